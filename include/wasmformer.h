@@ -1,0 +1,239 @@
+/* wasmformer: train small transformers and generate text, natively and in WebAssembly.
+ *
+ * Ownership in one rule: a pointer a function returns is borrowed from the handle it came
+ * from and valid until the next call on that handle, unless its comment says otherwise.
+ * Every fallible call returns a wf_status; on failure the handle keeps a message
+ * (wf_model_error, wf_tokenizer_error) and is left exactly as it was before the call.
+ * Nothing here exits, aborts or asserts on bad input. */
+#ifndef WASMFORMER_H
+#define WASMFORMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#define WF_API EMSCRIPTEN_KEEPALIVE
+#else
+#define WF_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The real type of weights, activations and results. float, except in the double build
+ * (-DWF_DOUBLE) used by the finite-difference gradient checks. */
+#ifdef WF_DOUBLE
+typedef double wf_real;
+#else
+typedef float wf_real;
+#endif
+
+typedef enum {
+    WF_OK = 0,
+    WF_ERR_ARG = 1,         /* a bad argument: NULL pointer, size or count out of range */
+    WF_ERR_CONFIG = 2,      /* an invalid or inconsistent model config */
+    WF_ERR_UNSUPPORTED = 3, /* a valid choice this version does not implement */
+    WF_ERR_NOMEM = 4,       /* memory could not be allocated (nothing was changed) */
+    WF_ERR_TOKEN = 5,       /* a token id outside [0, vocab_size) */
+    WF_ERR_NUMERIC = 6,     /* NaN or infinity in the loss or gradients: step rejected */
+    WF_ERR_STATE = 7,       /* the call does not fit the handle's state */
+    WF_ERR_FORMAT = 8,      /* malformed input data */
+} wf_status;
+
+/* Static string naming a status, e.g. "invalid config". */
+WF_API const char *wf_status_string(wf_status s);
+
+/* ---- Model configuration: every choice the seeds describe ---- */
+typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
+typedef enum { WF_NORM_LAYERNORM = 0, WF_NORM_RMSNORM = 1 } wf_norm;
+typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
+typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2 } wf_activation;
+typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
+
+/* Every field is 4 bytes, in this order, so JavaScript can write the struct directly. */
+typedef struct {
+    int32_t arch;       /* wf_arch */
+    int32_t norm;       /* wf_norm */
+    int32_t block;      /* wf_block: where the norm sits around each sublayer */
+    int32_t activation; /* wf_activation of the feed-forward sublayer */
+    int32_t positions;  /* wf_positions */
+    int32_t tied_head;  /* 1: the output head is the token embedding (GPT-2); 0: its own */
+    int32_t bias;       /* 1: linear layers and LayerNorms have biases; 0: none (Llama) */
+    int32_t vocab_size; /* V */
+    int32_t context;    /* longest sequence the model sees (learned positions, KV cache) */
+    int32_t n_layer;    /* L */
+    int32_t n_head;     /* NH; head size HS = d_model / n_head */
+    int32_t d_model;    /* C */
+    int32_t d_ff;       /* F: width of the feed-forward hidden layer */
+    float norm_eps;     /* epsilon inside the norm's square root */
+    uint32_t seed;      /* seeds weight init and the model's training RNG streams */
+} wf_config;
+
+/* Fills cfg with the "tiny" GPT: decoder, Pre-LN LayerNorm, GELU, learned positions,
+ * tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5, seed 1337. */
+WF_API void wf_config_default(wf_config *cfg);
+
+/* Checks cfg without allocating. On failure writes a one-line reason to msg (cap bytes,
+ * always NUL-terminated when cap > 0); msg may be NULL. */
+WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
+
+/* Memory in bytes. Doubles so that JavaScript reads them exactly and absurd configs
+ * cannot overflow. */
+typedef struct {
+    double params;      /* weights */
+    double grads;       /* gradients */
+    double optimizer;   /* AdamW first and second moments */
+    double activations; /* planned for the largest batch shape trained so far */
+    double inference;   /* KV cache and generation scratch */
+    double total;
+} wf_memory;
+
+/* What a model of cfg would need when trained at batch B and sequence length T
+ * (B = T = 0: without activations). Fails like wf_config_check, without a message. */
+WF_API wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out);
+
+/* ---- The model ---- */
+typedef struct wf_model wf_model;
+
+/* A new empty handle (no weights yet); caller frees with wf_model_free. NULL only when
+ * the few hundred bytes of the handle itself cannot be allocated. */
+WF_API wf_model *wf_model_create(void);
+WF_API void wf_model_free(wf_model *m); /* NULL is fine */
+
+/* The message of the last failed call on m: borrowed, "" after success. */
+WF_API const char *wf_model_error(const wf_model *m);
+
+/* Builds a model of cfg with fresh random weights (seeded by cfg->seed) and default
+ * optimizer settings. On failure the previous model in m, if any, is kept. */
+WF_API wf_status wf_model_init(wf_model *m, const wf_config *cfg);
+
+WF_API wf_status wf_model_config(const wf_model *m, wf_config *out);
+WF_API int32_t wf_model_param_count(const wf_model *m); /* 0 for an empty handle */
+WF_API wf_status wf_model_memory(const wf_model *m, wf_memory *out);
+
+/* Parameter tensors, in table order. Data pointers are borrowed and writable: they index
+ * the flat blocks returned by wf_model_params / wf_model_grads. */
+typedef struct {
+    const char *name; /* static, e.g. "qkvw" */
+    int32_t offset;   /* in elements, into the flat parameter block */
+    int32_t size;     /* elements */
+    int32_t ndim;
+    int32_t shape[4];
+    int32_t decay;    /* 1: AdamW applies weight decay to it */
+} wf_tensor_info;
+
+WF_API int32_t wf_model_tensor_count(const wf_model *m);
+WF_API wf_status wf_model_tensor(const wf_model *m, int32_t i, wf_tensor_info *out);
+WF_API wf_real *wf_model_params(wf_model *m); /* all weights, flat; borrowed */
+WF_API wf_real *wf_model_grads(wf_model *m);  /* their gradients, same layout; borrowed */
+
+/* ---- Training ---- */
+typedef struct {
+    float lr;            /* peak learning rate */
+    float beta1, beta2;  /* AdamW moment decay rates */
+    float eps;           /* AdamW denominator epsilon */
+    float weight_decay;  /* decoupled; applied to matrices and embeddings only */
+    int32_t warmup;      /* steps of linear warmup from lr/warmup to lr */
+    int32_t decay_steps; /* cosine decay from lr to lr*min_lr_ratio over these steps after
+                            warmup, then constant; 0 = constant lr after warmup */
+    float min_lr_ratio;
+    float grad_clip;     /* clip the global gradient norm to this; 0 = no clipping */
+} wf_optim;
+
+/* Fills o with lr 3e-4, betas 0.9/0.95, eps 1e-8, weight decay 0.1, no warmup or decay,
+ * clip 1.0. */
+WF_API void wf_optim_default(wf_optim *o);
+WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o);
+WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out);
+
+typedef struct {
+    wf_real loss;      /* mean cross-entropy of the batch */
+    wf_real grad_norm; /* global gradient norm before clipping */
+    float lr;          /* learning rate used */
+    int32_t step;      /* steps taken after this one */
+} wf_step_info;
+
+/* One step on a batch: forward, backward, clipping, AdamW. inputs and targets are
+ * [B, T] token ids; a negative target is ignored (padding). Activations are planned for
+ * the largest (B, T) seen; only a larger shape allocates. On any failure, including a
+ * NaN/infinite loss or gradient (WF_ERR_NUMERIC), weights and optimizer are unchanged.
+ * info may be NULL. */
+WF_API wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targets,
+                               int32_t B, int32_t T, wf_step_info *info);
+
+/* Forward only. With targets, *loss gets the mean cross-entropy (loss may be NULL);
+ * targets may be NULL. Weights are unchanged. */
+WF_API wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets,
+                            int32_t B, int32_t T, wf_real *loss);
+
+/* Logits [B, T, V] of the last wf_forward, wf_train_step or wf_compute_grads; borrowed. */
+WF_API const wf_real *wf_logits(const wf_model *m);
+
+/* Forward and backward without an update: gradients land in wf_model_grads. */
+WF_API wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets,
+                                  int32_t B, int32_t T, wf_real *loss);
+
+WF_API int32_t wf_model_step(const wf_model *m); /* optimizer steps taken */
+WF_API float wf_model_lr(const wf_model *m);     /* learning rate the next step will use */
+
+/* Batch sampler. tokens[0, n) is split in two: the first n - floor(n * val_fraction)
+ * tokens train, the rest validate. Draws B windows of T + 1 tokens at random offsets in
+ * the chosen split (0 train, 1 validation): inputs[b, t] = w[t], targets[b, t] = w[t + 1].
+ * Each split has its own RNG stream in m, so sampling validation batches never changes
+ * the training sequence. */
+WF_API wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n,
+                                 float val_fraction, int32_t split, int32_t B, int32_t T,
+                                 int32_t *inputs, int32_t *targets);
+
+/* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
+typedef struct {
+    float temperature; /* 0: greedy (argmax) */
+    int32_t top_k;     /* keep the k most likely tokens; 0: all */
+    float top_p;       /* keep the smallest set whose probability reaches p; 1: all */
+    int32_t n_vocab;   /* sample only ids below this (a tokenizer smaller than the model's
+                          vocabulary); 0: all of them */
+} wf_sampling;
+
+/* Starts a generation from prompt[0, n), n >= 1, with its own RNG seeded by seed.
+ * A prompt longer than the context keeps its last `context` tokens. */
+WF_API wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);
+
+/* Samples the next token into *token and appends it. When the context is full the
+ * window slides: the last context/2 tokens are kept and re-read. */
+WF_API wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token);
+
+/* The next token's logits [V] in the generation in progress; borrowed, NULL if none. */
+WF_API const wf_real *wf_gen_logits(const wf_model *m);
+
+/* Both of the above: writes n_new tokens to out. */
+WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
+                             const wf_sampling *s, uint32_t seed, int32_t *out);
+
+/* ---- Char-level tokenizer over Unicode code points ---- */
+typedef struct wf_tokenizer wf_tokenizer;
+
+/* A new empty tokenizer; caller frees with wf_tokenizer_free. NULL only when out of memory. */
+WF_API wf_tokenizer *wf_tokenizer_create(void);
+WF_API void wf_tokenizer_free(wf_tokenizer *t);
+WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
+
+/* Vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code point
+ * in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
+WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
+WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
+
+/* UTF-8 to ids: at most one id per input byte, so cap = len always suffices. Code points
+ * outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, id 0. */
+WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len,
+                                     int32_t *out, int32_t cap, int32_t *n_out);
+
+/* ids to UTF-8: at most 4 bytes per id; <unk> decodes to U+FFFD. Writes no NUL. */
+WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
+                                     char *out, int32_t cap, int32_t *n_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WASMFORMER_H */

@@ -1,0 +1,206 @@
+/* Generation: the sampler (temperature, top-k, top-p) and decoding one token at a time
+ * over the KV cache. Every buffer was allocated with the model; nothing here allocates. */
+#include "model.h"
+
+/* Sizes of the generation block, in elements; carved in the same order. */
+#define GEN_FIELDS(X)                                  \
+    X(kcache, (size_t)d->L * d->T * d->C)              \
+    X(vcache, (size_t)d->L * d->T * d->C)              \
+    X(x, d->C)                                         \
+    X(ln1, d->C) X(ln1_mean, 1) X(ln1_rstd, 1)         \
+    X(qkv, 3 * (size_t)d->C) X(atty, d->C)             \
+    X(att, (size_t)d->NH * d->T) X(res1, d->C)         \
+    X(ln2, d->C) X(ln2_mean, 1) X(ln2_rstd, 1)         \
+    X(fch, (size_t)d->fc * d->F) X(fch_act, d->F)      \
+    X(res2, d->C) X(branch, d->C)                      \
+    X(lnf, d->C) X(lnf_mean, 1) X(lnf_rstd, 1)         \
+    X(logits, d->V) X(probs, d->V)                     \
+    X(order, d->V) X(window, d->T)
+
+#define PAD4(n) (((n) + 3) / 4 * 4)
+
+size_t wf_gen_bytes(const wf_dims *d) {
+    size_t n = 0;
+#define X(name, count) n += PAD4((size_t)(count));
+    GEN_FIELDS(X)
+#undef X
+    return n * sizeof(wf_real);
+}
+
+void wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
+    wf_real *kcache, *vcache, *x, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *res1, *ln2, *ln2_mean,
+        *ln2_rstd, *fch, *fch_act, *res2, *branch, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *order, *window;
+    size_t off = 0;
+#define X(name, count) name = mem + off; off += PAD4((size_t)(count));
+    GEN_FIELDS(X)
+#undef X
+    g->kcache = kcache;
+    g->vcache = vcache;
+    g->x = x;
+    g->row = (wf_layer_acts){ln1, ln1_mean, ln1_rstd, qkv, atty, att, res1, ln2, ln2_mean, ln2_rstd, fch, fch_act, res2, branch};
+    g->lnf = lnf;
+    g->lnf_mean = lnf_mean;
+    g->lnf_rstd = lnf_rstd;
+    g->logits = logits;
+    g->probs = probs;
+    /* int32 ids in wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real) */
+    g->order = (int32_t *)order;
+    g->window = (int32_t *)window;
+    g->n = 0;
+    g->active = 0;
+}
+
+/* Feeds one token at cache position pos; leaves the next token's logits in g->logits. */
+static void decode(wf_model *m, int32_t token, int pos) {
+    wf_gen *g = &m->gen;
+    const int C = m->d.C;
+    const size_t layer_cache = (size_t)m->d.T * C;
+    const wf_real *pt = wf_position_table(m);
+    wf_embed_forward(g->x, &token, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, 1, C);
+    for (int l = 0; l < m->d.L; l++) {
+        wf_layer_forward(m, l, &g->row, g->x, 1, 1, g->kcache + l * layer_cache, g->vcache + l * layer_cache, pos);
+        memcpy(g->x, g->row.res2, (size_t)C * sizeof(wf_real));
+    }
+    wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
+}
+
+/* Re-reads the window from position 0. */
+static void prefill(wf_model *m) {
+    for (int i = 0; i < m->gen.n; i++) decode(m, m->gen.window[i], i);
+}
+
+/* Higher probability first; ties by lower id, so the order is total and deterministic. */
+static int before(const wf_real *p, int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); }
+
+static void sort_by_prob(int32_t *order, int n, const wf_real *p) {
+    /* Shell sort (Ciura's gaps): no allocation and no comparator context needed. */
+    static const int gaps[] = {1750, 701, 301, 132, 57, 23, 10, 4, 1};
+    for (int gi = 0; gi < 9; gi++) {
+        int gap = gaps[gi];
+        for (int i = gap; i < n; i++) {
+            int32_t v = order[i];
+            int j = i;
+            for (; j >= gap && before(p, v, order[j - gap]); j -= gap) order[j] = order[j - gap];
+            order[j] = v;
+        }
+    }
+}
+
+int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,
+                        int32_t *order) {
+    if (s->temperature == 0) {
+        int32_t best = 0;
+        for (int i = 1; i < V; i++)
+            if (logits[i] > logits[best]) best = i;
+        return best;
+    }
+    wf_real maxz = logits[0];
+    for (int i = 1; i < V; i++)
+        if (logits[i] > maxz) maxz = logits[i];
+    const wf_real inv_t = (wf_real)(1.0 / s->temperature);
+    double sum = 0;
+    for (int i = 0; i < V; i++) {
+        probs[i] = WF_EXP((logits[i] - maxz) * inv_t);
+        sum += probs[i];
+    }
+    int keep = V;
+    int filtered = (s->top_k > 0 && s->top_k < V) || s->top_p < 1;
+    if (filtered) {
+        for (int i = 0; i < V; i++) order[i] = i;
+        sort_by_prob(order, V, probs);
+        if (s->top_k > 0 && s->top_k < V) keep = s->top_k;
+        double kept = 0;
+        for (int i = 0; i < keep; i++) kept += probs[order[i]];
+        if (s->top_p < 1) {
+            /* the smallest prefix whose share of the top-k mass reaches top_p */
+            double cum = 0;
+            for (int i = 0; i < keep; i++) {
+                cum += probs[order[i]];
+                if (cum >= s->top_p * kept) {
+                    keep = i + 1;
+                    break;
+                }
+            }
+        }
+        sum = 0;
+        for (int i = 0; i < keep; i++) sum += probs[order[i]];
+    }
+    double u = wf_rng_uniform(rng) * sum, cum = 0;
+    for (int i = 0; i < keep; i++) {
+        int32_t id = filtered ? order[i] : i;
+        cum += probs[id];
+        if (u < cum) return id;
+    }
+    /* rounding left u just above the last cumulative sum */
+    return filtered ? order[keep - 1] : V - 1;
+}
+
+static wf_status check_sampling(wf_model *m, const wf_sampling *s) {
+    if (!s) return WF_ERR(m, WF_ERR_ARG, "sampling settings are NULL");
+    if (!wf_finite(s->temperature) || s->temperature < 0)
+        return WF_ERR(m, WF_ERR_ARG, "temperature must be a finite number >= 0 (0 = greedy), not %g", (double)s->temperature);
+    if (s->top_k < 0) return WF_ERR(m, WF_ERR_ARG, "top_k must be >= 0 (0 = off), not %d", s->top_k);
+    if (!wf_finite(s->top_p) || s->top_p <= 0 || s->top_p > 1)
+        return WF_ERR(m, WF_ERR_ARG, "top_p must be in (0, 1] (1 = off), not %g", (double)s->top_p);
+    if (s->n_vocab < 0 || s->n_vocab > m->cfg.vocab_size)
+        return WF_ERR(m, WF_ERR_ARG, "n_vocab must be in [0, vocab_size = %d] (0 = all), not %d", m->cfg.vocab_size,
+                      s->n_vocab);
+    return WF_OK;
+}
+
+wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed) {
+    if (!m) return WF_ERR_ARG;
+    if (!m->ready) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: call wf_model_init first");
+    if (!prompt || n < 1) return WF_ERR(m, WF_ERR_ARG, "the prompt must have at least one token");
+    for (int32_t i = 0; i < n; i++)
+        if (prompt[i] < 0 || prompt[i] >= m->cfg.vocab_size)
+            return WF_ERR(m, WF_ERR_TOKEN, "prompt token %d at position %d is outside [0, %d)", prompt[i], i, m->cfg.vocab_size);
+    wf_gen *g = &m->gen;
+    int32_t keep = n < m->cfg.context ? n : m->cfg.context;
+    memcpy(g->window, prompt + (n - keep), (size_t)keep * sizeof(int32_t));
+    g->n = keep;
+    wf_rng_seed(&g->rng, seed);
+    prefill(m);
+    g->active = 1;
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
+    if (!m) return WF_ERR_ARG;
+    if (!m->ready || !m->gen.active) return WF_ERR(m, WF_ERR_STATE, "no generation in progress: call wf_gen_start first");
+    if (!token) return WF_ERR(m, WF_ERR_ARG, "token is NULL");
+    wf_status st = check_sampling(m, s);
+    if (st != WF_OK) return st;
+    wf_gen *g = &m->gen;
+    int32_t id = wf_sample_token(g->logits, s->n_vocab > 0 ? s->n_vocab : m->d.V, s, &g->rng, g->probs, g->order);
+    if (g->n == m->cfg.context) {
+        /* full: keep the newest half of the window, then re-read it with the new token */
+        int32_t keep = m->cfg.context / 2;
+        memmove(g->window, g->window + (g->n - keep), (size_t)keep * sizeof(int32_t));
+        g->window[keep] = id;
+        g->n = keep + 1;
+        prefill(m);
+    } else {
+        g->window[g->n] = id;
+        decode(m, id, g->n);
+        g->n++;
+    }
+    *token = id;
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+const wf_real *wf_gen_logits(const wf_model *m) { return m && m->ready && m->gen.active ? m->gen.logits : NULL; }
+
+wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new, const wf_sampling *s,
+                      uint32_t seed, int32_t *out) {
+    if (!m) return WF_ERR_ARG;
+    if (n_new < 0 || (n_new > 0 && !out)) return WF_ERR(m, WF_ERR_ARG, "n_new must be >= 0 with an output buffer");
+    wf_status st = check_sampling(m, s);
+    if (st != WF_OK) return st;
+    if ((st = wf_gen_start(m, prompt, n, seed)) != WF_OK) return st;
+    for (int32_t i = 0; i < n_new; i++)
+        if ((st = wf_gen_next(m, s, &out[i])) != WF_OK) return st;
+    return WF_OK;
+}

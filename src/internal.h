@@ -1,0 +1,69 @@
+/* Shared by every source file: the real type's math functions, aligned allocation,
+ * error reporting and the seeded RNG. Nothing here is public. */
+#ifndef WF_INTERNAL_H
+#define WF_INTERNAL_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "wasmformer.h"
+
+#ifdef WF_DOUBLE
+#define WF_SQRT sqrt
+#define WF_EXP exp
+#define WF_LOG log
+#define WF_TANH tanh
+#define WF_COSH cosh
+#define WF_COS cos
+#define WF_SIN sin
+#define WF_POW pow
+#else
+#define WF_SQRT sqrtf
+#define WF_EXP expf
+#define WF_LOG logf
+#define WF_TANH tanhf
+#define WF_COSH coshf
+#define WF_COS cosf
+#define WF_SIN sinf
+#define WF_POW powf
+#endif
+
+/* Debug-only checks of internal invariants, never of user input. */
+#ifdef WF_DEBUG
+#include <assert.h>
+#define WF_INVARIANT(x) assert(x)
+#else
+#define WF_INVARIANT(x) ((void)0)
+#endif
+
+/* 16-byte aligned so SIMD kernels may use aligned v128 loads at tensor starts.
+ * Returns NULL on failure; sizes are checked for overflow by the caller. */
+void *wf_alloc(size_t bytes);
+void *wf_calloc(size_t bytes);
+void wf_free(void *p);
+
+/* Formats an error into a handle's message buffer and returns the status, so that
+ * failing paths read `return wf_fail(m->err, sizeof m->err, WF_ERR_ARG, "...", ...)`. */
+wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* ---- seeded RNG: xorshift64* over a splitmix64-scrambled seed; no global state ---- */
+typedef struct {
+    uint64_t s;
+} wf_rng;
+
+void wf_rng_seed(wf_rng *r, uint64_t seed);
+uint32_t wf_rng_u32(wf_rng *r);
+double wf_rng_uniform(wf_rng *r); /* [0, 1), 53 random bits */
+double wf_rng_normal(wf_rng *r);  /* standard normal, Box-Muller */
+
+/* Non-finite check that survives compilers treating NaN loosely. */
+static inline int wf_finite(double x) { return x - x == 0.0; }
+
+#endif /* WF_INTERNAL_H */

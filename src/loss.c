@@ -1,0 +1,55 @@
+/* Fused softmax + cross-entropy over the vocabulary.
+ * Shapes: logits, probs [N,V]; targets [N] (negative: ignored, e.g. padding); losses [N].
+ *   p = softmax(z),  loss_n = -log p[y_n] = logsumexp(z) - z[y_n]
+ *   dz = dloss * (p - onehot(y))
+ * Fusing skips the V x V softmax Jacobian: (diag(p) - pp^T)(-e_y/p_y) = p - e_y.
+ * Exception to "backward accumulates": dlogits is written (=), so that it may alias probs;
+ * logits have exactly one consumer, and this saves an [N,V] buffer. */
+#include "ops.h"
+
+/* Returns the sum of the losses of the counted rows; *count gets their number. */
+double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
+                               const int32_t *targets, int N, int V, int *count) {
+    double total = 0;
+    int counted = 0;
+    for (int n = 0; n < N; n++) {
+        const wf_real *z = logits + (size_t)n * V;
+        wf_real *p = probs + (size_t)n * V;
+        wf_real maxz = z[0];
+        for (int i = 1; i < V; i++)
+            if (z[i] > maxz) maxz = z[i];
+        wf_real sum = 0;
+        for (int i = 0; i < V; i++) {
+            p[i] = WF_EXP(z[i] - maxz);
+            sum += p[i];
+        }
+        wf_real inv = 1 / sum;
+        for (int i = 0; i < V; i++) p[i] *= inv;
+        if (targets && targets[n] >= 0) {
+            /* from the log-sum-exp, not log(p): exact even when p[y] underflows */
+            wf_real loss = WF_LOG(sum) + maxz - z[targets[n]];
+            losses[n] = loss;
+            total += loss;
+            counted++;
+        } else {
+            losses[n] = 0;
+        }
+    }
+    if (count) *count = counted;
+    return total;
+}
+
+void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
+                              const int32_t *targets, int N, int V) {
+    for (int n = 0; n < N; n++) {
+        const wf_real *p = probs + (size_t)n * V;
+        wf_real *dz = dlogits + (size_t)n * V;
+        int y = targets[n];
+        if (y < 0) {
+            for (int i = 0; i < V; i++) dz[i] = 0;
+            continue;
+        }
+        /* loss = logsumexp(z) - z[y] */
+        for (int i = 0; i < V; i++) dz[i] = dloss * (p[i] - (i == y ? 1 : 0));
+    }
+}

@@ -1,0 +1,71 @@
+/* Every op as a forward/backward pair, in one argument order (llm.c's):
+ *   forward  (outs, saved-for-backward, ins, weights, dims)
+ *   backward (d_ins, d_weights, d_out, saved, weights, dims)
+ * Shapes use the shared letters: B batch, T time, C channels, NH heads, HS head size,
+ * V vocabulary, F feed-forward width, N = B*T rows. Backward accumulates (+=) into every
+ * gradient it writes, so fan-out needs no special case; zeroing is the caller's.
+ * A NULL gradient pointer means "not needed" and is skipped. */
+#ifndef WF_OPS_H
+#define WF_OPS_H
+
+#include "internal.h"
+
+/* ---- embed.c ---- */
+void wf_embed_forward(wf_real *out, const int32_t *inp, const wf_real *wte, const wf_real *pos,
+                      int B, int T, int C);
+void wf_embed_backward(wf_real *dwte, wf_real *dpos, const wf_real *dout, const int32_t *inp,
+                       int B, int T, int C);
+void wf_sinusoid_table(wf_real *pe, int T, int C);
+
+/* ---- norm.c ---- */
+void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps);
+void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                           const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                           const wf_real *w, int N, int C);
+
+/* ---- linear.c ---- */
+void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
+                       int N, int C, int OC);
+void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                        const wf_real *inp, const wf_real *w, int N, int C, int OC);
+
+/* ---- attention.c ---- */
+typedef struct {
+    int B, NH, HS;          /* C = NH * HS */
+    int Tq, Tk;             /* query rows and key rows per sequence */
+    int q_stride;           /* elements from one row of q (and dq) to the next */
+    int kv_stride;          /* the same for k, v, dk and dv */
+    int causal;             /* query i sits at absolute position i + Tk - Tq and sees keys
+                               j <= that position (bottom-right aligned, so one new query
+                               over a KV cache is causal too) */
+    const int32_t *key_len; /* [B] keys that are real (the rest are padding), or NULL */
+} wf_attn_dims;
+
+void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
+                          const wf_real *v, const wf_attn_dims *d);
+void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
+                           const wf_real *out, const wf_real *att, const wf_real *q,
+                           const wf_real *k, const wf_real *v, const wf_attn_dims *d);
+
+/* ---- activation.c ---- */
+void wf_gelu_forward(wf_real *out, const wf_real *inp, int N);
+void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
+void wf_relu_forward(wf_real *out, const wf_real *inp, int N);
+void wf_relu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
+void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N);
+void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N);
+
+/* ---- loss.c ---- */
+double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
+                               const int32_t *targets, int N, int V, int *count);
+void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
+                              const int32_t *targets, int N, int V);
+
+/* ---- optim.c ---- */
+float wf_lr_at(const wf_optim *o, int32_t step);
+double wf_sum_squares(const wf_real *x, size_t n);
+void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
+                     wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
+
+#endif /* WF_OPS_H */

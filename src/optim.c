@@ -1,0 +1,42 @@
+/* AdamW, the learning-rate schedule and the global gradient norm.
+ * AdamW exactly as torch.optim.AdamW (decoupled decay, bias correction), per tensor:
+ *   p -= lr * wd * p   (only tensors marked decay: matrices and embeddings)
+ *   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+ *   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+ * g is the raw gradient times grad_scale, the clipping factor. */
+#include "ops.h"
+
+/* Linear warmup to lr, then cosine decay to lr * min_lr_ratio over decay_steps, then
+ * constant. step counts from 0 (the step about to be taken). */
+float wf_lr_at(const wf_optim *o, int32_t step) {
+    if (o->warmup > 0 && step < o->warmup) return o->lr * (float)(step + 1) / (float)o->warmup;
+    if (o->decay_steps <= 0) return o->lr;
+    double progress = (double)(step - o->warmup) / (double)o->decay_steps;
+    if (progress > 1) progress = 1;
+    double min_lr = (double)o->lr * o->min_lr_ratio;
+    double coeff = 0.5 * (1.0 + cos(3.14159265358979323846 * progress));
+    return (float)(min_lr + coeff * ((double)o->lr - min_lr));
+}
+
+/* In double: a float sum over millions of squares loses the small ones. */
+double wf_sum_squares(const wf_real *x, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
+    return s;
+}
+
+void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
+                     wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
+    const wf_real b1 = o->beta1, b2 = o->beta2;
+    const wf_real bc1 = 1 - (wf_real)pow(o->beta1, t);
+    const wf_real bc2_sqrt = WF_SQRT(1 - (wf_real)pow(o->beta2, t));
+    const wf_real step_size = lr / bc1;
+    const wf_real shrink = decay ? 1 - lr * o->weight_decay : 1;
+    for (size_t i = 0; i < n; i++) {
+        wf_real gi = g[i] * grad_scale;
+        m[i] = b1 * m[i] + (1 - b1) * gi;
+        v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+        wf_real denom = WF_SQRT(v[i]) / bc2_sqrt + (wf_real)o->eps;
+        p[i] = p[i] * shrink - step_size * m[i] / denom;
+    }
+}

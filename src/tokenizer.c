@@ -1,0 +1,154 @@
+/* Char-level tokenizer over Unicode code points.
+ * Vocabulary: id 0 is <unk>; ids 1..n are the distinct code points of the training text in
+ * ascending order. UTF-8 is decoded strictly (no overlong forms, surrogates or values
+ * above U+10FFFF); each byte that does not start a valid sequence reads as U+FFFD.
+ * Encoding maps a code point outside the vocabulary to <unk>; <unk> decodes to U+FFFD. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define UNK 0
+#define REPLACEMENT 0xFFFDu
+#define MAX_CODEPOINT 0x10FFFFu
+
+struct wf_tokenizer {
+    int32_t n_chars;      /* code points in the vocabulary (vocab size - 1) */
+    uint32_t *chars;      /* [n_chars], ascending */
+    int32_t ascii[128];   /* id of each ASCII code point, for the common case */
+    char err[256];
+};
+
+#define TOK_ERR(t, status, ...) wf_fail((t)->err, sizeof (t)->err, (status), __VA_ARGS__)
+
+wf_tokenizer *wf_tokenizer_create(void) { return calloc(1, sizeof(wf_tokenizer)); }
+
+void wf_tokenizer_free(wf_tokenizer *t) {
+    if (!t) return;
+    free(t->chars);
+    free(t);
+}
+
+const char *wf_tokenizer_error(const wf_tokenizer *t) { return t ? t->err : "tokenizer is NULL"; }
+
+int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) { return t && t->chars ? t->n_chars + 1 : 0; }
+
+/* Decodes one code point at s[0, len) into *cp; returns the bytes consumed (>= 1). */
+static int utf8_next(const unsigned char *s, int32_t len, uint32_t *cp) {
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    int n;
+    uint32_t v, min;
+    if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; min = 0x10000; }
+    else { *cp = REPLACEMENT; return 1; }
+    if (len < n) { *cp = REPLACEMENT; return 1; }
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) { *cp = REPLACEMENT; return 1; }
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v < min || v > MAX_CODEPOINT || (v >= 0xD800 && v <= 0xDFFF)) { *cp = REPLACEMENT; return 1; }
+    *cp = v;
+    return n;
+}
+
+static int utf8_put(uint32_t cp, char *out) {
+    unsigned char *o = (unsigned char *)out;
+    if (cp < 0x80) { o[0] = (unsigned char)cp; return 1; }
+    if (cp < 0x800) { o[0] = 0xC0 | (cp >> 6); o[1] = 0x80 | (cp & 0x3F); return 2; }
+    if (cp < 0x10000) { o[0] = 0xE0 | (cp >> 12); o[1] = 0x80 | ((cp >> 6) & 0x3F); o[2] = 0x80 | (cp & 0x3F); return 3; }
+    o[0] = 0xF0 | (cp >> 18); o[1] = 0x80 | ((cp >> 12) & 0x3F); o[2] = 0x80 | ((cp >> 6) & 0x3F); o[3] = 0x80 | (cp & 0x3F);
+    return 4;
+}
+
+wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len) {
+    if (!t) return WF_ERR_ARG;
+    if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
+    if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: a vocabulary needs at least one character");
+    /* one bit per code point: 136 KB, freed before returning */
+    uint32_t *seen = calloc((MAX_CODEPOINT + 1) / 32 + 1, sizeof(uint32_t));
+    if (!seen) return TOK_ERR(t, WF_ERR_NOMEM, "out of memory building the vocabulary");
+    const unsigned char *s = (const unsigned char *)text;
+    int32_t n_chars = 0;
+    for (int32_t i = 0; i < len;) {
+        uint32_t cp;
+        i += utf8_next(s + i, len - i, &cp);
+        if (!(seen[cp >> 5] & (1u << (cp & 31)))) {
+            seen[cp >> 5] |= 1u << (cp & 31);
+            n_chars++;
+        }
+    }
+    uint32_t *chars = malloc((size_t)n_chars * sizeof(uint32_t));
+    if (!chars) {
+        free(seen);
+        return TOK_ERR(t, WF_ERR_NOMEM, "out of memory building the vocabulary");
+    }
+    int32_t k = 0;
+    for (uint32_t w = 0; w <= MAX_CODEPOINT / 32; w++) {
+        for (uint32_t bits = seen[w]; bits; bits &= bits - 1) chars[k++] = w * 32 + (uint32_t)__builtin_ctz(bits);
+    }
+    free(seen);
+    free(t->chars);
+    t->chars = chars;
+    t->n_chars = n_chars;
+    for (int c = 0; c < 128; c++) t->ascii[c] = UNK;
+    for (int32_t i = 0; i < n_chars && chars[i] < 128; i++) t->ascii[chars[i]] = i + 1;
+    t->err[0] = 0;
+    return WF_OK;
+}
+
+static int32_t lookup(const wf_tokenizer *t, uint32_t cp) {
+    if (cp < 128) return t->ascii[cp];
+    int32_t lo = 0, hi = t->n_chars - 1;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t->chars[mid] == cp) return mid + 1;
+        if (t->chars[mid] < cp) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return UNK;
+}
+
+wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, int32_t *out, int32_t cap,
+                              int32_t *n_out) {
+    if (!t) return WF_ERR_ARG;
+    if (!t->chars) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
+    if ((!text && len > 0) || len < 0 || !n_out || (!out && cap > 0) || cap < 0)
+        return TOK_ERR(t, WF_ERR_ARG, "bad arguments to encode");
+    const unsigned char *s = (const unsigned char *)text;
+    int32_t n = 0;
+    for (int32_t i = 0; i < len;) {
+        uint32_t cp;
+        i += utf8_next(s + i, len - i, &cp);
+        if (n == cap) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d ids is too small", cap);
+        out[n++] = lookup(t, cp);
+    }
+    *n_out = n;
+    t->err[0] = 0;
+    return WF_OK;
+}
+
+wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, char *out, int32_t cap,
+                              int32_t *n_out) {
+    if (!t) return WF_ERR_ARG;
+    if (!t->chars) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
+    if ((!ids && n > 0) || n < 0 || !n_out || (!out && cap > 0) || cap < 0)
+        return TOK_ERR(t, WF_ERR_ARG, "bad arguments to decode");
+    int32_t len = 0;
+    char buf[4];
+    for (int32_t i = 0; i < n; i++) {
+        int32_t id = ids[i];
+        if (id < 0 || id > t->n_chars)
+            return TOK_ERR(t, WF_ERR_TOKEN, "token id %d at position %d is outside [0, %d)", id, i, t->n_chars + 1);
+        int k = utf8_put(id == UNK ? REPLACEMENT : t->chars[id - 1], buf);
+        if (len + k > cap) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d bytes is too small", cap);
+        memcpy(out + len, buf, (size_t)k);
+        len += k;
+    }
+    *n_out = len;
+    t->err[0] = 0;
+    return WF_OK;
+}

@@ -1,0 +1,75 @@
+/* Status names, error messages, aligned allocation and the seeded RNG. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+const char *wf_status_string(wf_status s) {
+    switch (s) {
+    case WF_OK: return "ok";
+    case WF_ERR_ARG: return "invalid argument";
+    case WF_ERR_CONFIG: return "invalid config";
+    case WF_ERR_UNSUPPORTED: return "unsupported";
+    case WF_ERR_NOMEM: return "out of memory";
+    case WF_ERR_TOKEN: return "token id out of range";
+    case WF_ERR_NUMERIC: return "non-finite loss or gradient";
+    case WF_ERR_STATE: return "invalid state";
+    case WF_ERR_FORMAT: return "malformed data";
+    }
+    return "unknown status";
+}
+
+wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...) {
+    if (buf && cap > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, cap, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+/* The requested size is rounded up to the alignment, as aligned_alloc requires. */
+void *wf_alloc(size_t bytes) {
+    if (bytes == 0) bytes = 16;
+    if (bytes > SIZE_MAX - 15) return NULL;
+    return aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+}
+
+void *wf_calloc(size_t bytes) {
+    void *p = wf_alloc(bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+void wf_free(void *p) { free(p); }
+
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void wf_rng_seed(wf_rng *r, uint64_t seed) {
+    uint64_t x = seed;
+    r->s = splitmix64(&x);
+    if (r->s == 0) r->s = 0x9E3779B97F4A7C15ULL; /* xorshift's one fixed point */
+}
+
+static uint64_t next64(wf_rng *r) {
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+uint32_t wf_rng_u32(wf_rng *r) { return (uint32_t)(next64(r) >> 32); }
+
+double wf_rng_uniform(wf_rng *r) { return (double)(next64(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+double wf_rng_normal(wf_rng *r) {
+    double u1 = wf_rng_uniform(r), u2 = wf_rng_uniform(r);
+    if (u1 < 1e-300) u1 = 1e-300; /* log(0) */
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
