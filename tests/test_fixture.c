@@ -1,0 +1,159 @@
+/* The fp32 core against PyTorch on the committed fixtures (tests/fixtures/NAME.bin, written by
+ * gen_gpt_fixture.py): logits and loss to 1e-5, every gradient to 1e-4 relative, and the
+ * losses of 5 AdamW steps with warmup, cosine decay and clipping to 1e-5.
+ * With --dump DIR it also writes DIR/<case>.logits.f32 and .loss.f32, so the wasm build's
+ * test can compare itself with this native build. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "wasmformer.h"
+
+static const char *cases[] = {"gpt2_tied", "gpt_untied_relu"};
+
+static void dump(const char *dir, const char *name, const char *what, const float *x, size_t n) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.%s.f32", dir, name, what);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f) return;
+    fwrite(x, sizeof(float), n, f);
+    fclose(f);
+}
+
+/* Relative error of a against reference b, element by element, with the denominator
+ * floored at 1% of the tensor's largest reference value: fp32 sums of a few hundred terms
+ * cannot give elements a thousand times smaller than their neighbours a 1e-4 relative
+ * error against another fp32 implementation that sums in another order. */
+static double rel_err(const float *a, const float *b, size_t n) {
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(b[i]));
+    for (size_t i = 0; i < n; i++) {
+        double den = fmax(fabs(b[i]), 1e-2 * scale);
+        if (den > 0) worst = fmax(worst, fabs(a[i] - b[i]) / den);
+    }
+    return worst;
+}
+
+static double max_abs(const float *a, const float *b, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
+    return worst;
+}
+
+static void run_case(const char *name, const char *dump_dir) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/fixtures/%s.bin", name);
+    fx_file fx = {0, NULL};
+    CHECK(fx_load(path, &fx) == 0, "cannot read %s (run from the repository root)", path);
+    if (fx.n == 0) return;
+    const int32_t *c = fx_get(&fx, "config")->data;
+    wf_config cfg;
+    wf_config_default(&cfg);
+    int32_t *fields = &cfg.arch; /* the first 13 fields are int32, in the fixture's order */
+    for (int i = 0; i < 13; i++) fields[i] = c[i];
+    cfg.norm_eps = ((float *)fx_get(&fx, "norm_eps")->data)[0];
+
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &cfg), m);
+    int n_loaded = 0;
+    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_tensor_info t;
+        wf_model_tensor(m, i, &t);
+        if (!t.size) continue;
+        char key[80];
+        snprintf(key, sizeof key, "param.%s", t.name);
+        fx_entry *e = fx_get(&fx, key);
+        CHECK(e && e->count == (size_t)t.size, "%s: fixture tensor %s missing or of the wrong size", name, key);
+        if (!e || e->count != (size_t)t.size) continue;
+        memcpy(wf_model_params(m) + t.offset, e->data, e->count * sizeof(float));
+        n_loaded++;
+    }
+    fx_entry *in = fx_get(&fx, "inputs"), *tg = fx_get(&fx, "targets");
+    const int B = in->dims[0], T = in->dims[1], V = cfg.vocab_size;
+
+    float loss = 0;
+    CHECK_OK(wf_forward(m, in->data, tg->data, B, T, &loss), m);
+    const float *ref_logits = fx_get(&fx, "logits")->data;
+    float ref_loss = ((float *)fx_get(&fx, "loss")->data)[0];
+    double logit_err = max_abs(wf_logits(m), ref_logits, (size_t)B * T * V);
+    printf("%s: %d tensors, logits max abs err %.2e, loss %.7f vs PyTorch %.7f (err %.2e)\n", name, n_loaded,
+           logit_err, loss, ref_loss, fabs(loss - ref_loss));
+    CHECK(logit_err < 1e-5, "%s: logits differ from PyTorch by %.3g", name, logit_err);
+    CHECK(fabs(loss - ref_loss) < 1e-5, "%s: loss %.8f vs PyTorch %.8f", name, loss, ref_loss);
+    if (dump_dir) {
+        dump(dump_dir, name, "logits", wf_logits(m), (size_t)B * T * V);
+        dump(dump_dir, name, "loss", &loss, 1);
+    }
+
+    CHECK_OK(wf_compute_grads(m, in->data, tg->data, B, T, &loss), m);
+    double worst = 0;
+    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_tensor_info t;
+        wf_model_tensor(m, i, &t);
+        if (!t.size) continue;
+        char key[80];
+        snprintf(key, sizeof key, "grad.%s", t.name);
+        fx_entry *e = fx_get(&fx, key);
+        if (!e) continue;
+        double err = rel_err(wf_model_grads(m) + t.offset, e->data, e->count);
+        worst = fmax(worst, err);
+        CHECK(err < 1e-4, "%s: gradient %s differs from PyTorch by %.3g relative", name, t.name, err);
+    }
+    printf("%s: gradients max rel err %.2e\n", name, worst);
+
+    const float *of = fx_get(&fx, "optim")->data; /* written as float32 */
+    wf_optim opt = {of[0], of[1], of[2], of[3], of[4], (int32_t)of[5], (int32_t)of[6], of[7], of[8]};
+    CHECK_OK(wf_model_set_optim(m, &opt), m);
+    const float *ref_steps = fx_get(&fx, "step_losses")->data;
+    double step_err = 0;
+    for (int s = 0; s < 5; s++) {
+        wf_step_info info;
+        CHECK_OK(wf_train_step(m, in->data, tg->data, B, T, &info), m);
+        step_err = fmax(step_err, fabs(info.loss - ref_steps[s]));
+        printf("  step %d: loss %.6f vs PyTorch %.6f, lr %.5f\n", s + 1, info.loss, ref_steps[s], info.lr);
+    }
+    CHECK(step_err < 1e-5, "%s: AdamW step losses differ from PyTorch by %.3g", name, step_err);
+    /* Weights after the steps, as one vector. Left out: elements whose gradient is zero in
+     * exact arithmetic, such as the key bias (softmax ignores a shift shared by a whole row
+     * of scores). Their computed gradients are rounding noise (~1e-12), which Adam's division
+     * by sqrt(v) turns into +-lr steps in either implementation. They are found as
+     * 0 < |reference gradient| < 1e-6 of the tensor's largest. */
+    double diff2 = 0, ref2 = 0, final_max = 0;
+    int skipped = 0;
+    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_tensor_info t;
+        wf_model_tensor(m, i, &t);
+        char key[80];
+        snprintf(key, sizeof key, "final.%s", t.name);
+        fx_entry *e = fx_get(&fx, key);
+        if (!e) continue;
+        snprintf(key, sizeof key, "grad.%s", t.name);
+        const float *w = wf_model_params(m) + t.offset, *r = e->data, *g = fx_get(&fx, key)->data;
+        double gmax = 0;
+        for (size_t j = 0; j < e->count; j++) gmax = fmax(gmax, fabs(g[j]));
+        for (size_t j = 0; j < e->count; j++) {
+            if (g[j] != 0 && fabs(g[j]) < 1e-6 * gmax) {
+                skipped++;
+                continue;
+            }
+            diff2 += ((double)w[j] - r[j]) * ((double)w[j] - r[j]);
+            ref2 += (double)r[j] * r[j];
+            final_max = fmax(final_max, fabs((double)w[j] - r[j]));
+        }
+    }
+    double final_rel = sqrt(diff2 / ref2);
+    printf("%s: 5 AdamW steps: loss max abs err %.2e; weights relative L2 err %.2e, max abs %.2e "
+           "(%d zero-gradient elements left out)\n", name, step_err, final_rel, final_max, skipped);
+    CHECK(final_rel < 1e-5, "%s: weights after 5 AdamW steps differ from PyTorch by %.3g (relative L2)", name,
+          final_rel);
+    wf_model_free(m);
+    fx_free(&fx);
+}
+
+int main(int argc, char **argv) {
+    const char *dump_dir = argc == 3 && !strcmp(argv[1], "--dump") ? argv[2] : NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(cases[i], dump_dir);
+    return check_summary("test_fixture");
+}

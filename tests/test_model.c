@@ -1,0 +1,434 @@
+/* The fp32 model through its public API: config errors, bad input leaves the model
+ * unchanged, causality, the optimizer and schedule, training, the batch sampler, the KV
+ * cache against a full forward, and the sampler. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "wasmformer.h"
+
+static wf_config small(void) {
+    wf_config c;
+    wf_config_default(&c);
+    c.vocab_size = 11;
+    c.context = 16;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.d_model = 16;
+    c.d_ff = 32;
+    return c;
+}
+
+static size_t param_block(wf_model *m) {
+    wf_tensor_info t;
+    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    return (size_t)t.offset + t.size;
+}
+
+/* A copy of every weight, to prove a failed call changed nothing. */
+static float *snapshot(wf_model *m) {
+    size_t n = param_block(m);
+    float *s = malloc(n * sizeof(float));
+    memcpy(s, wf_model_params(m), n * sizeof(float));
+    return s;
+}
+
+static int same_weights(wf_model *m, const float *snap) {
+    return memcmp(wf_model_params(m), snap, param_block(m) * sizeof(float)) == 0;
+}
+
+static void test_config_errors(void) {
+    wf_config base = small();
+    char msg[200];
+    CHECK(wf_config_check(&base, msg, sizeof msg) == WF_OK, "the small config is valid: %s", msg);
+
+    /* field, bad value, status */
+    struct { int32_t *field; int32_t value; wf_status want; const char *name; } bad[] = {
+        {&base.arch, 7, WF_ERR_CONFIG, "arch 7"},
+        {&base.arch, WF_ARCH_ENCODER, WF_ERR_UNSUPPORTED, "encoder"},
+        {&base.arch, WF_ARCH_ENCODER_DECODER, WF_ERR_UNSUPPORTED, "encoder-decoder"},
+        {&base.norm, WF_NORM_RMSNORM, WF_ERR_UNSUPPORTED, "rmsnorm"},
+        {&base.norm, -1, WF_ERR_CONFIG, "norm -1"},
+        {&base.block, WF_BLOCK_POST_LN, WF_ERR_UNSUPPORTED, "post-ln"},
+        {&base.activation, WF_ACT_SWIGLU, WF_ERR_UNSUPPORTED, "swiglu"},
+        {&base.activation, 3, WF_ERR_CONFIG, "activation 3"},
+        {&base.positions, WF_POS_ROPE, WF_ERR_UNSUPPORTED, "rope"},
+        {&base.positions, 9, WF_ERR_CONFIG, "positions 9"},
+        {&base.tied_head, 2, WF_ERR_CONFIG, "tied_head 2"},
+        {&base.bias, -1, WF_ERR_CONFIG, "bias -1"},
+        {&base.vocab_size, 0, WF_ERR_CONFIG, "vocab 0"},
+        {&base.vocab_size, 1, WF_ERR_CONFIG, "vocab 1"},
+        {&base.context, 0, WF_ERR_CONFIG, "context 0"},
+        {&base.n_layer, 0, WF_ERR_CONFIG, "0 layers"},
+        {&base.n_layer, -3, WF_ERR_CONFIG, "-3 layers"},
+        {&base.n_head, 3, WF_ERR_CONFIG, "heads not dividing the width"},
+        {&base.n_head, 0, WF_ERR_CONFIG, "0 heads"},
+        {&base.d_model, -16, WF_ERR_CONFIG, "negative width"},
+        {&base.d_ff, 0, WF_ERR_CONFIG, "d_ff 0"},
+    };
+    wf_model *m = wf_model_create();
+    wf_config good = small();
+    CHECK_OK(wf_model_init(m, &good), m);
+    float *snap = snapshot(m);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        wf_config c = small();
+        /* the same field of c as of base */
+        int32_t *field = (int32_t *)((char *)&c + ((char *)bad[i].field - (char *)&base));
+        *field = bad[i].value;
+        wf_status s = wf_config_check(&c, msg, sizeof msg);
+        CHECK(s == bad[i].want, "%s: got %s, want %s", bad[i].name, wf_status_string(s), wf_status_string(bad[i].want));
+        CHECK(msg[0] != 0, "%s: no message", bad[i].name);
+        s = wf_model_init(m, &c);
+        CHECK(s == bad[i].want, "%s: init got %s", bad[i].name, wf_status_string(s));
+        CHECK(strlen(wf_model_error(m)) > 0, "%s: init left no message", bad[i].name);
+        CHECK(wf_model_param_count(m) > 0 && same_weights(m, snap), "%s: a failed init changed the model", bad[i].name);
+    }
+    wf_config c = small();
+    c.norm_eps = 0;
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG, "norm_eps 0");
+    c.norm_eps = NAN;
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG, "norm_eps NaN");
+    CHECK(wf_config_check(NULL, msg, sizeof msg) == WF_ERR_ARG, "NULL config");
+    /* absurd: refused before allocating, with the size in the message */
+    c = small();
+    c.d_model = 1 << 20;
+    c.n_head = 1;
+    c.n_layer = 1000;
+    wf_status s = wf_model_init(m, &c);
+    CHECK(s == WF_ERR_CONFIG || s == WF_ERR_NOMEM, "absurd size: %s", wf_status_string(s));
+    CHECK(strstr(wf_model_error(m), "parameters") || strstr(wf_model_error(m), "GB"), "absurd size message: %s", wf_model_error(m));
+    CHECK(same_weights(m, snap), "a refused absurd config changed the model");
+    free(snap);
+    wf_model_free(m);
+
+    /* an empty handle refuses work with a message */
+    m = wf_model_create();
+    int32_t tok[2] = {1, 2};
+    CHECK(wf_train_step(m, tok, tok, 1, 2, NULL) == WF_ERR_STATE, "train on an empty handle");
+    CHECK(strstr(wf_model_error(m), "init") != NULL, "empty-handle message: %s", wf_model_error(m));
+    CHECK(wf_model_param_count(m) == 0, "empty handle has no params");
+    wf_model_free(m);
+    wf_model_free(NULL);
+}
+
+static void test_bad_input_changes_nothing(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t in[2 * 8], tg[2 * 8];
+    for (int i = 0; i < 16; i++) in[i] = tg[i] = i % c.vocab_size;
+    wf_step_info info;
+    CHECK_OK(wf_train_step(m, in, tg, 2, 8, &info), m);
+    float *snap = snapshot(m);
+    int32_t step = wf_model_step(m);
+
+    in[5] = c.vocab_size;
+    CHECK(wf_train_step(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "input id == V");
+    in[5] = -1;
+    CHECK(wf_train_step(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "input id -1");
+    in[5] = 1;
+    tg[3] = 99;
+    CHECK(wf_train_step(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "target id 99");
+    tg[3] = 1;
+    CHECK(wf_train_step(m, in, tg, 2, c.context + 1, &info) == WF_ERR_ARG, "T > context");
+    CHECK(wf_train_step(m, in, tg, 0, 8, &info) == WF_ERR_ARG, "B = 0");
+    CHECK(wf_train_step(m, in, tg, 2, -1, &info) == WF_ERR_ARG, "T < 0");
+    CHECK(wf_train_step(m, NULL, tg, 2, 8, &info) == WF_ERR_ARG, "NULL inputs");
+    CHECK(wf_train_step(m, in, NULL, 2, 8, &info) == WF_ERR_ARG, "NULL targets");
+    int32_t ignored[16];
+    for (int i = 0; i < 16; i++) ignored[i] = -1;
+    CHECK(wf_train_step(m, in, ignored, 2, 8, &info) == WF_ERR_ARG, "all targets ignored");
+
+    wf_optim o;
+    wf_model_get_optim(m, &o);
+    wf_optim bad = o;
+    bad.lr = NAN;
+    CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "NaN lr");
+    bad = o;
+    bad.lr = -1e-3f;
+    CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "negative lr");
+    bad = o;
+    bad.beta2 = 1;
+    CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "beta2 = 1");
+    bad = o;
+    bad.grad_clip = -1;
+    CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "negative clip");
+    wf_optim now;
+    wf_model_get_optim(m, &now);
+    CHECK(memcmp(&now, &o, sizeof o) == 0, "a rejected optimizer setting changed the settings");
+
+    /* a non-finite loss is rejected before any update */
+    wf_tensor_info t;
+    wf_model_tensor(m, 0, &t);
+    float saved = wf_model_params(m)[t.offset];
+    wf_model_params(m)[t.offset] = INFINITY;
+    float *snap_inf = snapshot(m);
+    for (int i = 0; i < 16; i++) in[i] = 0;
+    wf_status s = wf_train_step(m, in, tg, 2, 8, &info);
+    CHECK(s == WF_ERR_NUMERIC, "infinite weight: got %s", wf_status_string(s));
+    CHECK(strstr(wf_model_error(m), "unchanged") != NULL, "numeric error message: %s", wf_model_error(m));
+    CHECK(same_weights(m, snap_inf), "a rejected step changed the weights");
+    CHECK(wf_model_step(m) == step, "a rejected step advanced the step counter");
+    wf_model_params(m)[t.offset] = saved;
+    free(snap_inf);
+    CHECK(same_weights(m, snap), "weights restored");
+    CHECK_OK(wf_train_step(m, in, tg, 2, 8, &info), m); /* training continues */
+    CHECK(wf_model_step(m) == step + 1, "step counter after recovery");
+    free(snap);
+    wf_model_free(m);
+}
+
+/* Changing tokens after position t changes no logit at or before t (seed 000, P1). */
+static void test_causality(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    const int T = c.context, V = c.vocab_size;
+    int32_t a[16], b[16];
+    for (int i = 0; i < T; i++) a[i] = b[i] = (i * 7 + 3) % V;
+    CHECK_OK(wf_forward(m, a, NULL, 1, T, NULL), m);
+    float *la = malloc(sizeof(float) * T * V);
+    memcpy(la, wf_logits(m), sizeof(float) * T * V);
+    const int t = 9;
+    for (int i = t + 1; i < T; i++) b[i] = (b[i] + 5) % V;
+    CHECK_OK(wf_forward(m, b, NULL, 1, T, NULL), m);
+    const float *lb = wf_logits(m);
+    CHECK(memcmp(la, lb, sizeof(float) * (t + 1) * V) == 0, "logits at or before t changed");
+    CHECK(memcmp(la + (t + 1) * V, lb + (t + 1) * V, sizeof(float) * (T - t - 1) * V) != 0,
+          "logits after t did not change: the test would prove nothing");
+    free(la);
+    wf_model_free(m);
+}
+
+static void test_schedule(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    wf_optim o;
+    wf_optim_default(&o);
+    o.lr = 1.0f;
+    o.warmup = 4;
+    o.decay_steps = 10;
+    o.min_lr_ratio = 0.1f;
+    CHECK_OK(wf_model_set_optim(m, &o), m);
+    CHECK(fabsf(wf_model_lr(m) - 0.25f) < 1e-7f, "warmup step 0: %g", wf_model_lr(m));
+    int32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, tg[8] = {2, 3, 4, 5, 6, 7, 8, 9};
+    float lrs[20];
+    for (int s = 0; s < 20; s++) {
+        wf_step_info info;
+        CHECK_OK(wf_train_step(m, in, tg, 1, 8, &info), m);
+        lrs[s] = info.lr;
+    }
+    CHECK(fabsf(lrs[3] - 1.0f) < 1e-6f, "end of warmup %g", lrs[3]);
+    CHECK(fabsf(lrs[4] - 1.0f) < 1e-6f, "cosine starts at lr %g", lrs[4]);
+    CHECK(fabsf(lrs[9] - 0.55f) < 1e-6f, "cosine midpoint %g", lrs[9]);
+    CHECK(fabsf(lrs[14] - 0.1f) < 1e-6f && fabsf(lrs[19] - 0.1f) < 1e-6f, "floor %g %g", lrs[14], lrs[19]);
+    for (int s = 5; s < 14; s++) CHECK(lrs[s] < lrs[s - 1], "cosine decreases at %d", s);
+    wf_model_free(m);
+}
+
+/* A periodic sequence is learnable: the loss must fall far below chance. */
+static void test_training_lowers_loss(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    wf_optim o;
+    wf_optim_default(&o);
+    o.lr = 3e-3f;
+    CHECK_OK(wf_model_set_optim(m, &o), m);
+    int32_t corpus[400];
+    for (int i = 0; i < 400; i++) corpus[i] = (i * i + i / 3) % 7 + (i % 3);
+    int32_t in[4 * 16], tg[4 * 16];
+    float first = 0, last = 0;
+    for (int s = 0; s < 150; s++) {
+        CHECK_OK(wf_sample_batch(m, corpus, 400, 0.1f, 0, 4, 16, in, tg), m);
+        wf_step_info info;
+        CHECK_OK(wf_train_step(m, in, tg, 4, 16, &info), m);
+        if (s == 0) first = info.loss;
+        last = info.loss;
+    }
+    printf("training: loss %.3f -> %.3f over 150 steps\n", first, last);
+    CHECK(first > 2.0f, "initial loss %g should be near ln(11) = 2.4", first);
+    CHECK(last < 0.5f * first, "loss did not fall: %g -> %g", first, last);
+    wf_model_free(m);
+}
+
+static void test_batch_sampler(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t tokens[100];
+    for (int i = 0; i < 100; i++) tokens[i] = i; /* token = its own position */
+    int32_t in[8 * 5], tg[8 * 5];
+    for (int rep = 0; rep < 50; rep++) {
+        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+        for (int i = 0; i < 40; i++) {
+            CHECK(tg[i] == in[i] + 1, "target is the next token");
+            CHECK(in[i] >= 0 && tg[i] < 80, "train window inside the first 80 tokens: %d..%d", in[i], tg[i]);
+        }
+        for (int b = 0; b < 8; b++)
+            for (int t = 1; t < 5; t++) CHECK(in[b * 5 + t] == in[b * 5 + t - 1] + 1, "windows are contiguous");
+        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m);
+        for (int i = 0; i < 40; i++) CHECK(in[i] >= 80 && tg[i] < 100, "validation window in the last 20 tokens");
+    }
+    /* the validation stream does not disturb the training stream */
+    wf_model *m2 = wf_model_create();
+    CHECK_OK(wf_model_init(m2, &c), m2);
+    wf_model_free(m);
+    m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t in2[40], tg2[40];
+    for (int rep = 0; rep < 5; rep++) {
+        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m); /* only in m */
+        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+        CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+        CHECK(memcmp(in, in2, sizeof in) == 0, "training batches depend on validation sampling");
+    }
+    CHECK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 1, 20, in, tg) == WF_ERR_ARG, "a 20-token val split holds no 21-token window");
+    CHECK(strstr(wf_model_error(m), "validation") != NULL, "message names the split: %s", wf_model_error(m));
+    CHECK(wf_sample_batch(m, tokens, 100, 1.0f, 0, 1, 4, in, tg) == WF_ERR_ARG, "val_fraction 1");
+    CHECK(wf_sample_batch(m, tokens, 100, 0.1f, 2, 1, 4, in, tg) == WF_ERR_ARG, "split 2");
+    wf_model_free(m);
+    wf_model_free(m2);
+}
+
+/* The KV-cache path gives the logits of a full forward at every position. */
+static void test_kv_cache(void) {
+    for (int pos_kind = 0; pos_kind < 2; pos_kind++) {
+        wf_config c = small();
+        c.positions = pos_kind == 0 ? WF_POS_LEARNED : WF_POS_SINUSOIDAL;
+        wf_model *m = wf_model_create();
+        CHECK_OK(wf_model_init(m, &c), m);
+        const int V = c.vocab_size, T = c.context;
+        int32_t prompt[3] = {4, 1, 7}, out[13];
+        wf_sampling greedy = {0, 0, 1, 0};
+        CHECK_OK(wf_generate(m, prompt, 3, 13, &greedy, 1, out), m);
+        int32_t seq[16];
+        memcpy(seq, prompt, sizeof prompt);
+        memcpy(seq + 3, out, sizeof out);
+        CHECK_OK(wf_forward(m, seq, NULL, 1, T, NULL), m);
+        const float *full = wf_logits(m);
+        /* greedy picks the argmax of the full forward's logits at every step */
+        for (int t = 2; t < T - 1; t++) {
+            int best = 0;
+            for (int v = 1; v < V; v++)
+                if (full[t * V + v] > full[t * V + best]) best = v;
+            CHECK(best == seq[t + 1], "pos %d: cache chose %d, full forward %d", t, seq[t + 1], best);
+        }
+        /* and the cached logits equal the full forward's at every position */
+        double worst = 0;
+        CHECK_OK(wf_gen_start(m, seq, 1, 0), m);
+        for (int t = 0; t < T; t++) {
+            const float *cached = wf_gen_logits(m);
+            for (int v = 0; v < V; v++) worst = fmax(worst, fabs(cached[v] - full[t * V + v]));
+            if (t + 1 < T) CHECK_OK(wf_gen_start(m, seq, t + 2, 0), m);
+        }
+        printf("kv cache (%s positions): max |cached - full| logit %.2e\n", pos_kind ? "sinusoidal" : "learned", worst);
+        CHECK(worst < 1e-5, "cached logits differ from the full forward by %g", worst);
+        wf_model_free(m);
+    }
+}
+
+static void test_sampling(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t prompt[2] = {3, 5}, a[40], b[40], g[40], k1[40];
+    wf_sampling warm = {1.0f, 0, 1.0f, 0}, greedy = {0, 0, 1, 0}, top1 = {1.5f, 1, 1, 0}, nucleus_tiny = {1.0f, 0, 1e-6f, 0};
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 42, a), m);
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 42, b), m);
+    CHECK(memcmp(a, b, sizeof a) == 0, "same seed, same tokens");
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 43, b), m);
+    CHECK(memcmp(a, b, sizeof a) != 0, "another seed, other tokens");
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &greedy, 1, g), m);
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &top1, 9, k1), m);
+    CHECK(memcmp(g, k1, sizeof g) == 0, "top-k 1 is greedy");
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &nucleus_tiny, 9, k1), m);
+    CHECK(memcmp(g, k1, sizeof g) == 0, "top-p -> 0 is greedy");
+    /* n_vocab keeps the sampler inside a smaller tokenizer's ids */
+    wf_sampling limited = {1.0f, 0, 1.0f, 3};
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &limited, 9, k1), m);
+    for (int i = 0; i < 40; i++) CHECK(k1[i] >= 0 && k1[i] < 3, "n_vocab 3 sampled %d", k1[i]);
+    /* generating past the context slides the window without error */
+    int32_t longer[100];
+    CHECK_OK(wf_generate(m, prompt, 2, 100, &warm, 5, longer), m);
+    for (int i = 0; i < 100; i++) CHECK(longer[i] >= 0 && longer[i] < c.vocab_size, "token in range");
+    /* a prompt longer than the context keeps its tail */
+    int32_t long_prompt[40];
+    for (int i = 0; i < 40; i++) long_prompt[i] = i % c.vocab_size;
+    CHECK_OK(wf_generate(m, long_prompt, 40, 5, &greedy, 1, a), m);
+    CHECK_OK(wf_generate(m, long_prompt + 40 - c.context, c.context, 5, &greedy, 1, b), m);
+    CHECK(memcmp(a, b, 5 * sizeof(int32_t)) == 0, "long prompt == its last context tokens");
+
+    wf_sampling bad = {-1, 0, 1, 0};
+    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative temperature");
+    bad = (wf_sampling){1, -2, 1, 0};
+    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative top_k");
+    bad = (wf_sampling){1, 0, 0, 0};
+    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
+    bad = (wf_sampling){1, 0, 1, 12};
+    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "n_vocab > V");
+    bad = (wf_sampling){1, 0, 0, 0};
+    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
+    CHECK(wf_generate(m, prompt, 0, 4, &warm, 1, a) == WF_ERR_ARG, "empty prompt");
+    int32_t badp[2] = {1, 11};
+    CHECK(wf_generate(m, badp, 2, 4, &warm, 1, a) == WF_ERR_TOKEN, "prompt id out of range");
+    wf_model *fresh = wf_model_create();
+    CHECK_OK(wf_model_init(fresh, &c), fresh);
+    int32_t tok;
+    CHECK(wf_gen_next(fresh, &warm, &tok) == WF_ERR_STATE, "gen_next before gen_start");
+    wf_model_free(fresh);
+
+    /* frequencies follow the distribution: a 2-token vocabulary model is too indirect, so
+     * check that temperature 1 picks more distinct tokens than temperature 0.1 */
+    int distinct_hot = 0, distinct_cold = 0, seen_hot[11] = {0}, seen_cold[11] = {0};
+    wf_sampling cold = {0.05f, 0, 1, 0};
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 8, a), m);
+    CHECK_OK(wf_generate(m, prompt, 2, 40, &cold, 8, b), m);
+    for (int i = 0; i < 40; i++) {
+        distinct_hot += !seen_hot[a[i]]++;
+        distinct_cold += !seen_cold[b[i]]++;
+    }
+    CHECK(distinct_hot > distinct_cold, "temperature spreads choices: %d vs %d", distinct_hot, distinct_cold);
+    wf_model_free(m);
+}
+
+static void test_memory(void) {
+    wf_config c;
+    wf_config_default(&c);
+    wf_memory est, got;
+    CHECK(wf_memory_estimate(&c, 8, 64, &est) == WF_OK, "estimate");
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    printf("tiny GPT: %d parameters\n", wf_model_param_count(m));
+    CHECK(wf_model_param_count(m) > 800000 && wf_model_param_count(m) < 820000, "tiny has ~0.8M parameters: %d",
+          wf_model_param_count(m));
+    int32_t in[8 * 64], tg[8 * 64];
+    for (int i = 0; i < 8 * 64; i++) in[i] = tg[i] = i % 96;
+    CHECK_OK(wf_train_step(m, in, tg, 8, 64, NULL), m);
+    CHECK_OK(wf_model_memory(m, &got), m);
+    CHECK(est.total == got.total && est.activations == got.activations, "estimate %.0f == actual %.0f", est.total,
+          got.total);
+    CHECK(got.params == got.grads && got.optimizer == 2 * got.params, "the arena is params | grads | m | v");
+    /* a smaller shape reuses the plan */
+    CHECK_OK(wf_train_step(m, in, tg, 2, 32, NULL), m);
+    wf_memory again;
+    wf_model_memory(m, &again);
+    CHECK(again.activations == got.activations, "a smaller batch reallocated");
+    c.context = 0;
+    CHECK(wf_memory_estimate(&c, 1, 1, &est) == WF_ERR_CONFIG, "estimate of a bad config");
+    wf_model_free(m);
+}
+
+int main(void) {
+    test_config_errors();
+    test_bad_input_changes_nothing();
+    test_causality();
+    test_schedule();
+    test_training_lowers_loss();
+    test_batch_sampler();
+    test_kv_cache();
+    test_sampling();
+    test_memory();
+    return check_summary("test_model");
+}
