@@ -1,0 +1,50 @@
+// Shared by the browser and Node entry points: one cached module instance per set of
+// load options, and the package's top-level functions over it.
+import createWasmformerModule from '../../dist/wasmformer.mjs';
+import { Runtime } from './runtime.js';
+import { Model, resolveConfig, toNative } from './model.js';
+import { Tokenizer } from './tokenizer.js';
+
+export function makeApi(defaultBinary) {
+  let cached = null;
+
+  /** Loads (once) and returns the runtime. Options: wasmBinary (bytes) or wasmUrl. */
+  async function load(opts = {}) {
+    const custom = opts.wasmBinary || opts.wasmUrl;
+    if (!custom && cached) return cached;
+    const moduleOpts = {};
+    if (opts.wasmBinary) moduleOpts.wasmBinary = opts.wasmBinary;
+    else if (opts.wasmUrl) moduleOpts.locateFile = () => String(opts.wasmUrl);
+    else if (defaultBinary) moduleOpts.wasmBinary = await defaultBinary();
+    const promise = createWasmformerModule(moduleOpts).then((M) => new Runtime(M));
+    if (!custom) {
+      cached = promise;
+      promise.catch(() => { cached = null; });
+    }
+    return promise;
+  }
+
+  return {
+    load,
+    /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config. */
+    async createModel(config = 'tiny', opts = {}) {
+      const rt = await load(opts);
+      return Model.create(rt, config, opts);
+    },
+    /** A char-level tokenizer over the code points of text. */
+    async createTokenizer(text, opts = {}) {
+      const rt = await load(opts);
+      return Tokenizer.fromText(rt, text);
+    },
+    /** Checks a config without building it: null when valid, else {code, message}. */
+    async checkConfig(config, opts = {}) {
+      const rt = await load(opts);
+      return rt.checkConfig(toNative(resolveConfig(config)));
+    },
+    /** Memory in bytes a config needs, trained at batch B and length T. */
+    async estimateMemory(config, B = 0, T = 0, opts = {}) {
+      const rt = await load(opts);
+      return rt.memoryEstimate(toNative(resolveConfig(config)), B, T);
+    },
+  };
+}

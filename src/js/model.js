@@ -1,0 +1,463 @@
+// A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
+// generation over the C API. One Model per handle; dispose() frees its wasm memory.
+import { WfError, abortError } from './runtime.js';
+import { Tokenizer } from './tokenizer.js';
+
+const ENUMS = {
+  arch: ['decoder', 'encoder', 'encoder-decoder'],
+  norm: ['layernorm', 'rmsnorm'],
+  block: ['pre_ln', 'post_ln'],
+  activation: ['gelu', 'relu', 'swiglu'],
+  positions: ['learned', 'sinusoidal', 'rope'],
+};
+
+/** Named configs. tiny and baby are the speed issue's benchmark configs A and B. */
+export const PRESETS = {
+  tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8 },
+  baby: { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4 },
+};
+
+const FRIENDLY_DEFAULTS = {
+  arch: 'decoder', norm: 'layernorm', block: 'pre_ln', activation: 'gelu', positions: 'learned',
+  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337,
+};
+
+/** A full config in JavaScript form (strings and booleans) from a preset name or a partial
+ * config, filling the rest from the tiny preset. `batchSize` is a training default, not part
+ * of the model. */
+export function resolveConfig(config = 'tiny') {
+  let base = config;
+  if (typeof config === 'string') {
+    base = PRESETS[config];
+    if (!base) throw new WfError('WF_ERR_CONFIG', `unknown preset "${config}"; presets: ${Object.keys(PRESETS).join(', ')}`);
+  } else if (config === null || typeof config !== 'object') {
+    throw new WfError('WF_ERR_CONFIG', 'config must be a preset name or an object');
+  } else if (config.preset !== undefined) {
+    const preset = PRESETS[config.preset];
+    if (!preset) throw new WfError('WF_ERR_CONFIG', `unknown preset "${config.preset}"`);
+    base = { ...preset, ...config };
+    delete base.preset;
+  }
+  const out = { ...FRIENDLY_DEFAULTS, ...PRESETS.tiny, ...base };
+  for (const [k, names] of Object.entries(ENUMS)) {
+    if (typeof out[k] === 'number') out[k] = names[out[k]] ?? out[k];
+  }
+  return out;
+}
+
+/** The C struct's numeric form of a resolved config. */
+export function toNative(cfg) {
+  const out = {};
+  for (const [k, names] of Object.entries(ENUMS)) {
+    const v = cfg[k];
+    const i = typeof v === 'number' ? v : names.indexOf(v);
+    if (i < 0) throw new WfError('WF_ERR_CONFIG', `${k} "${v}" is not one of ${names.join(', ')}`);
+    out[k] = i;
+  }
+  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF']) {
+    const v = cfg[k];
+    if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${k} must be an integer, not ${v}`);
+    out[k] = v;
+  }
+  out.tiedHead = cfg.tiedHead ? 1 : 0;
+  out.bias = cfg.bias ? 1 : 0;
+  out.normEps = cfg.normEps;
+  out.seed = cfg.seed >>> 0;
+  return out;
+}
+
+function fromNative(n) {
+  const out = { ...n, tiedHead: n.tiedHead === 1, bias: n.bias === 1 };
+  for (const [k, names] of Object.entries(ENUMS)) out[k] = names[n[k]];
+  return out;
+}
+
+const yieldToEventLoop = typeof setImmediate === 'function'
+  ? () => new Promise((resolve) => setImmediate(resolve))
+  : () => new Promise((resolve) => setTimeout(resolve, 0));
+
+function positiveInt(name, v) {
+  if (!Number.isInteger(v) || v < 1) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 1, not ${v}`);
+  return v;
+}
+
+export class Model {
+  /** @internal use createModel */
+  constructor(rt, handle, tokenizer, batchSize) {
+    this.rt = rt;
+    this.handle = handle;
+    this.tokenizer = tokenizer ?? null;
+    this.defaultBatchSize = batchSize ?? 8;
+    this.busy = null;
+  }
+
+  /** Builds a model with fresh weights: config is a preset name or a partial config. */
+  static create(rt, config, { tokenizer } = {}) {
+    const friendly = resolveConfig(config);
+    const native = toNative(friendly);
+    const h = rt.M._wf_model_create() >>> 0;
+    if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
+    const model = new Model(rt, h, tokenizer, friendly.batchSize);
+    try {
+      rt.withBuffer(64, (p) => {
+        rt.writeConfig(p, native);
+        model.call(rt.M._wf_model_init(h, p));
+      });
+      if (tokenizer && tokenizer.vocabSize > native.vocabSize) {
+        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tokenizer.vocabSize} tokens but vocabSize is ${native.vocabSize}`);
+      }
+    } catch (e) {
+      model.dispose();
+      throw e;
+    }
+    return model;
+  }
+
+  /** Throws for a disposed or busy model, or for a failed status with the core's message. */
+  call(status = 0) {
+    if (!this.handle) throw new WfError('WF_ERR_DISPOSED', 'this model has been disposed');
+    if (status !== 0) this.rt.check(status, this.rt.cstring(this.rt.M._wf_model_error(this.handle)));
+  }
+
+  idle() {
+    this.call();
+    if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
+  }
+
+  /** The model's config (strings and booleans). */
+  get config() {
+    this.call();
+    return this.rt.withBuffer(64, (p) => {
+      this.call(this.rt.M._wf_model_config(this.handle, p));
+      return fromNative(this.rt.readConfig(p));
+    });
+  }
+
+  get paramCount() { this.call(); return this.rt.M._wf_model_param_count(this.handle); }
+  get step() { this.call(); return this.rt.M._wf_model_step(this.handle); }
+  get lr() { this.call(); return this.rt.M._wf_model_lr(this.handle); }
+
+  /** Bytes of weights, gradients, optimizer state, activations and inference buffers. */
+  memory() {
+    this.call();
+    return this.rt.withBuffer(48, (p) => {
+      this.call(this.rt.M._wf_model_memory(this.handle, p));
+      return this.rt.readMemory(p);
+    });
+  }
+
+  get optimizer() {
+    this.call();
+    return this.rt.withBuffer(64, (p) => {
+      this.call(this.rt.M._wf_model_get_optim(this.handle, p));
+      return this.rt.readOptim(p);
+    });
+  }
+
+  /** Changes some optimizer settings (lr, beta1, beta2, eps, weightDecay, warmup,
+   * decaySteps, minLrRatio, gradClip); the rest stay. */
+  setOptimizer(settings) {
+    this.idle();
+    const next = { ...this.optimizer, ...settings };
+    this.rt.withBuffer(64, (p) => {
+      this.rt.writeOptim(p, next);
+      this.call(this.rt.M._wf_model_set_optim(this.handle, p));
+    });
+  }
+
+  /** One optimizer step on a [B, T] batch of ids; returns {loss, gradNorm, lr, step}. */
+  trainStep(inputs, targets, B, T) {
+    this.idle();
+    const rt = this.rt;
+    const pin = rt.putInt32(inputs), ptg = rt.putInt32(targets);
+    try {
+      return rt.withBuffer(16, (info) => {
+        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
+        return this.readStepInfo(info);
+      });
+    } finally {
+      rt.free(pin);
+      rt.free(ptg);
+    }
+  }
+
+  readStepInfo(p) {
+    const rt = this.rt, b = p >>> 2;
+    return { loss: rt.f32[b], gradNorm: rt.f32[b + 1], lr: rt.f32[b + 2], step: rt.i32[b + 3] };
+  }
+
+  /** Forward pass on a [B, T] batch: {loss (null without targets), logits: Float32Array [B*T*V]}. */
+  forward(inputs, targets, B, T) {
+    this.idle();
+    const rt = this.rt;
+    const pin = rt.putInt32(inputs), ptg = targets ? rt.putInt32(targets) : 0;
+    try {
+      return rt.withBuffer(4, (lossp) => {
+        this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
+        const V = this.config.vocabSize;
+        const logits = rt.M._wf_logits(this.handle) >>> 0;
+        return {
+          loss: targets ? rt.f32[lossp >>> 2] : null,
+          logits: rt.f32.slice(logits >>> 2, (logits >>> 2) + B * T * V),
+        };
+      });
+    } finally {
+      rt.free(pin);
+      rt.free(ptg);
+    }
+  }
+
+  /** Token ids of text; builds a char tokenizer from it when the model has none yet. */
+  tokensOf(data) {
+    if (typeof data !== 'string') return data instanceof Int32Array ? data : Int32Array.from(data);
+    if (!this.tokenizer) {
+      const tok = Tokenizer.fromText(this.rt, data);
+      const V = this.config.vocabSize;
+      if (tok.vocabSize > V) {
+        const n = tok.vocabSize;
+        tok.dispose();
+        throw new WfError('WF_ERR_CONFIG', `the text has ${n - 1} distinct characters (+1 unknown) but the model's vocabSize is ${V}; create the model with vocabSize >= ${n}`);
+      }
+      this.tokenizer = tok;
+    }
+    return this.tokenizer.encode(data);
+  }
+
+  /**
+   * Trains on text (or token ids). Options: steps (default 1000), batchSize, lr, warmup,
+   * decaySteps, minLrRatio, weightDecay, gradClip, valFraction (0.1), evalInterval (100),
+   * evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss, lr,
+   * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
+   * loop, default 30). Resolves to a summary; an abort rejects with an AbortError and
+   * leaves the model with the steps completed so far.
+   */
+  async train(data, opts = {}) {
+    this.idle();
+    const rt = this.rt;
+    const cfg = this.config;
+    const steps = positiveInt('steps', opts.steps ?? 1000);
+    const B = positiveInt('batchSize', opts.batchSize ?? this.defaultBatchSize);
+    const T = positiveInt('context', opts.context ?? cfg.context);
+    const valFraction = opts.valFraction ?? 0.1;
+    const evalInterval = opts.evalInterval ?? 100;
+    const evalBatches = opts.evalBatches ?? 4;
+    const yieldMs = opts.yieldMs ?? 30;
+    const signal = opts.signal;
+    if (signal?.aborted) throw abortError(signal);
+    const tokens = this.tokensOf(data);
+
+    const start = this.step;
+    const schedule = {};
+    for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps']) {
+      if (opts[k] !== undefined) schedule[k] = opts[k];
+    }
+    const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
+    schedule.warmup = start + warmup;
+    schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
+    this.setOptimizer(schedule);
+
+    this.busy = 'training';
+    const ptok = rt.putInt32(tokens);
+    const pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), info = rt.alloc(16), lossp = rt.alloc(4);
+    const t0 = performance.now();
+    let lastYield = t0, last = null, valLoss = null;
+    try {
+      const validate = () => {
+        let sum = 0;
+        for (let i = 0; i < evalBatches; i++) {
+          this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
+          this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
+          sum += rt.f32[lossp >>> 2];
+        }
+        return sum / evalBatches;
+      };
+      for (let s = 1; s <= steps; s++) {
+        if (signal?.aborted) throw abortError(signal);
+        this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
+        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
+        last = this.readStepInfo(info);
+        const evalNow = valFraction > 0 && evalInterval > 0 && (s % evalInterval === 0 || s === steps);
+        if (evalNow) valLoss = validate();
+        const now = performance.now();
+        const elapsed = (now - t0) / 1000;
+        if (opts.onProgress && (evalNow || now - lastYield >= yieldMs || s === steps)) {
+          opts.onProgress({
+            step: last.step, steps: start + steps, loss: last.loss, valLoss: evalNow ? valLoss : null,
+            lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: (s * B * T) / elapsed, elapsed,
+            eta: (elapsed / s) * (steps - s),
+          });
+        }
+        if (now - lastYield >= yieldMs) {
+          await yieldToEventLoop();
+          lastYield = performance.now();
+        }
+      }
+      const seconds = (performance.now() - t0) / 1000;
+      return { steps, step: this.step, loss: last.loss, valLoss, seconds, tokensPerSecond: (steps * B * T) / seconds };
+    } finally {
+      for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
+      this.busy = null;
+    }
+  }
+
+  /** Mean cross-entropy of the model on text (or ids), over non-overlapping windows of the
+   * context: {loss, perplexity, tokens}. maxTokens limits the work on long texts. */
+  evaluate(data, { maxTokens = Infinity, batchSize } = {}) {
+    this.idle();
+    const rt = this.rt;
+    const T = this.config.context;
+    let tokens = this.tokensOf(data);
+    if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+    const windows = Math.floor((tokens.length - 1) / T);
+    if (windows < 1) {
+      throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
+    }
+    const B = Math.min(batchSize ?? this.defaultBatchSize, windows);
+    const pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), lossp = rt.alloc(4);
+    try {
+      let total = 0, counted = 0;
+      for (let w = 0; w < windows; w += B) {
+        const b = Math.min(B, windows - w);
+        const base = pin >>> 2, tbase = ptg >>> 2;
+        for (let i = 0; i < b; i++) {
+          const off = (w + i) * T;
+          rt.i32.set(tokens.subarray(off, off + T), base + i * T);
+          rt.i32.set(tokens.subarray(off + 1, off + T + 1), tbase + i * T);
+        }
+        this.call(rt.M._wf_forward(this.handle, pin, ptg, b, T, lossp));
+        total += rt.f32[lossp >>> 2] * b * T;
+        counted += b * T;
+      }
+      const loss = total / counted;
+      return { loss, perplexity: Math.exp(loss), tokens: counted };
+    } finally {
+      for (const p of [pin, ptg, lossp]) rt.free(p);
+    }
+  }
+
+  /**
+   * Streams generated text as an async iterator of pieces. Options: maxTokens (100),
+   * temperature (1; 0 = greedy), topK (0 = off), topP (1 = off), seed, stop (strings that
+   * end the text, not included), signal, onToken(piece, id), yieldMs (16).
+   */
+  async *generate(prompt = '', opts = {}) {
+    this.idle();
+    const rt = this.rt;
+    if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
+    const maxTokens = opts.maxTokens ?? 100;
+    if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${maxTokens}`);
+    const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
+    const signal = opts.signal;
+    const yieldMs = opts.yieldMs ?? 16;
+    if (signal?.aborted) throw abortError(signal);
+    let ids = this.tokenizer.encode(prompt.length ? prompt : '\n');
+    const sampling = rt.alloc(16), tokp = rt.alloc(4);
+    const base = sampling >>> 2;
+    rt.f32[base] = opts.temperature ?? 1;
+    rt.i32[base + 1] = opts.topK ?? 0;
+    rt.f32[base + 2] = opts.topP ?? 1;
+    rt.i32[base + 3] = this.tokenizer.vocabSize; // never ids the tokenizer cannot decode
+    const seed = (opts.seed ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
+    const decoder = new TextDecoder();
+    this.busy = 'generation';
+    let pending = ''; // text held back while it could still become a stop string
+    try {
+      const pids = rt.putInt32(ids);
+      try { this.call(rt.M._wf_gen_start(this.handle, pids, ids.length, seed)); } finally { rt.free(pids); }
+      let lastYield = performance.now();
+      for (let i = 0; i < maxTokens; i++) {
+        if (signal?.aborted) throw abortError(signal);
+        this.call(rt.M._wf_gen_next(this.handle, sampling, tokp));
+        const id = rt.i32[tokp >>> 2];
+        const piece = decoder.decode(this.tokenizer.decodeBytes([id]), { stream: true });
+        opts.onToken?.(piece, id);
+        pending += piece;
+        const hit = stops.map((s) => pending.indexOf(s)).filter((k) => k >= 0);
+        if (hit.length) {
+          const cut = Math.min(...hit);
+          if (cut > 0) yield pending.slice(0, cut);
+          pending = '';
+          return;
+        }
+        // release all but the longest suffix that starts some stop string
+        let keep = 0;
+        for (const s of stops) {
+          for (let k = Math.min(s.length - 1, pending.length); k > keep; k--) {
+            if (s.startsWith(pending.slice(pending.length - k))) { keep = k; break; }
+          }
+        }
+        if (pending.length > keep) {
+          const out = pending.slice(0, pending.length - keep);
+          pending = pending.slice(pending.length - keep);
+          yield out;
+        }
+        if (performance.now() - lastYield >= yieldMs) {
+          await yieldToEventLoop();
+          lastYield = performance.now();
+        }
+      }
+      pending += decoder.decode();
+      if (pending) yield pending;
+    } finally {
+      rt.free(sampling);
+      rt.free(tokp);
+      if (this.handle) this.busy = null;
+    }
+  }
+
+  /** Generates and returns the whole text. Same options as generate. */
+  async generateText(prompt = '', opts = {}) {
+    let text = '';
+    for await (const piece of this.generate(prompt, opts)) text += piece;
+    return text;
+  }
+
+  /** The parameter tensors: [{name, shape, size, decay}] in table order (absent ones skipped). */
+  tensors() {
+    this.call();
+    const rt = this.rt, out = [];
+    const n = rt.M._wf_model_tensor_count(this.handle);
+    rt.withBuffer(40, (p) => {
+      for (let i = 0; i < n; i++) {
+        this.call(rt.M._wf_model_tensor(this.handle, i, p));
+        const b = p >>> 2;
+        const size = rt.i32[b + 2], ndim = rt.i32[b + 3];
+        if (!size) continue;
+        out.push({
+          name: rt.cstring(rt.u32[b]), offset: rt.i32[b + 1], size,
+          shape: Array.from(rt.i32.subarray(b + 4, b + 4 + ndim)), decay: rt.i32[b + 8] === 1,
+        });
+      }
+    });
+    return out;
+  }
+
+  tensorInfo(name) {
+    const t = this.tensors().find((x) => x.name === name);
+    if (!t) throw new WfError('WF_ERR_ARG', `the model has no tensor "${name}"`);
+    return t;
+  }
+
+  /** A copy of one parameter tensor's weights (Float32Array). */
+  getTensor(name) {
+    const t = this.tensorInfo(name);
+    const base = (this.rt.M._wf_model_params(this.handle) >>> 2) + t.offset;
+    return this.rt.f32.slice(base, base + t.size);
+  }
+
+  /** Overwrites one parameter tensor's weights with `values` (same number of elements). */
+  setTensor(name, values) {
+    this.idle();
+    const t = this.tensorInfo(name);
+    if (values.length !== t.size) throw new WfError('WF_ERR_ARG', `tensor "${name}" has ${t.size} elements, not ${values.length}`);
+    this.rt.f32.set(values, (this.rt.M._wf_model_params(this.handle) >>> 2) + t.offset);
+  }
+
+  /** Frees the model's wasm memory (and its tokenizer's). Using it afterwards throws. */
+  dispose() {
+    if (this.handle) this.rt.M._wf_model_free(this.handle);
+    this.handle = 0;
+    this.tokenizer?.dispose();
+    this.tokenizer = null;
+  }
+}

@@ -1,0 +1,157 @@
+// The C/JS boundary: one instance of the wasm module, its heap, its structs and its
+// status codes. Everything above this file speaks JavaScript values; nothing below it
+// knows about models. Heap views are re-read on every access because memory growth
+// replaces them.
+
+/** Names of wf_status values, by number (include/wasmformer.h). */
+export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
+  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT'];
+
+/** An error from wasmformer: `code` is a status name such as 'WF_ERR_CONFIG' (or the
+ * JavaScript-side 'WF_ERR_DISPOSED' and 'WF_ERR_BUSY'); `message` is the core's message. */
+export class WfError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'WfError';
+    this.code = code;
+  }
+}
+
+/** The error a cancelled operation throws: a DOMException named 'AbortError'. */
+export function abortError(signal) {
+  const reason = signal?.reason;
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  return new DOMException(typeof reason === 'string' ? reason : 'The operation was aborted', 'AbortError');
+}
+
+// wf_config: 13 int32 fields, a float, a uint32 (all 4 bytes, in this order).
+export const CONFIG_FIELDS = ['arch', 'norm', 'block', 'activation', 'positions', 'tiedHead', 'bias',
+  'vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'normEps', 'seed'];
+const CONFIG_BYTES = CONFIG_FIELDS.length * 4;
+// wf_optim: lr, beta1, beta2, eps, weight_decay (float), warmup, decay_steps (int32),
+// min_lr_ratio, grad_clip (float).
+export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warmup', 'decaySteps',
+  'minLrRatio', 'gradClip'];
+const OPTIM_INT = new Set(['warmup', 'decaySteps']);
+const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total'];
+
+export class Runtime {
+  /** @param {object} M an instantiated Emscripten module */
+  constructor(M) {
+    this.M = M;
+    this.encoder = new TextEncoder();
+  }
+
+  get u8() { return this.M.HEAPU8; }
+  get i32() { return this.M.HEAP32; }
+  get u32() { return this.M.HEAPU32; }
+  get f32() { return this.M.HEAPF32; }
+  get f64() { return this.M.HEAPF64; }
+
+  /** malloc that throws instead of returning 0. */
+  alloc(bytes) {
+    const p = this.M._malloc(Math.max(bytes, 1)) >>> 0;
+    if (!p) throw new WfError('WF_ERR_NOMEM', `could not allocate ${bytes} bytes in the wasm heap`);
+    return p;
+  }
+
+  free(p) { if (p) this.M._free(p); }
+
+  /** Runs fn(ptr) with a temporary buffer of `bytes`, freed afterwards. */
+  withBuffer(bytes, fn) {
+    const p = this.alloc(bytes);
+    try { return fn(p); } finally { this.free(p); }
+  }
+
+  cstring(p) {
+    p >>>= 0;
+    if (!p) return '';
+    const u8 = this.u8;
+    let end = p;
+    while (u8[end]) end++;
+    return new TextDecoder().decode(u8.subarray(p, end));
+  }
+
+  /** Throws a WfError for a failed status, with the handle's message (or the status name). */
+  check(status, message) {
+    if (status === 0) return;
+    const code = STATUS[status] ?? `WF_STATUS_${status}`;
+    const text = message || this.cstring(this.M._wf_status_string(status));
+    throw new WfError(code, text);
+  }
+
+  // ---- structs ----
+  writeConfig(p, cfg) {
+    const i32 = this.i32, f32 = this.f32, u32 = this.u32, base = p >>> 2;
+    CONFIG_FIELDS.forEach((k, i) => {
+      if (k === 'normEps') f32[base + i] = cfg[k];
+      else if (k === 'seed') u32[base + i] = cfg[k] >>> 0;
+      else i32[base + i] = cfg[k];
+    });
+  }
+
+  readConfig(p) {
+    const i32 = this.i32, f32 = this.f32, u32 = this.u32, base = p >>> 2, cfg = {};
+    CONFIG_FIELDS.forEach((k, i) => {
+      cfg[k] = k === 'normEps' ? f32[base + i] : k === 'seed' ? u32[base + i] : i32[base + i];
+    });
+    return cfg;
+  }
+
+  defaultConfig() {
+    return this.withBuffer(CONFIG_BYTES, (p) => { this.M._wf_config_default(p); return this.readConfig(p); });
+  }
+
+  /** Validates a config; returns null or {code, message}. */
+  checkConfig(cfg) {
+    return this.withBuffer(CONFIG_BYTES + 256, (p) => {
+      this.writeConfig(p, cfg);
+      const s = this.M._wf_config_check(p, p + CONFIG_BYTES, 256);
+      return s === 0 ? null : { code: STATUS[s], message: this.cstring(p + CONFIG_BYTES) };
+    });
+  }
+
+  memoryEstimate(cfg, B, T) {
+    const out = 64; // 8-byte aligned for the doubles
+    return this.withBuffer(out + 48, (p) => {
+      this.writeConfig(p, cfg);
+      this.check(this.M._wf_memory_estimate(p, B, T, p + out));
+      return this.readMemory(p + out);
+    });
+  }
+
+  readMemory(p) {
+    const f64 = this.f64, base = p >>> 3, out = {};
+    MEMORY_FIELDS.forEach((k, i) => { out[k] = f64[base + i]; });
+    return out;
+  }
+
+  writeOptim(p, o) {
+    const base = p >>> 2;
+    OPTIM_FIELDS.forEach((k, i) => {
+      if (OPTIM_INT.has(k)) this.i32[base + i] = o[k];
+      else this.f32[base + i] = o[k];
+    });
+  }
+
+  readOptim(p) {
+    const base = p >>> 2, o = {};
+    OPTIM_FIELDS.forEach((k, i) => { o[k] = OPTIM_INT.has(k) ? this.i32[base + i] : this.f32[base + i]; });
+    return o;
+  }
+
+  /** Copies an Int32Array (or array of ids) into the heap; caller frees. */
+  putInt32(values) {
+    const p = this.alloc(values.length * 4);
+    this.i32.set(values, p >>> 2);
+    return p;
+  }
+
+  /** Copies a string into the heap as UTF-8; returns [ptr, bytes]; caller frees. */
+  putUtf8(text) {
+    const bytes = this.encoder.encode(text);
+    const p = this.alloc(bytes.length);
+    this.u8.set(bytes, p);
+    return [p, bytes.length];
+  }
+}

@@ -1,0 +1,21 @@
+// The exported-function list (src/exports.txt) against the public header: every WF_API
+// function is exported, and nothing else is (apart from the allocator).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+const EXTRA = new Set(['malloc', 'free']);
+
+test('src/exports.txt lists exactly the WF_API functions of include/wasmformer.h', () => {
+  const header = readFileSync('include/wasmformer.h', 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  const declared = new Set();
+  for (const m of header.matchAll(/WF_API\s+[^;(]*?\b(wf_\w+)\s*\(/g)) declared.add(m[1]);
+  const exported = readFileSync('src/exports.txt', 'utf8').split('\n').map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  assert.ok(declared.size > 20, `parsed only ${declared.size} declarations from the header`);
+  const missing = [...declared].filter((f) => !exported.includes(f));
+  const extra = exported.filter((f) => !declared.has(f) && !EXTRA.has(f));
+  assert.deepEqual(missing, [], 'declared in the header but not exported');
+  assert.deepEqual(extra, [], 'exported but not declared in the header');
+  assert.equal(new Set(exported).size, exported.length, 'duplicates in src/exports.txt');
+});
