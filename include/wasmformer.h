@@ -187,6 +187,10 @@ WF_API wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n,
                                  float val_fraction, int32_t split, int32_t B, int32_t T,
                                  int32_t *inputs, int32_t *targets);
 
+/* Restarts both sampler streams from seed, as wf_model_init does from cfg.seed, so a
+ * training run's batches can be reproduced without rebuilding the model. */
+WF_API wf_status wf_sample_seed(wf_model *m, uint32_t seed);
+
 /* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
 typedef struct {
     float temperature; /* 0: greedy (argmax) */

@@ -1,10 +1,45 @@
-// wasmformer for browsers and bundlers: the wasm file is found next to the glue module
-// through new URL(..., import.meta.url), or passed as wasmUrl / wasmBinary.
+// wasmformer for browsers and bundlers. The wasm file is found next to the glue module
+// through new URL(..., import.meta.url), which bundlers (Vite, webpack, Rollup) follow and
+// copy; pass wasmUrl or wasmBinary to load it from elsewhere. Nothing is fetched from any
+// other host.
 import { makeApi } from './loader.js';
+import { WorkerModel } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
 export { Tokenizer } from './tokenizer.js';
+export { WorkerModel } from './worker-client.js';
 
-const api = makeApi(null);
+const api = makeApi({
+  wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
+  readWasm: async () => undefined, // the glue fetches it
+});
 export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
+
+// A port over a Web Worker (see worker-host.js for the protocol).
+function workerPort(worker) {
+  return {
+    post: (msg, transfer) => worker.postMessage(msg, transfer),
+    listen: (fn) => worker.addEventListener('message', (e) => fn(e.data)),
+    onError: (fn) => worker.addEventListener('error', (e) => { e.preventDefault?.(); fn(e.error ?? e); }),
+    terminate: () => worker.terminate(),
+  };
+}
+
+// Worker options cross a thread: URLs become absolute strings.
+function workerLoadOpts(opts) {
+  const out = { ...opts };
+  delete out.worker;
+  if (out.wasmUrl) out.wasmUrl = new URL(out.wasmUrl, globalThis.location?.href).href;
+  return out;
+}
+
+function startWorker(opts) {
+  // one literal expression, so that bundlers see the worker and bundle it
+  return opts.worker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+}
+
+/** createModel in a Web Worker: same API, every method async. */
+export function createWorkerModel(config = 'tiny', opts = {}) {
+  return WorkerModel.start(workerPort(startWorker(opts)), 'create', [config, workerLoadOpts(opts)]);
+}

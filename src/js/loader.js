@@ -1,25 +1,48 @@
-// Shared by the browser and Node entry points: one cached module instance per set of
-// load options, and the package's top-level functions over it.
+// Shared by the browser and Node entry points: one cached wasm module instance per wasm
+// location, and the package's top-level functions over it. Each entry point says how the
+// wasm bytes are found (`platform`); everything else is the same.
 import createWasmformerModule from '../../dist/wasmformer.mjs';
-import { Runtime } from './runtime.js';
+import { Runtime, WfError } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 
-export function makeApi(defaultBinary) {
-  let cached = null;
+/**
+ * platform.wasmUrl: where the wasm is by default (a URL, found through import.meta.url).
+ * platform.readWasm(url): bytes of the wasm at url, or undefined to let the glue fetch it.
+ */
+export function makeApi(platform) {
+  const cache = new Map(); // wasm location -> Promise<Runtime>
 
-  /** Loads (once) and returns the runtime. Options: wasmBinary (bytes) or wasmUrl. */
-  async function load(opts = {}) {
-    const custom = opts.wasmBinary || opts.wasmUrl;
-    if (!custom && cached) return cached;
-    const moduleOpts = {};
-    if (opts.wasmBinary) moduleOpts.wasmBinary = opts.wasmBinary;
-    else if (opts.wasmUrl) moduleOpts.locateFile = () => String(opts.wasmUrl);
-    else if (defaultBinary) moduleOpts.wasmBinary = await defaultBinary();
-    const promise = createWasmformerModule(moduleOpts).then((M) => new Runtime(M));
-    if (!custom) {
-      cached = promise;
-      promise.catch(() => { cached = null; });
+  async function instantiate(opts) {
+    // The glue reports a failed load by printing and rejecting with a bare string or a
+    // RuntimeError; one WfError says what happened instead.
+    const moduleOpts = { printErr: () => {} };
+    try {
+      if (opts.wasmBinary) {
+        moduleOpts.wasmBinary = opts.wasmBinary;
+      } else {
+        const url = String(opts.wasmUrl ?? platform.wasmUrl);
+        const bytes = await platform.readWasm(url);
+        if (bytes) moduleOpts.wasmBinary = bytes;
+        else moduleOpts.locateFile = () => url;
+      }
+      return new Runtime(await createWasmformerModule(moduleOpts));
+    } catch (e) {
+      const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? platform.wasmUrl);
+      throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}`);
+    }
+  }
+
+  /** Loads (once per wasm location) and returns the runtime. Options: wasmBinary (bytes)
+   * or wasmUrl. A wasmBinary always makes a new instance. */
+  function load(opts = {}) {
+    if (opts.wasmBinary) return instantiate(opts);
+    const key = String(opts.wasmUrl ?? platform.wasmUrl);
+    let promise = cache.get(key);
+    if (!promise) {
+      promise = instantiate(opts);
+      cache.set(key, promise);
+      promise.catch(() => cache.delete(key));
     }
     return promise;
   }
