@@ -1,0 +1,142 @@
+// The package as users get it: `npm pack`, then the tarball installed offline into
+// scratch projects. A plain Node ESM script imports it by name, trains and generates; a
+// browser page imports it through a real bundler (Vite), runs in headless Chromium on
+// localhost, finds the wasm and generates text, on the main thread and in a Web Worker,
+// without one request to any other host.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { pack, installInto, serve, ROOT } from './pack.js';
+
+const packed = pack();
+after(() => rmSync(packed.dir, { recursive: true, force: true }));
+
+test('the tarball holds the package files and nothing else', () => {
+  const files = packed.files.map((f) => f.path).sort();
+  for (const needed of ['package.json', 'README.md', 'bin/wasmformer.js', 'dist/wasmformer.mjs', 'dist/wasmformer.wasm',
+    'src/js/index.js', 'src/js/node.js', 'src/js/index.d.ts', 'src/js/node.d.ts', 'src/js/worker.js',
+    'src/js/node-worker.js', 'data/austen/pride_and_prejudice.txt']) {
+    assert.ok(files.includes(needed), `${needed} is in the tarball`);
+  }
+  const allowed = /^(package\.json|README\.md|bin\/[\w-]+\.js|dist\/wasmformer\.(mjs|wasm)|src\/js\/[\w-]+\.(js|d\.ts)|data\/austen\/(pride_and_prejudice\.txt|README\.md))$/;
+  assert.deepEqual(files.filter((f) => !allowed.test(f)), [], 'unexpected files in the tarball');
+  const size = packed.files.reduce((s, f) => s + f.size, 0);
+  console.log(`${files.length} files, ${(size / 1e6).toFixed(2)} MB unpacked`);
+});
+
+const CONSUMER = `
+import { createModel, createWorkerModel, WfError } from 'wasmformer';
+const text = 'It is a truth universally acknowledged. '.repeat(100);
+const model = await createModel({ preset: 'tiny', nLayer: 2, dModel: 64, dFF: 256, context: 32, vocabSize: 32 });
+const summary = await model.train(text, { steps: 40, evalInterval: 20 });
+let out = '';
+for await (const piece of model.generate('It is', { maxTokens: 24, temperature: 0 })) out += piece;
+const { perplexity } = await model.evaluate(text, { maxTokens: 500 });
+model.dispose();
+let code = null;
+try { model.step; } catch (e) { code = e instanceof WfError ? e.code : 'not a WfError'; }
+const wm = await createWorkerModel('tiny');
+const inWorker = await wm.info();
+wm.dispose();
+console.log(JSON.stringify({ step: summary.step, valLoss: summary.valLoss, out, perplexity, code, workerParams: inWorker.paramCount }));
+`;
+
+test('a plain Node ESM script imports the installed tarball, trains and generates', () => {
+  const project = installInto(packed.dir, 'consumer', packed.tarball, { 'main.mjs': CONSUMER });
+  assert.ok(existsSync(join(project, 'node_modules/wasmformer/dist/wasmformer.wasm')));
+  const result = JSON.parse(execFileSync(process.execPath, ['main.mjs'], { cwd: project, encoding: 'utf8' }));
+  console.log(result);
+  assert.equal(result.step, 40);
+  assert.ok(Number.isFinite(result.valLoss));
+  assert.equal(result.out.length, 24);
+  assert.ok(result.perplexity > 1 && result.perplexity < 32, 'learned something');
+  assert.equal(result.code, 'WF_ERR_DISPOSED');
+  assert.equal(result.workerParams, 813824);
+});
+
+// The browser page: the same work on the main thread and in a worker, with the same seeds,
+// must give the same text.
+const PAGE = {
+  'index.html': '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><pre id="out"></pre><script type="module" src="./main.js"></script></body></html>\n',
+  'main.js': `
+import { createModel, createWorkerModel } from 'wasmformer';
+const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8, seed: 3 };
+const TEXT = 'the cat sat on the mat. '.repeat(200);
+async function run() {
+  const model = await createModel(SMALL);
+  const before = (await model.evaluate(TEXT, { maxTokens: 1000 })).loss;
+  await model.train(TEXT, { steps: 80, lr: 3e-3, evalInterval: 0 });
+  const after = (await model.evaluate(TEXT, { maxTokens: 1000 })).loss;
+  const main = await model.generateText('the ', { maxTokens: 30, temperature: 0.5, seed: 1 });
+  const wm = await createWorkerModel(SMALL);
+  let progress = 0;
+  await wm.train(TEXT, { steps: 80, lr: 3e-3, evalInterval: 0, onProgress: () => progress++ });
+  let worker = '';
+  for await (const piece of wm.generate('the ', { maxTokens: 30, temperature: 0.5, seed: 1 })) worker += piece;
+  wm.dispose();
+  return { before, after, main, worker, progress };
+}
+run().then((r) => { window.__result = r; }, (e) => { window.__result = { error: String((e && e.stack) || e) }; });
+document.getElementById('out').textContent = 'running';
+`,
+};
+
+const CHROMIUM = '/usr/bin/chromium';
+
+test('a Vite build of a page importing the package runs in headless Chromium, on localhost only', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    if (process.env.CI) assert.fail(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
+    t.skip(`${CHROMIUM} not installed (apt-get install -y chromium)`);
+    return;
+  }
+  const project = installInto(packed.dir, 'web', packed.tarball, PAGE);
+  const { build } = await import('vite');
+  await build({ root: project, configFile: false, logLevel: 'warn', build: { outDir: 'out', emptyOutDir: true } });
+
+  const { chromium } = await import('playwright-core');
+  const server = await serve(join(project, 'out'));
+  const profile = mkdtempSync(join(tmpdir(), 'wf-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const seen = [], errors = [];
+  context.on('request', (r) => seen.push(r.url()));
+  try {
+    const page = context.pages()[0] ?? await context.newPage();
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); }));
+    await page.goto(`${server.origin}/`);
+    await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+    const result = await page.evaluate(() => window.__result);
+    console.log(result);
+    assert.equal(result.error, undefined, result.error);
+    assert.ok(result.after < 0.5 * result.before, `loss ${result.before} -> ${result.after}`);
+    assert.equal(result.main.length, 30);
+    assert.equal(result.worker, result.main, 'the worker gives the main thread\'s text');
+    assert.ok(result.progress > 0);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    await server.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  const wasm = server.requests.filter((p) => p.endsWith('.wasm'));
+  assert.ok(wasm.length >= 1, `the wasm was fetched from the page's server: ${server.requests.join(', ')}`);
+  assert.ok(server.requests.some((p) => /worker.*\.js$/.test(p)), 'the worker script was fetched');
+  const foreign = seen.filter((u) => !u.startsWith(`${server.origin}/`));
+  assert.deepEqual(foreign, [], 'requests to anything but the local server');
+  assert.ok(seen.length >= 3, `saw ${seen.length} requests`);
+});
+
+test('the CLI of the installed tarball answers --help', () => {
+  const project = installInto(packed.dir, 'cli', packed.tarball);
+  const help = execFileSync(join(project, 'node_modules/.bin/wasmformer'), ['--help'], { cwd: project, encoding: 'utf8' });
+  assert.match(help, /Usage: wasmformer <command>/);
+  assert.ok(ROOT);
+});
