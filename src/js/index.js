@@ -1,10 +1,24 @@
 // wasmformer for browsers and bundlers: the wasm file is found next to the glue module
 // through new URL(..., import.meta.url), or passed as wasmUrl / wasmBinary.
 import { makeApi } from './loader.js';
+import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
+import { Tokenizer } from './tokenizer.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
-export { Tokenizer } from './tokenizer.js';
+export { Tokenizer };
+export { saveModel };
 
 const api = makeApi(null);
 export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
+
+/** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
+ * Options are load()'s. @example const model = await loadModel(bytes); */
+export async function loadModel(bytes, opts = {}) {
+  return loadModelWith(await load(opts), bytes);
+}
+
+/** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
+export async function loadTokenizer(bytes, opts = {}) {
+  return Tokenizer.load(await load(opts), bytes);
+}
