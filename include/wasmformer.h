@@ -215,8 +215,9 @@ WF_API const wf_real *wf_gen_logits(const wf_model *m);
 WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
                              const wf_sampling *s, uint32_t seed, int32_t *out);
 
-/* ---- Char-level tokenizer over Unicode code points ---- */
+/* ---- Tokenizers: char-level over Unicode code points ---- */
 typedef struct wf_tokenizer wf_tokenizer;
+typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
 
 /* A new empty tokenizer; caller frees with wf_tokenizer_free. NULL only when out of memory. */
 WF_API wf_tokenizer *wf_tokenizer_create(void);
@@ -227,6 +228,7 @@ WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
  * in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
 WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
+WF_API int32_t wf_tokenizer_get_kind(const wf_tokenizer *t); /* a wf_tokenizer_kind; NONE when empty */
 
 /* UTF-8 to ids: at most one id per input byte, so cap = len always suffices. Code points
  * outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, id 0. */
@@ -236,6 +238,27 @@ WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t 
 /* ids to UTF-8: at most 4 bytes per id; <unk> decodes to U+FFFD. Writes no NUL. */
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
                                      char *out, int32_t cap, int32_t *n_out);
+
+/* ---- Checkpoints and tokenizer files (format: docs/FORMATS.md) ---- */
+
+/* wf_model_save flag: also save the AdamW moments, optimizer settings, step (the schedule
+ * position) and the batch sampler's RNG states, so that training resumes exactly. */
+#define WF_SAVE_OPTIMIZER 1
+
+/* Serializes m (and tokenizer t when non-NULL) into a new buffer *out of *n bytes; caller
+ * frees with wf_buffer_free. */
+WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
+WF_API void wf_buffer_free(void *p); /* NULL is fine */
+
+/* Loads a checkpoint from memory into m (and, when t is non-NULL and the file has one, its
+ * tokenizer into t). Validates everything (magic, version, sizes against the header,
+ * checksum) before touching m or t; on failure both are unchanged and m has the message.
+ * m may be an empty handle from wf_model_create. */
+WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
+
+/* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
+WF_API wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n);
+WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 
 #ifdef __cplusplus
 }

@@ -5,27 +5,42 @@
  * Encoding maps a code point outside the vocabulary to <unk>; <unk> decodes to U+FFFD. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "tokenizer.h"
 
 #define UNK 0
 #define REPLACEMENT 0xFFFDu
-#define MAX_CODEPOINT 0x10FFFFu
-
-struct wf_tokenizer {
-    int32_t n_chars;      /* code points in the vocabulary (vocab size - 1) */
-    uint32_t *chars;      /* [n_chars], ascending */
-    int32_t ascii[128];   /* id of each ASCII code point, for the common case */
-    char err[256];
-};
-
-#define TOK_ERR(t, status, ...) wf_fail((t)->err, sizeof (t)->err, (status), __VA_ARGS__)
+#define MAX_CODEPOINT WF_MAX_CODEPOINT
 
 wf_tokenizer *wf_tokenizer_create(void) { return calloc(1, sizeof(wf_tokenizer)); }
 
+void wf_tokenizer_clear(wf_tokenizer *t) {
+    free(t->chars);
+    t->chars = NULL;
+    t->n_chars = 0;
+    t->kind = WF_TOKENIZER_NONE;
+}
+
+void wf_tokenizer_move(wf_tokenizer *dst, wf_tokenizer *src) {
+    char err[sizeof dst->err];
+    memcpy(err, dst->err, sizeof err);
+    wf_tokenizer_clear(dst);
+    *dst = *src;
+    memcpy(dst->err, err, sizeof err);
+    memset(src, 0, sizeof *src);
+}
+
 void wf_tokenizer_free(wf_tokenizer *t) {
     if (!t) return;
-    free(t->chars);
+    wf_tokenizer_clear(t);
     free(t);
+}
+
+void wf_tokenizer_set_chars(wf_tokenizer *t, uint32_t *chars, int32_t n) {
+    t->kind = WF_TOKENIZER_CHAR;
+    t->chars = chars;
+    t->n_chars = n;
+    for (int c = 0; c < 128; c++) t->ascii[c] = UNK;
+    for (int32_t i = 0; i < n && chars[i] < 128; i++) t->ascii[chars[i]] = i + 1;
 }
 
 const char *wf_tokenizer_error(const wf_tokenizer *t) { return t ? t->err : "tokenizer is NULL"; }
@@ -91,11 +106,8 @@ wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len
         for (uint32_t bits = seen[w]; bits; bits &= bits - 1) chars[k++] = w * 32 + (uint32_t)__builtin_ctz(bits);
     }
     free(seen);
-    free(t->chars);
-    t->chars = chars;
-    t->n_chars = n_chars;
-    for (int c = 0; c < 128; c++) t->ascii[c] = UNK;
-    for (int32_t i = 0; i < n_chars && chars[i] < 128; i++) t->ascii[chars[i]] = i + 1;
+    wf_tokenizer_clear(t);
+    wf_tokenizer_set_chars(t, chars, n_chars);
     t->err[0] = 0;
     return WF_OK;
 }
@@ -152,3 +164,5 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
     t->err[0] = 0;
     return WF_OK;
 }
+
+int32_t wf_tokenizer_get_kind(const wf_tokenizer *t) { return t ? t->kind : WF_TOKENIZER_NONE; }

@@ -259,6 +259,11 @@ export interface ModelInfo {
   busy: string | null;
 }
 
+export interface SaveOptions {
+  /** Include the optimizer state so that training resumes exactly (default true). */
+  optimizer?: boolean;
+}
+
 export interface StepResult {
   loss: number;
   gradNorm: number;
@@ -293,6 +298,12 @@ export class Tokenizer {
    * tok.decodeBytes([4]); // Uint8Array [104]
    */
   decodeBytes(ids: ArrayLike<number>): Uint8Array;
+  /**
+   * The tokenizer as the bytes of a tokenizer file (docs/FORMATS.md); see loadTokenizer.
+   * @example
+   * writeFileSync('vocab.wft', tok.save());
+   */
+  save(): Uint8Array;
   /**
    * Frees the tokenizer's wasm memory; using it afterwards throws WF_ERR_DISPOSED.
    * @example
@@ -413,6 +424,25 @@ export class Model {
   setTensor(name: string, values: ArrayLike<number>): void;
 
   /**
+   * The model as checkpoint bytes: config, tokenizer, weights and, unless
+   * `optimizer: false`, everything training needs to resume exactly (AdamW moments,
+   * optimizer settings, step, the batch sampler's state).
+   * @example
+   * const bytes = model.save();                       // resumable
+   * const small = model.save({ optimizer: false });   // weights only, a third of the size
+   */
+  save(options?: SaveOptions): Uint8Array;
+
+  /**
+   * Replaces the whole model (config, weights, optimizer state, tokenizer) with a
+   * checkpoint's, in place. Every part of the bytes is checked first; on any error the
+   * model is unchanged.
+   * @example
+   * model.load(await (await fetch('/models/austen.wf')).arrayBuffer());
+   */
+  load(bytes: Uint8Array | ArrayBuffer): this;
+
+  /**
    * Frees the model's wasm memory and its tokenizer's. Later use throws WF_ERR_DISPOSED;
    * a second dispose does nothing.
    * @example
@@ -510,6 +540,22 @@ export class WorkerModel {
   decode(ids: ArrayLike<number>): Promise<string>;
 
   /**
+   * A checkpoint of the model, moved out of the worker without a copy.
+   * @example
+   * const bytes = await wm.save();
+   * localStorage.setItem('model', btoa(String.fromCharCode(...bytes))); // or IndexedDB
+   */
+  save(options?: SaveOptions): Promise<Uint8Array>;
+
+  /**
+   * Replaces the model with a checkpoint's, in place (unchanged on failure). The bytes are
+   * copied once, then transferred to the worker.
+   * @example
+   * await wm.load(bytes);
+   */
+  load(bytes: Uint8Array | ArrayBuffer): Promise<void>;
+
+  /**
    * Ends the worker and frees all its memory. Pending calls reject with WF_ERR_DISPOSED.
    * @example
    * wm.dispose();
@@ -578,3 +624,34 @@ export function estimateMemory(config: Preset | ConfigInput, B?: number, T?: num
  * await wm.train(text, { steps: 200, onProgress: (p) => console.log(p.step) });
  */
 export function createWorkerModel(config?: Preset | ConfigInput, options?: WorkerOptions): Promise<WorkerModel>;
+
+/**
+ * loadModel with the model in a Web Worker (browsers) or a worker thread (Node). The bytes
+ * are copied once, then transferred.
+ * @example
+ * const wm = await loadWorkerModel(await (await fetch('/models/austen.wf')).arrayBuffer());
+ */
+export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerModel>;
+
+/**
+ * The model as checkpoint bytes; the same as model.save(options).
+ * @example
+ * const bytes = saveModel(model, { optimizer: false });
+ */
+export function saveModel(model: Model, options?: SaveOptions): Uint8Array;
+
+/**
+ * A model from checkpoint bytes, with the tokenizer saved in them. A damaged or foreign
+ * file throws a WfError (WF_ERR_FORMAT, or WF_ERR_UNSUPPORTED for a newer version) saying
+ * what is wrong.
+ * @example
+ * const model = await loadModel(new Uint8Array(await (await fetch('/models/austen.wf')).arrayBuffer()));
+ */
+export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
+
+/**
+ * A tokenizer from the bytes of a tokenizer file (tokenizer.save()).
+ * @example
+ * const tok = await loadTokenizer(readFileSync('vocab.wft'));
+ */
+export function loadTokenizer(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Tokenizer>;

@@ -3,11 +3,14 @@
 // copy; pass wasmUrl or wasmBinary to load it from elsewhere. Nothing is fetched from any
 // other host.
 import { makeApi } from './loader.js';
+import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
+import { Tokenizer } from './tokenizer.js';
 import { WorkerModel } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
-export { Tokenizer } from './tokenizer.js';
+export { Tokenizer };
+export { saveModel };
 export { WorkerModel } from './worker-client.js';
 
 const api = makeApi({
@@ -15,6 +18,17 @@ const api = makeApi({
   readWasm: async () => undefined, // the glue fetches it
 });
 export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
+
+/** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
+ * Options are load()'s. @example const model = await loadModel(bytes); */
+export async function loadModel(bytes, opts = {}) {
+  return loadModelWith(await load(opts), bytes);
+}
+
+/** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
+export async function loadTokenizer(bytes, opts = {}) {
+  return Tokenizer.load(await load(opts), bytes);
+}
 
 // A port over a Web Worker (see worker-host.js for the protocol).
 function workerPort(worker) {
@@ -42,4 +56,10 @@ function startWorker(opts) {
 /** createModel in a Web Worker: same API, every method async. */
 export function createWorkerModel(config = 'tiny', opts = {}) {
   return WorkerModel.start(workerPort(startWorker(opts)), 'create', [config, workerLoadOpts(opts)]);
+}
+
+/** loadModel in a Web Worker. The bytes are copied once, then transferred. */
+export function loadWorkerModel(bytes, opts = {}) {
+  const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+  return WorkerModel.start(workerPort(startWorker(opts)), 'load', [copy, workerLoadOpts(opts)], [copy.buffer]);
 }

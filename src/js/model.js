@@ -87,13 +87,21 @@ function nonNegativeInt(name, v) {
   return v;
 }
 
+/** The batch size of the preset a config has the shape of (a loaded tiny or baby model
+ * trains with its preset's batch), else 8. */
+function presetBatchSize(cfg) {
+  const keys = ['nLayer', 'nHead', 'dModel', 'dFF', 'context'];
+  const preset = Object.values(PRESETS).find((p) => keys.every((k) => p[k] === cfg[k]));
+  return preset?.batchSize ?? 8;
+}
+
 export class Model {
   /** @internal use createModel */
   constructor(rt, handle, tokenizer, batchSize) {
     this.rt = rt;
     this.handle = handle;
     this.tokenizer = tokenizer ?? null;
-    this.defaultBatchSize = batchSize ?? 8;
+    this.defaultBatchSize = batchSize ?? presetBatchSize(this.config);
     this.busy = null;
   }
 

@@ -157,6 +157,17 @@ export class WorkerModel {
   /** Text of token ids with the model's tokenizer. */
   decode(ids) { return this.request('decode', [ids]); }
 
+  /** A checkpoint of the model (Uint8Array, see saveModel), moved out of the worker
+   * without a copy. */
+  save(opts = {}) { return this.request('save', [opts]); }
+
+  /** Replaces the model with a checkpoint's, in place (unchanged on failure). The bytes
+   * are copied once, then transferred. */
+  async load(bytes) {
+    const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+    this.snapshot = await this.request('loadInto', [copy], { transfer: [copy.buffer] });
+  }
+
   /** Ends the worker and frees all its memory. Pending calls reject with WF_ERR_DISPOSED. */
   dispose() {
     if (this.disposed) return;
