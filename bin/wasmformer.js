@@ -23,6 +23,7 @@ const COMMANDS = {
     summary: 'train a model on a UTF-8 text file (default: the bundled Pride and Prejudice)',
     options: {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default tiny)` },
+      config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
       steps: { type: 'string', short: 's', value: 'N', help: 'train until the model has taken N steps (default 2000)' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
       resume: { type: 'boolean', short: 'r', help: 'continue training the model in --out' },
@@ -179,15 +180,22 @@ async function train(argv, o) {
   const valFraction = number('val-fraction', o['val-fraction'] ?? '0.1', (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.preset !== undefined && !wf.PRESETS[o.preset]) throw new UsageError(`--preset must be one of ${Object.keys(wf.PRESETS).join(', ')}, not "${o.preset}"`);
-  if (o.resume && o.preset !== undefined) throw new UsageError(`--preset cannot be combined with --resume: the model's config comes from ${path}`);
+  let config = {};
+  if (o.config !== undefined) {
+    try { config = JSON.parse(o.config); } catch { config = null; }
+    if (!config || typeof config !== 'object' || Array.isArray(config)) throw new UsageError(`--config must be a JSON object, not ${o.config}`);
+  }
+  for (const flag of ['preset', 'config', 'seed']) {
+    if (o.resume && o[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --resume: the model's config comes from ${path}`);
+  }
   if (o.resume && o.force) throw new UsageError('--resume and --force contradict each other');
   if (!o.resume && !o.force && existsSync(path)) throw new UsageError(`${path} exists: add --resume to continue training it, or --force to replace it`);
   if (o.resume && !existsSync(path)) throw new UsageError(`nothing to resume: ${path} does not exist`);
   const text = readText(file);
 
   const model = o.resume
-    ? await wf.loadModelFile(path)
-    : await wf.createModel({ preset: o.preset ?? 'tiny', ...(seed === undefined ? {} : { seed }) });
+    ? (await readModel(path)).model
+    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }) });
   const start = model.step;
   if (start >= total) {
     out.write(`${path} has already taken ${start} steps (--steps ${total}): nothing to do\n`);
@@ -195,7 +203,7 @@ async function train(argv, o) {
     return 0;
   }
   const B = batchSize ?? model.defaultBatchSize, T = model.config.context;
-  const name = o.resume ? `${path} (step ${start})` : (o.preset ?? 'tiny');
+  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}`;
   out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
     `(${text.length.toLocaleString('en-US')} characters) until step ${total}, batches of ${B} x ${T} tokens; saving to ${path}\n`);
 
@@ -214,7 +222,7 @@ async function train(argv, o) {
       steps: total - start, batchSize, evalInterval, valFraction, signal: ac.signal,
       onProgress: (p) => progress.update(p),
       ...(lr === undefined ? {} : { lr }),
-      ...(o.seed === undefined ? {} : { seed }),
+      ...(seed === undefined ? {} : { seed }),
       // resuming continues the schedule the model was saved with, stretched to this --steps
       ...(o.resume ? { keepSchedule: true, decaySteps: Math.max(0, total - model.optimizer.warmup) } : {}),
     });
@@ -253,7 +261,7 @@ async function generate(argv, o) {
   };
   if (o.seed !== undefined) opts.seed = integer('seed', o.seed, 0);
   const prompt = (o.prompt ?? '').replace(/\\n/g, '\n');
-  const model = await wf.loadModelFile(argv[0]);
+  const { model } = await readModel(argv[0]);
   const ac = new AbortController();
   let interrupted = false;
   const onSigint = () => { interrupted = true; ac.abort(); };
@@ -275,7 +283,7 @@ async function evaluate(argv, o) {
   positionals('eval', argv, 2, 2);
   const maxTokens = o['max-tokens'] === undefined ? Infinity : integer('max-tokens', o['max-tokens'], 1);
   const text = readText(argv[1]);
-  const model = await wf.loadModelFile(argv[0]);
+  const { model } = await readModel(argv[0]);
   try {
     const r = await model.evaluate(text, { maxTokens });
     if (o.json) out.write(`${JSON.stringify(r)}\n`);
@@ -286,26 +294,44 @@ async function evaluate(argv, o) {
   return 0;
 }
 
+/** Reads a model file; a file that is not a checkpoint says so in one line. */
+async function readModel(path) {
+  let data;
+  try {
+    data = readFileSync(path);
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  }
+  try {
+    return { model: await wf.loadModel(data), data };
+  } catch (e) {
+    if (e instanceof wf.WfError) e.message = `${path}: ${e.message}`;
+    throw e;
+  }
+}
+
 async function info(argv, o) {
   positionals('info', argv, 1, 1);
-  const bytes = statSync(argv[0], { throwIfNoEntry: false })?.size;
-  const model = await wf.loadModelFile(argv[0]);
+  const { model, data } = await readModel(argv[0]);
   try {
     const i = model.info();
+    // header flag bit 0 (docs/FORMATS.md): the optimizer state is in the file
+    const resumable = (data.readUInt32LE(8) & 1) === 1;
     if (o.json) {
-      out.write(`${JSON.stringify({ file: argv[0], bytes, ...i }, null, 2)}\n`);
+      out.write(`${JSON.stringify({ file: argv[0], bytes: data.length, resumable, ...i }, null, 2)}\n`);
       return 0;
     }
     const c = i.config, opt = i.optimizer;
     const schedule = `lr ${opt.lr.toPrecision(3)}, warmup to step ${opt.warmup}` +
       (opt.decaySteps > 0 ? `, cosine decay to step ${opt.warmup + opt.decaySteps}` : ', then constant');
     const rows = [
-      ['file', `${argv[0]} (${megabytes(bytes)})`],
+      ['file', `${argv[0]} (${megabytes(data.length)})`],
       ['model', `${c.arch}, ${c.block === 'pre_ln' ? 'Pre-LN' : 'Post-LN'} ${c.norm}, ${c.activation}, ${c.positions} positions, ` +
         `${c.tiedHead ? 'tied' : 'untied'} head, ${c.bias ? 'with' : 'no'} biases`],
       ['shape', `${c.nLayer} layers, ${c.nHead} heads, d_model ${c.dModel}, d_ff ${c.dFF}, context ${c.context}, vocab ${c.vocabSize}`],
       ['parameters', i.paramCount.toLocaleString('en-US')],
-      ['trained', `${i.step} steps (${schedule})`],
+      ['trained', resumable ? `${i.step} steps (${schedule}); optimizer state saved, training can resume`
+        : 'weights only (no optimizer state: the step count and schedule were not saved)'],
       ['tokenizer', i.tokenizer ? `${i.tokenizer.kind}, ${i.tokenizer.vocabSize} tokens` : 'none'],
       ['memory', `${megabytes(i.memory.total)} in use (weights ${megabytes(i.memory.params)})`],
     ];
@@ -339,7 +365,10 @@ async function main(argv) {
     parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
   } catch (e) {
     // parseArgs explains at length; its first sentence is the one-line error
-    throw new UsageError(e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase()));
+    let message = e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase());
+    const option = message.match(/'(?:-\w, )?(--[\w-]+)' argument is ambiguous/)?.[1];
+    if (option) message += `: write ${option}=VALUE for a value that starts with a dash`;
+    throw new UsageError(message);
   }
   if (parsed.values.help) {
     out.write(commandHelp(name));

@@ -259,7 +259,7 @@ export class Model {
    * decaySteps, minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (leave
    * the model's learning-rate schedule as it is, e.g. after load, instead of starting a new
    * one for this call), seed (restarts the batch sampler), valFraction (0.1), evalInterval
-   * (100), evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss,
+   * (100; at multiples of it, counting earlier steps, and at the end), evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss,
    * validated, lr, gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield
    * to the event loop, default 30). Resolves to a summary; an abort rejects with an
    * AbortError and leaves the model with the steps completed so far.
@@ -322,7 +322,7 @@ export class Model {
         this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
         this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
         last = this.readStepInfo(info);
-        const validated = valFraction > 0 && evalInterval > 0 && (s % evalInterval === 0 || s === steps);
+        const validated = valFraction > 0 && evalInterval > 0 && ((start + s) % evalInterval === 0 || s === steps);
         if (validated) valLoss = validate();
         const now = performance.now();
         const elapsed = (now - t0) / 1000;

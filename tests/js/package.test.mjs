@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pack, installInto, serve, ROOT } from './pack.js';
+import { pack, installInto, serve } from './pack.js';
 
 const packed = pack();
 after(() => rmSync(packed.dir, { recursive: true, force: true }));
@@ -134,9 +134,14 @@ test('a Vite build of a page importing the package runs in headless Chromium, on
   assert.ok(seen.length >= 3, `saw ${seen.length} requests`);
 });
 
-test('the CLI of the installed tarball answers --help', () => {
+test('the CLI of the installed tarball trains on its bundled text and generates', () => {
   const project = installInto(packed.dir, 'cli', packed.tarball);
-  const help = execFileSync(join(project, 'node_modules/.bin/wasmformer'), ['--help'], { cwd: project, encoding: 'utf8' });
-  assert.match(help, /Usage: wasmformer <command>/);
-  assert.ok(ROOT);
+  const bin = join(project, 'node_modules/.bin/wasmformer');
+  const run = (...args) => execFileSync(bin, args, { cwd: project, encoding: 'utf8' });
+  assert.match(run('--help'), /Usage: wasmformer <command>/);
+  const micro = JSON.stringify({ nLayer: 1, nHead: 2, dModel: 32, dFF: 64, context: 32 });
+  const trained = run('train', '--config', micro, '--steps', '5', '--eval-interval', '0', '--out', 'm.wf');
+  assert.match(trained, /on pride_and_prejudice.txt \(684,768 characters\)/);
+  assert.match(trained, /^done: step 5, /m);
+  assert.equal(run('generate', 'm.wf', '--prompt', 'Mr', '--tokens', '10', '--seed', '1').length, 'Mr'.length + 10 + 1);
 });

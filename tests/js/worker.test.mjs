@@ -2,7 +2,7 @@
 // a Web Worker, tested in package.test.mjs): the Model API across a thread boundary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createModel, createWorkerModel, WorkerModel, WfError } from '../../src/js/node.js';
+import { createModel, createWorkerModel, loadModel, loadWorkerModel, WorkerModel, WfError } from '../../src/js/node.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
@@ -93,4 +93,41 @@ test('errors in the worker arrive as WfError with the core code and message', as
   await assert.rejects(wm.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /split/.test(e.message));
   await assert.rejects(wm.getTensor('nope'), (e) => e.code === 'WF_ERR_ARG');
   wm.dispose();
+});
+
+test('save and load move checkpoints in and out of the worker', async () => {
+  const wm = await createWorkerModel({ ...SMALL, seed: 8 });
+  await wm.train(TEXT, { steps: 30, lr: 3e-3, evalInterval: 0 });
+  const bytes = await wm.save();
+  assert.ok(bytes instanceof Uint8Array && bytes.length > 3 * 4 * wm.paramCount);
+  assert.equal(bytes.buffer.byteLength, bytes.length, 'the transferred buffer holds exactly the checkpoint');
+  const local = await loadModel(bytes);
+  assert.equal(local.step, 30);
+  const gen = { maxTokens: 30, temperature: 0.7, seed: 2 };
+  assert.equal(await wm.generateText('the ', gen), await local.generateText('the ', gen));
+  // both resume to the same weights: the checkpoint holds the optimizer and sampler state
+  await wm.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0 });
+  await local.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0 });
+  assert.deepEqual(await wm.getTensor('wte'), local.getTensor('wte'));
+
+  // load in place; the caller's bytes stay usable (a copy is transferred)
+  const other = await createModel({ ...SMALL, nLayer: 1, seed: 9 });
+  await other.train(TEXT, { steps: 3, evalInterval: 0 });
+  const otherBytes = other.save();
+  await wm.load(otherBytes);
+  assert.equal(otherBytes.length > 0 && otherBytes.byteLength, otherBytes.length, 'not detached');
+  assert.equal(wm.config.nLayer, 1);
+  assert.equal(wm.step, 3);
+  assert.equal(await wm.generateText('the ', gen), await other.generateText('the ', gen));
+  // a damaged checkpoint changes nothing
+  const bad = otherBytes.slice();
+  bad[bad.length - 10] ^= 0xff;
+  await assert.rejects(wm.load(bad), (e) => e instanceof WfError && e.code === 'WF_ERR_FORMAT');
+  assert.equal((await wm.info()).config.nLayer, 1);
+
+  // a worker model straight from bytes (an ArrayBuffer here)
+  const fromBytes = await loadWorkerModel(bytes.buffer.slice(0));
+  assert.equal(fromBytes.step, 30);
+  await assert.rejects(loadWorkerModel(new Uint8Array(100)), (e) => e.code === 'WF_ERR_FORMAT');
+  for (const m of [wm, local, other, fromBytes]) m.dispose();
 });
