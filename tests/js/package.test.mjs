@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pack, installInto, serve } from './pack.js';
@@ -58,80 +58,116 @@ test('a plain Node ESM script imports the installed tarball, trains and generate
 });
 
 // The browser page: the same work on the main thread and in a worker, with the same seeds,
-// must give the same text.
+// must give the same text. Built twice: by Vite, which follows new URL(..., import.meta.url)
+// to the wasm and new Worker(new URL(...)) to the worker, and by esbuild, which follows
+// neither, so the page says where it put them (wasmUrl, worker), as the README tells.
+const HTML = '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><pre id="out"></pre><script type="module" src="./main.js"></script></body></html>\n';
 const PAGE = {
-  'index.html': '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><pre id="out"></pre><script type="module" src="./main.js"></script></body></html>\n',
-  'main.js': `
+  'index.html': HTML,
+  'page.js': `
 import { createModel, createWorkerModel } from 'wasmformer';
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8, seed: 3 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
-async function run() {
-  const model = await createModel(SMALL);
+export async function run(modelOpts, workerOpts) {
+  const model = await createModel(SMALL, modelOpts);
   const before = (await model.evaluate(TEXT, { maxTokens: 1000 })).loss;
   await model.train(TEXT, { steps: 80, lr: 3e-3, evalInterval: 0 });
   const after = (await model.evaluate(TEXT, { maxTokens: 1000 })).loss;
   const main = await model.generateText('the ', { maxTokens: 30, temperature: 0.5, seed: 1 });
-  const wm = await createWorkerModel(SMALL);
+  const wm = await createWorkerModel(SMALL, workerOpts);
   let progress = 0;
   await wm.train(TEXT, { steps: 80, lr: 3e-3, evalInterval: 0, onProgress: () => progress++ });
   let worker = '';
   for await (const piece of wm.generate('the ', { maxTokens: 30, temperature: 0.5, seed: 1 })) worker += piece;
+  const saved = await wm.save();
   wm.dispose();
-  return { before, after, main, worker, progress };
+  model.load(saved);
+  const reloaded = await model.generateText('the ', { maxTokens: 30, temperature: 0.5, seed: 1 });
+  return { before, after, main, worker, reloaded, progress };
 }
-run().then((r) => { window.__result = r; }, (e) => { window.__result = { error: String((e && e.stack) || e) }; });
-document.getElementById('out').textContent = 'running';
+export function report(promise) {
+  promise.then((r) => { window.__result = r; }, (e) => { window.__result = { error: String((e && e.stack) || e) }; });
+}
 `,
+  'main.js': `import { run, report } from './page.js';\nreport(run({}, {}));\n`,
+  'esbuild-main.js': `import { run, report } from './page.js';
+const wasmUrl = '/wasmformer.wasm';
+report(run({ wasmUrl }, { wasmUrl, worker: new Worker('/worker.js', { type: 'module' }) }));
+`,
+  'esbuild-worker.js': `import 'wasmformer/worker';\n`,
 };
 
 const CHROMIUM = '/usr/bin/chromium';
 
-test('a Vite build of a page importing the package runs in headless Chromium, on localhost only', async (t) => {
+async function buildWithVite(project) {
+  const { build } = await import('vite');
+  await build({ root: project, configFile: false, logLevel: 'warn', build: { outDir: 'vite-out', emptyOutDir: true } });
+  return join(project, 'vite-out');
+}
+
+async function buildWithEsbuild(project) {
+  const esbuild = await import('esbuild');
+  const out = join(project, 'esbuild-out');
+  await esbuild.build({
+    absWorkingDir: project, bundle: true, format: 'esm', outdir: out, logLevel: 'warning',
+    entryPoints: { main: 'esbuild-main.js', worker: 'esbuild-worker.js' },
+  });
+  copyFileSync(join(project, 'node_modules/wasmformer/dist/wasmformer.wasm'), join(out, 'wasmformer.wasm'));
+  writeFileSync(join(out, 'index.html'), HTML);
+  return out;
+}
+
+test('pages bundled by Vite and by esbuild run the package in headless Chromium, on localhost only', async (t) => {
   if (!existsSync(CHROMIUM)) {
     if (process.env.CI) assert.fail(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
     t.skip(`${CHROMIUM} not installed (apt-get install -y chromium)`);
     return;
   }
   const project = installInto(packed.dir, 'web', packed.tarball, PAGE);
-  const { build } = await import('vite');
-  await build({ root: project, configFile: false, logLevel: 'warn', build: { outDir: 'out', emptyOutDir: true } });
+  const sites = { vite: await buildWithVite(project), esbuild: await buildWithEsbuild(project) };
 
   const { chromium } = await import('playwright-core');
-  const server = await serve(join(project, 'out'));
   const profile = mkdtempSync(join(tmpdir(), 'wf-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  const seen = [], errors = [];
+  const seen = [];
   context.on('request', (r) => seen.push(r.url()));
+  const servers = [];
   try {
-    const page = context.pages()[0] ?? await context.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); }));
-    await page.goto(`${server.origin}/`);
-    await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
-    const result = await page.evaluate(() => window.__result);
-    console.log(result);
-    assert.equal(result.error, undefined, result.error);
-    assert.ok(result.after < 0.5 * result.before, `loss ${result.before} -> ${result.after}`);
-    assert.equal(result.main.length, 30);
-    assert.equal(result.worker, result.main, 'the worker gives the main thread\'s text');
-    assert.ok(result.progress > 0);
-    assert.deepEqual(errors, []);
+    for (const [name, folder] of Object.entries(sites)) {
+      const server = await serve(folder);
+      servers.push(server);
+      const errors = [];
+      const page = await context.newPage();
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); }));
+      await page.goto(`${server.origin}/`);
+      await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+      const result = await page.evaluate(() => window.__result);
+      console.log(name, result);
+      assert.equal(result.error, undefined, `${name}: ${result.error}`);
+      assert.ok(result.after < 0.5 * result.before, `${name}: loss ${result.before} -> ${result.after}`);
+      assert.equal(result.main.length, 30);
+      assert.equal(result.worker, result.main, `${name}: the worker gives the main thread's text`);
+      assert.equal(result.reloaded, result.main, `${name}: the worker's checkpoint loads on the main thread`);
+      assert.ok(result.progress > 0);
+      assert.deepEqual(errors, [], name);
+      assert.ok(server.requests.some((p) => p.endsWith('.wasm')), `${name}: the wasm came from the page's server: ${server.requests.join(', ')}`);
+      assert.ok(server.requests.some((p) => /worker.*\.js$/.test(p)), `${name}: the worker script was fetched`);
+      await page.close();
+    }
   } finally {
     await context.close();
-    await server.close();
+    for (const server of servers) await server.close();
     rmSync(profile, { recursive: true, force: true });
   }
-  const wasm = server.requests.filter((p) => p.endsWith('.wasm'));
-  assert.ok(wasm.length >= 1, `the wasm was fetched from the page's server: ${server.requests.join(', ')}`);
-  assert.ok(server.requests.some((p) => /worker.*\.js$/.test(p)), 'the worker script was fetched');
-  const foreign = seen.filter((u) => !u.startsWith(`${server.origin}/`));
-  assert.deepEqual(foreign, [], 'requests to anything but the local server');
-  assert.ok(seen.length >= 3, `saw ${seen.length} requests`);
+  const local = servers.map((s) => `${s.origin}/`);
+  assert.deepEqual(seen.filter((u) => !local.some((o) => u.startsWith(o))), [], 'requests to anything but the local servers');
+  assert.ok(seen.length >= 6, `saw ${seen.length} requests`);
 });
 
 test('the CLI of the installed tarball trains on its bundled text and generates', () => {
