@@ -259,10 +259,11 @@ export class Model {
    * decaySteps, minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (leave
    * the model's learning-rate schedule as it is, e.g. after load, instead of starting a new
    * one for this call), seed (restarts the batch sampler), valFraction (0.1), evalInterval
-   * (100; at multiples of it, counting earlier steps, and at the end), evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss,
-   * validated, lr, gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield
-   * to the event loop, default 30). Resolves to a summary; an abort rejects with an
-   * AbortError and leaves the model with the steps completed so far.
+   * (100: validate at its multiples, counting earlier steps, and at the end), evalBatches
+   * (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss, validated, lr,
+   * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
+   * loop, default 30). Resolves to a summary; an abort rejects with an AbortError and
+   * leaves the model with the steps completed so far.
    */
   async train(data, opts = {}) {
     this.idle();
