@@ -52,7 +52,8 @@ typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
 typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
-/* Every field is 4 bytes, in this order, so JavaScript can write the struct directly. */
+/* Every field is 4 bytes, in this order, so JavaScript can write the struct directly. New
+ * fields are appended; a zero in each of them keeps the older meaning. */
 typedef struct {
     int32_t arch;       /* wf_arch */
     int32_t norm;       /* wf_norm */
@@ -69,10 +70,17 @@ typedef struct {
     int32_t d_ff;       /* F: width of the feed-forward hidden layer */
     float norm_eps;     /* epsilon inside the norm's square root */
     uint32_t seed;      /* seeds weight init and the model's training RNG streams */
+    int32_t n_enc_layer; /* encoder-decoder: the encoder's layers (n_layer counts the decoder's);
+                            0 for the other archs */
+    float dropout;      /* training only: probability of zeroing each embedding and sublayer
+                           output (inverted dropout, seeded by seed and step); 0 = off */
+    int32_t max_beam;   /* encoder-decoder: widest beam of wf_seq2seq_decode (its caches are
+                           allocated with the model); ignored by the other archs */
 } wf_config;
 
 /* Fills cfg with the "tiny" GPT: decoder, Pre-LN LayerNorm, GELU, learned positions,
- * tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5, seed 1337. */
+ * tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5, seed 1337,
+ * no encoder layers, no dropout, max_beam 4. Choices are documented in docs/ARCHITECTURES.md. */
 WF_API void wf_config_default(wf_config *cfg);
 
 /* Checks cfg without allocating. On failure writes a one-line reason to msg (cap bytes,
@@ -90,8 +98,9 @@ typedef struct {
     double total;
 } wf_memory;
 
-/* What a model of cfg would need when trained at batch B and sequence length T
- * (B = T = 0: without activations). Fails like wf_config_check, without a message. */
+/* What a model of cfg would need when trained at batch B and sequence length T (an
+ * encoder-decoder's sources also of length T; B = T = 0: without activations). Fails like
+ * wf_config_check, without a message. */
 WF_API wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out);
 
 /* ---- The model ---- */
@@ -149,7 +158,7 @@ WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o);
 WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out);
 
 typedef struct {
-    wf_real loss;      /* mean cross-entropy of the batch */
+    wf_real loss;      /* the batch's loss: mean cross-entropy, or mean squared error */
     wf_real grad_norm; /* global gradient norm before clipping */
     float lr;          /* learning rate used */
     int32_t step;      /* steps taken after this one */
@@ -168,12 +177,43 @@ WF_API wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t
 WF_API wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets,
                             int32_t B, int32_t T, wf_real *loss);
 
-/* Logits [B, T, V] of the last wf_forward, wf_train_step or wf_compute_grads; borrowed. */
+/* Logits [B, T, V] of the last forward (any of the calls below); borrowed; NULL when it
+ * computed none (an encoder trained on target_vecs). */
 WF_API const wf_real *wf_logits(const wf_model *m);
 
 /* Forward and backward without an update: gradients land in wf_model_grads. */
 WF_API wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets,
                                   int32_t B, int32_t T, wf_real *loss);
+
+/* One batch for any architecture; unused pointers are NULL. Positions t >= lengths[b] are
+ * padding: no position attends to them and they count in no loss. Pointers are 4 bytes in
+ * wasm32, so JavaScript writes this struct field by field too. */
+typedef struct {
+    const int32_t *inputs;      /* [B, T] ids into the stack under the head: the decoder's
+                                   (decoder, encoder-decoder: the shifted target) or the encoder's */
+    const wf_real *input_vecs;  /* encoder only: [B, T, C] vectors instead of inputs (positions
+                                   are still added) */
+    const int32_t *lengths;     /* [B] real positions per sequence, in [1, T]; NULL: all T */
+    const int32_t *targets;     /* [B, T] ids for cross-entropy, negative = ignored */
+    const wf_real *target_vecs; /* encoder only: [B, T, C] targets of a mean squared error on
+                                   the final states (after the final norm) instead of targets */
+    const int32_t *src;         /* encoder-decoder only: [B, S] source ids */
+    const int32_t *src_lengths; /* [B] real source tokens, in [1, S]; NULL: all S */
+    int32_t B, T, S;
+} wf_batch;
+
+/* wf_forward, wf_compute_grads and wf_train_step for a wf_batch. Forward evaluates (no
+ * dropout; loss may be NULL, targets optional); grads and step train (dropout on). */
+WF_API wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss);
+WF_API wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss);
+WF_API wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info);
+
+/* Final states [B, T, C] (after the final norm) of the last forward; borrowed. */
+WF_API const wf_real *wf_hidden(const wf_model *m);
+
+/* Cross-attention weights [B, NH, T, S] of decoder layer `layer` in the last forward of an
+ * encoder-decoder; borrowed; NULL for other archs or a layer out of range. */
+WF_API const wf_real *wf_cross_attention(const wf_model *m, int32_t layer);
 
 WF_API int32_t wf_model_step(const wf_model *m); /* optimizer steps taken */
 WF_API float wf_model_lr(const wf_model *m);     /* learning rate the next step will use */
@@ -187,7 +227,7 @@ WF_API wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n,
                                  float val_fraction, int32_t split, int32_t B, int32_t T,
                                  int32_t *inputs, int32_t *targets);
 
-/* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
+/* ---- Generation (a KV cache in the model, sized by cfg.context; decoder arch) ---- */
 typedef struct {
     float temperature; /* 0: greedy (argmax) */
     int32_t top_k;     /* keep the k most likely tokens; 0: all */
@@ -210,6 +250,14 @@ WF_API const wf_real *wf_gen_logits(const wf_model *m);
 /* Both of the above: writes n_new tokens to out. */
 WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
                              const wf_sampling *s, uint32_t seed, int32_t *out);
+
+/* Encoder-decoder: decodes src[0, S) from the token bos until eos or max_new tokens, by
+ * beam search of width beam (1: greedy; at most cfg.max_beam) over log-probabilities summed
+ * without length penalty. Writes the best hypothesis (eos included if reached) to out
+ * (room for max_new ids) and its length to *n_out. Uses the caches allocated with the
+ * model: nothing is allocated. max_new <= context. */
+WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos,
+                                   int32_t beam, int32_t max_new, int32_t *out, int32_t *n_out);
 
 /* ---- Char-level tokenizer over Unicode code points ---- */
 typedef struct wf_tokenizer wf_tokenizer;

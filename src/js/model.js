@@ -1,6 +1,6 @@
 // A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
-import { WfError, abortError } from './runtime.js';
+import { CONFIG_BYTES, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
 
 const ENUMS = {
@@ -19,7 +19,7 @@ export const PRESETS = {
 
 const FRIENDLY_DEFAULTS = {
   arch: 'decoder', norm: 'layernorm', block: 'pre_ln', activation: 'gelu', positions: 'learned',
-  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337,
+  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337, dropout: 0, maxBeam: 4,
 };
 
 /** A full config in JavaScript form (strings and booleans) from a preset name or a partial
@@ -42,6 +42,8 @@ export function resolveConfig(config = 'tiny') {
   for (const [k, names] of Object.entries(ENUMS)) {
     if (typeof out[k] === 'number') out[k] = names[out[k]] ?? out[k];
   }
+  // an encoder-decoder's encoder is as deep as its decoder unless told otherwise
+  if (out.nEncLayer === undefined) out.nEncLayer = out.arch === 'encoder-decoder' ? out.nLayer : 0;
   return out;
 }
 
@@ -54,7 +56,7 @@ export function toNative(cfg) {
     if (i < 0) throw new WfError('WF_ERR_CONFIG', `${k} "${v}" is not one of ${names.join(', ')}`);
     out[k] = i;
   }
-  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF']) {
+  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'nEncLayer', 'maxBeam']) {
     const v = cfg[k];
     if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${k} must be an integer, not ${v}`);
     out[k] = v;
@@ -62,6 +64,7 @@ export function toNative(cfg) {
   out.tiedHead = cfg.tiedHead ? 1 : 0;
   out.bias = cfg.bias ? 1 : 0;
   out.normEps = cfg.normEps;
+  out.dropout = cfg.dropout;
   out.seed = cfg.seed >>> 0;
   return out;
 }
@@ -99,7 +102,7 @@ export class Model {
     if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
     const model = new Model(rt, h, tokenizer, friendly.batchSize);
     try {
-      rt.withBuffer(64, (p) => {
+      rt.withBuffer(CONFIG_BYTES, (p) => {
         rt.writeConfig(p, native);
         model.call(rt.M._wf_model_init(h, p));
       });
@@ -127,7 +130,7 @@ export class Model {
   /** The model's config (strings and booleans). */
   get config() {
     this.call();
-    return this.rt.withBuffer(64, (p) => {
+    return this.rt.withBuffer(CONFIG_BYTES, (p) => {
       this.call(this.rt.M._wf_model_config(this.handle, p));
       return fromNative(this.rt.readConfig(p));
     });
