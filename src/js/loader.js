@@ -4,6 +4,8 @@ import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { Runtime } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
+import { Encoder } from './encoder.js';
+import { Seq2Seq } from './seq2seq.js';
 
 export function makeApi(defaultBinary) {
   let cached = null;
@@ -30,6 +32,24 @@ export function makeApi(defaultBinary) {
     async createModel(config = 'tiny', opts = {}) {
       const rt = await load(opts);
       return Model.create(rt, config, opts);
+    },
+    /**
+     * An encoder-only model (bidirectional, padding masks, cross-entropy or MSE objectives)
+     * from a partial config over ENCODER_DEFAULTS.
+     * @example const enc = await createEncoder({ dModel: 64, block: 'post_ln', positions: 'sinusoidal' });
+     */
+    async createEncoder(config = {}, opts = {}) {
+      const rt = await load(opts);
+      return Encoder.create(rt, config);
+    },
+    /**
+     * An encoder-decoder from a partial config over SEQ2SEQ_DEFAULTS. opts.texts builds a
+     * char tokenizer shared by sources and targets (vocabSize then defaults to its size + 2).
+     * @example const s2s = await createSeq2Seq({ dModel: 32 }, { texts: sources.concat(targets) });
+     */
+    async createSeq2Seq(config = {}, opts = {}) {
+      const rt = await load(opts);
+      return Seq2Seq.create(rt, config, opts);
     },
     /** A char-level tokenizer over the code points of text. */
     async createTokenizer(text, opts = {}) {
