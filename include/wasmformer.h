@@ -70,12 +70,9 @@ typedef struct {
     int32_t d_ff;       /* F: width of the feed-forward hidden layer */
     float norm_eps;     /* epsilon inside the norm's square root */
     uint32_t seed;      /* seeds weight init and the model's training RNG streams */
-    int32_t n_enc_layer; /* encoder-decoder: the encoder's layers (n_layer counts the decoder's);
-                            0 for the other archs */
-    float dropout;      /* training only: probability of zeroing each embedding and sublayer
-                           output (inverted dropout, seeded by seed and step); 0 = off */
-    int32_t max_beam;   /* encoder-decoder: widest beam of wf_seq2seq_decode (its caches are
-                           allocated with the model); ignored by the other archs */
+    int32_t n_enc_layer; /* encoder-decoder: encoder layers (n_layer: the decoder's); else 0 */
+    float dropout;       /* training only: drop probability of embeddings and sublayer outputs */
+    int32_t max_beam;    /* encoder-decoder: widest beam of wf_seq2seq_decode; else ignored */
 } wf_config;
 
 /* Fills cfg with the "tiny" GPT: decoder, Pre-LN LayerNorm, GELU, learned positions,
@@ -185,25 +182,21 @@ WF_API const wf_real *wf_logits(const wf_model *m);
 WF_API wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets,
                                   int32_t B, int32_t T, wf_real *loss);
 
-/* One batch for any architecture; unused pointers are NULL. Positions t >= lengths[b] are
- * padding: no position attends to them and they count in no loss. Pointers are 4 bytes in
- * wasm32, so JavaScript writes this struct field by field too. */
+/* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows
+ * t >= lengths[b] are padding: nothing attends to them and no loss counts them. */
 typedef struct {
-    const int32_t *inputs;      /* [B, T] ids into the stack under the head: the decoder's
-                                   (decoder, encoder-decoder: the shifted target) or the encoder's */
-    const wf_real *input_vecs;  /* encoder only: [B, T, C] vectors instead of inputs (positions
-                                   are still added) */
-    const int32_t *lengths;     /* [B] real positions per sequence, in [1, T]; NULL: all T */
+    const int32_t *inputs;      /* [B, T] ids: the decoder's (shifted target) or the encoder's */
+    const wf_real *input_vecs;  /* encoder only: [B, T, C] vectors instead of inputs */
+    const int32_t *lengths;     /* [B] real rows, in [1, T]; NULL: all T */
     const int32_t *targets;     /* [B, T] ids for cross-entropy, negative = ignored */
-    const wf_real *target_vecs; /* encoder only: [B, T, C] targets of a mean squared error on
-                                   the final states (after the final norm) instead of targets */
+    const wf_real *target_vecs; /* encoder only: [B, T, C] MSE targets of the final states */
     const int32_t *src;         /* encoder-decoder only: [B, S] source ids */
-    const int32_t *src_lengths; /* [B] real source tokens, in [1, S]; NULL: all S */
+    const int32_t *src_lengths; /* [B] real source rows, in [1, S]; NULL: all S */
     int32_t B, T, S;
 } wf_batch;
 
 /* wf_forward, wf_compute_grads and wf_train_step for a wf_batch. Forward evaluates (no
- * dropout; loss may be NULL, targets optional); grads and step train (dropout on). */
+ * dropout; targets optional, loss may be NULL); grads and step train (dropout on). */
 WF_API wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss);
 WF_API wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss);
 WF_API wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info);
@@ -212,7 +205,7 @@ WF_API wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *inf
 WF_API const wf_real *wf_hidden(const wf_model *m);
 
 /* Cross-attention weights [B, NH, T, S] of decoder layer `layer` in the last forward of an
- * encoder-decoder; borrowed; NULL for other archs or a layer out of range. */
+ * encoder-decoder; borrowed; NULL otherwise. */
 WF_API const wf_real *wf_cross_attention(const wf_model *m, int32_t layer);
 
 WF_API int32_t wf_model_step(const wf_model *m); /* optimizer steps taken */
@@ -251,13 +244,13 @@ WF_API const wf_real *wf_gen_logits(const wf_model *m);
 WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
                              const wf_sampling *s, uint32_t seed, int32_t *out);
 
-/* Encoder-decoder: decodes src[0, S) from the token bos until eos or max_new tokens, by
- * beam search of width beam (1: greedy; at most cfg.max_beam) over log-probabilities summed
- * without length penalty. Writes the best hypothesis (eos included if reached) to out
- * (room for max_new ids) and its length to *n_out. Uses the caches allocated with the
- * model: nothing is allocated. max_new <= context. */
-WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos,
-                                   int32_t beam, int32_t max_new, int32_t *out, int32_t *n_out);
+/* Encoder-decoder: decodes src[0, S) from bos until eos or max_new <= context tokens by beam
+ * search of width beam (1: greedy; <= max_beam), no length penalty. Writes the best
+ * hypothesis (with eos if reached) to out[0, max_new) and its length to *n_out. Uses the
+ * caches allocated with the model. */
+WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos,
+                                   int32_t eos, int32_t beam, int32_t max_new, int32_t *out,
+                                   int32_t *n_out);
 
 /* ---- Char-level tokenizer over Unicode code points ---- */
 typedef struct wf_tokenizer wf_tokenizer;

@@ -1,36 +1,14 @@
-// The seq2seq demonstration in the wasm build through the Seq2Seq class: an encoder-decoder
-// learns to reverse strings in a few seconds; greedy and beam decoding on held-out strings,
-// the cross-attention map, abort and errors.
+// The seq2seq demonstration (bench/reverse.mjs) in the wasm build through the Seq2Seq
+// class: an encoder-decoder learns to reverse strings in a few seconds; greedy and beam
+// decoding on held-out strings, the cross-attention map, abort and errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSeq2Seq } from '../../src/js/node.js';
-
-const LETTERS = 'abcdefgh';
-
-// Words of 3 to 8 letters from a seeded generator; the held-out ones never appear in training.
-function data(seed = 7) {
-  let s = seed >>> 0;
-  const rnd = () => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 2 ** 32; };
-  const word = () => {
-    const n = 3 + Math.floor(rnd() * 6);
-    let w = '';
-    for (let i = 0; i < n; i++) w += LETTERS[Math.floor(rnd() * LETTERS.length)];
-    return w;
-  };
-  const rev = (w) => [...w].reverse().join('');
-  const held = new Set();
-  while (held.size < 200) held.add(word());
-  const train = [];
-  while (train.length < 20000) {
-    const w = word();
-    if (!held.has(w)) train.push([w, rev(w)]);
-  }
-  return { train, test: [...held].map((w) => [w, rev(w)]) };
-}
+import { LETTERS, REVERSE_CONFIG, reverseData } from '../../bench/reverse.mjs';
 
 test('an encoder-decoder learns to reverse strings: greedy and beam exact match on held-out strings', async () => {
-  const { train, test: heldOut } = data();
-  const s2s = await createSeq2Seq({ dModel: 24, dFF: 48, nLayer: 1, nHead: 4, context: 9 }, { texts: [LETTERS] });
+  const { train, test: heldOut } = reverseData();
+  const s2s = await createSeq2Seq(REVERSE_CONFIG, { texts: [LETTERS] });
   assert.equal(s2s.config.vocabSize, LETTERS.length + 1 + 2); // <unk>, the letters, bos, eos
   assert.equal(s2s.config.nEncLayer, 1);
   const before = s2s.evaluate(heldOut).loss;
