@@ -1,14 +1,9 @@
-/* Rotary position embeddings (RoPE; seed 004, 11.1), in the Hugging Face Llama convention
- * so that a Llama checkpoint's q_proj/k_proj rows load without any permutation:
- * within each head, channel i pairs with channel i + HS/2 ("rotate_half"), and the pair
- * turns by the angle pos * theta^(-2i/HS), theta = 10000, for i in [0, HS/2).
- * Shapes: x rows of NH heads of HS channels, row stride `stride` (q and k inside the
- * packed qkv buffer), B sequences of T rows at positions pos0, pos0 + 1, ...;
- * cos, sin [context, HS/2].
- *   out_i = x_i cos - x_{i+h} sin,   out_{i+h} = x_{i+h} cos + x_i sin,   h = HS/2
- *   backward is the transposed rotation: dx_i = d_i cos + d_{i+h} sin, dx_{i+h} = d_{i+h} cos - d_i sin
- * A rotation is applied in place, forward and backward. Exception to "backward
- * accumulates": the gradient is rotated in place (=), since q and k have one consumer. */
+/* Rotary positions (seed 004), Hugging Face Llama's rotate_half convention: in each head,
+ * channel i pairs with i + HS/2 and turns by pos * 10000^(-2i/HS) (docs/ARCHITECTURES.md).
+ * Shapes: B x T rows at positions pos0.., NH heads of HS, row stride `stride`; cos, sin
+ * [context, HS/2]. In place; saves nothing (a rotation is its own record).
+ *   out_i = x_i cos - x_{i+h} sin,  out_{i+h} = x_{i+h} cos + x_i sin,  h = HS/2
+ *   backward: dx = R^T dout, written in place (=, not +=: q and k have one consumer). */
 #include "ops.h"
 
 /* Computed in double, so the float table is the same on every platform. */

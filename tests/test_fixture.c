@@ -3,8 +3,9 @@
  * every gradient to 1e-4 relative, and the losses of 5 AdamW steps with warmup, cosine decay
  * and clipping to 1e-5. GPTs, an encoder-decoder, a Llama-style decoder and an encoder
  * trained with a mean squared error, all through the one wf_batch entry point.
- * With --dump DIR it also writes DIR/<case>.logits.f32 and .loss.f32, so the wasm build's
- * test can compare itself with this native build. */
+ * With --dump DIR it also writes DIR/<case>.logits.f32 (the final states for an MSE
+ * fixture) and .loss.f32, so the wasm build's tests can compare themselves with this
+ * native build. */
 #include <math.h>
 #include <stdlib.h>
 

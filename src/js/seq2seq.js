@@ -79,7 +79,10 @@ export class Seq2Seq {
   /** Id that ends every target: vocabSize - 1. */
   get eos() { return this.config.vocabSize - 1; }
 
-  /** Changes optimizer settings; the rest stay (see Model.setOptimizer). */
+  /**
+   * Changes optimizer settings; the rest stay (see Model.setOptimizer).
+   * @example s2s.setOptimizer({ lr: 1e-3, gradClip: 0.5 });
+   */
   setOptimizer(settings) { this.model.setOptimizer(settings); }
 
   /** Ids of a string (through the tokenizer) or a copy of an id array. */
@@ -141,6 +144,7 @@ export class Seq2Seq {
   /**
    * Evaluation forward (no dropout) of a batch or pairs: {loss (null without targets),
    * logits: Float32Array [B*T*vocabSize]}.
+   * @example const { loss, logits } = s2s.forward([['abc', 'cba']]);
    */
   forward(batchOrPairs) {
     this.model.idle();
