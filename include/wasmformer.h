@@ -211,7 +211,7 @@ WF_API const wf_real *wf_gen_logits(const wf_model *m);
 WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
                              const wf_sampling *s, uint32_t seed, int32_t *out);
 
-/* ---- Tokenizers: char-level over Unicode code points ---- */
+/* ---- Tokenizers: char-level (Unicode code points) or byte-level BPE ---- */
 typedef struct wf_tokenizer wf_tokenizer;
 typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
 
@@ -220,18 +220,25 @@ WF_API wf_tokenizer *wf_tokenizer_create(void);
 WF_API void wf_tokenizer_free(wf_tokenizer *t);
 WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
 
-/* Vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code point
- * in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
+/* Char vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code
+ * point in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
+
+/* Byte-level BPE learned from text (any bytes): ids 0..255 are the bytes, then merges,
+ * most frequent pair first, until vocab_size (in [256, 2^20]) tokens or until no pair
+ * occurs twice. Deterministic; no unknown token: any bytes round-trip exactly. */
+WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
 WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
 WF_API int32_t wf_tokenizer_get_kind(const wf_tokenizer *t); /* a wf_tokenizer_kind; NONE when empty */
+WF_API int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t); /* most bytes one id decodes to */
 
-/* UTF-8 to ids: at most one id per input byte, so cap = len always suffices. Code points
- * outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, id 0. */
+/* Text (len bytes) to ids: at most one id per input byte, so cap = len always suffices.
+ * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len,
                                      int32_t *out, int32_t cap, int32_t *n_out);
 
-/* ids to UTF-8: at most 4 bytes per id; <unk> decodes to U+FFFD. Writes no NUL. */
+/* ids to bytes: cap = n * wf_tokenizer_max_bytes(t) always suffices; char's <unk> decodes
+ * to U+FFFD. Writes no NUL. */
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
                                      char *out, int32_t cap, int32_t *n_out);
 

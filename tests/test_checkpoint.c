@@ -597,7 +597,34 @@ static void test_hostile(void) {
     free_victim(&v);
 }
 
-int main(void) {
+/* --dump dir: a checkpoint of a trained small model with its tokenizer and optimizer
+ * state, for the wasm build to load and save again byte for byte
+ * (tests/js/checkpoint.test.mjs). */
+static int dump(const char *dir) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    if (wf_model_init(m, &c) != WF_OK) return 1;
+    int32_t *tokens = corpus(2000, c.vocab_size);
+    train(m, tokens, 2000, 4);
+    wf_tokenizer *t = wf_tokenizer_create();
+    wf_tokenizer_train_char(t, "native build", 12);
+    uint8_t *b;
+    int32_t n;
+    if (wf_model_save(m, t, WF_SAVE_OPTIMIZER, &b, &n) != WF_OK) return 1;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/small.wf", dir);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(b, 1, n, f) == (size_t)n;
+    if (f) fclose(f);
+    wf_buffer_free(b);
+    free(tokens);
+    wf_tokenizer_free(t);
+    wf_model_free(m);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
     test_round_trip();
     test_exact_resume();
     test_hostile();
