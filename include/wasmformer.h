@@ -263,6 +263,19 @@ WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data
 WF_API wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 
+/* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
+
+/* m's weights as a safetensors file (float32) and its config.json, named as Hugging Face
+ * names them: GPT2LMHeadModel for the GPT-2 style decoder, wasmformer's own names for
+ * configs no Hugging Face class matches. Two new buffers (config not NUL-terminated);
+ * caller frees each with wf_buffer_free. */
+WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
+
+/* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)
+ * describe, in a layout export writes. Validated first; on failure m is unchanged. */
+WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len,
+                                       const uint8_t *st, int32_t st_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,12 +2,13 @@
 // through new URL(..., import.meta.url), or passed as wasmUrl / wasmBinary.
 import { makeApi } from './loader.js';
 import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
+import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
 export { Tokenizer };
-export { saveModel };
+export { saveModel, exportSafetensors };
 
 const api = makeApi(null);
 export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
@@ -16,6 +17,12 @@ export const { load, createModel, createTokenizer, checkConfig, estimateMemory }
  * Options are load()'s. @example const model = await loadModel(bytes); */
 export async function loadModel(bytes, opts = {}) {
   return loadModelWith(await load(opts), bytes);
+}
+
+/** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+ * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
+export async function importSafetensors(files, opts = {}) {
+  return importSafetensorsWith(await load(opts), files);
 }
 
 /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
