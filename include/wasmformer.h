@@ -224,9 +224,8 @@ WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
  * point in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
 
-/* Byte-level BPE learned from text (any bytes): ids 0..255 are the bytes, then merges,
- * most frequent pair first, until vocab_size (in [256, 2^20]) tokens or until no pair
- * occurs twice. Deterministic; no unknown token: any bytes round-trip exactly. */
+/* Byte-level BPE from text (any bytes): ids 0..255 are the bytes, then merges until
+ * vocab_size (256..2^20) tokens or no pair occurs twice. Any bytes round-trip exactly. */
 WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
 WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
 WF_API int32_t wf_tokenizer_get_kind(const wf_tokenizer *t); /* a wf_tokenizer_kind; NONE when empty */
@@ -242,21 +241,17 @@ WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t 
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
                                      char *out, int32_t cap, int32_t *n_out);
 
-/* ---- Checkpoints and tokenizer files (format: docs/FORMATS.md) ---- */
-
-/* wf_model_save flag: also save the AdamW moments, optimizer settings, step (the schedule
- * position) and the batch sampler's RNG states, so that training resumes exactly. */
-#define WF_SAVE_OPTIMIZER 1
+/* ---- Checkpoints and tokenizer files (docs/FORMATS.md) ---- */
+#define WF_SAVE_OPTIMIZER 1 /* also save AdamW moments, optimizer settings, step, schedule position and RNG states */
 
 /* Serializes m (and tokenizer t when non-NULL) into a new buffer *out of *n bytes; caller
  * frees with wf_buffer_free. */
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
 
-/* Loads a checkpoint from memory into m (and, when t is non-NULL and the file has one, its
- * tokenizer into t). Validates everything (magic, version, sizes against the header,
- * checksum) before touching m or t; on failure both are unchanged and m has the message.
- * m may be an empty handle from wf_model_create. */
+/* Loads a checkpoint from memory into m (an empty handle is fine) and, when t is non-NULL
+ * and the file has one, its tokenizer into t. Validates everything (magic, version, sizes
+ * against the header, checksum) before touching m or t; on failure both are unchanged. */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
 
 /* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
@@ -265,14 +260,13 @@ WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t
 
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
 
-/* m's weights as a safetensors file (float32) and its config.json, named as Hugging Face
- * names them: GPT2LMHeadModel for the GPT-2 style decoder, wasmformer's own names for
- * configs no Hugging Face class matches. Two new buffers (config not NUL-terminated);
- * caller frees each with wf_buffer_free. */
+/* m as a float32 safetensors file and a NUL-terminated config.json: a GPT2LMHeadModel for
+ * the GPT-2 style decoder, wasmformer's own names otherwise. Caller frees both buffers
+ * with wf_buffer_free. */
 WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
 
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)
- * describe, in a layout export writes. Validated first; on failure m is unchanged. */
+ * describe. Validated first; on failure m is unchanged. */
 WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len,
                                        const uint8_t *st, int32_t st_len);
 
