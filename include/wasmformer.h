@@ -252,27 +252,64 @@ WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, i
                                    int32_t eos, int32_t beam, int32_t max_new, int32_t *out,
                                    int32_t *n_out);
 
-/* ---- Char-level tokenizer over Unicode code points ---- */
+/* ---- Tokenizers: char-level (Unicode code points) or byte-level BPE ---- */
 typedef struct wf_tokenizer wf_tokenizer;
+typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
 
 /* A new empty tokenizer; caller frees with wf_tokenizer_free. NULL only when out of memory. */
 WF_API wf_tokenizer *wf_tokenizer_create(void);
 WF_API void wf_tokenizer_free(wf_tokenizer *t);
 WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
 
-/* Vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code point
- * in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
+/* Char vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code
+ * point in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
-WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
 
-/* UTF-8 to ids: at most one id per input byte, so cap = len always suffices. Code points
- * outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, id 0. */
+/* Byte-level BPE from text (any bytes): ids 0..255 are the bytes, then merges until
+ * vocab_size (256..2^20) tokens or no pair occurs twice. Any bytes round-trip exactly. */
+WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
+WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
+WF_API int32_t wf_tokenizer_get_kind(const wf_tokenizer *t); /* a wf_tokenizer_kind; NONE when empty */
+WF_API int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t); /* most bytes one id decodes to */
+
+/* Text (len bytes) to ids: at most one id per input byte, so cap = len always suffices.
+ * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len,
                                      int32_t *out, int32_t cap, int32_t *n_out);
 
-/* ids to UTF-8: at most 4 bytes per id; <unk> decodes to U+FFFD. Writes no NUL. */
+/* ids to bytes: cap = n * wf_tokenizer_max_bytes(t) always suffices; char's <unk> decodes
+ * to U+FFFD. Writes no NUL. */
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
                                      char *out, int32_t cap, int32_t *n_out);
+
+/* ---- Checkpoints and tokenizer files (docs/FORMATS.md) ---- */
+#define WF_SAVE_OPTIMIZER 1 /* also save AdamW moments, optimizer settings, step, schedule position and RNG states */
+
+/* Serializes m (and tokenizer t when non-NULL) into a new buffer *out of *n bytes; caller
+ * frees with wf_buffer_free. */
+WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
+WF_API void wf_buffer_free(void *p); /* NULL is fine */
+
+/* Loads a checkpoint from memory into m (an empty handle is fine) and, when t is non-NULL
+ * and the file has one, its tokenizer into t. Validates everything (magic, version, sizes
+ * against the header, checksum) before touching m or t; on failure both are unchanged. */
+WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
+
+/* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
+WF_API wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n);
+WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
+
+/* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
+
+/* m as a float32 safetensors file and a NUL-terminated config.json: a GPT2LMHeadModel for
+ * the GPT-2 style decoder, wasmformer's own names otherwise. Caller frees both buffers
+ * with wf_buffer_free. */
+WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
+
+/* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)
+ * describe. Validated first; on failure m is unchanged. */
+WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len,
+                                       const uint8_t *st, int32_t st_len);
 
 #ifdef __cplusplus
 }

@@ -1052,3 +1052,19 @@ wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float v
     m->err[0] = 0;
     return WF_OK;
 }
+
+/* ---- for the file formats (checkpoint.c, safetensors.c) ---- */
+
+size_t wf_model_stride(const wf_model *m) { return arena_stride(m); }
+
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]) {
+    wf_status s = wf_config_check(cfg, NULL, 0);
+    if (s != WF_OK) return s;
+    wf_model probe; /* only its dims and table are used; nothing is allocated */
+    memset(&probe, 0, sizeof probe);
+    wf_dims_of(cfg, &probe.d);
+    if (params_elems_d(&probe.d) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
+    layout_params(&probe);
+    memcpy(out, probe.tensors, sizeof probe.tensors);
+    return WF_OK;
+}

@@ -272,6 +272,13 @@ void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rs
 void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean,
                      wf_real *lnf_rstd, const wf_real *x, int N);
 
+/* model.c, for the file formats: the elements between the arena's blocks
+ * ([params | grads | m | v] start at 0, stride, 2 stride, 3 stride), and the tensor table
+ * a config would have, computed without allocating (WF_ERR_CONFIG when the config is
+ * invalid or has more than 2^31 - 1 parameters). */
+size_t wf_model_stride(const wf_model *m);
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]);
+
 /* generate.c, for model.c */
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem); /* mem NULL: only counts */
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng,

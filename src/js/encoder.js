@@ -1,6 +1,7 @@
 // An encoder-only model (arch 'encoder'): bidirectional self-attention, padding masks, and
 // two objectives, per-token cross-entropy and a mean squared error of the final states
 // against target vectors. Inputs are token ids or vectors. A thin layer over Model.
+import { WfError } from './runtime.js';
 import { Model } from './model.js';
 import { readStepInfo, withBatch } from './batch.js';
 
@@ -21,6 +22,15 @@ export class Encoder {
    */
   static create(rt, config = {}) {
     return new Encoder(Model.create(rt, { ...ENCODER_DEFAULTS, ...config, arch: 'encoder' }));
+  }
+
+  /**
+   * Wraps a Model whose arch is 'encoder', e.g. one loaded from a checkpoint.
+   * @example const enc = Encoder.from(await loadModel(bytes));
+   */
+  static from(model) {
+    if (model.config.arch !== 'encoder') throw new WfError('WF_ERR_STATE', `Encoder needs an encoder; this model is a ${model.config.arch}`);
+    return new Encoder(model);
   }
 
   get rt() { return this.model.rt; }

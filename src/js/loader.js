@@ -51,10 +51,10 @@ export function makeApi(defaultBinary) {
       const rt = await load(opts);
       return Seq2Seq.create(rt, config, opts);
     },
-    /** A char-level tokenizer over the code points of text. */
+    /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {
       const rt = await load(opts);
-      return Tokenizer.fromText(rt, text);
+      return Tokenizer.fromText(rt, text, opts);
     },
     /** Checks a config without building it: null when valid, else {code, message}. */
     async checkConfig(config, opts = {}) {

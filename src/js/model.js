@@ -210,24 +210,19 @@ export class Model {
     }
   }
 
-  /** Token ids of text; builds a char tokenizer from it when the model has none yet. */
-  tokensOf(data) {
+  /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`
+   * says (Tokenizer.forModel: char by default). */
+  tokensOf(data, spec) {
     if (typeof data !== 'string') return data instanceof Int32Array ? data : Int32Array.from(data);
-    if (!this.tokenizer) {
-      const tok = Tokenizer.fromText(this.rt, data);
-      const V = this.config.vocabSize;
-      if (tok.vocabSize > V) {
-        const n = tok.vocabSize;
-        tok.dispose();
-        throw new WfError('WF_ERR_CONFIG', `the text has ${n - 1} distinct characters (+1 unknown) but the model's vocabSize is ${V}; create the model with vocabSize >= ${n}`);
-      }
-      this.tokenizer = tok;
-    }
+    if (!this.tokenizer) this.tokenizer = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
+    else if (spec !== undefined) this.tokenizer.assertMatches(spec);
     return this.tokenizer.encode(data);
   }
 
   /**
-   * Trains on text (or token ids). Options: steps (default 1000), batchSize, lr, warmup,
+   * Trains on text (or token ids). Options: tokenizer (used when the model has none yet:
+   * 'char' (default), 'bpe', {kind: 'bpe', vocabSize} (default the model's vocabSize), or a
+   * Tokenizer to copy), steps (default 1000), batchSize, lr, warmup,
    * decaySteps, minLrRatio, weightDecay, gradClip, valFraction (0.1), evalInterval (100),
    * evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss, lr,
    * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
@@ -247,7 +242,7 @@ export class Model {
     const yieldMs = opts.yieldMs ?? 30;
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
-    const tokens = this.tokensOf(data);
+    const tokens = this.tokensOf(data, opts.tokenizer);
 
     const start = this.step;
     const schedule = {};

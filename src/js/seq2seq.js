@@ -66,6 +66,17 @@ export class Seq2Seq {
     return new Seq2Seq(model);
   }
 
+  /**
+   * Wraps a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * @example const s2s = Seq2Seq.from(await loadModel(bytes));
+   */
+  static from(model) {
+    if (model.config.arch !== 'encoder-decoder') {
+      throw new WfError('WF_ERR_STATE', `Seq2Seq needs an encoder-decoder; this model is a ${model.config.arch}`);
+    }
+    return new Seq2Seq(model);
+  }
+
   get rt() { return this.model.rt; }
   get handle() { return this.model.handle; }
   /** The model's config (strings and booleans). */

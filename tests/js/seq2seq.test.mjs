@@ -3,8 +3,11 @@
 // decoding on held-out strings, the cross-attention map, abort and errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSeq2Seq } from '../../src/js/node.js';
+import { createSeq2Seq, loadModel, saveModel, Seq2Seq } from '../../src/js/node.js';
 import { LETTERS, REVERSE_CONFIG, reverseData } from '../../bench/reverse.mjs';
+
+// Seq2Seq.from refuses a model of another architecture.
+const decoderLike = () => ({ config: { arch: 'decoder' } });
 
 test('an encoder-decoder learns to reverse strings: greedy and beam exact match on held-out strings', async () => {
   const { train, test: heldOut } = reverseData();
@@ -37,6 +40,13 @@ test('an encoder-decoder learns to reverse strings: greedy and beam exact match 
   let mean = [0, 0, 0, 0];
   for (let h = 0; h < map.nHead; h++) mean = mean.map((v, j) => v + last[h * map.T * map.S + j] / map.nHead);
   assert.equal(mean.indexOf(Math.max(...mean)), 3, `first output row attends ${mean}`);
+  // a checkpoint brings back the same translator, tokenizer included
+  const again = Seq2Seq.from(await loadModel(saveModel(s2s.model)));
+  assert.equal(again.config.nEncLayer, 1);
+  assert.equal(again.translate('hgfedcba', { beam: 4 }), s2s.translate('hgfedcba', { beam: 4 }));
+  assert.deepEqual(again.forward(heldOut.slice(0, 4)).logits, s2s.forward(heldOut.slice(0, 4)).logits);
+  assert.throws(() => Seq2Seq.from(decoderLike()), (e) => e.code === 'WF_ERR_STATE');
+  again.dispose();
   s2s.dispose();
 });
 
