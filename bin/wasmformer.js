@@ -4,7 +4,7 @@
 // 1 the work failed (a message says why), 2 bad arguments, 130 stopped by Ctrl-C (after
 // saving what training had done).
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as wf from '../src/js/node.js';
@@ -33,6 +33,8 @@ const COMMANDS = {
       'eval-interval': { type: 'string', value: 'N', help: 'validate every N steps (default 100; 0: never)' },
       'val-fraction': { type: 'string', value: 'F', help: 'share of the text held out for validation (default 0.1)' },
       seed: { type: 'string', value: 'N', help: 'seed of the weights and the batch order' },
+      tokenizer: { type: 'string', short: 't', value: 'KIND', help: 'char (default) or bpe, learned from the text' },
+      vocab: { type: 'string', value: 'N', help: 'with --tokenizer bpe: tokens, 256 bytes + merges (default 512)' },
       help,
     },
     run: train,
@@ -70,6 +72,26 @@ const COMMANDS = {
       help,
     },
     run: info,
+  },
+  export: {
+    args: '<model.wf>',
+    summary: 'write a model as Hugging Face files (model.safetensors, config.json) into a folder',
+    options: {
+      format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (the only one, default)' },
+      out: { type: 'string', short: 'o', value: 'DIR', help: 'the folder to write (required; created if missing)' },
+      help,
+    },
+    run: exportModel,
+  },
+  import: {
+    args: '<dir>',
+    summary: 'read Hugging Face files (config.json, model.safetensors) into a model file',
+    options: {
+      out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
+      force: { type: 'boolean', help: 'overwrite --out if it exists' },
+      help,
+    },
+    run: importModel,
   },
 };
 
@@ -179,13 +201,16 @@ async function train(argv, o) {
   const evalInterval = integer('eval-interval', o['eval-interval'] ?? '100', 0);
   const valFraction = number('val-fraction', o['val-fraction'] ?? '0.1', (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
+  if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
+  if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
+  const vocab = o.tokenizer === 'bpe' ? integer('vocab', o.vocab ?? '512', 257) : undefined;
   if (o.preset !== undefined && !wf.PRESETS[o.preset]) throw new UsageError(`--preset must be one of ${Object.keys(wf.PRESETS).join(', ')}, not "${o.preset}"`);
   let config = {};
   if (o.config !== undefined) {
     try { config = JSON.parse(o.config); } catch { config = null; }
     if (!config || typeof config !== 'object' || Array.isArray(config)) throw new UsageError(`--config must be a JSON object, not ${o.config}`);
   }
-  for (const flag of ['preset', 'config', 'seed']) {
+  for (const flag of ['preset', 'config', 'seed', 'tokenizer']) {
     if (o.resume && o[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --resume: the model's config comes from ${path}`);
   }
   if (o.resume && o.force) throw new UsageError('--resume and --force contradict each other');
@@ -195,7 +220,9 @@ async function train(argv, o) {
 
   const model = o.resume
     ? (await readModel(path)).model
-    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }) });
+    : await wf.createModel({
+      preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }), ...(vocab ? { vocabSize: vocab } : {}),
+    });
   const start = model.step;
   if (start >= total) {
     out.write(`${path} has already taken ${start} steps (--steps ${total}): nothing to do\n`);
@@ -220,6 +247,7 @@ async function train(argv, o) {
   try {
     summary = await model.train(text, {
       steps: total - start, batchSize, evalInterval, valFraction, signal: ac.signal,
+      ...(vocab ? { tokenizer: { kind: 'bpe', vocabSize: vocab } } : {}),
       onProgress: (p) => progress.update(p),
       ...(lr === undefined ? {} : { lr }),
       ...(seed === undefined ? {} : { seed }),
@@ -336,6 +364,46 @@ async function info(argv, o) {
       ['memory', `${megabytes(i.memory.total)} in use (weights ${megabytes(i.memory.params)})`],
     ];
     for (const [k, v] of rows) out.write(`${k.padEnd(11)} ${v}\n`);
+  } finally {
+    model.dispose();
+  }
+  return 0;
+}
+
+async function exportModel(argv, o) {
+  positionals('export', argv, 1, 1);
+  const format = o.format ?? 'safetensors';
+  if (format !== 'safetensors') throw new UsageError(`--format must be safetensors, not "${format}"`);
+  if (o.out === undefined) throw new UsageError('--out DIR is required');
+  const { model } = await readModel(argv[0]);
+  try {
+    const names = await wf.exportSafetensorsDir(model, o.out);
+    out.write(`wrote ${names.map((n) => join(o.out, n)).join(', ')}\n`);
+  } finally {
+    model.dispose();
+  }
+  return 0;
+}
+
+async function importModel(argv, o) {
+  positionals('import', argv, 1, 1);
+  if (o.out === undefined) throw new UsageError('--out FILE is required');
+  if (existsSync(o.out) && !o.force) throw new UsageError(`${o.out} exists: add --force to replace it`);
+  for (const name of ['config.json', 'model.safetensors']) {
+    if (!existsSync(join(argv[0], name))) throw new Error(`${argv[0]} has no ${name}`);
+  }
+  let model;
+  try {
+    model = await wf.importSafetensorsDir(argv[0]);
+  } catch (e) {
+    if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
+    throw e;
+  }
+  try {
+    await wf.saveModelFile(model, o.out);
+    const c = model.config;
+    out.write(`wrote ${o.out}: ${c.arch}, ${c.nLayer} layers, d_model ${c.dModel}, ${model.paramCount.toLocaleString('en-US')} parameters, ` +
+      `${model.tokenizer ? `${model.tokenizer.kind} tokenizer` : 'no tokenizer (token ids only)'}\n`);
   } finally {
     model.dispose();
   }

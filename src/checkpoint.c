@@ -24,7 +24,8 @@
  * with fewer fields than this build (written before a field existed) gets the defaults
  * for the rest; a file with more is refused as written by a newer version. */
 #define CONFIG_FIELDS(X) X(arch) X(norm) X(block) X(activation) X(positions) X(tied_head) X(bias) \
-    X(vocab_size) X(context) X(n_layer) X(n_head) X(d_model) X(d_ff) X(norm_eps) X(seed)
+    X(vocab_size) X(context) X(n_layer) X(n_head) X(d_model) X(d_ff) X(norm_eps) X(seed) \
+    X(n_enc_layer) X(dropout) X(max_beam)
 #define OPTIM_FIELDS(X) X(lr) X(beta1) X(beta2) X(eps) X(weight_decay) X(warmup) X(decay_steps) \
     X(min_lr_ratio) X(grad_clip)
 #define COUNT_FIELD(name) +1
@@ -93,8 +94,14 @@ static void end_file(wf_writer *w, size_t start) {
 
 static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
     size_t start = begin_file(w, "WFTK", TOK_VERSION, (uint32_t)t->kind);
-    wf_put_u32(w, (uint32_t)t->n_chars);
-    for (int32_t i = 0; i < t->n_chars; i++) wf_put_u32(w, t->chars[i]);
+    if (t->kind == WF_TOKENIZER_CHAR) {
+        wf_put_u32(w, (uint32_t)t->n_chars);
+        for (int32_t i = 0; i < t->n_chars; i++) wf_put_u32(w, t->chars[i]);
+    } else {
+        wf_put_u32(w, WF_BPE_PRETOKENIZER);
+        wf_put_u32(w, (uint32_t)t->bpe.n_merges);
+        for (int32_t i = 0; i < 2 * t->bpe.n_merges; i++) wf_put_u32(w, (uint32_t)t->bpe.merges[i]);
+    }
     end_file(w, start);
 }
 
@@ -273,14 +280,35 @@ static wf_status get_words(wf_reader *r, void *s, int ours, int min, const char 
     return WF_OK;
 }
 
+/* A BPE payload: pretokenizer, merge count, merges; wf_bpe_build checks the merges. */
+static wf_status parse_bpe(wf_reader *r, wf_tokenizer *out, char *msg, size_t cap) {
+    uint32_t pre = wf_get_u32(r), count = wf_get_u32(r);
+    if (r->failed) FAIL(WF_ERR_FORMAT, "the BPE vocabulary ends early");
+    if (pre != WF_BPE_PRETOKENIZER) FAIL(WF_ERR_UNSUPPORTED, "BPE pretokenizer %u; this build knows %d", pre, WF_BPE_PRETOKENIZER);
+    if (count > WF_BPE_MAX_VOCAB - 256 || (size_t)count * 8 != wf_left(r))
+        FAIL(WF_ERR_FORMAT, "the BPE vocabulary says %u merges but %zu bytes follow (8 each)", count, wf_left(r));
+    int32_t *merges = malloc((size_t)(count ? count : 1) * 2 * sizeof(int32_t));
+    if (!merges) FAIL(WF_ERR_NOMEM, "out of memory reading %u merges", count);
+    for (uint32_t i = 0; i < 2 * count; i++) {
+        uint32_t v = wf_get_u32(r);
+        merges[i] = v > INT32_MAX ? -1 : (int32_t)v; /* out of range either way; build names it */
+    }
+    char why[160];
+    wf_status s = wf_bpe_build(&out->bpe, merges, (int32_t)count, why, sizeof why);
+    if (s != WF_OK) FAIL(s, "the BPE vocabulary: %s", why);
+    out->kind = WF_TOKENIZER_BPE;
+    return WF_OK;
+}
+
 /* Parses a whole tokenizer file into out, a zeroed temporary (freed here on failure). */
 static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap) {
     wf_reader r;
     uint32_t kind;
     wf_status s = open_file(data, n, "WFTK", TOK_VERSION, "tokenizer file", &r, &kind, msg, cap);
     if (s != WF_OK) return s;
+    if (kind == WF_TOKENIZER_BPE) return parse_bpe(&r, out, msg, cap);
     if (kind != WF_TOKENIZER_CHAR)
-        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED, "tokenizer kind %u is not one this build reads (1 char)", kind);
+        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED, "tokenizer kind %u is not one this build reads (1 char, 2 bpe)", kind);
     uint32_t count = wf_get_u32(&r);
     if (r.failed || count == 0) FAIL(WF_ERR_FORMAT, "the char vocabulary is empty");
     if (count > WF_MAX_CODEPOINT + 1 || (size_t)count * 4 != wf_left(&r))

@@ -1,8 +1,9 @@
-/* Char-level tokenizer over Unicode code points.
- * Vocabulary: id 0 is <unk>; ids 1..n are the distinct code points of the training text in
- * ascending order. UTF-8 is decoded strictly (no overlong forms, surrogates or values
- * above U+10FFFF); each byte that does not start a valid sequence reads as U+FFFD.
- * Encoding maps a code point outside the vocabulary to <unk>; <unk> decodes to U+FFFD. */
+/* The tokenizer handle and its char-level kind; byte-level BPE lives in bpe.c.
+ * Char-level vocabulary: id 0 is <unk>; ids 1..n are the distinct code points of the
+ * training text in ascending order. UTF-8 is decoded strictly (no overlong forms,
+ * surrogates or values above U+10FFFF); each byte that does not start a valid sequence
+ * reads as U+FFFD. Encoding maps a code point outside the vocabulary to <unk>; <unk>
+ * decodes to U+FFFD. */
 #include <stdlib.h>
 
 #include "tokenizer.h"
@@ -17,6 +18,7 @@ void wf_tokenizer_clear(wf_tokenizer *t) {
     free(t->chars);
     t->chars = NULL;
     t->n_chars = 0;
+    wf_bpe_release(&t->bpe);
     t->kind = WF_TOKENIZER_NONE;
 }
 
@@ -45,7 +47,19 @@ void wf_tokenizer_set_chars(wf_tokenizer *t, uint32_t *chars, int32_t n) {
 
 const char *wf_tokenizer_error(const wf_tokenizer *t) { return t ? t->err : "tokenizer is NULL"; }
 
-int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) { return t && t->chars ? t->n_chars + 1 : 0; }
+int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) {
+    if (!t) return 0;
+    if (t->kind == WF_TOKENIZER_CHAR) return t->n_chars + 1;
+    if (t->kind == WF_TOKENIZER_BPE) return 256 + t->bpe.n_merges;
+    return 0;
+}
+
+int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t) {
+    if (!t) return 0;
+    if (t->kind == WF_TOKENIZER_CHAR) return 4; /* the longest UTF-8 sequence */
+    if (t->kind == WF_TOKENIZER_BPE) return t->bpe.max_len;
+    return 0;
+}
 
 /* Decodes one code point at s[0, len) into *cp; returns the bytes consumed (>= 1). */
 static int utf8_next(const unsigned char *s, int32_t len, uint32_t *cp) {
@@ -127,11 +141,18 @@ static int32_t lookup(const wf_tokenizer *t, uint32_t cp) {
 wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, int32_t *out, int32_t cap,
                               int32_t *n_out) {
     if (!t) return WF_ERR_ARG;
-    if (!t->chars) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
+    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
     if ((!text && len > 0) || len < 0 || !n_out || (!out && cap > 0) || cap < 0)
         return TOK_ERR(t, WF_ERR_ARG, "bad arguments to encode");
     const unsigned char *s = (const unsigned char *)text;
     int32_t n = 0;
+    if (t->kind == WF_TOKENIZER_BPE) {
+        wf_status st = wf_bpe_encode(&t->bpe, s, (size_t)len, out, cap, &n, t->err, sizeof t->err);
+        if (st != WF_OK) return st;
+        *n_out = n;
+        t->err[0] = 0;
+        return WF_OK;
+    }
     for (int32_t i = 0; i < len;) {
         uint32_t cp;
         i += utf8_next(s + i, len - i, &cp);
@@ -146,10 +167,24 @@ wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, in
 wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, char *out, int32_t cap,
                               int32_t *n_out) {
     if (!t) return WF_ERR_ARG;
-    if (!t->chars) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
+    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
     if ((!ids && n > 0) || n < 0 || !n_out || (!out && cap > 0) || cap < 0)
         return TOK_ERR(t, WF_ERR_ARG, "bad arguments to decode");
     int32_t len = 0;
+    if (t->kind == WF_TOKENIZER_BPE) {
+        const int32_t V = 256 + t->bpe.n_merges;
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t id = ids[i];
+            if (id < 0 || id >= V) return TOK_ERR(t, WF_ERR_TOKEN, "token id %d at position %d is outside [0, %d)", id, i, V);
+            const int32_t k = (int32_t)(t->bpe.tok_off[id + 1] - t->bpe.tok_off[id]);
+            if (k > cap - len) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d bytes is too small", cap);
+            memcpy(out + len, t->bpe.bytes + t->bpe.tok_off[id], (size_t)k);
+            len += k;
+        }
+        *n_out = len;
+        t->err[0] = 0;
+        return WF_OK;
+    }
     char buf[4];
     for (int32_t i = 0; i < n; i++) {
         int32_t id = ids[i];
@@ -166,3 +201,20 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
 }
 
 int32_t wf_tokenizer_get_kind(const wf_tokenizer *t) { return t ? t->kind : WF_TOKENIZER_NONE; }
+
+wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size) {
+    if (!t) return WF_ERR_ARG;
+    if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
+    if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: there is nothing to learn merges from");
+    if (vocab_size < 256 || vocab_size > WF_BPE_MAX_VOCAB)
+        return TOK_ERR(t, WF_ERR_ARG, "a byte-level BPE vocabulary has 256 byte tokens plus merges: vocab_size must be in [256, %d], not %d",
+                       WF_BPE_MAX_VOCAB, vocab_size);
+    wf_bpe next;
+    wf_status s = wf_bpe_train(&next, (const uint8_t *)text, (size_t)len, vocab_size, t->err, sizeof t->err);
+    if (s != WF_OK) return s;
+    wf_tokenizer_clear(t);
+    t->bpe = next;
+    t->kind = WF_TOKENIZER_BPE;
+    t->err[0] = 0;
+    return WF_OK;
+}

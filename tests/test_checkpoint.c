@@ -495,13 +495,15 @@ static void test_hostile(void) {
     REBUILD((free(s.payload[optm]), s.n = 3), WF_ERR_FORMAT, "OPTM is missing", "missing section");
     REBUILD((s.len[tens] += 4, memset(s.payload[tens] + s.len[tens] - 4, 0, 4)), WF_ERR_FORMAT, "unexplained", "trailing bytes in a section");
     REBUILD((s.len[tens] -= 4), WF_ERR_FORMAT, "bytes left", "section shorter than its tensors");
-    REBUILD((wr32(s.payload[conf], 16), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED, "16 fields", "config from a newer version");
+    /* this build writes 18 config fields (15 in version 1, then n_enc_layer, dropout, max_beam) */
+    REBUILD((wr32(s.payload[conf], 19), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED, "19 fields", "config from a newer version");
     REBUILD((wr32(s.payload[conf], 14), s.len[conf] -= 4), WF_ERR_FORMAT, "14 fields", "config too short");
     REBUILD(wr32(s.payload[conf], 0xFFFFFFFFu), WF_ERR_UNSUPPORTED, "fields", "absurd field count");
     /* config fields: 1 + index words into CONF */
     REBUILD(wr32(s.payload[conf] + 4 * (1 + 11), 12), WF_ERR_FORMAT, "dimension", "d_model disagrees with the tensors");
     REBUILD(wr32(s.payload[conf] + 4 * (1 + 10), 3), WF_ERR_FORMAT, "does not divide", "invalid config");
-    REBUILD(wr32(s.payload[conf] + 4 * (1 + 2), WF_BLOCK_POST_LN), WF_ERR_UNSUPPORTED, "post_ln", "unsupported config");
+    REBUILD(wr32(s.payload[conf] + 4 * (1 + 2), 2), WF_ERR_FORMAT, "block 2", "block out of range");
+    REBUILD(wr32(s.payload[conf] + 4 * (1 + 15), 2), WF_ERR_FORMAT, "n_enc_layer", "encoder layers in a decoder");
     REBUILD((wr32(s.payload[conf] + 4 * (1 + 7), 1 << 24), wr32(s.payload[conf] + 4 * (1 + 11), 1 << 20),
              wr32(s.payload[conf] + 4 * (1 + 10), 1)), WF_ERR_FORMAT, "2^31", "absurd config: 2^44 parameters");
     /* a valid config of 2^30 parameters (12 GB with moments) whose first tensor's shape
@@ -597,7 +599,34 @@ static void test_hostile(void) {
     free_victim(&v);
 }
 
-int main(void) {
+/* --dump dir: a checkpoint of a trained small model with its tokenizer and optimizer
+ * state, for the wasm build to load and save again byte for byte
+ * (tests/js/checkpoint.test.mjs). */
+static int dump(const char *dir) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    if (wf_model_init(m, &c) != WF_OK) return 1;
+    int32_t *tokens = corpus(2000, c.vocab_size);
+    train(m, tokens, 2000, 4);
+    wf_tokenizer *t = wf_tokenizer_create();
+    wf_tokenizer_train_char(t, "native build", 12);
+    uint8_t *b;
+    int32_t n;
+    if (wf_model_save(m, t, WF_SAVE_OPTIMIZER, &b, &n) != WF_OK) return 1;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/small.wf", dir);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(b, 1, n, f) == (size_t)n;
+    if (f) fclose(f);
+    wf_buffer_free(b);
+    free(tokens);
+    wf_tokenizer_free(t);
+    wf_model_free(m);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
     test_round_trip();
     test_exact_resume();
     test_hostile();

@@ -8,7 +8,8 @@ export type Preset = 'tiny' | 'baby';
 
 /** A complete model config, as `model.config` returns it. */
 export interface ModelConfig {
-  /** Model family. Only `decoder` (a GPT) is built by this version. */
+  /** Model family: `decoder` (a GPT: createModel), `encoder` (createEncoder) or
+   * `encoder-decoder` (createSeq2Seq). */
   arch: 'decoder' | 'encoder' | 'encoder-decoder';
   /** Normalization layer. */
   norm: 'layernorm' | 'rmsnorm';
@@ -38,6 +39,12 @@ export interface ModelConfig {
   normEps: number;
   /** Seeds weight init and the batch sampler. */
   seed: number;
+  /** An encoder-decoder's encoder layers (0 for the other archs). */
+  nEncLayer: number;
+  /** Dropout probability during training steps (0 = none). */
+  dropout: number;
+  /** Widest beam an encoder-decoder can decode with. */
+  maxBeam: number;
 }
 
 /** What createModel accepts: a preset name, or any part of a config (the rest comes from
@@ -69,6 +76,13 @@ export interface CreateModelOptions extends LoadOptions {
   /** A tokenizer the model takes over (it disposes it). Without one, the first text the
    * model trains on builds a char-level tokenizer. */
   tokenizer?: Tokenizer;
+}
+
+export interface TokenizerOptions {
+  /** 'char' (default): one token per code point; 'bpe': byte-level byte-pair encoding. */
+  kind?: 'char' | 'bpe';
+  /** BPE only: the number of tokens, 256 bytes + merges (default 512). */
+  vocabSize?: number;
 }
 
 export interface WorkerOptions extends LoadOptions {
@@ -145,6 +159,10 @@ export interface TrainProgress {
 }
 
 export interface TrainOptions extends Partial<OptimizerSettings> {
+  /** The tokenizer built from the text when the model has none yet: 'char' (default),
+   * 'bpe' (as many tokens as the model's vocabSize), {kind, vocabSize}, or a Tokenizer to
+   * copy. A model that has one checks that it matches. */
+  tokenizer?: 'char' | 'bpe' | TokenizerOptions | Tokenizer;
   /** Steps to take (default 1000). */
   steps?: number;
   /** Windows per batch (default: the model's, 8 for tiny). */
@@ -272,11 +290,12 @@ export interface StepResult {
 }
 
 /** Text to token ids and back. Char-level: id 0 is `<unk>`, then every distinct code point
- * of the text it was built from, in order. */
+ * of the text it was built from, in order. Byte-level BPE: 256 byte tokens, then merges
+ * learned from the text; any bytes round-trip. */
 export class Tokenizer {
   private constructor();
-  /** 'char' */
-  readonly kind: string;
+  /** 'char' or 'bpe'. */
+  readonly kind: 'char' | 'bpe';
   /** Number of ids, `<unk>` included. */
   readonly vocabSize: number;
   /**
@@ -595,12 +614,12 @@ export function load(options?: LoadOptions): Promise<Runtime>;
 export function createModel(config?: Preset | ConfigInput, options?: CreateModelOptions): Promise<Model>;
 
 /**
- * A char-level tokenizer over the distinct code points of text.
+ * A tokenizer learned from text: char-level (default) or byte-level BPE.
  * @example
- * const tok = await createTokenizer(text);
+ * const tok = await createTokenizer(text, { kind: 'bpe', vocabSize: 512 });
  * const model = await createModel({ vocabSize: tok.vocabSize }, { tokenizer: tok });
  */
-export function createTokenizer(text: string, options?: LoadOptions): Promise<Tokenizer>;
+export function createTokenizer(text: string, options?: TokenizerOptions & LoadOptions): Promise<Tokenizer>;
 
 /**
  * Checks a config without building it: null when valid, else what is wrong.
@@ -655,3 +674,223 @@ export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions
  * const tok = await loadTokenizer(readFileSync('vocab.wft'));
  */
 export function loadTokenizer(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Tokenizer>;
+
+/** Hugging Face files of a model: weights (float32 safetensors), config.json and, with a
+ * tokenizer, wasmformer's own tokenizer file. */
+export interface SafetensorsFiles {
+  'model.safetensors': Uint8Array;
+  'config.json': string;
+  'tokenizer.wft'?: Uint8Array;
+}
+
+/**
+ * The model as Hugging Face files; a GPT-2 style model is a `GPT2LMHeadModel` state dict
+ * that PyTorch loads without conversion.
+ * @example
+ * const files = exportSafetensors(model);
+ * download(files['model.safetensors'], 'model.safetensors');
+ */
+export function exportSafetensors(model: Model): SafetensorsFiles;
+
+/**
+ * A model from Hugging Face files (as exportSafetensors writes them, or a GPT-2 saved by
+ * PyTorch in float32, float16 or bfloat16). Everything is checked first.
+ * @example
+ * const model = await importSafetensors({ 'config.json': configText, 'model.safetensors': weights });
+ */
+export function importSafetensors(
+  files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
+  options?: LoadOptions,
+): Promise<Model>;
+
+/** A batch for encoders and encoder-decoders: ids or vectors, with optional padding lengths. */
+export interface Batch {
+  /** Sequences. */
+  B: number;
+  /** Positions per sequence (the decoder side of an encoder-decoder). */
+  T: number;
+  /** Source positions per sequence (encoder-decoders). */
+  S?: number;
+  /** [B*T] token ids. */
+  inputs?: ArrayLike<number>;
+  /** [B*T*dModel] vectors instead of ids (encoders). */
+  inputVecs?: ArrayLike<number>;
+  /** [B] real positions per sequence; the rest is padding. */
+  lengths?: ArrayLike<number>;
+  /** [B*T] ids for cross-entropy; negative = ignored. */
+  targets?: ArrayLike<number>;
+  /** [B*T*dModel] targets of a mean squared error (encoders). */
+  targetVecs?: ArrayLike<number>;
+  /** [B*S] source ids (encoder-decoders). */
+  src?: ArrayLike<number>;
+  /** [B] real source tokens. */
+  srcLengths?: ArrayLike<number>;
+}
+
+/** Defaults of createEncoder under the caller's config. */
+export const ENCODER_DEFAULTS: Readonly<Partial<ModelConfig>>;
+
+/** Defaults of createSeq2Seq under the caller's config. */
+export const SEQ2SEQ_DEFAULTS: Readonly<Partial<ModelConfig>>;
+
+/**
+ * An encoder-only transformer: bidirectional attention, padding by lengths, per-token
+ * cross-entropy or a mean squared error of its final states.
+ */
+export class Encoder {
+  private constructor();
+  /** The underlying Model (tensors, memory, optimizer, save, dispose). */
+  readonly model: Model;
+  readonly config: ModelConfig;
+  readonly step: number;
+  readonly paramCount: number;
+  /**
+   * Wraps a Model whose arch is 'encoder', e.g. one loaded from a checkpoint.
+   * @example
+   * const enc = Encoder.from(await loadModel(bytes));
+   */
+  static from(model: Model): Encoder;
+  /**
+   * Changes optimizer settings; the rest stay.
+   * @example
+   * enc.setOptimizer({ lr: 3e-4, weightDecay: 0 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  /**
+   * One optimizer step on a batch; positions past lengths[b] are padding.
+   * @example
+   * const { loss } = enc.trainStep({ inputVecs, targetVecs, lengths: [8, 5], B: 2, T: 8 });
+   */
+  trainStep(batch: Batch): StepResult;
+  /**
+   * Evaluation forward (no dropout): the loss (null without targets), logits (null with
+   * vector targets) and the final states [B*T*dModel].
+   * @example
+   * const { hidden } = enc.forward({ inputs: [1, 2, 3], B: 1, T: 3 });
+   */
+  forward(batch: Batch): { loss: number | null; logits: Float32Array | null; hidden: Float32Array };
+  /**
+   * Frees the wasm memory; later use throws WF_ERR_DISPOSED.
+   * @example
+   * enc.dispose();
+   */
+  dispose(): void;
+}
+
+/** A source and its target: strings (through the shared tokenizer) or id arrays. */
+export type Pair = [string | ArrayLike<number>, string | ArrayLike<number>];
+
+/**
+ * An encoder-decoder: teacher-forced training on pairs, greedy and beam-search decoding,
+ * cross-attention maps. The two highest ids are reserved: bos = vocabSize - 2,
+ * eos = vocabSize - 1.
+ */
+export class Seq2Seq {
+  private constructor();
+  /** The underlying Model (tensors, memory, optimizer, save, dispose). */
+  readonly model: Model;
+  readonly config: ModelConfig;
+  readonly step: number;
+  readonly paramCount: number;
+  /** The char tokenizer shared by sources and targets, or null (ids only). */
+  readonly tokenizer: Tokenizer | null;
+  readonly bos: number;
+  readonly eos: number;
+  /**
+   * Wraps a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * @example
+   * const s2s = Seq2Seq.from(await loadModel(bytes));
+   */
+  static from(model: Model): Seq2Seq;
+  /**
+   * Changes optimizer settings; the rest stay.
+   * @example
+   * s2s.setOptimizer({ lr: 1e-3 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  /**
+   * Ids of a string (through the tokenizer) or a copy of an id array.
+   * @example
+   * const ids = s2s.ids('stressed');
+   */
+  ids(x: string | ArrayLike<number>): Int32Array;
+  /**
+   * A teacher-forced, padded batch from pairs.
+   * @example
+   * const batch = s2s.makeBatch([['abc', 'cba'], ['hello', 'olleh']]);
+   */
+  makeBatch(pairs: Pair[]): Batch;
+  /**
+   * One optimizer step on a batch or on pairs.
+   * @example
+   * s2s.trainStep([['abc', 'cba'], ['hello', 'olleh']]);
+   */
+  trainStep(batchOrPairs: Batch | Pair[]): StepResult;
+  /**
+   * Evaluation forward of a batch or pairs.
+   * @example
+   * const { loss } = s2s.forward([['abc', 'cba']]);
+   */
+  forward(batchOrPairs: Batch | Pair[]): { loss: number | null; logits: Float32Array };
+  /**
+   * Trains on pairs, sampling batches with a seeded generator.
+   * @example
+   * await s2s.train(words.map((w) => [w, [...w].reverse().join('')]), { steps: 800, lr: 5e-3 });
+   */
+  train(pairs: Pair[], options?: {
+    steps?: number; batchSize?: number; lr?: number; warmup?: number; decaySteps?: number; minLrRatio?: number;
+    weightDecay?: number; gradClip?: number; seed?: number; signal?: AbortSignal; yieldMs?: number;
+    onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; elapsed: number; eta: number }) => void;
+  }): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  /**
+   * Mean cross-entropy per target token over pairs.
+   * @example
+   * const { loss } = s2s.evaluate(heldOut);
+   */
+  evaluate(pairs: Pair[], options?: { batchSize?: number }): { loss: number; tokens: number };
+  /**
+   * Decodes one source: greedy (beam 1) or beam search.
+   * @example
+   * const { ids, finished } = s2s.decodeIds([5, 6, 7], { beam: 4 });
+   */
+  decodeIds(source: string | ArrayLike<number>, options?: { beam?: number; maxTokens?: number }): { ids: Int32Array; finished: boolean };
+  /**
+   * Decodes a string to a string.
+   * @example
+   * s2s.translate('stressed', { beam: 4 }); // 'desserts' once trained to reverse
+   */
+  translate(text: string, options?: { beam?: number; maxTokens?: number }): string;
+  /**
+   * Exact-match accuracy of decoding every source against its target, in [0, 1].
+   * @example
+   * const acc = s2s.accuracy(heldOut, { beam: 4 });
+   */
+  accuracy(pairs: Pair[], options?: { beam?: number; maxTokens?: number }): number;
+  /**
+   * Cross-attention weights of an output over its source, per layer [nHead * T * S].
+   * @example
+   * const { layers, T, S } = s2s.crossAttention('stressed', 'desserts');
+   */
+  crossAttention(source: string | ArrayLike<number>, output: string | ArrayLike<number>): { nHead: number; T: number; S: number; layers: Float32Array[] };
+  /**
+   * Frees the wasm memory (and the tokenizer's).
+   * @example
+   * s2s.dispose();
+   */
+  dispose(): void;
+}
+
+/**
+ * An encoder with fresh weights (a partial config over ENCODER_DEFAULTS).
+ * @example
+ * const enc = await createEncoder({ dModel: 64, block: 'post_ln', positions: 'sinusoidal' });
+ */
+export function createEncoder(config?: ConfigInput, options?: LoadOptions): Promise<Encoder>;
+
+/**
+ * An encoder-decoder with fresh weights. With `texts`, a char tokenizer is built from them
+ * and vocabSize defaults to its size + 2 (bos, eos).
+ * @example
+ * const s2s = await createSeq2Seq({ dModel: 32, nLayer: 1 }, { texts: words });
+ */
+export function createSeq2Seq(config?: ConfigInput, options?: LoadOptions & { texts?: string[]; tokenizer?: Tokenizer }): Promise<Seq2Seq>;

@@ -4,25 +4,34 @@
 // other host.
 import { makeApi } from './loader.js';
 import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
+import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
 import { WorkerModel } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
 export { Tokenizer };
-export { saveModel };
+export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
+export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
+export { saveModel, exportSafetensors };
 export { WorkerModel } from './worker-client.js';
 
 const api = makeApi({
   wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
   readWasm: async () => undefined, // the glue fetches it
 });
-export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
+export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
 
 /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
  * Options are load()'s. @example const model = await loadModel(bytes); */
 export async function loadModel(bytes, opts = {}) {
   return loadModelWith(await load(opts), bytes);
+}
+
+/** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+ * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
+export async function importSafetensors(files, opts = {}) {
+  return importSafetensorsWith(await load(opts), files);
 }
 
 /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */

@@ -5,6 +5,8 @@ import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { Runtime, WfError } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
+import { Encoder } from './encoder.js';
+import { Seq2Seq } from './seq2seq.js';
 
 /**
  * platform.wasmUrl: where the wasm is by default (a URL, found through import.meta.url).
@@ -54,10 +56,28 @@ export function makeApi(platform) {
       const rt = await load(opts);
       return Model.create(rt, config, opts);
     },
-    /** A char-level tokenizer over the code points of text. */
+    /**
+     * An encoder-only model (bidirectional, padding masks, cross-entropy or MSE objectives)
+     * from a partial config over ENCODER_DEFAULTS.
+     * @example const enc = await createEncoder({ dModel: 64, block: 'post_ln', positions: 'sinusoidal' });
+     */
+    async createEncoder(config = {}, opts = {}) {
+      const rt = await load(opts);
+      return Encoder.create(rt, config);
+    },
+    /**
+     * An encoder-decoder from a partial config over SEQ2SEQ_DEFAULTS. opts.texts builds a
+     * char tokenizer shared by sources and targets (vocabSize then defaults to its size + 2).
+     * @example const s2s = await createSeq2Seq({ dModel: 32 }, { texts: sources.concat(targets) });
+     */
+    async createSeq2Seq(config = {}, opts = {}) {
+      const rt = await load(opts);
+      return Seq2Seq.create(rt, config, opts);
+    },
+    /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {
       const rt = await load(opts);
-      return Tokenizer.fromText(rt, text);
+      return Tokenizer.fromText(rt, text, opts);
     },
     /** Checks a config without building it: null when valid, else {code, message}. */
     async checkConfig(config, opts = {}) {

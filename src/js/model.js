@@ -1,6 +1,6 @@
 // A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
-import { WfError, abortError } from './runtime.js';
+import { CONFIG_BYTES, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
 
 const ENUMS = {
@@ -20,7 +20,7 @@ export const PRESETS = {
 
 const FRIENDLY_DEFAULTS = {
   arch: 'decoder', norm: 'layernorm', block: 'pre_ln', activation: 'gelu', positions: 'learned',
-  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337,
+  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337, dropout: 0, maxBeam: 4,
 };
 
 /** A full config in JavaScript form (strings and booleans) from a preset name or a partial
@@ -43,6 +43,8 @@ export function resolveConfig(config = 'tiny') {
   for (const [k, names] of Object.entries(ENUMS)) {
     if (typeof out[k] === 'number') out[k] = names[out[k]] ?? out[k];
   }
+  // an encoder-decoder's encoder is as deep as its decoder unless told otherwise
+  if (out.nEncLayer === undefined) out.nEncLayer = out.arch === 'encoder-decoder' ? out.nLayer : 0;
   return out;
 }
 
@@ -55,7 +57,7 @@ export function toNative(cfg) {
     if (i < 0) throw new WfError('WF_ERR_CONFIG', `${k} "${v}" is not one of ${names.join(', ')}`);
     out[k] = i;
   }
-  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF']) {
+  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'nEncLayer', 'maxBeam']) {
     const v = cfg[k];
     if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${k} must be an integer, not ${v}`);
     out[k] = v;
@@ -63,6 +65,7 @@ export function toNative(cfg) {
   out.tiedHead = cfg.tiedHead ? 1 : 0;
   out.bias = cfg.bias ? 1 : 0;
   out.normEps = cfg.normEps;
+  out.dropout = cfg.dropout;
   out.seed = cfg.seed >>> 0;
   return out;
 }
@@ -113,7 +116,7 @@ export class Model {
     if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
     const model = new Model(rt, h, tokenizer, friendly.batchSize);
     try {
-      rt.withBuffer(64, (p) => {
+      rt.withBuffer(CONFIG_BYTES, (p) => {
         rt.writeConfig(p, native);
         model.call(rt.M._wf_model_init(h, p));
       });
@@ -139,10 +142,21 @@ export class Model {
     if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
   }
 
+  /** The config, when the model is a decoder: train, evaluate and generate work on text
+   * through a decoder's next-token objective. */
+  decoderConfig(what) {
+    const cfg = this.config;
+    if (cfg.arch !== 'decoder') {
+      const use = cfg.arch === 'encoder' ? 'Encoder.from(model)' : 'Seq2Seq.from(model)';
+      throw new WfError('WF_ERR_STATE', `${what}() works on decoders; this model is an ${cfg.arch}: use ${use}`);
+    }
+    return cfg;
+  }
+
   /** The model's config (strings and booleans). */
   get config() {
     this.call();
-    return this.rt.withBuffer(64, (p) => {
+    return this.rt.withBuffer(CONFIG_BYTES, (p) => {
       this.call(this.rt.M._wf_model_config(this.handle, p));
       return fromNative(this.rt.readConfig(p));
     });
@@ -238,29 +252,24 @@ export class Model {
     }
   }
 
-  /** Token ids of text; builds a char tokenizer from it when the model has none yet. */
-  tokensOf(data) {
+  /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`
+   * says (Tokenizer.forModel: char by default). */
+  tokensOf(data, spec) {
     if (typeof data !== 'string') return data instanceof Int32Array ? data : Int32Array.from(data);
-    if (!this.tokenizer) {
-      const tok = Tokenizer.fromText(this.rt, data);
-      const V = this.config.vocabSize;
-      if (tok.vocabSize > V) {
-        const n = tok.vocabSize;
-        tok.dispose();
-        throw new WfError('WF_ERR_CONFIG', `the text has ${n - 1} distinct characters (+1 unknown) but the model's vocabSize is ${V}; create the model with vocabSize >= ${n}`);
-      }
-      this.tokenizer = tok;
-    }
+    if (!this.tokenizer) this.tokenizer = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
+    else if (spec !== undefined) this.tokenizer.assertMatches(spec);
     return this.tokenizer.encode(data);
   }
 
   /**
-   * Trains on text (or token ids). Options: steps (default 1000), batchSize, lr, warmup,
-   * decaySteps, minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (leave
-   * the model's learning-rate schedule as it is, e.g. after load, instead of starting a new
-   * one for this call), seed (restarts the batch sampler), valFraction (0.1), evalInterval
-   * (100: validate at its multiples, counting earlier steps, and at the end), evalBatches
-   * (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss, validated, lr,
+   * Trains on text (or token ids). Options: tokenizer (used when the model has none yet:
+   * 'char' (default), 'bpe', {kind: 'bpe', vocabSize} (default the model's vocabSize), or a
+   * Tokenizer to copy), steps (default 1000), batchSize, lr, warmup, decaySteps,
+   * minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (leave the model's
+   * learning-rate schedule as it is, e.g. after load, instead of starting a new one for this
+   * call), seed (restarts the batch sampler), valFraction (0.1), evalInterval (100:
+   * validate at its multiples, counting earlier steps, and at the end), evalBatches (4),
+   * signal (AbortSignal), onProgress({step, steps, loss, valLoss, validated, lr,
    * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
    * loop, default 30). Resolves to a summary; an abort rejects with an AbortError and
    * leaves the model with the steps completed so far.
@@ -268,7 +277,7 @@ export class Model {
   async train(data, opts = {}) {
     this.idle();
     const rt = this.rt;
-    const cfg = this.config;
+    const cfg = this.decoderConfig('train');
     const steps = positiveInt('steps', opts.steps ?? 1000);
     const B = positiveInt('batchSize', opts.batchSize ?? this.defaultBatchSize);
     const T = positiveInt('context', opts.context ?? cfg.context);
@@ -278,7 +287,7 @@ export class Model {
     const yieldMs = opts.yieldMs ?? 30;
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
-    const tokens = this.tokensOf(data);
+    const tokens = this.tokensOf(data, opts.tokenizer);
     // the sampler checks this too, but only when it first draws from a split: a validation
     // split too short to validate would otherwise fail evalInterval steps into the run
     const nVal = Math.floor(tokens.length * valFraction);
@@ -361,7 +370,7 @@ export class Model {
     this.idle();
     if (signal?.aborted) throw abortError(signal);
     const rt = this.rt;
-    const T = this.config.context;
+    const T = this.decoderConfig('evaluate').context;
     let tokens = this.tokensOf(data);
     if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
     const windows = Math.floor((tokens.length - 1) / T);
@@ -406,6 +415,7 @@ export class Model {
    */
   async *generate(prompt = '', opts = {}) {
     this.idle();
+    this.decoderConfig('generate');
     const rt = this.rt;
     if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
     const maxTokens = opts.maxTokens ?? 100;

@@ -21,3 +21,19 @@ export function saveModelFile(model: Model, path: string, options?: SaveOptions)
  * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
  */
 export function loadModelFile(path: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
+ * config.json and, with a tokenizer, tokenizer.wft; each atomically. Resolves to the names.
+ * @example
+ * await exportSafetensorsDir(model, 'hf/');
+ */
+export function exportSafetensorsDir(model: Model, dir: string): Promise<string[]>;
+
+/**
+ * A model from a directory of Hugging Face files (config.json, model.safetensors and, if
+ * present, tokenizer.wft).
+ * @example
+ * const model = await importSafetensorsDir('hf/');
+ */
+export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;

@@ -1,20 +1,23 @@
 // wasmformer for Node: the wasm bytes are read from the package with fs (Emscripten
-// 3.1.6's glue cannot fetch them in Node). Checkpoints go to and from files atomically.
-// createWorkerModel runs the model in a worker_threads Worker, as the browser entry does
-// in a Web Worker.
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+// 3.1.6's glue cannot fetch them in Node). Checkpoints and safetensors go to and from
+// files atomically. createWorkerModel runs the model in a worker_threads Worker, as the
+// browser entry does in a Web Worker.
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { makeApi } from './loader.js';
 import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
+import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
 import { WorkerModel } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
 export { Tokenizer };
-export { saveModel };
+export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
+export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
+export { saveModel, exportSafetensors };
 export { WorkerModel } from './worker-client.js';
 
 // wasmUrl may be a path, a file: URL, or an http(s) URL the caller chose.
@@ -28,12 +31,18 @@ async function readWasm(url) {
 }
 
 const api = makeApi({ wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url), readWasm });
-export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
+export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
 
 /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
  * Options are load()'s. @example const model = await loadModel(bytes); */
 export async function loadModel(bytes, opts = {}) {
   return loadModelWith(await load(opts), bytes);
+}
+
+/** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+ * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
+export async function importSafetensors(files, opts = {}) {
+  return importSafetensorsWith(await load(opts), files);
 }
 
 /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
@@ -50,6 +59,12 @@ export async function loadTokenizer(bytes, opts = {}) {
  */
 export async function saveModelFile(model, path, opts = {}) {
   const bytes = saveModel(model, opts); // synchronous: the state of this moment
+  await writeAtomic(path, bytes);
+  return bytes.length;
+}
+
+/** Writes bytes to path through a temporary file in the same directory, fsync and rename. */
+async function writeAtomic(path, bytes) {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   const fh = await open(tmp, 'wx');
@@ -70,7 +85,32 @@ export async function saveModelFile(model, path, opts = {}) {
     const d = await open(dir, 'r');
     try { await d.sync(); } finally { await d.close(); }
   } catch { /* best effort */ }
-  return bytes.length;
+}
+
+/**
+ * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
+ * config.json and, with a tokenizer, tokenizer.wft; each written atomically. PyTorch loads
+ * them as a GPT2LMHeadModel state dict (tests/pytorch/hf_reference.py shows how without
+ * the transformers package). Resolves to the file names.
+ * @example await exportSafetensorsDir(model, 'out/');
+ */
+export async function exportSafetensorsDir(model, dir) {
+  const files = exportSafetensors(model);
+  await mkdir(dir, { recursive: true });
+  for (const [name, data] of Object.entries(files)) await writeAtomic(join(dir, name), data);
+  return Object.keys(files);
+}
+
+/** A model from a directory of Hugging Face files (config.json, model.safetensors and,
+ * if present, tokenizer.wft). @example const model = await importSafetensorsDir('out/'); */
+export async function importSafetensorsDir(dir, opts = {}) {
+  const files = {
+    'config.json': await readFile(join(dir, 'config.json')),
+    'model.safetensors': await readFile(join(dir, 'model.safetensors')),
+  };
+  const tok = join(dir, 'tokenizer.wft');
+  if (await stat(tok).then(() => true, () => false)) files['tokenizer.wft'] = await readFile(tok);
+  return importSafetensors(files, opts);
 }
 
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */

@@ -27,15 +27,17 @@ function cli(args, opts = {}) {
 test('--help on the program and on every command', () => {
   const main = cli(['--help']);
   assert.equal(main.code, 0);
-  for (const c of ['train', 'generate', 'eval', 'info']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
+  for (const c of ['train', 'generate', 'eval', 'info', 'export', 'import']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
   const bare = cli([]);
   assert.equal(bare.code, 2, 'no command is a usage error');
   assert.match(bare.err, /Usage: wasmformer <command>/);
   const options = {
-    train: ['--preset', '--config', '--steps', '--out', '--resume', '--force', '--batch', '--lr', '--eval-interval', '--val-fraction', '--seed'],
+    train: ['--preset', '--config', '--steps', '--out', '--resume', '--force', '--batch', '--lr', '--eval-interval', '--val-fraction', '--seed', '--tokenizer', '--vocab'],
     generate: ['--prompt', '--tokens', '--temperature', '--top-k', '--top-p', '--seed', '--stop'],
     eval: ['--max-tokens', '--json'],
     info: ['--json'],
+    export: ['--format', '--out'],
+    import: ['--out', '--force'],
   };
   for (const [c, flags] of Object.entries(options)) {
     for (const h of ['--help', '-h']) {
@@ -77,6 +79,14 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
     [['eval', 'm.wf'], /missing <file.txt>/],
     [['eval', 'm.wf', 'a.txt', '--max-tokens', 'x'], /--max-tokens must be an integer >= 1/],
     [['info'], /missing <model.wf>/],
+    [['train', '--tokenizer', 'wordpiece'], /--tokenizer must be char or bpe/],
+    [['train', '--vocab', '300'], /--vocab goes with --tokenizer bpe/],
+    [['train', '--tokenizer', 'bpe', '--vocab', '100'], /--vocab must be an integer >= 257/],
+    [['export', 'm.wf'], /--out DIR is required/],
+    [['export', 'm.wf', '--format', 'onnx', '--out', 'x'], /--format must be safetensors, not "onnx"/],
+    [['export'], /missing <model.wf>/],
+    [['import', 'dir'], /--out FILE is required/],
+    [['import', 'dir', '--out', 'exists.wf'], /exists.wf exists: add --force/],
     [['info', 'a.wf', 'b.wf'], /unexpected argument "b.wf"/],
   ];
   for (const [args, message] of cases) {
@@ -99,6 +109,7 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
     [['generate', 'nonexistent.wf'], /^wasmformer generate: cannot read nonexistent.wf: no such file$/],
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
+    [['import', '.', '--out', 'n.wf'], /^wasmformer import: \. has no config.json$/],
   ];
   for (const [args, message] of cases) {
     const r = cli(args);
@@ -208,4 +219,29 @@ test('the default text is the bundled Pride and Prejudice', () => {
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /on pride_and_prejudice.txt \(684,768 characters\)/);
   assert.match(r.out, /^step 3\/3 /m);
+});
+
+test('export to safetensors and import back: the same model', () => {
+  const t = cli(['train', TEXT, '--config', MICRO, '--steps', '10', '--eval-interval', '0', '--out', 'x.wf']);
+  assert.equal(t.code, 0, t.err);
+  const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
+  assert.equal(e.code, 0, e.err);
+  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}\n`);
+  assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
+  const i = cli(['import', 'hf', '--out', 'back.wf']);
+  assert.equal(i.code, 0, i.err);
+  assert.match(i.out, /^wrote back.wf: decoder, 1 layers, d_model 32, 12,704 parameters, char tokenizer\n$/);
+  const gen = (file) => cli(['generate', file, '--prompt', 'Mr', '--tokens', '40', '--temperature', '0']).out;
+  assert.equal(gen('back.wf'), gen('x.wf'), 'the imported model generates what the original does');
+  assert.equal(cli(['import', 'hf', '--out', 'back.wf']).code, 2, 'no silent overwrite');
+  assert.equal(cli(['import', 'hf', '--out', 'back.wf', '--force']).code, 0);
+});
+
+test('train with a byte-level BPE tokenizer', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--tokenizer', 'bpe', '--vocab', '300', '--steps', '5', '--eval-interval', '0', '--out', 'bpe.wf']);
+  assert.equal(r.code, 0, r.err);
+  const info = JSON.parse(cli(['info', 'bpe.wf', '--json']).out);
+  assert.deepEqual(info.tokenizer, { kind: 'bpe', vocabSize: 300 });
+  assert.equal(info.config.vocabSize, 300);
+  assert.equal(cli(['train', TEXT, '--out', 'bpe.wf', '--resume', '--tokenizer', 'char']).code, 2);
 });

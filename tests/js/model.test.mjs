@@ -145,8 +145,17 @@ test('every config choice of the core builds and trains, or is refused as unsupp
       }
       const model = await createModel({ ...SMALL, [key]: value });
       assert.equal(model.config[key], value);
-      const s = await model.train(TEXT, { steps: 2, evalInterval: 0 });
-      assert.ok(Number.isFinite(s.loss));
+      if (model.config.arch === 'decoder') {
+        const s = await model.train(TEXT, { steps: 2, evalInterval: 0 });
+        assert.ok(Number.isFinite(s.loss));
+        assert.equal((await model.generateText('the', { maxTokens: 3 })).length, 3);
+      } else {
+        // text training is a decoder's; encoders and encoder-decoders have their own classes
+        const use = new RegExp(`${value}: use ${value === 'encoder' ? 'Encoder' : 'Seq2Seq'}\\.from`);
+        await assert.rejects(model.train(TEXT, { steps: 2 }), (e) => e.code === 'WF_ERR_STATE' && use.test(e.message));
+        await assert.rejects(model.generateText('the'), (e) => e.code === 'WF_ERR_STATE');
+        await assert.rejects(model.evaluate(TEXT), (e) => e.code === 'WF_ERR_STATE');
+      }
       model.dispose();
       built.push(`${key}=${value}`);
     }
@@ -217,6 +226,8 @@ test('errors are WfError with the core status and message', async () => {
   assert.match(bad.message, /does not divide/);
   assert.equal(await checkConfig('tiny'), null);
   await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => e instanceof WfError && e.code === 'WF_ERR_CONFIG' && /does not divide/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, nEncLayer: 2 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_enc_layer/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, dropout: 1 }), (e) => e.code === 'WF_ERR_CONFIG' && /dropout/.test(e.message));
   await assert.rejects(createModel('huge'), (e) => e.code === 'WF_ERR_CONFIG' && /preset/.test(e.message));
   await assert.rejects(createModel({ preset: 'huge' }), (e) => e.code === 'WF_ERR_CONFIG' && /preset/.test(e.message));
   await assert.rejects(createModel(42), (e) => e.code === 'WF_ERR_CONFIG');

@@ -2,7 +2,8 @@
 // TypeScript user would import it: by package name, strict mode.
 import {
   createModel, createTokenizer, createWorkerModel, checkConfig, estimateMemory, load, resolveConfig,
-  PRESETS, WfError, Model, WorkerModel, Tokenizer,
+  PRESETS, WfError, Model, WorkerModel, Tokenizer, createSeq2Seq, createEncoder, exportSafetensors, importSafetensors,
+  loadModel, Seq2Seq, type Pair,
   type TrainProgress, type ModelConfig, type GenerateOptions, type ErrorCode,
 } from 'wasmformer';
 
@@ -36,6 +37,18 @@ export async function main(text: string): Promise<string> {
   } catch (e) {
     if (e instanceof WfError) out += e.code;
   }
+  const files = exportSafetensors(model);
+  const imported: Model = await importSafetensors(files);
+  const bpe = await createTokenizer(text, { kind: 'bpe', vocabSize: 300 });
+  await model.train(text, { tokenizer: { kind: 'bpe', vocabSize: 300 } });
+  const pairs: Pair[] = [['abc', 'cba']];
+  const s2s = await createSeq2Seq({ dModel: 32 }, { texts: ['abc', 'cba'] });
+  await s2s.train(pairs, { steps: 3 });
+  const rev: string = s2s.translate('abc', { beam: 2 });
+  const again: Seq2Seq = Seq2Seq.from(await loadModel(s2s.model.save()));
+  const enc = await createEncoder({ block: 'post_ln' });
+  const hidden: Float32Array = enc.forward({ inputs: [1, 2], B: 1, T: 2 }).hidden;
+  out += rev + hidden.length + bpe.kind + again.bos + imported.paramCount;
   model.dispose();
   return [out, back, layers, summary.tokensPerSecond, loss, perplexity, code, mem.total, s2.step].join(' ');
 }
