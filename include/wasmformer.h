@@ -306,8 +306,8 @@ WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
 
 /* m as a float32 safetensors file and a NUL-terminated config.json: a GPT2LMHeadModel for
- * the GPT-2 style decoder, wasmformer's own names otherwise. Caller frees both buffers
- * with wf_buffer_free. */
+ * the GPT-2 style decoder, a LlamaForCausalLM for the Llama-style one, wasmformer's own
+ * names otherwise. Caller frees both buffers with wf_buffer_free. */
 WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
 
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)
