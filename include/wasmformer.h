@@ -100,6 +100,11 @@ typedef struct {
  * wf_config_check, without a message. */
 WF_API wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out);
 
+/* Bytes the allocator has handed out and not yet taken back: every model, tokenizer and
+ * buffer of this wasm module (natively: of the process, with glibc; 0 elsewhere). For
+ * memory displays and leak checks. */
+WF_API double wf_heap_in_use(void);
+
 /* ---- The model ---- */
 typedef struct wf_model wf_model;
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// npm test: everything, from a fresh clone. Native library + C tests (ctest), the wasm
-// build, then the Node tests of the wasm build. Each stage says what it runs; the first
-// failure stops the run with a non-zero exit code.
+// npm test: everything, from a fresh clone. Native library + C tests (ctest), the C tests
+// again under AddressSanitizer + UndefinedBehaviorSanitizer, a short native run under
+// valgrind, the wasm build, the Node tests of the wasm build, a minute of fuzzing per
+// loader, and a memory soak. Each stage says what it runs; the first failure stops the run
+// with a non-zero exit code. Stages whose tool is missing (valgrind, clang) are skipped
+// with the command that installs it, except in CI (CI=true), where they fail.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -27,6 +30,18 @@ function have(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 }
 
+/** Whether a stage's tool is there; outside CI a missing one skips the stage. */
+function tool(title, cmds, install) {
+  if (cmds.some(have)) return true;
+  const msg = `"${title}" needs ${cmds.join(' or ')}: sudo apt-get install -y ${install}`;
+  if (process.env.CI) {
+    console.error(`npm test: ${msg}`);
+    process.exit(1);
+  }
+  console.log(`\n== ${title}: SKIPPED (${msg})`);
+  return false;
+}
+
 // npm dependencies (dev tools for the browser, package and bench tests)
 if (existsSync('package-lock.json') && !existsSync('node_modules')) run('npm dependencies', 'npm', ['ci']);
 
@@ -40,6 +55,28 @@ const jobs = String(Math.max(1, Math.min(4, (await import('node:os')).availableP
 run('configure native build', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
 run('build native library and tests', 'cmake', ['--build', 'build/native', '-j', jobs]);
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
+
+// The same C tests, fuzz regressions included, with every memory error, leak and undefined
+// behaviour fatal (the build's -fno-sanitize-recover=all).
+run('configure native build with ASan + UBSan', 'cmake', ['-S', '.', '-B', 'build/sanitize', '-DWF_SANITIZE=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo']);
+run('build with ASan + UBSan', 'cmake', ['--build', 'build/sanitize', '-j', jobs]);
+run('C tests under AddressSanitizer + UndefinedBehaviorSanitizer', 'ctest', ['--test-dir', 'build/sanitize', '--output-on-failure'],
+  { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } });
+
+if (tool('valgrind: a short native training and generation', ['valgrind'], 'valgrind')) {
+  run('valgrind: a short native training and generation', 'valgrind', ['--error-exitcode=1', '--leak-check=full',
+    '--show-leak-kinds=all', '--errors-for-leak-kinds=all', '-q', 'build/native/valgrind_smoke']);
+}
+
 run('wasm build', './build.sh', []);
 run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
+
+// libFuzzer on the four hostile-input loaders, from the committed seeds (scripts/fuzz.sh;
+// the long runs behind docs/ERRORS.md use the same script with more seconds)
+if (tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev')) {
+  run('fuzz: libFuzzer, 60 s per loader', './scripts/fuzz.sh', ['60']);
+}
+// memory stays flat over 400 training steps of config A and 100 model lifetimes (the
+// full size: node --expose-gc tests/soak.mjs --steps 20000 --cycles 1000)
+run('soak: memory stays flat', process.execPath, ['--expose-gc', 'tests/soak.mjs']);
 console.log('\nnpm test: all passed');

@@ -164,8 +164,16 @@ static size_t acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, 
     return off;
 }
 
-/* The largest memory this build can address: 4 GB in wasm32, effectively unlimited natively. */
-static double address_limit(void) { return sizeof(void *) == 4 ? 4294967296.0 : 1e18; }
+/* The largest memory this build can address: 4 GB in wasm32, effectively unlimited natively.
+ * WF_MEMORY_LIMIT (bytes) lowers it, so the fuzzing build refuses what a hostile file
+ * describes beyond it the way wasm refuses beyond 4 GB. */
+static double address_limit(void) {
+#ifdef WF_MEMORY_LIMIT
+    return (double)(WF_MEMORY_LIMIT);
+#else
+    return sizeof(void *) == 4 ? 4294967296.0 : 1e18;
+#endif
+}
 
 /* Fixed tables: the sinusoids [context, C] or the rotary cos and sin [2, context, HS/2]. */
 static double tables_elems(const wf_dims *d) {
@@ -938,8 +946,9 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
     double loss = total / count;
     if (loss_out) *loss_out = (wf_real)loss;
     if (!wf_finite(loss))
-        return WF_ERR(m, WF_ERR_NUMERIC, "the loss is %s; weights are unchanged (try a lower learning rate)",
-                      loss != loss ? "NaN" : "infinite");
+        return WF_ERR(m, WF_ERR_NUMERIC, "the loss is %s; %s", loss != loss ? "NaN" : "infinite",
+                      grads ? "the step was rejected and weights and optimizer state are unchanged (try a lower learning rate)"
+                            : "are the weights finite?");
     if (grads) {
         zero(m->arena + arena_stride(m), arena_stride(m));
         backward(m, b, count);
@@ -998,7 +1007,7 @@ wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real *grads = m->arena + stride;
     double norm = sqrt(wf_sum_squares(grads, stride));
     if (!wf_finite(norm))
-        return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights are unchanged "
+        return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer state are unchanged "
                       "(try a lower learning rate or gradient clipping)");
     /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is < 1 */
     wf_real scale = 1;
@@ -1008,6 +1017,19 @@ wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     }
     const float lr = wf_lr_at(&m->opt, m->step);
     const int32_t t = m->step + 1;
+    /* a finite gradient can still overflow the update (an absurd learning rate): check every
+     * element first, so a refused step leaves weights and moments as they were */
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *ti = &m->tensors[i];
+        if (!ti->size) continue;
+        const wf_real *p = m->arena + ti->offset;
+        size_t bad = wf_adamw_check(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt,
+                                    lr, ti->decay, t);
+        if (bad < (size_t)ti->size)
+            return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
+                          "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
+                          "(try a lower learning rate or gradient clipping)", (double)lr, ti->name, bad);
+    }
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         if (!ti->size) continue;

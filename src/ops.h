@@ -89,5 +89,8 @@ float wf_lr_at(const wf_optim *o, int32_t step);
 double wf_sum_squares(const wf_real *x, size_t n);
 void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
                      wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
+/* The first of n elements whose update (same arguments) would overflow, or n if none. */
+size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
+                      wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
 
 #endif /* WF_OPS_H */

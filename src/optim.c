@@ -3,7 +3,11 @@
  *   p -= lr * wd * p   (only tensors marked decay: matrices and embeddings)
  *   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
  *   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
- * g is the raw gradient times grad_scale, the clipping factor. */
+ * g is the raw gradient times grad_scale, the clipping factor.
+ * wf_adamw_check runs before any update of a step: it redoes the update's arithmetic in
+ * double, without writing, so a step that would overflow is refused with nothing changed. */
+#include <float.h>
+
 #include "ops.h"
 
 /* Linear warmup to lr, then cosine decay to lr * min_lr_ratio over decay_steps, then
@@ -39,4 +43,30 @@ void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_
         wf_real denom = WF_SQRT(v[i]) / bc2_sqrt + (wf_real)o->eps;
         p[i] = p[i] * shrink - step_size * m[i] / denom;
     }
+}
+
+/* Every intermediate and result of the update above, in double, must stay within half of
+ * the largest float: then the float update, in this order or any other (the SIMD kernel's),
+ * rounds to finite values, since rounding moves a value by far less than a factor of 2.
+ * Returns the first element that fails, or n when none does. */
+size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
+                      wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
+    const double limit = 0.5 * FLT_MAX;
+    const double b1 = o->beta1, b2 = o->beta2;
+    const double bc1 = 1 - pow(b1, t), bc2_sqrt = sqrt(1 - pow(b2, t));
+    const double step_size = lr / bc1, shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
+    if (!(fabs(step_size) <= limit) || !(fabs(shrink) <= limit)) return 0;
+    for (size_t i = 0; i < n; i++) {
+        double gi = (double)g[i] * grad_scale;
+        double mi = b1 * m[i] + (1 - b1) * gi;
+        double vi = b2 * v[i] + (1 - b2) * gi * gi;
+        double denom = sqrt(vi) / bc2_sqrt + o->eps;
+        /* the largest magnitudes any order of the float operations can pass through; a NaN
+         * fails every comparison */
+        int ok = vi <= limit && (fabs(gi) <= 1 || gi * gi <= limit) && fabs(mi) <= limit &&
+                 fabs(step_size * mi) <= limit && fabs(mi) / denom <= limit &&
+                 fabs(step_size * mi) / denom + fabs(p[i] * shrink) <= limit;
+        if (!ok) return i;
+    }
+    return n;
 }

@@ -1,6 +1,9 @@
 /* Status names, error messages, aligned allocation, the seeded RNG and CRC-32. */
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(__EMSCRIPTEN__) || defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "bytes.h"
 #include "internal.h"
@@ -44,6 +47,18 @@ void *wf_calloc(size_t bytes) {
 }
 
 void wf_free(void *p) { free(p); }
+
+double wf_heap_in_use(void) {
+#if defined(__EMSCRIPTEN__)
+    struct mallinfo mi = mallinfo(); /* dlmalloc: one heap, no separate mappings */
+    return (double)(unsigned)mi.uordblks;
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2(); /* large blocks are mapped apart from the heap */
+    return (double)mi.uordblks + (double)mi.hblkhd;
+#else
+    return 0;
+#endif
+}
 
 static uint64_t splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);

@@ -436,7 +436,7 @@ export class Model {
   getTensor(name: string): Float32Array;
 
   /**
-   * Overwrites one tensor's weights (same number of elements).
+   * Overwrites one tensor's weights (same number of elements, each a finite float32).
    * @example
    * model.setTensor('wte', new Float32Array(model.getTensor('wte').length));
    */

@@ -1,6 +1,6 @@
 // A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
-import { CONFIG_BYTES, WfError, abortError } from './runtime.js';
+import { CONFIG_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
 
 const ENUMS = {
@@ -252,10 +252,35 @@ export class Model {
     }
   }
 
+  /** Throws, before the batch's buffers are allocated, when a [B, T] batch does not fit:
+   * T beyond the context, or activations beyond the wasm memory. The core refuses both too,
+   * but only once the ids are in the heap, which would have grown for nothing (wasm memory
+   * never shrinks). */
+  assertBatchFits(B, T) {
+    const rt = this.rt;
+    const native = rt.withBuffer(CONFIG_BYTES, (p) => {
+      this.call(rt.M._wf_model_config(this.handle, p));
+      return rt.readConfig(p);
+    });
+    if (T > native.context) throw new WfError('WF_ERR_ARG', `sequence length ${T} exceeds the model's context of ${native.context}`);
+    const need = rt.memoryEstimate(native, B, T).activations;
+    if (need > 0.95 * MEMORY_LIMIT) {
+      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
+        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+    }
+  }
+
   /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`
    * says (Tokenizer.forModel: char by default). */
   tokensOf(data, spec) {
-    if (typeof data !== 'string') return data instanceof Int32Array ? data : Int32Array.from(data);
+    if (typeof data !== 'string') {
+      // checked here, so a bad id fails before the batch sampler or the optimizer moves
+      const ids = data instanceof Int32Array ? data : Int32Array.from(data);
+      const V = this.config.vocabSize;
+      const bad = ids.findIndex((id) => id < 0 || id >= V);
+      if (bad >= 0) throw new WfError('WF_ERR_TOKEN', `token ${ids[bad]} at position ${bad} is outside [0, ${V})`);
+      return ids;
+    }
     if (!this.tokenizer) this.tokenizer = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
     else if (spec !== undefined) this.tokenizer.assertMatches(spec);
     return this.tokenizer.encode(data);
@@ -287,6 +312,7 @@ export class Model {
     const yieldMs = opts.yieldMs ?? 30;
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
+    this.assertBatchFits(B, T);
     const tokens = this.tokensOf(data, opts.tokenizer);
     // the sampler checks this too, but only when it first draws from a split: a validation
     // split too short to validate would otherwise fail evalInterval steps into the run
@@ -378,6 +404,7 @@ export class Model {
       throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
     }
     const B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
+    this.assertBatchFits(B, T);
     this.busy = 'evaluation';
     const pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), lossp = rt.alloc(4);
     try {
@@ -523,6 +550,8 @@ export class Model {
     this.idle();
     const t = this.tensorInfo(name);
     if (values.length !== t.size) throw new WfError('WF_ERR_ARG', `tensor "${name}" has ${t.size} elements, not ${values.length}`);
+    const bad = Array.prototype.findIndex.call(values, (x) => !Number.isFinite(Math.fround(x)));
+    if (bad >= 0) throw new WfError('WF_ERR_ARG', `value ${bad} of tensor "${name}" is ${values[bad]}; weights must be finite float32 numbers`);
     this.rt.f32.set(values, (this.rt.M._wf_model_params(this.handle) >>> 2) + t.offset);
   }
 

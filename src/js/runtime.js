@@ -37,6 +37,9 @@ export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warm
   'minLrRatio', 'gradClip'];
 const OPTIM_INT = new Set(['warmup', 'decaySteps']);
 const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total'];
+// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
+// a batch that needs more than 95% of it (address_limit in model.c).
+export const MEMORY_LIMIT = 4294967296;
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */

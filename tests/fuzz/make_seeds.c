@@ -1,0 +1,118 @@
+/* Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/): small valid inputs
+ * of every kind each loader reads, so fuzzing starts from deep inside the formats. The
+ * committed seeds came from this program; run it from the repository root to remake them:
+ *   build/native/fuzz_make_seeds tests/fuzz/corpus */
+#include "fuzz.h"
+
+static const char *root;
+
+static void write_file(const char *target, const char *name, const void *a, size_t na, const void *b, size_t nb) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%s", root, target, name);
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f, "cannot write %s (does the folder exist?)", path);
+    fwrite(a, 1, na, f);
+    if (nb) fwrite(b, 1, nb, f);
+    fclose(f);
+}
+
+static const char TEXT[] = "It is a truth universally acknowledged, that a single man in possession of a good fortune";
+
+/* A tiny model of each architecture and block variant the formats must carry. */
+static wf_model *model_of(int variant) {
+    wf_config c = fuzz_small_config();
+    switch (variant) {
+    case 1: c.tied_head = 0; c.activation = WF_ACT_RELU; break;                       /* GPT-2, untied */
+    case 2: c.norm = WF_NORM_RMSNORM; c.activation = WF_ACT_SWIGLU; c.positions = WF_POS_ROPE;
+            c.bias = 0; c.tied_head = 0; break;                                         /* Llama */
+    case 3: c.arch = WF_ARCH_ENCODER; c.block = WF_BLOCK_POST_LN; c.positions = WF_POS_SINUSOIDAL; break;
+    case 4: c.arch = WF_ARCH_ENCODER_DECODER; c.n_enc_layer = 1; c.max_beam = 2; c.dropout = 0.1f; break;
+    default: break;                                                                    /* GPT-2, tied */
+    }
+    wf_model *m = wf_model_create();
+    REQUIRE(m && wf_model_init(m, &c) == WF_OK, "variant %d: %s", variant, wf_model_error(m));
+    if (c.arch == WF_ARCH_DECODER) {
+        int32_t in[4] = {1, 2, 3, 4}, tg[4] = {2, 3, 4, 5};
+        REQUIRE(wf_train_step(m, in, tg, 1, 4, NULL) == WF_OK, "step: %s", wf_model_error(m)); /* non-zero moments */
+    }
+    return m;
+}
+
+int main(int argc, char **argv) {
+    root = argc > 1 ? argv[1] : "tests/fuzz/corpus";
+    wf_tokenizer *chr = wf_tokenizer_create(), *bpe = wf_tokenizer_create();
+    REQUIRE(wf_tokenizer_train_char(chr, "abcdefg", 7) == WF_OK, "char");
+    REQUIRE(wf_tokenizer_train_bpe(bpe, TEXT, (int32_t)strlen(TEXT), 264) == WF_OK, "bpe");
+
+    for (int v = 0; v < 5; v++) {
+        wf_model *m = model_of(v);
+        char name[64];
+        uint8_t *buf;
+        int32_t n;
+        /* checkpoints: with and without optimizer state, with a char or BPE tokenizer or none */
+        for (int k = 0; k < 3; k++) {
+            wf_tokenizer *t = k == 0 ? NULL : k == 1 ? chr : bpe;
+            if (t && wf_tokenizer_vocab_size(t) > 8) t = NULL; /* the BPE has 264 tokens; the models 8 */
+            int flags = k == 2 ? 0 : WF_SAVE_OPTIMIZER;
+            REQUIRE(wf_model_save(m, t, flags, &buf, &n) == WF_OK, "save: %s", wf_model_error(m));
+            snprintf(name, sizeof name, "variant%d_%s.wf", v, k == 0 ? "opt" : k == 1 ? "opt_char" : "noopt");
+            write_file("checkpoint", name, buf, (size_t)n, NULL, 0);
+            wf_buffer_free(buf);
+        }
+        /* safetensors: u16 config length, config.json, the file */
+        uint8_t *st;
+        char *cfg;
+        int32_t nst, ncfg;
+        REQUIRE(wf_safetensors_export(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
+        REQUIRE(ncfg < 65536, "config.json too long");
+        uint8_t len[2] = {(uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
+        uint8_t *joined = malloc(2 + (size_t)ncfg);
+        memcpy(joined, len, 2);
+        memcpy(joined + 2, cfg, (size_t)ncfg);
+        snprintf(name, sizeof name, "variant%d.st", v);
+        write_file("safetensors", name, joined, 2 + (size_t)ncfg, st, (size_t)nst);
+        free(joined);
+        wf_buffer_free(st);
+        wf_buffer_free(cfg);
+        wf_model_free(m);
+    }
+
+    /* a checkpoint with a BPE tokenizer needs a vocabulary of at least its 264 tokens */
+    {
+        wf_config c = fuzz_small_config();
+        c.vocab_size = 264;
+        wf_model *m = wf_model_create();
+        uint8_t *buf;
+        int32_t n;
+        REQUIRE(m && wf_model_init(m, &c) == WF_OK, "bpe model");
+        REQUIRE(wf_model_save(m, bpe, 0, &buf, &n) == WF_OK, "save: %s", wf_model_error(m));
+        write_file("checkpoint", "bpe_noopt.wf", buf, (size_t)n, NULL, 0);
+        wf_buffer_free(buf);
+        wf_model_free(m);
+    }
+
+    /* tokenizer files */
+    uint8_t *buf;
+    int32_t n;
+    REQUIRE(wf_tokenizer_save(chr, &buf, &n) == WF_OK, "save char");
+    write_file("tokenizer", "char.wft", buf, (size_t)n, NULL, 0);
+    wf_buffer_free(buf);
+    REQUIRE(wf_tokenizer_save(bpe, &buf, &n) == WF_OK, "save bpe");
+    write_file("tokenizer", "bpe.wft", buf, (size_t)n, NULL, 0);
+    wf_buffer_free(buf);
+
+    /* training text: two bytes of vocabulary size, then the text */
+    static const struct { const char *name; const char *text; } texts[] = {
+        {"english.txt", "\x08\x00" "It is a truth universally acknowledged, that a single man in possession"},
+        {"utf8.txt", "\x40\x00" "na\xc3\xafve caf\xc3\xa9 \xe2\x82\xac 5 \xf0\x9f\x98\x80 \xe6\x97\xa5\xe6\x9c\xac"},
+        {"invalid_utf8.txt", "\x10\x00" "ab\xff\xfe\xc3\x28 \xed\xa0\x80 \xc0\xaf \xf4\x90\x80\x80 end"},
+        {"repeats.txt", "\xff\x03" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaabababababababababab"},
+        {"one_char.txt", "\x00\x00" "x"},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+        write_file("bpe", texts[i].name, texts[i].text, 2 + strlen(texts[i].text + 2), NULL, 0);
+    wf_tokenizer_free(chr);
+    wf_tokenizer_free(bpe);
+    printf("seeds written under %s\n", root);
+    return 0;
+}

@@ -1,0 +1,275 @@
+// docs/ERRORS.md, row by row, through the JavaScript API (tests/test_errors.c walks the same
+// rows in C): every class of bad input throws a WfError with its code and a message that
+// says what is wrong, and leaves the model as it was: its checkpoint bytes (config,
+// weights, AdamW moments, step, schedule, sampler state, tokenizer) do not change.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  checkConfig, createModel, createTokenizer, createWorkerModel, estimateMemory, load, WfError,
+} from '../../src/js/node.js';
+
+const SMALL = { nLayer: 2, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 4 };
+const TEXT = 'the cat sat on the mat. '.repeat(100);
+
+async function trained(extra = {}) {
+  const model = await createModel({ ...SMALL, ...extra });
+  await model.train(TEXT, { steps: 3, evalInterval: 0 });
+  return model;
+}
+
+const same = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+
+/** Runs fn, which must throw (or reject with) code and a message matching re, and checks
+ * the model's checkpoint bytes are the same afterwards. */
+async function refuses(model, fn, code, re) {
+  const before = model.save();
+  await assert.rejects(async () => fn(), (e) => {
+    assert.ok(e instanceof WfError, `a WfError, not ${e}`);
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, re);
+    return true;
+  });
+  assert.ok(same(model.save(), before), `${re}: the model changed`);
+}
+
+test('E1: zero or negative sizes', async () => {
+  const model = await trained();
+  for (const [field, name, value] of [['vocabSize', 'vocab_size', 0], ['vocabSize', 'vocab_size', -5], ['nLayer', 'n_layer', 0],
+    ['nLayer', 'n_layer', -1], ['nHead', 'n_head', 0], ['dModel', 'd_model', -16], ['dFF', 'd_ff', 0], ['dFF', 'd_ff', -32]]) {
+    const re = new RegExp(`${name} ${value} is outside`);
+    const checked = await checkConfig({ ...SMALL, [field]: value });
+    assert.equal(checked.code, 'WF_ERR_CONFIG');
+    assert.match(checked.message, re);
+    await refuses(model, () => createModel({ ...SMALL, [field]: value }), 'WF_ERR_CONFIG', re);
+    await refuses(model, () => createWorkerModel({ ...SMALL, [field]: value }), 'WF_ERR_CONFIG', re);
+  }
+  model.dispose();
+});
+
+test('E2: heads that do not divide the width', async () => {
+  assert.match((await checkConfig({ ...SMALL, nHead: 3 })).message, /n_head 3 does not divide d_model 16/);
+  await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => e.code === 'WF_ERR_CONFIG' && /does not divide/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, nHead: 32 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_head 32 is outside \[1, d_model = 16\]/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, positions: 'rope', nHead: 16 }), (e) => e.code === 'WF_ERR_CONFIG' && /must be even/.test(e.message));
+});
+
+test('E3: context 0', async () => {
+  await assert.rejects(createModel({ ...SMALL, context: 0 }), (e) => e.code === 'WF_ERR_CONFIG' && /context 0 is outside \[1, 65536\]/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, context: -64 }), (e) => e.code === 'WF_ERR_CONFIG' && /context -64 is outside/.test(e.message));
+});
+
+test('E4: absurd sizes and choices that do not exist', async () => {
+  const cases = [
+    [{ vocabSize: 2 ** 30 }, 'WF_ERR_CONFIG', /vocab_size 1073741824 is outside \[2, 16777216\]/],
+    [{ nLayer: 100000 }, 'WF_ERR_CONFIG', /n_layer 100000 is outside/],
+    [{ dModel: 2 ** 20, nHead: 1, nLayer: 1000 }, 'WF_ERR_CONFIG', /parameters; at most 2\^31 - 1/],
+    [{ activation: 'tanh' }, 'WF_ERR_CONFIG', /activation "tanh" is not one of gelu, relu, swiglu/],
+    [{ nLayer: 1.5 }, 'WF_ERR_CONFIG', /nLayer must be an integer, not 1.5/],
+    [{ dModel: '16' }, 'WF_ERR_CONFIG', /dModel must be an integer/],
+    [{ normEps: NaN }, 'WF_ERR_CONFIG', /norm_eps must be in \(0, 1\)/],
+    [{ dropout: 1 }, 'WF_ERR_CONFIG', /dropout must be in \[0, 1\)/],
+    [{ preset: 'huge' }, 'WF_ERR_CONFIG', /unknown preset "huge"/],
+  ];
+  for (const [cfg, code, re] of cases) {
+    await assert.rejects(createModel({ ...SMALL, ...cfg }), (e) => e instanceof WfError && e.code === code && re.test(e.message), String(re));
+  }
+  await assert.rejects(createModel(null), (e) => e.code === 'WF_ERR_CONFIG' && /preset name or an object/.test(e.message));
+});
+
+test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with the estimate', async () => {
+  const rt = await load();
+  const big = { ...SMALL, vocabSize: 50000, dModel: 4096, nHead: 32, dFF: 16384, nLayer: 8, context: 2048 };
+  const est = await estimateMemory(big);
+  assert.ok(est.total > 4294967296);
+  const heapSize = rt.M.HEAP8.length, inUse = rt.M._wf_heap_in_use();
+  const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
+  await assert.rejects(createModel(big), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
+  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  assert.equal(rt.M._wf_heap_in_use(), inUse, 'nothing was allocated (or everything was freed)');
+
+  // a batch whose activations do not fit, on a model that does: train and evaluate refuse it
+  // before copying a single id into the heap
+  const model = await trained();
+  const B = 2 ** 22;
+  const need = (await estimateMemory(SMALL, B, 16)).activations;
+  const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations`;
+  await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: B }), 'WF_ERR_NOMEM', new RegExp(batchMsg));
+  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  model.dispose();
+});
+
+test('E6: token ids out of range', async () => {
+  const model = await trained();
+  const ids = Array.from({ length: 16 }, (_, i) => i % 40);
+  await refuses(model, () => model.trainStep([...ids.slice(0, 5), 40, ...ids.slice(6)], ids, 1, 16), 'WF_ERR_TOKEN',
+    /input token 40 at position 5 is outside \[0, 40\)/);
+  await refuses(model, () => model.trainStep(ids, [...ids.slice(0, 15), 1000], 1, 16), 'WF_ERR_TOKEN', /target token 1000 at position 15/);
+  await refuses(model, () => model.forward([-3, 1], null, 1, 2), 'WF_ERR_TOKEN', /input token -3 at position 0/);
+  await refuses(model, () => model.train(Int32Array.from({ length: 400 }, (_, i) => (i % 7 ? i % 40 : 77)), { steps: 1 }),
+    'WF_ERR_TOKEN', /token 77/);
+  assert.throws(() => model.tokenizer.decode([0, 999]), (e) => e.code === 'WF_ERR_TOKEN');
+  model.dispose();
+});
+
+test('E7: batch shapes: below 1, beyond the context, every target ignored', async () => {
+  const model = await trained();
+  const ids = Array.from({ length: 34 }, (_, i) => i % 40);
+  await refuses(model, () => model.trainStep(ids, ids, 0, 16), 'WF_ERR_ARG', /batch shape 0 x 16: both must be >= 1/);
+  await refuses(model, () => model.trainStep(ids, ids, 2, 17), 'WF_ERR_ARG', /sequence length 17 exceeds the model's context of 16/);
+  await refuses(model, () => model.trainStep(ids, ids.map(() => -1), 2, 16), 'WF_ERR_ARG', /nothing to learn from/);
+  await refuses(model, () => model.train(TEXT, { steps: 1, context: 17 }), 'WF_ERR_ARG', /sequence length 17 exceeds the model's context of 16/);
+  await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: 0 }), 'WF_ERR_ARG', /batchSize must be an integer >= 1, not 0/);
+  model.dispose();
+});
+
+test('E8: empty and one-character corpora', async () => {
+  const model = await createModel(SMALL);
+  await assert.rejects(model.train('', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
+  await assert.rejects(model.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the training split has 1 tokens; a window of T = 16 needs at least 17/.test(e.message));
+  await assert.rejects(createTokenizer(''), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
+  await assert.rejects(createTokenizer('', { kind: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /empty/.test(e.message));
+  assert.equal((await createTokenizer('x')).vocabSize, 2, '<unk> and x');
+  assert.equal((await createTokenizer('x', { kind: 'bpe' })).vocabSize, 256, 'the bytes, no merges');
+  // one distinct character, repeated, is a corpus: it trains and generates
+  const mono = await createModel(SMALL);
+  const summary = await mono.train('x'.repeat(500), { steps: 5, evalInterval: 0 });
+  assert.ok(Number.isFinite(summary.loss));
+  assert.equal(typeof await mono.generateText('x', { maxTokens: 5 }), 'string');
+  await refuses(mono, () => mono.evaluate('xx'), 'WF_ERR_ARG', /evaluation needs at least 17 tokens/);
+  for (const m of [model, mono]) m.dispose();
+});
+
+test('E9: invalid UTF-8 (lone surrogates in JavaScript strings) reads as U+FFFD', async () => {
+  const model = await createModel(SMALL);
+  const text = 'ab\uD800cd\uDFFFef'.repeat(60);
+  await model.train(text, { steps: 2, evalInterval: 0 });
+  const tok = model.tokenizer;
+  assert.deepEqual(tok.encode('\uD800'), tok.encode('\uFFFD'));
+  assert.deepEqual(tok.encode('x\uDFFFy'), tok.encode('x\uFFFDy'));
+  assert.equal(tok.decode(tok.encode('ab\uD800')), 'ab\uFFFD');
+  assert.equal(typeof await model.generateText('\uD800', { maxTokens: 5 }), 'string');
+  const bpe = await createTokenizer(text, { kind: 'bpe', vocabSize: 300 });
+  assert.equal(bpe.decode(bpe.encode(text)), text.replace(/[\uD800-\uDFFF]/g, '\uFFFD'));
+  model.dispose();
+});
+
+test('E10: a prompt longer than the context keeps its end; an empty prompt starts from a newline', async () => {
+  const model = await trained();
+  const opts = { maxTokens: 30, temperature: 0.9, seed: 3 };
+  const long = 'the mat sat on the cat. '.repeat(10);
+  const ids = model.tokenizer.encode(long);
+  const tail = model.tokenizer.decode(ids.slice(ids.length - 16));
+  assert.equal(await model.generateText(long, opts), await model.generateText(tail, opts));
+  assert.equal(await model.generateText('', opts), await model.generateText('\n', opts));
+  model.dispose();
+});
+
+test('E11: zero or negative steps and counts', async () => {
+  const model = await trained();
+  for (const [opts, re] of [[{ steps: 0 }, /steps must be an integer >= 1, not 0/], [{ steps: -1 }, /steps must be an integer >= 1, not -1/],
+    [{ steps: 2.5 }, /steps must be an integer >= 1, not 2.5/], [{ evalInterval: -1 }, /evalInterval must be an integer >= 0/],
+    [{ evalBatches: 0 }, /evalBatches must be an integer >= 1/]]) {
+    await refuses(model, () => model.train(TEXT, opts), 'WF_ERR_ARG', re);
+  }
+  await refuses(model, () => model.generateText('the', { maxTokens: -1 }), 'WF_ERR_ARG', /maxTokens must be an integer >= 0, not -1/);
+  assert.equal(await model.generateText('the', { maxTokens: 0 }), '');
+  model.dispose();
+});
+
+test('E12: learning rates that are NaN, negative or infinite; other settings out of range', async () => {
+  const model = await trained();
+  for (const [opts, re] of [
+    [{ lr: NaN }, /learning rate must be a finite number >= 0, not nan/],
+    [{ lr: -1e-3 }, /learning rate must be a finite number >= 0, not -0.001/],
+    [{ lr: Infinity }, /learning rate must be a finite number >= 0, not inf/],
+    [{ lr: 1e39 }, /learning rate must be a finite number >= 0, not inf/], // beyond float32
+    [{ beta2: 1 }, /beta2 must be in \[0, 1\)/],
+    [{ eps: 0 }, /eps must be > 0/],
+    [{ gradClip: -1 }, /grad_clip must be >= 0/],
+  ]) {
+    await refuses(model, () => model.train(TEXT, { steps: 1, ...opts }), 'WF_ERR_ARG', re);
+    await refuses(model, () => model.setOptimizer(opts), 'WF_ERR_ARG', re);
+  }
+  for (const [opts, re] of [[{ temperature: -1 }, /temperature must be a finite number >= 0/], [{ temperature: NaN }, /temperature/],
+    [{ topK: -2 }, /top_k must be >= 0/], [{ topP: 0 }, /top_p must be in \(0, 1\]/], [{ topP: 1.5 }, /top_p/]]) {
+    await refuses(model, () => model.generateText('the', opts), 'WF_ERR_ARG', re);
+  }
+  await refuses(model, () => model.setTensor('lnfw', new Float32Array(16).fill(NaN)), 'WF_ERR_ARG', /value 0 of tensor "lnfw" is NaN/);
+  await refuses(model, () => model.setTensor('lnfw', Array(16).fill(1e39)), 'WF_ERR_ARG', /is 1e\+39; weights must be finite/);
+  model.dispose();
+});
+
+test('E13: calls on a disposed model, a model without a tokenizer, the wrong architecture', async () => {
+  const rt = await load();
+  const model = await trained();
+  const inUse = rt.M._wf_heap_in_use();
+  // dispose in the middle of training: the run stops with WF_ERR_DISPOSED and frees everything
+  const running = model.train(TEXT, { steps: 100000, yieldMs: 0, evalInterval: 0 });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  model.dispose();
+  await assert.rejects(running, (e) => e.code === 'WF_ERR_DISPOSED');
+  for (const use of [() => model.step, () => model.config, () => model.save(), () => model.trainStep([1], [1], 1, 1),
+    () => model.getTensor('wte'), () => model.setOptimizer({ lr: 1 }), () => model.info()]) {
+    assert.throws(use, (e) => e instanceof WfError && e.code === 'WF_ERR_DISPOSED' && /this model has been disposed/.test(e.message));
+  }
+  await assert.rejects(model.train(TEXT), (e) => e.code === 'WF_ERR_DISPOSED');
+  await assert.rejects(model.generateText('x'), (e) => e.code === 'WF_ERR_DISPOSED');
+  await assert.rejects(model.evaluate(TEXT), (e) => e.code === 'WF_ERR_DISPOSED');
+  model.dispose(); // twice is fine
+  assert.ok(rt.M._wf_heap_in_use() < inUse - 4 * 3 * 9000, 'the model and the run\'s buffers were freed');
+
+  const wm = await createWorkerModel(SMALL);
+  wm.dispose();
+  await assert.rejects(wm.train(TEXT), (e) => e.code === 'WF_ERR_DISPOSED');
+  assert.throws(() => wm.config, (e) => e.code === 'WF_ERR_DISPOSED');
+
+  const bare = await createModel(SMALL);
+  await refuses(bare, () => bare.generateText('x'), 'WF_ERR_STATE', /no tokenizer yet: train it on text first/);
+  bare.dispose();
+  const enc = await createModel({ ...SMALL, arch: 'encoder' });
+  await assert.rejects(enc.train(TEXT, { steps: 1 }), (e) => e.code === 'WF_ERR_STATE' && /use Encoder.from\(model\)/.test(e.message));
+  enc.dispose();
+});
+
+test('E14: concurrent calls on one model, in this thread and in a worker', async () => {
+  const model = await trained();
+  const running = model.train(TEXT, { steps: 200, yieldMs: 0, evalInterval: 0 });
+  const busy = (e) => e instanceof WfError && e.code === 'WF_ERR_BUSY' && /the model is busy with training; wait for it or abort it first/.test(e.message);
+  await assert.rejects(model.train(TEXT, { steps: 1 }), busy);
+  await assert.rejects(model.evaluate(TEXT), busy);
+  await assert.rejects(model.generateText('the'), busy);
+  for (const call of [() => model.save(), () => model.load(new Uint8Array(8)), () => model.trainStep([1], [1], 1, 1),
+    () => model.forward([1], null, 1, 1), () => model.setOptimizer({ lr: 1e-3 }), () => model.setTensor('lnfw', new Float32Array(16))]) {
+    assert.throws(call, busy);
+  }
+  const summary = await running;
+  assert.equal(summary.steps, 200, 'the running call finished undisturbed');
+  const gen = model.generate('the', { maxTokens: 1000 });
+  await gen.next();
+  await assert.rejects(model.train(TEXT, { steps: 1 }), (e) => e.code === 'WF_ERR_BUSY' && /generation/.test(e.message));
+  await gen.return();
+  await model.train(TEXT, { steps: 1, evalInterval: 0 }); // free again
+  model.dispose();
+
+  const wm = await createWorkerModel(SMALL);
+  await wm.train(TEXT, { steps: 2, evalInterval: 0 });
+  const inWorker = wm.train(TEXT, { steps: 300, evalInterval: 0 });
+  await assert.rejects(wm.train(TEXT, { steps: 1 }), (e) => e.code === 'WF_ERR_BUSY');
+  await assert.rejects(wm.generateText('the'), (e) => e.code === 'WF_ERR_BUSY');
+  await assert.rejects(wm.save(), (e) => e.code === 'WF_ERR_BUSY');
+  await assert.rejects(wm.setOptimizer({ lr: 1 }), (e) => e.code === 'WF_ERR_BUSY');
+  assert.equal((await inWorker).steps, 300);
+  assert.equal((await wm.info()).step, 302);
+  wm.dispose();
+});
+
+test('E15: hostile files are refused by the hardened loaders (details: checkpoint, safetensors and fuzz tests)', async () => {
+  const model = await trained();
+  const good = model.save();
+  const damaged = good.slice();
+  damaged[100] ^= 0x40;
+  await refuses(model, () => model.load(damaged), 'WF_ERR_FORMAT', /the checkpoint is damaged: its bytes have the CRC-32/);
+  await refuses(model, () => model.load(good.subarray(0, good.length - 1)), 'WF_ERR_FORMAT', /truncated or padded/);
+  await refuses(model, () => model.load(new TextEncoder().encode('{"model_type": "gpt2", "n_layer": 2, "n_head": 2}')), 'WF_ERR_FORMAT', /not a wasmformer checkpoint/);
+  model.dispose();
+});

@@ -1,0 +1,226 @@
+// Faults in the wasm build (docs/ERRORS.md, rows F1 to F6; tests/test_faults.c has the
+// native side): non-finite steps refused with nothing changed, the wasm memory running out
+// while other models live in the module, abort in the middle of training and generation,
+// and a crash in the middle of saving a model file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  createModel, createWorkerModel, loadModel, loadModelFile, saveModelFile, WfError,
+} from '../../src/js/node.js';
+
+const SMALL = { nLayer: 2, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 4, seed: 4 };
+const TEXT = 'the cat sat on the mat. '.repeat(100);
+const WASM = readFileSync(fileURLToPath(new URL('../../dist/wasmformer.wasm', import.meta.url)));
+
+const same = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+const numeric = (re) => (e) => e instanceof WfError && e.code === 'WF_ERR_NUMERIC' && re.test(e.message)
+  && /weights and optimizer state are unchanged/.test(e.message) && /try a lower learning rate/.test(e.message);
+
+test('F1: a step with a non-finite loss, gradient or update is refused, nothing changes, training goes on', async () => {
+  const model = await createModel(SMALL);
+  await model.train(TEXT, { steps: 3, evalInterval: 0 });
+  const ids = model.tokenizer.encode(TEXT).subarray(0, 33);
+  const [inputs, targets] = [ids.subarray(0, 32), ids.subarray(1, 33)];
+  const fcb = model.getTensor('fcb'), lnfw = model.getTensor('lnfw');
+  model.setOptimizer({ gradClip: 0 });
+  const cases = [
+    ['a NaN loss', () => model.setTensor('lnfw', lnfw.map(() => 3e38)), /the loss is (NaN|infinite)/],
+    ['a non-finite gradient norm', () => model.setTensor('fcb', fcb.map(() => 1e26)), /the gradient norm is not finite/],
+    ['an update whose squares overflow', () => model.setTensor('lnfw', lnfw.map((x) => x * 1e26)), /would overflow "wte"/],
+    ['an absurd learning rate', () => model.setOptimizer({ lr: 1e38, warmup: 0, decaySteps: 0 }), /the update at learning rate 1e\+38 would overflow/],
+  ];
+  for (const [what, poison, re] of cases) {
+    poison();
+    const before = model.save();
+    assert.throws(() => model.trainStep(inputs, targets, 2, 16), numeric(re), what);
+    assert.ok(same(model.save(), before), `${what}: the refused step changed the model`);
+    // train() refuses at its first step and keeps weights, moments, step and settings; only
+    // the batch sampler has moved past the refused batch. The checkpoint ends with the
+    // sampler's two 8-byte RNG states and the CRC-32 (docs/FORMATS.md): all before is equal.
+    await assert.rejects(model.train(TEXT, { steps: 5, evalInterval: 0, keepSchedule: true }), numeric(re), what);
+    const after = model.save();
+    assert.ok(after.length === before.length && same(after.subarray(0, -20), before.subarray(0, -20)),
+      `${what}: train() changed more than the sampler`);
+    // the cause removed, training continues
+    model.setTensor('fcb', fcb);
+    model.setTensor('lnfw', lnfw);
+    model.setOptimizer({ lr: 2e-3 });
+    const info = model.trainStep(inputs, targets, 2, 16);
+    assert.ok(Number.isFinite(info.loss) && info.step === 4, what);
+    model.load(before); // back to the state the next case poisons
+    model.setTensor('fcb', fcb);
+    model.setTensor('lnfw', lnfw);
+    model.setOptimizer({ lr: 2e-3 });
+  }
+  model.dispose();
+});
+
+test('F2: the wasm memory running out refuses one model and leaves the others in the module working', async () => {
+  // each model is ~1.4 GB, almost all of it the KV cache of a 65536-token context, so the
+  // test fills the 4 GB memory while writing only ~100 MB of it
+  const big = { ...SMALL, context: 65536, nLayer: 42, nHead: 4, dModel: 64, dFF: 64, positions: 'sinusoidal', vocabSize: 40 };
+  // a module of its own (the wasm at a path of its own), so other tests' heaps do not count
+  const dir = mkdtempSync(join(tmpdir(), 'wf-oom-'));
+  writeFileSync(join(dir, 'wasmformer.wasm'), WASM);
+  const opts = { wasmUrl: join(dir, 'wasmformer.wasm') };
+  const a = await createModel(big, opts);
+  const b = await createModel(big, opts);
+  const rt = a.rt;
+  assert.equal(b.rt, rt, 'one module');
+  assert.ok(rt.M.HEAP8.length > 2.8e9, `two models fill ${rt.M.HEAP8.length} bytes`);
+  for (const m of [a, b]) await m.train(TEXT, { steps: 2, context: 16, evalInterval: 0 });
+  const savedA = a.save(), savedB = b.save();
+  const textA = await a.generateText('the ', { maxTokens: 20, seed: 1 });
+  const inUse = rt.M._wf_heap_in_use();
+
+  // a third passes the size check (it alone would fit) but its memory cannot grow
+  await assert.rejects(createModel(big, opts), (e) => e instanceof WfError && e.code === 'WF_ERR_NOMEM'
+    && /could not allocate \d+\.\d MB for the model/.test(e.message));
+  assert.equal(rt.M._wf_heap_in_use(), inUse, 'the failed model freed what it had allocated');
+  // the others are untouched and still work, at addresses above 2 GB
+  assert.ok(same(a.save(), savedA) && same(b.save(), savedB), 'the live models are unchanged');
+  assert.equal(await a.generateText('the ', { maxTokens: 20, seed: 1 }), textA);
+  await b.train(TEXT, { steps: 1, context: 16, evalInterval: 0 });
+  // smaller allocations still succeed, and freeing a model makes room for the big one
+  const small = await createModel(SMALL, opts);
+  await small.train(TEXT, { steps: 2, evalInterval: 0 });
+  b.dispose();
+  const c = await createModel(big, opts);
+  await c.train(TEXT, { steps: 1, context: 16, evalInterval: 0 });
+  for (const m of [a, c, small]) m.dispose();
+  assert.ok(rt.M._wf_heap_in_use() < 1e6, 'everything freed');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('F3: abort during training leaves the model an uninterrupted run of as many steps would', async () => {
+  const schedule = { warmup: 10, decaySteps: 90, evalInterval: 0 }; // explicit: the same for both runs
+  const ac = new AbortController();
+  const aborted = await createModel(SMALL);
+  await assert.rejects(aborted.train(TEXT, { ...schedule, steps: 100, onProgress: (p) => { if (p.step >= 17) ac.abort(); }, signal: ac.signal, yieldMs: 0 }),
+    (e) => e.name === 'AbortError');
+  const steps = aborted.step;
+  assert.ok(steps >= 17 && steps < 100, `stopped at ${steps}`);
+  const straight = await createModel(SMALL);
+  await straight.train(TEXT, { ...schedule, steps });
+  assert.ok(same(aborted.save(), straight.save()), 'the aborted model is the model of an uninterrupted run');
+
+  // and it saves, loads and continues like any other
+  const loaded = await loadModel(aborted.save());
+  // (batchSize is a training option, not part of the checkpoint: give it to both)
+  await aborted.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0, batchSize: 4 });
+  await loaded.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0, batchSize: 4 });
+  assert.ok(same(aborted.save(), loaded.save()), 'continued after abort == continued after save and load');
+
+  // the same across the worker boundary
+  const wm = await createWorkerModel(SMALL);
+  const wac = new AbortController();
+  await assert.rejects(wm.train(TEXT, { ...schedule, steps: 100, signal: wac.signal, onProgress: (p) => { if (p.step >= 9) wac.abort(); } }),
+    (e) => e.name === 'AbortError');
+  const wsteps = (await wm.info()).step;
+  const ref = await createModel(SMALL);
+  await ref.train(TEXT, { ...schedule, steps: wsteps });
+  assert.ok(same(await wm.save(), ref.save()), `the worker's model after abort at step ${wsteps}`);
+  for (const m of [aborted, straight, loaded, wm, ref]) m.dispose();
+});
+
+test('F4: abort during generation leaves the model as it was', async () => {
+  const model = await createModel(SMALL);
+  await model.train(TEXT, { steps: 20, evalInterval: 0 });
+  const before = model.save();
+  const expected = await model.generateText('the ', { maxTokens: 40, seed: 2 });
+  const ac = new AbortController();
+  const pieces = [];
+  await assert.rejects((async () => {
+    for await (const p of model.generate('the ', { maxTokens: 100000, signal: ac.signal, seed: 9 })) {
+      pieces.push(p);
+      if (pieces.length === 5) ac.abort();
+    }
+  })(), (e) => e.name === 'AbortError');
+  assert.ok(same(model.save(), before), 'generation changed nothing');
+  assert.equal(await model.generateText('the ', { maxTokens: 40, seed: 2 }), expected, 'the next generation is unaffected');
+  const loaded = await loadModel(model.save());
+  assert.equal(await loaded.generateText('the ', { maxTokens: 40, seed: 2 }), expected);
+  await model.train(TEXT, { steps: 2, evalInterval: 0 });
+  for (const m of [model, loaded]) m.dispose();
+});
+
+test('F5: a failure while writing a model file leaves the old file and no temporary file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-faults-'));
+  try {
+    const path = join(dir, 'model.wf');
+    const model = await createModel(SMALL);
+    await model.train(TEXT, { steps: 2, evalInterval: 0 });
+    await saveModelFile(model, path);
+    const good = readFileSync(path);
+    await model.train(TEXT, { steps: 2, evalInterval: 0 });
+    // the disk fills up half way through the write
+    const probe = await open(join(dir, 'probe'), 'w');
+    const FileHandle = Object.getPrototypeOf(probe);
+    await probe.close();
+    const writeFile = FileHandle.writeFile;
+    FileHandle.writeFile = async function half(bytes) {
+      await writeFile.call(this, bytes.subarray(0, bytes.length >> 1));
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    try {
+      await assert.rejects(saveModelFile(model, path), (e) => e.code === 'ENOSPC');
+    } finally {
+      FileHandle.writeFile = writeFile;
+    }
+    assert.ok(same(readFileSync(path), good), 'the old file is intact');
+    assert.deepEqual(readdirSync(dir).sort(), ['model.wf', 'probe'], 'the temporary file was removed');
+    assert.equal((await loadModelFile(path)).step, 2);
+    model.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('F6: a process killed while saving never leaves a half-written model file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-kill-'));
+  try {
+    const path = join(dir, 'model.wf');
+    // a child that saves a ~40 MB model over and over, training a step between saves so that
+    // every file differs; it is killed (SIGKILL: no cleanup) while a save is under way
+    const script = join(dir, 'saver.mjs');
+    writeFileSync(script, `
+      import { createModel, saveModelFile } from ${JSON.stringify(new URL('../../src/js/node.js', import.meta.url).href)};
+      const model = await createModel({ nLayer: 4, nHead: 4, dModel: 256, dFF: 1024, context: 16, vocabSize: 40, batchSize: 1 });
+      const text = 'the cat sat on the mat. '.repeat(20);
+      for (let i = 0; ; i++) {
+        await model.train(text, { steps: 1, evalInterval: 0 });
+        await saveModelFile(model, process.argv[2]);
+        if (i === 0) process.stdout.write('saved\\n');
+      }`);
+    let midWrite = 0;
+    const kills = 6;
+    for (let k = 0; k < kills; k++) {
+      const child = spawn(process.execPath, [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise((resolve) => child.stdout.once('data', resolve)); // one good file exists
+      // kill when the next save has created its temporary file, or up to 30 ms later
+      const watcher = watch(dir);
+      await new Promise((resolve) => watcher.on('change', (type, name) => { if (String(name).endsWith('.tmp')) resolve(); }));
+      watcher.close();
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const leftovers = readdirSync(dir).filter((f) => f.endsWith('.tmp'));
+      midWrite += leftovers.length > 0;
+      for (const f of leftovers) rmSync(join(dir, f));
+      // whatever moment it died at, model.wf is a whole checkpoint: its length and CRC-32 check
+      const loaded = await loadModelFile(path);
+      assert.ok(loaded.step >= 1, `after kill ${k + 1}: a complete model of step ${loaded.step}`);
+      loaded.dispose();
+    }
+    console.log(`# ${midWrite} of ${kills} kills left a half-written temporary file behind`);
+    assert.ok(midWrite > 0, 'no kill landed while a file was being written: the test did not test a crash mid-save');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,116 @@
+// The security rows of docs/ERRORS.md (S1 to S4) that a reading of the shipped code can
+// prove: every JavaScript file the package or the page ships (src/js/, bin/, web/ when it
+// exists, and Emscripten's glue dist/wasmformer.mjs) is parsed with TypeScript's parser and
+// its syntax tree searched, so comments and strings cannot hide or fake a finding.
+//   S1 no code from strings: no eval, no Function constructor, no string given to
+//      setTimeout or setInterval, so a strict CSP without 'unsafe-eval' holds;
+//   S3 no request of its own: network APIs appear only where the wasm file is fetched from
+//      the URL the page or the caller gives (the browser tests check the requests made);
+//   S4 model files are parsed only by the C loaders: no JSON.parse, DataView or byte
+//      decoding of file contents in JavaScript, so every byte of a checkpoint, tokenizer
+//      or safetensors file goes through the fuzzed code in src/checkpoint.c, src/safetensors.c.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function jsFiles(dir) {
+  const abs = join(root, dir);
+  if (!existsSync(abs)) return [];
+  if (statSync(abs).isFile()) return [abs];
+  return readdirSync(abs).flatMap((name) => {
+    const p = join(abs, name);
+    if (statSync(p).isDirectory()) return name === 'node_modules' ? [] : jsFiles(relative(root, p));
+    return /\.(m?js|html)$/.test(name) ? [p] : [];
+  });
+}
+
+/** The scripts of a file: the file itself, or an HTML page's inline <script> bodies. */
+function scripts(file) {
+  const text = readFileSync(file, 'utf8');
+  if (!file.endsWith('.html')) return [text];
+  return [...text.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/gi)].map((m) => m[1]);
+}
+
+/** Every node of every script of the shipped files, with where it is. */
+function* nodes(dirs) {
+  for (const file of dirs.flatMap(jsFiles)) {
+    for (const source of scripts(file)) {
+      const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+      const stack = [sf];
+      while (stack.length) {
+        const node = stack.pop();
+        yield { node, where: `${relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}` };
+        node.forEachChild((c) => { stack.push(c); });
+      }
+    }
+  }
+}
+
+const SHIPPED = ['src/js', 'bin', 'web', 'dist/wasmformer.mjs'];
+const calleeName = (node) => {
+  const e = node.expression;
+  if (ts.isIdentifier(e)) return e.text;
+  if (ts.isPropertyAccessExpression(e)) return e.name.text;
+  return null;
+};
+
+test('S1: no code is made from strings (eval, Function, string timers) in anything shipped', () => {
+  assert.ok(existsSync(join(root, 'dist/wasmformer.mjs')), 'the glue is built (./build.sh)');
+  const found = [];
+  let calls = 0;
+  for (const { node, where } of nodes(SHIPPED)) {
+    if (!ts.isCallExpression(node) && !ts.isNewExpression(node)) continue;
+    calls++;
+    const name = calleeName(node);
+    if (name === 'eval' || name === 'Function') found.push(`${where}: ${name}`);
+    if ((name === 'setTimeout' || name === 'setInterval') && node.arguments?.[0]
+      && (ts.isStringLiteral(node.arguments[0]) || ts.isTemplateExpression(node.arguments[0]) || ts.isNoSubstitutionTemplateLiteral(node.arguments[0]))) {
+      found.push(`${where}: ${name} with a string`);
+    }
+  }
+  assert.ok(calls > 500, `the scan saw ${calls} calls: it reads the files`);
+  assert.deepEqual(found, []);
+});
+
+test('S3: network APIs only fetch the wasm, from where the page or the caller says', () => {
+  const NET = new Set(['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'sendBeacon', 'importScripts', 'RTCPeerConnection']);
+  // each allowed use, by file and callee, with why it is there
+  const allowed = new Map([
+    ['src/js/node.js fetch', 'readWasm: an http(s) wasmUrl the caller passed'],
+    ['dist/wasmformer.mjs fetch', "Emscripten's glue fetches the .wasm from locateFile/wasmUrl"],
+    ['dist/wasmformer.mjs XMLHttpRequest', "the glue's synchronous fallback for the same .wasm"],
+    ['dist/wasmformer.mjs importScripts', "the glue's check for a worker environment (typeof only)"],
+  ]);
+  const found = new Set();
+  for (const { node, where } of nodes(SHIPPED)) {
+    const name = ts.isIdentifier(node) ? node.text : null;
+    if (!name || !NET.has(name)) continue;
+    const key = `${where.split(':')[0]} ${name}`;
+    assert.ok(allowed.has(key), `${where}: ${name} is not an allowed use of the network`);
+    found.add(key);
+  }
+  assert.deepEqual([...found].sort(), [...allowed.keys()].sort(), 'every allowance is still needed');
+});
+
+test('S4: model files reach only the C loaders; JavaScript parses none of their bytes', () => {
+  const PARSERS = new Set(['DataView', 'getUint32', 'getInt32', 'getFloat32', 'getFloat64', 'getBigUint64']);
+  const found = [];
+  for (const { node, where } of nodes(['src/js', 'web'])) {
+    if (ts.isIdentifier(node) && PARSERS.has(node.text)) found.push(`${where}: ${node.text}`);
+    if ((ts.isCallExpression(node)) && ts.isPropertyAccessExpression(node.expression)
+      && node.expression.name.text === 'parse' && ts.isIdentifier(node.expression.expression) && node.expression.expression.text === 'JSON') {
+      found.push(`${where}: JSON.parse`);
+    }
+  }
+  assert.deepEqual(found, []);
+  // and the bytes of each kind of file go to the loader that checks them
+  const sources = jsFiles('src/js').map((f) => readFileSync(f, 'utf8')).join('\n');
+  for (const loader of ['_wf_model_load', '_wf_tokenizer_load', '_wf_safetensors_import']) {
+    assert.ok(sources.includes(`rt.M.${loader}(`), `${loader} is how JavaScript reads that kind of file`);
+  }
+});

@@ -1,0 +1,447 @@
+/* docs/ERRORS.md, row by row, through the C API: every class of bad input gets its status
+ * and a message that says what is wrong, and changes nothing in the handle it was given.
+ * Each function is one row (E1, E2, ...); tests/js/errors.test.mjs walks the same rows
+ * through the JavaScript API. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "wasmformer.h"
+
+static wf_config small(void) {
+    wf_config c;
+    wf_config_default(&c);
+    c.vocab_size = 11;
+    c.context = 16;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.d_model = 16;
+    c.d_ff = 32;
+    return c;
+}
+
+/* Every byte of a model a failed call must leave alone: config, step, optimizer
+ * settings, and the arena's weights, AdamW m and v (not the gradients, which are
+ * scratch). */
+typedef struct {
+    wf_config cfg;
+    wf_optim opt;
+    int32_t step;
+    size_t n;
+    float *w, *mv;
+} state;
+
+static size_t block(wf_model *m) {
+    wf_tensor_info t;
+    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    return ((size_t)t.offset + t.size + 3) / 4 * 4; /* the arena's blocks are padded to 4 */
+}
+
+static state capture(wf_model *m) {
+    state s;
+    memset(&s, 0, sizeof s);
+    wf_model_config(m, &s.cfg);
+    wf_model_get_optim(m, &s.opt);
+    s.step = wf_model_step(m);
+    s.n = block(m);
+    s.w = malloc(s.n * sizeof(float));
+    s.mv = malloc(2 * s.n * sizeof(float));
+    memcpy(s.w, wf_model_params(m), s.n * sizeof(float));
+    memcpy(s.mv, wf_model_params(m) + 2 * s.n, 2 * s.n * sizeof(float));
+    return s;
+}
+
+static int unchanged(wf_model *m, const state *s) {
+    wf_config c;
+    wf_optim o;
+    wf_model_config(m, &c);
+    wf_model_get_optim(m, &o);
+    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && wf_model_step(m) == s->step &&
+           block(m) == s->n && !memcmp(wf_model_params(m), s->w, s->n * sizeof(float)) &&
+           !memcmp(wf_model_params(m) + 2 * s->n, s->mv, 2 * s->n * sizeof(float));
+}
+
+static void release(state *s) {
+    free(s->w);
+    free(s->mv);
+}
+
+/* A trained model (non-zero moments) for the rows that need one. */
+static wf_model *trained(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t in[32], tg[32];
+    for (int i = 0; i < 32; i++) in[i] = tg[i] = (i * 7) % c.vocab_size;
+    for (int k = 0; k < 3; k++) CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    return m;
+}
+
+/* Runs a config through wf_config_check and wf_model_init on a built model: want the
+ * status, a message containing `text`, and the model unchanged. */
+static void refuse_config(wf_model *m, const wf_config *c, wf_status want, const char *text, const char *what) {
+    char msg[256];
+    wf_status s = wf_config_check(c, msg, sizeof msg);
+    CHECK(s == want, "%s: wf_config_check gave %s", what, wf_status_string(s));
+    CHECK(strstr(msg, text) != NULL, "%s: message \"%s\" lacks \"%s\"", what, msg, text);
+    state before = capture(m);
+    s = wf_model_init(m, c);
+    CHECK(s == want, "%s: wf_model_init gave %s", what, wf_status_string(s));
+    CHECK(strstr(wf_model_error(m), text) != NULL, "%s: init message \"%s\"", what, wf_model_error(m));
+    CHECK(unchanged(m, &before), "%s: a refused config changed the model", what);
+    release(&before);
+}
+
+/* E1: zero or negative sizes. */
+static void row_e1_sizes(void) {
+    wf_model *m = trained();
+    struct { size_t off; int32_t value; const char *text; } bad[] = {
+        {offsetof(wf_config, vocab_size), 0, "vocab_size 0 is outside"},
+        {offsetof(wf_config, vocab_size), -5, "vocab_size -5 is outside"},
+        {offsetof(wf_config, n_layer), 0, "n_layer 0 is outside"},
+        {offsetof(wf_config, n_layer), -1, "n_layer -1 is outside"},
+        {offsetof(wf_config, n_head), 0, "n_head 0 is outside"},
+        {offsetof(wf_config, d_model), -16, "d_model -16 is outside"},
+        {offsetof(wf_config, d_ff), 0, "d_ff 0 is outside"},
+        {offsetof(wf_config, d_ff), -32, "d_ff -32 is outside"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        wf_config c = small();
+        memcpy((char *)&c + bad[i].off, &bad[i].value, 4);
+        refuse_config(m, &c, WF_ERR_CONFIG, bad[i].text, bad[i].text);
+    }
+    wf_model_free(m);
+}
+
+/* E2: heads that do not divide the width (and rotary heads of odd size). */
+static void row_e2_heads(void) {
+    wf_model *m = trained();
+    wf_config c = small();
+    c.n_head = 3;
+    refuse_config(m, &c, WF_ERR_CONFIG, "n_head 3 does not divide d_model 16", "3 heads, width 16");
+    c = small();
+    c.n_head = 32;
+    refuse_config(m, &c, WF_ERR_CONFIG, "n_head 32 is outside [1, d_model = 16]", "more heads than channels");
+    c = small();
+    c.positions = WF_POS_ROPE;
+    c.n_head = 16;
+    refuse_config(m, &c, WF_ERR_CONFIG, "must be even", "rope with head size 1");
+    wf_model_free(m);
+}
+
+/* E3: context 0 (and negative). */
+static void row_e3_context(void) {
+    wf_model *m = trained();
+    wf_config c = small();
+    c.context = 0;
+    refuse_config(m, &c, WF_ERR_CONFIG, "context 0 is outside [1, 65536]", "context 0");
+    c.context = -64;
+    refuse_config(m, &c, WF_ERR_CONFIG, "context -64 is outside", "context -64");
+    wf_model_free(m);
+}
+
+/* E4: absurd sizes: beyond the limits that keep sizes in int32, or more than 2^31 - 1
+ * parameters. */
+static void row_e4_absurd(void) {
+    wf_model *m = trained();
+    wf_config c = small();
+    c.vocab_size = 1 << 30;
+    refuse_config(m, &c, WF_ERR_CONFIG, "vocab_size 1073741824 is outside [2, 16777216]", "vocab 2^30");
+    c = small();
+    c.context = 1 << 20;
+    refuse_config(m, &c, WF_ERR_CONFIG, "context 1048576 is outside", "context 2^20");
+    c = small();
+    c.n_layer = 100000;
+    refuse_config(m, &c, WF_ERR_CONFIG, "n_layer 100000 is outside", "100000 layers");
+    c = small();
+    c.d_model = 1 << 20;
+    c.n_head = 1;
+    c.n_layer = 1000;
+    CHECK(wf_config_check(&c, NULL, 0) == WF_OK, "each field is within its limit");
+    state before = capture(m);
+    CHECK(wf_model_init(m, &c) == WF_ERR_CONFIG, "2^20 wide, 1000 deep");
+    CHECK(strstr(wf_model_error(m), "parameters; at most 2^31 - 1") != NULL, "message: %s", wf_model_error(m));
+    CHECK(unchanged(m, &before), "a refused absurd config changed the model");
+    release(&before);
+    /* enum values and floats out of range */
+    c = small();
+    c.activation = 7;
+    refuse_config(m, &c, WF_ERR_CONFIG, "activation 7 is not one of", "activation 7");
+    c = small();
+    c.norm_eps = NAN;
+    refuse_config(m, &c, WF_ERR_CONFIG, "norm_eps must be in (0, 1)", "norm_eps NaN");
+    c = small();
+    c.dropout = 1;
+    refuse_config(m, &c, WF_ERR_CONFIG, "dropout must be in [0, 1)", "dropout 1");
+    CHECK(wf_config_check(NULL, NULL, 0) == WF_ERR_ARG, "NULL config");
+    wf_model_free(m);
+}
+
+/* E5: sizes that cannot fit the memory this build can address: refused before anything
+ * is allocated, with the estimate in the message. wasm32 addresses 4 GB; this test links
+ * the core built with WF_MEMORY_LIMIT = 256 MB (wasmformer_capped) so the same refusal
+ * runs natively at a size a test can afford; tests/js/errors.test.mjs checks it in wasm. */
+static void row_e5_memory(void) {
+    const double limit = 268435456.0;
+    wf_model *m = trained();
+    state before = capture(m);
+    wf_config c = small();
+    c.vocab_size = 50000;
+    c.d_model = 1024;
+    c.n_head = 8;
+    c.d_ff = 4096;
+    c.n_layer = 4;
+    wf_memory est;
+    CHECK(wf_memory_estimate(&c, 0, 0, &est) == WF_OK && est.total > limit, "the example needs more than 256 MB");
+    CHECK(est.total == est.params + est.grads + est.optimizer + est.inference && est.optimizer == 2 * est.params,
+          "weights, gradients, both moments and the KV cache");
+    char want[128];
+    snprintf(want, sizeof want, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
+             est.total / 1e9, limit / 1e9);
+    double heap = wf_heap_in_use();
+    CHECK(wf_model_init(m, &c) == WF_ERR_NOMEM, "a model beyond the limit");
+    CHECK(strstr(wf_model_error(m), want) != NULL, "message \"%s\", want \"%s\"", wf_model_error(m), want);
+    CHECK(wf_heap_in_use() == heap, "refused before allocating: heap %.0f -> %.0f bytes", heap, wf_heap_in_use());
+    CHECK(unchanged(m, &before), "a refused model changed the one in the handle");
+
+    /* a batch whose activations exceed the limit, on a model that fits */
+    int32_t B = 64;
+    wf_memory need;
+    while (wf_memory_estimate(&before.cfg, B, 16, &need) == WF_OK && need.activations <= limit) B *= 2;
+    int32_t *ids = calloc((size_t)B * 16, sizeof(int32_t));
+    snprintf(want, sizeof want, "a batch of %d x 16 needs %.2f GB of activations", B, need.activations / 1e9);
+    heap = wf_heap_in_use();
+    CHECK(wf_train_step(m, ids, ids, B, 16, NULL) == WF_ERR_NOMEM, "a batch beyond the limit");
+    CHECK(strstr(wf_model_error(m), want) != NULL, "message \"%s\", want \"%s\"", wf_model_error(m), want);
+    CHECK(wf_heap_in_use() == heap, "refused before allocating");
+    CHECK(unchanged(m, &before), "a refused batch changed the model");
+    CHECK_OK(wf_train_step(m, ids, ids, 2, 16, NULL), m); /* and the model still trains */
+    free(ids);
+    release(&before);
+    wf_model_free(m);
+}
+
+/* E6: token ids out of range, in inputs, targets, prompts, sources and decoding. */
+static void row_e6_tokens(void) {
+    wf_model *m = trained();
+    state before = capture(m);
+    int32_t in[32], tg[32];
+    for (int i = 0; i < 32; i++) in[i] = tg[i] = i % 11;
+    in[5] = 11;
+    CHECK(wf_train_step(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "input id == V");
+    CHECK(strstr(wf_model_error(m), "input token 11 at position 5 is outside [0, 11)") != NULL, "%s", wf_model_error(m));
+    in[5] = -3;
+    CHECK(wf_forward(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "input id -3");
+    in[5] = 1;
+    tg[30] = 1000;
+    CHECK(wf_train_step(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "target 1000");
+    CHECK(strstr(wf_model_error(m), "target token 1000 at position 30") != NULL, "%s", wf_model_error(m));
+    tg[30] = 1;
+    int32_t prompt[3] = {1, 99, 2};
+    CHECK(wf_gen_start(m, prompt, 3, 1) == WF_ERR_TOKEN, "prompt id 99");
+    CHECK(strstr(wf_model_error(m), "prompt token 99 at position 1") != NULL, "%s", wf_model_error(m));
+    CHECK(unchanged(m, &before), "bad ids changed the model");
+    release(&before);
+    wf_model_free(m);
+
+    wf_tokenizer *t = wf_tokenizer_create();
+    CHECK(wf_tokenizer_train_char(t, "abc", 3) == WF_OK, "tokenizer");
+    int32_t ids[2] = {1, 4};
+    char out[16];
+    int32_t n;
+    CHECK(wf_tokenizer_decode(t, ids, 2, out, 16, &n) == WF_ERR_TOKEN, "decode id 4 of a 4-token vocabulary");
+    CHECK(strlen(wf_tokenizer_error(t)) > 0, "decode message");
+    wf_tokenizer_free(t);
+}
+
+/* E7: batch shapes and pointers: B or T below 1, T beyond the context, NULL buffers,
+ * targets that are all ignored. */
+static void row_e7_shapes(void) {
+    wf_model *m = trained();
+    state before = capture(m);
+    int32_t in[34], tg[34];
+    for (int i = 0; i < 34; i++) in[i] = tg[i] = i % 11;
+    CHECK(wf_train_step(m, in, tg, 0, 16, NULL) == WF_ERR_ARG, "B = 0");
+    CHECK(wf_train_step(m, in, tg, 2, -1, NULL) == WF_ERR_ARG, "T = -1");
+    CHECK(strstr(wf_model_error(m), "both must be >= 1") != NULL, "%s", wf_model_error(m));
+    CHECK(wf_train_step(m, in, tg, 2, 17, NULL) == WF_ERR_ARG, "T = context + 1");
+    CHECK(strstr(wf_model_error(m), "exceeds the model's context of 16") != NULL, "%s", wf_model_error(m));
+    CHECK(wf_train_step(m, NULL, tg, 2, 16, NULL) == WF_ERR_ARG, "NULL inputs");
+    CHECK(wf_train_step(m, in, NULL, 2, 16, NULL) == WF_ERR_ARG, "NULL targets");
+    for (int i = 0; i < 34; i++) tg[i] = -1;
+    CHECK(wf_train_step(m, in, tg, 2, 16, NULL) == WF_ERR_ARG, "every target ignored");
+    CHECK(strstr(wf_model_error(m), "nothing to learn from") != NULL, "%s", wf_model_error(m));
+    CHECK(unchanged(m, &before), "bad shapes changed the model");
+    release(&before);
+    wf_model_free(m);
+}
+
+/* E8: empty and one-character corpora. */
+static void row_e8_corpora(void) {
+    wf_tokenizer *t = wf_tokenizer_create();
+    CHECK(wf_tokenizer_train_char(t, "", 0) == WF_ERR_ARG, "char: empty text");
+    CHECK(strstr(wf_tokenizer_error(t), "the text is empty") != NULL, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train_bpe(t, "", 0, 300) == WF_ERR_ARG, "bpe: empty text");
+    CHECK(strstr(wf_tokenizer_error(t), "the text is empty") != NULL, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_get_kind(t) == WF_TOKENIZER_NONE, "still empty");
+    /* one character is a vocabulary: <unk> and it; BPE learns no merges from it */
+    CHECK(wf_tokenizer_train_char(t, "x", 1) == WF_OK && wf_tokenizer_vocab_size(t) == 2, "char: one character");
+    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 300) == WF_OK && wf_tokenizer_vocab_size(t) == 256, "bpe: one character");
+    wf_tokenizer_free(t);
+    /* too few tokens for one training window */
+    wf_model *m = trained();
+    state before = capture(m);
+    int32_t one = 1, in[16], tg[16];
+    CHECK(wf_sample_batch(m, &one, 1, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "a corpus of 1 token");
+    CHECK(strstr(wf_model_error(m), "the training split has 1 tokens; a window of T = 16 needs at least 17") != NULL, "%s",
+          wf_model_error(m));
+    CHECK(wf_sample_batch(m, &one, 0, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "an empty corpus");
+    CHECK(unchanged(m, &before), "a short corpus changed the model");
+    release(&before);
+    wf_model_free(m);
+}
+
+/* E9: text with invalid UTF-8 is not an error: each invalid byte reads as U+FFFD (char
+ * tokenizer); byte-level BPE learns and round-trips the bytes themselves. */
+static void row_e9_utf8(void) {
+    const char bad[] = "ab\xFF" "c\xC3\x28" "\xED\xA0\x80";
+    const int32_t len = (int32_t)sizeof bad - 1;
+    wf_tokenizer *t = wf_tokenizer_create();
+    CHECK(wf_tokenizer_train_char(t, bad, len) == WF_OK, "char trains on invalid UTF-8: %s", wf_tokenizer_error(t));
+    int32_t ids[16], n = 0;
+    CHECK(wf_tokenizer_encode(t, bad, len, ids, 16, &n) == WF_OK && n == 9, "9 code points, %d", n);
+    int32_t replacement = ids[2];
+    CHECK(ids[4] == replacement && ids[6] == replacement && ids[7] == replacement && ids[8] == replacement,
+          "every invalid byte is the same U+FFFD id");
+    char out[64];
+    int32_t nout;
+    CHECK(wf_tokenizer_decode(t, ids + 2, 1, out, 64, &nout) == WF_OK && nout == 3 && !memcmp(out, "\xEF\xBF\xBD", 3),
+          "which decodes to U+FFFD");
+    CHECK(wf_tokenizer_train_bpe(t, bad, len, 260) == WF_OK, "bpe trains on invalid UTF-8");
+    CHECK(wf_tokenizer_encode(t, bad, len, ids, 16, &n) == WF_OK, "bpe encode");
+    CHECK(wf_tokenizer_decode(t, ids, n, out, 64, &nout) == WF_OK && nout == len && !memcmp(out, bad, (size_t)len),
+          "bpe round-trips the bytes");
+    wf_tokenizer_free(t);
+}
+
+/* E10: a prompt longer than the context is not an error: its last `context` tokens are
+ * kept, exactly as if the prompt had been those tokens. An empty prompt is refused. */
+static void row_e10_long_prompt(void) {
+    wf_model *m = trained();
+    int32_t prompt[40], a[20], b[20];
+    for (int i = 0; i < 40; i++) prompt[i] = (i * 5 + 3) % 11;
+    wf_sampling s = {0.9f, 0, 1.0f, 0};
+    CHECK_OK(wf_generate(m, prompt, 40, 20, &s, 7, a), m);
+    CHECK_OK(wf_generate(m, prompt + 24, 16, 20, &s, 7, b), m);
+    CHECK(!memcmp(a, b, sizeof a), "a 40-token prompt generates as its last 16 tokens");
+    CHECK(wf_gen_start(m, prompt, 0, 1) == WF_ERR_ARG, "an empty prompt");
+    CHECK(strstr(wf_model_error(m), "at least one token") != NULL, "%s", wf_model_error(m));
+    wf_model_free(m);
+}
+
+/* E11: zero or negative counts of work: tokens to generate, beam widths, source lengths.
+ * (A step count exists only above the C API, in JavaScript and the CLI.) */
+static void row_e11_counts(void) {
+    wf_model *m = trained();
+    int32_t prompt[2] = {1, 2}, out[4];
+    wf_sampling s = {1.0f, 0, 1.0f, 0};
+    CHECK(wf_generate(m, prompt, 2, -1, &s, 1, out) == WF_ERR_ARG, "n_new -1");
+    CHECK(strstr(wf_model_error(m), "n_new must be >= 0") != NULL, "%s", wf_model_error(m));
+    CHECK(wf_generate(m, prompt, 2, 0, &s, 1, out) == WF_OK, "n_new 0 is nothing to do");
+    wf_model_free(m);
+
+    wf_config c = small();
+    c.arch = WF_ARCH_ENCODER_DECODER;
+    c.n_enc_layer = 1;
+    wf_model *x = wf_model_create();
+    CHECK_OK(wf_model_init(x, &c), x);
+    int32_t src[3] = {3, 4, 5}, n_out;
+    CHECK(wf_seq2seq_decode(x, src, 3, 1, 2, 0, 8, out, &n_out) == WF_ERR_ARG, "beam 0");
+    CHECK(wf_seq2seq_decode(x, src, 3, 1, 2, 1, 0, out, &n_out) == WF_ERR_ARG, "max_new 0");
+    CHECK(wf_seq2seq_decode(x, src, 0, 1, 2, 1, 4, out, &n_out) == WF_ERR_ARG, "empty source");
+    wf_model_free(x);
+}
+
+/* E12: learning rates that are NaN, negative or infinite, and every other optimizer
+ * setting out of its range; sampling settings likewise. */
+static void row_e12_settings(void) {
+    wf_model *m = trained();
+    state before = capture(m);
+    wf_optim o = before.opt, bad;
+    struct { float *field; float value; const char *text; } rows[] = {
+        {&bad.lr, NAN, "learning rate must be a finite number >= 0, not nan"},
+        {&bad.lr, -1e-3f, "learning rate must be a finite number >= 0, not -0.001"},
+        {&bad.lr, INFINITY, "learning rate must be a finite number >= 0, not inf"},
+        {&bad.beta1, 1.0f, "beta1 must be in [0, 1)"},
+        {&bad.beta2, -0.5f, "beta2 must be in [0, 1)"},
+        {&bad.eps, 0.0f, "eps must be > 0"},
+        {&bad.weight_decay, -1.0f, "weight_decay must be >= 0"},
+        {&bad.min_lr_ratio, 2.0f, "min_lr_ratio must be in [0, 1]"},
+        {&bad.grad_clip, NAN, "grad_clip must be >= 0"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        bad = o;
+        *rows[i].field = rows[i].value;
+        CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "%s", rows[i].text);
+        CHECK(strstr(wf_model_error(m), rows[i].text) != NULL, "message \"%s\"", wf_model_error(m));
+    }
+    bad = o;
+    bad.warmup = -1;
+    CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "warmup -1");
+    CHECK(unchanged(m, &before), "refused settings changed the model");
+
+    int32_t prompt[2] = {1, 2}, out[2];
+    wf_sampling s[] = {{-1.0f, 0, 1.0f, 0}, {NAN, 0, 1.0f, 0}, {1.0f, -2, 1.0f, 0}, {1.0f, 0, 0.0f, 0},
+                       {1.0f, 0, 1.5f, 0}, {1.0f, 0, 1.0f, 12}};
+    for (size_t i = 0; i < sizeof s / sizeof *s; i++)
+        CHECK(wf_generate(m, prompt, 2, 2, &s[i], 1, out) == WF_ERR_ARG, "sampling setting %zu", i);
+    release(&before);
+    wf_model_free(m);
+}
+
+/* E13: calls on a handle that cannot take them: NULL (wf_model_free ends a handle; C
+ * cannot detect a freed pointer, so JavaScript's dispose() guards it, row E13 there),
+ * an empty handle, or an architecture the call is not for. */
+static void row_e13_handles(void) {
+    int32_t ids[2] = {1, 2};
+    CHECK(wf_train_step(NULL, ids, ids, 1, 2, NULL) == WF_ERR_ARG, "NULL model");
+    CHECK(wf_gen_start(NULL, ids, 2, 1) == WF_ERR_ARG, "NULL model");
+    CHECK(strlen(wf_model_error(NULL)) > 0, "NULL has a message too");
+    wf_model_free(NULL);
+    wf_tokenizer_free(NULL);
+    wf_model *m = wf_model_create();
+    CHECK(wf_train_step(m, ids, ids, 1, 2, NULL) == WF_ERR_STATE, "an empty handle trains");
+    CHECK(strstr(wf_model_error(m), "call wf_model_init first") != NULL, "%s", wf_model_error(m));
+    CHECK(wf_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an empty handle generates");
+    uint8_t *buf;
+    int32_t n;
+    CHECK(wf_model_save(m, NULL, 0, &buf, &n) == WF_ERR_STATE, "an empty handle saves");
+    wf_model_free(m);
+    wf_config c = small();
+    c.arch = WF_ARCH_ENCODER;
+    m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    CHECK(wf_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an encoder generates");
+    CHECK(strstr(wf_model_error(m), "an encoder does not generate") != NULL, "%s", wf_model_error(m));
+    wf_model_free(m);
+    wf_tokenizer *t = wf_tokenizer_create();
+    CHECK(wf_tokenizer_encode(t, "a", 1, ids, 2, &n) == WF_ERR_STATE, "an empty tokenizer encodes");
+    wf_tokenizer_free(t);
+}
+
+int main(void) {
+    row_e1_sizes();
+    row_e2_heads();
+    row_e3_context();
+    row_e4_absurd();
+    row_e5_memory();
+    row_e6_tokens();
+    row_e7_shapes();
+    row_e8_corpora();
+    row_e9_utf8();
+    row_e10_long_prompt();
+    row_e11_counts();
+    row_e12_settings();
+    row_e13_handles();
+    return check_summary("test_errors");
+}

@@ -1,0 +1,327 @@
+/* Faults (docs/ERRORS.md, rows F1 to F4), natively:
+ *   a step whose loss, gradient norm or update would be NaN or infinite is refused with
+ *   weights and optimizer state exactly as before, a message with a hint, and training
+ *   goes on;
+ *   every allocation of every fallible call fails in turn (the linker wraps malloc, calloc,
+ *   realloc and aligned_alloc, see CMakeLists.txt): the call returns WF_ERR_NOMEM, the
+ *   handle is unchanged and still works, and nothing leaks (the sanitizer build and
+ *   valgrind check that part);
+ *   training steps of a planned shape and generation allocate nothing. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "wasmformer.h"
+
+/* ---- allocation failure injection ---- */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t a, size_t n);
+
+static long allocations; /* since the last arm() */
+static long fail_at = -1; /* the allocation (0-based) that fails; -1: none */
+static int failed;        /* whether it happened */
+
+static void arm(long k) {
+    allocations = 0;
+    fail_at = k;
+    failed = 0;
+}
+
+static int refuse(void) {
+    if (allocations++ == fail_at) {
+        failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void *__wrap_malloc(size_t n) { return refuse() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t k, size_t n) { return refuse() ? NULL : __real_calloc(k, n); }
+void *__wrap_realloc(void *p, size_t n) { return refuse() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t a, size_t n) { return refuse() ? NULL : __real_aligned_alloc(a, n); }
+
+/* ---- the state a refused call must not touch ---- */
+
+static wf_config small(void) {
+    wf_config c;
+    wf_config_default(&c);
+    c.vocab_size = 11;
+    c.context = 16;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.d_model = 16;
+    c.d_ff = 32;
+    return c;
+}
+
+/* config, optimizer settings, step, and the arena's weights, AdamW m and v */
+typedef struct {
+    wf_config cfg;
+    wf_optim opt;
+    int32_t step;
+    size_t n;
+    float *copy;
+} state;
+
+static size_t block(wf_model *m) {
+    wf_tensor_info t;
+    if (!wf_model_tensor_count(m)) return 0;
+    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    return ((size_t)t.offset + t.size + 3) / 4 * 4;
+}
+
+static state capture(wf_model *m) {
+    state s;
+    memset(&s, 0, sizeof s);
+    wf_model_config(m, &s.cfg);
+    wf_model_get_optim(m, &s.opt);
+    s.step = wf_model_step(m);
+    s.n = block(m);
+    s.copy = __real_malloc(3 * s.n * sizeof(float) + 1);
+    if (s.n) {
+        memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
+        memcpy(s.copy + s.n, wf_model_params(m) + 2 * s.n, 2 * s.n * sizeof(float));
+    }
+    return s;
+}
+
+static int unchanged(wf_model *m, const state *s) {
+    wf_config c;
+    wf_optim o;
+    wf_model_config(m, &c);
+    wf_model_get_optim(m, &o);
+    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && wf_model_step(m) == s->step &&
+           block(m) == s->n && (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
+                                          !memcmp(wf_model_params(m) + 2 * s->n, s->copy + s->n, 2 * s->n * sizeof(float))));
+}
+
+static void release(state *s) { free(s->copy); }
+
+static int32_t in[64], tg[64];
+
+static wf_model *trained(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    for (int i = 0; i < 64; i++) {
+        in[i] = (i * 7) % c.vocab_size;
+        tg[i] = (i * 3) % c.vocab_size;
+    }
+    for (int k = 0; k < 3; k++) CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    return m;
+}
+
+static float *tensor(wf_model *m, const char *name, int32_t *size) {
+    wf_tensor_info t;
+    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_model_tensor(m, i, &t);
+        if (!strcmp(t.name, name)) {
+            *size = t.size;
+            return wf_model_params(m) + t.offset;
+        }
+    }
+    return NULL;
+}
+
+/* ---- F1: non-finite steps ---- */
+
+/* Scales a tensor (zero entries become `scale`), takes a step that must be refused with
+ * `text` in the message and nothing changed, undoes the scaling and trains on. */
+static void refused_step(const char *name, double scale, float lr, const char *text) {
+    wf_model *m = trained();
+    wf_optim o;
+    wf_model_get_optim(m, &o);
+    o.grad_clip = 0; /* clipping would tame the gradients these cases blow up */
+    if (lr > 0) o.lr = lr;
+    CHECK_OK(wf_model_set_optim(m, &o), m);
+    int32_t size = 0;
+    float *w = name ? tensor(m, name, &size) : NULL;
+    float *saved = __real_malloc((size_t)size * sizeof(float) + 1);
+    if (w) memcpy(saved, w, (size_t)size * sizeof(float));
+    for (int32_t j = 0; j < size; j++) w[j] = w[j] == 0 ? (float)scale : (float)(w[j] * scale);
+    state before = capture(m);
+    wf_step_info info;
+    wf_status s = wf_train_step(m, in, tg, 2, 16, &info);
+    CHECK(s == WF_ERR_NUMERIC, "%s x %g, lr %g: got %s", name ? name : "-", scale, (double)lr, wf_status_string(s));
+    CHECK(strstr(wf_model_error(m), text) != NULL, "message \"%s\" lacks \"%s\"", wf_model_error(m), text);
+    CHECK(strstr(wf_model_error(m), "weights and optimizer state are unchanged") != NULL, "%s", wf_model_error(m));
+    CHECK(strstr(wf_model_error(m), "try a lower learning rate") != NULL, "a hint: %s", wf_model_error(m));
+    CHECK(unchanged(m, &before), "%s: the refused step changed weights, moments, step or settings", text);
+    /* training continues once the cause is gone */
+    if (w) memcpy(w, saved, (size_t)size * sizeof(float));
+    wf_model_get_optim(m, &o);
+    o.lr = 1e-3f;
+    o.grad_clip = 1;
+    CHECK_OK(wf_model_set_optim(m, &o), m);
+    CHECK_OK(wf_train_step(m, in, tg, 2, 16, &info), m);
+    CHECK(wf_model_step(m) == before.step + 1 && isfinite(info.loss), "the next step is taken");
+    free(saved);
+    release(&before);
+    wf_model_free(m);
+}
+
+static void f1_non_finite_steps(void) {
+    refused_step("qkvw", 1e20, 0, "the loss is NaN");
+    refused_step("fcb", 1e26, 0, "the gradient norm is not finite");
+    /* finite gradients of the head whose squares (AdamW's v) overflow */
+    refused_step("lnfw", 1e26, 0, "the update at learning rate 0.0003 would overflow \"wte\"");
+    refused_step(NULL, 1, 1e38f, "the update at learning rate 1e+38 would overflow"); /* an absurd lr */
+    /* an update at the same lr that stays finite is taken: the check refuses overflow, not size */
+    wf_model *m = trained();
+    wf_optim o;
+    wf_model_get_optim(m, &o);
+    o.lr = 1e3f;
+    o.weight_decay = 0;
+    CHECK_OK(wf_model_set_optim(m, &o), m);
+    CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    wf_model_free(m);
+}
+
+/* ---- F4: allocation failure everywhere ---- */
+
+typedef struct {
+    wf_model *m;
+    wf_tokenizer *t;
+    uint8_t *ckpt, *st;
+    char *cfg;
+    int32_t n_ckpt, n_st, n_cfg;
+} fixture;
+
+/* One fallible call; returns its status (and leaves any result to be freed inside). */
+typedef wf_status (*call_fn)(fixture *f);
+
+static wf_status call_init(fixture *f) {
+    wf_config c = small();
+    c.n_layer = 3;
+    return wf_model_init(f->m, &c);
+}
+static wf_status call_bigger_batch(fixture *f) {
+    static int32_t ids[4 * 16];
+    return wf_train_step(f->m, ids, ids, 4, 16, NULL);
+}
+static wf_status call_save(fixture *f) {
+    uint8_t *b = NULL;
+    int32_t n;
+    wf_status s = wf_model_save(f->m, f->t, WF_SAVE_OPTIMIZER, &b, &n);
+    wf_buffer_free(b);
+    return s;
+}
+static wf_status call_load(fixture *f) { return wf_model_load(f->m, f->t, f->ckpt, f->n_ckpt); }
+static wf_status call_export(fixture *f) {
+    uint8_t *st = NULL;
+    char *cfg = NULL;
+    int32_t a, b;
+    wf_status s = wf_safetensors_export(f->m, &st, &a, &cfg, &b);
+    wf_buffer_free(st);
+    wf_buffer_free(cfg);
+    return s;
+}
+static wf_status call_import(fixture *f) { return wf_safetensors_import(f->m, f->cfg, f->n_cfg, f->st, f->n_st); }
+
+static const char TEXT[] = "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
+                           "must be in want of a wife.";
+
+static wf_status call_train_char(fixture *f) { return wf_tokenizer_train_char(f->t, TEXT, (int32_t)strlen(TEXT)); }
+static wf_status call_train_bpe(fixture *f) { return wf_tokenizer_train_bpe(f->t, TEXT, (int32_t)strlen(TEXT), 300); }
+static wf_status call_tok_save_load(fixture *f) {
+    uint8_t *b = NULL;
+    int32_t n;
+    wf_status s = wf_tokenizer_save(f->t, &b, &n);
+    if (s == WF_OK) s = wf_tokenizer_load(f->t, b, n);
+    wf_buffer_free(b);
+    return s;
+}
+
+/* Fails each allocation of `call` in turn, from the first until the call needs no more;
+ * after each, the call must have said WF_ERR_NOMEM and left the model and tokenizer as
+ * they were, and both must still work. */
+static void every_allocation_fails(const char *what, call_fn call, fixture *f) {
+    long k = 0;
+    for (;; k++) {
+        state before = capture(f->m);
+        int32_t vocab = wf_tokenizer_vocab_size(f->t);
+        arm(k);
+        wf_status s = call(f);
+        int hit = failed;
+        arm(-1);
+        if (!hit) {
+            CHECK(s == WF_OK, "%s without failures: %s", what, wf_status_string(s));
+            release(&before);
+            break;
+        }
+        CHECK(s == WF_ERR_NOMEM, "%s, allocation %ld failed: got %s (%s)", what, k, wf_status_string(s), wf_model_error(f->m));
+        CHECK(unchanged(f->m, &before), "%s, allocation %ld failed: the model changed", what, k);
+        CHECK(wf_tokenizer_vocab_size(f->t) == vocab, "%s, allocation %ld failed: the tokenizer changed", what, k);
+        release(&before);
+    }
+    printf("%s: each of %ld allocations failed in turn\n", what, k);
+    CHECK(k > 0, "%s allocates nothing: the test tests nothing", what);
+    /* still usable */
+    CHECK_OK(wf_train_step(f->m, in, tg, 2, 16, NULL), f->m);
+}
+
+static void f4_allocation_failures(void) {
+    fixture f;
+    memset(&f, 0, sizeof f);
+    f.m = trained();
+    f.t = wf_tokenizer_create();
+    CHECK(wf_tokenizer_train_char(f.t, "abcdefghij", 10) == WF_OK, "tokenizer");
+    CHECK_OK(wf_model_save(f.m, f.t, WF_SAVE_OPTIMIZER, &f.ckpt, &f.n_ckpt), f.m);
+    CHECK_OK(wf_safetensors_export(f.m, &f.st, &f.n_st, &f.cfg, &f.n_cfg), f.m);
+
+    every_allocation_fails("wf_model_init over a model", call_init, &f);
+    wf_config c = small();
+    CHECK_OK(wf_model_init(f.m, &c), f.m); /* back to the shape the rest expects */
+    every_allocation_fails("wf_train_step on a larger batch", call_bigger_batch, &f);
+    every_allocation_fails("wf_model_save", call_save, &f);
+    every_allocation_fails("wf_model_load", call_load, &f);
+    every_allocation_fails("wf_safetensors_export", call_export, &f);
+    every_allocation_fails("wf_safetensors_import", call_import, &f);
+    every_allocation_fails("wf_tokenizer_train_char", call_train_char, &f);
+    every_allocation_fails("wf_tokenizer_train_bpe", call_train_bpe, &f);
+    every_allocation_fails("wf_tokenizer_save + load", call_tok_save_load, &f);
+
+    /* handles: creation fails cleanly */
+    arm(0);
+    wf_model *none = wf_model_create();
+    arm(-1);
+    CHECK(none == NULL, "wf_model_create without memory returns NULL");
+    arm(0);
+    wf_tokenizer *no_tok = wf_tokenizer_create();
+    arm(-1);
+    CHECK(no_tok == NULL, "wf_tokenizer_create without memory returns NULL");
+
+    wf_buffer_free(f.ckpt);
+    wf_buffer_free(f.st);
+    wf_buffer_free(f.cfg);
+    wf_tokenizer_free(f.t);
+    wf_model_free(f.m);
+}
+
+/* Steps of a shape already planned, and generation, allocate nothing: the rule that makes
+ * their failures impossible rather than handled. */
+static void no_allocation_on_the_hot_path(void) {
+    wf_model *m = trained();
+    arm(-1);
+    CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    CHECK_OK(wf_train_step(m, in, tg, 1, 8, NULL), m); /* smaller: re-carved, not reallocated */
+    CHECK(allocations == 0, "training steps allocated %ld times", allocations);
+    int32_t out[40];
+    wf_sampling s = {0.8f, 5, 0.9f, 0};
+    arm(-1);
+    CHECK_OK(wf_generate(m, in, 10, 40, &s, 3, out), m); /* 10 + 40 > 16: the window slides */
+    wf_real loss;
+    CHECK_OK(wf_forward(m, in, tg, 2, 16, &loss), m);
+    CHECK(allocations == 0, "generation and forward allocated %ld times", allocations);
+    wf_model_free(m);
+}
+
+int main(void) {
+    f1_non_finite_steps();
+    f4_allocation_failures();
+    no_allocation_on_the_hot_path();
+    return check_summary("test_faults");
+}
