@@ -275,6 +275,8 @@ export interface ModelInfo {
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
   busy: string | null;
+  /** Threads the loaded wasm build offers (1: the single-thread build). */
+  threads: number;
 }
 
 export interface SaveOptions {

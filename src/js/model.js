@@ -176,7 +176,8 @@ export class Model {
   }
 
   /** Everything about the model in one plain object: config, paramCount, step, lr,
-   * optimizer, memory, tokenizer ({kind, vocabSize} or null) and busy (what runs, or null). */
+   * optimizer, memory, tokenizer ({kind, vocabSize} or null), busy (what runs, or null) and
+   * threads (how many the loaded wasm build offers: 1 for the single-thread build). */
   info() {
     this.call();
     const tok = this.tokenizer;
@@ -184,6 +185,7 @@ export class Model {
       config: this.config, paramCount: this.paramCount, step: this.step, lr: this.lr,
       optimizer: this.optimizer, memory: this.memory(),
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
+      threads: this.rt.threads ?? 1,
     };
   }
 
