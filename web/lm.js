@@ -259,6 +259,8 @@ export class LanguageModelUI {
   async startNew() {
     const s = this.readSettings();
     if (!this.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
+    clearTimeout(this.checkTimer);
+    await this.checkSettings(); // the settings of this moment, not of the last debounced check
     if (this.problem) throw new Error(this.problem);
     await this.stopAndWait();
     this.phase = 'creating';
@@ -602,8 +604,12 @@ export class LanguageModelUI {
     const text = $('att-text').value;
     if (!text.length) throw new Error('type a text to look at');
     $('att-status').textContent = 'Computing…';
-    this.maps = await this.checkpoint(() => this.wm.selfAttention(text));
-    const cut = this.maps.T < [...text].length ? ` (its last ${this.maps.T} tokens: the model’s context)` : '';
+    let all = 0;
+    this.maps = await this.checkpoint(async () => {
+      all = (await this.wm.encode(text)).length;
+      return this.wm.selfAttention(text);
+    });
+    const cut = this.maps.T < all ? ` (the last ${this.maps.T} of its ${all}: the model’s context)` : '';
     $('att-status').textContent = `${this.maps.T} tokens${cut}.`;
     this.drawAttention();
   }
