@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // npm test: everything, from a fresh clone. Native library + C tests (ctest), the C tests
 // again under AddressSanitizer + UndefinedBehaviorSanitizer, a short native run under
-// valgrind, the wasm build, the Node tests of the wasm build, a minute of fuzzing per
-// loader, and a memory soak. Each stage says what it runs; the first failure stops the run
-// with a non-zero exit code. Stages whose tool is missing (valgrind, clang) are skipped
-// with the command that installs it, except in CI (CI=true), where they fail.
+// valgrind, the wasm build, the Node tests of the wasm build, the web page in headless
+// Chromium, a minute of fuzzing per loader, and a memory soak. Each stage says what it
+// runs; the first failure stops the run with a non-zero exit code. Stages whose tool is
+// missing (valgrind, clang) are skipped with the command that installs it, except in CI
+// (CI=true), where they fail.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -70,6 +71,7 @@ if (tool('valgrind: a short native training and generation', ['valgrind'], 'valg
 
 run('wasm build', './build.sh', []);
 run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
+run('the web page in headless Chromium', process.execPath, ['--test', 'tests/web/']);
 
 // libFuzzer on the four hostile-input loaders, from the committed seeds (scripts/fuzz.sh;
 // the long runs behind docs/ERRORS.md use the same script with more seconds)

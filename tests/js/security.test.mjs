@@ -4,6 +4,7 @@
 // its syntax tree searched, so comments and strings cannot hide or fake a finding.
 //   S1 no code from strings: no eval, no Function constructor, no string given to
 //      setTimeout or setInterval, so a strict CSP without 'unsafe-eval' holds;
+//   S2 the page's CSP is strict: everything from 'self', no inline or eval'd script;
 //   S3 no request of its own: network APIs appear only where the wasm file is fetched from
 //      the URL the page or the caller gives (the browser tests check the requests made);
 //   S4 model files are parsed only by the C loaders: no JSON.parse, DataView or byte
@@ -77,7 +78,7 @@ test('S1: no code is made from strings (eval, Function, string timers) in anythi
   assert.deepEqual(found, []);
 });
 
-test('S3: network APIs only fetch the wasm, from where the page or the caller says', () => {
+test('S3: network APIs only fetch the wasm from where the page or the caller says, and the page\'s own files', () => {
   const NET = new Set(['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'sendBeacon', 'importScripts', 'RTCPeerConnection']);
   // each allowed use, by file and callee, with why it is there
   const allowed = new Map([
@@ -85,6 +86,7 @@ test('S3: network APIs only fetch the wasm, from where the page or the caller sa
     ['dist/wasmformer.mjs fetch', "Emscripten's glue fetches the .wasm from locateFile/wasmUrl"],
     ['dist/wasmformer.mjs XMLHttpRequest', "the glue's synchronous fallback for the same .wasm"],
     ['dist/wasmformer.mjs importScripts', "the glue's check for a worker environment (typeof only)"],
+    ['web/corpus.js fetch', 'the bundled novels, at a path relative to the page (checked below)'],
   ]);
   const found = new Set();
   for (const { node, where } of nodes(SHIPPED)) {
@@ -93,8 +95,34 @@ test('S3: network APIs only fetch the wasm, from where the page or the caller sa
     const key = `${where.split(':')[0]} ${name}`;
     assert.ok(allowed.has(key), `${where}: ${name} is not an allowed use of the network`);
     found.add(key);
+    if (key.startsWith('web/') && ts.isCallExpression(node.parent)) {
+      const url = node.parent.arguments[0]?.getText() ?? '';
+      assert.match(url, /^[`'"]\.\//, `${where}: the page fetches only paths relative to itself, not ${url}`);
+    }
   }
   assert.deepEqual([...found].sort(), [...allowed.keys()].sort(), 'every allowance is still needed');
+});
+
+test('S2: the page declares a strict Content-Security-Policy, and its server sends the same', async () => {
+  const html = join(root, 'web/index.html');
+  if (!existsSync(html)) return; // the page is not in this tree
+  const meta = readFileSync(html, 'utf8').match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)"/);
+  assert.ok(meta, 'web/index.html has a CSP <meta>');
+  const policy = Object.fromEntries(meta[1].split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+  assert.deepEqual(policy['default-src'], ["'self'"]);
+  assert.deepEqual(policy['object-src'], ["'none'"]);
+  assert.deepEqual(policy['base-uri'], ["'none'"]);
+  for (const [directive, sources] of Object.entries(policy)) {
+    for (const src of sources) {
+      assert.ok(!["'unsafe-inline'", "'unsafe-eval'", '*'].includes(src) && !/^(https?:|wss?:)/.test(src),
+        `${directive} allows ${src}`);
+    }
+  }
+  assert.ok(policy['script-src'].every((src) => ["'self'", "'wasm-unsafe-eval'"].includes(src)), 'scripts: this site and wasm only');
+  assert.doesNotMatch(readFileSync(html, 'utf8'), /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+  // the server's header: the same policy plus frame-ancestors, which a <meta> cannot carry
+  const { CSP } = await import('../../scripts/serve.mjs');
+  assert.equal(CSP, `${meta[1]}; frame-ancestors 'none'`, 'scripts/serve.mjs sends the page\'s policy');
 });
 
 test('S4: model files reach only the C loaders; JavaScript parses none of their bytes', () => {
