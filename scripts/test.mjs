@@ -14,9 +14,13 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
 
+const timings = []; // [title, seconds]: printed at the end, to keep an eye on CI's time
+
 function run(title, cmd, args, opts = {}) {
   console.log(`\n== ${title}: ${cmd} ${args.join(' ')}`);
+  const t0 = performance.now();
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  timings.push([title, (performance.now() - t0) / 1000]);
   if (r.error) {
     console.error(`npm test: could not run ${cmd}: ${r.error.message}`);
     process.exit(1);
@@ -81,4 +85,6 @@ if (tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 li
 // memory stays flat over 400 training steps of config A and 100 model lifetimes (the
 // full size: node --expose-gc tests/soak.mjs --steps 20000 --cycles 1000)
 run('soak: memory stays flat', process.execPath, ['--expose-gc', 'tests/soak.mjs']);
+console.log('\nnpm test: seconds per stage');
+for (const [title, seconds] of timings) console.log(`${seconds.toFixed(0).padStart(6)}  ${title}`);
 console.log('\nnpm test: all passed');

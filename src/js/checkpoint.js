@@ -74,14 +74,15 @@ export function loadModel(rt, bytes) {
   try {
     if (!th) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
     loadInto(rt, h, th, bytes);
+    const hasTokenizer = rt.M._wf_tokenizer_get_kind(th) !== 0;
+    const model = new Model(rt, h, hasTokenizer ? new Tokenizer(rt, th) : null); // reads the config: can fail
+    if (!hasTokenizer) rt.M._wf_tokenizer_free(th);
+    return model;
   } catch (e) {
     rt.M._wf_model_free(h);
     if (th) rt.M._wf_tokenizer_free(th);
     throw e;
   }
-  const tokenizer = rt.M._wf_tokenizer_get_kind(th) !== 0 ? new Tokenizer(rt, th) : null;
-  if (!tokenizer) rt.M._wf_tokenizer_free(th);
-  return new Model(rt, h, tokenizer);
 }
 
 /** This model as checkpoint bytes; see saveModel.

@@ -216,7 +216,7 @@ export class Model {
   trainStep(inputs, targets, B, T) {
     this.idle();
     const rt = this.rt;
-    const pin = rt.putInt32(inputs), ptg = rt.putInt32(targets);
+    const [pin, ptg] = rt.putInt32s([inputs, targets]);
     try {
       return rt.withBuffer(16, (info) => {
         this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
@@ -237,7 +237,7 @@ export class Model {
   forward(inputs, targets, B, T) {
     this.idle();
     const rt = this.rt;
-    const pin = rt.putInt32(inputs), ptg = targets ? rt.putInt32(targets) : 0;
+    const [pin, ptg] = rt.putInt32s([inputs, targets ?? null]);
     try {
       return rt.withBuffer(4, (lossp) => {
         this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
@@ -353,37 +353,39 @@ export class Model {
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
     this.assertBatchFits(B, T);
-    const tokens = this.tokensOf(data, opts.tokenizer);
-    // the sampler checks this too, but only when it first draws from a split: a validation
-    // split too short to validate would otherwise fail evalInterval steps into the run
-    const nVal = Math.floor(tokens.length * valFraction);
-    for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
-      if (used && n < T + 1) {
-        throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
-      }
-    }
-
+    // everything up to the first step is undone if it fails: the optimizer settings, and a
+    // tokenizer this call built; nothing is allocated before the checks
     const start = this.step;
     const before = this.optimizer;
-    const schedule = {};
-    for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps', 'warmup', 'decaySteps']) {
-      if (opts[k] !== undefined) schedule[k] = opts[k];
-    }
-    if (!opts.keepSchedule) {
-      // a schedule for this call: warmup over its first steps, cosine decay to its last
-      const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
-      schedule.warmup = start + warmup;
-      schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
-    }
-    this.setOptimizer(schedule);
-    if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
-
-    this.busy = 'training';
-    const ptok = rt.putInt32(tokens);
-    const pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), info = rt.alloc(16), lossp = rt.alloc(4);
-    const t0 = performance.now();
-    let lastYield = t0, last = null, valLoss = null;
+    const hadTokenizer = this.tokenizer !== null;
+    let ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0, last = null, valLoss = null;
     try {
+      const tokens = this.tokensOf(data, opts.tokenizer);
+      // the sampler checks this too, but only when it first draws from a split: a validation
+      // split too short to validate would otherwise fail evalInterval steps into the run
+      const nVal = Math.floor(tokens.length * valFraction);
+      for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
+        if (used && n < T + 1) {
+          throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
+        }
+      }
+      const schedule = {};
+      for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps', 'warmup', 'decaySteps']) {
+        if (opts[k] !== undefined) schedule[k] = opts[k];
+      }
+      if (!opts.keepSchedule) {
+        // a schedule for this call: warmup over its first steps, cosine decay to its last
+        const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
+        schedule.warmup = start + warmup;
+        schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
+      }
+      this.setOptimizer(schedule);
+      [ptok, pin, ptg, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, 16, 4]);
+      rt.i32.set(tokens, ptok >>> 2);
+      if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
+      this.busy = 'training';
+      const t0 = performance.now();
+      let lastYield = t0;
       const validate = () => {
         let sum = 0;
         for (let i = 0; i < evalBatches; i++) {
@@ -420,8 +422,13 @@ export class Model {
         tokensPerSecond: (steps * B * T) / seconds,
       };
     } catch (e) {
-      // a run that failed before its first step leaves the optimizer settings as they were
-      if (this.handle && this.step === start) this.setOptimizerNow(before);
+      if (this.handle && this.step === start) {
+        this.setOptimizerNow(before);
+        if (!hadTokenizer) {
+          this.tokenizer?.dispose();
+          this.tokenizer = null;
+        }
+      }
       throw e;
     } finally {
       for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
@@ -437,16 +444,26 @@ export class Model {
     if (signal?.aborted) throw abortError(signal);
     const rt = this.rt;
     const T = this.decoderConfig('evaluate').context;
-    let tokens = this.tokensOf(data);
-    if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
-    const windows = Math.floor((tokens.length - 1) / T);
-    if (windows < 1) {
-      throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
+    const hadTokenizer = this.tokenizer !== null;
+    let tokens, windows, B, pin, ptg, lossp;
+    try {
+      tokens = this.tokensOf(data);
+      if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+      windows = Math.floor((tokens.length - 1) / T);
+      if (windows < 1) {
+        throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
+      }
+      B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
+      this.assertBatchFits(B, T);
+      [pin, ptg, lossp] = rt.allocMany([B * T * 4, B * T * 4, 4]);
+    } catch (e) {
+      if (!hadTokenizer) { // a refused call keeps no tokenizer it built
+        this.tokenizer?.dispose();
+        this.tokenizer = null;
+      }
+      throw e;
     }
-    const B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
-    this.assertBatchFits(B, T);
     this.busy = 'evaluation';
-    const pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), lossp = rt.alloc(4);
     try {
       let total = 0, counted = 0, lastYield = performance.now();
       for (let w = 0; w < windows; w += B) {
@@ -492,7 +509,7 @@ export class Model {
     const yieldMs = opts.yieldMs ?? 16;
     if (signal?.aborted) throw abortError(signal);
     let ids = this.tokenizer.encode(prompt.length ? prompt : '\n');
-    const sampling = rt.alloc(16), tokp = rt.alloc(4);
+    const [sampling, tokp] = rt.allocMany([16, 4]);
     const base = sampling >>> 2;
     rt.f32[base] = opts.temperature ?? 1;
     rt.i32[base + 1] = opts.topK ?? 0;

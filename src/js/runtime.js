@@ -63,6 +63,18 @@ export class Runtime {
 
   free(p) { if (p) this.M._free(p); }
 
+  /** Several buffers: all of them, or none (those already taken are freed) and a throw. */
+  allocMany(sizes) {
+    const out = [];
+    try {
+      for (const bytes of sizes) out.push(this.alloc(bytes));
+    } catch (e) {
+      out.forEach((p) => this.free(p));
+      throw e;
+    }
+    return out;
+  }
+
   /** Runs fn(ptr) with a temporary buffer of `bytes`, freed afterwards. */
   withBuffer(bytes, fn) {
     const p = this.alloc(bytes);
@@ -152,6 +164,16 @@ export class Runtime {
     const p = this.alloc(values.length * 4);
     this.i32.set(values, p >>> 2);
     return p;
+  }
+
+  /** putInt32 for several arrays (null: no buffer, pointer 0): all of them or none. */
+  putInt32s(arrays) {
+    const ptrs = this.allocMany(arrays.map((a) => (a ? a.length * 4 : 0)));
+    arrays.forEach((a, i) => {
+      if (a) this.i32.set(a, ptrs[i] >>> 2);
+      else { this.free(ptrs[i]); ptrs[i] = 0; }
+    });
+    return ptrs;
   }
 
   /** Copies a string into the heap as UTF-8; returns [ptr, bytes]; caller frees. */

@@ -62,7 +62,7 @@ export function importSafetensors(rt, files) {
   if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
   let tokenizer = null;
   try {
-    const pc = rt.alloc(cfg.length), ps = rt.alloc(st.length);
+    const [pc, ps] = rt.allocMany([cfg.length, st.length]);
     try {
       rt.u8.set(cfg, pc);
       rt.u8.set(st, ps);
@@ -79,10 +79,10 @@ export function importSafetensors(rt, files) {
         throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tokenizer.vocabSize} tokens but the model's vocabulary only ${V}`);
       }
     }
+    return new Model(rt, h, tokenizer); // reads the config: can fail
   } catch (e) {
     tokenizer?.dispose();
     rt.M._wf_model_free(h);
     throw e;
   }
-  return new Model(rt, h, tokenizer);
 }

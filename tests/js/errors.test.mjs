@@ -126,6 +126,11 @@ test('E8: empty and one-character corpora', async () => {
   const model = await createModel(SMALL);
   await assert.rejects(model.train('', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(model.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the training split has 1 tokens; a window of T = 16 needs at least 17/.test(e.message));
+  assert.equal(model.tokenizer, null, 'a refused run keeps no tokenizer built from its text');
+  await model.train(TEXT, { steps: 1, evalInterval: 0 });
+  assert.equal(model.tokenizer.vocabSize, new Set(TEXT).size + 1, 'the next run builds its own');
+  await assert.rejects(model.evaluate('y'), (e) => e.code === 'WF_ERR_ARG');
+  assert.equal(model.tokenizer.vocabSize, new Set(TEXT).size + 1);
   await assert.rejects(createTokenizer(''), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(createTokenizer('', { kind: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /empty/.test(e.message));
   assert.equal((await createTokenizer('x')).vocabSize, 2, '<unk> and x');

@@ -1,7 +1,7 @@
 // Faults in the wasm build (docs/ERRORS.md, rows F1 to F6; tests/test_faults.c has the
-// native side): non-finite steps refused with nothing changed, the wasm memory running out
-// while other models live in the module, abort in the middle of training and generation,
-// and a crash in the middle of saving a model file.
+// native side): non-finite steps refused with nothing changed, allocations failing on the
+// JavaScript side, the wasm memory running out while other models live in the module, abort
+// in the middle of training and generation, and a crash in the middle of saving a model file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import {
   createModel, createWorkerModel, loadModel, loadModelFile, saveModelFile, WfError,
 } from '../../src/js/node.js';
+import { Runtime } from '../../src/js/runtime.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 4, seed: 4 };
 const TEXT = 'the cat sat on the mat. '.repeat(100);
@@ -61,7 +62,55 @@ test('F1: a step with a non-finite loss, gradient or update is refused, nothing 
   model.dispose();
 });
 
-test('F2: the wasm memory running out refuses one model and leaves the others in the module working', async () => {
+test('F2: every JavaScript-side allocation of a call failing in turn: WF_ERR_NOMEM, nothing changed, leaked or left busy', async () => {
+  const model = await createModel(SMALL);
+  await model.train(TEXT, { steps: 2, evalInterval: 0 });
+  const rt = model.rt, good = model.save();
+  const ids = Array.from({ length: 16 }, (_, i) => i % 40);
+  const calls = {
+    train: () => model.train(TEXT, { steps: 2, evalInterval: 0 }),
+    'train on a fresh model (builds a tokenizer)': async () => { const m = await createModel(SMALL); try { await m.train(TEXT, { steps: 1, evalInterval: 0 }); } finally { m.dispose(); } },
+    evaluate: () => model.evaluate(TEXT, { maxTokens: 200 }),
+    generate: () => model.generateText('the ', { maxTokens: 5, seed: 1 }),
+    trainStep: () => model.trainStep(ids, ids, 1, 16),
+    forward: () => model.forward(ids, ids, 1, 16),
+    save: () => model.save(),
+    load: () => model.load(good),
+    loadModel: async () => (await loadModel(good)).dispose(),
+    createModel: async () => (await createModel(SMALL)).dispose(),
+    setOptimizer: () => model.setOptimizer({ lr: 1e-3 }),
+    'tokenizer encode and decode': () => model.tokenizer.decode(model.tokenizer.encode('the cat')),
+  };
+  let injected = 0;
+  for (const [name, call] of Object.entries(calls)) {
+    for (let k = 0; ; k++) {
+      const before = model.save(), inUse = rt.M._wf_heap_in_use();
+      let n = 0;
+      // the k-th allocation of the call fails, as malloc returning 0 would
+      rt.alloc = function failing(bytes) {
+        if (n++ === k) throw new WfError('WF_ERR_NOMEM', `could not allocate ${bytes} bytes in the wasm heap`);
+        return Runtime.prototype.alloc.call(this, bytes);
+      };
+      let error = null;
+      try { await call(); } catch (e) { error = e; } finally { delete rt.alloc; }
+      if (n <= k) {
+        assert.equal(error, null, `${name} without failures`);
+        break;
+      }
+      injected++;
+      assert.equal(error?.code, 'WF_ERR_NOMEM', `${name}, allocation ${k}: ${error}`);
+      assert.equal(rt.M._wf_heap_in_use(), inUse, `${name}, allocation ${k}: leaked`);
+      assert.ok(same(model.save(), before), `${name}, allocation ${k}: the model changed`);
+      assert.equal(model.busy, null, `${name}, allocation ${k}: left busy`);
+    }
+  }
+  console.log(`# ${injected} JavaScript-side allocations failed in turn`);
+  assert.ok(injected > 30, `${injected} allocations failed in turn`);
+  await model.train(TEXT, { steps: 1, evalInterval: 0 }); // and the model works
+  model.dispose();
+});
+
+test('F3: the wasm memory running out refuses one model and leaves the others in the module working', async () => {
   // each model is ~1.4 GB, almost all of it the KV cache of a 65536-token context, so the
   // test fills the 4 GB memory while writing only ~100 MB of it
   const big = { ...SMALL, context: 65536, nLayer: 42, nHead: 4, dModel: 64, dFF: 64, positions: 'sinusoidal', vocabSize: 40 };
@@ -98,7 +147,7 @@ test('F2: the wasm memory running out refuses one model and leaves the others in
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('F3: abort during training leaves the model an uninterrupted run of as many steps would', async () => {
+test('F4: abort during training leaves the model an uninterrupted run of as many steps would', async () => {
   const schedule = { warmup: 10, decaySteps: 90, evalInterval: 0 }; // explicit: the same for both runs
   const ac = new AbortController();
   const aborted = await createModel(SMALL);
@@ -129,7 +178,7 @@ test('F3: abort during training leaves the model an uninterrupted run of as many
   for (const m of [aborted, straight, loaded, wm, ref]) m.dispose();
 });
 
-test('F4: abort during generation leaves the model as it was', async () => {
+test('F5: abort during generation leaves the model as it was', async () => {
   const model = await createModel(SMALL);
   await model.train(TEXT, { steps: 20, evalInterval: 0 });
   const before = model.save();
@@ -150,7 +199,7 @@ test('F4: abort during generation leaves the model as it was', async () => {
   for (const m of [model, loaded]) m.dispose();
 });
 
-test('F5: a failure while writing a model file leaves the old file and no temporary file', async () => {
+test('F6: a failure while writing a model file leaves the old file and no temporary file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'wf-faults-'));
   try {
     const path = join(dir, 'model.wf');
