@@ -153,6 +153,7 @@ static void release(wf_model *m) {
 void wf_model_free(wf_model *m) {
     if (!m) return;
     release(m);
+    wf_pool_free(m->pool);
     free(m);
 }
 
@@ -276,6 +277,7 @@ wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     wf_rng_seed(&next.rng_split[0], (uint64_t)cfg->seed * 2 + 1);
     wf_rng_seed(&next.rng_split[1], (uint64_t)cfg->seed * 2 + 2);
     next.ready = 1;
+    next.pool = m->pool; /* the thread setting belongs to the handle */
 
     release(m);
     *m = next;
@@ -409,7 +411,7 @@ void wf_layer_forward(const wf_model *m, int l, const wf_layer_acts *a, const wf
 
     /* res1 = x + attproj(attention(qkv(ln1(x)))) */
     wf_layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, LW(p->ln1w, l, C), LW(p->ln1b, l, C), N, C, eps);
-    wf_linear_forward(a->qkv, a->ln1, LW(p->qkvw, l, 3 * CC), LW(p->qkvb, l, 3 * C), N, C, 3 * C);
+    wf_linear_forward(a->qkv, a->ln1, LW(p->qkvw, l, 3 * CC), LW(p->qkvb, l, 3 * C), N, C, 3 * C, m->pool);
     wf_attn_dims ad = {B, m->d.NH, m->d.HS, T, T, 3 * C, 3 * C, 1, NULL};
     const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + 2 * C;
     if (kcache) {
@@ -423,18 +425,18 @@ void wf_layer_forward(const wf_model *m, int l, const wf_layer_acts *a, const wf
         ad.Tk = pos + T;
         ad.kv_stride = C;
     }
-    wf_attention_forward(a->atty, a->att, q, k, v, &ad);
-    wf_linear_forward(a->branch, a->atty, LW(p->attprojw, l, CC), LW(p->attprojb, l, C), N, C, C);
+    wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
+    wf_linear_forward(a->branch, a->atty, LW(p->attprojw, l, CC), LW(p->attprojb, l, C), N, C, C, m->pool);
     wf_residual_forward(a->res1, x, a->branch, N * C);
 
     /* res2 = res1 + fcproj(act(fc(ln2(res1)))) */
     wf_layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res1, LW(p->ln2w, l, C), LW(p->ln2b, l, C), N, C, eps);
-    wf_linear_forward(a->fch, a->ln2, LW(p->fcw, l, (size_t)fc * F * C), LW(p->fcb, l, fc * F), N, C, fc * F);
+    wf_linear_forward(a->fch, a->ln2, LW(p->fcw, l, (size_t)fc * F * C), LW(p->fcb, l, fc * F), N, C, fc * F, m->pool);
     if (m->cfg.activation == WF_ACT_RELU)
         wf_relu_forward(a->fch_act, a->fch, N * F);
     else
         wf_gelu_forward(a->fch_act, a->fch, N * F);
-    wf_linear_forward(a->branch, a->fch_act, LW(p->fcprojw, l, (size_t)C * F), LW(p->fcprojb, l, C), N, F, C);
+    wf_linear_forward(a->branch, a->fch_act, LW(p->fcprojw, l, (size_t)C * F), LW(p->fcprojb, l, C), N, F, C, m->pool);
     wf_residual_forward(a->res2, a->res1, a->branch, N * C);
 }
 
@@ -444,7 +446,7 @@ static const wf_real *head_weights(const wf_model *m) { return m->d.head ? m->p.
 void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean,
                      wf_real *lnf_rstd, const wf_real *x, int N) {
     wf_layernorm_forward(lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N, m->d.C, (wf_real)m->cfg.norm_eps);
-    wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V);
+    wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
 }
 
 static const wf_real *last_residual(const wf_model *m) {
@@ -480,7 +482,7 @@ static void layer_backward(wf_model *m, int l, const wf_layer_acts *la, const wf
     /* res2 = res1 + fcproj(act(fc(ln2(res1)))) */
     zero(a->dfch_act, (size_t)N * F);
     wf_linear_backward(a->dfch_act, LW(g->fcprojw, l, (size_t)C * F), LW(g->fcprojb, l, C), a->dres, la->fch_act,
-                       LW(p->fcprojw, l, (size_t)C * F), N, F, C);
+                       LW(p->fcprojw, l, (size_t)C * F), N, F, C, m->pool);
     zero(a->dfch, (size_t)N * fc * F);
     if (m->cfg.activation == WF_ACT_RELU)
         wf_relu_backward(a->dfch, a->dfch_act, la->fch, N * F);
@@ -488,21 +490,21 @@ static void layer_backward(wf_model *m, int l, const wf_layer_acts *la, const wf
         wf_gelu_backward(a->dfch, a->dfch_act, la->fch, N * F);
     zero(a->dln, (size_t)N * C);
     wf_linear_backward(a->dln, LW(g->fcw, l, (size_t)fc * F * C), LW(g->fcb, l, fc * F), a->dfch, la->ln2,
-                       LW(p->fcw, l, (size_t)fc * F * C), N, C, fc * F);
+                       LW(p->fcw, l, (size_t)fc * F * C), N, C, fc * F, m->pool);
     wf_layernorm_backward(a->dres, LW(g->ln2w, l, C), LW(g->ln2b, l, C), a->dln, la->res1, la->ln2_mean,
                           la->ln2_rstd, LW(p->ln2w, l, C), N, C);
 
     /* res1 = x + attproj(attention(qkv(ln1(x)))) */
     zero(a->datty, (size_t)N * C);
     wf_linear_backward(a->datty, LW(g->attprojw, l, CC), LW(g->attprojb, l, C), a->dres, la->atty,
-                       LW(p->attprojw, l, CC), N, C, C);
+                       LW(p->attprojw, l, CC), N, C, C, m->pool);
     zero(a->dqkv, (size_t)N * 3 * C);
     wf_attn_dims ad = {B, m->d.NH, m->d.HS, T, T, 3 * C, 3 * C, 1, NULL};
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
-                          la->qkv + C, la->qkv + 2 * C, &ad);
+                          la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
     zero(a->dln, (size_t)N * C);
     wf_linear_backward(a->dln, LW(g->qkvw, l, 3 * CC), LW(g->qkvb, l, 3 * C), a->dqkv, la->ln1,
-                       LW(p->qkvw, l, 3 * CC), N, C, 3 * C);
+                       LW(p->qkvw, l, 3 * CC), N, C, 3 * C, m->pool);
     wf_layernorm_backward(a->dres, LW(g->ln1w, l, C), LW(g->ln1b, l, C), a->dln, x, la->ln1_mean, la->ln1_rstd,
                           LW(p->ln1w, l, C), N, C);
 }
@@ -514,7 +516,7 @@ static void backward(wf_model *m, const int32_t *inputs, const int32_t *targets,
     wf_crossentropy_backward(a->probs, (wf_real)(1.0 / count), a->probs, targets, N, V);
     zero(a->dln, (size_t)N * C);
     wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
-    wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, V);
+    wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, V, m->pool);
     zero(a->dres, (size_t)N * C);
     wf_layernorm_backward(a->dres, m->g.lnfw, m->g.lnfb, a->dln, last_residual(m), a->lnf_mean, a->lnf_rstd,
                           m->p.lnfw, N, C);

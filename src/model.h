@@ -134,6 +134,7 @@ struct wf_model {
     int32_t B, T;       /* that shape; 0 before any forward */
 
     wf_gen gen;
+    wf_pool *pool; /* worker threads (wf_model_set_threads), or NULL: one thread */
     char err[256];
 };
 

@@ -1,0 +1,76 @@
+// Times one wasm build in this Node process (or, imported, in a browser page): config A or B,
+// training steps and generation, through the C API. Used by bench/run.mjs; prints JSON.
+//   node bench/wasm.mjs <glue.mjs> A|B [--steps N] [--warmup N] [--threads N] [--gen N]
+import { CONFIGS, median } from './configs.mjs';
+
+export async function benchWasm(createModule, wasmBinary, which, opts = {}) {
+  const { steps = 5, warmup = 2, threads = 1, gen = 0, now = () => performance.now() / 1000 } = opts;
+  const M = await createModule(wasmBinary ? { wasmBinary } : {});
+  const c = CONFIGS[which];
+  const cfgp = M._malloc(64);
+  M._wf_config_default(cfgp);
+  const i32 = () => M.HEAP32;
+  // wf_config fields (4 bytes each): ..., vocab_size 7, context 8, n_layer 9, n_head 10, d_model 11, d_ff 12
+  const set = (i, v) => { i32()[(cfgp >>> 2) + i] = v; };
+  set(8, c.T); set(9, c.L); set(10, c.NH); set(11, c.C); set(12, 4 * c.C);
+  const m = M._wf_model_create();
+  const fail = (what) => { throw new Error(`${what}: ${readString(M, M._wf_model_error(m))}`); };
+  if (threads > 1 && M._wf_model_set_threads(m, threads) !== 0) fail('wf_model_set_threads');
+  if (M._wf_model_init(m, cfgp) !== 0) fail('wf_model_init');
+  const N = c.B * c.T;
+  const pin = M._malloc(N * 4), ptg = M._malloc(N * 4), info = M._malloc(32);
+  let seed = 42;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % 96; };
+  for (let i = 0; i < N; i++) { i32()[(pin >>> 2) + i] = rnd(); i32()[(ptg >>> 2) + i] = rnd(); }
+  const times = [];
+  for (let s = 0; s < warmup + steps; s++) {
+    const t0 = now();
+    if (M._wf_train_step(m, pin, ptg, c.B, c.T, info) !== 0) fail('wf_train_step');
+    if (s >= warmup) times.push(now() - t0);
+  }
+  const loss = M.HEAPF32[info >>> 2];
+  const step = steps > 0 ? median(times) : 0;
+  let genTps = 0;
+  if (gen > 0) {
+    const prompt = M._malloc(16 * 4), out = M._malloc(128 * 4), smp = M._malloc(16);
+    for (let i = 0; i < 16; i++) i32()[(prompt >>> 2) + i] = rnd();
+    M.HEAPF32[smp >>> 2] = 0.8; i32()[(smp >>> 2) + 1] = 0; M.HEAPF32[(smp >>> 2) + 2] = 1; i32()[(smp >>> 2) + 3] = 0;
+    const g = [];
+    for (let i = 0; i <= gen; i++) {
+      const t0 = now();
+      if (M._wf_generate(m, prompt, 16, 128, smp, i, out) !== 0) fail('wf_generate');
+      if (i > 0) g.push(128 / (now() - t0));
+    }
+    genTps = median(g);
+  }
+  const memp = M._malloc(48);
+  M._wf_model_memory(m, memp);
+  const mem = Array.from(M.HEAPF64.subarray(memp >>> 3, (memp >>> 3) + 6));
+  const result = {
+    config: which, threads, step_s: step, train_tok_s: step > 0 ? N / step : 0, gen_tok_s: genTps,
+    heap_bytes: M.HEAPU8.buffer.byteLength, params: M._wf_model_param_count(m),
+    model_bytes: mem[0] + mem[1] + mem[2], act_bytes: mem[3], loss,
+  };
+  M._wf_model_free(m); // joins the workers, so a Node process can exit
+  return result;
+}
+
+function readString(M, p) {
+  let s = '';
+  for (let i = p >>> 0; M.HEAPU8[i]; i++) s += String.fromCharCode(M.HEAPU8[i]);
+  return s;
+}
+
+if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) {
+  const [glue, which, ...rest] = process.argv.slice(2);
+  const opt = {};
+  for (let i = 0; i < rest.length; i += 2) opt[rest[i].replace(/^--/, '')] = Number(rest[i + 1]);
+  const { readFile } = await import('node:fs/promises');
+  const { pathToFileURL } = await import('node:url');
+  const url = pathToFileURL(glue);
+  const create = (await import(url.href)).default;
+  const bin = await readFile(new URL(url.href.replace(/\.mjs$/, '.wasm')));
+  const r = await benchWasm(create, bin, which, opt);
+  console.log(JSON.stringify(r));
+  process.exit(0);
+}
