@@ -72,8 +72,9 @@ ST=(-sENVIRONMENT=web,worker)  # 3.1.6's node glue mis-loads in ESM; Node passes
 MT=(
   -pthread -DWF_THREADS        # shared memory + Web Workers; src/pool.c's worker threads
   -sENVIRONMENT=web,worker,node  # the pthread glue needs Node's worker_threads in Node
-  -sPTHREAD_POOL_SIZE=navigator.hardwareConcurrency  # workers loaded before the module resolves:
-                               # wf_model_set_threads can then start threads without yielding
+  -sPTHREAD_POOL_SIZE=Module.wfWorkers\|\|0  # Web Workers loaded before the module resolves, as
+                               # many as loader.js asks for: only those can start a thread without
+                               # the main thread yielding (src/pool.c waits for them to check in)
   -sDEFAULT_PTHREAD_STACK_SIZE=2MB  # wf_matmul's packing buffers live on the stack
   -Wno-pthreads-mem-growth     # growth with threads is slower in JS glue, not in wasm code
 )
@@ -90,6 +91,9 @@ build() { # base name, flags...
   export NODE_PATH="${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs"
   mkdir -p "$(dirname "$base")"
   emcc "${FLAGS[@]}" "$@" "${SOURCES[@]}" -o "$base.mjs"
+  # The pthread worker script is CommonJS; the package is "type": "module", so tell Node
+  # that this folder's .js files are CommonJS (the glue itself is .mjs either way).
+  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
 }
 

@@ -2,24 +2,33 @@
  * over the KV cache. Every buffer was allocated with the model; nothing here allocates. */
 #include "model.h"
 
-/* Sizes of the generation block, in elements; carved in the same order. */
+/* Prompts and re-read windows go through the layers GEN_ROWS positions at a time, as
+ * matrix products; each new token is then one row (matrix-vector products). */
+#define GEN_ROWS 32
+
+/* Sizes of the generation block, in elements; carved in the same order. R rows of
+ * activations for reading prompts; a decoded token uses the first row. */
 #define GEN_FIELDS(X)                                  \
     X(kcache, (size_t)d->L * d->T * d->C)              \
     X(vcache, (size_t)d->L * d->T * d->C)              \
-    X(x, d->C)                                         \
-    X(ln1, d->C) X(ln1_mean, 1) X(ln1_rstd, 1)         \
-    X(qkv, 3 * (size_t)d->C) X(atty, d->C)             \
-    X(att, (size_t)d->NH * d->T) X(res1, d->C)         \
-    X(ln2, d->C) X(ln2_mean, 1) X(ln2_rstd, 1)         \
-    X(fch, (size_t)d->fc * d->F) X(fch_act, d->F)      \
-    X(res2, d->C) X(branch, d->C)                      \
+    X(x, R * d->C)                                     \
+    X(ln1, R * d->C) X(ln1_mean, R) X(ln1_rstd, R)     \
+    X(qkv, R * 3 * (size_t)d->C) X(atty, R * d->C)     \
+    X(att, R * (size_t)d->NH * d->T) X(res1, R * d->C) \
+    X(ln2, R * d->C) X(ln2_mean, R) X(ln2_rstd, R)     \
+    X(fch, R * (size_t)d->fc * d->F) X(fch_act, R * d->F) \
+    X(res2, R * d->C) X(branch, R * d->C)              \
     X(lnf, d->C) X(lnf_mean, 1) X(lnf_rstd, 1)         \
     X(logits, d->V) X(probs, d->V)                     \
     X(order, d->V) X(window, d->T)
 
+/* rows of prompt scratch: no more than the context */
+static size_t gen_rows(const wf_dims *d) { return d->T < GEN_ROWS ? (size_t)d->T : GEN_ROWS; }
+
 #define PAD4(n) (((n) + 3) / 4 * 4)
 
 size_t wf_gen_bytes(const wf_dims *d) {
+    const size_t R = gen_rows(d);
     size_t n = 0;
 #define X(name, count) n += PAD4((size_t)(count));
     GEN_FIELDS(X)
@@ -30,6 +39,7 @@ size_t wf_gen_bytes(const wf_dims *d) {
 void wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
     wf_real *kcache, *vcache, *x, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *res1, *ln2, *ln2_mean,
         *ln2_rstd, *fch, *fch_act, *res2, *branch, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *order, *window;
+    const size_t R = gen_rows(d);
     size_t off = 0;
 #define X(name, count) name = mem + off; off += PAD4((size_t)(count));
     GEN_FIELDS(X)
@@ -64,9 +74,23 @@ static void decode(wf_model *m, int32_t token, int pos) {
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
 }
 
-/* Re-reads the window from position 0. */
+/* Reads the window from position 0, up to GEN_ROWS positions per pass through the layers
+ * (the same causal attention over the cache as decoding, Tq rows at once). */
 static void prefill(wf_model *m) {
-    for (int i = 0; i < m->gen.n; i++) decode(m, m->gen.window[i], i);
+    wf_gen *g = &m->gen;
+    const int C = m->d.C, R = (int)gen_rows(&m->d);
+    const size_t layer_cache = (size_t)m->d.T * C;
+    const wf_real *pt = wf_position_table(m);
+    for (int pos = 0; pos < g->n; pos += R) {
+        const int T = g->n - pos < R ? g->n - pos : R;
+        wf_embed_forward(g->x, g->window + pos, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, T, C);
+        for (int l = 0; l < m->d.L; l++) {
+            wf_layer_forward(m, l, &g->row, g->x, 1, T, g->kcache + l * layer_cache, g->vcache + l * layer_cache, pos);
+            memcpy(g->x, g->row.res2, (size_t)T * C * sizeof(wf_real));
+        }
+        if (pos + T == g->n) /* only the last position's logits are needed */
+            wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
+    }
 }
 
 /* Higher probability first; ties by lower id, so the order is total and deterministic. */

@@ -178,12 +178,25 @@ static void mm_rows(const mm_job *j) {
         wf_real *c = j->c + (size_t)i * j->ldc;
         const wf_real *a = j->a + (size_t)i * j->ars;
         if (j->brs == 1 && j->acs == 1) {
-            /* B's columns are contiguous: one dot product per output, four at a time */
+            /* B's columns are contiguous: one dot product per output, four at a time, each
+             * over two accumulators so the additions do not wait on each other */
             int n = 0;
             for (; n + 4 <= j->N; n += 4) {
                 const wf_real *b0 = j->b + (size_t)n * j->bcs, *b1 = b0 + j->bcs, *b2 = b1 + j->bcs, *b3 = b2 + j->bcs;
                 wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
+                wf_v t0 = wf_vzero(), t1 = wf_vzero(), t2 = wf_vzero(), t3 = wf_vzero();
                 int k = 0;
+                for (; k + 2 * WF_VL <= j->K; k += 2 * WF_VL) {
+                    wf_v x = wf_vload(a + k), y = wf_vload(a + k + WF_VL);
+                    s0 = wf_vmadd(x, wf_vload(b0 + k), s0);
+                    s1 = wf_vmadd(x, wf_vload(b1 + k), s1);
+                    s2 = wf_vmadd(x, wf_vload(b2 + k), s2);
+                    s3 = wf_vmadd(x, wf_vload(b3 + k), s3);
+                    t0 = wf_vmadd(y, wf_vload(b0 + k + WF_VL), t0);
+                    t1 = wf_vmadd(y, wf_vload(b1 + k + WF_VL), t1);
+                    t2 = wf_vmadd(y, wf_vload(b2 + k + WF_VL), t2);
+                    t3 = wf_vmadd(y, wf_vload(b3 + k + WF_VL), t3);
+                }
                 for (; k + WF_VL <= j->K; k += WF_VL) {
                     wf_v x = wf_vload(a + k);
                     s0 = wf_vmadd(x, wf_vload(b0 + k), s0);
@@ -191,7 +204,8 @@ static void mm_rows(const mm_job *j) {
                     s2 = wf_vmadd(x, wf_vload(b2 + k), s2);
                     s3 = wf_vmadd(x, wf_vload(b3 + k), s3);
                 }
-                wf_real d0 = wf_vsum(s0), d1 = wf_vsum(s1), d2 = wf_vsum(s2), d3 = wf_vsum(s3);
+                wf_real d0 = wf_vsum(wf_vadd(s0, t0)), d1 = wf_vsum(wf_vadd(s1, t1));
+                wf_real d2 = wf_vsum(wf_vadd(s2, t2)), d3 = wf_vsum(wf_vadd(s3, t3));
                 for (; k < j->K; k++) {
                     d0 += a[k] * b0[k];
                     d1 += a[k] * b1[k];

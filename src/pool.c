@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
 /* The thread pool (see pool.h). Workers spin briefly on an epoch counter between jobs,
  * since ops come back to back within a training step, then sleep on a condition variable
  * so an idle model costs no CPU. In the browser's main thread Emscripten turns the
@@ -9,7 +10,9 @@
 
 #if defined(WF_THREADS)
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #define SPINS 20000 /* ~50 us of polling before a worker sleeps */
 
@@ -26,6 +29,7 @@ struct wf_pool {
     atomic_int busy;     /* workers still inside the current job */
     atomic_uint epoch;   /* bumped once per job */
     atomic_int stop;
+    atomic_int started;  /* workers that are running */
 };
 
 static void run_tasks(wf_pool *p) {
@@ -39,6 +43,7 @@ static void run_tasks(wf_pool *p) {
 static void *worker(void *arg) {
     wf_pool *p = arg;
     unsigned seen = 0;
+    atomic_fetch_add(&p->started, 1);
     for (;;) {
         unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
         for (int i = 0; e == seen && i < SPINS && !atomic_load(&p->stop); i++)
@@ -78,6 +83,22 @@ wf_pool *wf_pool_create(int n) {
             return NULL;
         }
         p->n++;
+    }
+    /* A worker that never starts would leave wf_pool_run waiting for it forever. In the
+     * browser a thread starts without the main thread's help only on a Web Worker loaded
+     * in advance (-sPTHREAD_POOL_SIZE, which loader.js sets from the thread count), so
+     * give them a moment to check in, and give up otherwise. The pool is then left to the
+     * late workers, which see stop and exit; it is not freed under them. */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&p->started) < n - 1) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > 2.0) {
+            atomic_store(&p->stop, 1);
+            return NULL;
+        }
+        sched_yield();
     }
     return p;
 }
