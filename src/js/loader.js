@@ -1,35 +1,71 @@
-// Shared by the browser and Node entry points: one cached module instance per set of
-// load options, and the package's top-level functions over it.
-import createWasmformerModule from '../../dist/wasmformer.mjs';
+// Shared by the browser and Node entry points: one cached module instance per build and
+// set of load options, and the package's top-level functions over it.
+//
+// Two builds: dist/wasmformer-mt (SIMD + threads) where threads can run, dist/wasmformer
+// (SIMD, one thread) as the fallback. The entry point's `env` says how many threads the
+// platform offers (browsers: only when crossOriginIsolated; Node: always), how to read
+// a build's .wasm bytes, and how to wrap the threaded glue's instantiation.
 import { Runtime } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 
-export function makeApi(defaultBinary) {
-  let cached = null;
+const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
 
-  /** Loads (once) and returns the runtime. Options: wasmBinary (bytes) or wasmUrl. */
+export function makeApi(env) {
+  const cached = new Map();
+
+  /** Loads (once) and returns the runtime. Options: threads (1 = the single-thread build;
+   * default: what the platform offers, at most 4), wasmBinary (bytes) or wasmUrl for the
+   * chosen build. */
   async function load(opts = {}) {
+    const offered = Math.max(1, Math.min(env.threads(), MAX_DEFAULT_THREADS));
+    const threads = Math.max(1, Math.floor(opts.threads ?? offered));
+    const threaded = threads > 1 && env.threads() > 1;
     const custom = opts.wasmBinary || opts.wasmUrl;
-    if (!custom && cached) return cached;
-    const moduleOpts = {};
-    if (opts.wasmBinary) moduleOpts.wasmBinary = opts.wasmBinary;
-    else if (opts.wasmUrl) moduleOpts.locateFile = () => String(opts.wasmUrl);
-    else if (defaultBinary) moduleOpts.wasmBinary = await defaultBinary();
-    const promise = createWasmformerModule(moduleOpts).then((M) => new Runtime(M));
+    const key = threaded ? `mt${threads}` : 'st';
+    if (!custom && cached.has(key)) return cached.get(key);
+    const promise = instantiate(threaded, threads, opts);
     if (!custom) {
-      cached = promise;
-      promise.catch(() => { cached = null; });
+      cached.set(key, promise);
+      promise.catch(() => cached.delete(key));
     }
     return promise;
   }
 
+  async function instantiate(threaded, threads, opts) {
+    const name = threaded ? 'wasmformer-mt' : 'wasmformer';
+    const glue = threaded ? await import('../../dist/wasmformer-mt.mjs') : await import('../../dist/wasmformer.mjs');
+    const moduleOpts = {};
+    // Web Workers loaded before the module resolves, enough for two threaded models at once
+    if (threaded) moduleOpts.wfWorkers = 2 * (threads - 1);
+    if (opts.wasmBinary) moduleOpts.wasmBinary = opts.wasmBinary;
+    else if (opts.wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? String(opts.wasmUrl) : f);
+    else if (env.binary) moduleOpts.wasmBinary = await env.binary(`${name}.wasm`);
+    const create = () => glue.default(moduleOpts);
+    const M = threaded && env.aroundThreadedLoad ? await env.aroundThreadedLoad(create) : await create();
+    const rt = new Runtime(M);
+    rt.threads = threaded ? threads : 1;
+    return rt;
+  }
+
   return {
     load,
-    /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config. */
+    /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config.
+     * opts.threads picks the build and the model's thread count (see load). A model that
+     * finds no idle worker left (more threaded models alive than were planned for, or a
+     * disposed model's workers not yet returned) runs on one thread; results are the same. */
     async createModel(config = 'tiny', opts = {}) {
       const rt = await load(opts);
-      return Model.create(rt, config, opts);
+      const model = Model.create(rt, config, opts);
+      if (rt.threads > 1 && rt.M.PThread.unusedWorkers.length >= rt.threads - 1) {
+        try {
+          model.call(rt.M._wf_model_set_threads(model.handle, rt.threads));
+        } catch (e) {
+          model.dispose();
+          throw e;
+        }
+      }
+      return model;
     },
     /** A char-level tokenizer over the code points of text. */
     async createTokenizer(text, opts = {}) {
