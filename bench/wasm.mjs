@@ -1,11 +1,13 @@
 // Times one wasm build in this Node process (or, imported, in a browser page): config A or B,
 // training steps and generation, through the C API. Used by bench/run.mjs; prints JSON.
-//   node bench/wasm.mjs <glue.mjs> A|B [--steps N] [--warmup N] [--threads N] [--gen N]
+//   node bench/wasm.mjs simd|mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N]
+// simd and mt load the package's builds the way users get them (src/js/node.js); ref is
+// the reference-kernel build that `./build.sh ref` makes for the benchmark only.
 import { CONFIGS, median } from './configs.mjs';
 
-export async function benchWasm(createModule, wasmBinary, which, opts = {}) {
+/** M: an instantiated wasmformer module. */
+export async function benchWasm(M, which, opts = {}) {
   const { steps = 5, warmup = 2, threads = 1, gen = 0, now = () => performance.now() / 1000 } = opts;
-  const M = await createModule(wasmBinary ? { wasmBinary } : {});
   const c = CONFIGS[which];
   const cfgp = M._malloc(64);
   M._wf_config_default(cfgp);
@@ -62,15 +64,20 @@ function readString(M, p) {
 }
 
 if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) {
-  const [glue, which, ...rest] = process.argv.slice(2);
+  const [build, which, ...rest] = process.argv.slice(2);
   const opt = {};
   for (let i = 0; i < rest.length; i += 2) opt[rest[i].replace(/^--/, '')] = Number(rest[i + 1]);
-  const { readFile } = await import('node:fs/promises');
-  const { pathToFileURL } = await import('node:url');
-  const url = pathToFileURL(glue);
-  const create = (await import(url.href)).default;
-  const bin = await readFile(new URL(url.href.replace(/\.mjs$/, '.wasm')));
-  const r = await benchWasm(create, bin, which, opt);
+  let M;
+  if (build === 'ref') {
+    const { readFile } = await import('node:fs/promises');
+    const glue = new URL('../dist/bench/wasmformer-ref.mjs', import.meta.url);
+    M = await (await import(glue.href)).default({ wasmBinary: await readFile(new URL('wasmformer-ref.wasm', glue)) });
+  } else {
+    const { load } = await import('../src/js/node.js');
+    M = (await load({ threads: build === 'mt' ? opt.threads || 2 : 1 })).M;
+  }
+  const r = await benchWasm(M, which, opt);
+  r.max_rss_bytes = process.resourceUsage().maxRSS * 1024;
   console.log(JSON.stringify(r));
   process.exit(0);
 }

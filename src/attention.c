@@ -247,6 +247,8 @@ void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf
     wf_attention_forward_scalar(out, att, q, k, v, d);
 #else
     attn_job j = {out, att, NULL, NULL, NULL, NULL, q, k, v, d};
+    /* decoding one token is too little work to share: keep it on the caller */
+    if ((double)d->B * d->NH * d->Tq * d->Tk * d->HS < (1 << 18)) pool = NULL;
     wf_pool_run(pool, d->B * d->NH, forward_head, &j);
 #endif
 }

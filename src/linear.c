@@ -263,6 +263,8 @@ void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs,
     /* Tasks: column ranges of at most NC; with threads, narrower ranges and then row ranges
      * until there are a few tasks per thread (B is packed once per task, A once per
      * column range and KC slice). */
+    /* below ~1 MFLOP waking the workers costs more than it saves */
+    if ((double)M * N * K < (1 << 19)) pool = NULL;
     const int threads = wf_pool_threads(pool), panels = (N + WF_NR - 1) / WF_NR;
     const int nc_panels = NC / WF_NR, want = threads > 1 ? 3 * threads : 1;
     int col_tasks = (panels + nc_panels - 1) / nc_panels;

@@ -62,7 +62,8 @@ void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const
 
 /* ---- the vector path: the same passes over each row, WF_VL channels at a time ---- */
 
-static inline wf_real row_sum(const wf_real *x, int C) {
+#if !defined(WF_REFERENCE_KERNELS)
+static wf_real row_sum(const wf_real *x, int C) {
     wf_v s = wf_vzero();
     int i = 0;
     for (; i + WF_VL <= C; i += WF_VL) s = wf_vadd(s, wf_vload(x + i));
@@ -70,6 +71,7 @@ static inline wf_real row_sum(const wf_real *x, int C) {
     for (; i < C; i++) r += x[i];
     return r;
 }
+#endif
 
 void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
                           const wf_real *w, const wf_real *b, int N, int C, wf_real eps) {
