@@ -127,7 +127,7 @@ function table(res) {
   lines.push('GFLOP/s = train tok/s x (6 (12 L C^2 + V C) + 6 L T C) FLOP/token (bench/configs.mjs). ' +
     'Peak memory: max RSS of the process (native, Node); for wasm rows also the wasm heap.');
   lines.push('');
-  lines.push('| build | A tok/s | A GFLOP/s | A gen tok/s | B tok/s | B GFLOP/s | B peak MB (heap) | A, B ×TF.js | A, B ×scalar |');
+  lines.push('| build | A tok/s | A GFLOP/s | A gen tok/s (decode only) | B tok/s | B GFLOP/s | B peak MB (heap) | A, B ×TF.js | A, B ×scalar |');
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of ROWS) {
     const a = res.rows[`${row.key}_A`], bb = res.rows[`${row.key}_B`];
@@ -138,7 +138,7 @@ function table(res) {
     };
     const peak = bb ? `${mb(bb.max_rss_bytes ?? bb.peak_rss_bytes)}${bb.heap_bytes ? ` (${mb(bb.heap_bytes)})` : ''}` : '–';
     lines.push(`| ${row.name} | ${f(a?.train_tok_s)} | ${f(a && a.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
-      `${f(a?.gen_tok_s)} | ${f(bb?.train_tok_s)} | ${f(bb && bb.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
+      `${f(a?.gen_tok_s)}${a?.decode_tok_s ? ` (${f(a.decode_tok_s)})` : ''} | ${f(bb?.train_tok_s)} | ${f(bb && bb.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
       `${peak} | ${ratio(a, 'A', 'tfjs')}, ${ratio(bb, 'B', 'tfjs')} | ${ratio(a, 'A', ref)}, ${ratio(bb, 'B', ref)} |`);
   }
   if (res.browser) {
@@ -149,7 +149,7 @@ function table(res) {
           continue;
         }
         lines.push(`| Chromium ${iso}: ${k} | ${f(r.A?.train_tok_s)} | ${f(r.A && r.A.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
-          `${f(r.A?.gen_tok_s)} | ${f(r.B?.train_tok_s)} | ${f(r.B && r.B.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
+          `${f(r.A?.gen_tok_s)}${r.A?.decode_tok_s ? ` (${f(r.A.decode_tok_s)})` : ''} | ${f(r.B?.train_tok_s)} | ${f(r.B && r.B.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
           `${r.B?.heap_bytes ? mb(r.B.heap_bytes) : '–'} | | |`);
       }
     }

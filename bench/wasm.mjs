@@ -32,7 +32,7 @@ export async function benchWasm(M, which, opts = {}) {
   }
   const loss = M.HEAPF32[info >>> 2];
   const step = steps > 0 ? median(times) : 0;
-  let genTps = 0;
+  let genTps = 0, decodeTps = 0;
   if (gen > 0) {
     const prompt = M._malloc(16 * 4), out = M._malloc(128 * 4), smp = M._malloc(16);
     for (let i = 0; i < 16; i++) i32()[(prompt >>> 2) + i] = rnd();
@@ -44,12 +44,22 @@ export async function benchWasm(M, which, opts = {}) {
       if (i > 0) g.push(128 / (now() - t0));
     }
     genTps = median(g);
+    // decoding alone: 48 tokens after the prompt fill the window without a slide
+    const tok = M._malloc(4), d = [];
+    for (let i = 0; i <= gen; i++) {
+      if (M._wf_gen_start(m, prompt, 16, i) !== 0) fail('wf_gen_start');
+      const t0 = now();
+      for (let k = 0; k < c.T - 16; k++) if (M._wf_gen_next(m, smp, tok) !== 0) fail('wf_gen_next');
+      if (i > 0) d.push((c.T - 16) / (now() - t0));
+    }
+    decodeTps = median(d);
   }
   const memp = M._malloc(48);
   M._wf_model_memory(m, memp);
   const mem = Array.from(M.HEAPF64.subarray(memp >>> 3, (memp >>> 3) + 6));
   const result = {
     config: which, threads, step_s: step, train_tok_s: step > 0 ? N / step : 0, gen_tok_s: genTps,
+    decode_tok_s: decodeTps,
     heap_bytes: M.HEAPU8.buffer.byteLength, params: M._wf_model_param_count(m),
     model_bytes: mem[0] + mem[1] + mem[2], act_bytes: mem[3], loss,
   };

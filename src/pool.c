@@ -14,7 +14,13 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#define SPINS 20000 /* ~50 us of polling before a worker sleeps */
+#define SPINS 20000 /* polls before a worker sleeps: tens of microseconds */
+
+/* Every so often a spinning thread offers its core: on a machine busier than the pool, the
+ * thread it waits for may need that very core. (A no-op in wasm.) */
+static void relax(int i) {
+    if ((i & 255) == 255) sched_yield();
+}
 
 struct wf_pool {
     int n;               /* threads including the caller */
@@ -46,8 +52,10 @@ static void *worker(void *arg) {
     atomic_fetch_add(&p->started, 1);
     for (;;) {
         unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
-        for (int i = 0; e == seen && i < SPINS && !atomic_load(&p->stop); i++)
+        for (int i = 0; e == seen && i < SPINS && !atomic_load(&p->stop); i++) {
+            relax(i);
             e = atomic_load_explicit(&p->epoch, memory_order_acquire);
+        }
         if (e == seen && !atomic_load(&p->stop)) {
             pthread_mutex_lock(&p->mu);
             while ((e = atomic_load(&p->epoch)) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->wake, &p->mu);
@@ -135,8 +143,7 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     pthread_mutex_unlock(&p->mu);
     run_tasks(p);
     /* the workers may still be finishing their last task */
-    for (int i = 0; i < SPINS && atomic_load_explicit(&p->busy, memory_order_acquire) > 0; i++) {
-    }
+    for (int i = 0; i < SPINS && atomic_load_explicit(&p->busy, memory_order_acquire) > 0; i++) relax(i);
     if (atomic_load_explicit(&p->busy, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
         while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->mu);
