@@ -11,7 +11,8 @@ cd "$(dirname "$0")"
 
 OUT=dist
 SOURCES=(src/util.c src/embed.c src/norm.c src/linear.c src/attention.c src/activation.c
-         src/loss.c src/optim.c src/model.c src/generate.c src/tokenizer.c src/pool.c)
+         src/rope.c src/loss.c src/optim.c src/model.c src/generate.c src/seq2seq.c src/tokenizer.c src/bpe.c
+         src/checkpoint.c src/safetensors.c src/pool.c)
 FORCE=""
 VARIANTS=(st mt)
 for arg in "$@"; do

@@ -52,7 +52,8 @@ typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
 typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
-/* Every field is 4 bytes, in this order, so JavaScript can write the struct directly. */
+/* Every field is 4 bytes, in this order, so JavaScript can write the struct directly. New
+ * fields are appended; a zero in each of them keeps the older meaning. */
 typedef struct {
     int32_t arch;       /* wf_arch */
     int32_t norm;       /* wf_norm */
@@ -69,10 +70,14 @@ typedef struct {
     int32_t d_ff;       /* F: width of the feed-forward hidden layer */
     float norm_eps;     /* epsilon inside the norm's square root */
     uint32_t seed;      /* seeds weight init and the model's training RNG streams */
+    int32_t n_enc_layer; /* encoder-decoder: encoder layers (n_layer: the decoder's); else 0 */
+    float dropout;       /* training only: drop probability of embeddings and sublayer outputs */
+    int32_t max_beam;    /* encoder-decoder: widest beam of wf_seq2seq_decode; else ignored */
 } wf_config;
 
 /* Fills cfg with the "tiny" GPT: decoder, Pre-LN LayerNorm, GELU, learned positions,
- * tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5, seed 1337. */
+ * tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5, seed 1337,
+ * no encoder layers, no dropout, max_beam 4. Choices are documented in docs/ARCHITECTURES.md. */
 WF_API void wf_config_default(wf_config *cfg);
 
 /* Checks cfg without allocating. On failure writes a one-line reason to msg (cap bytes,
@@ -90,8 +95,9 @@ typedef struct {
     double total;
 } wf_memory;
 
-/* What a model of cfg would need when trained at batch B and sequence length T
- * (B = T = 0: without activations). Fails like wf_config_check, without a message. */
+/* What a model of cfg would need when trained at batch B and sequence length T (an
+ * encoder-decoder's sources also of length T; B = T = 0: without activations). Fails like
+ * wf_config_check, without a message. */
 WF_API wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out);
 
 /* ---- The model ---- */
@@ -155,7 +161,7 @@ WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o);
 WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out);
 
 typedef struct {
-    wf_real loss;      /* mean cross-entropy of the batch */
+    wf_real loss;      /* the batch's loss: mean cross-entropy, or mean squared error */
     wf_real grad_norm; /* global gradient norm before clipping */
     float lr;          /* learning rate used */
     int32_t step;      /* steps taken after this one */
@@ -174,12 +180,39 @@ WF_API wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t
 WF_API wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets,
                             int32_t B, int32_t T, wf_real *loss);
 
-/* Logits [B, T, V] of the last wf_forward, wf_train_step or wf_compute_grads; borrowed. */
+/* Logits [B, T, V] of the last forward (any of the calls below); borrowed; NULL when it
+ * computed none (an encoder trained on target_vecs). */
 WF_API const wf_real *wf_logits(const wf_model *m);
 
 /* Forward and backward without an update: gradients land in wf_model_grads. */
 WF_API wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets,
                                   int32_t B, int32_t T, wf_real *loss);
+
+/* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows
+ * t >= lengths[b] are padding: nothing attends to them and no loss counts them. */
+typedef struct {
+    const int32_t *inputs;      /* [B, T] ids: the decoder's (shifted target) or the encoder's */
+    const wf_real *input_vecs;  /* encoder only: [B, T, C] vectors instead of inputs */
+    const int32_t *lengths;     /* [B] real rows, in [1, T]; NULL: all T */
+    const int32_t *targets;     /* [B, T] ids for cross-entropy, negative = ignored */
+    const wf_real *target_vecs; /* encoder only: [B, T, C] MSE targets of the final states */
+    const int32_t *src;         /* encoder-decoder only: [B, S] source ids */
+    const int32_t *src_lengths; /* [B] real source rows, in [1, S]; NULL: all S */
+    int32_t B, T, S;
+} wf_batch;
+
+/* wf_forward, wf_compute_grads and wf_train_step for a wf_batch. Forward evaluates (no
+ * dropout; targets optional, loss may be NULL); grads and step train (dropout on). */
+WF_API wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss);
+WF_API wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss);
+WF_API wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info);
+
+/* Final states [B, T, C] (after the final norm) of the last forward; borrowed. */
+WF_API const wf_real *wf_hidden(const wf_model *m);
+
+/* Cross-attention weights [B, NH, T, S] of decoder layer `layer` in the last forward of an
+ * encoder-decoder; borrowed; NULL otherwise. */
+WF_API const wf_real *wf_cross_attention(const wf_model *m, int32_t layer);
 
 WF_API int32_t wf_model_step(const wf_model *m); /* optimizer steps taken */
 WF_API float wf_model_lr(const wf_model *m);     /* learning rate the next step will use */
@@ -193,7 +226,7 @@ WF_API wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n,
                                  float val_fraction, int32_t split, int32_t B, int32_t T,
                                  int32_t *inputs, int32_t *targets);
 
-/* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
+/* ---- Generation (a KV cache in the model, sized by cfg.context; decoder arch) ---- */
 typedef struct {
     float temperature; /* 0: greedy (argmax) */
     int32_t top_k;     /* keep the k most likely tokens; 0: all */
@@ -217,27 +250,72 @@ WF_API const wf_real *wf_gen_logits(const wf_model *m);
 WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
                              const wf_sampling *s, uint32_t seed, int32_t *out);
 
-/* ---- Char-level tokenizer over Unicode code points ---- */
+/* Encoder-decoder: decodes src[0, S) from bos until eos or max_new <= context tokens by beam
+ * search of width beam (1: greedy; <= max_beam), no length penalty. Writes the best
+ * hypothesis (with eos if reached) to out[0, max_new) and its length to *n_out. Uses the
+ * caches allocated with the model. */
+WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos,
+                                   int32_t eos, int32_t beam, int32_t max_new, int32_t *out,
+                                   int32_t *n_out);
+
+/* ---- Tokenizers: char-level (Unicode code points) or byte-level BPE ---- */
 typedef struct wf_tokenizer wf_tokenizer;
+typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
 
 /* A new empty tokenizer; caller frees with wf_tokenizer_free. NULL only when out of memory. */
 WF_API wf_tokenizer *wf_tokenizer_create(void);
 WF_API void wf_tokenizer_free(wf_tokenizer *t);
 WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
 
-/* Vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code point
- * in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
+/* Char vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code
+ * point in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
-WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
 
-/* UTF-8 to ids: at most one id per input byte, so cap = len always suffices. Code points
- * outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, id 0. */
+/* Byte-level BPE from text (any bytes): ids 0..255 are the bytes, then merges until
+ * vocab_size (256..2^20) tokens or no pair occurs twice. Any bytes round-trip exactly. */
+WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
+WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
+WF_API int32_t wf_tokenizer_get_kind(const wf_tokenizer *t); /* a wf_tokenizer_kind; NONE when empty */
+WF_API int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t); /* most bytes one id decodes to */
+
+/* Text (len bytes) to ids: at most one id per input byte, so cap = len always suffices.
+ * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len,
                                      int32_t *out, int32_t cap, int32_t *n_out);
 
-/* ids to UTF-8: at most 4 bytes per id; <unk> decodes to U+FFFD. Writes no NUL. */
+/* ids to bytes: cap = n * wf_tokenizer_max_bytes(t) always suffices; char's <unk> decodes
+ * to U+FFFD. Writes no NUL. */
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
                                      char *out, int32_t cap, int32_t *n_out);
+
+/* ---- Checkpoints and tokenizer files (docs/FORMATS.md) ---- */
+#define WF_SAVE_OPTIMIZER 1 /* also save AdamW moments, optimizer settings, step, schedule position and RNG states */
+
+/* Serializes m (and tokenizer t when non-NULL) into a new buffer *out of *n bytes; caller
+ * frees with wf_buffer_free. */
+WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
+WF_API void wf_buffer_free(void *p); /* NULL is fine */
+
+/* Loads a checkpoint from memory into m (an empty handle is fine) and, when t is non-NULL
+ * and the file has one, its tokenizer into t. Validates everything (magic, version, sizes
+ * against the header, checksum) before touching m or t; on failure both are unchanged. */
+WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
+
+/* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
+WF_API wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n);
+WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
+
+/* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
+
+/* m as a float32 safetensors file and a NUL-terminated config.json: a GPT2LMHeadModel for
+ * the GPT-2 style decoder, wasmformer's own names otherwise. Caller frees both buffers
+ * with wf_buffer_free. */
+WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
+
+/* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)
+ * describe. Validated first; on failure m is unchanged. */
+WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len,
+                                       const uint8_t *st, int32_t st_len);
 
 #ifdef __cplusplus
 }

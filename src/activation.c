@@ -1,4 +1,5 @@
-/* Pointwise ops: GELU (tanh approximation, GPT-2's), ReLU and the residual add.
+/* Pointwise ops: GELU (tanh approximation, GPT-2's), ReLU, the residual add; below them
+ * SwiGLU and dropout.
  * Shapes: inp, out [N]; each saves nothing beyond its input.
  *   gelu(x) = x/2 (1 + tanh u),  u = k (x + 0.044715 x^3),  k = sqrt(2/pi)
  *   gelu'(x) = (1 + tanh u)/2 + x/2 sech^2(u) k (1 + 3 * 0.044715 x^2)
@@ -87,5 +88,56 @@ void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N) 
         /* out = a + b */
         if (da) da[i] += dout[i];
         if (db) db[i] += dout[i];
+    }
+}
+
+/* SwiGLU (seed 004, 11.1, "GLU variants"; Llama's MLP). The first feed-forward matrix is
+ * fused: its output rows [0, F) are the gate (Llama's gate_proj), [F, 2F) the up
+ * projection (up_proj); the second matrix is down_proj.
+ * Shapes: inp [N, 2F], out [N, F]; saves nothing beyond its input.
+ *   out = silu(g) * u,  silu(g) = g * sigmoid(g)
+ *   dg = dout * u * sigmoid(g) (1 + g (1 - sigmoid(g))),  du = dout * silu(g) */
+static wf_real sigmoid(wf_real x) { return 1 / (1 + WF_EXP(-x)); } /* exp overflow gives 0, as it should */
+
+void wf_swiglu_forward(wf_real *out, const wf_real *inp, int N, int F) {
+    for (int n = 0; n < N; n++) {
+        const wf_real *gate = inp + (size_t)n * 2 * F, *up = gate + F;
+        wf_real *o = out + (size_t)n * F;
+        for (int i = 0; i < F; i++) o[i] = gate[i] * sigmoid(gate[i]) * up[i];
+    }
+}
+
+void wf_swiglu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, int F) {
+    for (int n = 0; n < N; n++) {
+        const wf_real *gate = inp + (size_t)n * 2 * F, *up = gate + F;
+        const wf_real *d = dout + (size_t)n * F;
+        wf_real *dgate = dinp + (size_t)n * 2 * F, *dup = dgate + F;
+        for (int i = 0; i < F; i++) {
+            /* out = g sigmoid(g) u */
+            wf_real s = sigmoid(gate[i]);
+            dgate[i] += d[i] * up[i] * s * (1 + gate[i] * (1 - s));
+            dup[i] += d[i] * gate[i] * s;
+        }
+    }
+}
+
+/* Dropout, training only (Vaswani et al. 5.4: on every sublayer output before the residual
+ * add, and on the embeddings). The mask is drawn once per step and saved; it holds the
+ * inverted-dropout scale, so evaluation needs no rescaling.
+ *   mask_i = 0 with probability p, else 1/(1-p);  out = inp * mask;  dinp += dout * mask
+ * Forward may run in place (out == inp). */
+void wf_dropout_mask(wf_real *mask, int N, wf_real p, wf_rng *rng) {
+    const wf_real keep = 1 / (1 - p);
+    for (int i = 0; i < N; i++) mask[i] = wf_rng_uniform(rng) < (double)p ? 0 : keep;
+}
+
+void wf_dropout_forward(wf_real *out, const wf_real *inp, const wf_real *mask, int N) {
+    for (int i = 0; i < N; i++) out[i] = inp[i] * mask[i];
+}
+
+void wf_dropout_backward(wf_real *dinp, const wf_real *dout, const wf_real *mask, int N) {
+    for (int i = 0; i < N; i++) {
+        /* out = inp * mask */
+        dinp[i] += dout[i] * mask[i];
     }
 }

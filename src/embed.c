@@ -53,3 +53,26 @@ void wf_sinusoid_table(wf_real *pe, int T, int C) {
         }
     }
 }
+
+/* An encoder over vectors instead of ids (seed 002: the input is X in R^{B x T x C}):
+ *   out[b,t,:] = inp[b,t,:] + pos[t,:];  dpos[t,:] += dout[b,t,:]
+ * The vectors are data, so no gradient flows to them. pos may be NULL. */
+void wf_embed_vec_forward(wf_real *out, const wf_real *inp, const wf_real *pos, int B, int T, int C) {
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) {
+            const size_t row = ((size_t)b * T + t) * C;
+            for (int i = 0; i < C; i++) out[row + i] = inp[row + i] + (pos ? pos[(size_t)t * C + i] : 0);
+        }
+    }
+}
+
+void wf_embed_vec_backward(wf_real *dpos, const wf_real *dout, int B, int T, int C) {
+    if (!dpos) return;
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) {
+            /* out = inp + pos[t] */
+            const wf_real *d = dout + ((size_t)b * T + t) * C;
+            for (int i = 0; i < C; i++) dpos[(size_t)t * C + i] += d[i];
+        }
+    }
+}

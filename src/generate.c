@@ -1,63 +1,62 @@
-/* Generation: the sampler (temperature, top-k, top-p) and decoding one token at a time
- * over the KV cache. Every buffer was allocated with the model; nothing here allocates. */
+/* Generation: the layout of the generation block (shared with seq2seq.c), the sampler
+ * (temperature, top-k, top-p) and decoding one token at a time over the KV cache. Every
+ * buffer was allocated with the model; nothing here allocates. */
 #include "model.h"
-
-/* Prompts and re-read windows go through the layers GEN_ROWS positions at a time, as
- * matrix products; each new token is then one row (matrix-vector products). */
-#define GEN_ROWS 32
-
-/* Sizes of the generation block, in elements; carved in the same order. R rows of
- * activations for reading prompts; a decoded token uses the first row. */
-#define GEN_FIELDS(X)                                  \
-    X(kcache, (size_t)d->L * d->T * d->C)              \
-    X(vcache, (size_t)d->L * d->T * d->C)              \
-    X(x, R * d->C)                                     \
-    X(ln1, R * d->C) X(ln1_mean, R) X(ln1_rstd, R)     \
-    X(qkv, R * 3 * (size_t)d->C) X(atty, R * d->C)     \
-    X(att, R * (size_t)d->NH * d->T) X(res1, R * d->C) \
-    X(ln2, R * d->C) X(ln2_mean, R) X(ln2_rstd, R)     \
-    X(fch, R * (size_t)d->fc * d->F) X(fch_act, R * d->F) \
-    X(res2, R * d->C) X(branch, R * d->C)              \
-    X(lnf, d->C) X(lnf_mean, 1) X(lnf_rstd, 1)         \
-    X(logits, d->V) X(probs, d->V)                     \
-    X(order, d->V) X(window, d->T)
-
-/* rows of prompt scratch: no more than the context */
-static size_t gen_rows(const wf_dims *d) { return d->T < GEN_ROWS ? (size_t)d->T : GEN_ROWS; }
 
 #define PAD4(n) (((n) + 3) / 4 * 4)
 
-size_t wf_gen_bytes(const wf_dims *d) {
-    const size_t R = gen_rows(d);
-    size_t n = 0;
-#define X(name, count) n += PAD4((size_t)(count));
-    GEN_FIELDS(X)
-#undef X
-    return n * sizeof(wf_real);
-}
+/* A prompt and a re-read window go through the layers GEN_ROWS positions at a time, as
+ * matrix products; each new token is then one row (matrix-vector products). */
+#define GEN_ROWS 32
 
-void wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
-    wf_real *kcache, *vcache, *x, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *res1, *ln2, *ln2_mean,
-        *ln2_rstd, *fch, *fch_act, *res2, *branch, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *order, *window;
-    const size_t R = gen_rows(d);
+size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
+    wf_gen scratch;
+    if (!g) g = &scratch;
+    const size_t T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const size_t R = T < GEN_ROWS ? T : GEN_ROWS; /* rows of layer scratch */
     size_t off = 0;
-#define X(name, count) name = mem + off; off += PAD4((size_t)(count));
-    GEN_FIELDS(X)
-#undef X
-    g->kcache = kcache;
-    g->vcache = vcache;
-    g->x = x;
-    g->row = (wf_layer_acts){ln1, ln1_mean, ln1_rstd, qkv, atty, att, res1, ln2, ln2_mean, ln2_rstd, fch, fch_act, res2, branch};
-    g->lnf = lnf;
-    g->lnf_mean = lnf_mean;
-    g->lnf_rstd = lnf_rstd;
-    g->logits = logits;
-    g->probs = probs;
-    /* int32 ids in wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real) */
-    g->order = (int32_t *)order;
-    g->window = (int32_t *)window;
+    /* int32 ids live in wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real) */
+#define TAKE(ptr, type, n)                                  \
+    ptr = (type *)(mem && (n) != 0 ? mem + off : NULL);          \
+    off += PAD4((size_t)(n));
+    TAKE(g->kcache, wf_real, K * L * T * C)
+    TAKE(g->vcache, wf_real, K * L * T * C)
+    TAKE(g->kalt, wf_real, xa * K * L * T * C)
+    TAKE(g->valt, wf_real, xa * K * L * T * C)
+    TAKE(g->xkv, wf_real, xa * L * T * 2 * C)
+    off += wf_layer_carve(&g->row, mem ? mem + off : NULL, d, R, T, xa * T, 0, xa, 0);
+    TAKE(g->row.branch, wf_real, R * C)
+    if (xa) {
+        off += wf_layer_carve(&g->enc, mem ? mem + off : NULL, d, T, T, 0, 0, 0, 0);
+        TAKE(g->enc.branch, wf_real, T * C)
+    } else {
+        memset(&g->enc, 0, sizeof g->enc);
+    }
+    TAKE(g->x, wf_real, R * C)
+    TAKE(g->enc_x, wf_real, xa * T * C)
+    TAKE(g->enc_out, wf_real, xa * T * C)
+    TAKE(g->enc_mean, wf_real, xa * T)
+    TAKE(g->enc_rstd, wf_real, xa * T)
+    TAKE(g->lnf, wf_real, C)
+    TAKE(g->lnf_mean, wf_real, 1)
+    TAKE(g->lnf_rstd, wf_real, 1)
+    TAKE(g->logits, wf_real, V)
+    TAKE(g->probs, wf_real, V)
+    TAKE(g->logp, wf_real, xa * K * V)
+    TAKE(g->score, wf_real, xa * K)
+    TAKE(g->score_alt, wf_real, xa * K)
+    TAKE(g->cand_score, wf_real, xa * 2 * K)
+    TAKE(g->cand_beam, int32_t, xa * 2 * K)
+    TAKE(g->cand_tok, int32_t, xa * 2 * K)
+    TAKE(g->seq, int32_t, xa * K * (T + 1))
+    TAKE(g->seq_alt, int32_t, xa * K * (T + 1))
+    TAKE(g->best, int32_t, xa * T)
+    TAKE(g->order, int32_t, V)
+    TAKE(g->window, int32_t, T)
+#undef TAKE
     g->n = 0;
     g->active = 0;
+    return off;
 }
 
 /* Feeds one token at cache position pos; leaves the next token's logits in g->logits. */
@@ -65,28 +64,48 @@ static void decode(wf_model *m, int32_t token, int pos) {
     wf_gen *g = &m->gen;
     const int C = m->d.C;
     const size_t layer_cache = (size_t)m->d.T * C;
-    const wf_real *pt = wf_position_table(m);
+    const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
     wf_embed_forward(g->x, &token, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, 1, C);
     for (int l = 0; l < m->d.L; l++) {
-        wf_layer_forward(m, l, &g->row, g->x, 1, 1, g->kcache + l * layer_cache, g->vcache + l * layer_cache, pos);
-        memcpy(g->x, g->row.res2, (size_t)C * sizeof(wf_real));
+        wf_layer_w w;
+        wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
+        wf_layer_io io;
+        memset(&io, 0, sizeof io);
+        io.B = 1;
+        io.T = 1;
+        io.causal = 1;
+        io.pos = pos;
+        io.kcache = g->kcache + l * layer_cache;
+        io.vcache = g->vcache + l * layer_cache;
+        wf_layer_forward(m, &w, &g->row, g->x, &io);
+        memcpy(g->x, g->row.out, (size_t)C * sizeof(wf_real));
     }
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
 }
 
 /* Reads the window from position 0, up to GEN_ROWS positions per pass through the layers
- * (the same causal attention over the cache as decoding, Tq rows at once). */
+ * (the same causal attention over the cache as decoding, T rows at once). */
 static void prefill(wf_model *m) {
     wf_gen *g = &m->gen;
-    const int C = m->d.C, R = (int)gen_rows(&m->d);
+    const int C = m->d.C, R = m->d.T < GEN_ROWS ? m->d.T : GEN_ROWS;
     const size_t layer_cache = (size_t)m->d.T * C;
-    const wf_real *pt = wf_position_table(m);
+    const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
     for (int pos = 0; pos < g->n; pos += R) {
         const int T = g->n - pos < R ? g->n - pos : R;
         wf_embed_forward(g->x, g->window + pos, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, T, C);
         for (int l = 0; l < m->d.L; l++) {
-            wf_layer_forward(m, l, &g->row, g->x, 1, T, g->kcache + l * layer_cache, g->vcache + l * layer_cache, pos);
-            memcpy(g->x, g->row.res2, (size_t)T * C * sizeof(wf_real));
+            wf_layer_w w;
+            wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
+            wf_layer_io io;
+            memset(&io, 0, sizeof io);
+            io.B = 1;
+            io.T = T;
+            io.causal = 1;
+            io.pos = pos;
+            io.kcache = g->kcache + l * layer_cache;
+            io.vcache = g->vcache + l * layer_cache;
+            wf_layer_forward(m, &w, &g->row, g->x, &io);
+            memcpy(g->x, g->row.out, (size_t)T * C * sizeof(wf_real));
         }
         if (pos + T == g->n) /* only the last position's logits are needed */
             wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
@@ -175,6 +194,10 @@ static wf_status check_sampling(wf_model *m, const wf_sampling *s) {
 wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed) {
     if (!m) return WF_ERR_ARG;
     if (!m->ready) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: call wf_model_init first");
+    if (m->cfg.arch != WF_ARCH_DECODER)
+        return WF_ERR(m, WF_ERR_STATE, "%s", m->cfg.arch == WF_ARCH_ENCODER
+                      ? "an encoder does not generate; wf_gen_start needs a decoder"
+                      : "an encoder-decoder decodes from a source: use wf_seq2seq_decode");
     if (!prompt || n < 1) return WF_ERR(m, WF_ERR_ARG, "the prompt must have at least one token");
     for (int32_t i = 0; i < n; i++)
         if (prompt[i] < 0 || prompt[i] >= m->cfg.vocab_size)

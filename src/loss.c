@@ -1,4 +1,4 @@
-/* Fused softmax + cross-entropy over the vocabulary.
+/* Losses: fused softmax + cross-entropy over the vocabulary, and (below) mean squared error.
  * Shapes: logits, probs [N,V]; targets [N] (negative: ignored, e.g. padding); losses [N].
  *   p = softmax(z),  loss_n = -log p[y_n] = logsumexp(z) - z[y_n]
  *   dz = dloss * (p - onehot(y))
@@ -99,5 +99,41 @@ void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *pr
         }
         /* loss = logsumexp(z) - z[y] */
         for (int i = 0; i < V; i++) dz[i] = dloss * (p[i] - (i == y ? 1 : 0));
+    }
+}
+
+/* Mean squared error of final states against target vectors (seed 002's objective), over
+ * real positions only. Shapes: y, target [B,T,C]; lengths [B] or NULL (rows t >= lengths[b]
+ * are padding and count nowhere).
+ *   loss = sum over real rows and channels of (y - target)^2 / count,  count = real rows * C
+ *   dy += dloss * 2 (y - target) on real rows
+ * Returns the sum of squares; *count gets the number of terms. Summed in double. */
+static int real_rows(const int32_t *lengths, int b, int T) { return lengths && lengths[b] < T ? lengths[b] : T; }
+
+double wf_mse_forward(const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T, int C,
+                      double *count) {
+    double total = 0, n = 0;
+    for (int b = 0; b < B; b++) {
+        int rows = real_rows(lengths, b, T);
+        const size_t base = (size_t)b * T * C;
+        for (size_t i = 0; i < (size_t)rows * C; i++) {
+            double d = (double)y[base + i] - (double)target[base + i];
+            total += d * d;
+        }
+        n += (double)rows * C;
+    }
+    if (count) *count = n;
+    return total;
+}
+
+void wf_mse_backward(wf_real *dy, wf_real dloss, const wf_real *y, const wf_real *target,
+                     const int32_t *lengths, int B, int T, int C) {
+    for (int b = 0; b < B; b++) {
+        int rows = real_rows(lengths, b, T);
+        const size_t base = (size_t)b * T * C;
+        for (size_t i = 0; i < (size_t)rows * C; i++) {
+            /* loss = sum (y - target)^2 / count */
+            dy[base + i] += dloss * 2 * (y[base + i] - target[base + i]);
+        }
     }
 }

@@ -1,5 +1,6 @@
-/* The model: config checks, the parameter arena, activation planning, the layer loop
- * (forward and backward), the training step and the batch sampler. */
+/* The model: config checks, the parameter arena, activation planning, the layer (forward
+ * and backward, every block variant), both stacks, the losses, the training step and the
+ * batch sampler. */
 #include <stdlib.h>
 
 #include "model.h"
@@ -24,21 +25,30 @@ void wf_config_default(wf_config *cfg) {
     cfg->d_ff = 512;
     cfg->norm_eps = 1e-5f;
     cfg->seed = 1337;
+    cfg->n_enc_layer = 0;
+    cfg->dropout = 0;
+    cfg->max_beam = 4;
 }
 
 void wf_dims_of(const wf_config *c, wf_dims *d) {
     d->V = c->vocab_size;
     d->C = c->d_model;
-    d->L = c->n_layer;
     d->NH = c->n_head;
     d->HS = c->n_head > 0 ? c->d_model / c->n_head : 0;
     d->F = c->d_ff;
     d->T = c->context;
+    d->L = c->n_layer;
+    d->xa = c->arch == WF_ARCH_ENCODER_DECODER;
+    d->E = d->xa ? c->n_enc_layer : 0;
     d->fc = c->activation == WF_ACT_SWIGLU ? 2 : 1;
     d->pos = c->positions == WF_POS_LEARNED;
     d->bias = c->bias != 0;
     d->normb = c->bias != 0 && c->norm == WF_NORM_LAYERNORM;
     d->head = c->tied_head == 0;
+    d->post = c->block == WF_BLOCK_POST_LN;
+    d->rope = c->positions == WF_POS_ROPE;
+    d->drop = c->dropout > 0;
+    d->K = c->arch == WF_ARCH_DECODER ? 1 : d->xa ? c->max_beam : 0;
 }
 
 /* Limits that keep every size computation inside int32 element counts. */
@@ -46,6 +56,7 @@ void wf_dims_of(const wf_config *c, wf_dims *d) {
 #define MAX_CONTEXT (1 << 16)
 #define MAX_LAYERS 1024
 #define MAX_WIDTH (1 << 20)
+#define MAX_BEAM 64
 
 #define CHECK(cond, status, ...) \
     do {                         \
@@ -71,12 +82,17 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
     CHECK(c->d_model % c->n_head == 0, WF_ERR_CONFIG, "n_head %d does not divide d_model %d", c->n_head, c->d_model);
     CHECK(c->d_ff >= 1 && c->d_ff <= MAX_WIDTH, WF_ERR_CONFIG, "d_ff %d is outside [1, %d]", c->d_ff, MAX_WIDTH);
     CHECK(wf_finite(c->norm_eps) && c->norm_eps > 0 && c->norm_eps < 1, WF_ERR_CONFIG, "norm_eps must be in (0, 1)");
-    /* Valid, but not built yet: each names what to use instead. */
-    CHECK(c->arch == WF_ARCH_DECODER, WF_ERR_UNSUPPORTED, "arch %s is not implemented yet; use decoder", c->arch == 1 ? "encoder" : "encoder-decoder");
-    CHECK(c->norm == WF_NORM_LAYERNORM, WF_ERR_UNSUPPORTED, "norm rmsnorm is not implemented yet; use layernorm");
-    CHECK(c->block == WF_BLOCK_PRE_LN, WF_ERR_UNSUPPORTED, "block post_ln is not implemented yet; use pre_ln");
-    CHECK(c->activation != WF_ACT_SWIGLU, WF_ERR_UNSUPPORTED, "activation swiglu is not implemented yet; use gelu or relu");
-    CHECK(c->positions != WF_POS_ROPE, WF_ERR_UNSUPPORTED, "positions rope is not implemented yet; use learned or sinusoidal");
+    CHECK(c->positions != WF_POS_ROPE || (c->d_model / c->n_head) % 2 == 0, WF_ERR_CONFIG,
+          "rope pairs channel i with i + HS/2, so the head size d_model / n_head = %d must be even", c->d_model / c->n_head);
+    if (c->arch == WF_ARCH_ENCODER_DECODER) {
+        CHECK(c->n_enc_layer >= 1 && c->n_enc_layer <= MAX_LAYERS, WF_ERR_CONFIG,
+              "an encoder-decoder needs n_enc_layer in [1, %d], not %d", MAX_LAYERS, c->n_enc_layer);
+        CHECK(c->max_beam >= 1 && c->max_beam <= MAX_BEAM, WF_ERR_CONFIG, "max_beam %d is outside [1, %d]", c->max_beam, MAX_BEAM);
+    } else {
+        CHECK(c->n_enc_layer == 0, WF_ERR_CONFIG, "n_enc_layer is %d, but only an encoder-decoder has a separate encoder (arch 2); "
+              "the layers of a %s are n_layer", c->n_enc_layer, c->arch == WF_ARCH_DECODER ? "decoder" : "encoder");
+    }
+    CHECK(wf_finite(c->dropout) && c->dropout >= 0 && c->dropout < 1, WF_ERR_CONFIG, "dropout must be in [0, 1), not %g", (double)c->dropout);
     return WF_OK;
 }
 
@@ -88,28 +104,60 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
 #define PAD4D(n) (ceil((n) / 4.0) * 4) /* the same in double */
 
 static double params_elems_d(const wf_dims *dd) {
-    double V = dd->V, C = dd->C, L = dd->L, F = dd->F, T = dd->T, fc = dd->fc;
+    double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
     double pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head, total = 0;
 #define X(name, ndim, d0, d1, d2, decay, init) total += PAD4D((d0) * (d1) * (d2));
     WF_PARAMS(X)
 #undef X
-    (void)F;
     return total;
 }
 
-static double acts_elems_d(const wf_dims *dd, double B, double T) {
-    double V = dd->V, C = dd->C, L = dd->L, NH = dd->NH, F = dd->F, fc = dd->fc, total = 0;
+static double layer_elems_d(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
+    double C = dd->C, NH = dd->NH, F = dd->F, fc = dd->fc, total = 0;
+#define X(name, n) total += PAD4D(n);
+    WF_LAYER_ACTS(X)
+#undef X
+    return total;
+}
+
+size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t BS,
+                      size_t x, size_t drop) {
+    const size_t C = d->C, NH = d->NH, F = d->F, fc = d->fc;
+    size_t off = 0;
+#define X(name, n)                                  \
+    a->name = mem && (n) != 0 ? mem + off : NULL;        \
+    off += PAD4((size_t)(n));
+    WF_LAYER_ACTS(X)
+#undef X
+    a->branch = NULL;
+    a->out = d->post ? a->ln2 : a->res2;
+    return off;
+}
+
+static double acts_elems_d(const wf_dims *dd, double B, double T, double S) {
+    double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
+    double R = T > S ? T : S, total = 0;
+    double main_layer = layer_elems_d(dd, B * T, T, S, B * S, xa, drop);
+    double enc_layer = layer_elems_d(dd, B * S, S, 0, 0, 0, drop);
 #define X(name, n) total += PAD4D(n);
     WF_ACTS(X)
 #undef X
     return total;
 }
 
-static size_t acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t T) {
-    const size_t V = dd->V, C = dd->C, L = dd->L, NH = dd->NH, F = dd->F, fc = dd->fc;
+/* Carves the activations for (B, T, S); layer_elems gets each stack's block size. */
+static size_t acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t T, size_t S,
+                         size_t layer_elems[2]) {
+    const size_t V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
+    const size_t R = T > S ? T : S;
+    wf_layer_acts scratch;
+    const size_t main_layer = wf_layer_carve(&scratch, NULL, dd, B * T, T, S, B * S, xa, drop);
+    const size_t enc_layer = wf_layer_carve(&scratch, NULL, dd, B * S, S, 0, 0, 0, drop);
+    layer_elems[WF_STACK_MAIN] = main_layer;
+    layer_elems[WF_STACK_ENC] = enc_layer;
     size_t off = 0;
 #define X(name, n)                              \
-    a->name = mem ? mem + off : NULL;           \
+    a->name = mem && (n) != 0 ? mem + off : NULL;    \
     off += PAD4((size_t)(n));
     WF_ACTS(X)
 #undef X
@@ -118,6 +166,11 @@ static size_t acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, 
 
 /* The largest memory this build can address: 4 GB in wasm32, effectively unlimited natively. */
 static double address_limit(void) { return sizeof(void *) == 4 ? 4294967296.0 : 1e18; }
+
+/* Fixed tables: the sinusoids [context, C] or the rotary cos and sin [2, context, HS/2]. */
+static double tables_elems(const wf_dims *d) {
+    return d->rope ? (double)d->T * d->HS : (!d->pos ? (double)d->T * d->C : 0);
+}
 
 wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out) {
     wf_status s = wf_config_check(cfg, NULL, 0);
@@ -130,8 +183,8 @@ wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memo
     out->params = P * bytes;
     out->grads = P * bytes;
     out->optimizer = 2 * P * bytes;
-    out->activations = (B > 0 && T > 0) ? acts_elems_d(&d, B, T) * bytes : 0;
-    out->inference = (double)wf_gen_bytes(&d) + (cfg->positions == WF_POS_SINUSOIDAL ? (double)d.T * d.C * bytes : 0);
+    out->activations = (B > 0 && T > 0) ? acts_elems_d(&d, B, T, d.xa ? T : 0) * bytes : 0;
+    out->inference = (double)wf_gen_carve(NULL, &d, NULL) * bytes + tables_elems(&d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
     return WF_OK;
 }
@@ -146,6 +199,7 @@ wf_model *wf_model_create(void) {
 static void release(wf_model *m) {
     wf_free(m->arena);
     wf_free(m->pos_table);
+    wf_free(m->rope_cos);
     wf_free(m->act_mem);
     wf_free(m->gen.mem);
 }
@@ -197,7 +251,7 @@ static void init_weights(wf_model *m) {
 /* Fills the tensor table and points p and g into the arena. */
 static size_t layout_params(wf_model *m) {
     const wf_dims *dd = &m->d;
-    const int V = dd->V, C = dd->C, L = dd->L, F = dd->F, T = dd->T, fc = dd->fc;
+    const int V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
     const int pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head;
     size_t off = 0;
     int i = 0;
@@ -217,7 +271,6 @@ static size_t layout_params(wf_model *m) {
     }
     WF_PARAMS(X)
 #undef X
-    (void)F;
     return off;
 }
 
@@ -261,18 +314,26 @@ wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     next.d = d;
     size_t stride = layout_params(&next);
     next.arena = wf_calloc(4 * stride * sizeof(wf_real));
-    size_t gen_bytes = wf_gen_bytes(&d);
-    next.gen.mem = wf_alloc(gen_bytes);
-    if (cfg->positions == WF_POS_SINUSOIDAL) next.pos_table = wf_alloc((size_t)d.T * d.C * sizeof(wf_real));
-    if (!next.arena || !next.gen.mem || (cfg->positions == WF_POS_SINUSOIDAL && !next.pos_table)) {
+    size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
+    next.gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
+    size_t table = (size_t)tables_elems(&d);
+    wf_real *tables = table ? wf_alloc(table * sizeof(wf_real)) : NULL;
+    if (d.rope) {
+        next.rope_cos = tables;
+        next.rope_sin = tables ? tables + table / 2 : NULL;
+    } else {
+        next.pos_table = tables;
+    }
+    if (!next.arena || !next.gen.mem || (table && !tables)) {
         release(&next);
         return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", mem.total / 1e6);
     }
     point_params(&next, stride);
     init_weights(&next);
     if (next.pos_table) wf_sinusoid_table(next.pos_table, d.T, d.C);
+    if (next.rope_cos) wf_rope_table(next.rope_cos, next.rope_sin, d.T, d.HS);
     wf_gen_carve(&next.gen, &d, next.gen.mem);
-    next.gen.bytes = gen_bytes;
+    next.gen.bytes = gen_elems * sizeof(wf_real);
     wf_optim_default(&next.opt);
     wf_rng_seed(&next.rng_split[0], (uint64_t)cfg->seed * 2 + 1);
     wf_rng_seed(&next.rng_split[1], (uint64_t)cfg->seed * 2 + 2);
@@ -307,7 +368,7 @@ wf_status wf_model_memory(const wf_model *m, wf_memory *out) {
     out->grads = stride * bytes;
     out->optimizer = 2 * stride * bytes;
     out->activations = (double)m->act_cap * bytes;
-    out->inference = (double)m->gen.bytes + (m->pos_table ? (double)m->d.T * m->d.C * bytes : 0);
+    out->inference = (double)m->gen.bytes + tables_elems(&m->d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
     return WF_OK;
 }
@@ -353,10 +414,10 @@ float wf_model_lr(const wf_model *m) { return m && m->ready ? wf_lr_at(&m->opt, 
 
 /* ---- activations ---- */
 
-/* Makes room for (B, T) and carves the activation pointers for it. Allocates only when
+/* Makes room for (B, T, S) and carves the activation pointers for it. Allocates only when
  * the shape needs more than any before; on failure nothing changes. */
-static wf_status plan(wf_model *m, int B, int T) {
-    double need_d = acts_elems_d(&m->d, B, T);
+static wf_status plan(wf_model *m, int B, int T, int S) {
+    double need_d = acts_elems_d(&m->d, B, T, S);
     if (need_d * sizeof(wf_real) > address_limit() * 0.95)
         return WF_ERR(m, WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations", B, T, need_d * sizeof(wf_real) / 1e9);
     size_t need = (size_t)need_d;
@@ -369,75 +430,178 @@ static wf_status plan(wf_model *m, int B, int T) {
         m->act_mem = mem;
         m->act_cap = need;
     }
-    acts_carve(&m->a, m->act_mem, &m->d, (size_t)B, (size_t)T);
+    acts_carve(&m->a, m->act_mem, &m->d, (size_t)B, (size_t)T, (size_t)S, m->layer_elems);
     m->B = B;
     m->T = T;
+    m->S = S;
     return WF_OK;
 }
 
-/* Layer l's slice of the planned activations. */
-static wf_layer_acts layer_slice(const wf_model *m, int l) {
-    const wf_acts *a = &m->a;
-    const size_t N = (size_t)m->B * m->T, C = m->d.C, F = m->d.F, fc = m->d.fc, NH = m->d.NH;
-    wf_layer_acts s;
-    s.ln1 = a->ln1 + l * N * C;
-    s.ln1_mean = a->ln1_mean + l * N;
-    s.ln1_rstd = a->ln1_rstd + l * N;
-    s.qkv = a->qkv + l * N * 3 * C;
-    s.atty = a->atty + l * N * C;
-    s.att = a->att + l * N * NH * m->T;
-    s.res1 = a->res1 + l * N * C;
-    s.ln2 = a->ln2 + l * N * C;
-    s.ln2_mean = a->ln2_mean + l * N;
-    s.ln2_rstd = a->ln2_rstd + l * N;
-    s.fch = a->fch + l * N * fc * F;
-    s.fch_act = a->fch_act + l * N * F;
-    s.res2 = a->res2 + l * N * C;
-    s.branch = a->branch;
-    return s;
+/* Layer l of a stack's slice of the planned activations. */
+static wf_layer_acts stack_layer(const wf_model *m, int stack, int l) {
+    const size_t B = m->B, T = m->T, S = m->S;
+    wf_layer_acts a;
+    if (stack == WF_STACK_MAIN)
+        wf_layer_carve(&a, m->a.layers + l * m->layer_elems[stack], &m->d, B * T, T, S, B * S, m->d.xa, m->d.drop);
+    else
+        wf_layer_carve(&a, m->a.enc_layers + l * m->layer_elems[stack], &m->d, B * S, S, 0, 0, 0, m->d.drop);
+    a.branch = m->a.branch;
+    return a;
 }
 
-/* ---- forward ---- */
+/* A stacked tensor's slice for layer l, in the block at base (params or grads). */
+static wf_real *slice(const wf_model *m, int i, wf_real *base, int l) {
+    const wf_tensor_info *t = &m->tensors[i];
+    if (!t->size) return NULL;
+    return base + t->offset + (size_t)l * (size_t)(t->size / t->shape[0]);
+}
 
-/* Weights of layer l: the l-th slice of a stacked tensor, or NULL when it is absent. */
-#define LW(t, l, n) ((t) ? (t) + (size_t)(l) * (n) : NULL)
+void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
+    wf_real *base = m->arena + (grads ? arena_stride(m) : 0);
+#define MAIN_X(name) w->name = slice(m, WF_P_##name, base, l);
+#define ENC_X(name) w->name = slice(m, WF_P_enc_##name, base, l);
+#define NONE_X(name) w->name = NULL;
+    if (stack == WF_STACK_MAIN) {
+        WF_BLOCK_TENSORS(MAIN_X)
+        WF_CROSS_TENSORS(MAIN_X)
+    } else {
+        WF_BLOCK_TENSORS(ENC_X)
+        WF_CROSS_TENSORS(NONE_X)
+    }
+#undef MAIN_X
+#undef ENC_X
+#undef NONE_X
+}
 
-void wf_layer_forward(const wf_model *m, int l, const wf_layer_acts *a, const wf_real *x,
-                      int B, int T, wf_real *kcache, wf_real *vcache, int pos) {
-    const wf_params *p = &m->p;
-    const int C = m->d.C, F = m->d.F, fc = m->d.fc, N = B * T;
-    const size_t CC = (size_t)C * C;
+const wf_real *wf_position_table(const wf_model *m, int stack) {
+    if (m->d.pos) return stack == WF_STACK_MAIN ? m->p.wpe : m->p.enc_wpe;
+    return m->pos_table; /* NULL with rotary positions */
+}
+
+/* ---- the block's pieces, dispatched on the config ---- */
+
+void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                     const wf_real *w, const wf_real *b, int N) {
     const wf_real eps = (wf_real)m->cfg.norm_eps;
+    if (m->cfg.norm == WF_NORM_RMSNORM)
+        wf_rmsnorm_forward(out, rstd, inp, w, N, m->d.C, eps);
+    else
+        wf_layernorm_forward(out, mean, rstd, inp, w, b, N, m->d.C, eps);
+}
 
-    /* res1 = x + attproj(attention(qkv(ln1(x)))) */
-    wf_layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, LW(p->ln1w, l, C), LW(p->ln1b, l, C), N, C, eps);
-    wf_linear_forward(a->qkv, a->ln1, LW(p->qkvw, l, 3 * CC), LW(p->qkvb, l, 3 * C), N, C, 3 * C, m->pool);
-    wf_attn_dims ad = {B, m->d.NH, m->d.HS, T, T, 3 * C, 3 * C, 1, NULL};
+static void norm_backward(const wf_model *m, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                          const wf_real *inp, const wf_real *mean, const wf_real *rstd, const wf_real *w, int N) {
+    if (m->cfg.norm == WF_NORM_RMSNORM)
+        wf_rmsnorm_backward(dinp, dw, dout, inp, rstd, w, N, m->d.C);
+    else
+        wf_layernorm_backward(dinp, dw, db, dout, inp, mean, rstd, w, N, m->d.C);
+}
+
+static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int N) {
+    const int F = m->d.F;
+    switch (m->cfg.activation) {
+    case WF_ACT_RELU: wf_relu_forward(out, inp, N * F); break;
+    case WF_ACT_SWIGLU: wf_swiglu_forward(out, inp, N, F); break;
+    default: wf_gelu_forward(out, inp, N * F); break;
+    }
+}
+
+static void act_backward(const wf_model *m, wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+    const int F = m->d.F;
+    switch (m->cfg.activation) {
+    case WF_ACT_RELU: wf_relu_backward(dinp, dout, inp, N * F); break;
+    case WF_ACT_SWIGLU: wf_swiglu_backward(dinp, dout, inp, N, F); break;
+    default: wf_gelu_backward(dinp, dout, inp, N * F); break;
+    }
+}
+
+/* In training, x = dropout(x) with a fresh mask from the step's stream. */
+static void drop_forward(const wf_model *m, wf_real *mask, wf_real *x, int n, wf_rng *rng) {
+    if (!rng || !mask) return;
+    wf_dropout_mask(mask, n, (wf_real)m->cfg.dropout, rng);
+    wf_dropout_forward(x, x, mask, n);
+}
+
+/* ---- the layer forward: training and generation ---- */
+
+/* Wiring of one layer, Pre-LN (seed 000, eq. 5-9) and Post-LN (seeds 002, 003):
+ *   pre:  h1 = x + A(ln1(x));    hc = h1 + X(lnc(h1));    out = hc + FF(ln2(hc))
+ *   post: h1 = ln1(x + A(x));    hc = lnc(h1 + X(h1));    out = ln2(hc + FF(hc))
+ * A: causal or bidirectional self-attention, X: cross-attention over the encoder's keys and
+ * values (encoder-decoder decoders only, else hc = h1), each sublayer's output dropped out
+ * in training before its residual add. Pre-LN keeps the sums in res1, resc, res2 and the
+ * sublayer inputs in ln1, lnc, ln2; Post-LN the other way round. */
+void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
+                      const wf_layer_io *io) {
+    const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
+    const int N = io->B * io->T;
+
+    /* self-attention */
+    const wf_real *in = x;
+    if (!post) {
+        wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
+        in = a->ln1;
+    }
+    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, 3 * C, m->pool);
+    if (m->d.rope) {
+        wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
+        wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
+    }
+    wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len};
     const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + 2 * C;
-    if (kcache) {
+    if (io->kcache) {
         /* generation (B = 1): append this step's keys and values, attend over the cache */
-        for (int t = 0; t < T; t++) {
-            memcpy(kcache + (size_t)(pos + t) * C, a->qkv + (size_t)t * 3 * C + C, C * sizeof(wf_real));
-            memcpy(vcache + (size_t)(pos + t) * C, a->qkv + (size_t)t * 3 * C + 2 * C, C * sizeof(wf_real));
+        for (int t = 0; t < io->T; t++) {
+            memcpy(io->kcache + (size_t)(io->pos + t) * C, a->qkv + (size_t)t * 3 * C + C, C * sizeof(wf_real));
+            memcpy(io->vcache + (size_t)(io->pos + t) * C, a->qkv + (size_t)t * 3 * C + 2 * C, C * sizeof(wf_real));
         }
-        k = kcache;
-        v = vcache;
-        ad.Tk = pos + T;
+        k = io->kcache;
+        v = io->vcache;
+        ad.Tk = io->pos + io->T;
         ad.kv_stride = C;
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
-    wf_linear_forward(a->branch, a->atty, LW(p->attprojw, l, CC), LW(p->attprojb, l, C), N, C, C, m->pool);
+    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
+    drop_forward(m, a->mask1, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res1, x, a->branch, N * C);
+    const wf_real *h = a->res1;
+    if (post) {
+        wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, w->ln1w, w->ln1b, N);
+        h = a->ln1;
+    }
 
-    /* res2 = res1 + fcproj(act(fc(ln2(res1)))) */
-    wf_layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res1, LW(p->ln2w, l, C), LW(p->ln2b, l, C), N, C, eps);
-    wf_linear_forward(a->fch, a->ln2, LW(p->fcw, l, (size_t)fc * F * C), LW(p->fcb, l, fc * F), N, C, fc * F, m->pool);
-    if (m->cfg.activation == WF_ACT_RELU)
-        wf_relu_forward(a->fch_act, a->fch, N * F);
-    else
-        wf_gelu_forward(a->fch_act, a->fch, N * F);
-    wf_linear_forward(a->branch, a->fch_act, LW(p->fcprojw, l, (size_t)C * F), LW(p->fcprojb, l, C), N, F, C, m->pool);
-    wf_residual_forward(a->res2, a->res1, a->branch, N * C);
+    /* cross-attention: queries from the decoder, keys and values from the encoder */
+    if (io->ckv) {
+        in = h;
+        if (!post) {
+            wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, h, w->lncw, w->lncb, N);
+            in = a->lnc;
+        }
+        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, m->pool);
+        wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len};
+        wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, m->pool);
+        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, m->pool);
+        drop_forward(m, a->maskc, a->branch, N * C, io->drop_rng);
+        wf_residual_forward(a->resc, h, a->branch, N * C);
+        h = a->resc;
+        if (post) {
+            wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, a->resc, w->lncw, w->lncb, N);
+            h = a->lnc;
+        }
+    }
+
+    /* feed-forward */
+    in = h;
+    if (!post) {
+        wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, h, w->ln2w, w->ln2b, N);
+        in = a->ln2;
+    }
+    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, m->pool);
+    act_forward(m, a->fch_act, a->fch, N);
+    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, m->pool);
+    drop_forward(m, a->mask2, a->branch, N * C, io->drop_rng);
+    wf_residual_forward(a->res2, h, a->branch, N * C);
+    if (post) wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
 }
 
 /* The output head's weights: the token embedding when tied. */
@@ -445,125 +609,329 @@ static const wf_real *head_weights(const wf_model *m) { return m->d.head ? m->p.
 
 void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean,
                      wf_real *lnf_rstd, const wf_real *x, int N) {
-    wf_layernorm_forward(lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N, m->d.C, (wf_real)m->cfg.norm_eps);
+    wf_norm_forward(m, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
     wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
 }
 
-static const wf_real *last_residual(const wf_model *m) {
-    return layer_slice(m, m->d.L - 1).res2;
+/* ---- the stacks ---- */
+
+/* How a stack runs on the current batch. */
+static wf_layer_io stack_io(const wf_model *m, const wf_batch *b, int stack, const wf_real *ckv, wf_rng *rng) {
+    wf_layer_io io;
+    memset(&io, 0, sizeof io);
+    io.B = m->B;
+    if (stack == WF_STACK_ENC) {
+        io.T = m->S;
+        io.key_len = b->src_lengths;
+    } else {
+        io.T = m->T;
+        io.causal = m->cfg.arch != WF_ARCH_ENCODER;
+        io.key_len = b->lengths;
+        io.ckv = ckv;
+        io.S = m->S;
+        io.src_len = b->src_lengths;
+    }
+    io.drop_rng = rng;
+    return io;
 }
 
-static void forward(wf_model *m, const int32_t *inputs) {
-    const int B = m->B, T = m->T;
-    wf_embed_forward(m->a.encoded, inputs, m->p.wte, wf_position_table(m), B, T, m->d.C);
-    const wf_real *x = m->a.encoded;
-    for (int l = 0; l < m->d.L; l++) {
-        wf_layer_acts la = layer_slice(m, l);
-        wf_layer_forward(m, l, &la, x, B, T, NULL, NULL, 0);
-        x = la.res2;
+static void embed_forward(wf_model *m, int stack, wf_real *out, wf_real *mask, const int32_t *ids,
+                          const wf_real *vecs, int B, int T, wf_rng *rng) {
+    const wf_real *pos = wf_position_table(m, stack);
+    if (vecs)
+        wf_embed_vec_forward(out, vecs, pos, B, T, m->d.C);
+    else
+        wf_embed_forward(out, ids, m->p.wte, pos, B, T, m->d.C);
+    drop_forward(m, mask, out, B * T * m->d.C, rng);
+}
+
+/* The layer below the head's last output (the final norm's input). */
+static const wf_real *stack_out(const wf_model *m, int stack) {
+    int n = stack == WF_STACK_MAIN ? m->d.L : m->d.E;
+    return stack_layer(m, stack, n - 1).out;
+}
+
+/* Encoder (encoder-decoders), then the stack under the head, then the final norm and,
+ * unless the objective is a mean squared error on the states, the head. */
+static void forward(wf_model *m, const wf_batch *b, int train) {
+    wf_acts *a = &m->a;
+    const int B = m->B, T = m->T, S = m->S, C = m->d.C;
+    wf_rng rng, *drop_rng = NULL;
+    if (train && m->d.drop) {
+        /* a stream per (seed, step): the masks of a step are reproducible without saved state */
+        wf_rng_seed(&rng, ((uint64_t)m->cfg.seed << 32 | (uint32_t)m->step) ^ 0x64726f706f7574ULL);
+        drop_rng = &rng;
     }
-    wf_head_forward(m, m->a.logits, m->a.lnf, m->a.lnf_mean, m->a.lnf_rstd, x, B * T);
+    if (m->d.xa) {
+        embed_forward(m, WF_STACK_ENC, a->enc_encoded, a->enc_emb_mask, b->src, NULL, B, S, drop_rng);
+        const wf_real *x = a->enc_encoded;
+        for (int l = 0; l < m->d.E; l++) {
+            wf_layer_acts la = stack_layer(m, WF_STACK_ENC, l);
+            wf_layer_w w;
+            wf_layer_weights(m, WF_STACK_ENC, l, 0, &w);
+            wf_layer_io io = stack_io(m, b, WF_STACK_ENC, NULL, drop_rng);
+            wf_layer_forward(m, &w, &la, x, &io);
+            x = la.out;
+        }
+        wf_norm_forward(m, a->enc_lnf, a->enc_lnf_mean, a->enc_lnf_rstd, x, m->p.enc_lnfw, m->p.enc_lnfb, B * S);
+    }
+    embed_forward(m, WF_STACK_MAIN, a->encoded, a->emb_mask, b->inputs, b->input_vecs, B, T, drop_rng);
+    const wf_real *x = a->encoded;
+    for (int l = 0; l < m->d.L; l++) {
+        wf_layer_acts la = stack_layer(m, WF_STACK_MAIN, l);
+        wf_layer_w w;
+        wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
+        /* this layer's cross-attention keys and values of the encoder's output */
+        if (m->d.xa) wf_linear_forward(la.ckv, a->enc_lnf, w.ckvw, w.ckvb, B * S, C, 2 * C, m->pool);
+        wf_layer_io io = stack_io(m, b, WF_STACK_MAIN, la.ckv, drop_rng);
+        wf_layer_forward(m, &w, &la, x, &io);
+        x = la.out;
+    }
+    wf_norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnfw, m->p.lnfb, B * T);
+    m->have_logits = b->target_vecs == NULL;
+    if (m->have_logits) wf_linear_forward(a->logits, a->lnf, head_weights(m), NULL, B * T, C, m->d.V, m->pool);
 }
 
 /* ---- backward ---- */
 
 static void zero(wf_real *x, size_t n) { memset(x, 0, n * sizeof(wf_real)); }
 
-/* Pre-LN block backward. dres holds dL/d(res2) on entry and dL/dx on return: each
- * residual add passes its gradient through unchanged, so the branch gradients accumulate
- * into dres in place. */
-static void layer_backward(wf_model *m, int l, const wf_layer_acts *la, const wf_real *x) {
-    const wf_params *p = &m->p;
-    const wf_params *g = &m->g;
-    wf_acts *a = &m->a;
-    const int B = m->B, T = m->T, N = B * T, C = m->d.C, F = m->d.F, fc = m->d.fc;
-    const size_t CC = (size_t)C * C;
-
-    /* res2 = res1 + fcproj(act(fc(ln2(res1)))) */
-    zero(a->dfch_act, (size_t)N * F);
-    wf_linear_backward(a->dfch_act, LW(g->fcprojw, l, (size_t)C * F), LW(g->fcprojb, l, C), a->dres, la->fch_act,
-                       LW(p->fcprojw, l, (size_t)C * F), N, F, C, m->pool);
-    zero(a->dfch, (size_t)N * fc * F);
-    if (m->cfg.activation == WF_ACT_RELU)
-        wf_relu_backward(a->dfch, a->dfch_act, la->fch, N * F);
-    else
-        wf_gelu_backward(a->dfch, a->dfch_act, la->fch, N * F);
-    zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, LW(g->fcw, l, (size_t)fc * F * C), LW(g->fcb, l, fc * F), a->dfch, la->ln2,
-                       LW(p->fcw, l, (size_t)fc * F * C), N, C, fc * F, m->pool);
-    wf_layernorm_backward(a->dres, LW(g->ln2w, l, C), LW(g->ln2b, l, C), a->dln, la->res1, la->ln2_mean,
-                          la->ln2_rstd, LW(p->ln2w, l, C), N, C);
-
-    /* res1 = x + attproj(attention(qkv(ln1(x)))) */
-    zero(a->datty, (size_t)N * C);
-    wf_linear_backward(a->datty, LW(g->attprojw, l, CC), LW(g->attprojb, l, C), a->dres, la->atty,
-                       LW(p->attprojw, l, CC), N, C, C, m->pool);
-    zero(a->dqkv, (size_t)N * 3 * C);
-    wf_attn_dims ad = {B, m->d.NH, m->d.HS, T, T, 3 * C, 3 * C, 1, NULL};
-    wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
-                          la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
-    zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, LW(g->qkvw, l, 3 * CC), LW(g->qkvb, l, 3 * C), a->dqkv, la->ln1,
-                       LW(p->qkvw, l, 3 * CC), N, C, 3 * C, m->pool);
-    wf_layernorm_backward(a->dres, LW(g->ln1w, l, C), LW(g->ln1b, l, C), a->dln, x, la->ln1_mean, la->ln1_rstd,
-                          LW(p->ln1w, l, C), N, C);
+/* The gradient of a sublayer's output before dropout: dres * mask, or dres itself. */
+static const wf_real *drop_backward(const wf_model *m, const wf_real *mask, const wf_real *dres, int n) {
+    if (!mask) return dres;
+    zero(m->a.branch, (size_t)n);
+    wf_dropout_backward(m->a.branch, dres, mask, n);
+    return m->a.branch;
 }
 
-static void backward(wf_model *m, const int32_t *inputs, const int32_t *targets, int count) {
+/* Post-LN: dres holds dL/d(norm output); replaces it with dL/d(norm input). */
+static void post_norm_backward(wf_model *m, const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                               const wf_real *w, wf_real *dw, wf_real *db, int N) {
     wf_acts *a = &m->a;
-    const int N = m->B * m->T, C = m->d.C, V = m->d.V;
-    /* loss = mean over counted rows of cross-entropy; probs become dlogits in place */
-    wf_crossentropy_backward(a->probs, (wf_real)(1.0 / count), a->probs, targets, N, V);
+    const size_t n = (size_t)N * m->d.C;
+    zero(a->dln, n);
+    norm_backward(m, a->dln, dw, db, a->dres, inp, mean, rstd, w, N);
+    memcpy(a->dres, a->dln, n * sizeof(wf_real));
+}
+
+/* A sublayer's input side: from dL/d(sublayer input) in `din` to dres. Pre-LN: through the
+ * norm (whose input is the stream `stream`), accumulated onto dres, the residual path.
+ * Post-LN: the sublayer read the stream itself, so it is added directly. */
+static void sublayer_input_backward(wf_model *m, const wf_real *din, const wf_real *stream, const wf_real *mean,
+                                    const wf_real *rstd, const wf_real *w, wf_real *dw, wf_real *db, int N) {
+    if (m->d.post)
+        wf_residual_backward(m->a.dres, NULL, din, N * m->d.C);
+    else
+        norm_backward(m, m->a.dres, dw, db, din, stream, mean, rstd, w, N);
+}
+
+/* dres holds dL/d(out) on entry and dL/dx on return: each residual add passes its gradient
+ * through unchanged, so the branch gradients accumulate into dres in place. enc is the
+ * encoder output the cross-attention keys and values were computed from. */
+static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g, const wf_layer_acts *la,
+                           const wf_real *x, const wf_layer_io *io, const wf_real *enc) {
+    wf_acts *a = &m->a;
+    const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
+    const int N = io->B * io->T;
+    /* the streams entering each sublayer, as in the forward */
+    const wf_real *h1 = post ? la->ln1 : la->res1;
+    const wf_real *hc = io->ckv ? (post ? la->lnc : la->resc) : h1;
+
+    /* feed-forward: out = hc + FF(ln2(hc))  or  ln2(hc + FF(hc)) */
+    if (post) post_norm_backward(m, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, g->ln2w, g->ln2b, N);
+    const wf_real *db = drop_backward(m, la->mask2, a->dres, N * C);
+    zero(a->dfch_act, (size_t)N * F);
+    wf_linear_backward(a->dfch_act, g->fcprojw, g->fcprojb, db, la->fch_act, w->fcprojw, N, F, C, m->pool);
+    zero(a->dfch, (size_t)N * fc * F);
+    act_backward(m, a->dfch, a->dfch_act, la->fch, N);
     zero(a->dln, (size_t)N * C);
-    wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
-    wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, V, m->pool);
-    zero(a->dres, (size_t)N * C);
-    wf_layernorm_backward(a->dres, m->g.lnfw, m->g.lnfb, a->dln, last_residual(m), a->lnf_mean, a->lnf_rstd,
-                          m->p.lnfw, N, C);
-    for (int l = m->d.L - 1; l >= 0; l--) {
-        wf_layer_acts la = layer_slice(m, l);
-        const wf_real *x = l == 0 ? a->encoded : layer_slice(m, l - 1).res2;
-        layer_backward(m, l, &la, x);
+    wf_linear_backward(a->dln, g->fcw, g->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F, m->pool);
+    sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, g->ln2w, g->ln2b, N);
+
+    /* cross-attention: hc = h1 + X(lnc(h1))  or  lnc(h1 + X(h1)) */
+    if (io->ckv) {
+        if (post) post_norm_backward(m, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, g->lncw, g->lncb, N);
+        db = drop_backward(m, la->maskc, a->dres, N * C);
+        zero(a->datty, (size_t)N * C);
+        wf_linear_backward(a->datty, g->cprojw, g->cprojb, db, la->catty, w->cprojw, N, C, C, m->pool);
+        const size_t BS = (size_t)io->B * io->S;
+        wf_real *dcq = a->dqkv; /* [N, C] */
+        zero(dcq, (size_t)N * C);
+        zero(a->dckv, BS * 2 * C);
+        wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len};
+        wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
+                              io->ckv + C, &cd, m->pool);
+        /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
+        wf_linear_backward(a->denc, g->ckvw, g->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, m->pool);
+        zero(a->dln, (size_t)N * C);
+        wf_linear_backward(a->dln, g->cqw, g->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, m->pool);
+        sublayer_input_backward(m, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, g->lncw, g->lncb, N);
     }
-    wf_embed_backward(m->g.wte, m->d.pos ? m->g.wpe : NULL, a->dres, inputs, m->B, m->T, C);
+
+    /* self-attention: h1 = x + A(ln1(x))  or  ln1(x + A(x)) */
+    if (post) post_norm_backward(m, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, g->ln1w, g->ln1b, N);
+    db = drop_backward(m, la->mask1, a->dres, N * C);
+    zero(a->datty, (size_t)N * C);
+    wf_linear_backward(a->datty, g->attprojw, g->attprojb, db, la->atty, w->attprojw, N, C, C, m->pool);
+    zero(a->dqkv, (size_t)N * 3 * C);
+    wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len};
+    wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
+                          la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
+    if (m->d.rope) {
+        /* the saved q and k are rotated; their gradients turn back to the projection's frame */
+        wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
+        wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
+    }
+    zero(a->dln, (size_t)N * C);
+    wf_linear_backward(a->dln, g->qkvw, g->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C, m->pool);
+    sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, g->ln1w, g->ln1b, N);
+}
+
+static void embed_backward(wf_model *m, int stack, const wf_real *mask, const int32_t *ids, int vecs, int B, int T) {
+    const int C = m->d.C;
+    const wf_real *d = drop_backward(m, mask, m->a.dres, B * T * C);
+    wf_real *dpos = !m->d.pos ? NULL : stack == WF_STACK_MAIN ? m->g.wpe : m->g.enc_wpe;
+    if (vecs)
+        wf_embed_vec_backward(dpos, d, B, T, C);
+    else
+        wf_embed_backward(m->g.wte, dpos, d, ids, B, T, C);
+}
+
+/* Every gradient of the batch's loss; count is the number of terms the loss averages. */
+static void backward(wf_model *m, const wf_batch *b, double count) {
+    wf_acts *a = &m->a;
+    const int B = m->B, T = m->T, S = m->S, N = B * T, C = m->d.C, V = m->d.V;
+    const wf_real dloss = (wf_real)(1.0 / count);
+    zero(a->dln, (size_t)N * C);
+    if (b->target_vecs) {
+        /* loss = mean squared error of the final states */
+        wf_mse_backward(a->dln, dloss, a->lnf, b->target_vecs, b->lengths, B, T, C);
+    } else {
+        /* loss = mean cross-entropy; probs become dlogits in place */
+        wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, N, V);
+        wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
+        wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, V, m->pool);
+    }
+    zero(a->dres, (size_t)N * C);
+    norm_backward(m, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,
+                  m->p.lnfw, N);
+    if (m->d.xa) zero(a->denc, (size_t)B * S * C);
+    for (int l = m->d.L - 1; l >= 0; l--) {
+        wf_layer_acts la = stack_layer(m, WF_STACK_MAIN, l);
+        wf_layer_w w, g;
+        wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
+        wf_layer_weights(m, WF_STACK_MAIN, l, 1, &g);
+        wf_layer_io io = stack_io(m, b, WF_STACK_MAIN, la.ckv, NULL);
+        const wf_real *x = l == 0 ? a->encoded : stack_layer(m, WF_STACK_MAIN, l - 1).out;
+        layer_backward(m, &w, &g, &la, x, &io, a->enc_lnf);
+    }
+    embed_backward(m, WF_STACK_MAIN, a->emb_mask, b->inputs, b->input_vecs != NULL, B, T);
+    if (!m->d.xa) return;
+
+    /* the encoder, from the gradient its output collected in every decoder layer */
+    zero(a->dres, (size_t)B * S * C);
+    norm_backward(m, a->dres, m->g.enc_lnfw, m->g.enc_lnfb, a->denc, stack_out(m, WF_STACK_ENC), a->enc_lnf_mean,
+                  a->enc_lnf_rstd, m->p.enc_lnfw, B * S);
+    for (int l = m->d.E - 1; l >= 0; l--) {
+        wf_layer_acts la = stack_layer(m, WF_STACK_ENC, l);
+        wf_layer_w w, g;
+        wf_layer_weights(m, WF_STACK_ENC, l, 0, &w);
+        wf_layer_weights(m, WF_STACK_ENC, l, 1, &g);
+        wf_layer_io io = stack_io(m, b, WF_STACK_ENC, NULL, NULL);
+        const wf_real *x = l == 0 ? a->enc_encoded : stack_layer(m, WF_STACK_ENC, l - 1).out;
+        layer_backward(m, &w, &g, &la, x, &io, NULL);
+    }
+    embed_backward(m, WF_STACK_ENC, a->enc_emb_mask, b->src, 0, B, S);
 }
 
 /* ---- public entry points ---- */
 
-static wf_status check_batch(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                             int need_targets) {
+static const char *arch_name(int arch) {
+    return arch == WF_ARCH_DECODER ? "decoder" : arch == WF_ARCH_ENCODER ? "encoder" : "encoder-decoder";
+}
+
+static wf_status check_ids(wf_model *m, const int32_t *ids, size_t n, const char *what) {
+    const int32_t V = m->cfg.vocab_size;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return WF_ERR(m, WF_ERR_TOKEN, "%s token %d at position %zu is outside [0, %d)", what, ids[i], i, V);
+    return WF_OK;
+}
+
+static wf_status check_lengths(wf_model *m, const int32_t *len, int B, int T, const char *what) {
+    if (!len) return WF_OK;
+    for (int b = 0; b < B; b++)
+        if (len[b] < 1 || len[b] > T)
+            return WF_ERR(m, WF_ERR_ARG, "%s[%d] = %d is outside [1, %d]", what, b, len[b], T);
+    return WF_OK;
+}
+
+static wf_status check_batch(wf_model *m, const wf_batch *b, int need_targets) {
     NEED_READY(m);
-    if (!inputs) return WF_ERR(m, WF_ERR_ARG, "inputs are NULL");
-    if (need_targets && !targets) return WF_ERR(m, WF_ERR_ARG, "targets are NULL");
+    if (!b) return WF_ERR(m, WF_ERR_ARG, "batch is NULL");
+    const int arch = m->cfg.arch;
+    const int32_t B = b->B, T = b->T, S = b->S;
+    wf_status s;
+    if (!b->inputs && !b->input_vecs) return WF_ERR(m, WF_ERR_ARG, "inputs are NULL");
+    if (b->inputs && b->input_vecs) return WF_ERR(m, WF_ERR_ARG, "give inputs (ids) or input_vecs, not both");
+    if (b->input_vecs && arch != WF_ARCH_ENCODER)
+        return WF_ERR(m, WF_ERR_ARG, "input_vecs need an encoder; this model is a %s", arch_name(arch));
+    if (b->targets && b->target_vecs) return WF_ERR(m, WF_ERR_ARG, "give targets (ids) or target_vecs, not both");
+    if (b->target_vecs && arch != WF_ARCH_ENCODER)
+        return WF_ERR(m, WF_ERR_ARG, "target_vecs need an encoder; this model is a %s", arch_name(arch));
+    if (need_targets && !b->targets && !b->target_vecs) return WF_ERR(m, WF_ERR_ARG, "targets are NULL");
     if (B < 1 || T < 1) return WF_ERR(m, WF_ERR_ARG, "batch shape %d x %d: both must be >= 1", B, T);
     if (T > m->cfg.context) return WF_ERR(m, WF_ERR_ARG, "sequence length %d exceeds the model's context of %d", T, m->cfg.context);
     if ((double)B * T > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "batch %d x %d is too large", B, T);
-    const int32_t V = m->cfg.vocab_size;
-    const size_t N = (size_t)B * T;
-    for (size_t i = 0; i < N; i++)
-        if (inputs[i] < 0 || inputs[i] >= V)
-            return WF_ERR(m, WF_ERR_TOKEN, "input token %d at position %zu is outside [0, %d)", inputs[i], i, V);
-    if (targets) {
+    if (arch == WF_ARCH_ENCODER_DECODER) {
+        if (!b->src) return WF_ERR(m, WF_ERR_ARG, "an encoder-decoder needs a source: src is NULL (use wf_batch_*)");
+        if (S < 1 || S > m->cfg.context)
+            return WF_ERR(m, WF_ERR_ARG, "source length %d is outside [1, context = %d]", S, m->cfg.context);
+        if ((double)B * S > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "source batch %d x %d is too large", B, S);
+        if ((s = check_ids(m, b->src, (size_t)B * S, "source")) != WF_OK) return s;
+        if ((s = check_lengths(m, b->src_lengths, B, S, "src_lengths")) != WF_OK) return s;
+    } else if (b->src || b->src_lengths || S != 0) {
+        return WF_ERR(m, WF_ERR_ARG, "src, src_lengths and S are for encoder-decoders; this model is a %s", arch_name(arch));
+    }
+    if (b->inputs && (s = check_ids(m, b->inputs, (size_t)B * T, "input")) != WF_OK) return s;
+    if ((s = check_lengths(m, b->lengths, B, T, "lengths")) != WF_OK) return s;
+    if (b->targets) {
         size_t counted = 0;
-        for (size_t i = 0; i < N; i++) {
-            if (targets[i] >= V) return WF_ERR(m, WF_ERR_TOKEN, "target token %d at position %zu is outside [0, %d)", targets[i], i, V);
-            counted += targets[i] >= 0;
-        }
-        if (counted == 0) return WF_ERR(m, WF_ERR_ARG, "every target is negative (ignored): nothing to learn from");
+        for (int32_t i = 0; i < B; i++)
+            for (int32_t t = 0; t < T; t++) {
+                int32_t y = b->targets[(size_t)i * T + t];
+                if (y >= m->cfg.vocab_size)
+                    return WF_ERR(m, WF_ERR_TOKEN, "target token %d at position %zu is outside [0, %d)", y,
+                                  (size_t)i * T + t, m->cfg.vocab_size);
+                counted += y >= 0 && (!b->lengths || t < b->lengths[i]);
+            }
+        if (counted == 0)
+            return WF_ERR(m, WF_ERR_ARG, "every target is negative (ignored) or padding: nothing to learn from");
     }
     return WF_OK;
 }
 
-/* Forward, loss, and (with grads) backward; the shared front of the three entry points. */
-static wf_status run(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                     int grads, wf_real *loss_out) {
-    wf_status s = check_batch(m, inputs, targets, B, T, grads);
+/* Forward, loss, and (with grads) backward; the shared front of every entry point. */
+static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_out) {
+    wf_status s = check_batch(m, b, grads);
     if (s != WF_OK) return s;
-    if ((s = plan(m, B, T)) != WF_OK) return s;
-    forward(m, inputs);
-    if (!targets) return WF_OK;
-    int count = 0;
-    double total = wf_crossentropy_forward(m->a.losses, m->a.probs, m->a.logits, targets, B * T, m->d.V, &count);
+    if ((s = plan(m, b->B, b->T, m->d.xa ? b->S : 0)) != WF_OK) return s;
+    forward(m, b, grads);
+    if (!b->targets && !b->target_vecs) return WF_OK;
+    const int B = m->B, T = m->T;
+    double total, count;
+    if (b->target_vecs) {
+        total = wf_mse_forward(m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C, &count);
+    } else {
+        /* padding positions are ignored like negative targets */
+        int32_t *tg = (int32_t *)m->a.targets; /* int32 ids in wf_real-sized slots */
+        for (int i = 0; i < B; i++)
+            for (int t = 0; t < T; t++)
+                tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
+        int n = 0;
+        total = wf_crossentropy_forward(m->a.losses, m->a.probs, m->a.logits, tg, B * T, m->d.V, &n);
+        count = n;
+    }
     double loss = total / count;
     if (loss_out) *loss_out = (wf_real)loss;
     if (!wf_finite(loss))
@@ -571,31 +939,57 @@ static wf_status run(wf_model *m, const int32_t *inputs, const int32_t *targets,
                       loss != loss ? "NaN" : "infinite");
     if (grads) {
         zero(m->arena + arena_stride(m), arena_stride(m));
-        backward(m, inputs, targets, count);
+        backward(m, b, count);
     }
     return WF_OK;
 }
 
-wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                     wf_real *loss) {
-    wf_status s = run(m, inputs, targets, B, T, 0, loss);
+static wf_batch ids_batch(const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T) {
+    wf_batch b;
+    memset(&b, 0, sizeof b);
+    b.inputs = inputs;
+    b.targets = targets;
+    b.B = B;
+    b.T = T;
+    return b;
+}
+
+wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss) {
+    wf_status s = run(m, b, 0, loss);
     if (s == WF_OK) m->err[0] = 0;
     return s;
+}
+
+wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss) {
+    wf_status s = run(m, b, 1, loss);
+    if (s == WF_OK) m->err[0] = 0;
+    return s;
+}
+
+wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
+                     wf_real *loss) {
+    wf_batch b = ids_batch(inputs, targets, B, T);
+    return wf_batch_forward(m, &b, loss);
 }
 
 wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
                            wf_real *loss) {
-    wf_status s = run(m, inputs, targets, B, T, 1, loss);
-    if (s == WF_OK) m->err[0] = 0;
-    return s;
+    wf_batch b = ids_batch(inputs, targets, B, T);
+    return wf_batch_grads(m, &b, loss);
 }
 
-const wf_real *wf_logits(const wf_model *m) { return m && m->ready && m->B > 0 ? m->a.logits : NULL; }
+const wf_real *wf_logits(const wf_model *m) { return m && m->ready && m->B > 0 && m->have_logits ? m->a.logits : NULL; }
 
-wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                        wf_step_info *info) {
+const wf_real *wf_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? m->a.lnf : NULL; }
+
+const wf_real *wf_cross_attention(const wf_model *m, int32_t layer) {
+    if (!m || !m->ready || m->B == 0 || !m->d.xa || layer < 0 || layer >= m->d.L) return NULL;
+    return stack_layer(m, WF_STACK_MAIN, layer).catt;
+}
+
+wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real loss = 0;
-    wf_status s = run(m, inputs, targets, B, T, 1, &loss);
+    wf_status s = run(m, b, 1, &loss);
     if (s != WF_OK) return s;
     const size_t stride = arena_stride(m);
     wf_real *grads = m->arena + stride;
@@ -630,6 +1024,12 @@ wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targe
     return WF_OK;
 }
 
+wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
+                        wf_step_info *info) {
+    wf_batch b = ids_batch(inputs, targets, B, T);
+    return wf_batch_step(m, &b, info);
+}
+
 wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction, int32_t split,
                           int32_t B, int32_t T, int32_t *inputs, int32_t *targets) {
     NEED_READY(m);
@@ -652,5 +1052,21 @@ wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float v
         memcpy(targets + (size_t)b * T, tokens + start + 1, (size_t)T * sizeof(int32_t));
     }
     m->err[0] = 0;
+    return WF_OK;
+}
+
+/* ---- for the file formats (checkpoint.c, safetensors.c) ---- */
+
+size_t wf_model_stride(const wf_model *m) { return arena_stride(m); }
+
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]) {
+    wf_status s = wf_config_check(cfg, NULL, 0);
+    if (s != WF_OK) return s;
+    wf_model probe; /* only its dims and table are used; nothing is allocated */
+    memset(&probe, 0, sizeof probe);
+    wf_dims_of(cfg, &probe.d);
+    if (params_elems_d(&probe.d) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
+    layout_params(&probe);
+    memcpy(out, probe.tensors, sizeof probe.tensors);
     return WF_OK;
 }

@@ -152,3 +152,41 @@ void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_rea
     }
 #endif
 }
+
+/* RMSNorm (seed 004, 11.1: "simpler, equally effective"; Llama's, without a bias).
+ * Shapes: inp, out [N,C]; w [C]; saves rstd [N].
+ *   xhat = x * rstd, rstd = 1/sqrt(mean(x^2) + eps);  out = xhat * w
+ *   dx = rstd * (g - xhat * mean(g * xhat)),  g = dout * w
+ * LayerNorm's derivative without the mean terms: nothing is centred. */
+void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const wf_real *w,
+                        int N, int C, wf_real eps) {
+    for (int n = 0; n < N; n++) {
+        const wf_real *x = inp + (size_t)n * C;
+        wf_real *o = out + (size_t)n * C;
+        wf_real ms = 0;
+        for (int i = 0; i < C; i++) ms += x[i] * x[i];
+        ms /= C;
+        wf_real s = 1 / WF_SQRT(ms + eps);
+        for (int i = 0; i < C; i++) o[i] = x[i] * s * w[i];
+        rstd[n] = s;
+    }
+}
+
+void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
+                         const wf_real *rstd, const wf_real *w, int N, int C) {
+    for (int n = 0; n < N; n++) {
+        const wf_real *x = inp + (size_t)n * C;
+        const wf_real *d = dout + (size_t)n * C;
+        wf_real s = rstd[n];
+        wf_real gx_mean = 0;
+        for (int i = 0; i < C; i++) gx_mean += d[i] * w[i] * x[i] * s;
+        gx_mean /= C;
+        wf_real *dx = dinp + (size_t)n * C;
+        for (int i = 0; i < C; i++) {
+            wf_real xhat = x[i] * s;
+            /* out = xhat * w */
+            if (dw) dw[i] += d[i] * xhat;
+            dx[i] += s * (d[i] * w[i] - xhat * gx_mean);
+        }
+    }
+}

@@ -21,6 +21,8 @@ void wf_embed_forward(wf_real *out, const int32_t *inp, const wf_real *wte, cons
 void wf_embed_backward(wf_real *dwte, wf_real *dpos, const wf_real *dout, const int32_t *inp,
                        int B, int T, int C);
 void wf_sinusoid_table(wf_real *pe, int T, int C);
+void wf_embed_vec_forward(wf_real *out, const wf_real *inp, const wf_real *pos, int B, int T, int C);
+void wf_embed_vec_backward(wf_real *dpos, const wf_real *dout, int B, int T, int C);
 
 /* ---- norm.c ---- */
 void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
@@ -33,6 +35,10 @@ void wf_layernorm_forward_scalar(wf_real *out, wf_real *mean, wf_real *rstd, con
 void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                                   const wf_real *inp, const wf_real *mean, const wf_real *rstd,
                                   const wf_real *w, int N, int C);
+void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const wf_real *w,
+                        int N, int C, wf_real eps);
+void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
+                         const wf_real *rstd, const wf_real *w, int N, int C);
 
 /* ---- linear.c ---- */
 void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
@@ -85,6 +91,18 @@ void wf_relu_forward(wf_real *out, const wf_real *inp, int N);
 void wf_relu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N);
 void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N);
+void wf_swiglu_forward(wf_real *out, const wf_real *inp, int N, int F);
+void wf_swiglu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, int F);
+void wf_dropout_mask(wf_real *mask, int N, wf_real p, wf_rng *rng);
+void wf_dropout_forward(wf_real *out, const wf_real *inp, const wf_real *mask, int N);
+void wf_dropout_backward(wf_real *dinp, const wf_real *dout, const wf_real *mask, int N);
+
+/* ---- rope.c (in place, forward and backward) ---- */
+void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS);
+void wf_rope_forward(wf_real *x, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
+                     int stride, int pos0);
+void wf_rope_backward(wf_real *dx, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
+                      int stride, int pos0);
 
 /* ---- loss.c ---- */
 double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
@@ -93,6 +111,10 @@ void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *pr
                               const int32_t *targets, int N, int V);
 double wf_crossentropy_forward_scalar(wf_real *losses, wf_real *probs, const wf_real *logits,
                                       const int32_t *targets, int N, int V, int *count);
+double wf_mse_forward(const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T, int C,
+                      double *count);
+void wf_mse_backward(wf_real *dy, wf_real dloss, const wf_real *y, const wf_real *target,
+                     const int32_t *lengths, int B, int T, int C);
 
 /* ---- optim.c ---- */
 float wf_lr_at(const wf_optim *o, int32_t step);

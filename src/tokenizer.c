@@ -1,36 +1,65 @@
-/* Char-level tokenizer over Unicode code points.
- * Vocabulary: id 0 is <unk>; ids 1..n are the distinct code points of the training text in
- * ascending order. UTF-8 is decoded strictly (no overlong forms, surrogates or values
- * above U+10FFFF); each byte that does not start a valid sequence reads as U+FFFD.
- * Encoding maps a code point outside the vocabulary to <unk>; <unk> decodes to U+FFFD. */
+/* The tokenizer handle and its char-level kind; byte-level BPE lives in bpe.c.
+ * Char-level vocabulary: id 0 is <unk>; ids 1..n are the distinct code points of the
+ * training text in ascending order. UTF-8 is decoded strictly (no overlong forms,
+ * surrogates or values above U+10FFFF); each byte that does not start a valid sequence
+ * reads as U+FFFD. Encoding maps a code point outside the vocabulary to <unk>; <unk>
+ * decodes to U+FFFD. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "tokenizer.h"
 
 #define UNK 0
 #define REPLACEMENT 0xFFFDu
-#define MAX_CODEPOINT 0x10FFFFu
-
-struct wf_tokenizer {
-    int32_t n_chars;      /* code points in the vocabulary (vocab size - 1) */
-    uint32_t *chars;      /* [n_chars], ascending */
-    int32_t ascii[128];   /* id of each ASCII code point, for the common case */
-    char err[256];
-};
-
-#define TOK_ERR(t, status, ...) wf_fail((t)->err, sizeof (t)->err, (status), __VA_ARGS__)
+#define MAX_CODEPOINT WF_MAX_CODEPOINT
 
 wf_tokenizer *wf_tokenizer_create(void) { return calloc(1, sizeof(wf_tokenizer)); }
 
+void wf_tokenizer_clear(wf_tokenizer *t) {
+    free(t->chars);
+    t->chars = NULL;
+    t->n_chars = 0;
+    wf_bpe_release(&t->bpe);
+    t->kind = WF_TOKENIZER_NONE;
+}
+
+void wf_tokenizer_move(wf_tokenizer *dst, wf_tokenizer *src) {
+    char err[sizeof dst->err];
+    memcpy(err, dst->err, sizeof err);
+    wf_tokenizer_clear(dst);
+    *dst = *src;
+    memcpy(dst->err, err, sizeof err);
+    memset(src, 0, sizeof *src);
+}
+
 void wf_tokenizer_free(wf_tokenizer *t) {
     if (!t) return;
-    free(t->chars);
+    wf_tokenizer_clear(t);
     free(t);
+}
+
+void wf_tokenizer_set_chars(wf_tokenizer *t, uint32_t *chars, int32_t n) {
+    t->kind = WF_TOKENIZER_CHAR;
+    t->chars = chars;
+    t->n_chars = n;
+    for (int c = 0; c < 128; c++) t->ascii[c] = UNK;
+    for (int32_t i = 0; i < n && chars[i] < 128; i++) t->ascii[chars[i]] = i + 1;
 }
 
 const char *wf_tokenizer_error(const wf_tokenizer *t) { return t ? t->err : "tokenizer is NULL"; }
 
-int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) { return t && t->chars ? t->n_chars + 1 : 0; }
+int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) {
+    if (!t) return 0;
+    if (t->kind == WF_TOKENIZER_CHAR) return t->n_chars + 1;
+    if (t->kind == WF_TOKENIZER_BPE) return 256 + t->bpe.n_merges;
+    return 0;
+}
+
+int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t) {
+    if (!t) return 0;
+    if (t->kind == WF_TOKENIZER_CHAR) return 4; /* the longest UTF-8 sequence */
+    if (t->kind == WF_TOKENIZER_BPE) return t->bpe.max_len;
+    return 0;
+}
 
 /* Decodes one code point at s[0, len) into *cp; returns the bytes consumed (>= 1). */
 static int utf8_next(const unsigned char *s, int32_t len, uint32_t *cp) {
@@ -91,11 +120,8 @@ wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len
         for (uint32_t bits = seen[w]; bits; bits &= bits - 1) chars[k++] = w * 32 + (uint32_t)__builtin_ctz(bits);
     }
     free(seen);
-    free(t->chars);
-    t->chars = chars;
-    t->n_chars = n_chars;
-    for (int c = 0; c < 128; c++) t->ascii[c] = UNK;
-    for (int32_t i = 0; i < n_chars && chars[i] < 128; i++) t->ascii[chars[i]] = i + 1;
+    wf_tokenizer_clear(t);
+    wf_tokenizer_set_chars(t, chars, n_chars);
     t->err[0] = 0;
     return WF_OK;
 }
@@ -115,11 +141,18 @@ static int32_t lookup(const wf_tokenizer *t, uint32_t cp) {
 wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, int32_t *out, int32_t cap,
                               int32_t *n_out) {
     if (!t) return WF_ERR_ARG;
-    if (!t->chars) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
+    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
     if ((!text && len > 0) || len < 0 || !n_out || (!out && cap > 0) || cap < 0)
         return TOK_ERR(t, WF_ERR_ARG, "bad arguments to encode");
     const unsigned char *s = (const unsigned char *)text;
     int32_t n = 0;
+    if (t->kind == WF_TOKENIZER_BPE) {
+        wf_status st = wf_bpe_encode(&t->bpe, s, (size_t)len, out, cap, &n, t->err, sizeof t->err);
+        if (st != WF_OK) return st;
+        *n_out = n;
+        t->err[0] = 0;
+        return WF_OK;
+    }
     for (int32_t i = 0; i < len;) {
         uint32_t cp;
         i += utf8_next(s + i, len - i, &cp);
@@ -134,10 +167,24 @@ wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, in
 wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, char *out, int32_t cap,
                               int32_t *n_out) {
     if (!t) return WF_ERR_ARG;
-    if (!t->chars) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
+    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer has no vocabulary yet");
     if ((!ids && n > 0) || n < 0 || !n_out || (!out && cap > 0) || cap < 0)
         return TOK_ERR(t, WF_ERR_ARG, "bad arguments to decode");
     int32_t len = 0;
+    if (t->kind == WF_TOKENIZER_BPE) {
+        const int32_t V = 256 + t->bpe.n_merges;
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t id = ids[i];
+            if (id < 0 || id >= V) return TOK_ERR(t, WF_ERR_TOKEN, "token id %d at position %d is outside [0, %d)", id, i, V);
+            const int32_t k = (int32_t)(t->bpe.tok_off[id + 1] - t->bpe.tok_off[id]);
+            if (k > cap - len) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d bytes is too small", cap);
+            memcpy(out + len, t->bpe.bytes + t->bpe.tok_off[id], (size_t)k);
+            len += k;
+        }
+        *n_out = len;
+        t->err[0] = 0;
+        return WF_OK;
+    }
     char buf[4];
     for (int32_t i = 0; i < n; i++) {
         int32_t id = ids[i];
@@ -149,6 +196,25 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
         len += k;
     }
     *n_out = len;
+    t->err[0] = 0;
+    return WF_OK;
+}
+
+int32_t wf_tokenizer_get_kind(const wf_tokenizer *t) { return t ? t->kind : WF_TOKENIZER_NONE; }
+
+wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size) {
+    if (!t) return WF_ERR_ARG;
+    if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
+    if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: there is nothing to learn merges from");
+    if (vocab_size < 256 || vocab_size > WF_BPE_MAX_VOCAB)
+        return TOK_ERR(t, WF_ERR_ARG, "a byte-level BPE vocabulary has 256 byte tokens plus merges: vocab_size must be in [256, %d], not %d",
+                       WF_BPE_MAX_VOCAB, vocab_size);
+    wf_bpe next;
+    wf_status s = wf_bpe_train(&next, (const uint8_t *)text, (size_t)len, vocab_size, t->err, sizeof t->err);
+    if (s != WF_OK) return s;
+    wf_tokenizer_clear(t);
+    t->bpe = next;
+    t->kind = WF_TOKENIZER_BPE;
     t->err[0] = 0;
     return WF_OK;
 }

@@ -1,7 +1,8 @@
-/* Status names, error messages, aligned allocation and the seeded RNG. */
+/* Status names, error messages, aligned allocation, the seeded RNG and CRC-32. */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bytes.h"
 #include "internal.h"
 
 const char *wf_status_string(wf_status s) {
@@ -72,4 +73,18 @@ double wf_rng_normal(wf_rng *r) {
     double u1 = wf_rng_uniform(r), u2 = wf_rng_uniform(r);
     if (u1 < 1e-300) u1 = 1e-300; /* log(0) */
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* CRC-32, reflected polynomial 0xEDB88320 (zlib's). The 1 KB table is rebuilt per call:
+ * cheaper than any file it checks, and no global state. */
+uint32_t wf_crc32(const uint8_t *p, size_t n) {
+    uint32_t table[256];
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        table[i] = c;
+    }
+    uint32_t crc = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
 }

@@ -1,5 +1,5 @@
 /* Finite-difference gradient checks in double precision (built against wasmformer_f64):
- * every op's backward, then whole small GPTs through the public API.
+ * every op's backward, the softmax Jacobian, then whole small models through the public API.
  *
  * Each op's scalar loss is L = sum(out * R) for a fixed random R, so dout = R. A numeric
  * gradient is the five-point central difference
@@ -7,7 +7,10 @@
  * whose truncation error is O(h^4) ~ 1e-16 and rounding error ~ eps * L / h ~ 1e-12. The error
  * of one element is |a - n| / max(|a|, |n|, 1e-3 * max|n| over the tensor): relative for
  * every element that matters, and not divided by ~0 for entries a thousand times smaller
- * than the tensor's largest. Every tensor must stay below 1e-6. */
+ * than the tensor's largest. Every tensor must stay below 1e-6.
+ * Whole models: every architecture (decoder, encoder, encoder-decoder) with the block
+ * variants that change the backward pass (Pre/Post-LN, LayerNorm/RMSNorm, GELU/ReLU/SwiGLU,
+ * learned/sinusoidal/rotary positions, tied/untied, biases, padding, dropout, MSE). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -19,8 +22,14 @@
 
 #define H 1e-4
 #define TOL 1e-6
+/* Whole models are checked at weights of a trained net's scale (about 1/sqrt(C), C = 8),
+ * not at init: there, paths through several layers (an encoder seen through
+ * cross-attention) carry gradients a thousand times below the largest, down at the
+ * differences' rounding floor (~1e-12 absolute for a loss ~2). */
+#define PERTURB 0.3
 
 static double worst_overall = 0;
+static size_t kinks_overall = 0;
 
 static void fill(wf_rng *r, double *x, size_t n, double scale) {
     for (size_t i = 0; i < n; i++) x[i] = scale * wf_rng_normal(r);
@@ -33,7 +42,7 @@ typedef double (*loss_fn)(void *ctx);
 /* Compares analytic[0, n) with central differences of loss over x[0, n). */
 static void check_tensor(const char *op, const char *what, loss_fn loss, void *ctx, double *x,
                          const double *analytic, size_t n) {
-    double *num = alloc_d(n);
+    double *num = alloc_d(n), *num3 = alloc_d(n);
     double scale = 0;
     for (size_t i = 0; i < n; i++) {
         double saved = x[i];
@@ -47,12 +56,21 @@ static void check_tensor(const char *op, const char *what, loss_fn loss, void *c
         double lm2 = loss(ctx);
         x[i] = saved;
         num[i] = (8 * (lp - lm) - (lp2 - lm2)) / (12 * H);
+        num3[i] = (lp - lm) / (2 * H);
         if (fabs(num[i]) > scale) scale = fabs(num[i]);
     }
     double worst = 0;
-    size_t worst_i = 0;
+    size_t worst_i = 0, kinks = 0;
     for (size_t i = 0; i < n; i++) {
         double den = fmax(fmax(fabs(analytic[i]), fabs(num[i])), 1e-3 * scale);
+        /* A ReLU kink inside [x - 2h, x + 2h]: the loss has no derivative there to compare
+         * with. Smooth, the 3- and 5-point estimates agree to h^2 f'''/6 (seen up to 6e-5
+         * relative); across a kink they differ by the jump in slope. Decided from the
+         * finite differences alone, so it cannot excuse a wrong analytic gradient. */
+        if (fabs(num[i] - num3[i]) > 1e-3 * den) {
+            kinks++;
+            continue;
+        }
         double err = den > 0 ? fabs(analytic[i] - num[i]) / den : 0;
         if (err > worst) {
             worst = err;
@@ -60,11 +78,14 @@ static void check_tensor(const char *op, const char *what, loss_fn loss, void *c
         }
     }
     if (worst > worst_overall) worst_overall = worst;
-    printf("  %-12s %-10s n=%-6zu max rel err %.2e\n", op, what, n, worst);
+    kinks_overall += kinks;
+    printf("  %-12s %-10s n=%-6zu max rel err %.2e%s\n", op, what, n, worst, kinks ? " (kinks skipped)" : "");
+    CHECK(kinks <= 2 + n / 20, "%s d%s: %zu of %zu elements sit on a kink: too many to call it chance", op, what, kinks, n);
     CHECK(worst < TOL, "%s d%s[%zu]: analytic %.10g numeric %.10g (rel err %.3g)", op, what, worst_i,
           analytic[worst_i], num[worst_i], worst);
     CHECK(scale > 0, "%s d%s: the gradient is identically zero, so the check proves nothing", op, what);
     free(num);
+    free(num3);
 }
 
 static double dot(const double *a, const double *b, size_t n) {
@@ -277,22 +298,238 @@ static void test_crossentropy(wf_rng *r) {
     free(c.logits); free(c.probs); free(c.losses); free(dlogits);
 }
 
-/* ---- whole GPTs through the public API ---- */
+/* ---- rmsnorm ---- */
+static double rms_loss(void *p) {
+    ln_ctx *c = p;
+    wf_rmsnorm_forward(c->out, c->rstd, c->inp, c->w, c->N, c->C, 1e-5);
+    return dot(c->out, c->R, (size_t)c->N * c->C);
+}
+
+static void test_rmsnorm(wf_rng *r) {
+    ln_ctx c = {4, 7, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t NC = (size_t)c.N * c.C;
+    c.inp = alloc_d(NC); c.w = alloc_d(c.C); c.out = alloc_d(NC); c.rstd = alloc_d(c.N); c.R = alloc_d(NC);
+    fill(r, c.inp, NC, 2); fill(r, c.w, c.C, 1); fill(r, c.R, NC, 1);
+    double *dinp = alloc_d(NC), *dw = alloc_d(c.C);
+    rms_loss(&c);
+    wf_rmsnorm_backward(dinp, dw, c.R, c.inp, c.rstd, c.w, c.N, c.C);
+    check_tensor("rmsnorm", "inp", rms_loss, &c, c.inp, dinp, NC);
+    check_tensor("rmsnorm", "w", rms_loss, &c, c.w, dw, c.C);
+    free(c.inp); free(c.w); free(c.out); free(c.rstd); free(c.R); free(dinp); free(dw);
+}
+
+/* ---- swiglu, dropout (a fixed mask), positions added to vectors ---- */
+typedef struct {
+    int N, F, which; /* 0 swiglu [N,2F] -> [N,F]; 1 dropout [N*F]; 2 embed_vec pos [F] over N rows */
+    double *inp, *mask, *out, *R;
+} misc_ctx;
+
+static double misc_loss(void *p) {
+    misc_ctx *c = p;
+    if (c->which == 0) wf_swiglu_forward(c->out, c->inp, c->N, c->F);
+    else if (c->which == 1) wf_dropout_forward(c->out, c->inp, c->mask, c->N * c->F);
+    else wf_embed_vec_forward(c->out, c->R, c->inp, 1, c->N, c->F); /* the vectors are data; pos is checked */
+    return dot(c->out, c->R, (size_t)c->N * c->F);
+}
+
+static void test_misc_pointwise(wf_rng *r) {
+    /* swiglu: gates wide enough to reach sigmoid's tails */
+    misc_ctx c = {5, 6, 0, alloc_d(60), NULL, alloc_d(30), alloc_d(30)};
+    fill(r, c.inp, 60, 3);
+    fill(r, c.R, 30, 1);
+    double *dinp = alloc_d(60);
+    wf_swiglu_backward(dinp, c.R, c.inp, c.N, c.F);
+    check_tensor("swiglu", "inp", misc_loss, &c, c.inp, dinp, 60);
+    free(c.inp); free(c.out); free(c.R); free(dinp);
+
+    /* dropout: a mask from the op's own sampler, p = 0.3 */
+    misc_ctx d = {5, 6, 1, alloc_d(30), alloc_d(30), alloc_d(30), alloc_d(30)};
+    wf_rng mr;
+    wf_rng_seed(&mr, 11);
+    wf_dropout_mask(d.mask, 30, 0.3, &mr);
+    int zeros = 0;
+    for (int i = 0; i < 30; i++) {
+        CHECK(d.mask[i] == 0 || fabs(d.mask[i] - 1 / 0.7) < 1e-15, "dropout mask value %g", d.mask[i]);
+        zeros += d.mask[i] == 0;
+    }
+    CHECK(zeros > 0 && zeros < 30, "dropout dropped %d of 30", zeros);
+    fill(r, d.inp, 30, 1);
+    fill(r, d.R, 30, 1);
+    double *ddrop = alloc_d(30);
+    wf_dropout_backward(ddrop, d.R, d.mask, 30);
+    check_tensor("dropout", "inp", misc_loss, &d, d.inp, ddrop, 30);
+    free(d.inp); free(d.mask); free(d.out); free(d.R); free(ddrop);
+
+    /* vectors plus positions: only pos gets a gradient */
+    misc_ctx e = {4, 5, 2, alloc_d(20), NULL, alloc_d(20), alloc_d(20)};
+    fill(r, e.inp, 20, 1);
+    fill(r, e.R, 20, 1);
+    double *dpos = alloc_d(20);
+    wf_embed_vec_backward(dpos, e.R, 1, e.N, e.F);
+    check_tensor("embed_vec", "pos", misc_loss, &e, e.inp, dpos, 20);
+    free(e.inp); free(e.out); free(e.R); free(dpos);
+}
+
+/* ---- rope: q and k inside a packed qkv buffer, at a position offset ---- */
+typedef struct {
+    int B, T, NH, HS, stride, pos0;
+    double *x, *work, *cos, *sin, *R;
+} rope_ctx;
+
+static double rope_loss(void *p) {
+    rope_ctx *c = p;
+    size_t n = (size_t)c->B * c->T * c->stride;
+    memcpy(c->work, c->x, n * sizeof(double));
+    wf_rope_forward(c->work, c->cos, c->sin, c->B, c->T, c->NH, c->HS, c->stride, c->pos0);
+    return dot(c->work, c->R, n);
+}
+
+static void test_rope(wf_rng *r) {
+    rope_ctx c = {2, 3, 2, 4, 3 * 8, 2, NULL, NULL, NULL, NULL, NULL};
+    const size_t n = (size_t)c.B * c.T * c.stride;
+    const int ctx = 8;
+    c.x = alloc_d(n); c.work = alloc_d(n); c.R = alloc_d(n);
+    c.cos = alloc_d(ctx * c.HS / 2); c.sin = alloc_d(ctx * c.HS / 2);
+    wf_rope_table(c.cos, c.sin, ctx, c.HS);
+    /* the convention: position t, pair i turns by t * 10000^(-2i/HS) */
+    CHECK(fabs(c.cos[5 * 2 + 1] - cos(5 * pow(10000.0, -2.0 / 4))) < 1e-15, "rope table angle");
+    fill(r, c.x, n, 1);
+    fill(r, c.R, n, 1);
+    /* only the channels rope touches (the first of each row's C) carry R; the rest pass */
+    double *dx = alloc_d(n);
+    memcpy(dx, c.R, n * sizeof(double));
+    wf_rope_backward(dx, c.cos, c.sin, c.B, c.T, c.NH, c.HS, c.stride, c.pos0);
+    check_tensor("rope", "x", rope_loss, &c, c.x, dx, n);
+    /* a rotation keeps each pair's length */
+    rope_loss(&c);
+    double worst = 0;
+    for (size_t row = 0; row < (size_t)c.B * c.T; row++)
+        for (int h = 0; h < c.NH; h++)
+            for (int i = 0; i < c.HS / 2; i++) {
+                const double *a = c.x + row * c.stride + h * c.HS, *b = c.work + row * c.stride + h * c.HS;
+                double before = a[i] * a[i] + a[i + 2] * a[i + 2], after = b[i] * b[i] + b[i + 2] * b[i + 2];
+                worst = fmax(worst, fabs(before - after));
+            }
+    CHECK(worst < 1e-12, "rope changed a pair's length by %g", worst);
+    free(c.x); free(c.work); free(c.R); free(c.cos); free(c.sin); free(dx);
+}
+
+/* ---- mean squared error over real rows ---- */
+typedef struct {
+    int B, T, C;
+    const int32_t *lengths;
+    double *y, *target;
+} mse_ctx;
+
+static double mse_loss(void *p) {
+    mse_ctx *c = p;
+    double count;
+    double total = wf_mse_forward(c->y, c->target, c->lengths, c->B, c->T, c->C, &count);
+    return total / count;
+}
+
+static void test_mse(wf_rng *r) {
+    static const int32_t lengths[2] = {3, 1};
+    mse_ctx c = {2, 3, 4, lengths, alloc_d(24), alloc_d(24)};
+    fill(r, c.y, 24, 1);
+    fill(r, c.target, 24, 1);
+    double count;
+    wf_mse_forward(c.y, c.target, c.lengths, c.B, c.T, c.C, &count);
+    CHECK(count == 16, "mse counts the real rows' elements: %g", count);
+    double *dy = alloc_d(24);
+    wf_mse_backward(dy, 1 / count, c.y, c.target, c.lengths, c.B, c.T, c.C);
+    for (int i = 16; i < 24; i++) CHECK(dy[i] == 0, "padding row got a gradient");
+    /* padded rows are checked only through their exact zeros above */
+    check_tensor("mse", "y", mse_loss, &c, c.y, dy, 16);
+    free(c.y); free(c.target); free(dy);
+}
+
+/* ---- the softmax Jacobian through the attention op's backward (seed 003, theorem 17) ----
+ * With HS = Tk, keys k_j = e_j / scale and values v_j = e_j, dq_i = J(a_i) dout_i exactly:
+ * dv_j... aside, ds_ij = a_ij (do_i[j] - do_i.o_i), and dq_i[c] = sum_j ds_ij k_j[c] scale = ds_ic.
+ * Feeding dout_i = e_m gives column m of J = diag(a) - a a^T. Its rank must be T - 1 (J 1 = 0)
+ * over the visible keys. */
+static int rank_of(double *A, int n, double tol) {
+    int rank = 0;
+    for (int col = 0; col < n && rank < n; col++) {
+        int piv = rank;
+        for (int i = rank; i < n; i++)
+            if (fabs(A[i * n + col]) > fabs(A[piv * n + col])) piv = i;
+        if (fabs(A[piv * n + col]) <= tol) continue;
+        for (int j = 0; j < n; j++) {
+            double t = A[rank * n + j];
+            A[rank * n + j] = A[piv * n + j];
+            A[piv * n + j] = t;
+        }
+        for (int i = rank + 1; i < n; i++) {
+            double f = A[i * n + col] / A[rank * n + col];
+            for (int j = 0; j < n; j++) A[i * n + j] -= f * A[rank * n + j];
+        }
+        rank++;
+    }
+    return rank;
+}
+
+static void test_softmax_jacobian(wf_rng *r) {
+    enum { TK = 6 };
+    for (int visible = 2; visible <= TK; visible += 2) {
+        const int32_t key_len[1] = {visible};
+        wf_attn_dims d = {1, 1, TK, 1, TK, TK, TK, 0, key_len};
+        const double scale = 1 / sqrt((double)TK);
+        double q[TK], k[TK * TK] = {0}, v[TK * TK] = {0}, out[TK], att[TK];
+        fill(r, q, TK, 1.5);
+        for (int j = 0; j < TK; j++) {
+            k[j * TK + j] = 1 / scale;
+            v[j * TK + j] = 1;
+        }
+        wf_attention_forward(out, att, q, k, v, &d, NULL);
+        double J[TK * TK], worst = 0;
+        for (int col = 0; col < TK; col++) {
+            double dout[TK] = {0}, dq[TK] = {0};
+            dout[col] = 1;
+            wf_attention_backward(dq, NULL, NULL, dout, out, att, q, k, v, &d, NULL);
+            for (int row = 0; row < TK; row++) J[row * TK + col] = dq[row];
+        }
+        /* J = diag(a) - a a^T, and J 1 = 0 */
+        double rowsum = 0;
+        for (int i = 0; i < TK; i++) {
+            double s = 0;
+            for (int j = 0; j < TK; j++) {
+                double want = (i == j ? att[i] : 0) - att[i] * att[j];
+                worst = fmax(worst, fabs(J[i * TK + j] - want));
+                s += J[i * TK + j];
+            }
+            rowsum = fmax(rowsum, fabs(s));
+        }
+        int rank = rank_of(J, TK, 1e-9);
+        printf("  softmax Jacobian, %d of %d keys visible: |J - (diag(a) - aa^T)| %.1e, |J 1| %.1e, rank %d\n", visible,
+               TK, worst, rowsum, rank);
+        CHECK(worst < 1e-15, "the op's softmax Jacobian differs from diag(a) - aa^T by %g", worst);
+        CHECK(rowsum < 1e-15, "J 1 = %g, not 0", rowsum);
+        CHECK(rank == visible - 1, "rank %d, want %d (T - 1 over the visible keys)", rank, visible - 1);
+    }
+}
+
+/* ---- whole models of every architecture through the public API ---- */
 typedef struct {
     wf_model *m;
-    int32_t *in, *tg;
-    int B, T;
-} gpt_ctx;
+    wf_batch b;
+    int train; /* dropout models: the loss of the training forward (its masks are fixed per step) */
+} model_ctx;
 
-static double gpt_loss(void *p) {
-    gpt_ctx *c = p;
+static double model_loss(void *p) {
+    model_ctx *c = p;
     wf_real loss = 0;
-    wf_status s = wf_forward(c->m, c->in, c->tg, c->B, c->T, &loss);
+    wf_status s = c->train ? wf_batch_grads(c->m, &c->b, &loss) : wf_batch_forward(c->m, &c->b, &loss);
     CHECK(s == WF_OK, "forward: %s", wf_model_error(c->m));
     return loss;
 }
 
-static void test_gpt(const char *name, wf_config cfg) {
+enum { PADDED = 1, MSE = 2, VEC_INPUTS = 4 };
+
+/* A batch of B = 2 for cfg: ids or vectors in, ids or vectors out, a source for
+ * encoder-decoders (S = context, T = context - 1, so Tq != Tk), padding with PADDED. */
+static void test_model_grads(const char *name, wf_config cfg, int flags) {
     printf(" %s\n", name);
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &cfg), m);
@@ -303,19 +540,43 @@ static void test_gpt(const char *name, wf_config cfg) {
         wf_tensor_info t;
         wf_model_tensor(m, i, &t);
         wf_real *w = wf_model_params(m) + t.offset;
-        for (int j = 0; j < t.size; j++) w[j] += 0.1 * wf_rng_normal(&r);
+        for (int j = 0; j < t.size; j++) w[j] += PERTURB * wf_rng_normal(&r);
     }
-    gpt_ctx c = {m, NULL, NULL, 2, cfg.context};
-    int n = c.B * c.T;
-    c.in = malloc(n * sizeof(int32_t));
-    c.tg = malloc(n * sizeof(int32_t));
-    for (int i = 0; i < n; i++) {
-        c.in[i] = (int32_t)(wf_rng_u32(&r) % cfg.vocab_size);
-        c.tg[i] = (int32_t)(wf_rng_u32(&r) % cfg.vocab_size);
+    const int xa = cfg.arch == WF_ARCH_ENCODER_DECODER;
+    const int B = 2, T = xa ? cfg.context - 1 : cfg.context, S = xa ? cfg.context : 0, C = cfg.d_model;
+    model_ctx c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.train = cfg.dropout > 0;
+    int32_t *in = malloc(B * T * sizeof(int32_t)), *tg = malloc(B * T * sizeof(int32_t));
+    int32_t *src = xa ? malloc(B * S * sizeof(int32_t)) : NULL;
+    double *vin = alloc_d((size_t)B * T * C), *vtg = alloc_d((size_t)B * T * C);
+    static const int32_t lengths[2] = {0, 2}, src_lengths[2] = {0, 2}; /* [0] is set below */
+    int32_t len[2], slen[2];
+    memcpy(len, lengths, sizeof len);
+    memcpy(slen, src_lengths, sizeof slen);
+    len[0] = T;
+    slen[0] = S;
+    for (int i = 0; i < B * T; i++) {
+        in[i] = (int32_t)(wf_rng_u32(&r) % cfg.vocab_size);
+        tg[i] = (int32_t)(wf_rng_u32(&r) % cfg.vocab_size);
     }
-    c.tg[3] = -1; /* one ignored target */
+    for (int i = 0; i < B * S; i++) src[i] = (int32_t)(wf_rng_u32(&r) % cfg.vocab_size);
+    fill(&r, vin, (size_t)B * T * C, 1);
+    fill(&r, vtg, (size_t)B * T * C, 1);
+    tg[1] = -1; /* one ignored target */
+    c.b.B = B;
+    c.b.T = T;
+    if (flags & VEC_INPUTS) c.b.input_vecs = vin; else c.b.inputs = in;
+    if (flags & MSE) c.b.target_vecs = vtg; else c.b.targets = tg;
+    if (flags & PADDED) c.b.lengths = len;
+    if (xa) {
+        c.b.src = src;
+        c.b.S = S;
+        if (flags & PADDED) c.b.src_lengths = slen;
+    }
     wf_real loss;
-    CHECK_OK(wf_compute_grads(m, c.in, c.tg, c.B, c.T, &loss), m);
+    CHECK_OK(wf_batch_grads(m, &c.b, &loss), m);
     int stride = 0;
     for (int i = 0; i < wf_model_tensor_count(m); i++) {
         wf_tensor_info t;
@@ -324,15 +585,26 @@ static void test_gpt(const char *name, wf_config cfg) {
     }
     double *grads = alloc_d(stride);
     memcpy(grads, wf_model_grads(m), stride * sizeof(double));
+    int checked = 0;
     for (int i = 0; i < wf_model_tensor_count(m); i++) {
         wf_tensor_info t;
         wf_model_tensor(m, i, &t);
         if (!t.size) continue;
-        check_tensor("  gpt", t.name, gpt_loss, &c, wf_model_params(m) + t.offset, grads + t.offset, t.size);
+        /* what the objective does not reach: the head under an MSE on the states, the token
+         * table under vector inputs; their gradients must be exactly zero */
+        int unused = ((flags & MSE) && !strcmp(t.name, "lm_head")) ||
+                     ((flags & VEC_INPUTS) && !strcmp(t.name, "wte") && (flags & MSE || cfg.tied_head == 0));
+        if (unused) {
+            double mx = 0;
+            for (int j = 0; j < t.size; j++) mx = fmax(mx, fabs(grads[t.offset + j]));
+            CHECK(mx == 0, "%s: %s is unused yet has gradient %g", name, t.name, mx);
+            continue;
+        }
+        check_tensor("  model", t.name, model_loss, &c, wf_model_params(m) + t.offset, grads + t.offset, t.size);
+        checked++;
     }
-    free(grads);
-    free(c.in);
-    free(c.tg);
+    CHECK(checked > 5, "%s: only %d tensors checked", name, checked);
+    free(grads); free(in); free(tg); free(src); free(vin); free(vtg);
     wf_model_free(m);
 }
 
@@ -349,6 +621,21 @@ static wf_config small_gpt(void) {
     return c;
 }
 
+/* Head size 4: rotary positions need an even one. */
+static wf_config small(int arch, int norm, int block, int act, int positions, int tied, int bias) {
+    wf_config c = small_gpt();
+    c.d_model = 8;
+    c.arch = arch;
+    c.n_enc_layer = arch == WF_ARCH_ENCODER_DECODER ? 2 : 0;
+    c.norm = norm;
+    c.block = block;
+    c.activation = act;
+    c.positions = positions;
+    c.tied_head = tied;
+    c.bias = bias;
+    return c;
+}
+
 int main(void) {
     wf_rng r;
     wf_rng_seed(&r, 42);
@@ -359,19 +646,50 @@ int main(void) {
     test_attention(&r);
     test_pointwise(&r);
     test_crossentropy(&r);
+    test_rmsnorm(&r);
+    test_misc_pointwise(&r);
+    test_rope(&r);
+    test_mse(&r);
+    test_softmax_jacobian(&r);
 
     printf("whole models\n");
     wf_config c = small_gpt();
-    test_gpt("gpt: tied head, learned positions, GELU, biases", c);
+    test_model_grads("decoder: tied head, learned positions, GELU, biases", c, 0);
     c = small_gpt();
     c.tied_head = 0;
     c.activation = WF_ACT_RELU;
-    test_gpt("gpt: untied head, ReLU", c);
+    test_model_grads("decoder: untied head, ReLU", c, 0);
     c = small_gpt();
     c.positions = WF_POS_SINUSOIDAL;
     c.bias = 0;
-    test_gpt("gpt: sinusoidal positions, no biases", c);
+    test_model_grads("decoder: sinusoidal positions, no biases", c, 0);
+    enum { D = WF_ARCH_DECODER, EN = WF_ARCH_ENCODER, ED = WF_ARCH_ENCODER_DECODER };
+    enum { LN = WF_NORM_LAYERNORM, RMS = WF_NORM_RMSNORM, PRE = WF_BLOCK_PRE_LN, POST = WF_BLOCK_POST_LN };
+    enum { GELU = WF_ACT_GELU, RELU = WF_ACT_RELU, SWIGLU = WF_ACT_SWIGLU };
+    enum { LEARNED = WF_POS_LEARNED, SINUS = WF_POS_SINUSOIDAL, ROPE = WF_POS_ROPE };
+    test_model_grads("decoder: Post-LN, LayerNorm, GELU, padding", small(D, LN, POST, GELU, LEARNED, 1, 1), PADDED);
+    test_model_grads("decoder, Llama-style: RMSNorm, SwiGLU, RoPE, untied, no biases",
+                     small(D, RMS, PRE, SWIGLU, ROPE, 0, 0), 0);
+    c = small(D, RMS, POST, RELU, SINUS, 1, 1);
+    c.dropout = 0.25f;
+    test_model_grads("decoder: Post-LN, RMSNorm, ReLU, sinusoidal, dropout 0.25", c, PADDED);
+    test_model_grads("encoder: Pre-LN, LayerNorm, GELU, learned, cross-entropy, padding",
+                     small(EN, LN, PRE, GELU, LEARNED, 1, 1), PADDED);
+    test_model_grads("encoder, seed 002: Post-LN, LayerNorm, ReLU, sinusoidal, vectors in, MSE, padding",
+                     small(EN, LN, POST, RELU, SINUS, 1, 1), PADDED | MSE | VEC_INPUTS);
+    c = small(EN, RMS, PRE, SWIGLU, ROPE, 0, 0);
+    c.dropout = 0.2f;
+    test_model_grads("encoder: RMSNorm, SwiGLU, RoPE, MSE on ids, dropout 0.2", c, MSE);
+    test_model_grads("encoder-decoder: Pre-LN, LayerNorm, GELU, learned, tied, padding both sides",
+                     small(ED, LN, PRE, GELU, LEARNED, 1, 1), PADDED);
+    test_model_grads("encoder-decoder: Post-LN, LayerNorm, ReLU, sinusoidal, untied, padding",
+                     small(ED, LN, POST, RELU, SINUS, 0, 1), PADDED);
+    c = small(ED, RMS, PRE, SWIGLU, ROPE, 0, 0);
+    c.dropout = 0.1f;
+    test_model_grads("encoder-decoder: RMSNorm, SwiGLU, RoPE, no biases, dropout 0.1", c, PADDED);
+    test_model_grads("encoder-decoder: Post-LN, RMSNorm, GELU, learned, tied", small(ED, RMS, POST, GELU, LEARNED, 1, 1), 0);
 
-    printf("largest relative error over every check: %.2e (tolerance %.0e)\n", worst_overall, TOL);
+    printf("largest relative error over every check: %.2e (tolerance %.0e); %zu elements on a ReLU kink skipped\n",
+           worst_overall, TOL, kinks_overall);
     return check_summary("test_gradcheck");
 }

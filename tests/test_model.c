@@ -45,14 +45,11 @@ static void test_config_errors(void) {
     /* field, bad value, status */
     struct { int32_t *field; int32_t value; wf_status want; const char *name; } bad[] = {
         {&base.arch, 7, WF_ERR_CONFIG, "arch 7"},
-        {&base.arch, WF_ARCH_ENCODER, WF_ERR_UNSUPPORTED, "encoder"},
-        {&base.arch, WF_ARCH_ENCODER_DECODER, WF_ERR_UNSUPPORTED, "encoder-decoder"},
-        {&base.norm, WF_NORM_RMSNORM, WF_ERR_UNSUPPORTED, "rmsnorm"},
+        {&base.arch, WF_ARCH_ENCODER_DECODER, WF_ERR_CONFIG, "encoder-decoder without encoder layers"},
+        {&base.n_enc_layer, 2, WF_ERR_CONFIG, "encoder layers in a decoder"},
         {&base.norm, -1, WF_ERR_CONFIG, "norm -1"},
-        {&base.block, WF_BLOCK_POST_LN, WF_ERR_UNSUPPORTED, "post-ln"},
-        {&base.activation, WF_ACT_SWIGLU, WF_ERR_UNSUPPORTED, "swiglu"},
+        {&base.block, 2, WF_ERR_CONFIG, "block 2"},
         {&base.activation, 3, WF_ERR_CONFIG, "activation 3"},
-        {&base.positions, WF_POS_ROPE, WF_ERR_UNSUPPORTED, "rope"},
         {&base.positions, 9, WF_ERR_CONFIG, "positions 9"},
         {&base.tied_head, 2, WF_ERR_CONFIG, "tied_head 2"},
         {&base.bias, -1, WF_ERR_CONFIG, "bias -1"},
@@ -88,6 +85,25 @@ static void test_config_errors(void) {
     CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG, "norm_eps 0");
     c.norm_eps = NAN;
     CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG, "norm_eps NaN");
+    c = small();
+    c.dropout = 1;
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG, "dropout 1");
+    c.dropout = -0.1f;
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG, "dropout < 0");
+    c = small();
+    c.positions = WF_POS_ROPE;
+    c.n_head = 16; /* head size 1: no pairs to rotate */
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG && strstr(msg, "even"), "rope with an odd head size: %s", msg);
+    c = small();
+    c.arch = WF_ARCH_ENCODER_DECODER;
+    c.n_enc_layer = 1;
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_OK, "a small encoder-decoder: %s", msg);
+    c.max_beam = 0;
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_ERR_CONFIG && strstr(msg, "max_beam"), "max_beam 0: %s", msg);
+    c = small();
+    c.max_beam = 0; /* only encoder-decoders decode with beams */
+    CHECK(wf_config_check(&c, msg, sizeof msg) == WF_OK, "a decoder ignores max_beam: %s", msg);
+    c = small();
     CHECK(wf_config_check(NULL, msg, sizeof msg) == WF_ERR_ARG, "NULL config");
     /* absurd: refused before allocating, with the size in the message */
     c = small();

@@ -8,8 +8,26 @@
 import { Runtime } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
+import { Encoder } from './encoder.js';
+import { Seq2Seq } from './seq2seq.js';
 
 const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
+
+/** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
+ * no idle worker left (more threaded models alive than were planned for, or a disposed
+ * model's workers not yet returned) runs on one thread; results are the same. */
+export function useThreads(rt, obj) {
+  const model = obj.model ?? obj;
+  if (rt.threads > 1 && rt.M.PThread.unusedWorkers.length >= rt.threads - 1) {
+    try {
+      model.call(rt.M._wf_model_set_threads(model.handle, rt.threads));
+    } catch (e) {
+      obj.dispose();
+      throw e;
+    }
+  }
+  return obj;
+}
 
 export function makeApi(env) {
   const cached = new Map();
@@ -50,27 +68,35 @@ export function makeApi(env) {
 
   return {
     load,
+    useThreads,
     /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config.
-     * opts.threads picks the build and the model's thread count (see load). A model that
-     * finds no idle worker left (more threaded models alive than were planned for, or a
-     * disposed model's workers not yet returned) runs on one thread; results are the same. */
+     * opts.threads picks the build and the model's thread count (see load, useThreads). */
     async createModel(config = 'tiny', opts = {}) {
       const rt = await load(opts);
-      const model = Model.create(rt, config, opts);
-      if (rt.threads > 1 && rt.M.PThread.unusedWorkers.length >= rt.threads - 1) {
-        try {
-          model.call(rt.M._wf_model_set_threads(model.handle, rt.threads));
-        } catch (e) {
-          model.dispose();
-          throw e;
-        }
-      }
-      return model;
+      return useThreads(rt, Model.create(rt, config, opts));
     },
-    /** A char-level tokenizer over the code points of text. */
+    /**
+     * An encoder-only model (bidirectional, padding masks, cross-entropy or MSE objectives)
+     * from a partial config over ENCODER_DEFAULTS.
+     * @example const enc = await createEncoder({ dModel: 64, block: 'post_ln', positions: 'sinusoidal' });
+     */
+    async createEncoder(config = {}, opts = {}) {
+      const rt = await load(opts);
+      return useThreads(rt, Encoder.create(rt, config));
+    },
+    /**
+     * An encoder-decoder from a partial config over SEQ2SEQ_DEFAULTS. opts.texts builds a
+     * char tokenizer shared by sources and targets (vocabSize then defaults to its size + 2).
+     * @example const s2s = await createSeq2Seq({ dModel: 32 }, { texts: sources.concat(targets) });
+     */
+    async createSeq2Seq(config = {}, opts = {}) {
+      const rt = await load(opts);
+      return useThreads(rt, Seq2Seq.create(rt, config, opts));
+    },
+    /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {
       const rt = await load(opts);
-      return Tokenizer.fromText(rt, text);
+      return Tokenizer.fromText(rt, text, opts);
     },
     /** Checks a config without building it: null when valid, else {code, message}. */
     async checkConfig(config, opts = {}) {

@@ -1,6 +1,6 @@
 // A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
-import { WfError, abortError } from './runtime.js';
+import { CONFIG_BYTES, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
 
 const ENUMS = {
@@ -19,7 +19,7 @@ export const PRESETS = {
 
 const FRIENDLY_DEFAULTS = {
   arch: 'decoder', norm: 'layernorm', block: 'pre_ln', activation: 'gelu', positions: 'learned',
-  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337,
+  tiedHead: true, bias: true, normEps: 1e-5, seed: 1337, dropout: 0, maxBeam: 4,
 };
 
 /** A full config in JavaScript form (strings and booleans) from a preset name or a partial
@@ -42,6 +42,8 @@ export function resolveConfig(config = 'tiny') {
   for (const [k, names] of Object.entries(ENUMS)) {
     if (typeof out[k] === 'number') out[k] = names[out[k]] ?? out[k];
   }
+  // an encoder-decoder's encoder is as deep as its decoder unless told otherwise
+  if (out.nEncLayer === undefined) out.nEncLayer = out.arch === 'encoder-decoder' ? out.nLayer : 0;
   return out;
 }
 
@@ -54,7 +56,7 @@ export function toNative(cfg) {
     if (i < 0) throw new WfError('WF_ERR_CONFIG', `${k} "${v}" is not one of ${names.join(', ')}`);
     out[k] = i;
   }
-  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF']) {
+  for (const k of ['vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'nEncLayer', 'maxBeam']) {
     const v = cfg[k];
     if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${k} must be an integer, not ${v}`);
     out[k] = v;
@@ -62,6 +64,7 @@ export function toNative(cfg) {
   out.tiedHead = cfg.tiedHead ? 1 : 0;
   out.bias = cfg.bias ? 1 : 0;
   out.normEps = cfg.normEps;
+  out.dropout = cfg.dropout;
   out.seed = cfg.seed >>> 0;
   return out;
 }
@@ -99,7 +102,7 @@ export class Model {
     if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
     const model = new Model(rt, h, tokenizer, friendly.batchSize);
     try {
-      rt.withBuffer(64, (p) => {
+      rt.withBuffer(CONFIG_BYTES, (p) => {
         rt.writeConfig(p, native);
         model.call(rt.M._wf_model_init(h, p));
       });
@@ -127,7 +130,7 @@ export class Model {
   /** The model's config (strings and booleans). */
   get config() {
     this.call();
-    return this.rt.withBuffer(64, (p) => {
+    return this.rt.withBuffer(CONFIG_BYTES, (p) => {
       this.call(this.rt.M._wf_model_config(this.handle, p));
       return fromNative(this.rt.readConfig(p));
     });
@@ -207,24 +210,19 @@ export class Model {
     }
   }
 
-  /** Token ids of text; builds a char tokenizer from it when the model has none yet. */
-  tokensOf(data) {
+  /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`
+   * says (Tokenizer.forModel: char by default). */
+  tokensOf(data, spec) {
     if (typeof data !== 'string') return data instanceof Int32Array ? data : Int32Array.from(data);
-    if (!this.tokenizer) {
-      const tok = Tokenizer.fromText(this.rt, data);
-      const V = this.config.vocabSize;
-      if (tok.vocabSize > V) {
-        const n = tok.vocabSize;
-        tok.dispose();
-        throw new WfError('WF_ERR_CONFIG', `the text has ${n - 1} distinct characters (+1 unknown) but the model's vocabSize is ${V}; create the model with vocabSize >= ${n}`);
-      }
-      this.tokenizer = tok;
-    }
+    if (!this.tokenizer) this.tokenizer = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
+    else if (spec !== undefined) this.tokenizer.assertMatches(spec);
     return this.tokenizer.encode(data);
   }
 
   /**
-   * Trains on text (or token ids). Options: steps (default 1000), batchSize, lr, warmup,
+   * Trains on text (or token ids). Options: tokenizer (used when the model has none yet:
+   * 'char' (default), 'bpe', {kind: 'bpe', vocabSize} (default the model's vocabSize), or a
+   * Tokenizer to copy), steps (default 1000), batchSize, lr, warmup,
    * decaySteps, minLrRatio, weightDecay, gradClip, valFraction (0.1), evalInterval (100),
    * evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss, lr,
    * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
@@ -244,7 +242,7 @@ export class Model {
     const yieldMs = opts.yieldMs ?? 30;
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
-    const tokens = this.tokensOf(data);
+    const tokens = this.tokensOf(data, opts.tokenizer);
 
     const start = this.step;
     const schedule = {};

@@ -1,15 +1,22 @@
 // wasmformer for Node: the wasm bytes are read from the package with fs (Emscripten
 // 3.1.6's glue cannot fetch them in Node). Node always has threads: the threaded build is
 // the default (threads: 1 picks the single-thread one).
-import { readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeApi } from './loader.js';
+import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
+import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
+import { Tokenizer } from './tokenizer.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
-export { Tokenizer } from './tokenizer.js';
+export { Tokenizer };
+export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
+export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
+export { saveModel, exportSafetensors };
 
 const dist = new URL('../../dist/', import.meta.url);
 
@@ -40,4 +47,91 @@ const api = makeApi({
   binary: (file) => readFile(new URL(file, dist)),
   aroundThreadedLoad,
 });
-export const { load, createModel, createTokenizer, checkConfig, estimateMemory } = api;
+export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
+
+/** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
+ * Options are load()'s. @example const model = await loadModel(bytes); */
+export async function loadModel(bytes, opts = {}) {
+  const rt = await load(opts);
+  return api.useThreads(rt, loadModelWith(rt, bytes));
+}
+
+/** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+ * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
+export async function importSafetensors(files, opts = {}) {
+  const rt = await load(opts);
+  return api.useThreads(rt, importSafetensorsWith(rt, files));
+}
+
+/** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
+export async function loadTokenizer(bytes, opts = {}) {
+  return Tokenizer.load(await load(opts), bytes);
+}
+
+/**
+ * Writes the model's checkpoint to path atomically: into a temporary file in the same
+ * directory, fsync'ed, then renamed over path, so a crash leaves the old file or the new
+ * one, never half of one. Options are saveModel's ({optimizer = true}). Resolves to the
+ * number of bytes written.
+ * @example await saveModelFile(model, 'model.wf');
+ */
+export async function saveModelFile(model, path, opts = {}) {
+  const bytes = saveModel(model, opts); // synchronous: the state of this moment
+  await writeAtomic(path, bytes);
+  return bytes.length;
+}
+
+/** Writes bytes to path through a temporary file in the same directory, fsync and rename. */
+async function writeAtomic(path, bytes) {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  const fh = await open(tmp, 'wx');
+  try {
+    try {
+      await fh.writeFile(bytes);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (e) {
+    await unlink(tmp).catch(() => {});
+    throw e;
+  }
+  // make the rename itself durable; some platforms cannot open a directory, which is fine
+  try {
+    const d = await open(dir, 'r');
+    try { await d.sync(); } finally { await d.close(); }
+  } catch { /* best effort */ }
+}
+
+/**
+ * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
+ * config.json and, with a tokenizer, tokenizer.wft; each written atomically. PyTorch loads
+ * them as a GPT2LMHeadModel state dict (tests/pytorch/hf_reference.py shows how without
+ * the transformers package). Resolves to the file names.
+ * @example await exportSafetensorsDir(model, 'out/');
+ */
+export async function exportSafetensorsDir(model, dir) {
+  const files = exportSafetensors(model);
+  await mkdir(dir, { recursive: true });
+  for (const [name, data] of Object.entries(files)) await writeAtomic(join(dir, name), data);
+  return Object.keys(files);
+}
+
+/** A model from a directory of Hugging Face files (config.json, model.safetensors and,
+ * if present, tokenizer.wft). @example const model = await importSafetensorsDir('out/'); */
+export async function importSafetensorsDir(dir, opts = {}) {
+  const files = {
+    'config.json': await readFile(join(dir, 'config.json')),
+    'model.safetensors': await readFile(join(dir, 'model.safetensors')),
+  };
+  const tok = join(dir, 'tokenizer.wft');
+  if (await stat(tok).then(() => true, () => false)) files['tokenizer.wft'] = await readFile(tok);
+  return importSafetensors(files, opts);
+}
+
+/** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */
+export async function loadModelFile(path, opts = {}) {
+  return loadModel(await readFile(path), opts);
+}

@@ -24,10 +24,12 @@ export function abortError(signal) {
   return new DOMException(typeof reason === 'string' ? reason : 'The operation was aborted', 'AbortError');
 }
 
-// wf_config: 13 int32 fields, a float, a uint32 (all 4 bytes, in this order).
+// wf_config: 13 int32 fields, a float, a uint32, then the appended int32, float, int32
+// (all 4 bytes, in this order).
 export const CONFIG_FIELDS = ['arch', 'norm', 'block', 'activation', 'positions', 'tiedHead', 'bias',
-  'vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'normEps', 'seed'];
-const CONFIG_BYTES = CONFIG_FIELDS.length * 4;
+  'vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'normEps', 'seed', 'nEncLayer', 'dropout', 'maxBeam'];
+const CONFIG_FLOAT = new Set(['normEps', 'dropout']);
+export const CONFIG_BYTES = CONFIG_FIELDS.length * 4;
 // wf_optim: lr, beta1, beta2, eps, weight_decay (float), warmup, decay_steps (int32),
 // min_lr_ratio, grad_clip (float).
 export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warmup', 'decaySteps',
@@ -84,7 +86,7 @@ export class Runtime {
   writeConfig(p, cfg) {
     const i32 = this.i32, f32 = this.f32, u32 = this.u32, base = p >>> 2;
     CONFIG_FIELDS.forEach((k, i) => {
-      if (k === 'normEps') f32[base + i] = cfg[k];
+      if (CONFIG_FLOAT.has(k)) f32[base + i] = cfg[k];
       else if (k === 'seed') u32[base + i] = cfg[k] >>> 0;
       else i32[base + i] = cfg[k];
     });
@@ -93,7 +95,7 @@ export class Runtime {
   readConfig(p) {
     const i32 = this.i32, f32 = this.f32, u32 = this.u32, base = p >>> 2, cfg = {};
     CONFIG_FIELDS.forEach((k, i) => {
-      cfg[k] = k === 'normEps' ? f32[base + i] : k === 'seed' ? u32[base + i] : i32[base + i];
+      cfg[k] = CONFIG_FLOAT.has(k) ? f32[base + i] : k === 'seed' ? u32[base + i] : i32[base + i];
     });
     return cfg;
   }
@@ -112,7 +114,7 @@ export class Runtime {
   }
 
   memoryEstimate(cfg, B, T) {
-    const out = 64; // 8-byte aligned for the doubles
+    const out = Math.ceil(CONFIG_BYTES / 8) * 8; // after the config, 8-byte aligned for the doubles
     return this.withBuffer(out + 48, (p) => {
       this.writeConfig(p, cfg);
       this.check(this.M._wf_memory_estimate(p, B, T, p + out));

@@ -1,4 +1,4 @@
-// Reads the WFFX fixtures of tests/fixtures (format in gen_gpt_fixture.py).
+// Reads the WFFX fixtures of tests/fixtures (format in gen_gpt_fixture.py and gen_arch_fixture.py).
 import { readFileSync } from 'node:fs';
 
 export function readFixture(path) {
@@ -33,5 +33,9 @@ export function fixtureConfig(fx) {
   cfg.tiedHead = cfg.tiedHead === 1;
   cfg.bias = cfg.bias === 1;
   cfg.normEps = fx.norm_eps.data[0];
+  if (fx.config_ext) {
+    cfg.nEncLayer = fx.config_ext.data[0];
+    cfg.maxBeam = fx.config_ext.data[1];
+  }
   return cfg;
 }

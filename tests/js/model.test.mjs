@@ -78,7 +78,8 @@ test('errors are WfError with the core status and message', async () => {
   assert.match(bad.message, /does not divide/);
   assert.equal(await checkConfig('tiny'), null);
   await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => e instanceof WfError && e.code === 'WF_ERR_CONFIG' && /does not divide/.test(e.message));
-  await assert.rejects(createModel({ ...SMALL, norm: 'rmsnorm' }), (e) => e.code === 'WF_ERR_UNSUPPORTED');
+  await assert.rejects(createModel({ ...SMALL, nEncLayer: 2 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_enc_layer/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, dropout: 1 }), (e) => e.code === 'WF_ERR_CONFIG' && /dropout/.test(e.message));
   await assert.rejects(createModel('huge'), (e) => e.code === 'WF_ERR_CONFIG' && /preset/.test(e.message));
   await assert.rejects(createModel({ ...SMALL, activation: 'tanh' }), (e) => e.code === 'WF_ERR_CONFIG');
 

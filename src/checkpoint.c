@@ -1,0 +1,531 @@
+/* Checkpoints and tokenizer files: writing, and reading hardened against hostile input.
+ * The byte layout is specified in docs/FORMATS.md. A loader parses and checks the whole
+ * input into temporaries (bounds on every read, sizes against the header and the config,
+ * the checksum) and touches the handle only when nothing can fail any more, so a bad file
+ * leaves the handle exactly as it was. Nothing is allocated from a size the file states
+ * until the file has been seen to contain that many bytes. */
+#include <stdlib.h>
+
+#include "bytes.h"
+#include "model.h"
+#include "tokenizer.h"
+
+#define CKPT_VERSION 1
+#define TOK_VERSION 1
+#define HEADER_BYTES 24 /* magic, version, flags, reserved, u64 length */
+#define CRC_BYTES 4
+#define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
+#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER) /* every flag version 1 knows */
+#define MAX_NAME 63
+
+/* wf_config and wf_optim are serialized field by field, in struct order, after a field
+ * count. Every field is 4 bytes (int32, uint32 or float32 bits), so a struct is an array
+ * of 4-byte words; the static asserts catch a field added without a row here. A file
+ * with fewer fields than this build (written before a field existed) gets the defaults
+ * for the rest; a file with more is refused as written by a newer version. */
+#define CONFIG_FIELDS(X) X(arch) X(norm) X(block) X(activation) X(positions) X(tied_head) X(bias) \
+    X(vocab_size) X(context) X(n_layer) X(n_head) X(d_model) X(d_ff) X(norm_eps) X(seed) \
+    X(n_enc_layer) X(dropout) X(max_beam)
+#define OPTIM_FIELDS(X) X(lr) X(beta1) X(beta2) X(eps) X(weight_decay) X(warmup) X(decay_steps) \
+    X(min_lr_ratio) X(grad_clip)
+#define COUNT_FIELD(name) +1
+enum {
+    N_CONFIG = 0 CONFIG_FIELDS(COUNT_FIELD),
+    N_OPTIM = 0 OPTIM_FIELDS(COUNT_FIELD),
+    N_CONFIG_V1 = 15, /* the fields version 1 files always have */
+    N_OPTIM_V1 = 9,
+    N_RNG = 2,        /* the batch sampler's train and validation streams */
+};
+_Static_assert(sizeof(wf_config) == 4 * N_CONFIG, "add the new wf_config field to CONFIG_FIELDS (and docs/FORMATS.md)");
+_Static_assert(sizeof(wf_optim) == 4 * N_OPTIM, "add the new wf_optim field to OPTIM_FIELDS (and docs/FORMATS.md)");
+
+void wf_buffer_free(void *p) { free(p); }
+
+/* ---- writing ---- */
+
+static void put_words(wf_writer *w, const void *s, int n) {
+    const uint8_t *b = s;
+    wf_put_u32(w, (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        uint32_t v;
+        memcpy(&v, b + 4 * i, 4);
+        wf_put_u32(w, v);
+    }
+}
+
+static void put_reals(wf_writer *w, const wf_real *x, size_t n) {
+#ifdef WF_DOUBLE
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)x[i]; /* files hold float32; the double build is for gradient checks */
+        wf_put_f32s(w, &f, 1);
+    }
+#else
+    wf_put_f32s(w, x, n);
+#endif
+}
+
+/* A section: 4-byte tag, u32 reserved 0, u64 payload length (patched by end_section). */
+static size_t begin_section(wf_writer *w, const char *tag) {
+    wf_put(w, tag, 4);
+    wf_put_u32(w, 0);
+    size_t at = w->off;
+    wf_put_u64(w, 0);
+    return at;
+}
+
+static void end_section(wf_writer *w, size_t at) { wf_patch_u64(w, at, (uint64_t)(w->off - at - 8)); }
+
+static size_t begin_file(wf_writer *w, const char *magic, uint32_t version, uint32_t word) {
+    size_t start = w->off;
+    wf_put(w, magic, 4);
+    wf_put_u32(w, version);
+    wf_put_u32(w, word);
+    wf_put_u32(w, 0);
+    wf_put_u64(w, 0);
+    return start;
+}
+
+/* Patches the total length and appends the CRC-32 of everything from start. */
+static void end_file(wf_writer *w, size_t start) {
+    wf_patch_u64(w, start + 16, (uint64_t)(w->off + CRC_BYTES - start));
+    uint32_t crc = w->p ? wf_crc32(w->p + start, w->off - start) : 0;
+    wf_put_u32(w, crc);
+}
+
+static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
+    size_t start = begin_file(w, "WFTK", TOK_VERSION, (uint32_t)t->kind);
+    if (t->kind == WF_TOKENIZER_CHAR) {
+        wf_put_u32(w, (uint32_t)t->n_chars);
+        for (int32_t i = 0; i < t->n_chars; i++) wf_put_u32(w, t->chars[i]);
+    } else {
+        wf_put_u32(w, WF_BPE_PRETOKENIZER);
+        wf_put_u32(w, (uint32_t)t->bpe.n_merges);
+        for (int32_t i = 0; i < 2 * t->bpe.n_merges; i++) wf_put_u32(w, (uint32_t)t->bpe.merges[i]);
+    }
+    end_file(w, start);
+}
+
+static void write_model(wf_writer *w, const wf_model *m, const wf_tokenizer *t, int32_t flags) {
+    const int opt = (flags & WF_SAVE_OPTIMIZER) != 0;
+    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0));
+
+    size_t at = begin_section(w, "CONF");
+    put_words(w, &m->cfg, N_CONFIG);
+    end_section(w, at);
+
+    if (t) {
+        at = begin_section(w, "TOKN");
+        write_tokenizer(w, t);
+        end_section(w, at);
+    }
+
+    at = begin_section(w, "TENS");
+    int present = 0;
+    for (int i = 0; i < WF_N_PARAMS; i++) present += m->tensors[i].size > 0;
+    wf_put_u32(w, (uint32_t)present);
+    wf_put_u32(w, 0); /* dtype: float32 */
+    const size_t stride = wf_model_stride(m);
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *ti = &m->tensors[i];
+        if (!ti->size) continue;
+        size_t len = strlen(ti->name);
+        wf_put_u32(w, (uint32_t)len);
+        wf_put(w, ti->name, len);
+        wf_put_u32(w, (uint32_t)ti->ndim);
+        for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
+        const wf_real *x = m->arena + ti->offset;
+        put_reals(w, x, (size_t)ti->size);
+        if (opt) {
+            put_reals(w, x + 2 * stride, (size_t)ti->size); /* AdamW m */
+            put_reals(w, x + 3 * stride, (size_t)ti->size); /* AdamW v */
+        }
+    }
+    end_section(w, at);
+
+    if (opt) {
+        at = begin_section(w, "OPTM");
+        put_words(w, &m->opt, N_OPTIM);
+        wf_put_u32(w, (uint32_t)m->step);
+        wf_put_u32(w, N_RNG);
+        for (int i = 0; i < N_RNG; i++) wf_put_u64(w, m->rng_split[i].s);
+        end_section(w, at);
+    }
+    end_file(w, start);
+}
+
+/* Sizes the file with a counting pass, then writes it into one new buffer. */
+static wf_status finish_buffer(size_t bytes, uint8_t **out, int32_t *n, char *err, size_t cap) {
+    if (bytes > INT32_MAX)
+        return wf_fail(err, cap, WF_ERR_UNSUPPORTED, "the file would be %.2f GB; at most 2 GB can be written", bytes / 1e9);
+    *out = malloc(bytes);
+    if (!*out) return wf_fail(err, cap, WF_ERR_NOMEM, "could not allocate %.1f MB for the file", bytes / 1e6);
+    *n = (int32_t)bytes;
+    return WF_OK;
+}
+
+wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n) {
+    if (!m) return WF_ERR_ARG;
+    if (!out || !n) return WF_ERR(m, WF_ERR_ARG, "out and n must not be NULL");
+    *out = NULL;
+    *n = 0;
+    if (!m->ready) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
+    if (flags & ~WF_SAVE_OPTIMIZER) return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the only flag is WF_SAVE_OPTIMIZER", (unsigned)flags);
+    if (t && t->kind == WF_TOKENIZER_NONE) return WF_ERR(m, WF_ERR_STATE, "the tokenizer is empty: train or load it first, or pass NULL");
+    if (t && wf_tokenizer_vocab_size(t) > m->cfg.vocab_size)
+        return WF_ERR(m, WF_ERR_STATE, "the tokenizer has %d tokens but the model's vocabulary only %d",
+                      wf_tokenizer_vocab_size(t), m->cfg.vocab_size);
+    wf_writer w = {NULL, 0};
+    write_model(&w, m, t, flags);
+    wf_status s = finish_buffer(w.off, out, n, m->err, sizeof m->err);
+    if (s != WF_OK) return s;
+    w.p = *out;
+    w.off = 0;
+    write_model(&w, m, t, flags);
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n) {
+    if (!t) return WF_ERR_ARG;
+    /* the message buffer is the handle's scratch even through a const pointer; the
+     * handle was created non-const by wf_tokenizer_create */
+    wf_tokenizer *tm = (wf_tokenizer *)t;
+    if (!out || !n) return TOK_ERR(tm, WF_ERR_ARG, "out and n must not be NULL");
+    *out = NULL;
+    *n = 0;
+    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(tm, WF_ERR_STATE, "the tokenizer is empty: nothing to save");
+    wf_writer w = {NULL, 0};
+    write_tokenizer(&w, t);
+    wf_status s = finish_buffer(w.off, out, n, tm->err, sizeof tm->err);
+    if (s != WF_OK) return s;
+    w.p = *out;
+    w.off = 0;
+    write_tokenizer(&w, t);
+    tm->err[0] = 0;
+    return WF_OK;
+}
+
+/* ---- reading ---- */
+
+/* Errors name what is wrong and where, for a user holding a damaged file. */
+#define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
+
+/* The common envelope of both file kinds: magic, version, the length in the header
+ * against the bytes at hand, the checksum. On success *body reads the payload (from the
+ * header's end to the checksum) and *word is the header's third field. */
+static wf_status open_file(const uint8_t *data, size_t n, const char *magic, uint32_t version, const char *what,
+                           wf_reader *body, uint32_t *word, char *msg, size_t cap) {
+    if (n < HEADER_BYTES + CRC_BYTES)
+        FAIL(WF_ERR_FORMAT, "the %s is %zu bytes; even an empty one has %d (truncated?)", what, n, HEADER_BYTES + CRC_BYTES);
+    if (memcmp(data, magic, 4) != 0) {
+        if (!memcmp(data, "WFCK", 4) || !memcmp(data, "WFTK", 4))
+            FAIL(WF_ERR_FORMAT, "this is a wasmformer %s, not a %s", data[2] == 'C' ? "checkpoint" : "tokenizer file", what);
+        FAIL(WF_ERR_FORMAT, "not a wasmformer %s: the first bytes are not \"%s\"", what, magic);
+    }
+    wf_reader r = wf_reader_of(data, n);
+    wf_take(&r, 4);
+    uint32_t v = wf_get_u32(&r);
+    if (v != version) FAIL(WF_ERR_UNSUPPORTED, "the %s has format version %u; this build reads version %u", what, v, version);
+    *word = wf_get_u32(&r);
+    uint32_t reserved = wf_get_u32(&r);
+    uint64_t len = wf_get_u64(&r);
+    if (len != n)
+        FAIL(WF_ERR_FORMAT, "the %s says it is %llu bytes long but %zu bytes were given (truncated or padded)", what,
+             (unsigned long long)len, n);
+    uint32_t stored = wf_le32(data + n - CRC_BYTES), actual = wf_crc32(data, n - CRC_BYTES);
+    if (stored != actual)
+        FAIL(WF_ERR_FORMAT, "the %s is damaged: its bytes have the CRC-32 0x%08x, its checksum says 0x%08x", what, actual, stored);
+    if (reserved != 0) FAIL(WF_ERR_FORMAT, "the %s's reserved header field is %u, not 0", what, reserved);
+    *body = wf_reader_of(data + HEADER_BYTES, n - HEADER_BYTES - CRC_BYTES);
+    return WF_OK;
+}
+
+/* The next section, which must carry tag; *sec reads exactly its payload. */
+static wf_status open_section(wf_reader *r, const char *tag, wf_reader *sec, char *msg, size_t cap) {
+    const uint8_t *t = wf_take(r, 4);
+    uint32_t reserved = wf_get_u32(r);
+    uint64_t len = wf_get_u64(r);
+    if (r->failed) FAIL(WF_ERR_FORMAT, "section %s is missing (the data ends early)", tag);
+    if (memcmp(t, tag, 4) != 0) {
+        char got[5] = {0};
+        for (int i = 0; i < 4; i++) got[i] = t[i] >= 32 && t[i] < 127 ? (char)t[i] : '?';
+        FAIL(WF_ERR_FORMAT, "expected section %s, found \"%s\"", tag, got);
+    }
+    if (reserved != 0) FAIL(WF_ERR_FORMAT, "section %s: reserved field is %u, not 0", tag, reserved);
+    if (len > wf_left(r))
+        FAIL(WF_ERR_FORMAT, "section %s says it has %llu bytes but only %zu are left", tag, (unsigned long long)len, wf_left(r));
+    *sec = wf_reader_of(wf_take(r, (size_t)len), (size_t)len);
+    return WF_OK;
+}
+
+static wf_status close_section(const wf_reader *sec, const char *tag, char *msg, size_t cap) {
+    if (sec->failed) FAIL(WF_ERR_FORMAT, "section %s ends in the middle of its data (sizes inconsistent with its length)", tag);
+    if (wf_left(sec)) FAIL(WF_ERR_FORMAT, "section %s has %zu unexplained bytes at its end", tag, wf_left(sec));
+    return WF_OK;
+}
+
+/* A field count and the fields over defaults (see CONFIG_FIELDS). */
+static wf_status get_words(wf_reader *r, void *s, int ours, int min, const char *what, char *msg, size_t cap) {
+    uint32_t n = wf_get_u32(r);
+    if (r->failed) FAIL(WF_ERR_FORMAT, "the %s ends early", what);
+    if (n > (uint32_t)ours)
+        FAIL(WF_ERR_UNSUPPORTED, "the %s has %u fields; this build knows %d (written by a newer wasmformer?)", what, n, ours);
+    if (n < (uint32_t)min) FAIL(WF_ERR_FORMAT, "the %s has %u fields; at least %d expected", what, n, min);
+    uint8_t *b = s;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = wf_get_u32(r);
+        memcpy(b + 4 * i, &v, 4);
+    }
+    if (r->failed) FAIL(WF_ERR_FORMAT, "the %s ends after fewer than its %u fields", what, n);
+    return WF_OK;
+}
+
+/* A BPE payload: pretokenizer, merge count, merges; wf_bpe_build checks the merges. */
+static wf_status parse_bpe(wf_reader *r, wf_tokenizer *out, char *msg, size_t cap) {
+    uint32_t pre = wf_get_u32(r), count = wf_get_u32(r);
+    if (r->failed) FAIL(WF_ERR_FORMAT, "the BPE vocabulary ends early");
+    if (pre != WF_BPE_PRETOKENIZER) FAIL(WF_ERR_UNSUPPORTED, "BPE pretokenizer %u; this build knows %d", pre, WF_BPE_PRETOKENIZER);
+    if (count > WF_BPE_MAX_VOCAB - 256 || (size_t)count * 8 != wf_left(r))
+        FAIL(WF_ERR_FORMAT, "the BPE vocabulary says %u merges but %zu bytes follow (8 each)", count, wf_left(r));
+    int32_t *merges = malloc((size_t)(count ? count : 1) * 2 * sizeof(int32_t));
+    if (!merges) FAIL(WF_ERR_NOMEM, "out of memory reading %u merges", count);
+    for (uint32_t i = 0; i < 2 * count; i++) {
+        uint32_t v = wf_get_u32(r);
+        merges[i] = v > INT32_MAX ? -1 : (int32_t)v; /* out of range either way; build names it */
+    }
+    char why[160];
+    wf_status s = wf_bpe_build(&out->bpe, merges, (int32_t)count, why, sizeof why);
+    if (s != WF_OK) FAIL(s, "the BPE vocabulary: %s", why);
+    out->kind = WF_TOKENIZER_BPE;
+    return WF_OK;
+}
+
+/* Parses a whole tokenizer file into out, a zeroed temporary (freed here on failure). */
+static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap) {
+    wf_reader r;
+    uint32_t kind;
+    wf_status s = open_file(data, n, "WFTK", TOK_VERSION, "tokenizer file", &r, &kind, msg, cap);
+    if (s != WF_OK) return s;
+    if (kind == WF_TOKENIZER_BPE) return parse_bpe(&r, out, msg, cap);
+    if (kind != WF_TOKENIZER_CHAR)
+        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED, "tokenizer kind %u is not one this build reads (1 char, 2 bpe)", kind);
+    uint32_t count = wf_get_u32(&r);
+    if (r.failed || count == 0) FAIL(WF_ERR_FORMAT, "the char vocabulary is empty");
+    if (count > WF_MAX_CODEPOINT + 1 || (size_t)count * 4 != wf_left(&r))
+        FAIL(WF_ERR_FORMAT, "the char vocabulary says %u code points but %zu bytes follow (4 each)", count, wf_left(&r));
+    uint32_t *chars = malloc((size_t)count * sizeof(uint32_t));
+    if (!chars) FAIL(WF_ERR_NOMEM, "out of memory reading %u code points", count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t cp = wf_get_u32(&r);
+        int bad = cp > WF_MAX_CODEPOINT || (cp >= 0xD800 && cp <= 0xDFFF);
+        if (bad || (i > 0 && cp <= chars[i - 1])) {
+            free(chars);
+            FAIL(WF_ERR_FORMAT, "code point %u of the vocabulary (0x%X) is %s", i, cp,
+                 bad ? "not a Unicode scalar value" : "not above the one before it (they must ascend)");
+        }
+        chars[i] = cp;
+    }
+    wf_tokenizer_set_chars(out, chars, (int32_t)count);
+    return WF_OK;
+}
+
+wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n) {
+    if (!t) return WF_ERR_ARG;
+    if ((!data && n > 0) || n < 0) return TOK_ERR(t, WF_ERR_ARG, "data is NULL or its length is negative");
+    wf_tokenizer next;
+    memset(&next, 0, sizeof next);
+    wf_status s = parse_tokenizer(data, (size_t)n, &next, t->err, sizeof t->err);
+    if (s != WF_OK) return s;
+    wf_tokenizer_move(t, &next);
+    t->err[0] = 0;
+    return WF_OK;
+}
+
+static void read_reals(wf_real *out, const uint8_t *b, size_t n) {
+#ifdef WF_DOUBLE
+    for (size_t i = 0; i < n; i++) {
+        float f;
+        wf_read_f32s(&f, b + 4 * i, 1);
+        out[i] = f;
+    }
+#else
+    wf_read_f32s(out, b, n);
+#endif
+}
+
+/* Index of the first element of b[0, n) (little-endian float32) that is not finite, or
+ * negative when nonneg is set; -1 if none. Weights a step could never produce are refused. */
+static int64_t first_bad(const uint8_t *b, size_t n, int nonneg) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = wf_le32(b + 4 * i);
+        if ((u & 0x7F800000u) == 0x7F800000u) return (int64_t)i; /* exponent all ones: inf or NaN */
+        if (nonneg && (u & 0x80000000u) && (u & 0x7FFFFFFFu)) return (int64_t)i;
+    }
+    return -1;
+}
+
+/* What a checkpoint holds, parsed and checked, before any of it is applied. */
+typedef struct {
+    wf_config cfg;
+    int has_opt;
+    wf_optim opt;
+    int32_t step;
+    uint64_t rng[N_RNG];
+    wf_tensor_info table[WF_N_PARAMS];
+    const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v) */
+} parsed_ckpt;
+
+static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
+    int expected = 0;
+    for (int i = 0; i < WF_N_PARAMS; i++) expected += pc->table[i].size > 0;
+    uint32_t count = wf_get_u32(r), dtype = wf_get_u32(r);
+    if (r->failed) FAIL(WF_ERR_FORMAT, "the tensor section ends early");
+    if (dtype != 0) FAIL(WF_ERR_UNSUPPORTED, "tensor dtype %u; this build reads float32 (0)", dtype);
+    if (count != (uint32_t)expected)
+        FAIL(WF_ERR_FORMAT, "the file has %u tensors; its config needs %d", count, expected);
+    const size_t copies = pc->has_opt ? 3 : 1; /* weights, then AdamW m and v */
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t len = wf_get_u32(r);
+        if (r->failed || len == 0 || len > MAX_NAME) FAIL(WF_ERR_FORMAT, "tensor %u: name length %u is outside [1, %d]", k, len, MAX_NAME);
+        const uint8_t *name = wf_take(r, len);
+        if (!name) FAIL(WF_ERR_FORMAT, "tensor %u: the name runs past the end", k);
+        char shown[MAX_NAME + 1];
+        for (uint32_t c = 0; c < len; c++) shown[c] = name[c] >= 32 && name[c] < 127 ? (char)name[c] : '?';
+        shown[len] = 0;
+        int i = 0;
+        while (i < WF_N_PARAMS && !(strlen(pc->table[i].name) == len && !memcmp(pc->table[i].name, name, len))) i++;
+        if (i == WF_N_PARAMS || pc->table[i].size == 0)
+            FAIL(WF_ERR_FORMAT, "tensor \"%s\" is not part of a model with this config", shown);
+        if (pc->data[i]) FAIL(WF_ERR_FORMAT, "tensor \"%s\" appears twice", shown);
+        const wf_tensor_info *ti = &pc->table[i];
+        uint32_t ndim = wf_get_u32(r);
+        if (r->failed || ndim != (uint32_t)ti->ndim)
+            FAIL(WF_ERR_FORMAT, "tensor \"%s\" has %u dimensions; the config gives it %d", shown, ndim, ti->ndim);
+        for (int d = 0; d < ti->ndim; d++) {
+            uint32_t dim = wf_get_u32(r);
+            if (r->failed || dim != (uint32_t)ti->shape[d])
+                FAIL(WF_ERR_FORMAT, "tensor \"%s\": dimension %d is %u; the config gives %d", shown, d, dim, ti->shape[d]);
+        }
+        /* compare before multiplying: 12 * size can exceed a 32-bit size_t */
+        size_t elems = (size_t)ti->size;
+        if (elems > wf_left(r) / 4 / copies)
+            FAIL(WF_ERR_FORMAT, "tensor \"%s\" needs %zu values but the section has only %zu bytes left", shown,
+                 elems * copies, wf_left(r));
+        const uint8_t *b = wf_take(r, elems * 4 * copies);
+        for (size_t c = 0; c < copies; c++) {
+            int64_t bad = first_bad(b + c * elems * 4, elems, c == 2);
+            if (bad >= 0)
+                FAIL(WF_ERR_FORMAT, "tensor \"%s\": %s value %lld is %s", shown, c == 0 ? "weight" : c == 1 ? "AdamW m" : "AdamW v",
+                     (long long)bad, c == 2 ? "negative or not finite" : "not finite");
+        }
+        pc->data[i] = b;
+    }
+    return WF_OK;
+}
+
+static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc, wf_tokenizer *tok, char *msg,
+                                  size_t cap) {
+    wf_reader r, sec;
+    uint32_t flags;
+    wf_status s = open_file(data, n, "WFCK", CKPT_VERSION, "checkpoint", &r, &flags, msg, cap);
+    if (s != WF_OK) return s;
+    if (flags & ~CKPT_FLAGS) FAIL(WF_ERR_UNSUPPORTED, "unknown file flags 0x%x (written by a newer wasmformer?)", flags);
+    pc->has_opt = (flags & WF_SAVE_OPTIMIZER) != 0;
+
+    /* config: checked like wf_model_init would, and small enough to address */
+    if ((s = open_section(&r, "CONF", &sec, msg, cap)) != WF_OK) return s;
+    wf_config_default(&pc->cfg);
+    if ((s = get_words(&sec, &pc->cfg, N_CONFIG, N_CONFIG_V1, "config", msg, cap)) != WF_OK) return s;
+    if ((s = close_section(&sec, "CONF", msg, cap)) != WF_OK) return s;
+    char why[200];
+    s = wf_config_check(&pc->cfg, why, sizeof why);
+    if (s != WF_OK) FAIL(s == WF_ERR_UNSUPPORTED ? s : WF_ERR_FORMAT, "the file's config: %s", why);
+    if (wf_tensor_table(&pc->cfg, pc->table) != WF_OK) FAIL(WF_ERR_FORMAT, "the file's config has more than 2^31 - 1 parameters");
+
+    if (flags & CKPT_TOKENIZER) {
+        if ((s = open_section(&r, "TOKN", &sec, msg, cap)) != WF_OK) return s;
+        char sub[200];
+        s = parse_tokenizer(sec.p, sec.n, tok, sub, sizeof sub);
+        if (s != WF_OK) FAIL(s, "the file's tokenizer: %s", sub);
+        if (wf_tokenizer_vocab_size(tok) > pc->cfg.vocab_size)
+            FAIL(WF_ERR_FORMAT, "the file's tokenizer has %d tokens but its model only %d", wf_tokenizer_vocab_size(tok),
+                 pc->cfg.vocab_size);
+    }
+
+    if ((s = open_section(&r, "TENS", &sec, msg, cap)) != WF_OK) return s;
+    if ((s = parse_tensors(&sec, pc, msg, cap)) != WF_OK) return s;
+    if ((s = close_section(&sec, "TENS", msg, cap)) != WF_OK) return s;
+
+    if (pc->has_opt) {
+        if ((s = open_section(&r, "OPTM", &sec, msg, cap)) != WF_OK) return s;
+        wf_optim_default(&pc->opt);
+        if ((s = get_words(&sec, &pc->opt, N_OPTIM, N_OPTIM_V1, "optimizer settings", msg, cap)) != WF_OK) return s;
+        uint32_t step = wf_get_u32(&sec), n_rng = wf_get_u32(&sec);
+        if (sec.failed) FAIL(WF_ERR_FORMAT, "the optimizer section ends early");
+        if (step > INT32_MAX) FAIL(WF_ERR_FORMAT, "step %u is out of range", step);
+        if (n_rng != N_RNG) FAIL(WF_ERR_FORMAT, "the file has %u RNG streams; the model has %d", n_rng, N_RNG);
+        pc->step = (int32_t)step;
+        for (int i = 0; i < N_RNG; i++) {
+            pc->rng[i] = wf_get_u64(&sec);
+            if (!sec.failed && pc->rng[i] == 0) FAIL(WF_ERR_FORMAT, "RNG stream %d has the state 0, which it can never reach", i);
+        }
+        if ((s = close_section(&sec, "OPTM", msg, cap)) != WF_OK) return s;
+    }
+    if (wf_left(&r)) FAIL(WF_ERR_FORMAT, "%zu unexplained bytes after the last section", wf_left(&r));
+    return WF_OK;
+}
+
+wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n) {
+    if (!m) return WF_ERR_ARG;
+    if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
+    parsed_ckpt *pc = calloc(1, sizeof *pc);
+    wf_tokenizer tok;
+    memset(&tok, 0, sizeof tok);
+    if (!pc) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    wf_status s = parse_checkpoint(data, (size_t)n, pc, &tok, m->err, sizeof m->err);
+    wf_model *next = NULL;
+    if (s == WF_OK) {
+        next = wf_model_create();
+        if (!next) s = WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    }
+    if (s == WF_OK && (s = wf_model_init(next, &pc->cfg)) != WF_OK) s = WF_ERR(m, s, "%s", wf_model_error(next));
+    if (s == WF_OK && pc->has_opt && (s = wf_model_set_optim(next, &pc->opt)) != WF_OK)
+        s = WF_ERR(m, WF_ERR_FORMAT, "the file's optimizer settings: %s", wf_model_error(next));
+    if (s != WF_OK) {
+        wf_model_free(next);
+        wf_tokenizer_clear(&tok);
+        free(pc);
+        return s;
+    }
+    /* from here nothing can fail */
+    const size_t stride = wf_model_stride(next);
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *ti = &next->tensors[i];
+        if (!ti->size) continue;
+        const size_t elems = (size_t)ti->size;
+        wf_real *x = next->arena + ti->offset;
+        read_reals(x, pc->data[i], elems);
+        if (pc->has_opt) {
+            read_reals(x + 2 * stride, pc->data[i] + 4 * elems, elems);
+            read_reals(x + 3 * stride, pc->data[i] + 8 * elems, elems);
+        }
+    }
+    if (pc->has_opt) {
+        next->step = pc->step;
+        for (int i = 0; i < N_RNG; i++) next->rng_split[i].s = pc->rng[i];
+    }
+    next->pool = m->pool; /* the thread setting belongs to the handle */
+    m->pool = NULL;
+    wf_model old = *m;
+    *m = *next;
+    *next = old;
+    wf_model_free(next);
+    if (t && tok.kind != WF_TOKENIZER_NONE) {
+        wf_tokenizer_move(t, &tok);
+        t->err[0] = 0;
+    }
+    wf_tokenizer_clear(&tok);
+    free(pc);
+    m->err[0] = 0;
+    return WF_OK;
+}

@@ -1,0 +1,135 @@
+// The architectures in the wasm build: the new fixtures against PyTorch and against the
+// native build through the batch API, the Encoder class, and errors as WfError.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createModel, createEncoder, createSeq2Seq, WfError } from '../../src/js/node.js';
+import { readFixture, fixtureConfig } from './fixture.js';
+import { withBatch } from '../../src/js/batch.js';
+
+const CASES = ['encdec_post_ln', 'llama_decoder', 'encoder_mse'];
+const NATIVE = 'build/native/test_fixture';
+
+function maxAbs(a, b) {
+  assert.equal(a.length, b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+}
+
+// The fixture's batch through the Model's handle: logits, or the final states for an MSE.
+async function wasmForward(name) {
+  const fx = readFixture(`tests/fixtures/${name}.bin`);
+  const model = await createModel(fixtureConfig(fx));
+  for (const t of model.tensors()) model.setTensor(t.name, fx[`param.${t.name}`].data);
+  const get = (k) => fx[k]?.data;
+  const dims = (fx.inputs ?? fx.input_vecs).dims;
+  const batch = {
+    inputs: get('inputs'), inputVecs: get('input_vecs'), targets: get('targets'), targetVecs: get('target_vecs'),
+    lengths: get('lengths'), src: get('src'), srcLengths: get('src_lengths'), B: dims[0], T: dims[1], S: fx.src?.dims[1],
+  };
+  const { rt, handle } = model;
+  const C = model.config.dModel, V = model.config.vocabSize;
+  const out = withBatch(rt, batch, C, (pb) => rt.withBuffer(4, (lossp) => {
+    model.call(rt.M._wf_batch_forward(handle, pb, lossp));
+    const mse = !fx.logits;
+    const p = (mse ? rt.M._wf_hidden(handle) : rt.M._wf_logits(handle)) >>> 2;
+    const n = batch.B * batch.T * (mse ? C : V);
+    return { loss: rt.f32[lossp >>> 2], out: rt.f32.slice(p, p + n), ref: mse ? fx.hidden.data : fx.logits.data };
+  }));
+  model.dispose();
+  return out;
+}
+
+for (const name of CASES) {
+  test(`wasm matches PyTorch on ${name}`, async () => {
+    const { loss, out, ref } = await wasmForward(name);
+    const fx = readFixture(`tests/fixtures/${name}.bin`);
+    const err = maxAbs(out, ref), lossErr = Math.abs(loss - fx.loss.data[0]);
+    console.log(`${name}: wasm vs PyTorch outputs max abs err ${err.toExponential(2)}, loss err ${lossErr.toExponential(2)}`);
+    assert.ok(err < 1e-5, `outputs differ by ${err}`);
+    assert.ok(lossErr < 1e-5, `loss differs by ${lossErr}`);
+  });
+}
+
+test('wasm matches the native build on the architecture fixtures', async (t) => {
+  if (!existsSync(NATIVE)) {
+    if (process.env.CI) assert.fail(`${NATIVE} is missing: npm test builds it before the node tests`);
+    t.skip(`${NATIVE} not built (run npm test, which builds it first)`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'wf-native-'));
+  try {
+    execFileSync(NATIVE, ['--dump', dir], { stdio: 'ignore' });
+    for (const name of CASES) {
+      const { out, loss } = await wasmForward(name);
+      const native = new Float32Array(new Uint8Array(readFileSync(join(dir, `${name}.logits.f32`))).buffer);
+      const nativeLoss = new Float32Array(new Uint8Array(readFileSync(join(dir, `${name}.loss.f32`))).buffer)[0];
+      const err = maxAbs(out, native);
+      console.log(`${name}: wasm vs native max abs err ${err.toExponential(2)}, loss ${loss} vs ${nativeLoss}`);
+      assert.ok(err < 1e-6, `wasm and native differ by ${err}`);
+      assert.ok(Math.abs(loss - nativeLoss) < 1e-6);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('Encoder: cross-entropy with padding, MSE on vectors, hidden states', async () => {
+  const enc = await createEncoder({ nLayer: 2, nHead: 2, dModel: 16, dFF: 32, context: 8, vocabSize: 10, seed: 3 });
+  assert.equal(enc.config.arch, 'encoder');
+  const B = 2, T = 8, C = 16;
+  const inputs = Int32Array.from({ length: B * T }, (_, i) => (i * 7) % 10);
+  const targets = Int32Array.from({ length: B * T }, (_, i) => (i * 3 + 1) % 10);
+  const lengths = [8, 5];
+  const a = enc.forward({ inputs, targets, lengths, B, T });
+  assert.equal(a.logits.length, B * T * 10);
+  assert.equal(a.hidden.length, B * T * C);
+  // what sits in the padding changes nothing
+  const garbage = inputs.slice();
+  for (let t = 5; t < T; t++) garbage[T + t] = 9;
+  const b = enc.forward({ inputs: garbage, targets, lengths, B, T });
+  assert.equal(b.loss, a.loss);
+  assert.deepEqual(b.hidden.subarray(0, (T + 5) * C), a.hidden.subarray(0, (T + 5) * C));
+  // bidirectional: a later token changes an earlier state
+  const later = inputs.slice();
+  later[7] = (later[7] + 1) % 10;
+  const c = enc.forward({ inputs: later, B, T });
+  assert.notDeepEqual(c.hidden.subarray(0, C), a.hidden.subarray(0, C));
+  assert.equal(c.loss, null);
+  let first = null, last = null;
+  enc.setOptimizer({ lr: 3e-3 });
+  for (let s = 0; s < 40; s++) {
+    const info = enc.trainStep({ inputs, targets, lengths, B, T });
+    first ??= info.loss;
+    last = info.loss;
+  }
+  assert.ok(last < 0.5 * first, `cross-entropy ${first} -> ${last}`);
+  // MSE against vectors, with vectors in
+  const inputVecs = Float32Array.from({ length: B * T * C }, (_, i) => Math.sin(i));
+  const targetVecs = Float32Array.from({ length: B * T * C }, (_, i) => 0.3 * Math.cos(i));
+  const m0 = enc.forward({ inputVecs, targetVecs, B, T });
+  assert.equal(m0.logits, null);
+  let mse = m0.loss;
+  for (let s = 0; s < 40; s++) mse = enc.trainStep({ inputVecs, targetVecs, B, T }).loss;
+  console.log(`encoder: cross-entropy ${first.toFixed(3)} -> ${last.toFixed(3)}, MSE ${m0.loss.toFixed(3)} -> ${mse.toFixed(3)}`);
+  assert.ok(mse < 0.5 * m0.loss);
+  assert.throws(() => enc.trainStep({ inputVecs: new Float32Array(3), targetVecs, B, T }),
+    (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && /inputVecs/.test(e.message));
+  assert.throws(() => enc.trainStep({ inputs, targets, lengths: [9, 1], B, T }),
+    (e) => e.code === 'WF_ERR_ARG' && /lengths/.test(e.message));
+  assert.throws(() => enc.trainStep({ inputs, targets, targetVecs, B, T }), (e) => e.code === 'WF_ERR_ARG');
+  enc.dispose();
+  assert.throws(() => enc.forward({ inputs, B, T }), (e) => e.code === 'WF_ERR_DISPOSED');
+});
+
+test('config errors of the new fields', async () => {
+  await assert.rejects(createSeq2Seq({ nLayer: 1, nEncLayer: 0, vocabSize: 8 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_enc_layer/.test(e.message));
+  await assert.rejects(createSeq2Seq({ vocabSize: 8, maxBeam: 0 }), (e) => e.code === 'WF_ERR_CONFIG' && /max_beam/.test(e.message));
+  await assert.rejects(createEncoder({ positions: 'rope', dModel: 12, nHead: 4 }), (e) => e.code === 'WF_ERR_CONFIG' && /even/.test(e.message));
+  await assert.rejects(createSeq2Seq({}), (e) => e.code === 'WF_ERR_CONFIG' && /vocabSize/.test(e.message));
+  await assert.rejects(createSeq2Seq({ vocabSize: 4 }, { texts: ['abcdef'] }), (e) => e.code === 'WF_ERR_CONFIG' && /bos and eos/.test(e.message));
+});

@@ -1,0 +1,128 @@
+// safetensors in the wasm build: Hugging Face GPT-2 files written by PyTorch import with
+// PyTorch's logits, export/import round trips, and the round trip wasmformer -> PyTorch ->
+// wasmformer with the logits compared at each step (where /usr/bin/python3 has torch).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createModel, exportSafetensors, exportSafetensorsDir, importSafetensors, importSafetensorsDir, WfError,
+} from '../../src/js/node.js';
+import { readFixture } from './fixture.js';
+
+const FIXTURES = ['hf_gpt2_tied', 'hf_gpt2_untied_relu_f16', 'hf_gpt2_model_bf16'];
+const TEXT = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8').slice(0, 40000);
+const PYTHON = '/usr/bin/python3';
+
+function maxAbs(a, b) {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+/** A safetensors file of a few tensors ({name: [dtype, shape, TypedArray]}). */
+function encodeSafetensors(tensors) {
+  const header = {};
+  const parts = [];
+  let offset = 0;
+  for (const [name, [dtype, shape, data]] of Object.entries(tensors)) {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
+    parts.push(bytes);
+    offset += bytes.length;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((8 + json.length) % 8)) % 8);
+  const out = new Uint8Array(8 + json.length + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(new TextEncoder().encode(json), 8);
+  let at = 8 + json.length;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+function readFloat32Tensor(path, name) {
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  const e = JSON.parse(buf.toString('utf8', 8, 8 + n))[name];
+  assert.equal(e.dtype, 'F32');
+  const bytes = new Uint8Array(buf.subarray(8 + n + e.data_offsets[0], 8 + n + e.data_offsets[1]));
+  return new Float32Array(bytes.buffer);
+}
+
+test('Hugging Face GPT-2 files written by PyTorch import with the logits PyTorch computed', async () => {
+  for (const name of FIXTURES) {
+    const model = await importSafetensorsDir(`tests/fixtures/${name}`);
+    const fx = readFixture(`tests/fixtures/${name}/expected.bin`);
+    const [B, T] = fx.inputs.dims;
+    const { logits } = model.forward(fx.inputs.data, null, B, T);
+    const err = maxAbs(logits, fx.logits.data);
+    console.log(`${name}: wasm import vs PyTorch GPT2LMHeadModel logits max abs err ${err.toExponential(2)}`);
+    assert.ok(err < 1e-5, `${name}: ${err}`);
+    model.dispose();
+  }
+});
+
+test('export and import round-trip: weights, config and tokenizer', async () => {
+  for (const config of [
+    { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 96 }, // GPT-2 layout
+    { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 96, bias: false, positions: 'sinusoidal' },
+  ]) {
+    const model = await createModel(config);
+    await model.train(TEXT, { steps: 5, evalInterval: 0, batchSize: 2 });
+    const files = exportSafetensors(model);
+    const cfg = JSON.parse(files['config.json']);
+    assert.equal(cfg.model_type, config.bias === false ? 'wasmformer' : 'gpt2');
+    const back = await importSafetensors(files);
+    for (const t of model.tensors()) assert.deepEqual(back.getTensor(t.name), model.getTensor(t.name), t.name);
+    assert.equal(back.tokenizer.vocabSize, model.tokenizer.vocabSize);
+    const opts = { maxTokens: 20, temperature: 0.7, seed: 9 };
+    assert.equal(await back.generateText('It is ', opts), await model.generateText('It is ', opts));
+    model.dispose();
+    back.dispose();
+  }
+  await assert.rejects(importSafetensors({}), (e) => e instanceof WfError && e.code === 'WF_ERR_ARG');
+  const files = exportSafetensors(await createModel({ nLayer: 1, nHead: 2, dModel: 8, dFF: 16, context: 8, vocabSize: 16 }));
+  await assert.rejects(importSafetensors({ ...files, 'config.json': files['config.json'].replace('"n_head": 2', '"n_head": 3') }),
+    (e) => e.code === 'WF_ERR_FORMAT' && /does not divide/.test(e.message));
+  await assert.rejects(importSafetensors({ ...files, 'model.safetensors': files['model.safetensors'].subarray(0, 100) }),
+    (e) => e.code === 'WF_ERR_FORMAT');
+});
+
+test('wasmformer -> PyTorch -> wasmformer: the logits agree at every step', async (t) => {
+  const probe = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' });
+  if (probe.status !== 0) {
+    t.skip(`${PYTHON} cannot import torch (apt-get install python3-torch): the PyTorch side of the round trip is skipped`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'wf-torch-'));
+  try {
+    const model = await createModel({ nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5 });
+    await model.train(TEXT, { steps: 30, lr: 3e-3, evalInterval: 0, batchSize: 4 });
+    const B = 2, T = 64;
+    const ids = model.tokenizer.encode(TEXT.slice(1000, 1000 + B * T));
+    const ours = model.forward(ids, null, B, T).logits;
+    await exportSafetensorsDir(model, dir);
+    writeFileSync(join(dir, 'expected.safetensors'), encodeSafetensors({
+      input_ids: ['I32', [B, T], ids], logits: ['F32', [B, T, 96], ours],
+    }));
+    const r = spawnSync(PYTHON, ['tests/pytorch/check_export.py', dir, '1e-5'], { encoding: 'utf8' });
+    console.log(r.stdout.trim());
+    assert.equal(r.status, 0, `PyTorch disagrees with wasmformer:\n${r.stdout}${r.stderr}`);
+    // back: the state dict PyTorch saved, imported into wasm
+    const back = await importSafetensorsDir(join(dir, 'torch'));
+    const again = back.forward(ids, null, B, T).logits;
+    const torchLogits = readFloat32Tensor(join(dir, 'torch', 'logits.safetensors'), 'logits');
+    const dBack = maxAbs(again, ours), dTorch = maxAbs(again, torchLogits);
+    console.log(`wasmformer -> PyTorch -> wasmformer: logits max abs diff ${dBack.toExponential(2)} against the original, ${dTorch.toExponential(2)} against PyTorch's`);
+    assert.ok(dBack === 0, 'the weights came back bit for bit');
+    assert.ok(dTorch <= 1e-5);
+    model.dispose();
+    back.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

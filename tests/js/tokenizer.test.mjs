@@ -1,0 +1,122 @@
+// Tokenizers in the wasm build: byte-level BPE (round trips of any bytes, determinism, the
+// vocabulary size, wasm == native byte for byte), char's unknown characters, and the
+// tokenizer option of training.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createModel, createTokenizer, loadModel, loadTokenizer, WfError } from '../../src/js/node.js';
+
+const NOVEL = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
+const NATIVE_BPE = 'build/native/test_bpe';
+
+function sameBytes(a, b) {
+  return a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+}
+
+function randomBytes(n, seed) {
+  const out = new Uint8Array(n);
+  let x = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    out[i] = x >>> 24;
+  }
+  return out;
+}
+
+test('BPE: vocabulary size, determinism, and exact round trips of any bytes', async () => {
+  const t0 = performance.now();
+  const bpe = await createTokenizer(NOVEL, { kind: 'bpe', vocabSize: 512 });
+  const ms = performance.now() - t0;
+  assert.equal(bpe.kind, 'bpe');
+  assert.equal(bpe.vocabSize, 512);
+  const ids = bpe.encode(NOVEL);
+  console.log(`BPE 512 on Pride and Prejudice in wasm: ${ms.toFixed(0)} ms (first call, includes the module's start), ${ids.length} tokens`);
+  assert.ok(ids.length < NOVEL.length / 2, 'compresses at least 2x');
+  assert.equal(bpe.decode(ids), NOVEL);
+  // the same text gives the same merges
+  const again = await createTokenizer(NOVEL, { kind: 'bpe', vocabSize: 512 });
+  assert.ok(sameBytes(again.save(), bpe.save()));
+  // any bytes: random, every value, invalid UTF-8
+  for (let k = 0; k < 20; k++) {
+    const bytes = randomBytes(k * 97, k + 1);
+    assert.ok(sameBytes(bpe.decodeBytes(bpe.encode(bytes)), bytes), `random bytes ${k}`);
+  }
+  const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+  assert.ok(sameBytes(bpe.decodeBytes(bpe.encode(all)), all));
+  const invalid = Uint8Array.from([0x63, 0x61, 0x66, 0xC3, 0x20, 0x80, 0xC0, 0xAF, 0xED, 0xA0, 0x80, 0xF4, 0x90, 0x80, 0x80, 0xE2, 0x82]);
+  assert.ok(sameBytes(bpe.decodeBytes(bpe.encode(invalid)), invalid), 'invalid UTF-8 round-trips');
+  // saved and loaded: the same ids
+  const loaded = await loadTokenizer(bpe.save());
+  assert.equal(loaded.kind, 'bpe');
+  assert.deepEqual(loaded.encode(NOVEL.slice(0, 50000)), bpe.encode(NOVEL.slice(0, 50000)));
+  // a tiny text runs out of pairs before the size asked for
+  const small = await createTokenizer('ab ab ab', { kind: 'bpe', vocabSize: 1000 });
+  assert.equal(small.vocabSize, 258);
+  assert.deepEqual([...small.encode('ab ab')], [256, 257]);
+  for (const t of [bpe, again, loaded, small]) t.dispose();
+});
+
+test('BPE in wasm equals BPE in the native build, byte for byte', async (t) => {
+  if (!existsSync(NATIVE_BPE)) {
+    if (process.env.CI) assert.fail(`${NATIVE_BPE} is missing: npm test builds it before the node tests`);
+    t.skip(`${NATIVE_BPE} not built (run npm test, which builds it first)`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'wf-bpe-'));
+  try {
+    execFileSync(NATIVE_BPE, ['--dump', dir], { stdio: 'ignore' });
+    const tok = await createTokenizer(NOVEL, { kind: 'bpe', vocabSize: 1024 });
+    assert.ok(sameBytes(tok.save(), readFileSync(join(dir, 'bpe1024.wft'))), 'same merges as native');
+    tok.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('tokenizer errors', async () => {
+  await assert.rejects(createTokenizer(NOVEL, { kind: 'bpe', vocabSize: 100 }), (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && /256/.test(e.message));
+  await assert.rejects(createTokenizer(NOVEL, { kind: 'word' }), (e) => e.code === 'WF_ERR_ARG');
+  await assert.rejects(createTokenizer('', { kind: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /empty/.test(e.message));
+  const bpe = await createTokenizer('hello hello', { kind: 'bpe', vocabSize: 300 });
+  assert.throws(() => bpe.decode([bpe.vocabSize]), (e) => e.code === 'WF_ERR_TOKEN');
+  bpe.dispose();
+  assert.throws(() => bpe.encode('x'), (e) => e.code === 'WF_ERR_DISPOSED');
+  // char: unknown characters are id 0 and come back as U+FFFD
+  const chars = await createTokenizer('abc');
+  assert.equal(chars.kind, 'char');
+  assert.deepEqual([...chars.encode('abx')], [1, 2, 0]);
+  assert.equal(chars.decode(chars.encode('abx')), 'ab\uFFFD');
+  chars.dispose();
+});
+
+test('training with a BPE tokenizer: generation, checkpoints, and the option rules', async () => {
+  const text = NOVEL.slice(0, 60000);
+  const config = { nLayer: 1, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 320, batchSize: 4 };
+  const model = await createModel(config);
+  await model.train(text, { steps: 30, lr: 3e-3, evalInterval: 0, tokenizer: 'bpe' });
+  assert.equal(model.tokenizer.kind, 'bpe');
+  assert.equal(model.tokenizer.vocabSize, 320, 'defaults to the model vocabulary');
+  const out = await model.generateText('Elizabeth', { maxTokens: 20, temperature: 0.8, seed: 2 });
+  assert.ok(out.length >= 20, `BPE tokens decode to text: ${JSON.stringify(out)}`);
+  const copy = await loadModel(model.save());
+  assert.equal(copy.tokenizer.kind, 'bpe');
+  assert.equal(await copy.generateText('Elizabeth', { maxTokens: 20, temperature: 0.8, seed: 2 }), out);
+  // the option only applies to a model without a tokenizer, and must fit the vocabulary
+  await model.train(text, { steps: 1, evalInterval: 0, tokenizer: 'bpe' });
+  await assert.rejects(model.train(text, { steps: 1, tokenizer: 'char' }), (e) => e.code === 'WF_ERR_STATE' && /already has a bpe/.test(e.message));
+  const narrow = await createModel(config);
+  await assert.rejects(narrow.train(text, { steps: 1, tokenizer: { kind: 'bpe', vocabSize: 400 } }), (e) => e.code === 'WF_ERR_CONFIG' && /does not fit/.test(e.message));
+  assert.equal(narrow.tokenizer, null, 'a refused tokenizer is not kept');
+  // a Tokenizer passed in is copied: the caller keeps theirs
+  const mine = await createTokenizer(text, { kind: 'bpe', vocabSize: 300 });
+  const third = await createModel(config);
+  await third.train(text, { steps: 2, evalInterval: 0, tokenizer: mine });
+  assert.equal(third.tokenizer.vocabSize, 300);
+  assert.notEqual(third.tokenizer, mine);
+  third.dispose();
+  assert.equal(mine.decode(mine.encode('still usable')), 'still usable');
+  for (const x of [model, copy, narrow, mine]) x.dispose();
+});

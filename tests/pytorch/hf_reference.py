@@ -1,0 +1,134 @@
+"""Hugging Face models in plain PyTorch, and the safetensors format, for machines without
+the transformers and safetensors packages (Debian's python3-torch has neither).
+
+gpt2_lm_logits(state, config, ids) computes what transformers' GPT2LMHeadModel computes in
+eval mode from a state dict with Hugging Face names and a config.json dict: learned
+positions, Pre-LN blocks with LayerNorm(eps = layer_norm_epsilon), Conv1D layers (weights
+stored [in, out]), attention scaled by 1/sqrt(head size) with the causal mask filled with
+the dtype's lowest value, gelu_new (GELU, tanh approximation) or relu, a final LayerNorm
+and a bias-free head (the token embedding when tie_word_embeddings).
+
+safetensors: u64 little-endian header length, a JSON header {name: {dtype, shape,
+data_offsets: [begin, end]}, "__metadata__": {...}}, then the raw little-endian data.
+"""
+import json
+import math
+import os
+import struct
+
+import torch
+import torch.nn.functional as F
+
+DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
+          "I32": torch.int32, "I64": torch.int64, "BOOL": torch.bool}
+NAMES = {v: k for k, v in DTYPES.items()}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack_from("<Q", data, 0)
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = e["data_offsets"]
+        raw = bytearray(data[8 + n + begin:8 + n + end])
+        dtype = DTYPES[e["dtype"]]
+        t = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        out[name] = t.reshape(e["shape"]).clone()
+    return out
+
+
+def tensor_bytes(t):
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:  # numpy has no bfloat16: the same 16 bits as int16
+        t = t.view(torch.int16)
+    return t.numpy().tobytes()  # little-endian on every machine this runs on
+
+
+def write_safetensors(path, tensors, metadata=None):
+    header, blobs, offset = {}, [], 0
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, t in tensors.items():
+        b = tensor_bytes(t)
+        header[name] = {"dtype": NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-(8 + len(h)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        for b in blobs:
+            f.write(b)
+
+
+def load_dir(path):
+    """(state dict, config dict) of a directory with model.safetensors and config.json."""
+    with open(os.path.join(path, "config.json")) as f:
+        config = json.load(f)
+    return read_safetensors(os.path.join(path, "model.safetensors")), config
+
+
+def gpt2_state(state, config):
+    """The float32 state dict of a GPT2LMHeadModel: names with the transformer. prefix (a
+    GPT2Model checkpoint has none), lm_head.weight tied to the embedding unless
+    tie_word_embeddings is false, no causal-mask buffers."""
+    out = {}
+    for k, v in state.items():
+        if k.endswith(".attn.bias") or k.endswith(".attn.masked_bias"):
+            continue
+        if not k.startswith("transformer.") and k != "lm_head.weight":
+            k = "transformer." + k
+        out[k] = v.to(torch.float32)
+    if config.get("tie_word_embeddings", True):
+        out["lm_head.weight"] = out["transformer.wte.weight"]
+    return out
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+ACTIVATIONS = {"gelu_new": gelu_new, "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"), "relu": F.relu}
+
+
+def conv1d(x, w, b):
+    """transformers' Conv1D: y = x W + b with W stored [in, out]."""
+    y = torch.addmm(b, x.reshape(-1, x.size(-1)), w)
+    return y.view(x.shape[:-1] + (w.size(1),))
+
+
+def gpt2_lm_logits(state, config, ids):
+    p = gpt2_state(state, config)
+    C, NH, L = config["n_embd"], config["n_head"], config["n_layer"]
+    eps = config.get("layer_norm_epsilon", 1e-5)
+    act = ACTIVATIONS[config.get("activation_function", "gelu_new")]
+    assert config.get("scale_attn_weights", True) and not config.get("scale_attn_by_inverse_layer_idx", False)
+    B, T = ids.shape
+    h = p["transformer.wte.weight"][ids] + p["transformer.wpe.weight"][torch.arange(T)]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool)).view(1, 1, T, T)
+    for l in range(L):
+        w = lambda name: p["transformer.h.%d.%s" % (l, name)]
+        x = F.layer_norm(h, (C,), w("ln_1.weight"), w("ln_1.bias"), eps)
+        q, k, v = conv1d(x, w("attn.c_attn.weight"), w("attn.c_attn.bias")).split(C, dim=2)
+        q, k, v = (t.view(B, T, NH, C // NH).permute(0, 2, 1, 3) for t in (q, k, v))
+        a = torch.matmul(q, k.transpose(-1, -2))
+        a = a / torch.full([], v.size(-1) ** 0.5, dtype=a.dtype)
+        a = torch.where(causal, a, torch.full([], torch.finfo(a.dtype).min, dtype=a.dtype))
+        a = torch.softmax(a, dim=-1)
+        y = torch.matmul(a, v).permute(0, 2, 1, 3).contiguous().view(B, T, C)
+        h = conv1d(y, w("attn.c_proj.weight"), w("attn.c_proj.bias")) + h
+        x = F.layer_norm(h, (C,), w("ln_2.weight"), w("ln_2.bias"), eps)
+        h = h + conv1d(act(conv1d(x, w("mlp.c_fc.weight"), w("mlp.c_fc.bias"))), w("mlp.c_proj.weight"),
+                       w("mlp.c_proj.bias"))
+    h = F.layer_norm(h, (C,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"], eps)
+    return F.linear(h, p["lm_head.weight"])
+
+
+def lm_logits(state, config, ids):
+    if config["model_type"] == "gpt2":
+        return gpt2_lm_logits(state, config, ids)
+    raise SystemExit("model_type %r: no PyTorch reference here" % config["model_type"])

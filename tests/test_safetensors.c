@@ -1,0 +1,341 @@
+/* safetensors + config.json: Hugging Face GPT-2 files written by PyTorch import with the
+ * logits PyTorch computed (tests/fixtures/gen_safetensors_fixture.py), export and import
+ * round-trip exactly, and hostile files (every truncation, flipped bytes, bad JSON, bad
+ * configs, shapes, dtypes, offsets, missing and extra tensors) fail with a message and
+ * leave the model as it was. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "wasmformer.h"
+
+static char *read_file(const char *path, int32_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc(size + 1);
+    *n = (int32_t)fread(b, 1, size, f);
+    b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+static size_t param_block(wf_model *m) {
+    wf_tensor_info t;
+    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    return (size_t)t.offset + t.size;
+}
+
+/* The model's state as checkpoint bytes, to prove a failed call changed nothing. */
+static uint8_t *state_of(wf_model *m, int32_t *n) {
+    uint8_t *b = NULL;
+    wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &b, n);
+    return b;
+}
+
+static int same_state(wf_model *m, const uint8_t *before, int32_t n0) {
+    int32_t n;
+    uint8_t *now = state_of(m, &n);
+    int same = n == n0 && !memcmp(now, before, n);
+    wf_buffer_free(now);
+    return same;
+}
+
+static void test_pytorch_fixtures(void) {
+    const char *cases[] = {"hf_gpt2_tied", "hf_gpt2_untied_relu_f16", "hf_gpt2_model_bf16"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char path[256];
+        int32_t nc = 0, ns = 0;
+        snprintf(path, sizeof path, "tests/fixtures/%s/config.json", cases[c]);
+        char *config = read_file(path, &nc);
+        snprintf(path, sizeof path, "tests/fixtures/%s/model.safetensors", cases[c]);
+        uint8_t *st = (uint8_t *)read_file(path, &ns);
+        snprintf(path, sizeof path, "tests/fixtures/%s/expected.bin", cases[c]);
+        fx_file fx = {0, NULL};
+        int have = config && st && fx_load(path, &fx) == 0;
+        CHECK(have, "%s: fixture files missing (run from the repository root)", cases[c]);
+        if (!have) continue;
+        /* import over an existing, different model: it is replaced */
+        wf_model *m = wf_model_create();
+        wf_config other;
+        wf_config_default(&other);
+        CHECK_OK(wf_model_init(m, &other), m);
+        CHECK_OK(wf_safetensors_import(m, config, nc, st, ns), m);
+        fx_entry *in = fx_get(&fx, "inputs"), *want = fx_get(&fx, "logits");
+        const int B = in->dims[0], T = in->dims[1], V = want->dims[2];
+        wf_config got;
+        wf_model_config(m, &got);
+        CHECK(got.vocab_size == V && got.context == T, "%s: config from config.json", cases[c]);
+        CHECK_OK(wf_forward(m, in->data, NULL, B, T, NULL), m);
+        const float *logits = wf_logits(m), *ref = want->data;
+        double err = 0;
+        for (size_t i = 0; i < (size_t)B * T * V; i++) err = fmax(err, fabs((double)logits[i] - ref[i]));
+        printf("%s: imported logits vs PyTorch's GPT2LMHeadModel forward: max abs err %.2e\n", cases[c], err);
+        CHECK(err < 1e-5, "%s: logits differ from PyTorch by %g", cases[c], err);
+        fx_free(&fx);
+        free(config);
+        free(st);
+        wf_model_free(m);
+    }
+}
+
+/* export -> import gives the same weights and config; the GPT-2 layout for GPT-2 configs,
+ * wasmformer's own names for the rest */
+static void test_round_trip(void) {
+    struct { const char *name; int tied, bias, relu, sinusoidal; const char *needle; } cases[] = {
+        {"gpt2 tied", 1, 1, 0, 0, "\"GPT2LMHeadModel\""},
+        {"gpt2 untied relu", 0, 1, 1, 0, "\"tie_word_embeddings\": false"},
+        {"no biases, sinusoidal", 1, 0, 0, 1, "\"model_type\": \"wasmformer\""},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        wf_config cfg;
+        wf_config_default(&cfg);
+        cfg.vocab_size = 23;
+        cfg.context = 12;
+        cfg.n_layer = 2;
+        cfg.n_head = 2;
+        cfg.d_model = 16;
+        cfg.d_ff = 40;
+        cfg.norm_eps = 1e-6f;
+        cfg.tied_head = cases[c].tied;
+        cfg.bias = cases[c].bias;
+        cfg.activation = cases[c].relu ? WF_ACT_RELU : WF_ACT_GELU;
+        cfg.positions = cases[c].sinusoidal ? WF_POS_SINUSOIDAL : WF_POS_LEARNED;
+        cfg.seed = 77;
+        wf_model *m = wf_model_create();
+        CHECK_OK(wf_model_init(m, &cfg), m);
+        uint8_t *st;
+        char *config;
+        int32_t ns, nc;
+        CHECK_OK(wf_safetensors_export(m, &st, &ns, &config, &nc), m);
+        CHECK(strstr(config, cases[c].needle) != NULL, "%s: config.json has %s:\n%.*s", cases[c].name, cases[c].needle, nc, config);
+        uint64_t hlen = 0;
+        for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+        CHECK((8 + hlen) % 8 == 0, "%s: data starts 8-byte aligned", cases[c].name);
+        wf_model *e = wf_model_create();
+        CHECK_OK(wf_safetensors_import(e, config, nc, st, ns), e);
+        wf_config back;
+        wf_model_config(e, &back);
+        if (!cases[c].sinusoidal) back.seed = cfg.seed; /* Hugging Face configs have no seed */
+        CHECK(!memcmp(&back, &cfg, sizeof cfg), "%s: config survives", cases[c].name);
+        CHECK(param_block(e) == param_block(m) &&
+              !memcmp(wf_model_params(e), wf_model_params(m), param_block(m) * sizeof(float)),
+              "%s: weights bit-identical", cases[c].name);
+        /* export of the import: the same bytes */
+        uint8_t *st2;
+        char *config2;
+        int32_t ns2, nc2;
+        CHECK_OK(wf_safetensors_export(e, &st2, &ns2, &config2, &nc2), e);
+        CHECK(ns2 == ns && !memcmp(st2, st, ns) && nc2 == nc && !memcmp(config2, config, nc),
+              "%s: export(import(x)) == x", cases[c].name);
+        wf_buffer_free(st2);
+        wf_buffer_free(config2);
+        wf_buffer_free(st);
+        wf_buffer_free(config);
+        wf_model_free(e);
+        wf_model_free(m);
+    }
+    wf_model *empty = wf_model_create();
+    uint8_t *st = (uint8_t *)1;
+    char *config = (char *)1;
+    int32_t ns, nc;
+    CHECK(wf_safetensors_export(empty, &st, &ns, &config, &nc) == WF_ERR_STATE && st == NULL && config == NULL, "empty model");
+    wf_model_free(empty);
+}
+
+/* A safetensors file with another header and the same data. */
+static uint8_t *with_header(const uint8_t *st, int32_t ns, const char *header, int32_t *n_out) {
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    size_t data = (size_t)ns - 8 - hlen, hn = strlen(header);
+    uint8_t *b = malloc(8 + hn + data + 1);
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)((uint64_t)hn >> (8 * i));
+    memcpy(b + 8, header, hn);
+    memcpy(b + 8 + hn, st + 8 + hlen, data);
+    *n_out = (int32_t)(8 + hn + data);
+    return b;
+}
+
+/* s with the first occurrence of from replaced by to (a new string). */
+static char *replace(const char *s, const char *from, const char *to) {
+    const char *at = strstr(s, from);
+    if (!at) return NULL;
+    size_t n = strlen(s) - strlen(from) + strlen(to);
+    char *out = malloc(n + 1);
+    size_t k = (size_t)(at - s);
+    memcpy(out, s, k);
+    strcpy(out + k, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+static char last_msg[256];
+
+static void expect(wf_model *m, const uint8_t *before, int32_t n0, const char *config, int32_t nc, const uint8_t *st,
+                   int32_t ns, wf_status want, const char *needle, const char *what) {
+    wf_status s = wf_safetensors_import(m, config, nc, st, ns);
+    snprintf(last_msg, sizeof last_msg, "%s", wf_model_error(m));
+    CHECK(s == want, "%s: %s, want %s (%s)", what, wf_status_string(s), wf_status_string(want), last_msg);
+    CHECK(strstr(last_msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, last_msg, needle);
+    CHECK(same_state(m, before, n0), "%s: the model changed", what);
+    if (getenv("WF_VERBOSE")) printf("  %-36s %-16s %s\n", what, wf_status_string(s), last_msg);
+}
+
+static void test_hostile(void) {
+    int32_t nc = 0, ns = 0;
+    char *config = read_file("tests/fixtures/hf_gpt2_model_bf16/config.json", &nc);
+    uint8_t *st = (uint8_t *)read_file("tests/fixtures/hf_gpt2_model_bf16/model.safetensors", &ns);
+    CHECK(config && st, "fixture missing");
+    if (!config || !st) return;
+    wf_model *m = wf_model_create();
+    wf_config c;
+    wf_config_default(&c);
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t n0;
+    uint8_t *before = state_of(m, &n0);
+
+    /* every truncation of both files */
+    int refused = 0;
+    for (int32_t len = 0; len < ns; len++) refused += wf_safetensors_import(m, config, nc, st, len) != WF_OK;
+    CHECK(refused == ns, "every truncated safetensors file refused: %d of %d", refused, ns);
+    refused = 0;
+    for (int32_t len = 0; len < nc; len++) refused += wf_safetensors_import(m, config, len, st, ns) != WF_OK;
+    /* a config.json cut after its closing brace is still whole: every shorter cut fails */
+    int32_t last = nc;
+    while (last > 0 && config[last - 1] != '}') last--;
+    CHECK(refused == last, "every truncated config.json refused: %d of %d", refused, last);
+    CHECK(same_state(m, before, n0), "truncations changed nothing");
+
+    /* every byte of the safetensors file flipped: refused or loaded, never a crash, and a
+     * refusal changes nothing */
+    uint8_t *b = malloc(ns);
+    int loaded = 0, bad_refusal = 0;
+    for (int32_t i = 0; i < ns; i++) {
+        memcpy(b, st, ns);
+        b[i] ^= i < 8 ? 0x01 : 0x41;
+        wf_model *e = wf_model_create();
+        if (wf_safetensors_import(e, config, nc, b, ns) == WF_OK) loaded++;
+        else bad_refusal += wf_model_param_count(e) != 0 || strlen(wf_model_error(e)) == 0;
+        wf_model_free(e);
+    }
+    CHECK(bad_refusal == 0, "%d refusals left a model or no message", bad_refusal);
+    printf("safetensors bytes flipped: %d of %d still load (weights that stay finite), %d refused\n", loaded, ns, ns - loaded);
+    free(b);
+
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    char *header = calloc(hlen + 1, 1);
+    memcpy(header, st + 8, hlen);
+    uint8_t *bad;
+    int32_t nb;
+    char *h2;
+#define HEADER(from, to, status, needle, what)                           \
+    do {                                                                 \
+        h2 = replace(header, from, to);                                  \
+        CHECK(h2 != NULL, "%s: \"%s\" not in the header", what, from);   \
+        if (!h2) break;                                                  \
+        bad = with_header(st, ns, h2, &nb);                              \
+        expect(m, before, n0, config, nc, bad, nb, status, needle, what); \
+        free(bad);                                                       \
+        free(h2);                                                        \
+    } while (0)
+    HEADER("\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"F32\"", WF_ERR_FORMAT, "bytes", "dtype disagrees with the bytes");
+    HEADER("\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"I16\"", WF_ERR_UNSUPPORTED, "dtype", "unsupported dtype");
+    HEADER("\"wte.weight\"", "\"wte.weight2\"", WF_ERR_FORMAT, "\"transformer.wte.weight\" is missing", "missing tensor");
+    HEADER("{", "{\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT,
+           "\"extra\" is not part", "extra tensor");
+    HEADER("{", "{\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT, "appears twice", "duplicate tensor");
+    HEADER("\"shape\":[30,16]", "\"shape\":[16,30]", WF_ERR_FORMAT, "shape [16, 30]", "transposed shape");
+    HEADER("\"shape\":[30,16]", "\"shape\":[30,16,1]", WF_ERR_FORMAT, "config.json gives", "extra dimension");
+    HEADER("\"shape\":[30,16]", "\"shape\":[3000000000,16]", WF_ERR_FORMAT, "bad shape", "dimension above int32");
+    HEADER("\"shape\":[30,16]", "\"shape\":[2147483647,2147483647,2147483647,2147483647]", WF_ERR_FORMAT, "absurdly large", "absurd shape");
+    HEADER("\"shape\":[30,16]", "\"shape\":[30,-16]", WF_ERR_FORMAT, "bad shape", "negative dimension");
+    HEADER("\"data_offsets\":[0,", "\"data_offsets\":[99999999,", WF_ERR_FORMAT, "data_offsets", "offset beyond the data");
+    HEADER("\"data_offsets\":[0,", "\"data_offsets\":[0,1,", WF_ERR_FORMAT, "data_offsets", "three offsets");
+    HEADER("{", "[", WF_ERR_FORMAT, "safetensors header", "not an object");
+    /* JSON escapes are decoded: "BF\u0031\u0036" is BF16 */
+    {
+        h2 = replace(header, "\"dtype\":\"BF16\"", "\"dtype\":\"BF\\u0031\\u0036\"");
+        bad = with_header(st, ns, h2, &nb);
+        wf_model *e = wf_model_create();
+        CHECK(wf_safetensors_import(e, config, nc, bad, nb) == WF_OK, "escaped dtype: %s", wf_model_error(e));
+        wf_model_free(e);
+        free(bad);
+        free(h2);
+    }
+    /* nesting: 100 levels deep in the metadata */
+    {
+        char deep[1024] = "{\"__metadata__\":";
+        for (int i = 0; i < 100; i++) strcat(deep, "[");
+        h2 = NULL;
+        bad = with_header(st, ns, deep, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "nested too deeply", "deep nesting");
+        free(bad);
+    }
+    /* the header length field beyond the file */
+    b = malloc(ns);
+    memcpy(b, st, ns);
+    b[7] = 0x10;
+    expect(m, before, n0, config, nc, b, ns, WF_ERR_FORMAT, "truncated?", "header length beyond the file");
+    /* a NaN weight (bf16 0x7FC0) */
+    memcpy(b, st, ns);
+    b[8 + hlen] = 0xC0;
+    b[8 + hlen + 1] = 0x7F;
+    wf_status s = wf_safetensors_import(m, config, nc, b, ns);
+    CHECK(s == WF_ERR_FORMAT && strstr(wf_model_error(m), "not a finite"), "NaN weight: %s", wf_model_error(m));
+    CHECK(same_state(m, before, n0), "NaN weight changed the model");
+    free(b);
+
+    /* config.json */
+#define CONFIG(from, to, status, needle, what)                           \
+    do {                                                                 \
+        h2 = replace(config, from, to);                                  \
+        CHECK(h2 != NULL, "%s: \"%s\" not in config.json", what, from);  \
+        if (!h2) break;                                                  \
+        expect(m, before, n0, h2, (int32_t)strlen(h2), st, ns, status, needle, what); \
+        free(h2);                                                        \
+    } while (0)
+    CONFIG("\"model_type\": \"gpt2\"", "\"model_type\": \"bert\"", WF_ERR_UNSUPPORTED, "model_type \"bert\"", "unknown model_type");
+    CONFIG("\"model_type\": \"gpt2\",", "", WF_ERR_FORMAT, "model_type", "no model_type");
+    CONFIG("\"activation_function\": \"gelu_new\"", "\"activation_function\": \"gelu\"", WF_ERR_UNSUPPORTED, "gelu_new", "exact GELU");
+    CONFIG("\"n_head\": 2", "\"n_head\": 3", WF_ERR_FORMAT, "does not divide", "heads do not divide the width");
+    CONFIG("\"n_embd\": 16", "\"n_embd\": 32", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
+    CONFIG("\"n_layer\": 1", "\"n_layer\": 1.5", WF_ERR_FORMAT, "integer", "fractional layers");
+    CONFIG("\"n_layer\": 1", "\"n_layer\": 1e3", WF_ERR_FORMAT, "integer", "layers as 1e3");
+    CONFIG("\"vocab_size\": 30", "\"vocab_size\": 99999999999", WF_ERR_FORMAT, "integer", "vocab beyond int32");
+    CONFIG("\"vocab_size\": 30", "\"vocab_size\": 30, \"vocab_size\": 31", WF_ERR_FORMAT, "twice", "duplicate key");
+    CONFIG("\"n_embd\": 16", "\"n_embd\": 65536", WF_ERR_FORMAT, "2^31", "absurd width");
+    CONFIG("\"n_embd\": 16,", "", WF_ERR_FORMAT, "\"n_embd\" is missing", "missing width");
+    CONFIG("\"scale_attn_weights\": true", "\"scale_attn_weights\": false", WF_ERR_UNSUPPORTED, "scale_attn_weights", "unscaled attention");
+    CONFIG("{", "{\"n_head\": 2 \"x\": 1,", WF_ERR_FORMAT, "expected ','", "bad JSON");
+    CONFIG("{", "{\"\\q\": 1,", WF_ERR_FORMAT, "bad escape", "bad escape");
+    CONFIG("}", "} x", WF_ERR_FORMAT, "text after", "trailing text");
+    /* a tied config whose file repeats a different lm_head */
+    {
+        h2 = replace(header, "{", "{\"lm_head.weight\":{\"dtype\":\"BF16\",\"shape\":[30,16],\"data_offsets\":[32,992]},");
+        bad = with_header(st, ns, h2, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "differs from the embedding", "tied head that differs");
+        free(bad);
+        free(h2);
+    }
+#undef HEADER
+#undef CONFIG
+    CHECK(wf_safetensors_import(m, NULL, 0, st, ns) == WF_ERR_ARG && wf_safetensors_import(NULL, config, nc, st, ns) == WF_ERR_ARG,
+          "NULL arguments");
+    CHECK(same_state(m, before, n0), "nothing changed");
+    free(header);
+    free(before);
+    free(config);
+    free(st);
+    wf_model_free(m);
+}
+
+int main(void) {
+    test_pytorch_fixtures();
+    test_round_trip();
+    test_hostile();
+    return check_summary("test_safetensors");
+}
