@@ -117,8 +117,8 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
         t[P_NORM] += now() - t0;
         t0 = now();
         for (int l = 0; l < L; l++) {
-            wf_gelu_forward(y, x, N * F);
-            wf_gelu_backward(dy, x, y, N * F);
+            wf_gelu_forward(y, x, N * F, pool);
+            wf_gelu_backward(dy, x, y, N * F, pool);
         }
         t[P_GELU] += now() - t0;
         t0 = now();

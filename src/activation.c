@@ -32,11 +32,12 @@ void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *
 
 /* The vector path, through the identity (1 + tanh u)/2 = sigmoid(2u):
  *   gelu(x) = x s,  s = 1 / (1 + e^(-2u));   gelu'(x) = s + 2 x s (1 - s) u'
- * one exponential per element, and exact at both ends (e^(-2u) -> inf gives 0, -> 0 gives x). */
-void wf_gelu_forward(wf_real *out, const wf_real *inp, int N) {
-#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
-    wf_gelu_forward_scalar(out, inp, N);
-#else
+ * one exponential per element, and exact at both ends (e^(-2u) -> inf gives 0, -> 0 gives x).
+ * A pool shares out chunks of GELU_CHUNK elements. */
+#define GELU_CHUNK 16384
+
+#if !defined(WF_REFERENCE_KERNELS) && !defined(WF_SIMD_SCALAR)
+static void gelu_forward_range(wf_real *out, const wf_real *inp, int N) {
     const wf_v k2 = wf_vset1((wf_real)(-2 * GELU_K)), a = wf_vset1((wf_real)GELU_A), one = wf_vset1(1);
     int i = 0;
     for (; i + WF_VL <= N; i += WF_VL) {
@@ -45,13 +46,9 @@ void wf_gelu_forward(wf_real *out, const wf_real *inp, int N) {
         wf_vstore(out + i, wf_vdiv(x, wf_vadd(one, wf_vexp(u2))));
     }
     wf_gelu_forward_scalar(out + i, inp + i, N - i);
-#endif
 }
 
-void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
-#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
-    wf_gelu_backward_scalar(dinp, dout, inp, N);
-#else
+static void gelu_backward_range(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
     const wf_v k = wf_vset1((wf_real)GELU_K), a = wf_vset1((wf_real)GELU_A), a3 = wf_vset1((wf_real)(3 * GELU_A));
     const wf_v one = wf_vset1(1), two = wf_vset1(2), mtwo = wf_vset1(-2);
     int i = 0;
@@ -65,6 +62,44 @@ void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, in
         wf_vstore(dinp + i, wf_vmadd(wf_vload(dout + i), g, wf_vload(dinp + i)));
     }
     wf_gelu_backward_scalar(dinp + i, dout + i, inp + i, N - i);
+}
+
+typedef struct {
+    wf_real *out;
+    const wf_real *dout, *inp;
+    int N;
+} gelu_job;
+
+static void gelu_forward_task(void *ctx, int t) {
+    const gelu_job *j = ctx;
+    const int i = t * GELU_CHUNK, n = j->N - i < GELU_CHUNK ? j->N - i : GELU_CHUNK;
+    gelu_forward_range(j->out + i, j->inp + i, n);
+}
+
+static void gelu_backward_task(void *ctx, int t) {
+    const gelu_job *j = ctx;
+    const int i = t * GELU_CHUNK, n = j->N - i < GELU_CHUNK ? j->N - i : GELU_CHUNK;
+    gelu_backward_range(j->out + i, j->dout + i, j->inp + i, n);
+}
+#endif
+
+void wf_gelu_forward(wf_real *out, const wf_real *inp, int N, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
+    (void)pool;
+    wf_gelu_forward_scalar(out, inp, N);
+#else
+    gelu_job j = {out, NULL, inp, N};
+    wf_pool_run(pool, (N + GELU_CHUNK - 1) / GELU_CHUNK, gelu_forward_task, &j);
+#endif
+}
+
+void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
+    (void)pool;
+    wf_gelu_backward_scalar(dinp, dout, inp, N);
+#else
+    gelu_job j = {dinp, dout, inp, N};
+    wf_pool_run(pool, (N + GELU_CHUNK - 1) / GELU_CHUNK, gelu_backward_task, &j);
 #endif
 }
 

@@ -83,7 +83,11 @@ static void pack_b(wf_real *bp, const wf_real *b, size_t brs, size_t bcs, int n,
     for (int j0 = 0; j0 < n; j0 += WF_NR, bp += (size_t)kc * WF_NR) {
         const int nr = MIN(WF_NR, n - j0);
         const wf_real *src = b + (size_t)j0 * bcs;
-        if (bcs == 1) {
+        if (bcs == 1 && nr == WF_NR) {
+            /* whole vectors: a compiler's memcpy for NR floats costs more than the copy */
+            for (int k = 0; k < kc; k++)
+                for (int v = 0; v < WF_NV; v++) wf_vstore(bp + k * WF_NR + v * WF_VL, wf_vload(src + k * brs + v * WF_VL));
+        } else if (bcs == 1) {
             for (int k = 0; k < kc; k++) {
                 int j = 0;
                 for (; j < nr; j++) bp[k * WF_NR + j] = src[k * brs + j];
@@ -260,20 +264,23 @@ void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs,
         mm_rows(&j);
         return;
     }
-    /* Tasks: column ranges of at most NC; with threads, narrower ranges and then row ranges
-     * until there are a few tasks per thread (B is packed once per task, A once per
-     * column range and KC slice). */
-    /* below ~1 MFLOP waking the workers costs more than it saves */
-    if ((double)M * N * K < (1 << 19)) pool = NULL;
-    const int threads = wf_pool_threads(pool), panels = (N + WF_NR - 1) / WF_NR;
-    const int nc_panels = NC / WF_NR, want = threads > 1 ? 3 * threads : 1;
-    int col_tasks = (panels + nc_panels - 1) / nc_panels;
-    if (col_tasks < want) col_tasks = MIN(want, panels);
+    /* Tasks: column ranges of at most NC (one task per range without threads). With
+     * threads, cut further until there are a few tasks per thread, along the dimension
+     * whose cut repacks less: every extra column range packs all of A again (M*K), every
+     * extra row range all of B (K*N). */
+    if ((double)M * N * K < (1 << 19)) pool = NULL; /* below ~1 MFLOP waking workers costs more */
+    const int threads = wf_pool_threads(pool), want = threads > 1 ? 3 * threads : 1;
+    const int panels = (N + WF_NR - 1) / WF_NR, nc_panels = NC / WF_NR, row_blocks = (M + MC - 1) / MC;
+    int col_tasks = (panels + nc_panels - 1) / nc_panels, row_tasks = 1;
+    if (col_tasks < want) {
+        if (M >= N)
+            row_tasks = MIN(row_blocks, (want + col_tasks - 1) / col_tasks);
+        else
+            col_tasks = MIN(panels, want);
+    }
     j.col_width = (panels + col_tasks - 1) / col_tasks * WF_NR;
     col_tasks = (N + j.col_width - 1) / j.col_width;
-    const int row_blocks = (M + MC - 1) / MC;
-    j.row_tasks = col_tasks >= want ? 1 : MIN(row_blocks, (want + col_tasks - 1) / col_tasks);
-    j.row_width = (row_blocks + j.row_tasks - 1) / j.row_tasks * MC;
+    j.row_width = (row_blocks + row_tasks - 1) / row_tasks * MC;
     j.row_tasks = (M + j.row_width - 1) / j.row_width;
     wf_pool_run(pool, j.row_tasks * col_tasks, mm_task, &j);
 }

@@ -83,8 +83,8 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
                                   const wf_real *k, const wf_real *v, const wf_attn_dims *d);
 
 /* ---- activation.c ---- */
-void wf_gelu_forward(wf_real *out, const wf_real *inp, int N);
-void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
+void wf_gelu_forward(wf_real *out, const wf_real *inp, int N, wf_pool *pool);
+void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, wf_pool *pool);
 void wf_gelu_forward_scalar(wf_real *out, const wf_real *inp, int N);
 void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_relu_forward(wf_real *out, const wf_real *inp, int N);

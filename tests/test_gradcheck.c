@@ -251,7 +251,7 @@ typedef struct {
 
 static double pw_loss(void *p) {
     pw_ctx *c = p;
-    if (c->which == 0) wf_gelu_forward(c->out, c->a, c->N);
+    if (c->which == 0) wf_gelu_forward(c->out, c->a, c->N, NULL);
     else if (c->which == 1) wf_relu_forward(c->out, c->a, c->N);
     else wf_residual_forward(c->out, c->a, c->b, c->N);
     return dot(c->out, c->R, c->N);
@@ -265,7 +265,7 @@ static void test_pointwise(wf_rng *r) {
         fill(r, c.b, 64, 1);
         fill(r, c.R, 64, 1);
         double *da = alloc_d(64), *db = alloc_d(64);
-        if (which == 0) wf_gelu_backward(da, c.R, c.a, c.N);
+        if (which == 0) wf_gelu_backward(da, c.R, c.a, c.N, NULL);
         else if (which == 1) wf_relu_backward(da, c.R, c.a, c.N);
         else wf_residual_backward(da, db, c.R, c.N);
         check_tensor(names[which], "inp", pw_loss, &c, c.a, da, 64);

@@ -163,12 +163,12 @@ static void test_rowwise(int N, int C) {
     compare(what, db, db_ref, C);
 
     /* GELU over a wide range, including where tanh saturates */
-    wf_gelu_forward(o, x, (int)n);
+    wf_gelu_forward(o, x, (int)n, NULL);
     wf_gelu_forward_scalar(o_ref, x, (int)n);
     snprintf(what, sizeof what, "gelu fwd n=%zu", n);
     compare(what, o, o_ref, n);
     memcpy(dx_ref, dx, n * sizeof(float));
-    wf_gelu_backward(dx, dout, x, (int)n);
+    wf_gelu_backward(dx, dout, x, (int)n, NULL);
     wf_gelu_backward_scalar(dx_ref, dout, x, (int)n);
     snprintf(what, sizeof what, "gelu bwd n=%zu", n);
     compare(what, dx, dx_ref, n);
