@@ -1,7 +1,10 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 /* Native timings for bench/run.mjs: training and generation on config A or B, and a
  * profile of the training step by kernel. Prints one JSON object.
- *   bench_wasmformer A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile]
+ *   bench_wasmformer A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair]
+ * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
+ * alternating steps with the first, and reports the ratio of their summed step times: on a
+ * shared machine the two see the same interference, so the ratio is steadier than two runs.
  * Train tokens/s = B*T / (forward + backward + AdamW), the median over the timed steps.
  * Generation tokens/s = 128 new tokens from a 16-token prompt at batch 1, median of --gen runs
  * (with context 64 the window slides and is re-read three times); decode tokens/s = the
@@ -147,13 +150,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile]\n", argv[0]);
         return 2;
     }
-    int steps = 5, warmup = 2, threads = 1, gen_runs = 0, want_profile = 0;
+    int steps = 5, warmup = 2, threads = 1, gen_runs = 0, want_profile = 0, pair = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen_runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--profile")) want_profile = 1;
+        else if (!strcmp(argv[i], "--pair")) pair = 1;
     }
     wf_config cfg;
     bench_cfg bc;
@@ -175,6 +179,12 @@ int main(int argc, char **argv) {
         tg[i] = (int32_t)(wf_rng_u32(&r) % 96);
     }
     double *times = malloc(sizeof(double) * (size_t)(steps > 0 ? steps : 1));
+    wf_model *single = NULL;
+    if (pair && threads > 1) {
+        single = wf_model_create();
+        if (wf_model_init(single, &cfg) != WF_OK) return 1;
+    }
+    double pair_time[2] = {0, 0};
     wf_step_info info;
     for (int s = 0; s < warmup + steps; s++) {
         double t0 = now();
@@ -182,8 +192,14 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench: %s\n", wf_model_error(m));
             return 1;
         }
-        if (s >= warmup) times[s - warmup] = now() - t0;
+        double t1 = now();
+        if (s >= warmup) times[s - warmup] = t1 - t0;
+        if (single) {
+            wf_train_step(single, in, tg, bc.B, bc.T, NULL);
+            if (s >= warmup) pair_time[0] += t1 - t0, pair_time[1] += now() - t1;
+        }
     }
+    wf_model_free(single);
     double step = steps > 0 ? median(times, steps) : 0;
     double gen_tps = 0, decode_tps = 0;
     if (gen_runs > 0) {
@@ -218,6 +234,7 @@ int main(int argc, char **argv) {
            argv[1][0], wf_simd_name(),
            threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, wf_model_param_count(m),
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
+    if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
     if (want_profile) {
         double t[P_N], sum = 0;
         profile(&cfg, &bc, m->pool, (size_t)wf_model_param_count(m), t);

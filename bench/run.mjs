@@ -69,8 +69,15 @@ function runRow(row, which) {
   if (which === 'A') opt.push('--gen', String(row.key === 'tfjs' ? 2 : S.genA));
   if (row.profile) opt.push('--profile');
   const [cmd, argv] = row.run(which, opt);
-  const out = sh(cmd, argv);
-  return JSON.parse(out.trim().split('\n').pop());
+  const r = JSON.parse(sh(cmd, argv).trim().split('\n').pop());
+  if (row.threads) {
+    // the thread speed-up, steadier than two rows on a shared machine: a second process
+    // alternates steps of a threaded and a single-thread model on the same batch
+    const pairOpt = ['--steps', String(which === 'B' ? 3 : 8), '--warmup', '1', '--threads', String(row.threads), '--pair', '1'];
+    const [pc, pa] = row.run(which, pairOpt);
+    r.pair_speedup = JSON.parse(sh(pc, pa).trim().split('\n').pop()).pair_speedup;
+  }
+  return r;
 }
 
 const results = { date: new Date().toISOString(), quick, machine: machine(), rows: {} };
@@ -141,20 +148,27 @@ function table(res) {
       `${f(a?.gen_tok_s)}${a?.decode_tok_s ? ` (${f(a.decode_tok_s)})` : ''} | ${f(bb?.train_tok_s)} | ${f(bb && bb.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
       `${peak} | ${ratio(a, 'A', 'tfjs')}, ${ratio(bb, 'B', 'tfjs')} | ${ratio(a, 'A', ref)}, ${ratio(bb, 'B', ref)} |`);
   }
+  const ratio = (r, base) => (r?.train_tok_s && base?.train_tok_s ? (r.train_tok_s / base.train_tok_s).toFixed(1) : '–');
   if (res.browser) {
+    const names = { simd: 'wasm SIMD, 1 thread', simd2: 'wasm SIMD, 2 threads', tfjs: 'TF.js 4.22 wasm backend' };
     for (const [iso, rows] of Object.entries(res.browser)) {
-      for (const [k, r] of Object.entries(rows)) {
+      for (const [k, r] of Object.entries(rows).filter(([key]) => names[key]).map(([key, v]) => [names[key], v])) {
         if (!r || r.error) {
-          lines.push(`| Chromium ${iso}: ${k} | ${r?.error ?? 'not run'} | | | | | | | |`);
+          lines.push(`| Chromium, ${iso}: ${k} | ${r?.error ?? 'not run'} | | | | | | | |`);
           continue;
         }
-        lines.push(`| Chromium ${iso}: ${k} | ${f(r.A?.train_tok_s)} | ${f(r.A && r.A.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
+        lines.push(`| Chromium, ${iso}: ${k} | ${f(r.A?.train_tok_s)} | ${f(r.A && r.A.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
           `${f(r.A?.gen_tok_s)}${r.A?.decode_tok_s ? ` (${f(r.A.decode_tok_s)})` : ''} | ${f(r.B?.train_tok_s)} | ${f(r.B && r.B.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
-          `${r.B?.heap_bytes ? mb(r.B.heap_bytes) : '–'} | | |`);
+          `${r.B?.heap_bytes ? `(${mb(r.B.heap_bytes)})` : '–'} | ${ratio(r.A, rows.tfjs?.A)}, ${ratio(r.B, rows.tfjs?.B)} | |`);
       }
     }
   }
   lines.push('');
+  const pairs = ['native_simd2', 'wasm_simd2'].flatMap((k) => ['A', 'B'].map((w) => [k, w, res.rows[`${k}_${w}`]?.pair_speedup]))
+    .filter(([, , x]) => x).map(([k, w, x]) => `${k.startsWith('native') ? 'native' : 'wasm'} ${w} ${x.toFixed(2)}x`);
+  const iso = res.browser?.isolated;
+  for (const w of ['A', 'B']) if (iso?.simd2?.[w]?.pair_speedup) pairs.push(`Chromium (isolated) ${w} ${iso.simd2[w].pair_speedup.toFixed(2)}x`);
+  if (pairs.length) lines.push(`2 threads / 1 thread, from a 2-thread and a 1-thread model alternating steps in one process: ${pairs.join(', ')}.`);
   lines.push(`wasm module: ${res.size.wasm} bytes, ${res.size.wasm_gzip} gzipped; threaded: ${res.size.wasm_mt} bytes, ` +
     `${res.size.wasm_mt_gzip} gzipped.`);
   const m = res.memory_B;

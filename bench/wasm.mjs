@@ -1,13 +1,15 @@
 // Times one wasm build in this Node process (or, imported, in a browser page): config A or B,
 // training steps and generation, through the C API. Used by bench/run.mjs; prints JSON.
-//   node bench/wasm.mjs simd|mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N]
+//   node bench/wasm.mjs simd|mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--pair 1]
+// --pair 1 (with threads > 1): a second, single-thread model alternates steps with the first
+// on the same batch; pair_speedup = their summed step times' ratio (steadier on a busy machine).
 // simd and mt load the package's builds the way users get them (src/js/node.js); ref is
 // the reference-kernel build that `./build.sh ref` makes for the benchmark only.
 import { CONFIGS, median } from './configs.mjs';
 
 /** M: an instantiated wasmformer module. */
 export async function benchWasm(M, which, opts = {}) {
-  const { steps = 5, warmup = 2, threads = 1, gen = 0, now = () => performance.now() / 1000 } = opts;
+  const { steps = 5, warmup = 2, threads = 1, gen = 0, pair = 0, now = () => performance.now() / 1000 } = opts;
   const c = CONFIGS[which];
   const cfgp = M._malloc(64);
   M._wf_config_default(cfgp);
@@ -24,12 +26,20 @@ export async function benchWasm(M, which, opts = {}) {
   let seed = 42;
   const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % 96; };
   for (let i = 0; i < N; i++) { i32()[(pin >>> 2) + i] = rnd(); i32()[(ptg >>> 2) + i] = rnd(); }
-  const times = [];
+  const single = pair && threads > 1 ? M._wf_model_create() : 0;
+  if (single && M._wf_model_init(single, cfgp) !== 0) fail('wf_model_init (single)');
+  const times = [], pairTime = [0, 0];
   for (let s = 0; s < warmup + steps; s++) {
     const t0 = now();
     if (M._wf_train_step(m, pin, ptg, c.B, c.T, info) !== 0) fail('wf_train_step');
-    if (s >= warmup) times.push(now() - t0);
+    const t1 = now();
+    if (s >= warmup) times.push(t1 - t0);
+    if (single) {
+      M._wf_train_step(single, pin, ptg, c.B, c.T, 0);
+      if (s >= warmup) { pairTime[0] += t1 - t0; pairTime[1] += now() - t1; }
+    }
   }
+  if (single) M._wf_model_free(single);
   const loss = M.HEAPF32[info >>> 2];
   const step = steps > 0 ? median(times) : 0;
   let genTps = 0, decodeTps = 0;
@@ -63,6 +73,7 @@ export async function benchWasm(M, which, opts = {}) {
     heap_bytes: M.HEAPU8.buffer.byteLength, params: M._wf_model_param_count(m),
     model_bytes: mem[0] + mem[1] + mem[2], act_bytes: mem[3], loss,
   };
+  if (pairTime[0] > 0) result.pair_speedup = pairTime[1] / pairTime[0];
   M._wf_model_free(m); // joins the workers, so a Node process can exit
   return result;
 }
