@@ -226,6 +226,10 @@ WF_API wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n,
                                  float val_fraction, int32_t split, int32_t B, int32_t T,
                                  int32_t *inputs, int32_t *targets);
 
+/* Restarts both sampler streams from seed, as wf_model_init does from cfg.seed, so a
+ * training run's batches can be reproduced without rebuilding the model. */
+WF_API wf_status wf_sample_seed(wf_model *m, uint32_t seed);
+
 /* ---- Generation (a KV cache in the model, sized by cfg.context; decoder arch) ---- */
 typedef struct {
     float temperature; /* 0: greedy (argmax) */
@@ -308,8 +312,8 @@ WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
 
 /* m as a float32 safetensors file and a NUL-terminated config.json: a GPT2LMHeadModel for
- * the GPT-2 style decoder, wasmformer's own names otherwise. Caller frees both buffers
- * with wf_buffer_free. */
+ * the GPT-2 style decoder, a LlamaForCausalLM for the Llama-style one, wasmformer's own
+ * names otherwise. Caller frees both buffers with wf_buffer_free. */
 WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
 
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)

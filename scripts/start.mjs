@@ -22,7 +22,7 @@ try {
   await model.train(text, {
     steps, lr: 2e-3, evalInterval: 250, signal: ac.signal,
     onProgress: (p) => {
-      if (p.valLoss === null) return;
+      if (!p.validated) return;
       console.log(`step ${p.step}/${p.steps}  loss ${p.loss.toFixed(3)}  val ${p.valLoss.toFixed(3)}  ` +
         `${Math.round(p.tokensPerSecond)} tok/s  eta ${Math.round(p.eta)} s`);
     },

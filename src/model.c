@@ -291,6 +291,12 @@ static size_t arena_stride(const wf_model *m) {
     return PAD4((size_t)last->offset + (size_t)last->size);
 }
 
+/* The batch sampler's train and validation streams, both derived from one seed. */
+static void seed_sampler(wf_model *m, uint32_t seed) {
+    wf_rng_seed(&m->rng_split[0], (uint64_t)seed * 2 + 1);
+    wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
+}
+
 wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     if (!m) return WF_ERR_ARG;
     char why[200];
@@ -335,8 +341,7 @@ wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     wf_gen_carve(&next.gen, &d, next.gen.mem);
     next.gen.bytes = gen_elems * sizeof(wf_real);
     wf_optim_default(&next.opt);
-    wf_rng_seed(&next.rng_split[0], (uint64_t)cfg->seed * 2 + 1);
-    wf_rng_seed(&next.rng_split[1], (uint64_t)cfg->seed * 2 + 2);
+    seed_sampler(&next, cfg->seed);
     next.ready = 1;
     next.pool = m->pool; /* the thread setting belongs to the handle */
 
@@ -1051,6 +1056,13 @@ wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float v
         memcpy(inputs + (size_t)b * T, tokens + start, (size_t)T * sizeof(int32_t));
         memcpy(targets + (size_t)b * T, tokens + start + 1, (size_t)T * sizeof(int32_t));
     }
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+wf_status wf_sample_seed(wf_model *m, uint32_t seed) {
+    NEED_READY(m);
+    seed_sampler(m, seed);
     m->err[0] = 0;
     return WF_OK;
 }

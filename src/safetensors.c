@@ -362,29 +362,56 @@ static const st_row GPT2_ROWS[] = {
     {"lm_head.weight", WF_P_lm_head, 0, 0, 1, 0},
 };
 
+/* LlamaForCausalLM. Every matrix is [out, in] as ours; q/k/v and gate/up are row parts of
+ * the fused qkvw and fcw (docs/ARCHITECTURES.md). lm_head.weight is written only when the
+ * head is untied. */
+static const st_row LLAMA_ROWS[] = {
+    {"model.embed_tokens.weight", WF_P_wte, 0, 0, 1, 0},
+    {"model.layers.%d.input_layernorm.weight", WF_P_ln1w, 1, 0, 1, 0},
+    {"model.layers.%d.self_attn.q_proj.weight", WF_P_qkvw, 1, 0, 3, 0},
+    {"model.layers.%d.self_attn.k_proj.weight", WF_P_qkvw, 1, 1, 3, 0},
+    {"model.layers.%d.self_attn.v_proj.weight", WF_P_qkvw, 1, 2, 3, 0},
+    {"model.layers.%d.self_attn.o_proj.weight", WF_P_attprojw, 1, 0, 1, 0},
+    {"model.layers.%d.post_attention_layernorm.weight", WF_P_ln2w, 1, 0, 1, 0},
+    {"model.layers.%d.mlp.gate_proj.weight", WF_P_fcw, 1, 0, 2, 0},
+    {"model.layers.%d.mlp.up_proj.weight", WF_P_fcw, 1, 1, 2, 0},
+    {"model.layers.%d.mlp.down_proj.weight", WF_P_fcprojw, 1, 0, 1, 0},
+    {"model.norm.weight", WF_P_lnfw, 0, 0, 1, 0},
+    {"lm_head.weight", WF_P_lm_head, 0, 0, 1, 0},
+};
+
 /* Our own names and stacked shapes, for configs no Hugging Face class matches. */
 #define X(pname, ...) {#pname, WF_P_##pname, 0, 0, 1, 0},
 static const st_row NATIVE_ROWS[] = {WF_PARAMS(X)};
 #undef X
 
-enum { LAYOUT_GPT2, LAYOUT_NATIVE };
+enum { LAYOUT_GPT2, LAYOUT_LLAMA, LAYOUT_NATIVE };
 
+#define ROWS(t) t, (int)(sizeof t / sizeof *t)
 typedef struct {
     const char *model_type; /* config.json's model_type */
     const st_row *rows;
     int n_rows;
     const char *optional_prefix; /* GPT2Model checkpoints name tensors without it */
+    const char *embedding;       /* the token embedding's name: a tied head repeated in a state dict must equal it */
 } st_layout;
 
 static const st_layout LAYOUTS[] = {
-    [LAYOUT_GPT2] = {"gpt2", GPT2_ROWS, (int)(sizeof GPT2_ROWS / sizeof *GPT2_ROWS), "transformer."},
-    [LAYOUT_NATIVE] = {"wasmformer", NATIVE_ROWS, (int)(sizeof NATIVE_ROWS / sizeof *NATIVE_ROWS), NULL},
+    [LAYOUT_GPT2] = {"gpt2", ROWS(GPT2_ROWS), "transformer.", "transformer.wte.weight"},
+    [LAYOUT_LLAMA] = {"llama", ROWS(LLAMA_ROWS), NULL, "model.embed_tokens.weight"},
+    [LAYOUT_NATIVE] = {"wasmformer", ROWS(NATIVE_ROWS), NULL, NULL},
 };
+#undef ROWS
 
+/* Decoders only: GPT-2's Pre-LN LayerNorm with biases and learned positions, or Llama's
+ * Pre-LN RMSNorm, SwiGLU and RoPE without biases (head tied or not in both). */
 static int layout_of(const wf_config *c) {
-    if (c->arch == WF_ARCH_DECODER && c->norm == WF_NORM_LAYERNORM && c->block == WF_BLOCK_PRE_LN &&
-        c->positions == WF_POS_LEARNED && c->bias == 1 && (c->activation == WF_ACT_GELU || c->activation == WF_ACT_RELU))
+    if (c->arch != WF_ARCH_DECODER || c->block != WF_BLOCK_PRE_LN) return LAYOUT_NATIVE;
+    if (c->norm == WF_NORM_LAYERNORM && c->positions == WF_POS_LEARNED && c->bias == 1 &&
+        (c->activation == WF_ACT_GELU || c->activation == WF_ACT_RELU))
         return LAYOUT_GPT2;
+    if (c->norm == WF_NORM_RMSNORM && c->positions == WF_POS_ROPE && c->bias == 0 && c->activation == WF_ACT_SWIGLU)
+        return LAYOUT_LLAMA;
     return LAYOUT_NATIVE;
 }
 
@@ -422,6 +449,8 @@ static slice slice_of(const st_row *r, const wf_tensor_info *ti, int L, int laye
 }
 
 /* ---- config.json ---- */
+
+#define LLAMA_ROPE_THETA 10000.0 /* the only RoPE base the core has (src/rope.c) */
 
 static const char *const ARCH_NAMES[] = {"decoder", "encoder", "encoder-decoder"};
 static const char *const NORM_NAMES[] = {"layernorm", "rmsnorm"};
@@ -500,6 +529,21 @@ static void write_config(text *t, const wf_config *c, int layout) {
         put(t, "  \"scale_attn_weights\": true,\n  \"scale_attn_by_inverse_layer_idx\": false,\n"
                "  \"reorder_and_upcast_attn\": false,\n  \"add_cross_attention\": false,\n");
         put(t, "  \"resid_pdrop\": 0.0,\n  \"embd_pdrop\": 0.0,\n  \"attn_pdrop\": 0.0,\n"
+               "  \"initializer_range\": 0.02,\n  \"use_cache\": true,\n  \"torch_dtype\": \"float32\"\n}\n");
+        return;
+    }
+    if (layout == LAYOUT_LLAMA) {
+        /* null token ids: Llama's defaults (1, 2) would make generate() stop on token 2 */
+        put(t, "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n");
+        put(t, "  \"vocab_size\": %d,\n  \"max_position_embeddings\": %d,\n  \"hidden_size\": %d,\n"
+               "  \"intermediate_size\": %d,\n", c->vocab_size, c->context, c->d_model, c->d_ff);
+        put(t, "  \"num_hidden_layers\": %d,\n  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n"
+               "  \"head_dim\": %d,\n", c->n_layer, c->n_head, c->n_head, c->d_model / c->n_head);
+        put(t, "  \"hidden_act\": \"silu\",\n  \"rms_norm_eps\": %s,\n  \"rope_theta\": 10000.0,\n"
+               "  \"rope_scaling\": null,\n", eps); /* LLAMA_ROPE_THETA, written without the locale */
+        put(t, "  \"tie_word_embeddings\": %s,\n", c->tied_head ? "true" : "false");
+        put(t, "  \"attention_bias\": false,\n  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n"
+               "  \"pretraining_tp\": 1,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
                "  \"initializer_range\": 0.02,\n  \"use_cache\": true,\n  \"torch_dtype\": \"float32\"\n}\n");
         return;
     }
@@ -612,6 +656,105 @@ static wf_status read_gpt2_config(const json *j, wf_config *c, char *msg, size_t
     return WF_OK;
 }
 
+/* A string member of at most cap_buf - 1 bytes into buf; absent keeps buf. */
+static wf_status get_str(const json *j, int32_t obj, const char *key, char *buf, size_t cap_buf, char *msg, size_t cap) {
+    int32_t x = j_get(j, obj, key);
+    if (x == -2) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" appears twice", key);
+    if (x < 0) return WF_OK;
+    if (j->nodes[x].type != J_STR || j_str(j, x, buf, cap_buf) < 0)
+        FAIL(WF_ERR_FORMAT, "config.json: \"%s\" must be a string of at most %zu bytes", key, cap_buf - 1);
+    return WF_OK;
+}
+
+/* A RoPE base must be the core's; quoted as the file writes it. */
+static wf_status check_theta(const json *j, int32_t x, const char *key, char *msg, size_t cap) {
+    const jnode *n = &j->nodes[x];
+    if (n->type != J_NUM) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" must be a number", key);
+    if (n->num != LLAMA_ROPE_THETA)
+        FAIL(WF_ERR_UNSUPPORTED, "config.json: %s %.*s is not supported; wasmformer's rotary positions use base 10000 only",
+             key, (int)(n->len < 32 ? n->len : 32), j->s + n->start);
+    return WF_OK;
+}
+
+/* RoPE as the core computes it: base 10000, unscaled, over the whole head. transformers 4.x
+ * writes rope_theta and rope_scaling (null, or {"rope_type" or "type", parameters});
+ * 5.x writes rope_parameters {"rope_type": "default", "rope_theta": ...}. */
+static wf_status read_llama_rope(const json *j, char *msg, size_t cap) {
+    int32_t x = j_get(j, 0, "rope_theta");
+    if (x == -2) FAIL(WF_ERR_FORMAT, "config.json: \"rope_theta\" appears twice");
+    if (x >= 0) TRY(check_theta(j, x, "rope_theta", msg, cap));
+    static const char *const groups[] = {"rope_scaling", "rope_parameters"};
+    for (int g = 0; g < 2; g++) {
+        int32_t o = j_get(j, 0, groups[g]);
+        if (o == -2) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" appears twice", groups[g]);
+        if (o < 0 || j->nodes[o].type == J_NULL) continue;
+        if (j->nodes[o].type != J_OBJ) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" must be an object or null", groups[g]);
+        for (int32_t c = j->nodes[o].first; c >= 0; c = j->nodes[c].next) {
+            char key[64], name[96];
+            if (j_str(j, j->nodes[c].key, key, sizeof key) < 0) snprintf(key, sizeof key, "(a long key)");
+            snprintf(name, sizeof name, "%s.%s", groups[g], key);
+            if (!strcmp(key, "rope_theta")) TRY(check_theta(j, c, name, msg, cap));
+            else if ((!strcmp(key, "rope_type") || !strcmp(key, "type")) && !j_str_is(j, c, "default")) {
+                char value[64] = "?";
+                if (j->nodes[c].type == J_STR && j_str(j, c, value, sizeof value) < 0) snprintf(value, sizeof value, "(long)");
+                FAIL(WF_ERR_UNSUPPORTED, "config.json: %s \"%s\" is not supported; wasmformer's rotary positions are "
+                     "unscaled (\"default\")", name, value);
+            }
+            else if (strcmp(key, "rope_type") && strcmp(key, "type"))
+                FAIL(WF_ERR_UNSUPPORTED, "config.json: %s is not supported; wasmformer's rotary positions are unscaled, "
+                     "base 10000, over the whole head", name);
+        }
+    }
+    return WF_OK;
+}
+
+static wf_status read_llama_config(const json *j, wf_config *c, char *msg, size_t cap) {
+    int64_t v;
+    const int32_t o = 0;
+    TRY(get_int(j, o, "vocab_size", 0, 2, INT32_MAX, &v, msg, cap));
+    c->vocab_size = (int32_t)v;
+    TRY(get_int(j, o, "hidden_size", 0, 1, INT32_MAX, &v, msg, cap));
+    c->d_model = (int32_t)v;
+    TRY(get_int(j, o, "intermediate_size", 0, 1, INT32_MAX, &v, msg, cap));
+    c->d_ff = (int32_t)v;
+    TRY(get_int(j, o, "num_hidden_layers", 0, 1, INT32_MAX, &v, msg, cap));
+    c->n_layer = (int32_t)v;
+    TRY(get_int(j, o, "num_attention_heads", 0, 1, INT32_MAX, &v, msg, cap));
+    c->n_head = (int32_t)v;
+    v = c->n_head; /* Llama's default for a null or absent num_key_value_heads */
+    TRY(get_int(j, o, "num_key_value_heads", 1, 1, INT32_MAX, &v, msg, cap));
+    if (v != c->n_head)
+        FAIL(WF_ERR_UNSUPPORTED, "config.json: num_key_value_heads %lld differs from num_attention_heads %d: grouped-query "
+             "attention is not supported (wasmformer has one key and value head per query head)", (long long)v, c->n_head);
+    v = -1;
+    TRY(get_int(j, o, "head_dim", 1, 1, INT32_MAX, &v, msg, cap));
+    if (v >= 0 && (c->d_model % c->n_head || v != c->d_model / c->n_head))
+        FAIL(WF_ERR_UNSUPPORTED, "config.json: head_dim %lld is not hidden_size / num_attention_heads (%d / %d), "
+             "the only head size wasmformer has", (long long)v, c->d_model, c->n_head);
+    v = 2048; /* Llama's default */
+    TRY(get_int(j, o, "max_position_embeddings", 1, 1, INT32_MAX, &v, msg, cap));
+    c->context = (int32_t)v;
+    c->norm_eps = 1e-6f;
+    TRY(get_float(j, o, "rms_norm_eps", &c->norm_eps, msg, cap));
+    c->tied_head = 0;
+    TRY(get_bool(j, o, "tie_word_embeddings", -1, &c->tied_head, msg, cap));
+    int32_t ignored;
+    TRY(get_bool(j, o, "attention_bias", 0, &ignored, msg, cap));
+    TRY(get_bool(j, o, "mlp_bias", 0, &ignored, msg, cap));
+    char act[64] = "silu";
+    TRY(get_str(j, o, "hidden_act", act, sizeof act, msg, cap));
+    if (strcmp(act, "silu") && strcmp(act, "swish"))
+        FAIL(WF_ERR_UNSUPPORTED, "config.json: hidden_act \"%s\" is not supported; wasmformer's SwiGLU gates with silu", act);
+    TRY(read_llama_rope(j, msg, cap));
+    c->arch = WF_ARCH_DECODER;
+    c->norm = WF_NORM_RMSNORM;
+    c->block = WF_BLOCK_PRE_LN;
+    c->activation = WF_ACT_SWIGLU;
+    c->positions = WF_POS_ROPE;
+    c->bias = 0;
+    return WF_OK;
+}
+
 static wf_status read_native_config(const json *j, wf_config *c, char *msg, size_t cap) {
     for (size_t i = 0; i < sizeof CONFIG_JSON / sizeof *CONFIG_JSON; i++) {
         const config_field *f = &CONFIG_JSON[i];
@@ -659,11 +802,14 @@ static wf_status read_config(const char *text, size_t n, wf_config *c, int *layo
         if (!strcmp(type, "gpt2")) {
             *layout = LAYOUT_GPT2;
             s = read_gpt2_config(&j, c, msg, cap);
+        } else if (!strcmp(type, "llama")) {
+            *layout = LAYOUT_LLAMA;
+            s = read_llama_config(&j, c, msg, cap);
         } else if (!strcmp(type, "wasmformer")) {
             *layout = LAYOUT_NATIVE;
             s = read_native_config(&j, c, msg, cap);
         } else {
-            s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "config.json: model_type \"%s\" is not supported; this build reads gpt2 and wasmformer", type);
+            s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "config.json: model_type \"%s\" is not supported; this build reads gpt2, llama and wasmformer", type);
         }
     }
     free(j.nodes);
@@ -907,11 +1053,29 @@ typedef struct {
     st_tensor *t;
 } planned;
 
+static int ends_with(const char *name, const char *tail) {
+    size_t n = strlen(name), k = strlen(tail);
+    return n > k && !strcmp(name + n - k, tail);
+}
+
 /* Tensors a GPT-2 file may carry that are not weights: the causal-mask buffers older
  * transformers versions saved. */
-static int gpt2_buffer(const char *name) {
-    size_t n = strlen(name);
-    return (n > 10 && !strcmp(name + n - 10, ".attn.bias")) || (n > 17 && !strcmp(name + n - 17, ".attn.masked_bias"));
+static int gpt2_buffer(const char *name) { return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias"); }
+
+/* A Llama file from transformers before 4.31 carries each layer's RoPE frequencies, which
+ * the model then used instead of rope_theta's: they must be the core's, 10000^(-2i/HS)
+ * (HS/2 of them), within the rounding of the dtype they were saved in. */
+static wf_status llama_inv_freq(const st_tensor *t, int HS, char *msg, size_t cap) {
+    if (t->dtype == ST_OTHER || t->ndim != 1 || t->shape[0] != HS / 2)
+        FAIL(WF_ERR_FORMAT, "safetensors: \"%s\" must be %d floats (the head size is %d)", t->name, HS / 2, HS);
+    const double rel = t->dtype == ST_BF16 ? 8e-3 : t->dtype == ST_F16 ? 1e-3 : 1e-5;
+    for (int i = 0; i < HS / 2; i++) {
+        double want = pow(LLAMA_ROPE_THETA, -2.0 * i / HS), got = st_get(t, (size_t)i);
+        if (!(fabs(got - want) <= rel * want))
+            FAIL(WF_ERR_UNSUPPORTED, "safetensors: \"%s\"[%d] is %g, not 10000^(-%d/%d): another RoPE base, which "
+                 "wasmformer does not support", t->name, i, got, 2 * i, HS);
+    }
+    return WF_OK;
 }
 
 static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_info *table, st_file *f, planned *plan,
@@ -951,10 +1115,16 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
         st_tensor *t = &f->t[i];
         if (t->used) continue;
         if (layout == LAYOUT_GPT2 && gpt2_buffer(t->name)) continue;
-        if (layout == LAYOUT_GPT2 && cfg->tied_head && !strcmp(t->name, "lm_head.weight")) {
+        if (layout == LAYOUT_LLAMA && ends_with(t->name, ".self_attn.rotary_emb.inv_freq")) {
+            wf_status s = llama_inv_freq(t, cfg->d_model / cfg->n_head, msg, cap);
+            if (s != WF_OK) return s;
+            continue;
+        }
+        if (lay->embedding && cfg->tied_head && !strcmp(t->name, "lm_head.weight")) {
             /* a state_dict of a tied model repeats the embedding as the head: it must equal it */
-            st_tensor *wte = st_find(f, "transformer.wte.weight");
-            if (!wte) wte = st_find(f, "wte.weight");
+            st_tensor *wte = st_find(f, lay->embedding);
+            size_t pre = lay->optional_prefix ? strlen(lay->optional_prefix) : 0;
+            if (!wte && pre) wte = st_find(f, lay->embedding + pre);
             int same = wte && wte->dtype != ST_OTHER && t->dtype != ST_OTHER && t->elems == wte->elems;
             for (uint64_t k = 0; same && k < t->elems; k++) same = st_get(t, k) == st_get(wte, k);
             if (!same) FAIL(WF_ERR_FORMAT, "safetensors: lm_head.weight differs from the embedding but config.json ties them");

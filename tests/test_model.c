@@ -300,6 +300,19 @@ static void test_batch_sampler(void) {
         CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
         CHECK(memcmp(in, in2, sizeof in) == 0, "training batches depend on validation sampling");
     }
+    /* reseeding replays a stream: m2 was built from the same cfg.seed, so reseeding both
+     * with it starts them in step again; another seed draws other windows */
+    CHECK_OK(wf_sample_seed(m, c.seed), m);
+    CHECK_OK(wf_sample_seed(m2, c.seed), m2);
+    CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+    CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+    CHECK(memcmp(in, in2, sizeof in) == 0, "same seed, same batch");
+    CHECK_OK(wf_sample_seed(m2, c.seed + 1), m2);
+    CHECK_OK(wf_sample_seed(m, c.seed), m);
+    CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+    CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+    CHECK(memcmp(in, in2, sizeof in) != 0, "another seed, another batch");
+    CHECK(wf_sample_seed(NULL, 1) == WF_ERR_ARG, "NULL model");
     CHECK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 1, 20, in, tg) == WF_ERR_ARG, "a 20-token val split holds no 21-token window");
     CHECK(strstr(wf_model_error(m), "validation") != NULL, "message names the split: %s", wf_model_error(m));
     CHECK(wf_sample_batch(m, tokens, 100, 1.0f, 0, 1, 4, in, tg) == WF_ERR_ARG, "val_fraction 1");

@@ -1,8 +1,9 @@
-/* safetensors + config.json: Hugging Face GPT-2 files written by PyTorch import with the
- * logits PyTorch computed (tests/fixtures/gen_safetensors_fixture.py), export and import
- * round-trip exactly, and hostile files (every truncation, flipped bytes, bad JSON, bad
- * configs, shapes, dtypes, offsets, missing and extra tensors) fail with a message and
- * leave the model as it was. */
+/* safetensors + config.json: Hugging Face GPT-2 and Llama files written by PyTorch import
+ * with the logits PyTorch computed (tests/fixtures/gen_safetensors_fixture.py), export and
+ * import round-trip exactly, and hostile files (every truncation, flipped bytes, bad JSON,
+ * bad configs, shapes, dtypes, offsets, missing and extra tensors; for Llama also grouped
+ * keys and values, other RoPE bases and scalings, biases) fail with a message and leave the
+ * model as it was. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -45,7 +46,8 @@ static int same_state(wf_model *m, const uint8_t *before, int32_t n0) {
 }
 
 static void test_pytorch_fixtures(void) {
-    const char *cases[] = {"hf_gpt2_tied", "hf_gpt2_untied_relu_f16", "hf_gpt2_model_bf16"};
+    const char *cases[] = {"hf_gpt2_tied", "hf_gpt2_untied_relu_f16", "hf_gpt2_model_bf16", "hf_llama_untied",
+                           "hf_llama_tied_bf16"};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char path[256];
         int32_t nc = 0, ns = 0;
@@ -73,7 +75,8 @@ static void test_pytorch_fixtures(void) {
         const float *logits = wf_logits(m), *ref = want->data;
         double err = 0;
         for (size_t i = 0; i < (size_t)B * T * V; i++) err = fmax(err, fabs((double)logits[i] - ref[i]));
-        printf("%s: imported logits vs PyTorch's GPT2LMHeadModel forward: max abs err %.2e\n", cases[c], err);
+        printf("%s: imported logits vs PyTorch's %s forward: max abs err %.2e\n", cases[c],
+               strstr(cases[c], "llama") ? "LlamaForCausalLM" : "GPT2LMHeadModel", err);
         CHECK(err < 1e-5, "%s: logits differ from PyTorch by %g", cases[c], err);
         fx_free(&fx);
         free(config);
@@ -82,13 +85,38 @@ static void test_pytorch_fixtures(void) {
     }
 }
 
+static void tensor_named(wf_model *m, const char *name, wf_tensor_info *out) {
+    memset(out, 0, sizeof *out);
+    for (int32_t i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_model_tensor(m, i, out);
+        if (!strcmp(out->name, name)) return;
+    }
+    CHECK(0, "no tensor %s", name);
+}
+
+/* The data of tensor `name` in a float32 safetensors file, or NULL. */
+static const float *tensor_data(const uint8_t *st, const char *name, int64_t *bytes) {
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    char key[160];
+    snprintf(key, sizeof key, "\"%s\":{", name);
+    const char *h = (const char *)st + 8, *at = strstr(h, key), *off = at ? strstr(at, "\"data_offsets\":[") : NULL;
+    long long b0, b1;
+    if (!off || off > h + hlen || sscanf(off, "\"data_offsets\":[%lld,%lld]", &b0, &b1) != 2) return NULL;
+    *bytes = b1 - b0;
+    return (const float *)(st + 8 + hlen + b0);
+}
+
 /* export -> import gives the same weights and config; the GPT-2 layout for GPT-2 configs,
- * wasmformer's own names for the rest */
+ * the Llama layout for Llama-style ones, wasmformer's own names for the rest */
 static void test_round_trip(void) {
-    struct { const char *name; int tied, bias, relu, sinusoidal; const char *needle; } cases[] = {
-        {"gpt2 tied", 1, 1, 0, 0, "\"GPT2LMHeadModel\""},
-        {"gpt2 untied relu", 0, 1, 1, 0, "\"tie_word_embeddings\": false"},
-        {"no biases, sinusoidal", 1, 0, 0, 1, "\"model_type\": \"wasmformer\""},
+    struct { const char *name; int tied, bias, relu, sinusoidal, llama; const char *needle; } cases[] = {
+        {"gpt2 tied", 1, 1, 0, 0, 0, "\"GPT2LMHeadModel\""},
+        {"gpt2 untied relu", 0, 1, 1, 0, 0, "\"tie_word_embeddings\": false"},
+        {"no biases, sinusoidal", 1, 0, 0, 1, 0, "\"model_type\": \"wasmformer\""},
+        {"llama untied", 0, 0, 0, 0, 1, "\"LlamaForCausalLM\""},
+        {"llama tied", 1, 0, 0, 0, 1, "\"tie_word_embeddings\": true"},
+        {"llama-style with biases", 0, 1, 0, 0, 1, "\"model_type\": \"wasmformer\""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         wf_config cfg;
@@ -104,6 +132,12 @@ static void test_round_trip(void) {
         cfg.bias = cases[c].bias;
         cfg.activation = cases[c].relu ? WF_ACT_RELU : WF_ACT_GELU;
         cfg.positions = cases[c].sinusoidal ? WF_POS_SINUSOIDAL : WF_POS_LEARNED;
+        if (cases[c].llama) {
+            cfg.norm = WF_NORM_RMSNORM;
+            cfg.activation = WF_ACT_SWIGLU;
+            cfg.positions = WF_POS_ROPE;
+            cfg.n_head = 4;
+        }
         cfg.seed = 77;
         wf_model *m = wf_model_create();
         CHECK_OK(wf_model_init(m, &cfg), m);
@@ -115,11 +149,30 @@ static void test_round_trip(void) {
         uint64_t hlen = 0;
         for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
         CHECK((8 + hlen) % 8 == 0, "%s: data starts 8-byte aligned", cases[c].name);
+        const int native = strstr(config, "\"wasmformer\"") != NULL;
+        if (cases[c].llama && !native) {
+            /* Hugging Face's rows, [out, in]: layer 1's k_proj is qkvw[1] rows [C, 2C), its
+             * up_proj fcw[1] rows [F, 2F); a tied head is not written */
+            const int C = cfg.d_model, F = cfg.d_ff;
+            wf_tensor_info qkv, fc;
+            tensor_named(m, "qkvw", &qkv);
+            tensor_named(m, "fcw", &fc);
+            const float *w = wf_model_params(m);
+            int64_t nk = 0, nu = 0, nh = 0;
+            const float *k = tensor_data(st, "model.layers.1.self_attn.k_proj.weight", &nk);
+            const float *u = tensor_data(st, "model.layers.1.mlp.up_proj.weight", &nu);
+            CHECK(k && nk == 4LL * C * C && !memcmp(k, w + qkv.offset + (size_t)3 * C * C + (size_t)C * C, (size_t)nk),
+                  "%s: k_proj is qkvw's middle rows", cases[c].name);
+            CHECK(u && nu == 4LL * F * C && !memcmp(u, w + fc.offset + (size_t)2 * F * C + (size_t)F * C, (size_t)nu),
+                  "%s: up_proj is fcw's second half", cases[c].name);
+            CHECK((tensor_data(st, "lm_head.weight", &nh) != NULL) == !cfg.tied_head, "%s: lm_head.weight only when untied",
+                  cases[c].name);
+        }
         wf_model *e = wf_model_create();
         CHECK_OK(wf_safetensors_import(e, config, nc, st, ns), e);
         wf_config back;
         wf_model_config(e, &back);
-        if (!cases[c].sinusoidal) back.seed = cfg.seed; /* Hugging Face configs have no seed */
+        if (!native) back.seed = cfg.seed; /* Hugging Face configs have no seed */
         CHECK(!memcmp(&back, &cfg, sizeof cfg), "%s: config survives", cases[c].name);
         CHECK(param_block(e) == param_block(m) &&
               !memcmp(wf_model_params(e), wf_model_params(m), param_block(m) * sizeof(float)),
@@ -333,9 +386,127 @@ static void test_hostile(void) {
     wf_model_free(m);
 }
 
+/* The Llama layout's own refusals: each one an error with a message, the model unchanged. */
+static void test_hostile_llama(void) {
+    int32_t nc = 0, ns = 0;
+    char *config = read_file("tests/fixtures/hf_llama_untied/config.json", &nc);
+    uint8_t *st = (uint8_t *)read_file("tests/fixtures/hf_llama_untied/model.safetensors", &ns);
+    CHECK(config && st, "fixture missing");
+    if (!config || !st) return;
+    wf_model *m = wf_model_create();
+    wf_config c;
+    wf_config_default(&c);
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t n0;
+    uint8_t *before = state_of(m, &n0);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    char *header = calloc(hlen + 1, 1);
+    memcpy(header, st + 8, hlen);
+    uint8_t *bad;
+    int32_t nb;
+    char *h2;
+#define HEADER(from, to, status, needle, what)                           \
+    do {                                                                 \
+        h2 = replace(header, from, to);                                  \
+        CHECK(h2 != NULL, "%s: \"%s\" not in the header", what, from);   \
+        if (!h2) break;                                                  \
+        bad = with_header(st, ns, h2, &nb);                              \
+        expect(m, before, n0, config, nc, bad, nb, status, needle, what); \
+        free(bad);                                                       \
+        free(h2);                                                        \
+    } while (0)
+#define CONFIG(from, to, status, needle, what)                           \
+    do {                                                                 \
+        h2 = replace(config, from, to);                                  \
+        CHECK(h2 != NULL, "%s: \"%s\" not in config.json", what, from);  \
+        if (!h2) break;                                                  \
+        expect(m, before, n0, h2, (int32_t)strlen(h2), st, ns, status, needle, what); \
+        free(h2);                                                        \
+    } while (0)
+    HEADER("\"model.layers.1.mlp.up_proj.weight\"", "\"model.layers.1.mlp.up_proj.weigh\"", WF_ERR_FORMAT,
+           "\"model.layers.1.mlp.up_proj.weight\" is missing", "missing up_proj");
+    HEADER("\"lm_head.weight\"", "\"lm_head.weigh\"", WF_ERR_FORMAT, "\"lm_head.weight\" is missing", "untied head missing");
+    HEADER("\"model.layers.0.mlp.gate_proj.weight\":{\"dtype\":\"F32\",\"shape\":[56,32]",
+           "\"model.layers.0.mlp.gate_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,56]", WF_ERR_FORMAT,
+           "has shape [32, 56]; config.json gives [56, 32]", "transposed gate_proj");
+    HEADER("\"model.layers.0.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,32]",
+           "\"model.layers.0.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[8,128]", WF_ERR_FORMAT,
+           "has shape [8, 128]", "k_proj of another shape");
+    HEADER("\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[32]", "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[1,32]",
+           WF_ERR_FORMAT, "config.json gives [32]", "norm with an extra dimension");
+    HEADER("{", "{\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},",
+           WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
+    HEADER("\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[4]",
+           "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[2,2]", WF_ERR_FORMAT,
+           "must be 4 floats", "inv_freq of another shape");
+    /* inv_freq of another base (500000), in the file's own bytes */
+    {
+        int64_t nf = 0;
+        const float *f = tensor_data(st, "model.layers.1.self_attn.rotary_emb.inv_freq", &nf);
+        CHECK(f && nf == 16, "inv_freq in the fixture");
+        if (f) {
+            bad = malloc(ns);
+            memcpy(bad, st, ns);
+            float other[4];
+            for (int i = 0; i < 4; i++) other[i] = (float)pow(500000.0, -2.0 * i / 8);
+            memcpy(bad + ((const uint8_t *)f - st), other, sizeof other);
+            expect(m, before, n0, config, nc, bad, ns, WF_ERR_UNSUPPORTED, "another RoPE base", "inv_freq of base 500000");
+            free(bad);
+        }
+    }
+    CONFIG("\"num_key_value_heads\": 4", "\"num_key_value_heads\": 2", WF_ERR_UNSUPPORTED, "grouped-query attention",
+           "grouped keys and values (GQA)");
+    CONFIG("\"num_key_value_heads\": 4", "\"num_key_value_heads\": 1", WF_ERR_UNSUPPORTED, "grouped-query attention",
+           "one key and value head (MQA)");
+    CONFIG("\"rope_theta\": 10000.0", "\"rope_theta\": 500000.0", WF_ERR_UNSUPPORTED, "rope_theta 500000.0",
+           "rope_theta 500000");
+    CONFIG("\"rope_theta\": 10000.0", "\"rope_theta\": \"10000\"", WF_ERR_FORMAT, "must be a number", "rope_theta as a string");
+    CONFIG("\"rope_theta\": 10000.0,", "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 1e6},",
+           WF_ERR_UNSUPPORTED, "rope_parameters.rope_theta 1e6", "rope_parameters with base 1e6");
+    CONFIG("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", WF_ERR_UNSUPPORTED,
+           "rope_scaling.type \"linear\"", "linear RoPE scaling");
+    CONFIG("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"default\", \"partial_rotary_factor\": 0.5}",
+           WF_ERR_UNSUPPORTED, "rope_scaling.partial_rotary_factor", "partial rotary factor");
+    CONFIG("\"rope_scaling\": null", "\"rope_scaling\": 2", WF_ERR_FORMAT, "object or null", "rope_scaling a number");
+    CONFIG("\"attention_bias\": false", "\"attention_bias\": true", WF_ERR_UNSUPPORTED, "attention_bias", "attention biases");
+    CONFIG("\"mlp_bias\": false", "\"mlp_bias\": true", WF_ERR_UNSUPPORTED, "mlp_bias", "MLP biases");
+    CONFIG("\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", WF_ERR_UNSUPPORTED, "hidden_act \"gelu\"", "GELU gate");
+    CONFIG("{", "{\"head_dim\": 16,", WF_ERR_UNSUPPORTED, "head_dim 16", "head_dim other than C / NH");
+    CONFIG("\"hidden_size\": 32", "\"hidden_size\": 48", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
+    CONFIG("\"intermediate_size\": 56,", "", WF_ERR_FORMAT, "\"intermediate_size\" is missing", "no intermediate_size");
+    CONFIG("\"num_attention_heads\": 4,\n  \"num_key_value_heads\": 4", "\"num_attention_heads\": 3,\n  \"num_key_value_heads\": 3",
+           WF_ERR_FORMAT, "does not divide", "heads do not divide");
+    CONFIG("\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", WF_ERR_FORMAT, "differs from the embedding",
+           "tied config, different head");
+    CONFIG("\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", WF_ERR_UNSUPPORTED, "gpt2, llama and wasmformer",
+           "another model_type");
+    /* what Llama's defaults fill in: absent key/value heads and RoPE settings load */
+    {
+        char *a = replace(config, "\"num_key_value_heads\": 4,", "");
+        char *b2 = a ? replace(a, "\"rope_theta\": 10000.0,", "") : NULL;
+        char *c2 = b2 ? replace(b2, "\"rope_scaling\": null,", "\"rope_scaling\": {\"rope_type\": \"default\"},") : NULL;
+        wf_model *e = wf_model_create();
+        CHECK(c2 && wf_safetensors_import(e, c2, (int32_t)strlen(c2), st, ns) == WF_OK, "Llama defaults: %s", wf_model_error(e));
+        wf_model_free(e);
+        free(a);
+        free(b2);
+        free(c2);
+    }
+#undef HEADER
+#undef CONFIG
+    CHECK(same_state(m, before, n0), "nothing changed");
+    free(header);
+    free(before);
+    free(config);
+    free(st);
+    wf_model_free(m);
+}
+
 int main(void) {
     test_pytorch_fixtures();
     test_round_trip();
     test_hostile();
+    test_hostile_llama();
     return check_summary("test_safetensors");
 }

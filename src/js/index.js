@@ -1,11 +1,12 @@
-// wasmformer for browsers and bundlers: the wasm file is found next to the glue module
-// through new URL(..., import.meta.url), or passed as wasmUrl / wasmBinary. The threaded
-// build needs SharedArrayBuffer, which browsers give only to crossOriginIsolated pages
-// (COOP + COEP headers); elsewhere the single-thread build loads.
+// wasmformer for browsers and bundlers. The wasm file is found next to the glue module
+// through new URL(..., import.meta.url), which bundlers (Vite, webpack, Rollup) follow and
+// copy; pass wasmUrl or wasmBinary to load it from elsewhere. Nothing is fetched from any
+// other host.
 import { makeApi } from './loader.js';
 import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
 import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
+import { WorkerModel } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
@@ -13,11 +14,15 @@ export { Tokenizer };
 export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
 export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
 export { saveModel, exportSafetensors };
+export { WorkerModel } from './worker-client.js';
 
 const api = makeApi({
+  wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
+  wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
+  readWasm: async () => undefined, // the glue fetches it
+  // the threaded build needs SharedArrayBuffer: only crossOriginIsolated pages (COOP + COEP)
   threads: () => (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
     ? (globalThis.navigator?.hardwareConcurrency ?? 1) : 1),
-  binary: null,
 });
 export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
 
@@ -38,4 +43,38 @@ export async function importSafetensors(files, opts = {}) {
 /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
 export async function loadTokenizer(bytes, opts = {}) {
   return Tokenizer.load(await load(opts), bytes);
+}
+
+// A port over a Web Worker (see worker-host.js for the protocol).
+function workerPort(worker) {
+  return {
+    post: (msg, transfer) => worker.postMessage(msg, transfer),
+    listen: (fn) => worker.addEventListener('message', (e) => fn(e.data)),
+    onError: (fn) => worker.addEventListener('error', (e) => { e.preventDefault?.(); fn(e.error ?? e); }),
+    terminate: () => worker.terminate(),
+  };
+}
+
+// Worker options cross a thread: URLs become absolute strings.
+function workerLoadOpts(opts) {
+  const out = { ...opts };
+  delete out.worker;
+  if (out.wasmUrl) out.wasmUrl = new URL(out.wasmUrl, globalThis.location?.href).href;
+  return out;
+}
+
+function startWorker(opts) {
+  // one literal expression, so that bundlers see the worker and bundle it
+  return opts.worker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+}
+
+/** createModel in a Web Worker: same API, every method async. */
+export function createWorkerModel(config = 'tiny', opts = {}) {
+  return WorkerModel.start(workerPort(startWorker(opts)), 'create', [config, workerLoadOpts(opts)]);
+}
+
+/** loadModel in a Web Worker. The bytes are copied once, then transferred. */
+export function loadWorkerModel(bytes, opts = {}) {
+  const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+  return WorkerModel.start(workerPort(startWorker(opts)), 'load', [copy, workerLoadOpts(opts)], [copy.buffer]);
 }

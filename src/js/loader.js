@@ -1,17 +1,21 @@
-// Shared by the browser and Node entry points: one cached module instance per build and
-// set of load options, and the package's top-level functions over it.
+// Shared by the browser and Node entry points: one cached wasm module instance per build and
+// wasm location, and the package's top-level functions over it. Each entry point says how the
+// wasm bytes are found and how many threads the platform offers (`platform`); everything
+// else is the same.
 //
-// Two builds: dist/wasmformer-mt (SIMD + threads) where threads can run, dist/wasmformer
-// (SIMD, one thread) as the fallback. The entry point's `env` says how many threads the
-// platform offers (browsers: only when crossOriginIsolated; Node: always), how to read
-// a build's .wasm bytes, and how to wrap the threaded glue's instantiation.
-import { Runtime } from './runtime.js';
+// Two builds: dist/wasmformer-mt (SIMD + threads) where threads can run (Node; browsers when
+// crossOriginIsolated), dist/wasmformer (SIMD, one thread) everywhere else, as the fallback
+// when the threaded build cannot load (e.g. a bundler did not copy it), and whenever the
+// caller passes its own wasmBinary or wasmUrl (those name one file: the single-thread build).
+import createWasmformerModule from '../../dist/wasmformer.mjs';
+import { Runtime, WfError } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
 
 const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
+const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
 
 /** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
  * no idle worker left (more threaded models alive than were planned for, or a disposed
@@ -29,41 +33,75 @@ export function useThreads(rt, obj) {
   return obj;
 }
 
-export function makeApi(env) {
-  const cached = new Map();
+/**
+ * platform.wasmUrl: where the single-thread wasm is by default (a URL, found through
+ * import.meta.url); platform.wasmMtUrl: the threaded one.
+ * platform.readWasm(url): bytes of the wasm at url, or undefined to let the glue fetch it.
+ * platform.threads(): threads the platform offers (1: no threaded build).
+ * platform.aroundThreadedLoad(create): wraps the threaded glue's instantiation (Node).
+ */
+export function makeApi(platform) {
+  const cache = new Map(); // build and wasm location -> Promise<Runtime>
 
-  /** Loads (once) and returns the runtime. Options: threads (1 = the single-thread build;
-   * default: what the platform offers, at most 4), wasmBinary (bytes) or wasmUrl for the
-   * chosen build. */
-  async function load(opts = {}) {
-    const offered = Math.max(1, Math.min(env.threads(), MAX_DEFAULT_THREADS));
-    const threads = Math.max(1, Math.floor(opts.threads ?? offered));
-    const threaded = threads > 1 && env.threads() > 1;
-    const custom = opts.wasmBinary || opts.wasmUrl;
-    const key = threaded ? `mt${threads}` : 'st';
-    if (!custom && cached.has(key)) return cached.get(key);
-    const promise = instantiate(threaded, threads, opts);
-    if (!custom) {
-      cached.set(key, promise);
-      promise.catch(() => cached.delete(key));
-    }
-    return promise;
+  // a wasmUrl naming the default location is the default
+  const custom = (opts) => opts.wasmBinary || (opts.wasmUrl && String(opts.wasmUrl) !== String(platform.wasmUrl));
+
+  // opts.threads: 1 = the single-thread build; default: what the platform offers, at most 4
+  function threadsFor(opts) {
+    const offered = platform.threads?.() ?? 1;
+    if (offered < 2 || custom(opts)) return 1;
+    return Math.max(1, Math.floor(opts.threads ?? Math.min(offered, MAX_DEFAULT_THREADS)));
   }
 
-  async function instantiate(threaded, threads, opts) {
-    const name = threaded ? 'wasmformer-mt' : 'wasmformer';
-    const glue = threaded ? await import('../../dist/wasmformer-mt.mjs') : await import('../../dist/wasmformer.mjs');
-    const moduleOpts = {};
-    // Web Workers loaded before the module resolves, enough for two threaded models at once
-    if (threaded) moduleOpts.wfWorkers = 2 * (threads - 1);
-    if (opts.wasmBinary) moduleOpts.wasmBinary = opts.wasmBinary;
-    else if (opts.wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? String(opts.wasmUrl) : f);
-    else if (env.binary) moduleOpts.wasmBinary = await env.binary(`${name}.wasm`);
-    const create = () => glue.default(moduleOpts);
-    const M = threaded && env.aroundThreadedLoad ? await env.aroundThreadedLoad(create) : await create();
-    const rt = new Runtime(M);
-    rt.threads = threaded ? threads : 1;
-    return rt;
+  async function instantiate(opts, threads) {
+    // The glue reports a failed load by printing and rejecting with a bare string or a
+    // RuntimeError; one WfError says what happened instead.
+    const moduleOpts = { printErr: () => {} };
+    const defaultUrl = threads > 1 ? platform.wasmMtUrl : platform.wasmUrl;
+    try {
+      if (opts.wasmBinary) {
+        moduleOpts.wasmBinary = opts.wasmBinary;
+      } else {
+        const url = String(threads > 1 ? defaultUrl : opts.wasmUrl ?? defaultUrl);
+        const bytes = await platform.readWasm(url);
+        if (bytes) moduleOpts.wasmBinary = bytes;
+        else moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? url : f);
+      }
+      let M;
+      if (threads > 1) {
+        moduleOpts.wfWorkers = 2 * (threads - 1); // Web Workers loaded up front: two models' worth
+        // a computed specifier: bundlers leave the threaded glue (and its worker script, which
+        // needs Node's modules under Node) alone; where it is missing, load() falls back
+        const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL(MT_GLUE, import.meta.url).href);
+        const create = () => glue.default(moduleOpts);
+        M = platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create) : await create();
+      } else {
+        M = await createWasmformerModule(moduleOpts);
+      }
+      const rt = new Runtime(M);
+      rt.threads = threads;
+      return rt;
+    } catch (e) {
+      const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? defaultUrl);
+      throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}`);
+    }
+  }
+
+  /** Loads (once per build and wasm location) and returns the runtime. Options: threads,
+   * wasmBinary (bytes) or wasmUrl. A wasmBinary always makes a new instance. */
+  function load(opts = {}) {
+    const threads = threadsFor(opts);
+    if (opts.wasmBinary) return instantiate(opts, 1);
+    const key = threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? platform.wasmUrl);
+    let promise = cache.get(key);
+    if (!promise) {
+      // the single-thread build is the fallback when the threaded one cannot load
+      promise = threads > 1 ? instantiate(opts, threads).catch(() => load({ ...opts, threads: 1 }))
+        : instantiate(opts, threads);
+      cache.set(key, promise);
+      promise.catch(() => cache.delete(key));
+    }
+    return promise;
   }
 
   return {

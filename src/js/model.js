@@ -11,10 +11,11 @@ const ENUMS = {
   positions: ['learned', 'sinusoidal', 'rope'],
 };
 
-/** Named configs. tiny and baby are the speed issue's benchmark configs A and B. */
+/** Named configs. tiny and baby are the speed issue's benchmark configs A and B. batchSize
+ * and lr are training defaults that come with them, not part of the model. */
 export const PRESETS = {
-  tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8 },
-  baby: { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4 },
+  tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8, lr: 2e-3 },
+  baby: { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4, lr: 1e-3 },
 };
 
 const FRIENDLY_DEFAULTS = {
@@ -23,8 +24,8 @@ const FRIENDLY_DEFAULTS = {
 };
 
 /** A full config in JavaScript form (strings and booleans) from a preset name or a partial
- * config, filling the rest from the tiny preset. `batchSize` is a training default, not part
- * of the model. */
+ * config, filling the rest from the tiny preset. `batchSize` and `lr` are training defaults,
+ * not part of the model. */
 export function resolveConfig(config = 'tiny') {
   let base = config;
   if (typeof config === 'string') {
@@ -84,13 +85,26 @@ function positiveInt(name, v) {
   return v;
 }
 
+function nonNegativeInt(name, v) {
+  if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${v}`);
+  return v;
+}
+
+/** The batch size of the preset a config has the shape of (a loaded tiny or baby model
+ * trains with its preset's batch), else 8. */
+function presetBatchSize(cfg) {
+  const keys = ['nLayer', 'nHead', 'dModel', 'dFF', 'context'];
+  const preset = Object.values(PRESETS).find((p) => keys.every((k) => p[k] === cfg[k]));
+  return preset?.batchSize ?? 8;
+}
+
 export class Model {
   /** @internal use createModel */
   constructor(rt, handle, tokenizer, batchSize) {
     this.rt = rt;
     this.handle = handle;
     this.tokenizer = tokenizer ?? null;
-    this.defaultBatchSize = batchSize ?? 8;
+    this.defaultBatchSize = batchSize ?? presetBatchSize(this.config);
     this.busy = null;
   }
 
@@ -106,6 +120,7 @@ export class Model {
         rt.writeConfig(p, native);
         model.call(rt.M._wf_model_init(h, p));
       });
+      if (friendly.lr !== undefined) model.setOptimizerNow({ lr: friendly.lr });
       if (tokenizer && tokenizer.vocabSize > native.vocabSize) {
         throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tokenizer.vocabSize} tokens but vocabSize is ${native.vocabSize}`);
       }
@@ -125,6 +140,17 @@ export class Model {
   idle() {
     this.call();
     if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
+  }
+
+  /** The config, when the model is a decoder: train, evaluate and generate work on text
+   * through a decoder's next-token objective. */
+  decoderConfig(what) {
+    const cfg = this.config;
+    if (cfg.arch !== 'decoder') {
+      const use = cfg.arch === 'encoder' ? 'Encoder.from(model)' : 'Seq2Seq.from(model)';
+      throw new WfError('WF_ERR_STATE', `${what}() works on decoders; this model is an ${cfg.arch}: use ${use}`);
+    }
+    return cfg;
   }
 
   /** The model's config (strings and booleans). */
@@ -149,6 +175,18 @@ export class Model {
     });
   }
 
+  /** Everything about the model in one plain object: config, paramCount, step, lr,
+   * optimizer, memory, tokenizer ({kind, vocabSize} or null) and busy (what runs, or null). */
+  info() {
+    this.call();
+    const tok = this.tokenizer;
+    return {
+      config: this.config, paramCount: this.paramCount, step: this.step, lr: this.lr,
+      optimizer: this.optimizer, memory: this.memory(),
+      tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
+    };
+  }
+
   get optimizer() {
     this.call();
     return this.rt.withBuffer(64, (p) => {
@@ -161,6 +199,10 @@ export class Model {
    * decaySteps, minLrRatio, gradClip); the rest stay. */
   setOptimizer(settings) {
     this.idle();
+    this.setOptimizerNow(settings);
+  }
+
+  setOptimizerNow(settings) {
     const next = { ...this.optimizer, ...settings };
     this.rt.withBuffer(64, (p) => {
       this.rt.writeOptim(p, next);
@@ -222,9 +264,12 @@ export class Model {
   /**
    * Trains on text (or token ids). Options: tokenizer (used when the model has none yet:
    * 'char' (default), 'bpe', {kind: 'bpe', vocabSize} (default the model's vocabSize), or a
-   * Tokenizer to copy), steps (default 1000), batchSize, lr, warmup,
-   * decaySteps, minLrRatio, weightDecay, gradClip, valFraction (0.1), evalInterval (100),
-   * evalBatches (4), signal (AbortSignal), onProgress({step, steps, loss, valLoss, lr,
+   * Tokenizer to copy), steps (default 1000), batchSize, lr, warmup, decaySteps,
+   * minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (leave the model's
+   * learning-rate schedule as it is, e.g. after load, instead of starting a new one for this
+   * call), seed (restarts the batch sampler), valFraction (0.1), evalInterval (100:
+   * validate at its multiples, counting earlier steps, and at the end), evalBatches (4),
+   * signal (AbortSignal), onProgress({step, steps, loss, valLoss, validated, lr,
    * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
    * loop, default 30). Resolves to a summary; an abort rejects with an AbortError and
    * leaves the model with the steps completed so far.
@@ -232,27 +277,40 @@ export class Model {
   async train(data, opts = {}) {
     this.idle();
     const rt = this.rt;
-    const cfg = this.config;
+    const cfg = this.decoderConfig('train');
     const steps = positiveInt('steps', opts.steps ?? 1000);
     const B = positiveInt('batchSize', opts.batchSize ?? this.defaultBatchSize);
     const T = positiveInt('context', opts.context ?? cfg.context);
     const valFraction = opts.valFraction ?? 0.1;
-    const evalInterval = opts.evalInterval ?? 100;
-    const evalBatches = opts.evalBatches ?? 4;
+    const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? 100);
+    const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? 4);
     const yieldMs = opts.yieldMs ?? 30;
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
     const tokens = this.tokensOf(data, opts.tokenizer);
+    // the sampler checks this too, but only when it first draws from a split: a validation
+    // split too short to validate would otherwise fail evalInterval steps into the run
+    const nVal = Math.floor(tokens.length * valFraction);
+    for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
+      if (used && n < T + 1) {
+        throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
+      }
+    }
 
     const start = this.step;
+    const before = this.optimizer;
     const schedule = {};
-    for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps']) {
+    for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps', 'warmup', 'decaySteps']) {
       if (opts[k] !== undefined) schedule[k] = opts[k];
     }
-    const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
-    schedule.warmup = start + warmup;
-    schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
+    if (!opts.keepSchedule) {
+      // a schedule for this call: warmup over its first steps, cosine decay to its last
+      const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
+      schedule.warmup = start + warmup;
+      schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
+    }
     this.setOptimizer(schedule);
+    if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
 
     this.busy = 'training';
     const ptok = rt.putInt32(tokens);
@@ -274,13 +332,13 @@ export class Model {
         this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
         this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
         last = this.readStepInfo(info);
-        const evalNow = valFraction > 0 && evalInterval > 0 && (s % evalInterval === 0 || s === steps);
-        if (evalNow) valLoss = validate();
+        const validated = valFraction > 0 && evalInterval > 0 && ((start + s) % evalInterval === 0 || s === steps);
+        if (validated) valLoss = validate();
         const now = performance.now();
         const elapsed = (now - t0) / 1000;
-        if (opts.onProgress && (evalNow || now - lastYield >= yieldMs || s === steps)) {
+        if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) {
           opts.onProgress({
-            step: last.step, steps: start + steps, loss: last.loss, valLoss: evalNow ? valLoss : null,
+            step: last.step, steps: start + steps, loss: last.loss, valLoss, validated,
             lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: (s * B * T) / elapsed, elapsed,
             eta: (elapsed / s) * (steps - s),
           });
@@ -291,7 +349,14 @@ export class Model {
         }
       }
       const seconds = (performance.now() - t0) / 1000;
-      return { steps, step: this.step, loss: last.loss, valLoss, seconds, tokensPerSecond: (steps * B * T) / seconds };
+      return {
+        steps, step: this.step, loss: last.loss, valLoss, tokens: steps * B * T, seconds,
+        tokensPerSecond: (steps * B * T) / seconds,
+      };
+    } catch (e) {
+      // a run that failed before its first step leaves the optimizer settings as they were
+      if (this.handle && this.step === start) this.setOptimizerNow(before);
+      throw e;
     } finally {
       for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
       this.busy = null;
@@ -299,22 +364,26 @@ export class Model {
   }
 
   /** Mean cross-entropy of the model on text (or ids), over non-overlapping windows of the
-   * context: {loss, perplexity, tokens}. maxTokens limits the work on long texts. */
-  evaluate(data, { maxTokens = Infinity, batchSize } = {}) {
+   * context: resolves to {loss, perplexity, tokens}. Options: maxTokens (limits the work on
+   * long texts), batchSize, signal, yieldMs (30). */
+  async evaluate(data, { maxTokens = Infinity, batchSize, signal, yieldMs = 30 } = {}) {
     this.idle();
+    if (signal?.aborted) throw abortError(signal);
     const rt = this.rt;
-    const T = this.config.context;
+    const T = this.decoderConfig('evaluate').context;
     let tokens = this.tokensOf(data);
     if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
     const windows = Math.floor((tokens.length - 1) / T);
     if (windows < 1) {
       throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
     }
-    const B = Math.min(batchSize ?? this.defaultBatchSize, windows);
+    const B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
+    this.busy = 'evaluation';
     const pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), lossp = rt.alloc(4);
     try {
-      let total = 0, counted = 0;
+      let total = 0, counted = 0, lastYield = performance.now();
       for (let w = 0; w < windows; w += B) {
+        if (signal?.aborted) throw abortError(signal);
         const b = Math.min(B, windows - w);
         const base = pin >>> 2, tbase = ptg >>> 2;
         for (let i = 0; i < b; i++) {
@@ -325,21 +394,28 @@ export class Model {
         this.call(rt.M._wf_forward(this.handle, pin, ptg, b, T, lossp));
         total += rt.f32[lossp >>> 2] * b * T;
         counted += b * T;
+        if (performance.now() - lastYield >= yieldMs) {
+          await yieldToEventLoop();
+          lastYield = performance.now();
+        }
       }
       const loss = total / counted;
       return { loss, perplexity: Math.exp(loss), tokens: counted };
     } finally {
       for (const p of [pin, ptg, lossp]) rt.free(p);
+      this.busy = null;
     }
   }
 
   /**
    * Streams generated text as an async iterator of pieces. Options: maxTokens (100),
    * temperature (1; 0 = greedy), topK (0 = off), topP (1 = off), seed, stop (strings that
-   * end the text, not included), signal, onToken(piece, id), yieldMs (16).
+   * end the text, not included), signal, onToken(piece, tokens) (called with each piece the
+   * iterator yields and the number of tokens generated so far), yieldMs (16).
    */
   async *generate(prompt = '', opts = {}) {
     this.idle();
+    this.decoderConfig('generate');
     const rt = this.rt;
     if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
     const maxTokens = opts.maxTokens ?? 100;
@@ -359,6 +435,7 @@ export class Model {
     const decoder = new TextDecoder();
     this.busy = 'generation';
     let pending = ''; // text held back while it could still become a stop string
+    const emit = (piece, count) => { opts.onToken?.(piece, count); return piece; };
     try {
       const pids = rt.putInt32(ids);
       try { this.call(rt.M._wf_gen_start(this.handle, pids, ids.length, seed)); } finally { rt.free(pids); }
@@ -367,13 +444,11 @@ export class Model {
         if (signal?.aborted) throw abortError(signal);
         this.call(rt.M._wf_gen_next(this.handle, sampling, tokp));
         const id = rt.i32[tokp >>> 2];
-        const piece = decoder.decode(this.tokenizer.decodeBytes([id]), { stream: true });
-        opts.onToken?.(piece, id);
-        pending += piece;
+        pending += decoder.decode(this.tokenizer.decodeBytes([id]), { stream: true });
         const hit = stops.map((s) => pending.indexOf(s)).filter((k) => k >= 0);
         if (hit.length) {
           const cut = Math.min(...hit);
-          if (cut > 0) yield pending.slice(0, cut);
+          if (cut > 0) yield emit(pending.slice(0, cut), i + 1);
           pending = '';
           return;
         }
@@ -387,7 +462,7 @@ export class Model {
         if (pending.length > keep) {
           const out = pending.slice(0, pending.length - keep);
           pending = pending.slice(pending.length - keep);
-          yield out;
+          yield emit(out, i + 1);
         }
         if (performance.now() - lastYield >= yieldMs) {
           await yieldToEventLoop();
@@ -395,7 +470,7 @@ export class Model {
         }
       }
       pending += decoder.decode();
-      if (pending) yield pending;
+      if (pending) yield emit(pending, maxTokens);
     } finally {
       rt.free(sampling);
       rt.free(tokp);

@@ -1,15 +1,18 @@
 // wasmformer for Node: the wasm bytes are read from the package with fs (Emscripten
-// 3.1.6's glue cannot fetch them in Node). Node always has threads: the threaded build is
-// the default (threads: 1 picks the single-thread one).
+// 3.1.6's glue cannot fetch them in Node). Checkpoints and safetensors go to and from
+// files atomically. createWorkerModel runs the model in a worker_threads Worker, as the
+// browser entry does in a Web Worker.
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { makeApi } from './loader.js';
 import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
 import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
+import { WorkerModel } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
@@ -17,8 +20,17 @@ export { Tokenizer };
 export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
 export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
 export { saveModel, exportSafetensors };
+export { WorkerModel } from './worker-client.js';
 
-const dist = new URL('../../dist/', import.meta.url);
+// wasmUrl may be a path, a file: URL, or an http(s) URL the caller chose.
+async function readWasm(url) {
+  if (/^https?:/.test(url)) {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`HTTP ${res.status} for ${url}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+  return readFile(url.startsWith('file:') ? fileURLToPath(url) : url);
+}
 
 /** The threaded glue of Emscripten 3.1.6 is CommonJS-minded: it looks for `require` and
  * `__dirname` as globals while it instantiates, and registers process-wide handlers for
@@ -28,7 +40,7 @@ const dist = new URL('../../dist/', import.meta.url);
 async function aroundThreadedLoad(create) {
   const lent = {};
   if (typeof globalThis.require === 'undefined') lent.require = createRequire(import.meta.url);
-  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(dist);
+  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(new URL('../../dist/', import.meta.url));
   const events = ['uncaughtException', 'unhandledRejection'];
   const before = Object.fromEntries(events.map((e) => [e, process.listeners(e)]));
   Object.assign(globalThis, lent);
@@ -42,9 +54,12 @@ async function aroundThreadedLoad(create) {
   }
 }
 
+// Node always has threads: the threaded build is the default (threads: 1 picks the other).
 const api = makeApi({
+  wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
+  wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
+  readWasm,
   threads: () => (os.availableParallelism ? os.availableParallelism() : os.cpus().length),
-  binary: (file) => readFile(new URL(file, dist)),
   aroundThreadedLoad,
 });
 export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
@@ -134,4 +149,40 @@ export async function importSafetensorsDir(dir, opts = {}) {
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */
 export async function loadModelFile(path, opts = {}) {
   return loadModel(await readFile(path), opts);
+}
+
+// A port over a worker_threads Worker (see worker-host.js for the protocol). The worker
+// keeps the process alive only while a call is pending.
+function workerPort(worker) {
+  worker.unref();
+  return {
+    post: (msg, transfer) => worker.postMessage(msg, transfer),
+    listen: (fn) => worker.on('message', fn),
+    onError: (fn) => {
+      worker.on('error', fn);
+      worker.on('exit', (code) => fn(new Error(`the worker thread exited (code ${code})`)));
+    },
+    terminate: () => { worker.terminate(); },
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+  };
+}
+
+function workerLoadOpts(opts) {
+  const out = { ...opts };
+  if (out.wasmUrl instanceof URL) out.wasmUrl = out.wasmUrl.href;
+  return out;
+}
+
+const startWorker = () => new Worker(new URL('./node-worker.js', import.meta.url));
+
+/** createModel in a worker thread: same API, every method async. */
+export function createWorkerModel(config = 'tiny', opts = {}) {
+  return WorkerModel.start(workerPort(startWorker()), 'create', [config, workerLoadOpts(opts)]);
+}
+
+/** loadModel in a worker thread. The bytes are copied once, then transferred. */
+export function loadWorkerModel(bytes, opts = {}) {
+  const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+  return WorkerModel.start(workerPort(startWorker()), 'load', [copy, workerLoadOpts(opts)], [copy.buffer]);
 }

@@ -7,8 +7,9 @@
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
   'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT'];
 
-/** An error from wasmformer: `code` is a status name such as 'WF_ERR_CONFIG' (or the
- * JavaScript-side 'WF_ERR_DISPOSED' and 'WF_ERR_BUSY'); `message` is the core's message. */
+/** An error from wasmformer: `code` is a status name such as 'WF_ERR_CONFIG' (or one of the
+ * JavaScript side's: 'WF_ERR_DISPOSED', 'WF_ERR_BUSY', 'WF_ERR_LOAD', 'WF_ERR_WORKER');
+ * `message` is the core's message. */
 export class WfError extends Error {
   constructor(code, message) {
     super(message);

@@ -1,6 +1,7 @@
 // safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) over the C API: a
-// GPT-2 style model becomes a GPT2LMHeadModel PyTorch loads without conversion, and
-// Hugging Face GPT-2 files come back as a Model.
+// GPT-2 style model becomes a GPT2LMHeadModel and a Llama-style one a LlamaForCausalLM that
+// PyTorch loads without conversion, and Hugging Face GPT-2 and Llama files come back as a
+// Model.
 import { CONFIG_BYTES, WfError } from './runtime.js';
 import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
@@ -46,7 +47,8 @@ export function exportSafetensors(model) {
 /**
  * A Model from Hugging Face files: files['config.json'] (string or bytes) and
  * files['model.safetensors'] (F32, F16, BF16 or F64), as exportSafetensors writes them or as
- * PyTorch saves a GPT2LMHeadModel; files['tokenizer.wft'] is used when present. Everything
+ * PyTorch saves a GPT2LMHeadModel or a LlamaForCausalLM (no grouped-query attention, RoPE
+ * base 10000, unscaled); files['tokenizer.wft'] is used when present. Everything
  * is checked first; a bad file throws a WfError saying what is wrong.
  * @example const model = importSafetensors(rt, { 'config.json': cfg, 'model.safetensors': bytes });
  */

@@ -1,6 +1,7 @@
-// safetensors in the wasm build: Hugging Face GPT-2 files written by PyTorch import with
-// PyTorch's logits, export/import round trips, and the round trip wasmformer -> PyTorch ->
-// wasmformer with the logits compared at each step (where /usr/bin/python3 has torch).
+// safetensors in the wasm build: Hugging Face GPT-2 and Llama files written by PyTorch
+// import with PyTorch's logits, export/import round trips, and the round trip wasmformer ->
+// PyTorch -> wasmformer for a GPT-2 style and a Llama-style model, with the logits compared
+// at each step (where /usr/bin/python3 has torch).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,7 +13,8 @@ import {
 } from '../../src/js/node.js';
 import { readFixture } from './fixture.js';
 
-const FIXTURES = ['hf_gpt2_tied', 'hf_gpt2_untied_relu_f16', 'hf_gpt2_model_bf16'];
+const FIXTURES = ['hf_gpt2_tied', 'hf_gpt2_untied_relu_f16', 'hf_gpt2_model_bf16', 'hf_llama_untied', 'hf_llama_tied_bf16'];
+const LLAMA = { norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', tiedHead: false, bias: false, normEps: 1e-6 };
 const TEXT = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8').slice(0, 40000);
 const PYTHON = '/usr/bin/python3';
 
@@ -53,29 +55,33 @@ function readFloat32Tensor(path, name) {
   return new Float32Array(bytes.buffer);
 }
 
-test('Hugging Face GPT-2 files written by PyTorch import with the logits PyTorch computed', async () => {
+test('Hugging Face GPT-2 and Llama files written by PyTorch import with the logits PyTorch computed', async () => {
   for (const name of FIXTURES) {
     const model = await importSafetensorsDir(`tests/fixtures/${name}`);
     const fx = readFixture(`tests/fixtures/${name}/expected.bin`);
     const [B, T] = fx.inputs.dims;
     const { logits } = model.forward(fx.inputs.data, null, B, T);
     const err = maxAbs(logits, fx.logits.data);
-    console.log(`${name}: wasm import vs PyTorch GPT2LMHeadModel logits max abs err ${err.toExponential(2)}`);
+    const arch = JSON.parse(readFileSync(`tests/fixtures/${name}/config.json`, 'utf8')).architectures[0];
+    console.log(`${name}: wasm import vs PyTorch ${arch} logits max abs err ${err.toExponential(2)}`);
     assert.ok(err < 1e-5, `${name}: ${err}`);
     model.dispose();
   }
 });
 
 test('export and import round-trip: weights, config and tokenizer', async () => {
-  for (const config of [
-    { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 96 }, // GPT-2 layout
-    { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 96, bias: false, positions: 'sinusoidal' },
+  const base = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 96 };
+  for (const [config, modelType] of [
+    [base, 'gpt2'],
+    [{ ...base, ...LLAMA }, 'llama'],
+    [{ ...base, ...LLAMA, tiedHead: true }, 'llama'],
+    [{ ...base, bias: false, positions: 'sinusoidal' }, 'wasmformer'],
   ]) {
     const model = await createModel(config);
     await model.train(TEXT, { steps: 5, evalInterval: 0, batchSize: 2 });
     const files = exportSafetensors(model);
     const cfg = JSON.parse(files['config.json']);
-    assert.equal(cfg.model_type, config.bias === false ? 'wasmformer' : 'gpt2');
+    assert.equal(cfg.model_type, modelType);
     const back = await importSafetensors(files);
     for (const t of model.tensors()) assert.deepEqual(back.getTensor(t.name), model.getTensor(t.name), t.name);
     assert.equal(back.tokenizer.vocabSize, model.tokenizer.vocabSize);
@@ -92,7 +98,10 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     (e) => e.code === 'WF_ERR_FORMAT');
 });
 
-test('wasmformer -> PyTorch -> wasmformer: the logits agree at every step', async (t) => {
+for (const [name, config] of [
+  ['GPT-2 style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5 }],
+  ['Llama-style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
+]) test(`wasmformer (${name}) -> PyTorch -> wasmformer: the logits agree at every step`, async (t) => {
   const probe = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' });
   if (probe.status !== 0) {
     t.skip(`${PYTHON} cannot import torch (apt-get install python3-torch): the PyTorch side of the round trip is skipped`);
@@ -100,7 +109,7 @@ test('wasmformer -> PyTorch -> wasmformer: the logits agree at every step', asyn
   }
   const dir = mkdtempSync(join(tmpdir(), 'wf-torch-'));
   try {
-    const model = await createModel({ nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5 });
+    const model = await createModel(config);
     await model.train(TEXT, { steps: 30, lr: 3e-3, evalInterval: 0, batchSize: 4 });
     const B = 2, T = 64;
     const ids = model.tokenizer.encode(TEXT.slice(1000, 1000 + B * T));
@@ -117,7 +126,7 @@ test('wasmformer -> PyTorch -> wasmformer: the logits agree at every step', asyn
     const again = back.forward(ids, null, B, T).logits;
     const torchLogits = readFloat32Tensor(join(dir, 'torch', 'logits.safetensors'), 'logits');
     const dBack = maxAbs(again, ours), dTorch = maxAbs(again, torchLogits);
-    console.log(`wasmformer -> PyTorch -> wasmformer: logits max abs diff ${dBack.toExponential(2)} against the original, ${dTorch.toExponential(2)} against PyTorch's`);
+    console.log(`wasmformer (${name}) -> PyTorch -> wasmformer: logits max abs diff ${dBack.toExponential(2)} against the original, ${dTorch.toExponential(2)} against PyTorch's`);
     assert.ok(dBack === 0, 'the weights came back bit for bit');
     assert.ok(dTorch <= 1e-5);
     model.dispose();

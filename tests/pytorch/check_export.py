@@ -6,10 +6,10 @@ Usage: /usr/bin/python3 tests/pytorch/check_export.py DIR [tolerance]   (default
 
 DIR holds wasmformer's export (model.safetensors, config.json) and expected.safetensors:
 input_ids [B, T] and the logits [B, T, V] wasmformer computed for them. Prints the largest
-absolute difference between PyTorch's logits (hf_reference.py: GPT2LMHeadModel's forward
-in plain PyTorch, from the Hugging Face names as exported) and wasmformer's, and exits 1
-when it exceeds the tolerance. Writes DIR/torch/: model.safetensors with the full
-GPT2LMHeadModel state dict as PyTorch holds it (float32, lm_head.weight included even when
+absolute difference between PyTorch's logits (hf_reference.py: GPT2LMHeadModel's or
+LlamaForCausalLM's forward in plain PyTorch, from the Hugging Face names as exported) and
+wasmformer's, and exits 1 when it exceeds the tolerance. Writes DIR/torch/: model.safetensors
+with the full state dict as PyTorch holds it (float32, lm_head.weight included even when
 tied), config.json, and logits.safetensors with PyTorch's logits.
 """
 import json
@@ -19,7 +19,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_reference import gpt2_state, lm_logits, load_dir, read_safetensors, write_safetensors  # noqa: E402
+from hf_reference import full_state, lm_logits, load_dir, read_safetensors, write_safetensors  # noqa: E402
 
 
 def main():
@@ -36,7 +36,7 @@ def main():
           % (config.get("architectures", [config["model_type"]])[0], len(state), tuple(logits.shape), diff, tol))
     out = os.path.join(d, "torch")
     os.makedirs(out, exist_ok=True)
-    full = gpt2_state(state, config) if config["model_type"] == "gpt2" else state
+    full = full_state(state, config)
     write_safetensors(os.path.join(out, "model.safetensors"), {k: v.clone() for k, v in full.items()}, {"format": "pt"})
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)

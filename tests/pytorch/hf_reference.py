@@ -8,6 +8,15 @@ stored [in, out]), attention scaled by 1/sqrt(head size) with the causal mask fi
 the dtype's lowest value, gelu_new (GELU, tanh approximation) or relu, a final LayerNorm
 and a bias-free head (the token embedding when tie_word_embeddings).
 
+llama_lm_logits(state, config, ids) computes what transformers' LlamaForCausalLM computes in
+eval mode with eager attention, in float32: RMSNorm as weight * (x * rsqrt(mean(x^2) + eps))
+with the statistics in float32, rotary positions in the rotate_half convention (channel i
+pairs with i + head_dim/2) with inv_freq = 1 / theta^(2i/head_dim) and the angles, cos and
+sin all in float32 as LlamaRotaryEmbedding computes them, scores times head_dim^-0.5 plus a
+causal mask of the dtype's lowest value, softmax in float32, grouped key/value heads
+repeated, a SiLU-gated MLP down_proj(silu(gate_proj x) * up_proj x), no biases, a final
+RMSNorm and the head (the token embedding when tie_word_embeddings).
+
 safetensors: u64 little-endian header length, a JSON header {name: {dtype, shape,
 data_offsets: [begin, end]}, "__metadata__": {...}}, then the raw little-endian data.
 """
@@ -128,7 +137,94 @@ def gpt2_lm_logits(state, config, ids):
     return F.linear(h, p["lm_head.weight"])
 
 
+def llama_state(state, config):
+    """The float32 state dict of a LlamaForCausalLM: lm_head.weight tied to the embedding when
+    tie_word_embeddings (default false), no rotary_emb.inv_freq buffers (older transformers
+    versions saved them; llama_lm_logits checks they match rope_theta)."""
+    out = {k: v.to(torch.float32) for k, v in state.items() if not k.endswith(".rotary_emb.inv_freq")}
+    if config.get("tie_word_embeddings", False):
+        out["lm_head.weight"] = out["model.embed_tokens.weight"]
+    return out
+
+
+def llama_rope_theta(config):
+    """rope_theta (transformers 4.x) or rope_parameters["rope_theta"] (5.x); no scaling."""
+    params = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    assert params.get("rope_type", params.get("type", "default")) == "default", "scaled RoPE: not modelled here"
+    return float(params.get("rope_theta", config.get("rope_theta", 10000.0)))
+
+
+def llama_rms_norm(x, weight, eps):
+    """LlamaRMSNorm: the statistics in float32, the weight applied in the input's dtype."""
+    dtype = x.dtype
+    h = x.to(torch.float32)
+    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * h.to(dtype)
+
+
+def llama_rope(T, head_dim, theta):
+    """LlamaRotaryEmbedding (default type) for positions 0..T-1: cos, sin [1, T, head_dim]."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    positions = torch.arange(T, dtype=torch.int64)[None, :]
+    freqs = (inv_freq[None, :, None].float() @ positions[:, None, :].float()).transpose(1, 2)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def llama_lm_logits(state, config, ids):
+    assert config.get("hidden_act", "silu") in ("silu", "swish")
+    assert not config.get("attention_bias", False) and not config.get("mlp_bias", False)
+    p = llama_state(state, config)
+    C, L, NH = config["hidden_size"], config["num_hidden_layers"], config["num_attention_heads"]
+    NKV = config.get("num_key_value_heads") or NH
+    HS = config.get("head_dim") or C // NH
+    eps = config.get("rms_norm_eps", 1e-6)
+    theta = llama_rope_theta(config)
+    for k, v in state.items():
+        if k.endswith(".rotary_emb.inv_freq"):  # what older versions then used instead
+            want = 1.0 / (theta ** (torch.arange(0, HS, 2, dtype=torch.int64).float() / HS))
+            assert torch.allclose(v.float(), want, rtol=8e-3, atol=0), k
+    B, T = ids.shape
+    h = p["model.embed_tokens.weight"][ids]
+    cos, sin = (t[:, None] for t in llama_rope(T, HS, theta))  # [1, 1, T, HS]: over the heads
+    mask = torch.full((T, T), torch.finfo(torch.float32).min).triu(1)[None, None]
+    for l in range(L):
+        w = lambda name: p["model.layers.%d.%s" % (l, name)]
+        x = llama_rms_norm(h, w("input_layernorm.weight"), eps)
+        q = F.linear(x, w("self_attn.q_proj.weight")).view(B, T, NH, HS).transpose(1, 2)
+        k = F.linear(x, w("self_attn.k_proj.weight")).view(B, T, NKV, HS).transpose(1, 2)
+        v = F.linear(x, w("self_attn.v_proj.weight")).view(B, T, NKV, HS).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k, v = (t.repeat_interleave(NH // NKV, dim=1) for t in (k, v))
+        a = torch.matmul(q, k.transpose(2, 3)) * HS ** -0.5 + mask
+        a = torch.softmax(a, dim=-1, dtype=torch.float32).to(q.dtype)
+        y = torch.matmul(a, v).transpose(1, 2).reshape(B, T, NH * HS)
+        h = h + F.linear(y, w("self_attn.o_proj.weight"))
+        x = llama_rms_norm(h, w("post_attention_layernorm.weight"), eps)
+        gated = F.silu(F.linear(x, w("mlp.gate_proj.weight"))) * F.linear(x, w("mlp.up_proj.weight"))
+        h = h + F.linear(gated, w("mlp.down_proj.weight"))
+    h = llama_rms_norm(h, p["model.norm.weight"], eps)
+    return F.linear(h, p["lm_head.weight"])
+
+
+def full_state(state, config):
+    """The state dict PyTorch holds for the model (float32, lm_head.weight even when tied)."""
+    if config["model_type"] == "gpt2":
+        return gpt2_state(state, config)
+    if config["model_type"] == "llama":
+        return llama_state(state, config)
+    return state
+
+
 def lm_logits(state, config, ids):
     if config["model_type"] == "gpt2":
         return gpt2_lm_logits(state, config, ids)
+    if config["model_type"] == "llama":
+        return llama_lm_logits(state, config, ids)
     raise SystemExit("model_type %r: no PyTorch reference here" % config["model_type"])

@@ -1,0 +1,461 @@
+#!/usr/bin/env node
+// The wasmformer command line: train a model on a text file, generate from it, evaluate
+// it, describe it. Arguments are parsed with node:util's parseArgs. Exit codes: 0 done,
+// 1 the work failed (a message says why), 2 bad arguments, 130 stopped by Ctrl-C (after
+// saving what training had done).
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as wf from '../src/js/node.js';
+
+const BUNDLED_TEXT = fileURLToPath(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url));
+const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/** Bad arguments: exit code 2. */
+class UsageError extends Error {}
+
+const help = { type: 'boolean', short: 'h', help: 'show this help' };
+
+const COMMANDS = {
+  train: {
+    args: '[file.txt]',
+    summary: 'train a model on a UTF-8 text file (default: the bundled Pride and Prejudice)',
+    options: {
+      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default tiny)` },
+      config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
+      steps: { type: 'string', short: 's', value: 'N', help: 'train until the model has taken N steps (default 2000)' },
+      out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
+      resume: { type: 'boolean', short: 'r', help: 'continue training the model in --out' },
+      force: { type: 'boolean', help: 'overwrite --out with a new model' },
+      batch: { type: 'string', short: 'b', value: 'N', help: 'windows per batch (default: the preset\'s)' },
+      lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
+      'eval-interval': { type: 'string', value: 'N', help: 'validate every N steps (default 100; 0: never)' },
+      'val-fraction': { type: 'string', value: 'F', help: 'share of the text held out for validation (default 0.1)' },
+      seed: { type: 'string', value: 'N', help: 'seed of the weights and the batch order' },
+      tokenizer: { type: 'string', short: 't', value: 'KIND', help: 'char (default) or bpe, learned from the text' },
+      vocab: { type: 'string', value: 'N', help: 'with --tokenizer bpe: tokens, 256 bytes + merges (default 512)' },
+      help,
+    },
+    run: train,
+  },
+  generate: {
+    args: '<model.wf>',
+    summary: 'generate text from a trained model, streamed to stdout',
+    options: {
+      prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
+      tokens: { type: 'string', short: 'n', value: 'N', help: 'tokens to generate (default 200)' },
+      temperature: { type: 'string', short: 't', value: 'X', help: 'sampling temperature, 0 = greedy (default 0.8)' },
+      'top-k': { type: 'string', value: 'K', help: 'sample among the K most likely tokens (default: all)' },
+      'top-p': { type: 'string', value: 'P', help: 'sample among the tokens holding probability P (default 1)' },
+      seed: { type: 'string', value: 'N', help: 'sampler seed: the same seed gives the same text (default: random)' },
+      stop: { type: 'string', multiple: true, value: 'TEXT', help: 'stop before this text (repeatable)' },
+      help,
+    },
+    run: generate,
+  },
+  eval: {
+    args: '<model.wf> <file.txt>',
+    summary: 'mean loss and perplexity of a model on a text file',
+    options: {
+      'max-tokens': { type: 'string', value: 'N', help: 'score only the first N tokens' },
+      json: { type: 'boolean', help: 'print the result as JSON' },
+      help,
+    },
+    run: evaluate,
+  },
+  info: {
+    args: '<model.wf>',
+    summary: 'config, parameters, size and steps trained of a model file',
+    options: {
+      json: { type: 'boolean', help: 'print everything as JSON' },
+      help,
+    },
+    run: info,
+  },
+  export: {
+    args: '<model.wf>',
+    summary: 'write a model as Hugging Face files (model.safetensors, config.json) into a folder',
+    options: {
+      format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (the only one, default)' },
+      out: { type: 'string', short: 'o', value: 'DIR', help: 'the folder to write (required; created if missing)' },
+      help,
+    },
+    run: exportModel,
+  },
+  import: {
+    args: '<dir>',
+    summary: 'read Hugging Face files (config.json, model.safetensors) into a model file',
+    options: {
+      out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
+      force: { type: 'boolean', help: 'overwrite --out if it exists' },
+      help,
+    },
+    run: importModel,
+  },
+};
+
+// ---- help and argument checking ----
+
+function optionLines(options) {
+  const rows = Object.entries(options).map(([name, o]) => [
+    `${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.help]);
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`).join('\n');
+}
+
+function commandHelp(name) {
+  const c = COMMANDS[name];
+  return `Usage: wasmformer ${name} ${c.args} [options]\n\n${c.summary[0].toUpperCase()}${c.summary.slice(1)}.\n\nOptions:\n${optionLines(c.options)}\n`;
+}
+
+function mainHelp() {
+  const width = Math.max(...Object.entries(COMMANDS).map(([n, c]) => `${n} ${c.args}`.length));
+  const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${`${n} ${c.args}`.padEnd(width)}  ${c.summary}`);
+  return `Usage: wasmformer <command> [options]\n\nTrain small transformers on text and generate from them, in WebAssembly.\n\nCommands:\n${lines.join('\n')}\n\nRun "wasmformer <command> --help" for a command's options. Version ${VERSION}.\n`;
+}
+
+function integer(name, value, min) {
+  const n = Number(value);
+  if (value === undefined || value.trim() === '' || !Number.isInteger(n) || n < min) {
+    throw new UsageError(`--${name} must be an integer >= ${min}, not "${value}"`);
+  }
+  return n;
+}
+
+function number(name, value, ok, what) {
+  const n = Number(value);
+  if (value === undefined || value.trim() === '' || !Number.isFinite(n) || !ok(n)) throw new UsageError(`--${name} must be ${what}, not "${value}"`);
+  return n;
+}
+
+function positionals(name, got, min, max) {
+  const c = COMMANDS[name];
+  if (got.length < min) throw new UsageError(`missing ${c.args.split(' ').slice(got.length)[0]}`);
+  if (got.length > max) throw new UsageError(`unexpected argument "${got[max]}"`);
+}
+
+function readText(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  }
+}
+
+// ---- output ----
+
+const out = process.stdout;
+
+function duration(seconds) {
+  if (!Number.isFinite(seconds)) return '?';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+}
+
+const rate = (r) => (r >= 1000 ? `${(r / 1000).toFixed(1)}k` : `${Math.round(r)}`);
+const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** Training progress: one line redrawn in place on a terminal, plain lines otherwise
+ * (at each validation, or every tenth of the run without validation, and at the end). */
+function progressPrinter(tty, evalInterval) {
+  let lastDraw = 0, lastLine = 0, drawn = false;
+  return {
+    update(p) {
+      const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}`;
+      const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(p.eta)}`;
+      if (tty) {
+        const now = Date.now();
+        if (now - lastDraw < 100 && p.step !== p.steps && !p.validated) return;
+        lastDraw = now;
+        const width = 24, done = Math.round((width * p.step) / p.steps);
+        const bar = `[${'#'.repeat(done)}${'.'.repeat(width - done)}]`;
+        out.write(`\r\x1b[2Kstep ${p.step}/${p.steps} ${bar} ${Math.floor((100 * p.step) / p.steps)}%  ${stats}`);
+        drawn = true;
+        return;
+      }
+      const every = evalInterval > 0 ? null : Math.max(1, Math.ceil(p.steps / 10));
+      const due = p.validated || p.step === p.steps || (every && Math.floor(p.step / every) > Math.floor(lastLine / every));
+      if (!due) return;
+      lastLine = p.step;
+      out.write(`step ${p.step}/${p.steps}  ${stats}\n`);
+    },
+    end() {
+      if (tty && drawn) out.write('\n');
+      drawn = false;
+    },
+  };
+}
+
+// ---- commands ----
+
+async function train(argv, o) {
+  positionals('train', argv, 0, 1);
+  const file = argv[0] ?? BUNDLED_TEXT;
+  const path = o.out ?? 'model.wf';
+  const total = integer('steps', o.steps ?? '2000', 1);
+  const batchSize = o.batch === undefined ? undefined : integer('batch', o.batch, 1);
+  const lr = o.lr === undefined ? undefined : number('lr', o.lr, (x) => x > 0, 'a number > 0');
+  const evalInterval = integer('eval-interval', o['eval-interval'] ?? '100', 0);
+  const valFraction = number('val-fraction', o['val-fraction'] ?? '0.1', (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+  const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
+  if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
+  if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
+  const vocab = o.tokenizer === 'bpe' ? integer('vocab', o.vocab ?? '512', 257) : undefined;
+  if (o.preset !== undefined && !wf.PRESETS[o.preset]) throw new UsageError(`--preset must be one of ${Object.keys(wf.PRESETS).join(', ')}, not "${o.preset}"`);
+  let config = {};
+  if (o.config !== undefined) {
+    try { config = JSON.parse(o.config); } catch { config = null; }
+    if (!config || typeof config !== 'object' || Array.isArray(config)) throw new UsageError(`--config must be a JSON object, not ${o.config}`);
+  }
+  for (const flag of ['preset', 'config', 'seed', 'tokenizer']) {
+    if (o.resume && o[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --resume: the model's config comes from ${path}`);
+  }
+  if (o.resume && o.force) throw new UsageError('--resume and --force contradict each other');
+  if (!o.resume && !o.force && existsSync(path)) throw new UsageError(`${path} exists: add --resume to continue training it, or --force to replace it`);
+  if (o.resume && !existsSync(path)) throw new UsageError(`nothing to resume: ${path} does not exist`);
+  const text = readText(file);
+
+  const model = o.resume
+    ? (await readModel(path)).model
+    : await wf.createModel({
+      preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }), ...(vocab ? { vocabSize: vocab } : {}),
+    });
+  const start = model.step;
+  if (start >= total) {
+    out.write(`${path} has already taken ${start} steps (--steps ${total}): nothing to do\n`);
+    model.dispose();
+    return 0;
+  }
+  const B = batchSize ?? model.defaultBatchSize, T = model.config.context;
+  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}`;
+  out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
+    `(${text.length.toLocaleString('en-US')} characters) until step ${total}, batches of ${B} x ${T} tokens; saving to ${path}\n`);
+
+  const ac = new AbortController();
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(130); // a second Ctrl-C: quit without waiting for the save
+    interrupted = true;
+    ac.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const progress = progressPrinter(!!out.isTTY, evalInterval);
+  let summary = null, failure = null;
+  try {
+    summary = await model.train(text, {
+      steps: total - start, batchSize, evalInterval, valFraction, signal: ac.signal,
+      ...(vocab ? { tokenizer: { kind: 'bpe', vocabSize: vocab } } : {}),
+      onProgress: (p) => progress.update(p),
+      ...(lr === undefined ? {} : { lr }),
+      ...(seed === undefined ? {} : { seed }),
+      // resuming continues the schedule the model was saved with, stretched to this --steps
+      ...(o.resume ? { keepSchedule: true, decaySteps: Math.max(0, total - model.optimizer.warmup) } : {}),
+    });
+  } catch (e) {
+    if (e.name !== 'AbortError') failure = e;
+  } finally {
+    progress.end();
+  }
+  // every step taken is saved, whether the run ended, was interrupted or failed
+  if (model.step > start || !o.resume) {
+    await wf.saveModelFile(model, path);
+    const size = megabytes(statSync(path).size);
+    if (summary) {
+      out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}` +
+        `${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ${rate(summary.tokensPerSecond)} tok/s, ` +
+        `${duration(summary.seconds)}; saved ${path} (${size})\n`);
+    } else {
+      out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
+        `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume --steps ${total}\n`);
+    }
+  }
+  model.dispose();
+  process.off('SIGINT', onSigint);
+  if (failure) throw failure;
+  return interrupted ? 130 : 0;
+}
+
+async function generate(argv, o) {
+  positionals('generate', argv, 1, 1);
+  const opts = {
+    maxTokens: integer('tokens', o.tokens ?? '200', 0),
+    temperature: number('temperature', o.temperature ?? '0.8', (x) => x >= 0, 'a number >= 0'),
+    topK: integer('top-k', o['top-k'] ?? '0', 0),
+    topP: number('top-p', o['top-p'] ?? '1', (x) => x > 0 && x <= 1, 'a number in (0, 1]'),
+    stop: (o.stop ?? []).map((s) => s.replace(/\\n/g, '\n').replace(/\\t/g, '\t')),
+  };
+  if (o.seed !== undefined) opts.seed = integer('seed', o.seed, 0);
+  const prompt = (o.prompt ?? '').replace(/\\n/g, '\n');
+  const { model } = await readModel(argv[0]);
+  const ac = new AbortController();
+  let interrupted = false;
+  const onSigint = () => { interrupted = true; ac.abort(); };
+  process.on('SIGINT', onSigint);
+  out.write(prompt);
+  try {
+    for await (const piece of model.generate(prompt, { ...opts, signal: ac.signal })) out.write(piece);
+  } catch (e) {
+    if (e.name !== 'AbortError') throw e;
+  } finally {
+    out.write('\n');
+    process.off('SIGINT', onSigint);
+    model.dispose();
+  }
+  return interrupted ? 130 : 0;
+}
+
+async function evaluate(argv, o) {
+  positionals('eval', argv, 2, 2);
+  const maxTokens = o['max-tokens'] === undefined ? Infinity : integer('max-tokens', o['max-tokens'], 1);
+  const text = readText(argv[1]);
+  const { model } = await readModel(argv[0]);
+  try {
+    const r = await model.evaluate(text, { maxTokens });
+    if (o.json) out.write(`${JSON.stringify(r)}\n`);
+    else out.write(`loss ${r.loss.toFixed(4)}  perplexity ${r.perplexity.toFixed(3)}  (${r.tokens.toLocaleString('en-US')} tokens of ${basename(argv[1])})\n`);
+  } finally {
+    model.dispose();
+  }
+  return 0;
+}
+
+/** Reads a model file; a file that is not a checkpoint says so in one line. */
+async function readModel(path) {
+  let data;
+  try {
+    data = readFileSync(path);
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  }
+  try {
+    return { model: await wf.loadModel(data), data };
+  } catch (e) {
+    if (e instanceof wf.WfError) e.message = `${path}: ${e.message}`;
+    throw e;
+  }
+}
+
+async function info(argv, o) {
+  positionals('info', argv, 1, 1);
+  const { model, data } = await readModel(argv[0]);
+  try {
+    const i = model.info();
+    // header flag bit 0 (docs/FORMATS.md): the optimizer state is in the file
+    const resumable = (data.readUInt32LE(8) & 1) === 1;
+    if (o.json) {
+      out.write(`${JSON.stringify({ file: argv[0], bytes: data.length, resumable, ...i }, null, 2)}\n`);
+      return 0;
+    }
+    const c = i.config, opt = i.optimizer;
+    const schedule = `lr ${opt.lr.toPrecision(3)}, warmup to step ${opt.warmup}` +
+      (opt.decaySteps > 0 ? `, cosine decay to step ${opt.warmup + opt.decaySteps}` : ', then constant');
+    const rows = [
+      ['file', `${argv[0]} (${megabytes(data.length)})`],
+      ['model', `${c.arch}, ${c.block === 'pre_ln' ? 'Pre-LN' : 'Post-LN'} ${c.norm}, ${c.activation}, ${c.positions} positions, ` +
+        `${c.tiedHead ? 'tied' : 'untied'} head, ${c.bias ? 'with' : 'no'} biases`],
+      ['shape', `${c.nLayer} layers, ${c.nHead} heads, d_model ${c.dModel}, d_ff ${c.dFF}, context ${c.context}, vocab ${c.vocabSize}`],
+      ['parameters', i.paramCount.toLocaleString('en-US')],
+      ['trained', resumable ? `${i.step} steps (${schedule}); optimizer state saved, training can resume`
+        : 'weights only (no optimizer state: the step count and schedule were not saved)'],
+      ['tokenizer', i.tokenizer ? `${i.tokenizer.kind}, ${i.tokenizer.vocabSize} tokens` : 'none'],
+      ['memory', `${megabytes(i.memory.total)} in use (weights ${megabytes(i.memory.params)})`],
+    ];
+    for (const [k, v] of rows) out.write(`${k.padEnd(11)} ${v}\n`);
+  } finally {
+    model.dispose();
+  }
+  return 0;
+}
+
+async function exportModel(argv, o) {
+  positionals('export', argv, 1, 1);
+  const format = o.format ?? 'safetensors';
+  if (format !== 'safetensors') throw new UsageError(`--format must be safetensors, not "${format}"`);
+  if (o.out === undefined) throw new UsageError('--out DIR is required');
+  const { model } = await readModel(argv[0]);
+  try {
+    const names = await wf.exportSafetensorsDir(model, o.out);
+    out.write(`wrote ${names.map((n) => join(o.out, n)).join(', ')}\n`);
+  } finally {
+    model.dispose();
+  }
+  return 0;
+}
+
+async function importModel(argv, o) {
+  positionals('import', argv, 1, 1);
+  if (o.out === undefined) throw new UsageError('--out FILE is required');
+  if (existsSync(o.out) && !o.force) throw new UsageError(`${o.out} exists: add --force to replace it`);
+  for (const name of ['config.json', 'model.safetensors']) {
+    if (!existsSync(join(argv[0], name))) throw new Error(`${argv[0]} has no ${name}`);
+  }
+  let model;
+  try {
+    model = await wf.importSafetensorsDir(argv[0]);
+  } catch (e) {
+    if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
+    throw e;
+  }
+  try {
+    await wf.saveModelFile(model, o.out);
+    const c = model.config;
+    out.write(`wrote ${o.out}: ${c.arch}, ${c.nLayer} layers, d_model ${c.dModel}, ${model.paramCount.toLocaleString('en-US')} parameters, ` +
+      `${model.tokenizer ? `${model.tokenizer.kind} tokenizer` : 'no tokenizer (token ids only)'}\n`);
+  } finally {
+    model.dispose();
+  }
+  return 0;
+}
+
+// ---- main ----
+
+async function main(argv) {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    process.stderr.write(mainHelp());
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    out.write(mainHelp());
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    out.write(`${VERSION}\n`);
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')}`);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
+  } catch (e) {
+    // parseArgs explains at length; its first sentence is the one-line error
+    let message = e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase());
+    const option = message.match(/'(?:-\w, )?(--[\w-]+)' argument is ambiguous/)?.[1];
+    if (option) message += `: write ${option}=VALUE for a value that starts with a dash`;
+    throw new UsageError(message);
+  }
+  if (parsed.values.help) {
+    out.write(commandHelp(name));
+    return 0;
+  }
+  return command.run(parsed.positionals, parsed.values);
+}
+
+// stdout closed early (e.g. piped into head): stop quietly
+out.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
+
+const argv = process.argv.slice(2);
+main(argv).then((code) => { process.exitCode = code; }, (e) => {
+  const command = COMMANDS[argv[0]] ? `wasmformer ${argv[0]}` : 'wasmformer';
+  if (e instanceof UsageError) {
+    process.stderr.write(`${command}: ${e.message} (see ${command} --help)\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`${command}: ${e.message}\n`);
+    process.exitCode = 1;
+  }
+});

@@ -1,0 +1,902 @@
+// Types of the wasmformer package, written by hand next to the JavaScript they describe
+// (src/js/*.js). The browser entry (index.js) and the Node entry (node.js, see node.d.ts)
+// share everything here; node.d.ts adds the file functions.
+
+/** Preset names: `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights) and
+ * `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). */
+export type Preset = 'tiny' | 'baby';
+
+/** A complete model config, as `model.config` returns it. */
+export interface ModelConfig {
+  /** Model family: `decoder` (a GPT: createModel), `encoder` (createEncoder) or
+   * `encoder-decoder` (createSeq2Seq). */
+  arch: 'decoder' | 'encoder' | 'encoder-decoder';
+  /** Normalization layer. */
+  norm: 'layernorm' | 'rmsnorm';
+  /** Where the norm sits around each sublayer: before it (GPT-2) or after the residual add. */
+  block: 'pre_ln' | 'post_ln';
+  /** Activation of the feed-forward sublayer. */
+  activation: 'gelu' | 'relu' | 'swiglu';
+  /** Position information: a learned table, fixed sinusoids, or rotary. */
+  positions: 'learned' | 'sinusoidal' | 'rope';
+  /** true: the output head reuses the token embedding (GPT-2); false: its own matrix. */
+  tiedHead: boolean;
+  /** true: linear layers and norms have biases. */
+  bias: boolean;
+  /** Number of token ids the model knows (V). */
+  vocabSize: number;
+  /** Longest sequence the model sees at once (T). */
+  context: number;
+  /** Transformer blocks (L). */
+  nLayer: number;
+  /** Attention heads (NH); must divide dModel. */
+  nHead: number;
+  /** Width of the residual stream (C). */
+  dModel: number;
+  /** Width of the feed-forward hidden layer. */
+  dFF: number;
+  /** Epsilon inside the norm's square root. */
+  normEps: number;
+  /** Seeds weight init and the batch sampler. */
+  seed: number;
+  /** An encoder-decoder's encoder layers (0 for the other archs). */
+  nEncLayer: number;
+  /** Dropout probability during training steps (0 = none). */
+  dropout: number;
+  /** Widest beam an encoder-decoder can decode with. */
+  maxBeam: number;
+}
+
+/** What createModel accepts: a preset name, or any part of a config (the rest comes from
+ * `preset`, default `tiny`). `batchSize` and `lr` are training defaults kept with the model. */
+export interface ConfigInput extends Partial<Omit<ModelConfig, 'arch' | 'norm' | 'block' | 'activation' | 'positions'>> {
+  preset?: Preset;
+  arch?: ModelConfig['arch'] | number;
+  norm?: ModelConfig['norm'] | number;
+  block?: ModelConfig['block'] | number;
+  activation?: ModelConfig['activation'] | number;
+  positions?: ModelConfig['positions'] | number;
+  /** Default batch size of `train` for this model. */
+  batchSize?: number;
+  /** The model's peak learning rate until a `train` call sets another. */
+  lr?: number;
+}
+
+/** Where the wasm module comes from. By default it is found next to the package's glue
+ * module (`new URL('../../dist/wasmformer.wasm', import.meta.url)`); nothing is fetched
+ * from anywhere else. */
+export interface LoadOptions {
+  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). */
+  wasmUrl?: string | URL;
+  /** The bytes of `wasmformer.wasm`; each call with wasmBinary makes its own instance. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Threads per model, the caller's included. Default: what the platform offers, at most 4
+   * (Node: its cores; browsers: their cores on crossOriginIsolated pages, else 1). Above 1
+   * the threaded build (`wasmformer-mt.wasm`) loads; 1 picks the single-thread build, as
+   * does a wasmUrl or wasmBinary. Results do not depend on it.
+   * @example const model = await createModel('tiny', { threads: 1 }); */
+  threads?: number;
+}
+
+export interface CreateModelOptions extends LoadOptions {
+  /** A tokenizer the model takes over (it disposes it). Without one, the first text the
+   * model trains on builds a char-level tokenizer. */
+  tokenizer?: Tokenizer;
+}
+
+export interface TokenizerOptions {
+  /** 'char' (default): one token per code point; 'bpe': byte-level byte-pair encoding. */
+  kind?: 'char' | 'bpe';
+  /** BPE only: the number of tokens, 256 bytes + merges (default 512). */
+  vocabSize?: number;
+}
+
+export interface WorkerOptions extends LoadOptions {
+  /** Browsers: a Worker you started yourself on `wasmformer`'s `src/js/worker.js`, for
+   * bundlers that do not follow `new Worker(new URL(...))`. */
+  worker?: Worker;
+}
+
+/** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side. */
+export type ErrorCode =
+  | 'WF_ERR_ARG' | 'WF_ERR_CONFIG' | 'WF_ERR_UNSUPPORTED' | 'WF_ERR_NOMEM' | 'WF_ERR_TOKEN'
+  | 'WF_ERR_NUMERIC' | 'WF_ERR_STATE' | 'WF_ERR_FORMAT'
+  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER';
+
+/**
+ * Every failure of the library: `code` says which kind, `message` is the core's one-line
+ * explanation. Cancelled work throws a DOMException named `AbortError` instead.
+ * @example
+ * try {
+ *   await createModel({ nHead: 3 });
+ * } catch (e) {
+ *   if (e instanceof WfError && e.code === 'WF_ERR_CONFIG') console.log(e.message); // "... does not divide ..."
+ * }
+ */
+export class WfError extends Error {
+  /**
+   * @example
+   * throw new WfError('WF_ERR_ARG', 'steps must be >= 1');
+   */
+  constructor(code: ErrorCode, message: string);
+  readonly name: 'WfError';
+  readonly code: ErrorCode;
+}
+
+export interface OptimizerSettings {
+  /** Peak learning rate. */
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  /** Decoupled weight decay on matrices and embeddings. */
+  weightDecay: number;
+  /** Step (absolute) at which linear warmup ends. */
+  warmup: number;
+  /** Steps of cosine decay after warmup; 0 = constant. */
+  decaySteps: number;
+  /** The decayed learning rate as a fraction of lr. */
+  minLrRatio: number;
+  /** Clip the global gradient norm to this; 0 = off. */
+  gradClip: number;
+}
+
+export interface TrainProgress {
+  /** Optimizer steps taken so far (counting earlier runs). */
+  step: number;
+  /** The step this run ends at. */
+  steps: number;
+  /** Training loss of the last batch. */
+  loss: number;
+  /** The latest validation loss of this run, or null before the first. */
+  valLoss: number | null;
+  /** true when valLoss was measured at this step. */
+  validated: boolean;
+  /** Learning rate of the last step. */
+  lr: number;
+  /** Global gradient norm of the last step, before clipping. */
+  gradNorm: number;
+  /** Training tokens per second in this run. */
+  tokensPerSecond: number;
+  /** Seconds since this run started. */
+  elapsed: number;
+  /** Estimated seconds left. */
+  eta: number;
+}
+
+export interface TrainOptions extends Partial<OptimizerSettings> {
+  /** The tokenizer built from the text when the model has none yet: 'char' (default),
+   * 'bpe' (as many tokens as the model's vocabSize), {kind, vocabSize}, or a Tokenizer to
+   * copy. A model that has one checks that it matches. */
+  tokenizer?: 'char' | 'bpe' | TokenizerOptions | Tokenizer;
+  /** Steps to take (default 1000). */
+  steps?: number;
+  /** Windows per batch (default: the model's, 8 for tiny). */
+  batchSize?: number;
+  /** Window length (default: the model's context). */
+  context?: number;
+  /** Keep the model's learning-rate schedule (e.g. after load) instead of starting a new
+   * one for this call: warmup over its first tenth (at most 100 steps), cosine decay to its end. */
+  keepSchedule?: boolean;
+  /** Restart the batch sampler from this seed. */
+  seed?: number;
+  /** Fraction of the tokens, at the end, held out for validation (default 0.1; 0 = none). */
+  valFraction?: number;
+  /** Validate every this many steps and at the end (default 100; 0 = never). */
+  evalInterval?: number;
+  /** Batches per validation (default 4). */
+  evalBatches?: number;
+  /** Stops the run at the next step: train rejects with an AbortError; the steps taken stay. */
+  signal?: AbortSignal;
+  /** Called at every validation, at the end, and about every yieldMs. */
+  onProgress?: (progress: TrainProgress) => void;
+  /** Milliseconds between yields to the event loop (default 30). */
+  yieldMs?: number;
+}
+
+export interface TrainSummary {
+  /** Steps this run took. */
+  steps: number;
+  /** Optimizer steps of the model after the run. */
+  step: number;
+  /** Loss of the last batch. */
+  loss: number;
+  /** Last validation loss, or null. */
+  valLoss: number | null;
+  /** Training tokens this run processed. */
+  tokens: number;
+  seconds: number;
+  tokensPerSecond: number;
+}
+
+export interface EvaluateOptions {
+  /** Evaluate only the first maxTokens tokens. */
+  maxTokens?: number;
+  /** Windows per forward pass. */
+  batchSize?: number;
+  signal?: AbortSignal;
+  /** Milliseconds between yields to the event loop (default 30). */
+  yieldMs?: number;
+}
+
+export interface EvaluateResult {
+  /** Mean cross-entropy per token, in nats. */
+  loss: number;
+  /** exp(loss). */
+  perplexity: number;
+  /** Tokens scored. */
+  tokens: number;
+}
+
+export interface GenerateOptions {
+  /** Tokens to generate (default 100). */
+  maxTokens?: number;
+  /** Softmax temperature (default 1; 0 = always the most likely token). */
+  temperature?: number;
+  /** Sample only among the k most likely tokens (default 0 = all). */
+  topK?: number;
+  /** Sample only among the most likely tokens whose probabilities add up to p (default 1 = all). */
+  topP?: number;
+  /** Seed of the sampler: the same seed, model and prompt give the same text. */
+  seed?: number;
+  /** Text ends before the first of these strings; it is not included. */
+  stop?: string | string[];
+  signal?: AbortSignal;
+  /** Called with each piece the iterator yields and the tokens generated so far. */
+  onToken?: (piece: string, tokens: number) => void;
+  /** Milliseconds between yields to the event loop (default 16). */
+  yieldMs?: number;
+}
+
+/** Bytes of memory, as doubles. */
+export interface MemoryUsage {
+  params: number;
+  grads: number;
+  optimizer: number;
+  activations: number;
+  inference: number;
+  total: number;
+}
+
+export interface TensorInfo {
+  /** e.g. 'wte', 'qkvw' */
+  name: string;
+  shape: number[];
+  /** Elements. */
+  size: number;
+  /** Elements from the start of the flat parameter block. */
+  offset: number;
+  /** Whether weight decay applies to it. */
+  decay: boolean;
+}
+
+export interface ModelInfo {
+  config: ModelConfig;
+  paramCount: number;
+  step: number;
+  /** Learning rate of the next step. */
+  lr: number;
+  optimizer: OptimizerSettings;
+  memory: MemoryUsage;
+  tokenizer: { kind: string; vocabSize: number } | null;
+  /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
+  busy: string | null;
+}
+
+export interface SaveOptions {
+  /** Include the optimizer state so that training resumes exactly (default true). */
+  optimizer?: boolean;
+}
+
+export interface StepResult {
+  loss: number;
+  gradNorm: number;
+  lr: number;
+  step: number;
+}
+
+/** Text to token ids and back. Char-level: id 0 is `<unk>`, then every distinct code point
+ * of the text it was built from, in order. Byte-level BPE: 256 byte tokens, then merges
+ * learned from the text; any bytes round-trip. */
+export class Tokenizer {
+  private constructor();
+  /** 'char' or 'bpe'. */
+  readonly kind: 'char' | 'bpe';
+  /** Number of ids, `<unk>` included. */
+  readonly vocabSize: number;
+  /**
+   * UTF-8 text to token ids.
+   * @example
+   * const tok = await createTokenizer('hello world');
+   * tok.encode('hold'); // Int32Array [4, 6, 5, 2]
+   */
+  encode(text: string): Int32Array;
+  /**
+   * Token ids to text; `<unk>` becomes U+FFFD.
+   * @example
+   * tok.decode(tok.encode('hello')); // 'hello'
+   */
+  decode(ids: ArrayLike<number>): string;
+  /**
+   * Token ids to UTF-8 bytes.
+   * @example
+   * tok.decodeBytes([4]); // Uint8Array [104]
+   */
+  decodeBytes(ids: ArrayLike<number>): Uint8Array;
+  /**
+   * The tokenizer as the bytes of a tokenizer file (docs/FORMATS.md); see loadTokenizer.
+   * @example
+   * writeFileSync('vocab.wft', tok.save());
+   */
+  save(): Uint8Array;
+  /**
+   * Frees the tokenizer's wasm memory; using it afterwards throws WF_ERR_DISPOSED.
+   * @example
+   * tok.dispose();
+   */
+  dispose(): void;
+}
+
+/**
+ * A transformer in this thread's wasm memory: train it, evaluate it, generate from it.
+ * Long calls (train, evaluate, generate) yield to the event loop and take an AbortSignal;
+ * one runs at a time (a second throws WF_ERR_BUSY). Call dispose() when done.
+ */
+export class Model {
+  private constructor();
+  /** The config (throws WF_ERR_DISPOSED after dispose, like every member). */
+  readonly config: ModelConfig;
+  /** Number of weights. */
+  readonly paramCount: number;
+  /** Optimizer steps taken. */
+  readonly step: number;
+  /** Learning rate the next step will use. */
+  readonly lr: number;
+  /** The optimizer settings. */
+  readonly optimizer: OptimizerSettings;
+  /** The model's tokenizer: null until it is trained on text or given one. */
+  tokenizer: Tokenizer | null;
+
+  /**
+   * Trains on text (or token ids) and resolves to a summary. The first text builds a
+   * char-level tokenizer when the model has none.
+   * @example
+   * const summary = await model.train(text, {
+   *   steps: 500, lr: 2e-3, evalInterval: 100,
+   *   onProgress: (p) => console.log(p.step, p.loss.toFixed(3), p.valLoss?.toFixed(3), Math.round(p.eta) + 's'),
+   * });
+   */
+  train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
+
+  /**
+   * Mean loss and perplexity on text, over non-overlapping windows of the context.
+   * @example
+   * const { loss, perplexity } = await model.evaluate(heldOutText);
+   */
+  evaluate(data: string | ArrayLike<number>, options?: EvaluateOptions): Promise<EvaluateResult>;
+
+  /**
+   * Generated text as an async iterator of pieces. A prompt longer than the context keeps
+   * its end.
+   * @example
+   * for await (const piece of model.generate('Elizabeth ', { maxTokens: 200, temperature: 0.8, seed: 1 })) {
+   *   process.stdout.write(piece);
+   * }
+   */
+  generate(prompt?: string, options?: GenerateOptions): AsyncGenerator<string, void, undefined>;
+
+  /**
+   * Generates and resolves to the whole text; pass onToken to stream it.
+   * @example
+   * const text = await model.generateText('Mr. Darcy', { maxTokens: 100, stop: '\n\n', onToken: (p) => show(p) });
+   */
+  generateText(prompt?: string, options?: GenerateOptions): Promise<string>;
+
+  /**
+   * Everything about the model in one plain object.
+   * @example
+   * const { paramCount, step, memory } = model.info();
+   */
+  info(): ModelInfo;
+
+  /**
+   * Bytes of weights, gradients, optimizer state, activations and inference buffers.
+   * @example
+   * console.log((model.memory().total / 1e6).toFixed(1), 'MB');
+   */
+  memory(): MemoryUsage;
+
+  /**
+   * Changes some optimizer settings; the others stay.
+   * @example
+   * model.setOptimizer({ lr: 1e-3, gradClip: 0.5 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): void;
+
+  /**
+   * One optimizer step on a [B, T] batch of token ids (row-major).
+   * @example
+   * const { loss } = model.trainStep(inputs, targets, 8, 64);
+   */
+  trainStep(inputs: ArrayLike<number>, targets: ArrayLike<number>, B: number, T: number): StepResult;
+
+  /**
+   * A forward pass on a [B, T] batch: the loss (null without targets) and logits [B*T*V].
+   * @example
+   * const { logits } = model.forward(ids, null, 1, ids.length);
+   */
+  forward(inputs: ArrayLike<number>, targets: ArrayLike<number> | null, B: number, T: number): { loss: number | null; logits: Float32Array };
+
+  /**
+   * The parameter tensors, in the core's table order.
+   * @example
+   * for (const t of model.tensors()) console.log(t.name, t.shape);
+   */
+  tensors(): TensorInfo[];
+
+  /**
+   * A copy of one tensor's weights.
+   * @example
+   * const wte = model.getTensor('wte'); // Float32Array [V * C]
+   */
+  getTensor(name: string): Float32Array;
+
+  /**
+   * Overwrites one tensor's weights (same number of elements).
+   * @example
+   * model.setTensor('wte', new Float32Array(model.getTensor('wte').length));
+   */
+  setTensor(name: string, values: ArrayLike<number>): void;
+
+  /**
+   * The model as checkpoint bytes: config, tokenizer, weights and, unless
+   * `optimizer: false`, everything training needs to resume exactly (AdamW moments,
+   * optimizer settings, step, the batch sampler's state).
+   * @example
+   * const bytes = model.save();                       // resumable
+   * const small = model.save({ optimizer: false });   // weights only, a third of the size
+   */
+  save(options?: SaveOptions): Uint8Array;
+
+  /**
+   * Replaces the whole model (config, weights, optimizer state, tokenizer) with a
+   * checkpoint's, in place. Every part of the bytes is checked first; on any error the
+   * model is unchanged.
+   * @example
+   * model.load(await (await fetch('/models/austen.wf')).arrayBuffer());
+   */
+  load(bytes: Uint8Array | ArrayBuffer): this;
+
+  /**
+   * Frees the model's wasm memory and its tokenizer's. Later use throws WF_ERR_DISPOSED;
+   * a second dispose does nothing.
+   * @example
+   * model.dispose();
+   */
+  dispose(): void;
+}
+
+/**
+ * The Model API with the model in a Web Worker (browsers) or a worker thread (Node), so
+ * training never blocks the page. Every method returns a promise; `config`, `paramCount`
+ * and `step` are snapshots, refreshed after each call and by progress reports.
+ */
+export class WorkerModel {
+  private constructor();
+  readonly config: ModelConfig;
+  readonly paramCount: number;
+  readonly step: number;
+
+  /**
+   * Trains in the worker; onProgress is called in this thread.
+   * @example
+   * await wm.train(text, { steps: 1000, onProgress: (p) => bar.update(p.step / p.steps) });
+   */
+  train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
+
+  /**
+   * Loss and perplexity, computed in the worker.
+   * @example
+   * const { perplexity } = await wm.evaluate(text);
+   */
+  evaluate(data: string | ArrayLike<number>, options?: EvaluateOptions): Promise<EvaluateResult>;
+
+  /**
+   * Generated text streamed from the worker. Leaving the loop early stops the worker too.
+   * @example
+   * for await (const piece of wm.generate('It is a truth', { maxTokens: 200 })) output.textContent += piece;
+   */
+  generate(prompt?: string, options?: GenerateOptions): AsyncGenerator<string, void, undefined>;
+
+  /**
+   * Generates and resolves to the whole text.
+   * @example
+   * const text = await wm.generateText('Emma', { maxTokens: 50, temperature: 0 });
+   */
+  generateText(prompt?: string, options?: GenerateOptions): Promise<string>;
+
+  /**
+   * Everything about the model, read now in the worker.
+   * @example
+   * const { step, memory } = await wm.info();
+   */
+  info(): Promise<ModelInfo>;
+
+  /**
+   * The parameter tensors.
+   * @example
+   * const names = (await wm.tensors()).map((t) => t.name);
+   */
+  tensors(): Promise<TensorInfo[]>;
+
+  /**
+   * A copy of one tensor's weights, moved out of the worker.
+   * @example
+   * const wpe = await wm.getTensor('wpe');
+   */
+  getTensor(name: string): Promise<Float32Array>;
+
+  /**
+   * Overwrites one tensor's weights.
+   * @example
+   * await wm.setTensor('wte', weights);
+   */
+  setTensor(name: string, values: ArrayLike<number>): Promise<void>;
+
+  /**
+   * Changes some optimizer settings; resolves to all of them.
+   * @example
+   * await wm.setOptimizer({ lr: 5e-4 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): Promise<OptimizerSettings>;
+
+  /**
+   * Token ids of text, with the model's tokenizer.
+   * @example
+   * const ids = await wm.encode('Mr. Bennet');
+   */
+  encode(text: string): Promise<Int32Array>;
+
+  /**
+   * Text of token ids, with the model's tokenizer.
+   * @example
+   * const text = await wm.decode(ids);
+   */
+  decode(ids: ArrayLike<number>): Promise<string>;
+
+  /**
+   * A checkpoint of the model, moved out of the worker without a copy.
+   * @example
+   * const bytes = await wm.save();
+   * localStorage.setItem('model', btoa(String.fromCharCode(...bytes))); // or IndexedDB
+   */
+  save(options?: SaveOptions): Promise<Uint8Array>;
+
+  /**
+   * Replaces the model with a checkpoint's, in place (unchanged on failure). The bytes are
+   * copied once, then transferred to the worker.
+   * @example
+   * await wm.load(bytes);
+   */
+  load(bytes: Uint8Array | ArrayBuffer): Promise<void>;
+
+  /**
+   * Ends the worker and frees all its memory. Pending calls reject with WF_ERR_DISPOSED.
+   * @example
+   * wm.dispose();
+   */
+  dispose(): void;
+}
+
+/** The presets' configs, with their training defaults `batchSize` and `lr`. */
+export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number }>>>;
+
+/**
+ * The complete config createModel would build from a preset name or a partial config.
+ * @example
+ * resolveConfig({ preset: 'tiny', nLayer: 2 }).dModel; // 128
+ */
+export function resolveConfig(config?: Preset | ConfigInput): ModelConfig & { batchSize: number; lr: number };
+
+/** The loaded wasm module (opaque). */
+export interface Runtime {
+  readonly M: unknown;
+}
+
+/**
+ * Loads the wasm module (once per location) ahead of time; every other function does it
+ * on first use.
+ * @example
+ * await load(); // or load({ wasmUrl: '/static/wasmformer.wasm' })
+ */
+export function load(options?: LoadOptions): Promise<Runtime>;
+
+/**
+ * A model with fresh random weights, from a preset name or a partial config.
+ * @example
+ * const model = await createModel('tiny');
+ * const custom = await createModel({ preset: 'tiny', nLayer: 2, activation: 'relu', positions: 'sinusoidal' });
+ */
+export function createModel(config?: Preset | ConfigInput, options?: CreateModelOptions): Promise<Model>;
+
+/**
+ * A tokenizer learned from text: char-level (default) or byte-level BPE.
+ * @example
+ * const tok = await createTokenizer(text, { kind: 'bpe', vocabSize: 512 });
+ * const model = await createModel({ vocabSize: tok.vocabSize }, { tokenizer: tok });
+ */
+export function createTokenizer(text: string, options?: TokenizerOptions & LoadOptions): Promise<Tokenizer>;
+
+/**
+ * Checks a config without building it: null when valid, else what is wrong.
+ * @example
+ * const problem = await checkConfig({ nHead: 5 });
+ * if (problem) console.log(problem.code, problem.message);
+ */
+export function checkConfig(config: Preset | ConfigInput, options?: LoadOptions): Promise<{ code: ErrorCode; message: string } | null>;
+
+/**
+ * Memory a config needs, trained at batch B and length T (0, 0: without activations).
+ * @example
+ * const { total } = await estimateMemory('baby', 4, 256);
+ */
+export function estimateMemory(config: Preset | ConfigInput, B?: number, T?: number, options?: LoadOptions): Promise<MemoryUsage>;
+
+/**
+ * createModel with the model in a Web Worker (browsers) or a worker thread (Node).
+ * @example
+ * const wm = await createWorkerModel('tiny');
+ * await wm.train(text, { steps: 200, onProgress: (p) => console.log(p.step) });
+ */
+export function createWorkerModel(config?: Preset | ConfigInput, options?: WorkerOptions): Promise<WorkerModel>;
+
+/**
+ * loadModel with the model in a Web Worker (browsers) or a worker thread (Node). The bytes
+ * are copied once, then transferred.
+ * @example
+ * const wm = await loadWorkerModel(await (await fetch('/models/austen.wf')).arrayBuffer());
+ */
+export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerModel>;
+
+/**
+ * The model as checkpoint bytes; the same as model.save(options).
+ * @example
+ * const bytes = saveModel(model, { optimizer: false });
+ */
+export function saveModel(model: Model, options?: SaveOptions): Uint8Array;
+
+/**
+ * A model from checkpoint bytes, with the tokenizer saved in them. A damaged or foreign
+ * file throws a WfError (WF_ERR_FORMAT, or WF_ERR_UNSUPPORTED for a newer version) saying
+ * what is wrong.
+ * @example
+ * const model = await loadModel(new Uint8Array(await (await fetch('/models/austen.wf')).arrayBuffer()));
+ */
+export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
+
+/**
+ * A tokenizer from the bytes of a tokenizer file (tokenizer.save()).
+ * @example
+ * const tok = await loadTokenizer(readFileSync('vocab.wft'));
+ */
+export function loadTokenizer(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Tokenizer>;
+
+/** Hugging Face files of a model: weights (float32 safetensors), config.json and, with a
+ * tokenizer, wasmformer's own tokenizer file. */
+export interface SafetensorsFiles {
+  'model.safetensors': Uint8Array;
+  'config.json': string;
+  'tokenizer.wft'?: Uint8Array;
+}
+
+/**
+ * The model as Hugging Face files; a GPT-2 style model is a `GPT2LMHeadModel` state dict
+ * that PyTorch loads without conversion.
+ * @example
+ * const files = exportSafetensors(model);
+ * download(files['model.safetensors'], 'model.safetensors');
+ */
+export function exportSafetensors(model: Model): SafetensorsFiles;
+
+/**
+ * A model from Hugging Face files (as exportSafetensors writes them, or a GPT-2 saved by
+ * PyTorch in float32, float16 or bfloat16). Everything is checked first.
+ * @example
+ * const model = await importSafetensors({ 'config.json': configText, 'model.safetensors': weights });
+ */
+export function importSafetensors(
+  files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
+  options?: LoadOptions,
+): Promise<Model>;
+
+/** A batch for encoders and encoder-decoders: ids or vectors, with optional padding lengths. */
+export interface Batch {
+  /** Sequences. */
+  B: number;
+  /** Positions per sequence (the decoder side of an encoder-decoder). */
+  T: number;
+  /** Source positions per sequence (encoder-decoders). */
+  S?: number;
+  /** [B*T] token ids. */
+  inputs?: ArrayLike<number>;
+  /** [B*T*dModel] vectors instead of ids (encoders). */
+  inputVecs?: ArrayLike<number>;
+  /** [B] real positions per sequence; the rest is padding. */
+  lengths?: ArrayLike<number>;
+  /** [B*T] ids for cross-entropy; negative = ignored. */
+  targets?: ArrayLike<number>;
+  /** [B*T*dModel] targets of a mean squared error (encoders). */
+  targetVecs?: ArrayLike<number>;
+  /** [B*S] source ids (encoder-decoders). */
+  src?: ArrayLike<number>;
+  /** [B] real source tokens. */
+  srcLengths?: ArrayLike<number>;
+}
+
+/** Defaults of createEncoder under the caller's config. */
+export const ENCODER_DEFAULTS: Readonly<Partial<ModelConfig>>;
+
+/** Defaults of createSeq2Seq under the caller's config. */
+export const SEQ2SEQ_DEFAULTS: Readonly<Partial<ModelConfig>>;
+
+/**
+ * An encoder-only transformer: bidirectional attention, padding by lengths, per-token
+ * cross-entropy or a mean squared error of its final states.
+ */
+export class Encoder {
+  private constructor();
+  /** The underlying Model (tensors, memory, optimizer, save, dispose). */
+  readonly model: Model;
+  readonly config: ModelConfig;
+  readonly step: number;
+  readonly paramCount: number;
+  /**
+   * Wraps a Model whose arch is 'encoder', e.g. one loaded from a checkpoint.
+   * @example
+   * const enc = Encoder.from(await loadModel(bytes));
+   */
+  static from(model: Model): Encoder;
+  /**
+   * Changes optimizer settings; the rest stay.
+   * @example
+   * enc.setOptimizer({ lr: 3e-4, weightDecay: 0 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  /**
+   * One optimizer step on a batch; positions past lengths[b] are padding.
+   * @example
+   * const { loss } = enc.trainStep({ inputVecs, targetVecs, lengths: [8, 5], B: 2, T: 8 });
+   */
+  trainStep(batch: Batch): StepResult;
+  /**
+   * Evaluation forward (no dropout): the loss (null without targets), logits (null with
+   * vector targets) and the final states [B*T*dModel].
+   * @example
+   * const { hidden } = enc.forward({ inputs: [1, 2, 3], B: 1, T: 3 });
+   */
+  forward(batch: Batch): { loss: number | null; logits: Float32Array | null; hidden: Float32Array };
+  /**
+   * Frees the wasm memory; later use throws WF_ERR_DISPOSED.
+   * @example
+   * enc.dispose();
+   */
+  dispose(): void;
+}
+
+/** A source and its target: strings (through the shared tokenizer) or id arrays. */
+export type Pair = [string | ArrayLike<number>, string | ArrayLike<number>];
+
+/**
+ * An encoder-decoder: teacher-forced training on pairs, greedy and beam-search decoding,
+ * cross-attention maps. The two highest ids are reserved: bos = vocabSize - 2,
+ * eos = vocabSize - 1.
+ */
+export class Seq2Seq {
+  private constructor();
+  /** The underlying Model (tensors, memory, optimizer, save, dispose). */
+  readonly model: Model;
+  readonly config: ModelConfig;
+  readonly step: number;
+  readonly paramCount: number;
+  /** The char tokenizer shared by sources and targets, or null (ids only). */
+  readonly tokenizer: Tokenizer | null;
+  readonly bos: number;
+  readonly eos: number;
+  /**
+   * Wraps a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * @example
+   * const s2s = Seq2Seq.from(await loadModel(bytes));
+   */
+  static from(model: Model): Seq2Seq;
+  /**
+   * Changes optimizer settings; the rest stay.
+   * @example
+   * s2s.setOptimizer({ lr: 1e-3 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  /**
+   * Ids of a string (through the tokenizer) or a copy of an id array.
+   * @example
+   * const ids = s2s.ids('stressed');
+   */
+  ids(x: string | ArrayLike<number>): Int32Array;
+  /**
+   * A teacher-forced, padded batch from pairs.
+   * @example
+   * const batch = s2s.makeBatch([['abc', 'cba'], ['hello', 'olleh']]);
+   */
+  makeBatch(pairs: Pair[]): Batch;
+  /**
+   * One optimizer step on a batch or on pairs.
+   * @example
+   * s2s.trainStep([['abc', 'cba'], ['hello', 'olleh']]);
+   */
+  trainStep(batchOrPairs: Batch | Pair[]): StepResult;
+  /**
+   * Evaluation forward of a batch or pairs.
+   * @example
+   * const { loss } = s2s.forward([['abc', 'cba']]);
+   */
+  forward(batchOrPairs: Batch | Pair[]): { loss: number | null; logits: Float32Array };
+  /**
+   * Trains on pairs, sampling batches with a seeded generator.
+   * @example
+   * await s2s.train(words.map((w) => [w, [...w].reverse().join('')]), { steps: 800, lr: 5e-3 });
+   */
+  train(pairs: Pair[], options?: {
+    steps?: number; batchSize?: number; lr?: number; warmup?: number; decaySteps?: number; minLrRatio?: number;
+    weightDecay?: number; gradClip?: number; seed?: number; signal?: AbortSignal; yieldMs?: number;
+    onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; elapsed: number; eta: number }) => void;
+  }): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  /**
+   * Mean cross-entropy per target token over pairs.
+   * @example
+   * const { loss } = s2s.evaluate(heldOut);
+   */
+  evaluate(pairs: Pair[], options?: { batchSize?: number }): { loss: number; tokens: number };
+  /**
+   * Decodes one source: greedy (beam 1) or beam search.
+   * @example
+   * const { ids, finished } = s2s.decodeIds([5, 6, 7], { beam: 4 });
+   */
+  decodeIds(source: string | ArrayLike<number>, options?: { beam?: number; maxTokens?: number }): { ids: Int32Array; finished: boolean };
+  /**
+   * Decodes a string to a string.
+   * @example
+   * s2s.translate('stressed', { beam: 4 }); // 'desserts' once trained to reverse
+   */
+  translate(text: string, options?: { beam?: number; maxTokens?: number }): string;
+  /**
+   * Exact-match accuracy of decoding every source against its target, in [0, 1].
+   * @example
+   * const acc = s2s.accuracy(heldOut, { beam: 4 });
+   */
+  accuracy(pairs: Pair[], options?: { beam?: number; maxTokens?: number }): number;
+  /**
+   * Cross-attention weights of an output over its source, per layer [nHead * T * S].
+   * @example
+   * const { layers, T, S } = s2s.crossAttention('stressed', 'desserts');
+   */
+  crossAttention(source: string | ArrayLike<number>, output: string | ArrayLike<number>): { nHead: number; T: number; S: number; layers: Float32Array[] };
+  /**
+   * Frees the wasm memory (and the tokenizer's).
+   * @example
+   * s2s.dispose();
+   */
+  dispose(): void;
+}
+
+/**
+ * An encoder with fresh weights (a partial config over ENCODER_DEFAULTS).
+ * @example
+ * const enc = await createEncoder({ dModel: 64, block: 'post_ln', positions: 'sinusoidal' });
+ */
+export function createEncoder(config?: ConfigInput, options?: LoadOptions): Promise<Encoder>;
+
+/**
+ * An encoder-decoder with fresh weights. With `texts`, a char tokenizer is built from them
+ * and vocabSize defaults to its size + 2 (bos, eos).
+ * @example
+ * const s2s = await createSeq2Seq({ dModel: 32, nLayer: 1 }, { texts: words });
+ */
+export function createSeq2Seq(config?: ConfigInput, options?: LoadOptions & { texts?: string[]; tokenizer?: Tokenizer }): Promise<Seq2Seq>;

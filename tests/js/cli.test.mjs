@@ -1,0 +1,247 @@
+// The command line (bin/wasmformer.js), run as a user runs it: each command, its output,
+// its exit codes, --help everywhere, one-line errors with exit code 2 for bad arguments,
+// Ctrl-C during training (save, exit 130, resume to the very bytes of an uninterrupted run).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadModelFile } from '../../src/js/node.js';
+
+const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
+const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'wf-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const TEXT = join(dir, 'part.txt');
+writeFileSync(TEXT, readFileSync(CORPUS, 'utf8').slice(0, 60000));
+// a model small enough to take hundreds of steps a second
+const MICRO = JSON.stringify({ nLayer: 1, nHead: 2, dModel: 32, dFF: 64, context: 32 });
+
+function cli(args, opts = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', ...opts });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+test('--help on the program and on every command', () => {
+  const main = cli(['--help']);
+  assert.equal(main.code, 0);
+  for (const c of ['train', 'generate', 'eval', 'info', 'export', 'import']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
+  const bare = cli([]);
+  assert.equal(bare.code, 2, 'no command is a usage error');
+  assert.match(bare.err, /Usage: wasmformer <command>/);
+  const options = {
+    train: ['--preset', '--config', '--steps', '--out', '--resume', '--force', '--batch', '--lr', '--eval-interval', '--val-fraction', '--seed', '--tokenizer', '--vocab'],
+    generate: ['--prompt', '--tokens', '--temperature', '--top-k', '--top-p', '--seed', '--stop'],
+    eval: ['--max-tokens', '--json'],
+    info: ['--json'],
+    export: ['--format', '--out'],
+    import: ['--out', '--force'],
+  };
+  for (const [c, flags] of Object.entries(options)) {
+    for (const h of ['--help', '-h']) {
+      const r = cli([c, h]);
+      assert.equal(r.code, 0);
+      assert.match(r.out, new RegExp(`^Usage: wasmformer ${c} `));
+      for (const f of [...flags, '--help']) assert.match(r.out, new RegExp(` ${f}\\b`), `${c} --help lists ${f}`);
+    }
+  }
+  assert.match(cli(['--version']).out, /^\d+\.\d+\.\d+\n$/);
+});
+
+test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => {
+  writeFileSync(join(dir, 'exists.wf'), 'x');
+  const cases = [
+    [['frob'], /unknown command "frob"/],
+    [['train', '--stpes', '5'], /unknown option '--stpes'/],
+    [['train', '--steps'], /--steps <value>' argument missing/],
+    [['train', '--steps', 'many'], /--steps must be an integer >= 1, not "many"/],
+    [['train', '--steps', '0'], /--steps must be an integer >= 1/],
+    [['train', '--lr', '0'], /--lr must be a number > 0, not "0"/],
+    [['train', '--lr', '-1'], /option '--lr' argument is ambiguous: write --lr=VALUE for a value that starts with a dash/],
+    [['train', '--lr=-1'], /--lr must be a number > 0, not "-1"/],
+    [['train', '--val-fraction', '1'], /--val-fraction must be a number in \[0, 1\)/],
+    [['train', '--preset', 'huge'], /--preset must be one of tiny, baby/],
+    [['train', '--config', '{nope'], /--config must be a JSON object/],
+    [['train', '--config', '[1]'], /--config must be a JSON object/],
+    [['train', 'a.txt', 'b.txt'], /unexpected argument "b.txt"/],
+    [['train', '--out', 'exists.wf'], /exists.wf exists: add --resume .* or --force/],
+    [['train', '--out', 'missing.wf', '--resume'], /nothing to resume: missing.wf does not exist/],
+    [['train', '--out', 'exists.wf', '--resume', '--preset', 'tiny'], /--preset cannot be combined with --resume/],
+    [['train', '--out', 'exists.wf', '--resume', '--seed', '1'], /--seed cannot be combined with --resume/],
+    [['train', '--resume', '--force'], /contradict/],
+    [['train', '--resume=yes'], /'-r, --resume' does not take an argument/],
+    [['generate'], /missing <model.wf>/],
+    [['generate', 'm.wf', '--tokens=-3'], /--tokens must be an integer >= 0/],
+    [['generate', 'm.wf', '--temperature', 'hot'], /--temperature must be a number >= 0/],
+    [['generate', 'm.wf', '--top-p', '0'], /--top-p must be a number in \(0, 1\]/],
+    [['eval', 'm.wf'], /missing <file.txt>/],
+    [['eval', 'm.wf', 'a.txt', '--max-tokens', 'x'], /--max-tokens must be an integer >= 1/],
+    [['info'], /missing <model.wf>/],
+    [['train', '--tokenizer', 'wordpiece'], /--tokenizer must be char or bpe/],
+    [['train', '--vocab', '300'], /--vocab goes with --tokenizer bpe/],
+    [['train', '--tokenizer', 'bpe', '--vocab', '100'], /--vocab must be an integer >= 257/],
+    [['export', 'm.wf'], /--out DIR is required/],
+    [['export', 'm.wf', '--format', 'onnx', '--out', 'x'], /--format must be safetensors, not "onnx"/],
+    [['export'], /missing <model.wf>/],
+    [['import', 'dir'], /--out FILE is required/],
+    [['import', 'dir', '--out', 'exists.wf'], /exists.wf exists: add --force/],
+    [['info', 'a.wf', 'b.wf'], /unexpected argument "b.wf"/],
+  ];
+  for (const [args, message] of cases) {
+    const r = cli(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}, stderr ${r.err}`);
+    assert.equal(r.out, '', `${args.join(' ')} prints nothing on stdout`);
+    assert.equal(r.err.split('\n').length, 2, `one line: ${r.err}`);
+    assert.match(r.err, new RegExp(`^wasmformer( ${args[0] === 'frob' ? '' : args[0]})?: `));
+    assert.match(r.err, message);
+    assert.match(r.err, /\(see wasmformer( \w+)? --help\)\n$/);
+  }
+});
+
+test('failures: one line on stderr with the core\'s message, exit code 1', () => {
+  writeFileSync(join(dir, 'garbage.wf'), 'not a checkpoint at all, but long enough to be read');
+  const cases = [
+    [['train', 'nonexistent.txt', '--out', 'n.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
+    [['train', TEXT, '--out', 'n.wf', '--config', '{"nHead":3}'], /^wasmformer train: .*does not divide/],
+    [['train', TEXT, '--out', 'n.wf', '--config', '{"norm":"batchnorm"}'], /^wasmformer train: norm "batchnorm" is not one of/],
+    [['generate', 'nonexistent.wf'], /^wasmformer generate: cannot read nonexistent.wf: no such file$/],
+    [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
+    [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
+    [['import', '.', '--out', 'n.wf'], /^wasmformer import: \. has no config.json$/],
+  ];
+  for (const [args, message] of cases) {
+    const r = cli(args);
+    assert.equal(r.code, 1, `${args.join(' ')}: exit ${r.code}, stderr ${r.err}`);
+    assert.equal(r.err.split('\n').length, 2, `one line: ${r.err}`);
+    assert.match(r.err.trimEnd(), message);
+  }
+  assert.ok(!existsSync(join(dir, 'n.wf')), 'a failed start writes no model');
+});
+
+test('train, info, generate and eval on one model', async () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--steps', '60', '--eval-interval', '20', '--seed', '4', '--out', 'm.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.err, '');
+  const lines = r.out.trimEnd().split('\n');
+  assert.match(lines[0], /^training tiny \{.*\}, 12,704 parameters, on part.txt \(60,000 characters\) until step 60, batches of 8 x 32 tokens; saving to m.wf$/);
+  const progress = lines.slice(1, -1);
+  assert.deepEqual(progress.map((l) => Number(l.match(/^step (\d+)\/60 /)?.[1])), [20, 40, 60], r.out);
+  for (const l of progress) assert.match(l, /^step \d+\/60 {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}[\d.]+k? tok\/s {2}ETA \d+s$/);
+  assert.match(lines.at(-1), /^done: step 60, loss \d+\.\d{3}, val \d+\.\d{3}, .* tok\/s, \d+s; saved m.wf \(0\.\d MB\)$/);
+
+  const info = cli(['info', 'm.wf']);
+  assert.equal(info.code, 0);
+  assert.match(info.out, /^file {8}m.wf \(0\.\d MB\)$/m);
+  assert.match(info.out, /^shape {7}1 layers, 2 heads, d_model 32, d_ff 64, context 32, vocab 96$/m);
+  assert.match(info.out, /^trained {5}60 steps .*training can resume$/m);
+  assert.match(info.out, /^tokenizer {3}char, \d+ tokens$/m);
+  const json = JSON.parse(cli(['info', 'm.wf', '--json']).out);
+  const model = await loadModelFile(join(dir, 'm.wf'));
+  assert.equal(json.step, 60);
+  assert.equal(json.resumable, true);
+  assert.equal(json.paramCount, model.paramCount);
+  assert.deepEqual(json.config, model.config);
+
+  // generate streams the prompt and its continuation; a seed fixes the text
+  const g = cli(['generate', 'm.wf', '--prompt', 'Elizabeth', '--tokens', '50', '--seed', '7']);
+  assert.equal(g.code, 0, g.err);
+  const expected = await model.generateText('Elizabeth', { maxTokens: 50, temperature: 0.8, seed: 7 });
+  assert.equal(g.out, `Elizabeth${expected}\n`, 'the CLI prints what the API generates');
+  assert.equal(cli(['generate', 'm.wf', '--prompt', 'Elizabeth', '--tokens', '50', '--seed', '7']).out, g.out);
+  const greedy = cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '40', '--temperature', '0', '--top-k', '5', '--top-p', '0.9']);
+  assert.equal(greedy.out, `Mr${await model.generateText('Mr', { maxTokens: 40, temperature: 0 })}\n`);
+  const cut = greedy.out.slice(12, 14);
+  const stopped = cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '40', '--temperature', '0', '--stop', cut]);
+  assert.equal(stopped.out, `${greedy.out.slice(0, greedy.out.indexOf(cut, 2))}\n`);
+
+  // eval prints the API's numbers
+  const e = cli(['eval', 'm.wf', TEXT, '--max-tokens', '5000', '--json']);
+  assert.equal(e.code, 0, e.err);
+  const want = await model.evaluate(readFileSync(TEXT, 'utf8'), { maxTokens: 5000 });
+  assert.deepEqual(JSON.parse(e.out), want);
+  const plain = cli(['eval', 'm.wf', TEXT, '--max-tokens', '5000']);
+  assert.equal(plain.out, `loss ${want.loss.toFixed(4)}  perplexity ${want.perplexity.toFixed(3)}  (${want.tokens.toLocaleString('en-US')} tokens of part.txt)\n`);
+  model.dispose();
+
+  // --steps below what the model has taken: nothing to do
+  const done = cli(['train', TEXT, '--out', 'm.wf', '--resume', '--steps', '50']);
+  assert.equal(done.code, 0);
+  assert.match(done.out, /has already taken 60 steps/);
+});
+
+test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninterrupted run', async () => {
+  const args = (out) => ['train', TEXT, '--config', MICRO, '--steps', '1500', '--eval-interval', '20', '--seed', '2', '--out', out];
+  const full = cli(args('full.wf'));
+  assert.equal(full.code, 0, full.err);
+
+  const child = spawn(process.execPath, [BIN, ...args('cut.wf')], { cwd: dir });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    out += d;
+    if (/^step 20\//m.test(out) && !child.killed) child.kill('SIGINT');
+  });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 130, out);
+  const m = out.match(/^interrupted at step (\d+); saved cut.wf \(0\.\d MB\)\. Continue with: wasmformer train \S+ --out cut.wf --resume --steps 1500$/m);
+  assert.ok(m, out);
+  const stoppedAt = Number(m[1]);
+  assert.ok(stoppedAt >= 20 && stoppedAt < 1500, `stopped at ${stoppedAt}`);
+  assert.equal(JSON.parse(cli(['info', 'cut.wf', '--json']).out).step, stoppedAt);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind');
+
+  const resumed = cli(['train', TEXT, '--steps', '1500', '--eval-interval', '20', '--out', 'cut.wf', '--resume']);
+  assert.equal(resumed.code, 0, resumed.err);
+  assert.match(resumed.out, new RegExp(`^training cut.wf \\(step ${stoppedAt}\\)`));
+  assert.ok(readFileSync(join(dir, 'cut.wf')).equals(readFileSync(join(dir, 'full.wf'))),
+    'interrupted + resumed == uninterrupted, byte for byte');
+});
+
+test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
+  if (!existsSync('/usr/bin/script')) {
+    t.skip('util-linux script is not installed');
+    return;
+  }
+  // script(1) gives the command a pseudo-terminal as stdout
+  const command = [process.execPath, BIN, 'train', TEXT, '--config', `'${MICRO}'`, '--steps', '40', '--eval-interval', '20', '--out', 'tty.wf'].join(' ');
+  const out = execFileSync('script', ['-qec', command, '/dev/null'], { cwd: dir, encoding: 'utf8' });
+  const redraws = out.split('\r\x1b[2K').slice(1);
+  assert.ok(redraws.length >= 2, `redrawn ${redraws.length} times: ${JSON.stringify(out)}`);
+  assert.match(redraws.at(-1), /^step 40\/40 \[#{24}\] 100% {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}.* tok\/s {2}ETA 0s\r?\n/);
+  assert.ok(redraws.some((r) => /^step \d+\/40 \[#*\.+\] \d+%/.test(r)), 'a partly filled bar');
+  assert.match(out, /done: step 40/);
+});
+
+test('the default text is the bundled Pride and Prejudice', () => {
+  const r = cli(['train', '--config', MICRO, '--steps', '3', '--eval-interval', '0', '--out', 'default.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /on pride_and_prejudice.txt \(684,768 characters\)/);
+  assert.match(r.out, /^step 3\/3 /m);
+});
+
+test('export to safetensors and import back: the same model', () => {
+  const t = cli(['train', TEXT, '--config', MICRO, '--steps', '10', '--eval-interval', '0', '--out', 'x.wf']);
+  assert.equal(t.code, 0, t.err);
+  const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
+  assert.equal(e.code, 0, e.err);
+  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}\n`);
+  assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
+  const i = cli(['import', 'hf', '--out', 'back.wf']);
+  assert.equal(i.code, 0, i.err);
+  assert.match(i.out, /^wrote back.wf: decoder, 1 layers, d_model 32, 12,704 parameters, char tokenizer\n$/);
+  const gen = (file) => cli(['generate', file, '--prompt', 'Mr', '--tokens', '40', '--temperature', '0']).out;
+  assert.equal(gen('back.wf'), gen('x.wf'), 'the imported model generates what the original does');
+  assert.equal(cli(['import', 'hf', '--out', 'back.wf']).code, 2, 'no silent overwrite');
+  assert.equal(cli(['import', 'hf', '--out', 'back.wf', '--force']).code, 0);
+});
+
+test('train with a byte-level BPE tokenizer', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--tokenizer', 'bpe', '--vocab', '300', '--steps', '5', '--eval-interval', '0', '--out', 'bpe.wf']);
+  assert.equal(r.code, 0, r.err);
+  const info = JSON.parse(cli(['info', 'bpe.wf', '--json']).out);
+  assert.deepEqual(info.tokenizer, { kind: 'bpe', vocabSize: 300 });
+  assert.equal(info.config.vocabSize, 300);
+  assert.equal(cli(['train', TEXT, '--out', 'bpe.wf', '--resume', '--tokenizer', 'char']).code, 2);
+});

@@ -1,0 +1,56 @@
+// Helpers for the package-level tests: pack the package as npm would publish it, install
+// the tarball offline into a scratch project, serve a folder on localhost.
+import { execFileSync } from 'node:child_process';
+import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** npm pack into a fresh folder: {dir, tarball, files: [{path, size}]} */
+export function pack() {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-pack-'));
+  const out = execFileSync(NPM, ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const [info] = JSON.parse(out);
+  return { dir, tarball: join(dir, info.filename), files: info.files };
+}
+
+/** A scratch project in dir/name with the tarball installed, without the network. */
+export function installInto(dir, name, tarball, files = {}) {
+  const project = join(dir, name);
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }, null, 2));
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(project, file), text);
+  execFileSync(NPM, ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', tarball],
+    { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return project;
+}
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+
+/** Serves folder on 127.0.0.1 (a free port): {origin, requests: [path], close()} */
+export async function serve(folder) {
+  const requests = [];
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    requests.push(path);
+    const file = normalize(join(folder, path === '/' ? 'index.html' : path));
+    let ok = file.startsWith(folder);
+    try { ok = ok && statSync(file).isFile(); } catch { ok = false; }
+    if (!ok) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}

@@ -1,0 +1,90 @@
+// The hand-written .d.ts files: they compile for a strict TypeScript user under both Node
+// and bundler resolution, they constrain (wrong code fails), every exported value of the
+// JavaScript entry points is declared and nothing else is, and every public function and
+// method carries JSDoc with an example.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const ENTRIES = { node: here('../../src/js/node.d.ts'), browser: here('../../src/js/index.d.ts') };
+
+function compile(file, resolution) {
+  const options = {
+    strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [],
+    skipLibCheck: false,
+    ...(resolution === 'node'
+      ? { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
+      : { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }),
+  };
+  const program = ts.createProgram([file], options);
+  const diagnostics = ts.getPreEmitDiagnostics(program)
+    .map((d) => `${d.file ? `${d.file.fileName.split('/').pop()}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}` : ''} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return { program, diagnostics };
+}
+
+for (const resolution of ['node', 'bundler']) {
+  test(`a strict TypeScript consumer compiles (${resolution} resolution, package self-reference)`, () => {
+    const file = here('types/consumer.ts');
+    const { program, diagnostics } = compile(file, resolution);
+    assert.deepEqual(diagnostics, []);
+    // the package name resolved to the entry's own .d.ts
+    const used = program.getSourceFiles().map((f) => f.fileName);
+    assert.ok(used.includes(ENTRIES.browser), 'index.d.ts is read');
+    assert.equal(used.includes(ENTRIES.node), resolution === 'node', 'node.d.ts only under Node resolution');
+  });
+}
+
+test('the types reject wrong code, line by line', () => {
+  const file = here('types/wrong.ts');
+  const { diagnostics } = compile(file, 'node');
+  const lines = new Set(diagnostics.map((d) => Number(d.split(' ')[0].split(':')[1])));
+  const source = ts.sys.readFile(file).split('\n');
+  const expected = source.map((l, i) => (/\/\/ /.test(l) && /^\s+(await|const|for|model)/.test(l) ? i + 1 : 0)).filter(Boolean);
+  assert.equal(expected.length, 6);
+  for (const line of expected) assert.ok(lines.has(line), `line ${line} compiles but must not: ${source[line - 1].trim()}`);
+});
+
+function declaredValues(entry) {
+  const { program } = compile(entry, 'node');
+  const checker = program.getTypeChecker();
+  const mod = checker.getSymbolAtLocation(program.getSourceFile(entry));
+  return checker.getExportsOfModule(mod)
+    .map((s) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s))
+    .filter((s) => s.flags & (ts.SymbolFlags.Function | ts.SymbolFlags.Class | ts.SymbolFlags.Variable))
+    .map((s) => s.name).sort();
+}
+
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  test(`every value ${name === 'node' ? 'node.js' : 'index.js'} exports is declared, and only those`, async () => {
+    const js = await import(entry.replace(/\.d\.ts$/, '.js'));
+    assert.deepEqual(declaredValues(entry), Object.keys(js).sort());
+  });
+}
+
+test('every exported function, class and method has JSDoc with an example', () => {
+  const missing = [];
+  for (const entry of Object.values(ENTRIES)) {
+    const sf = ts.createSourceFile(entry, ts.sys.readFile(entry), ts.ScriptTarget.ES2022, true);
+    const docs = (node) => ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
+    const hasExample = (node) => docs(node).some((d) => (d.tags ?? []).some((t) => t.tagName.text === 'example'));
+    const where = (node) => `${entry.split('/').pop()}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+    for (const node of sf.statements) {
+      const exported = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+      if (!exported) continue;
+      if (ts.isFunctionDeclaration(node) && !hasExample(node)) missing.push(`function ${node.name.text} (${where(node)})`);
+      if (ts.isVariableStatement(node) && !docs(node).length) missing.push(`const (${where(node)}) has no JSDoc`);
+      if (ts.isClassDeclaration(node)) {
+        if (!docs(node).length) missing.push(`class ${node.name.text} has no JSDoc`);
+        for (const member of node.members) {
+          if (member.modifiers?.some((m) => m.kind === ts.SyntaxKind.PrivateKeyword)) continue;
+          if ((ts.isMethodDeclaration(member) || ts.isConstructorDeclaration(member)) && !hasExample(member)) {
+            missing.push(`${node.name.text}.${member.name?.text ?? 'constructor'} (${where(member)})`);
+          }
+        }
+      }
+    }
+  }
+  assert.deepEqual(missing, []);
+});

@@ -1,0 +1,54 @@
+// Compiled (not run) by types.test.mjs against the package's hand-written .d.ts, the way a
+// TypeScript user would import it: by package name, strict mode.
+import {
+  createModel, createTokenizer, createWorkerModel, checkConfig, estimateMemory, load, resolveConfig,
+  PRESETS, WfError, Model, WorkerModel, Tokenizer, createSeq2Seq, createEncoder, exportSafetensors, importSafetensors,
+  loadModel, Seq2Seq, type Pair,
+  type TrainProgress, type ModelConfig, type GenerateOptions, type ErrorCode,
+} from 'wasmformer';
+
+export async function main(text: string): Promise<string> {
+  await load({ wasmUrl: new URL('https://example.invalid/wasmformer.wasm') });
+  const tok: Tokenizer = await createTokenizer(text);
+  const ids: Int32Array = tok.encode('abc');
+  const back: string = tok.decode(ids);
+  const model: Model = await createModel({ preset: 'tiny', nLayer: 2, activation: 'relu', positions: 'sinusoidal', tiedHead: false }, { tokenizer: tok });
+  const cfg: ModelConfig = model.config;
+  const layers: number = cfg.nLayer + PRESETS.baby.batchSize + resolveConfig('baby').dModel;
+  const ac = new AbortController();
+  const summary = await model.train(text, {
+    steps: 10, batchSize: 4, lr: 1e-3, warmup: 2, gradClip: 1, valFraction: 0.1, evalInterval: 5, seed: 1,
+    signal: ac.signal, onProgress: (p: TrainProgress) => { if (p.valLoss !== null) ac.abort(); },
+  });
+  const { loss, perplexity } = await model.evaluate(text, { maxTokens: 1000 });
+  const opts: GenerateOptions = { maxTokens: 20, temperature: 0.8, topK: 40, topP: 0.95, seed: 1, stop: ['\n'] };
+  let out = '';
+  for await (const piece of model.generate('Elizabeth', opts)) out += piece;
+  out += await model.generateText('Darcy', { onToken: (piece: string, n: number) => void [piece, n] });
+  const problem = await checkConfig({ nHead: 3 });
+  const code: ErrorCode | undefined = problem?.code;
+  const mem = await estimateMemory('tiny', 8, 64);
+  const wm: WorkerModel = await createWorkerModel('tiny');
+  const s2 = await wm.train(text, { steps: 5 });
+  for await (const piece of wm.generate('x')) out += piece;
+  wm.dispose();
+  try {
+    model.trainStep([1, 2], [2, 3], 1, 2);
+  } catch (e) {
+    if (e instanceof WfError) out += e.code;
+  }
+  const files = exportSafetensors(model);
+  const imported: Model = await importSafetensors(files);
+  const bpe = await createTokenizer(text, { kind: 'bpe', vocabSize: 300 });
+  await model.train(text, { tokenizer: { kind: 'bpe', vocabSize: 300 } });
+  const pairs: Pair[] = [['abc', 'cba']];
+  const s2s = await createSeq2Seq({ dModel: 32 }, { texts: ['abc', 'cba'] });
+  await s2s.train(pairs, { steps: 3 });
+  const rev: string = s2s.translate('abc', { beam: 2 });
+  const again: Seq2Seq = Seq2Seq.from(await loadModel(s2s.model.save()));
+  const enc = await createEncoder({ block: 'post_ln' });
+  const hidden: Float32Array = enc.forward({ inputs: [1, 2], B: 1, T: 2 }).hidden;
+  out += rev + hidden.length + bpe.kind + again.bos + imported.paramCount;
+  model.dispose();
+  return [out, back, layers, summary.tokensPerSecond, loss, perplexity, code, mem.total, s2.step].join(' ');
+}

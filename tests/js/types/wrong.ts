@@ -1,0 +1,11 @@
+// Each line must fail to compile: types.test.mjs checks that the .d.ts really constrains.
+import { createModel, type Model } from 'wasmformer';
+
+export async function wrong(model: Model) {
+  await createModel('huge');                                   // not a preset
+  await createModel({ activation: 'tanh' });                   // not an activation
+  await model.train('text', { stepz: 10 });                    // no such option
+  const n: string = model.paramCount;                          // a number
+  for await (const piece of model.generate(42)) void piece;    // prompt is a string
+  model.generate('x', { onToken: (piece: number) => piece });  // pieces are strings
+}

@@ -1,0 +1,133 @@
+// createWorkerModel in Node (worker_threads; browsers run the same client and host over
+// a Web Worker, tested in package.test.mjs): the Model API across a thread boundary.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createModel, createWorkerModel, loadModel, loadWorkerModel, WorkerModel, WfError } from '../../src/js/node.js';
+
+const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
+const TEXT = 'the cat sat on the mat. '.repeat(200);
+
+test('a worker model trains, evaluates and generates exactly like one in this thread', async () => {
+  const wm = await createWorkerModel({ ...SMALL, seed: 5 });
+  const local = await createModel({ ...SMALL, seed: 5 });
+  assert.ok(wm instanceof WorkerModel);
+  assert.deepEqual(wm.config, local.config);
+  assert.equal(wm.paramCount, local.paramCount);
+  assert.equal(wm.step, 0);
+
+  const progress = [];
+  const opts = { steps: 80, lr: 3e-3, evalInterval: 40, seed: 2 };
+  const summary = await wm.train(TEXT, { ...opts, onProgress: (p) => progress.push(p) });
+  const localSummary = await local.train(TEXT, opts);
+  assert.equal(summary.step, 80);
+  assert.equal(wm.step, 80);
+  assert.equal(summary.loss, localSummary.loss, 'same seeds, same loss');
+  assert.equal(summary.valLoss, localSummary.valLoss);
+  assert.deepEqual(progress.filter((p) => p.validated).map((p) => p.step), [40, 80]);
+  assert.deepEqual(await wm.evaluate(TEXT, { maxTokens: 1000 }), await local.evaluate(TEXT, { maxTokens: 1000 }));
+
+  const gen = { maxTokens: 40, temperature: 0.8, seed: 4 };
+  const pieces = [], seen = [];
+  for await (const p of wm.generate('the ', { ...gen, onToken: (piece) => seen.push(piece) })) pieces.push(p);
+  assert.ok(pieces.length > 1, 'streamed in pieces');
+  assert.deepEqual(seen, pieces);
+  assert.equal(pieces.join(''), await local.generateText('the ', gen));
+  assert.equal(await wm.generateText('the c', { maxTokens: 30, temperature: 0, stop: 'mat' }),
+    await local.generateText('the c', { maxTokens: 30, temperature: 0, stop: 'mat' }));
+  assert.deepEqual(await wm.getTensor('wte'), local.getTensor('wte'));
+  assert.deepEqual(await wm.encode('the'), local.tokenizer.encode('the'));
+  assert.equal(await wm.decode([1, 2, 3]), local.tokenizer.decode([1, 2, 3]));
+  assert.deepEqual((await wm.tensors()).map((t) => t.name), local.tensors().map((t) => t.name));
+  await wm.setTensor('wte', new Float32Array(local.getTensor('wte').length).fill(0.5));
+  assert.equal((await wm.getTensor('wte'))[7], 0.5);
+  assert.equal((await wm.setOptimizer({ gradClip: 0.25 })).gradClip, 0.25);
+  const info = await wm.info();
+  assert.equal(info.step, 80);
+  assert.equal(info.tokenizer.kind, 'char');
+  wm.dispose();
+  local.dispose();
+});
+
+test('abort, early break, busy and dispose across the thread boundary', async () => {
+  const wm = await createWorkerModel(SMALL);
+  const ac = new AbortController();
+  await assert.rejects(
+    wm.train(TEXT, { steps: 100000, signal: ac.signal, onProgress: (p) => { if (p.step >= 20) ac.abort(); } }),
+    (e) => e.name === 'AbortError');
+  const step = (await wm.info()).step;
+  assert.ok(step >= 20 && step < 100000, `stopped at step ${step}`);
+  await assert.rejects(wm.train(TEXT, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
+
+  const gen = new AbortController();
+  const pieces = [];
+  await assert.rejects((async () => {
+    for await (const p of wm.generate('the', { maxTokens: 100000, signal: gen.signal })) {
+      pieces.push(p);
+      if (pieces.length === 3) gen.abort();
+    }
+  })(), (e) => e.name === 'AbortError');
+  assert.ok(pieces.length >= 3);
+  // leaving the loop early stops the worker's generation before the next call
+  for await (const p of wm.generate('the', { maxTokens: 100000 })) { assert.ok(p); break; }
+  assert.equal((await wm.evaluate(TEXT, { maxTokens: 100 })).tokens, 96);
+
+  const running = wm.train(TEXT, { steps: 200, evalInterval: 0 });
+  await assert.rejects(wm.evaluate(TEXT), (e) => e instanceof WfError && e.code === 'WF_ERR_BUSY');
+  await running;
+
+  const pending = wm.train(TEXT, { steps: 100000 });
+  wm.dispose();
+  await assert.rejects(pending, (e) => e.code === 'WF_ERR_DISPOSED');
+  await assert.rejects(wm.info(), (e) => e.code === 'WF_ERR_DISPOSED');
+  await assert.rejects(wm.generateText('the'), (e) => e.code === 'WF_ERR_DISPOSED');
+  assert.throws(() => wm.step, (e) => e.code === 'WF_ERR_DISPOSED');
+  wm.dispose();
+});
+
+test('errors in the worker arrive as WfError with the core code and message', async () => {
+  await assert.rejects(createWorkerModel({ ...SMALL, nHead: 3 }),
+    (e) => e instanceof WfError && e.code === 'WF_ERR_CONFIG' && /does not divide/.test(e.message));
+  await assert.rejects(createWorkerModel(SMALL, { wasmUrl: '/nonexistent.wasm' }), (e) => e.code === 'WF_ERR_LOAD');
+  const wm = await createWorkerModel(SMALL);
+  await assert.rejects(wm.generateText('x'), (e) => e.code === 'WF_ERR_STATE');
+  await assert.rejects(wm.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /split/.test(e.message));
+  await assert.rejects(wm.getTensor('nope'), (e) => e.code === 'WF_ERR_ARG');
+  wm.dispose();
+});
+
+test('save and load move checkpoints in and out of the worker', async () => {
+  const wm = await createWorkerModel({ ...SMALL, seed: 8 });
+  await wm.train(TEXT, { steps: 30, lr: 3e-3, evalInterval: 0 });
+  const bytes = await wm.save();
+  assert.ok(bytes instanceof Uint8Array && bytes.length > 3 * 4 * wm.paramCount);
+  assert.equal(bytes.buffer.byteLength, bytes.length, 'the transferred buffer holds exactly the checkpoint');
+  const local = await loadModel(bytes);
+  assert.equal(local.step, 30);
+  const gen = { maxTokens: 30, temperature: 0.7, seed: 2 };
+  assert.equal(await wm.generateText('the ', gen), await local.generateText('the ', gen));
+  // both resume to the same weights: the checkpoint holds the optimizer and sampler state
+  await wm.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0 });
+  await local.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0 });
+  assert.deepEqual(await wm.getTensor('wte'), local.getTensor('wte'));
+
+  // load in place; the caller's bytes stay usable (a copy is transferred)
+  const other = await createModel({ ...SMALL, nLayer: 1, seed: 9 });
+  await other.train(TEXT, { steps: 3, evalInterval: 0 });
+  const otherBytes = other.save();
+  await wm.load(otherBytes);
+  assert.equal(otherBytes.length > 0 && otherBytes.byteLength, otherBytes.length, 'not detached');
+  assert.equal(wm.config.nLayer, 1);
+  assert.equal(wm.step, 3);
+  assert.equal(await wm.generateText('the ', gen), await other.generateText('the ', gen));
+  // a damaged checkpoint changes nothing
+  const bad = otherBytes.slice();
+  bad[bad.length - 10] ^= 0xff;
+  await assert.rejects(wm.load(bad), (e) => e instanceof WfError && e.code === 'WF_ERR_FORMAT');
+  assert.equal((await wm.info()).config.nLayer, 1);
+
+  // a worker model straight from bytes (an ArrayBuffer here)
+  const fromBytes = await loadWorkerModel(bytes.buffer.slice(0));
+  assert.equal(fromBytes.step, 30);
+  await assert.rejects(loadWorkerModel(new Uint8Array(100)), (e) => e.code === 'WF_ERR_FORMAT');
+  for (const m of [wm, local, other, fromBytes]) m.dispose();
+});
