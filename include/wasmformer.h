@@ -214,6 +214,11 @@ WF_API const wf_real *wf_hidden(const wf_model *m);
  * encoder-decoder; borrowed; NULL otherwise. */
 WF_API const wf_real *wf_cross_attention(const wf_model *m, int32_t layer);
 
+/* Self-attention weights [B, NH, T, T] of layer `layer` of the stack under the head (a
+ * decoder's, an encoder-only model's, an encoder-decoder's decoder) in the last forward;
+ * borrowed; NULL otherwise. */
+WF_API const wf_real *wf_self_attention(const wf_model *m, int32_t layer);
+
 WF_API int32_t wf_model_step(const wf_model *m); /* optimizer steps taken */
 WF_API float wf_model_lr(const wf_model *m);     /* learning rate the next step will use */
 

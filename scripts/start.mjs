@@ -1,37 +1,56 @@
 #!/usr/bin/env node
-// npm start: builds the wasm module if needed, then trains the tiny GPT on the bundled
-// Pride and Prejudice in Node and prints samples as it learns.
+// npm start: does whatever set-up is missing (npm dependencies, the wasm build), then
+// serves the web page on http://localhost:8080 with the headers that let the threaded
+// build run (cross-origin isolation). The page trains and generates in the browser tab;
+// this process only serves files.
+//
+//   npm start [-- --port 8081] [-- --no-isolation] [-- --host 0.0.0.0]     (or PORT=8081 npm start)
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseServeArgs, startServer, SERVE_USAGE } from './serve.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const build = spawnSync(join(root, 'build.sh'), [], { stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status || 1);
+process.chdir(root);
 
-const { createModel } = await import('../src/js/node.js');
-const steps = Number(process.env.STEPS || 2000);
-const text = readFileSync(join(root, 'data/austen/pride_and_prejudice.txt'), 'utf8');
-const model = await createModel('tiny');
-console.log(`wasmformer: training the tiny GPT (${model.paramCount.toLocaleString()} parameters) on Pride and Prejudice ` +
-  `(${text.length.toLocaleString()} characters) for ${steps} steps. Ctrl-C stops.`);
-const ac = new AbortController();
-process.on('SIGINT', () => ac.abort());
+let opts;
 try {
-  await model.train(text, {
-    steps, lr: 2e-3, evalInterval: 250, signal: ac.signal,
-    onProgress: (p) => {
-      if (!p.validated) return;
-      console.log(`step ${p.step}/${p.steps}  loss ${p.loss.toFixed(3)}  val ${p.valLoss.toFixed(3)}  ` +
-        `${Math.round(p.tokensPerSecond)} tok/s  eta ${Math.round(p.eta)} s`);
-    },
-  });
+  opts = parseServeArgs(process.argv.slice(2));
 } catch (e) {
-  if (e.name !== 'AbortError') throw e;
-  console.log(`stopped at step ${model.step}`);
+  console.error(`npm start: ${e.message}\n${SERVE_USAGE}`);
+  process.exit(2);
 }
-console.log('\n--- sample (temperature 0.8) ---');
-for await (const piece of model.generate('Elizabeth ', { maxTokens: 400, temperature: 0.8, seed: 1 })) process.stdout.write(piece);
-console.log();
-model.dispose();
+if (opts.help) {
+  console.log(`Usage: npm start [-- options]\n${SERVE_USAGE}\nTraining in Node instead: npm run demo`);
+  process.exit(0);
+}
+
+function step(title, cmd, args) {
+  console.log(`npm start: ${title}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (r.error || r.status !== 0) {
+    console.error(`npm start: ${title} failed${r.error ? `: ${r.error.message}` : ` (exit ${r.status})`}`);
+    process.exit(r.status || 1);
+  }
+}
+
+// the dev tools the tests use; the page and the server need none of them
+if (existsSync('package-lock.json') && !existsSync('node_modules')) step('installing npm dependencies (npm ci)', 'npm', ['ci']);
+step('building the wasm module if needed (./build.sh)', './build.sh', []);
+
+const server = await startServer(opts).catch((e) => {
+  const hint = e.code === 'EADDRINUSE' ? ` (in use: try --port ${opts.port + 1} or PORT=${opts.port + 1})` : '';
+  console.error(`npm start: could not listen on ${opts.host}:${opts.port}: ${e.message}${hint}`);
+  process.exit(1);
+});
+const where = opts.host === '127.0.0.1' ? server.origin.replace('127.0.0.1', 'localhost') : server.origin;
+console.log(`\nwasmformer: open ${where}/ in a browser`);
+console.log(opts.isolation
+  ? '  cross-origin isolated (COOP/COEP headers): the threaded build runs where the browser allows it'
+  : '  not cross-origin isolated: the single-thread build runs');
+console.log('  Ctrl-C stops the server. Static files for any host: npm run build:web');
+process.on('SIGINT', async () => {
+  await server.close();
+  process.exit(0);
+});

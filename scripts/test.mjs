@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm test: everything, from a fresh clone. Native library + C tests (ctest), the wasm
-// build, then the Node tests of the wasm build. Each stage says what it runs; the first
-// failure stops the run with a non-zero exit code.
+// build, the Node tests of the wasm build, then the web page in headless Chromium. Each
+// stage says what it runs; the first failure stops the run with a non-zero exit code.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -42,4 +42,5 @@ run('build native library and tests', 'cmake', ['--build', 'build/native', '-j',
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
 run('wasm build', './build.sh', []);
 run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
+run('the web page in headless Chromium', process.execPath, ['--test', 'tests/web/']);
 console.log('\nnpm test: all passed');

@@ -992,6 +992,11 @@ const wf_real *wf_cross_attention(const wf_model *m, int32_t layer) {
     return stack_layer(m, WF_STACK_MAIN, layer).catt;
 }
 
+const wf_real *wf_self_attention(const wf_model *m, int32_t layer) {
+    if (!m || !m->ready || m->B == 0 || layer < 0 || layer >= m->d.L) return NULL;
+    return stack_layer(m, WF_STACK_MAIN, layer).att;
+}
+
 wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real loss = 0;
     wf_status s = run(m, b, 1, &loss);

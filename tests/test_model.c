@@ -1,6 +1,6 @@
 /* The fp32 model through its public API: config errors, bad input leaves the model
  * unchanged, causality, the optimizer and schedule, training, the batch sampler, the KV
- * cache against a full forward, and the sampler. */
+ * cache against a full forward, the self-attention map, and the sampler. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -358,6 +358,88 @@ static void test_kv_cache(void) {
     }
 }
 
+/* Weights of tensor `name` (layer 0 of a stacked one): borrowed from m. */
+static const float *tensor_named(wf_model *m, const char *name) {
+    wf_tensor_info t;
+    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_model_tensor(m, i, &t);
+        if (t.size && strcmp(t.name, name) == 0) return wf_model_params(m) + t.offset;
+    }
+    return NULL;
+}
+
+/* wf_self_attention: layer 0's map recomputed in double from the weights (embedding,
+ * LayerNorm, the query and key rows of qkvw, softmax over the visible keys), and in every
+ * layer rows that sum to 1 with no weight on a later key. */
+static void test_self_attention(void) {
+    wf_config c = small();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    CHECK(wf_self_attention(m, 0) == NULL, "no map before a forward");
+    const int B = 2, T = 7, C = c.d_model, NH = c.n_head, HS = C / NH;
+    int32_t in[14], tg[14];
+    for (int i = 0; i < B * T; i++) in[i] = tg[(i + 13) % (B * T)] = (i * 5 + 2) % c.vocab_size;
+    wf_step_info info;
+    CHECK_OK(wf_train_step(m, in, tg, B, T, &info), m); /* weights move: the map must follow them */
+    CHECK_OK(wf_forward(m, in, NULL, B, T, NULL), m);
+    const float *wte = tensor_named(m, "wte"), *wpe = tensor_named(m, "wpe"), *lnw = tensor_named(m, "ln1w"),
+                *lnb = tensor_named(m, "ln1b"), *qkvw = tensor_named(m, "qkvw"), *qkvb = tensor_named(m, "qkvb");
+    double q[16][16], k[16][16], worst = 0;
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) {
+            double x[16], mean = 0, var = 0;
+            for (int i = 0; i < C; i++) mean += x[i] = (double)wte[in[b * T + t] * C + i] + wpe[t * C + i];
+            mean /= C;
+            for (int i = 0; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
+            const double rstd = 1 / sqrt(var / C + c.norm_eps);
+            for (int i = 0; i < C; i++) x[i] = (x[i] - mean) * rstd * lnw[i] + lnb[i];
+            for (int o = 0; o < C; o++) {
+                q[t][o] = qkvb[o];
+                k[t][o] = qkvb[C + o];
+                for (int i = 0; i < C; i++) {
+                    q[t][o] += qkvw[o * C + i] * x[i];
+                    k[t][o] += qkvw[(C + o) * C + i] * x[i];
+                }
+            }
+        }
+        const float *att = wf_self_attention(m, 0) + (size_t)b * NH * T * T;
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                double s[16], max = -1e300, sum = 0;
+                for (int j = 0; j <= i; j++) {
+                    s[j] = 0;
+                    for (int e = 0; e < HS; e++) s[j] += q[i][h * HS + e] * k[j][h * HS + e] / sqrt(HS);
+                    max = fmax(max, s[j]);
+                }
+                for (int j = 0; j <= i; j++) sum += s[j] = exp(s[j] - max);
+                for (int j = 0; j < T; j++) {
+                    const double want = j <= i ? s[j] / sum : 0;
+                    worst = fmax(worst, fabs(att[((size_t)h * T + i) * T + j] - want));
+                }
+            }
+    }
+    printf("self-attention map of layer 0 against a double recomputation: max |diff| %.2e\n", worst);
+    CHECK(worst < 1e-5, "layer 0's map differs from the recomputation by %g", worst);
+    double row = 0, future = 0;
+    for (int l = 0; l < c.n_layer; l++) {
+        const float *att = wf_self_attention(m, l);
+        CHECK(att != NULL, "layer %d has a map", l);
+        if (!att) continue;
+        for (int r = 0; r < B * NH * T; r++) {
+            double sum = 0;
+            for (int j = 0; j < T; j++) {
+                sum += att[(size_t)r * T + j];
+                if (j > r % T) future += fabs(att[(size_t)r * T + j]);
+            }
+            row = fmax(row, fabs(sum - 1));
+        }
+    }
+    CHECK(row < 1e-6 && future == 0, "rows sum to 1 +- %g; weight on later keys %g", row, future);
+    CHECK(wf_self_attention(m, c.n_layer) == NULL && wf_self_attention(m, -1) == NULL, "layer out of range");
+    CHECK(wf_self_attention(NULL, 0) == NULL, "NULL handle");
+    wf_model_free(m);
+}
+
 static void test_sampling(void) {
     wf_config c = small();
     wf_model *m = wf_model_create();
@@ -457,6 +539,7 @@ int main(void) {
     test_training_lowers_loss();
     test_batch_sampler();
     test_kv_cache();
+    test_self_attention();
     test_sampling();
     test_memory();
     return check_summary("test_model");

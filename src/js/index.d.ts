@@ -281,6 +281,8 @@ export interface ModelInfo {
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
   busy: string | null;
+  /** Threads the loaded wasm build offers (1: the single-thread build). */
+  threads: number;
 }
 
 export interface SaveOptions {
@@ -293,6 +295,19 @@ export interface StepResult {
   gradNorm: number;
   lr: number;
   step: number;
+}
+
+/** Self-attention maps of one text (Model.selfAttention). */
+export interface AttentionMaps {
+  nHead: number;
+  /** Tokens of the text the maps cover. */
+  T: number;
+  /** Their ids. */
+  ids: Int32Array;
+  /** Each id's text, e.g. for labels. */
+  tokens: string[];
+  /** One map per layer, [nHead * T * T]: row (query) i, column (key) j. */
+  layers: Float32Array[];
 }
 
 /** Text to token ids and back. Char-level: id 0 is `<unk>`, then every distinct code point
@@ -426,6 +441,16 @@ export class Model {
    * const { logits } = model.forward(ids, null, 1, ids.length);
    */
   forward(inputs: ArrayLike<number>, targets: ArrayLike<number> | null, B: number, T: number): { loss: number | null; logits: Float32Array };
+
+  /**
+   * Every layer's self-attention map of a text (or ids), from one forward pass. A text
+   * longer than the context keeps its end. In a layer's map, `(h * T + i) * T + j` is how
+   * much query i of head h attends to key j; a decoder's row i is 0 past column i.
+   * @example
+   * const { layers, tokens, T } = model.selfAttention('Mr. Darcy');
+   * const aToD = layers[0][(0 * T + 4) * T + 0]; // layer 0, head 0: query 4 ('D') on key 0 ('M')
+   */
+  selfAttention(data: string | ArrayLike<number>): AttentionMaps;
 
   /**
    * The parameter tensors, in the core's table order.
@@ -563,6 +588,13 @@ export class WorkerModel {
    * const text = await wm.decode(ids);
    */
   decode(ids: ArrayLike<number>): Promise<string>;
+
+  /**
+   * Every layer's self-attention map of a text, computed in the worker.
+   * @example
+   * const { layers, tokens } = await wm.selfAttention('It is a truth');
+   */
+  selfAttention(data: string | ArrayLike<number>): Promise<AttentionMaps>;
 
   /**
    * A checkpoint of the model, moved out of the worker without a copy.
@@ -843,11 +875,7 @@ export class Seq2Seq {
    * @example
    * await s2s.train(words.map((w) => [w, [...w].reverse().join('')]), { steps: 800, lr: 5e-3 });
    */
-  train(pairs: Pair[], options?: {
-    steps?: number; batchSize?: number; lr?: number; warmup?: number; decaySteps?: number; minLrRatio?: number;
-    weightDecay?: number; gradClip?: number; seed?: number; signal?: AbortSignal; yieldMs?: number;
-    onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; elapsed: number; eta: number }) => void;
-  }): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
   /**
    * Mean cross-entropy per target token over pairs.
    * @example
@@ -900,3 +928,123 @@ export function createEncoder(config?: ConfigInput, options?: LoadOptions): Prom
  * const s2s = await createSeq2Seq({ dModel: 32, nLayer: 1 }, { texts: words });
  */
 export function createSeq2Seq(config?: ConfigInput, options?: LoadOptions & { texts?: string[]; tokenizer?: Tokenizer }): Promise<Seq2Seq>;
+
+/** Options of Seq2Seq.train (and WorkerSeq2Seq.train). */
+export interface Seq2SeqTrainOptions {
+  steps?: number; batchSize?: number; lr?: number; warmup?: number; decaySteps?: number; minLrRatio?: number;
+  weightDecay?: number; gradClip?: number; seed?: number; signal?: AbortSignal; yieldMs?: number;
+  onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; elapsed: number; eta: number }) => void;
+}
+
+/**
+ * The Seq2Seq API with the encoder-decoder in a Web Worker (browsers) or a worker thread
+ * (Node): every method returns a promise. `config`, `paramCount` and `step` are snapshots,
+ * refreshed after each call and by progress reports.
+ */
+export class WorkerSeq2Seq {
+  private constructor();
+  readonly config: ModelConfig;
+  readonly paramCount: number;
+  readonly step: number;
+
+  /**
+   * Trains on pairs in the worker; onProgress is called in this thread.
+   * @example
+   * await ws.train(pairs, { steps: 800, lr: 5e-3, onProgress: (p) => console.log(p.step, p.loss) });
+   */
+  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  /**
+   * Mean cross-entropy per target token over pairs.
+   * @example
+   * const { loss } = await ws.evaluate(heldOut);
+   */
+  evaluate(pairs: Pair[], options?: { batchSize?: number }): Promise<{ loss: number; tokens: number }>;
+  /**
+   * Decodes one source: greedy (beam 1) or beam search.
+   * @example
+   * const { ids, finished } = await ws.decodeIds('abc', { beam: 4 });
+   */
+  decodeIds(source: string | ArrayLike<number>, options?: { beam?: number; maxTokens?: number }): Promise<{ ids: Int32Array; finished: boolean }>;
+  /**
+   * Decodes a string to a string.
+   * @example
+   * await ws.translate('stressed'); // 'desserts' once trained to reverse
+   */
+  translate(text: string, options?: { beam?: number; maxTokens?: number }): Promise<string>;
+  /**
+   * Exact-match accuracy over pairs, in [0, 1].
+   * @example
+   * const acc = await ws.accuracy(heldOut, { beam: 4 });
+   */
+  accuracy(pairs: Pair[], options?: { beam?: number; maxTokens?: number }): Promise<number>;
+  /**
+   * Cross-attention weights of an output over its source, per layer [nHead * T * S].
+   * @example
+   * const { layers, T, S } = await ws.crossAttention('stressed', 'desserts');
+   */
+  crossAttention(source: string | ArrayLike<number>, output: string | ArrayLike<number>): Promise<{ nHead: number; T: number; S: number; layers: Float32Array[] }>;
+  /**
+   * Everything about the model, read now in the worker.
+   * @example
+   * const { step } = await ws.info();
+   */
+  info(): Promise<ModelInfo>;
+  /**
+   * The parameter tensors.
+   * @example
+   * const names = (await ws.tensors()).map((t) => t.name);
+   */
+  tensors(): Promise<TensorInfo[]>;
+  /**
+   * A copy of one tensor's weights.
+   * @example
+   * const wte = await ws.getTensor('wte');
+   */
+  getTensor(name: string): Promise<Float32Array>;
+  /**
+   * Overwrites one tensor's weights.
+   * @example
+   * await ws.setTensor('wte', weights);
+   */
+  setTensor(name: string, values: ArrayLike<number>): Promise<void>;
+  /**
+   * Changes some optimizer settings; resolves to all of them.
+   * @example
+   * await ws.setOptimizer({ lr: 1e-3 });
+   */
+  setOptimizer(settings: Partial<OptimizerSettings>): Promise<OptimizerSettings>;
+  /**
+   * A checkpoint of the model, moved out of the worker without a copy.
+   * @example
+   * const bytes = await ws.save();
+   */
+  save(options?: SaveOptions): Promise<Uint8Array>;
+  /**
+   * Replaces the model with an encoder-decoder checkpoint's, in place; another arch's file
+   * fails with WF_ERR_STATE and changes nothing.
+   * @example
+   * await ws.load(bytes);
+   */
+  load(bytes: Uint8Array | ArrayBuffer): Promise<void>;
+  /**
+   * Ends the worker and frees all its memory.
+   * @example
+   * ws.dispose();
+   */
+  dispose(): void;
+}
+
+/**
+ * createSeq2Seq with the model in a Web Worker (browsers) or a worker thread (Node).
+ * @example
+ * const ws = await createWorkerSeq2Seq({ dModel: 32, nLayer: 1, context: 12 }, { texts: ['abcdefgh'] });
+ */
+export function createWorkerSeq2Seq(config?: ConfigInput, options?: WorkerOptions & { texts?: string[] }): Promise<WorkerSeq2Seq>;
+
+/**
+ * An encoder-decoder from checkpoint bytes, in a worker; a file of another arch fails with
+ * WF_ERR_STATE.
+ * @example
+ * const ws = await loadWorkerSeq2Seq(await (await fetch('/models/reverse.wf')).arrayBuffer());
+ */
+export function loadWorkerSeq2Seq(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerSeq2Seq>;

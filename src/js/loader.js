@@ -58,6 +58,7 @@ export function makeApi(platform) {
     // RuntimeError; one WfError says what happened instead.
     const moduleOpts = { printErr: () => {} };
     const defaultUrl = threads > 1 ? platform.wasmMtUrl : platform.wasmUrl;
+    const glueUrl = new URL(MT_GLUE, import.meta.url); // the threaded glue; its worker script sits beside it
     try {
       if (opts.wasmBinary) {
         moduleOpts.wasmBinary = opts.wasmBinary;
@@ -65,14 +66,14 @@ export function makeApi(platform) {
         const url = String(threads > 1 ? defaultUrl : opts.wasmUrl ?? defaultUrl);
         const bytes = await platform.readWasm(url);
         if (bytes) moduleOpts.wasmBinary = bytes;
-        else moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? url : f);
+        else moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? url : new URL(f, glueUrl).href);
       }
       let M;
       if (threads > 1) {
         moduleOpts.wfWorkers = 2 * (threads - 1); // Web Workers loaded up front: two models' worth
         // a computed specifier: bundlers leave the threaded glue (and its worker script, which
         // needs Node's modules under Node) alone; where it is missing, load() falls back
-        const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ new URL(MT_GLUE, import.meta.url).href);
+        const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ glueUrl.href);
         const create = () => glue.default(moduleOpts);
         M = platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create) : await create();
       } else {

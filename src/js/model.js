@@ -176,7 +176,8 @@ export class Model {
   }
 
   /** Everything about the model in one plain object: config, paramCount, step, lr,
-   * optimizer, memory, tokenizer ({kind, vocabSize} or null) and busy (what runs, or null). */
+   * optimizer, memory, tokenizer ({kind, vocabSize} or null), busy (what runs, or null) and
+   * threads (how many the loaded wasm build offers: 1 for the single-thread build). */
   info() {
     this.call();
     const tok = this.tokenizer;
@@ -184,6 +185,7 @@ export class Model {
       config: this.config, paramCount: this.paramCount, step: this.step, lr: this.lr,
       optimizer: this.optimizer, memory: this.memory(),
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
+      threads: this.rt.threads ?? 1,
     };
   }
 
@@ -250,6 +252,44 @@ export class Model {
       rt.free(pin);
       rt.free(ptg);
     }
+  }
+
+  /**
+   * The self-attention weights of a text (or ids): one forward pass, then every layer's
+   * map. A text longer than the context keeps its end. Returns {nHead, T, ids, tokens (each
+   * id's text, for labels), layers: Float32Array[] each [nHead * T * T]}: row i is query i,
+   * column j key j, and a decoder's row i is 0 past column i.
+   * @example const { layers, tokens } = model.selfAttention('Mr. Darcy'); // layers[0][(h * T + i) * T + j]
+   */
+  selfAttention(data) {
+    this.idle();
+    const rt = this.rt, cfg = this.config;
+    if (cfg.arch === 'encoder-decoder') {
+      throw new WfError('WF_ERR_STATE', 'selfAttention() reads one stack; for an encoder-decoder use Seq2Seq.from(model).crossAttention');
+    }
+    let ids = typeof data === 'string' ? this.textIds(data) : Int32Array.from(data);
+    if (ids.length > cfg.context) ids = ids.subarray(ids.length - cfg.context);
+    if (ids.length < 1) throw new WfError('WF_ERR_ARG', 'selfAttention needs at least one token');
+    const T = ids.length, n = cfg.nHead * T * T;
+    const pin = rt.putInt32(ids);
+    try {
+      this.call(rt.M._wf_forward(this.handle, pin, 0, 1, T, 0));
+    } finally {
+      rt.free(pin);
+    }
+    const layers = [];
+    for (let l = 0; l < cfg.nLayer; l++) {
+      const p = rt.M._wf_self_attention(this.handle, l) >>> 2;
+      layers.push(rt.f32.slice(p, p + n));
+    }
+    const tokens = this.tokenizer ? Array.from(ids, (id) => this.tokenizer.decode([id])) : Array.from(ids, String);
+    return { nHead: cfg.nHead, T, ids, tokens, layers };
+  }
+
+  /** Token ids of a text with the model's tokenizer, which must exist. */
+  textIds(text) {
+    if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
+    return this.tokenizer.encode(text);
   }
 
   /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`

@@ -12,7 +12,7 @@ import { makeApi } from './loader.js';
 import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
 import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
-import { WorkerModel } from './worker-client.js';
+import { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
@@ -20,7 +20,7 @@ export { Tokenizer };
 export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
 export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
 export { saveModel, exportSafetensors };
-export { WorkerModel } from './worker-client.js';
+export { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
 
 // wasmUrl may be a path, a file: URL, or an http(s) URL the caller chose.
 async function readWasm(url) {
@@ -185,4 +185,16 @@ export function createWorkerModel(config = 'tiny', opts = {}) {
 export function loadWorkerModel(bytes, opts = {}) {
   const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
   return WorkerModel.start(workerPort(startWorker()), 'load', [copy, workerLoadOpts(opts)], [copy.buffer]);
+}
+
+/** createSeq2Seq in a worker thread: the Seq2Seq API, every method async. */
+export function createWorkerSeq2Seq(config = {}, opts = {}) {
+  return WorkerSeq2Seq.start(workerPort(startWorker()), 'createSeq2Seq', [config, workerLoadOpts(opts)]);
+}
+
+/** An encoder-decoder from checkpoint bytes in a worker thread. The bytes are copied once, then
+ * transferred; a file of another arch fails with WF_ERR_STATE. */
+export function loadWorkerSeq2Seq(bytes, opts = {}) {
+  const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+  return WorkerSeq2Seq.start(workerPort(startWorker()), 'load', [copy, workerLoadOpts(opts), 'seq2seq'], [copy.buffer]);
 }

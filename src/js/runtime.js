@@ -72,7 +72,8 @@ export class Runtime {
     const u8 = this.u8;
     let end = p;
     while (u8[end]) end++;
-    return new TextDecoder().decode(u8.subarray(p, end));
+    // a copy: browsers' TextDecoder refuses views of shared memory (the threaded build's heap)
+    return new TextDecoder().decode(u8.slice(p, end));
   }
 
   /** Throws a WfError for a failed status, with the handle's message (or the status name). */

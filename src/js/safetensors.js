@@ -33,7 +33,7 @@ export function exportSafetensors(model) {
       model.call(status);
       const files = {
         'model.safetensors': rt.u8.slice(st, st + stLen),
-        'config.json': new TextDecoder().decode(rt.u8.subarray(cfg, cfg + cfgLen)),
+        'config.json': new TextDecoder().decode(rt.u8.slice(cfg, cfg + cfgLen)), // a copy: the heap may be shared
       };
       if (model.tokenizer) files['tokenizer.wft'] = model.tokenizer.save();
       return files;

@@ -1,7 +1,7 @@
-// WorkerModel: the Model API with the model living in a Web Worker (or a Node worker
-// thread), so training never blocks the page. Every method is async; results, progress
-// and generated pieces come back as messages (protocol in worker-host.js). Saved bytes
-// move between the threads as transferred buffers, not copies.
+// WorkerModel and WorkerSeq2Seq: the Model and Seq2Seq APIs with the model living in a Web
+// Worker (or a Node worker thread), so training never blocks the page. Every method is
+// async; results, progress and generated pieces come back as messages (protocol in
+// worker-host.js). Saved bytes move between the threads as transferred buffers, not copies.
 import { WfError, abortError } from './runtime.js';
 
 function rebuildError(e) {
@@ -10,8 +10,9 @@ function rebuildError(e) {
   return new WfError('WF_ERR_WORKER', e.message);
 }
 
-export class WorkerModel {
-  /** @internal use createWorkerModel / loadWorkerModel */
+/** What both worker-backed kinds share: the calls, the snapshot, checkpoints, tensors. */
+class WorkerHandle {
+  /** @internal use createWorkerModel / createWorkerSeq2Seq / loadWorker* */
   constructor(port) {
     this.port = port;
     this.calls = new Map(); // id -> {resolve, reject, onMessage}
@@ -33,9 +34,9 @@ export class WorkerModel {
     port.onError((e) => this.fail(new WfError('WF_ERR_WORKER', `the model's worker failed: ${e?.message ?? e}`)));
   }
 
-  /** @internal starts a worker-side model with op 'create' or 'load' */
+  /** @internal starts a worker-side model with op 'create', 'createSeq2Seq' or 'load' */
   static async start(port, op, args, transfer = []) {
-    const wm = new WorkerModel(port);
+    const wm = new this(port);
     try {
       wm.snapshot = await wm.request(op, args, { transfer });
     } catch (e) {
@@ -85,6 +86,39 @@ export class WorkerModel {
     this.snapshot = await this.request('info');
     return this.snapshot;
   }
+
+  /** The parameter tensors: [{name, shape, size, offset, decay}]. */
+  tensors() { return this.request('tensors'); }
+  /** A copy of one parameter tensor's weights (Float32Array). */
+  getTensor(name) { return this.request('getTensor', [name]); }
+  /** Overwrites one parameter tensor's weights. */
+  setTensor(name, values) { return this.request('setTensor', [name, values]); }
+  /** Changes some optimizer settings; resolves to all of them. */
+  setOptimizer(settings) { return this.request('setOptimizer', [settings]); }
+
+  /** A checkpoint of the model (Uint8Array, see saveModel), moved out of the worker
+   * without a copy. */
+  save(opts = {}) { return this.request('save', [opts]); }
+
+  /** Replaces the model with a checkpoint's of the same kind, in place (unchanged on
+   * failure). The bytes are copied once, then transferred. */
+  async load(bytes) {
+    const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+    this.snapshot = await this.request('loadInto', [copy, this.kind], { transfer: [copy.buffer] });
+  }
+
+  /** Ends the worker and frees all its memory. Pending calls reject with WF_ERR_DISPOSED. */
+  dispose() {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.fail(new WfError('WF_ERR_DISPOSED', 'this model has been disposed'));
+    this.port.terminate();
+  }
+}
+
+/** A decoder (GPT) in a worker: the Model API, every method async. */
+export class WorkerModel extends WorkerHandle {
+  get kind() { return 'model'; }
 
   /** Trains in the worker; same options and summary as Model.train. */
   async train(data, opts = {}) {
@@ -144,35 +178,43 @@ export class WorkerModel {
     return text;
   }
 
-  /** The parameter tensors: [{name, shape, size, offset, decay}]. */
-  tensors() { return this.request('tensors'); }
-  /** A copy of one parameter tensor's weights (Float32Array). */
-  getTensor(name) { return this.request('getTensor', [name]); }
-  /** Overwrites one parameter tensor's weights. */
-  setTensor(name, values) { return this.request('setTensor', [name, values]); }
-  /** Changes some optimizer settings; resolves to all of them. */
-  setOptimizer(settings) { return this.request('setOptimizer', [settings]); }
   /** Token ids of text with the model's tokenizer (Int32Array). */
   encode(text) { return this.request('encode', [text]); }
   /** Text of token ids with the model's tokenizer. */
   decode(ids) { return this.request('decode', [ids]); }
 
-  /** A checkpoint of the model (Uint8Array, see saveModel), moved out of the worker
-   * without a copy. */
-  save(opts = {}) { return this.request('save', [opts]); }
+  /** Every layer's self-attention map of a text, computed in the worker (see
+   * Model.selfAttention); the maps move out without a copy. */
+  selfAttention(data) { return this.request('selfAttention', [data]); }
+}
 
-  /** Replaces the model with a checkpoint's, in place (unchanged on failure). The bytes
-   * are copied once, then transferred. */
-  async load(bytes) {
-    const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
-    this.snapshot = await this.request('loadInto', [copy], { transfer: [copy.buffer] });
+/** An encoder-decoder in a worker: the Seq2Seq API, every method async. */
+export class WorkerSeq2Seq extends WorkerHandle {
+  get kind() { return 'seq2seq'; }
+
+  /** Trains on [source, target] pairs in the worker; same options and result as
+   * Seq2Seq.train, onProgress called in this thread. */
+  async train(pairs, opts = {}) {
+    const { signal, onProgress, ...rest } = opts;
+    const { result, info } = await this.request('trainPairs', [pairs, { ...rest, progress: !!onProgress }], {
+      signal,
+      onMessage: (msg) => {
+        this.snapshot = { ...this.snapshot, step: msg.value.step };
+        onProgress?.(msg.value);
+      },
+    });
+    this.snapshot = info;
+    return result;
   }
 
-  /** Ends the worker and frees all its memory. Pending calls reject with WF_ERR_DISPOSED. */
-  dispose() {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.fail(new WfError('WF_ERR_DISPOSED', 'this model has been disposed'));
-    this.port.terminate();
-  }
+  /** Mean cross-entropy per target token over pairs (see Seq2Seq.evaluate). */
+  evaluate(pairs, opts = {}) { return this.request('evaluatePairs', [pairs, opts]); }
+  /** Decodes one source to ids (see Seq2Seq.decodeIds). */
+  decodeIds(source, opts = {}) { return this.request('decodeIds', [source, opts]); }
+  /** Decodes a string to a string (see Seq2Seq.translate). */
+  translate(text, opts = {}) { return this.request('translate', [text, opts]); }
+  /** Exact-match accuracy over pairs, in [0, 1] (see Seq2Seq.accuracy). */
+  accuracy(pairs, opts = {}) { return this.request('accuracy', [pairs, opts]); }
+  /** Cross-attention maps of an output over its source (see Seq2Seq.crossAttention). */
+  crossAttention(source, output) { return this.request('crossAttention', [source, output]); }
 }

@@ -1,0 +1,306 @@
+// The web page in headless Chromium (Debian's chromium, driven by playwright-core), served
+// from a fresh static build (scripts/build-web.mjs) by scripts/serve.mjs twice: once with
+// COOP/COEP (cross-origin isolated), once as a bare static host (no headers at all, so
+// only the page's <meta> Content-Security-Policy applies). Each run trains a language
+// model and watches the loss fall, pauses and resumes, streams and stops generation,
+// restores the autosave after a reload, downloads and re-opens the model file, draws the
+// attention map, trains and decodes the seq2seq task, and shows errors in words; with no
+// console error, no CSP violation, and no request to anything but the local server.
+// Screenshots land in test-artifacts/ (git-ignored).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildWeb } from '../../scripts/build-web.mjs';
+import { startServer } from '../../scripts/serve.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const ARTIFACTS = join(root, 'test-artifacts');
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let site;
+before(() => {
+  site = mkdtempSync(join(tmpdir(), 'wf-site-'));
+  const { files, bytes } = buildWeb(site);
+  console.log(`static build: ${files} files, ${(bytes / 1e6).toFixed(1)} MB`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+after(() => rmSync(site, { recursive: true, force: true }));
+
+function haveChromium(t) {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI) assert.fail(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
+  t.skip(`${CHROMIUM} not installed (apt-get install -y chromium)`);
+  return false;
+}
+
+/** A browser on a fresh profile, watching every request, console message and CSP report. */
+async function browse(origin, viewport = { width: 1100, height: 900 }) {
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'wf-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, viewport, acceptDownloads: true });
+  const seen = [], problems = [];
+  context.on('request', (r) => seen.push(r.url()));
+  // anything not on the local server is refused and remembered, so a leak cannot hide
+  await context.route((url) => !url.href.startsWith(`${origin}/`), (route) => {
+    seen.push(route.request().url());
+    return route.abort();
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+  });
+  const page = context.pages()[0] ?? await context.newPage();
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+  page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') problems.push(`worker console: ${m.text()}`); }));
+  return {
+    context, page, seen, problems,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+const text = (page, sel) => page.$eval(sel, (el) => el.textContent);
+const number = async (page, sel) => Number((await text(page, sel)).replace(/,/g, '').split('/')[0]);
+
+/** Waits until the text of sel matches re. */
+function waitText(page, sel, re, timeout = 60_000) {
+  return page.waitForFunction(([s, src, flags]) => new RegExp(src, flags).test(document.querySelector(s)?.textContent ?? ''),
+    [sel, re.source, re.flags], { timeout });
+}
+
+async function ready(page) {
+  await page.waitForSelector('body[data-ready=true]', { timeout: 60_000 });
+  await waitText(page, '#stat-params', /\d/);
+}
+
+/** Generates with the form's settings and seed; resolves to the generated text (the prompt excluded). */
+async function generate(page, { seed, maxTokens }) {
+  await page.fill('#gen-seed', String(seed));
+  await page.fill('#gen-max', String(maxTokens));
+  await page.click('#gen-start');
+  await waitText(page, '#gen-status', new RegExp(`^Generated ${maxTokens} tokens with seed ${seed}\\.`));
+  return page.$eval('#gen-output', (el) => el.textContent.slice(el.querySelector('.prompt').textContent.length));
+}
+
+for (const mode of ['isolated', 'plain']) {
+  test(`the page in Chromium, ${mode === 'isolated' ? 'cross-origin isolated (COOP/COEP)' : 'as bare static files (no headers)'}`, async (t) => {
+    if (!haveChromium(t)) return;
+    const server = await startServer({ folder: site, port: 0, isolation: mode === 'isolated', plain: mode === 'plain' });
+    const b = await browse(server.origin);
+    const { page } = b;
+    const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `page-${mode}-${name}.png`), fullPage: true });
+    const t0 = Date.now();
+    const lap = (what) => console.log(`  [${mode}] ${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    try {
+      // ---- loads: the novel, its stats, the model estimate; isolation as served ----
+      const res = await page.goto(`${server.origin}/`);
+      assert.equal(res.headers()['content-security-policy'] !== undefined, mode === 'isolated');
+      await ready(page);
+      assert.equal(await page.evaluate(() => crossOriginIsolated), mode === 'isolated');
+      assert.match(await text(page, '#env-status'), mode === 'isolated' ? /Cross-origin isolated/ : /Not cross-origin isolated/);
+      assert.equal(await text(page, '#stat-chars'), '684,768', 'Pride and Prejudice is preloaded');
+      assert.match(await text(page, '#stat-vocab'), /^76 /);
+      assert.equal(await text(page, '#stat-split'), '616,292 / 68,476 tokens');
+      assert.equal(await text(page, '#stat-params'), '811,264', 'the tiny preset on a 76-token vocabulary');
+      lap('loaded');
+
+      // ---- usable: every control has a label, nothing uses inline style ----
+      const unlabelled = await page.$$eval('input, select, textarea, button', (els) => els
+        .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || (el.tagName === 'BUTTON' && el.textContent.trim())))
+        .map((el) => el.id || el.outerHTML.slice(0, 60)));
+      assert.deepEqual(unlabelled, [], 'controls without a label');
+      assert.equal(await page.$$eval('[style]', (els) => els.length), 0, 'no style attributes');
+
+      // ---- errors in words: a model too big to fit, an empty text ----
+      await page.click('#advanced summary');
+      await page.fill('#cfg-dModel', '2048');
+      await page.fill('#cfg-nLayer', '48');
+      await waitText(page, '#model-problem', /would need [\d.]+ GB to train/);
+      assert.equal(await page.isDisabled('#train-start'), true, 'a model that does not fit cannot start');
+      await page.fill('#cfg-nHead', '5');
+      await waitText(page, '#model-problem', /do not make a model: .*divide/);
+      await page.selectOption('#preset', 'micro');
+      await page.waitForSelector('#model-problem', { state: 'hidden' });
+      await page.selectOption('#corpus-source', 'paste');
+      await waitText(page, '#stat-chars', /^0$/);
+      await page.click('#train-start');
+      await waitText(page, '#errors', /the text is empty/);
+      await page.click('#errors .error button'); // dismiss
+      await page.selectOption('#corpus-source', 'pride_and_prejudice');
+      await waitText(page, '#stat-chars', /684,768/);
+      lap('errors shown');
+
+      // ---- training: the shown loss falls; the chart and the stats move ----
+      await page.fill('#tr-steps', '400');
+      await page.fill('#tr-evalInterval', '20');
+      await page.click('#train-start');
+      await waitText(page, '#stat-step', /^[1-9]/);
+      const first = Number(await text(page, '#stat-loss'));
+      await page.waitForFunction(() => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) >= 50, null, { timeout: 120_000 });
+      await waitText(page, '#stat-val', /\d\.\d{3}/);
+      const later = Number(await text(page, '#stat-loss'));
+      console.log(`  [${mode}] shown loss ${first} -> ${later} at step ${await text(page, '#stat-step')}, ${await text(page, '#stat-speed')} tokens/s`);
+      assert.ok(later < first - 0.5, `the shown loss falls: ${first} -> ${later}`);
+      assert.match(await page.getAttribute('#loss-chart', 'aria-label'), /step \d+ of 400, training loss/);
+      assert.match(await text(page, '#stat-eta'), /\d (s|min|h)/);
+      // the page answers while the worker trains: a click is handled at once, typing too
+      const lag = await page.evaluate(() => new Promise((resolve) => {
+        const t = performance.now();
+        setTimeout(() => resolve(performance.now() - t), 0);
+      }));
+      await page.fill('#gen-prompt', 'Elizabeth ');
+      console.log(`  [${mode}] main thread answered a timer in ${lag.toFixed(1)} ms while training`);
+      await page.waitForFunction(() => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) >= 120, null, { timeout: 120_000 });
+      await shot('training');
+      lap('trained');
+
+      // ---- pause: the step stands still; resume moves it; pausing autosaves ----
+      await page.click('#train-pause');
+      await waitText(page, '#train-status', /^Paused at step/);
+      await waitText(page, '#keep-status', /^Autosaved in this browser at step/);
+      const paused = await number(page, '#stat-step');
+      await page.waitForTimeout(700);
+      assert.equal(await number(page, '#stat-step'), paused, 'paused: no steps');
+      assert.equal(await text(page, '#train-pause'), 'Resume');
+      await page.click('#train-pause');
+      await page.waitForFunction((s) => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) > s + 3, paused);
+      await page.click('#train-pause');
+      await waitText(page, '#train-status', /^Paused at step/);
+      const pausedAt = await number(page, '#stat-step');
+      await waitText(page, '#keep-status', new RegExp(`^Autosaved in this browser at step ${pausedAt.toLocaleString('en-US')} `));
+      lap('paused and resumed');
+
+      // ---- generation during the pause: text streams in, pieces at a time ----
+      await page.evaluate(() => {
+        window.__pieces = 0;
+        new MutationObserver((ms) => { window.__pieces += ms.length; })
+          .observe(document.querySelector('#gen-output'), { childList: true, characterData: true, subtree: true });
+      });
+      const sample = await generate(page, { seed: 11, maxTokens: 300 });
+      const pieces = await page.evaluate(() => window.__pieces);
+      assert.ok(sample.length >= 250, `300 tokens of text: ${JSON.stringify(sample)}`);
+      assert.ok(pieces >= 20, `the text arrived in ${pieces} updates, not at once`);
+      assert.equal(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'the same seed gives the same text');
+      await shot('generated');
+
+      // stop: a long generation ends early on the button and the model is free again
+      await page.fill('#gen-max', '100000');
+      await page.click('#gen-start');
+      await page.waitForFunction(() => document.querySelector('#gen-output').textContent.length > 40);
+      await page.click('#gen-stop');
+      await waitText(page, '#gen-status', /^Stopped after [\d,]+ tokens/);
+      const stoppedAt = Number((await text(page, '#gen-status')).match(/after ([\d,]+)/)[1].replace(/,/g, ''));
+      assert.ok(stoppedAt < 100000, `stopped after ${stoppedAt} tokens`);
+      assert.equal(await page.isEnabled('#gen-start'), true);
+      lap('generated and stopped');
+
+      // ---- the attention map, by keyboard ----
+      await page.fill('#att-text', 'Mr. Darcy');
+      await page.click('#att-show');
+      await waitText(page, '#att-status', /^9 tokens/);
+      assert.match(await text(page, '#att-readout'), /query 1 “M” → key 1 “M”: weight 1\.000/);
+      await page.focus('#att-map');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      assert.match(await text(page, '#att-readout'), /query 3 “\.” → key 1 “M”: weight 0\.\d{3}/);
+      await page.selectOption('#att-head', '1');
+      assert.match(await page.getAttribute('#att-map', 'aria-label'), /layer 2, head 2, 9 rows by 9 columns/);
+      lap('attention');
+
+      // ---- keep: download the file ----
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#model-download')]);
+      const file = join(ARTIFACTS, `page-${mode}-model.wf`);
+      await download.saveAs(file);
+      assert.equal(readFileSync(file).subarray(0, 4).toString('latin1'), 'WFCK', 'a wasmformer checkpoint');
+
+      // ---- a reload offers the autosaved model; restoring gives the same text for the same seed ----
+      await page.reload();
+      await ready(page);
+      await page.waitForSelector('#restore', { state: 'visible' });
+      assert.match(await text(page, '#restore-text'), new RegExp(`step ${pausedAt.toLocaleString('en-US')} of 400, paused`));
+      await page.click('#restore-yes');
+      await waitText(page, '#train-status', /^Restored at step/);
+      assert.equal(await number(page, '#stat-step'), pausedAt);
+      assert.match(await page.getAttribute('#loss-chart', 'aria-label'), /training loss/, 'the chart came back');
+      assert.equal(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'the restored model writes the same text');
+      lap('restored after reload');
+
+      // ---- training on changes the text; opening the downloaded file brings it back ----
+      await page.click('#train-pause'); // Resume
+      await page.waitForFunction((s) => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) > s + 10, pausedAt);
+      await page.click('#train-stop');
+      await waitText(page, '#train-status', /^Stopped at step/);
+      assert.notEqual(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'more training changed the model');
+      await page.setInputFiles('#model-open', file);
+      await waitText(page, '#keep-status', /^Opened page-.*-model\.wf/);
+      assert.equal(await number(page, '#stat-step'), pausedAt);
+      assert.equal(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'the opened file writes the same text');
+      // a file that is not a model: an error in words, the model stays
+      await page.setInputFiles('#model-open', { name: 'notes.wf', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model at all') });
+      await waitText(page, '#errors', /Could not open notes\.wf: this is not a wasmformer model file, or it is damaged/);
+      assert.equal(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'the model is still there');
+      lap('downloaded and opened');
+
+      // ---- seq2seq: train in seconds, type an input, see the output and the cross-attention ----
+      await page.check('#mode-s2s');
+      await page.click('#s2s-train');
+      await waitText(page, '#s2s-accuracy', /% of 200 words never seen in training/, 120_000);
+      const accuracy = parseFloat(await text(page, '#s2s-accuracy'));
+      console.log(`  [${mode}] seq2seq: ${await text(page, '#s2s-status')} Held-out exact match ${accuracy}%`);
+      assert.ok(accuracy >= 80, `held-out exact match ${accuracy}%`);
+      await page.fill('#s2s-input', 'hgabcd');
+      await page.press('#s2s-input', 'Enter'); // keyboard: Enter decodes
+      await waitText(page, '#s2s-decode-status', /^Decoded “hgabcd” greedily/);
+      assert.equal(await text(page, '#s2s-output'), 'dcbagh');
+      assert.match(await text(page, '#s2s-verdict'), /correct/);
+      assert.match(await text(page, '#s2s-readout'), /^output 1 “d” → input 1 “h”: weight 0\.\d{3}/);
+      await page.focus('#s2s-map');
+      await page.keyboard.press('End');
+      const toLast = Number((await text(page, '#s2s-readout')).match(/weight ([\d.]+)/)[1]);
+      assert.ok(toLast > 0.3, `reversing: the first output letter reads the last input letter (weight ${toLast})`);
+      await page.fill('#s2s-input', 'abz');
+      await page.click('#s2s-decode');
+      await waitText(page, '#s2s-decode-status', /Cannot decode “abz”: the model knows only the letters/);
+      await shot('seq2seq');
+      lap('seq2seq');
+
+      assert.deepEqual(b.problems, [], 'console errors, page errors or CSP violations');
+    } finally {
+      await b.close();
+      await server.close();
+    }
+    const foreign = b.seen.filter((u) => !u.startsWith(`${server.origin}/`) && !u.startsWith(`blob:${server.origin}/`));
+    assert.deepEqual(foreign, [], 'requests that left the local server');
+    assert.ok(server.requests.includes('/pkg/dist/wasmformer.wasm'), 'the wasm came from the local server');
+    assert.ok(server.requests.includes('/data/pride_and_prejudice.txt'), 'and the novel');
+    assert.ok(server.requests.includes('/pkg/src/js/worker.js'), 'and the worker');
+    console.log(`  [${mode}] ${b.seen.length} requests, all to ${server.origin}`);
+  });
+}
+
+test('the page on a narrow screen: one column, nothing wider than the viewport', async (t) => {
+  if (!haveChromium(t)) return;
+  const server = await startServer({ folder: site, port: 0 });
+  const b = await browse(server.origin, { width: 380, height: 800 });
+  try {
+    await b.page.goto(`${server.origin}/`);
+    await ready(b.page);
+    const overflow = await b.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the screen`);
+    const wide = await b.page.$$eval('main *', (els) => els.filter((el) => el.getBoundingClientRect().right > innerWidth + 1)
+      .map((el) => el.id || el.tagName));
+    assert.deepEqual(wide, [], 'elements sticking out');
+    await b.page.screenshot({ path: join(ARTIFACTS, 'page-narrow.png'), fullPage: true });
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await b.close();
+    await server.close();
+  }
+});

@@ -1,0 +1,193 @@
+// The page's entry: checks what the browser offers, starts both halves (lm.js, s2s.js),
+// and owns what they share: the error list, the mode switch, "Keep your work" (download,
+// open, autosave) and the offer to restore an autosaved model after a reload.
+import { load, loadWorkerModel, loadWorkerSeq2Seq } from './pkg/src/js/index.js';
+import { LanguageModelUI } from './lm.js';
+import { Seq2SeqUI } from './s2s.js';
+import { deleteRecord, loadRecord, saveRecord } from './store.js';
+import * as fmt from './format.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** A wasm module using one SIMD instruction (v128.const): valid only where SIMD is. */
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,       // type: () -> v128
+  0x03, 0x02, 0x01, 0x00,                         // one function of that type
+  0x0a, 0x16, 0x01, 0x14, 0x00, 0xfd, 0x0c, ...new Array(16).fill(0), 0x0b, // body: v128.const 0
+]);
+
+const app = {
+  error(text) {
+    const box = document.createElement('div');
+    box.className = 'error';
+    const p = document.createElement('p');
+    p.textContent = text;
+    const close = document.createElement('button');
+    close.type = 'button';
+    close.textContent = 'Dismiss';
+    close.addEventListener('click', () => box.remove());
+    box.append(p, close);
+    $('errors').append(box);
+  },
+  autosaveOn: () => $('autosave-on').checked,
+  async autosave(record) {
+    try {
+      await saveRecord('lm', record);
+      $('keep-status').textContent = `Autosaved in this browser at step ${fmt.count(record.step)} (${new Date(record.savedAt).toLocaleTimeString()}).`;
+      $('restore').hidden = true; // the offer was for the record just replaced
+    } catch (e) {
+      this.error(fmt.explain(e, 'Autosave failed (the model is still here; download it to keep it)'));
+    }
+  },
+  keepChanged() { refreshKeep(); },
+  /** A model's worker reported its thread count. */
+  threads(n) {
+    const line = $('env-status');
+    line.textContent = `${line.textContent.replace(/ The model’s worker uses .*$/, '')} The model’s worker uses ${n} thread${n === 1 ? '' : 's'}.`;
+  },
+};
+
+let lm = null, s2s = null;
+
+function mode() { return $('mode-s2s').checked ? 's2s' : 'lm'; }
+
+function setMode(m) {
+  $(m === 's2s' ? 'mode-s2s' : 'mode-lm').checked = true;
+  $('lm-mode').hidden = m !== 'lm';
+  $('s2s-mode').hidden = m !== 's2s';
+  refreshKeep();
+}
+
+function refreshKeep() {
+  if (!lm || !s2s) return;
+  const busy = mode() === 'lm' ? !lm.wm || lm.busyGenerating || lm.phase === 'creating' : !s2s.ws || s2s.training;
+  $('model-download').disabled = busy;
+}
+
+async function download() {
+  let bytes, name;
+  if (mode() === 'lm') {
+    bytes = await lm.checkpoint(() => lm.wm.save());
+    name = `wasmformer-gpt-step${lm.wm.step}.wf`;
+  } else {
+    bytes = await s2s.ws.save();
+    name = `wasmformer-seq2seq-step${s2s.ws.step}.wf`;
+  }
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  $('keep-status').textContent = `Downloaded ${name} (${fmt.bytes(bytes.length)}).`;
+}
+
+async function openModel(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  $('keep-status').textContent = `Opening ${file.name}…`;
+  // a decoder opens in the language-model half, an encoder-decoder in the seq2seq half
+  const wm = await loadWorkerModel(bytes);
+  const arch = wm.config.arch;
+  if (arch === 'decoder') {
+    await lm.adopt(wm, file.name);
+    setMode('lm');
+  } else if (arch === 'encoder-decoder') {
+    wm.dispose();
+    s2s.adopt(await loadWorkerSeq2Seq(bytes), file.name);
+    setMode('s2s');
+  } else {
+    wm.dispose();
+    throw new Error(`${file.name} holds an encoder-only model; this page trains and runs decoders and encoder-decoders`);
+  }
+  $('keep-status').textContent = `Opened ${file.name} (${fmt.bytes(bytes.length)}).`;
+}
+
+async function offerRestore() {
+  let record;
+  try {
+    record = await loadRecord('lm');
+  } catch (e) {
+    $('keep-status').textContent = `Autosave is not available: ${fmt.explain(e)}`;
+    return;
+  }
+  if (!record?.bytes) return;
+  const where = record.target ? `step ${fmt.count(record.step)} of ${fmt.count(record.target)}, paused` : `${fmt.count(record.step)} steps`;
+  $('restore-text').textContent = `A language model of ${fmt.count(record.paramCount)} parameters (${where}), trained on ` +
+    `${record.corpus?.name ?? 'a text'}, was autosaved in this browser ${fmt.ago(record.savedAt)}.`;
+  $('restore').hidden = false;
+  $('restore-yes').onclick = async () => {
+    $('restore').hidden = true;
+    try {
+      const fresh = await loadRecord('lm'); // the newest, should a save have happened meanwhile
+      setMode('lm');
+      await lm.restore(fresh ?? record);
+      $('keep-status').textContent = `Restored the autosaved model (step ${fmt.count(lm.wm.step)}).`;
+    } catch (e) {
+      app.error(fmt.explain(e, 'Could not restore the autosaved model'));
+    }
+  };
+  $('restore-no').onclick = async () => {
+    $('restore').hidden = true;
+    await deleteRecord('lm').catch((e) => app.error(fmt.explain(e, 'Could not delete the autosaved model')));
+    $('keep-status').textContent = 'Discarded the autosaved model.';
+  };
+}
+
+async function main() {
+  window.addEventListener('error', (e) => app.error(`Something went wrong: ${e.message}`));
+  window.addEventListener('unhandledrejection', (e) => app.error(fmt.explain(e.reason, 'Something went wrong')));
+
+  if (!WebAssembly.validate(SIMD_PROBE)) {
+    app.error('This browser does not support WebAssembly SIMD, which wasmformer needs (any current Chrome, Edge, Firefox or Safari has it).');
+    $('env-status').textContent = 'WebAssembly SIMD: not available.';
+    return;
+  }
+  if (typeof Worker !== 'function') app.error('This browser cannot run Web Workers; training would freeze the page.');
+  const isolated = globalThis.crossOriginIsolated === true;
+  const cores = navigator.hardwareConcurrency || 1;
+  try {
+    await load({ threads: 1 }); // the main thread only estimates memory: the single-thread build
+  } catch (e) {
+    app.error(fmt.explain(e, 'Could not start'));
+    $('env-status').textContent = 'The WebAssembly module could not be loaded.';
+    return;
+  }
+  $('env-status').textContent = `WebAssembly SIMD: yes. ${cores} logical cores. ${isolated
+    ? 'Cross-origin isolated: a model’s worker runs the threaded build where the package has one.'
+    : 'Not cross-origin isolated (served without COOP/COEP headers): each model runs on one thread.'}`;
+
+  lm = new LanguageModelUI(app);
+  s2s = new Seq2SeqUI(app);
+  for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => setMode(mode()));
+  setMode('lm');
+  $('model-download').addEventListener('click', () => download().catch((e) => app.error(fmt.explain(e, 'Could not download the model'))));
+  $('model-open-button').addEventListener('click', () => $('model-open').click());
+  $('model-open').addEventListener('change', async () => {
+    const file = $('model-open').files[0];
+    $('model-open').value = '';
+    if (!file) return;
+    try {
+      await openModel(file);
+    } catch (e) {
+      app.error(fmt.explain(e, `Could not open ${file.name}`));
+      $('keep-status').textContent = `${file.name} was not opened.`;
+    }
+  });
+  $('autosave-forget').addEventListener('click', async () => {
+    try {
+      await deleteRecord('lm');
+      $('restore').hidden = true;
+      $('keep-status').textContent = 'This browser keeps no autosaved model now.';
+    } catch (e) {
+      app.error(fmt.explain(e, 'Could not delete the autosaved model'));
+    }
+  });
+  await lm.chooseSource();
+  await offerRestore();
+  document.body.dataset.ready = 'true';
+}
+
+main();
