@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# Builds the WebAssembly module: dist/wasmformer.mjs (ES module glue) + dist/wasmformer.wasm.
-# Needs Debian's emscripten (3.1.6). Usage: ./build.sh [--force]
+# Builds the WebAssembly modules (ES module glue + .wasm), Debian's emscripten 3.1.6:
+#   dist/wasmformer.mjs/.wasm        SIMD, single thread: runs everywhere (the fallback)
+#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads (+ .worker.js): Node, and browsers when
+#                                    crossOriginIsolated (src/js/loader.js picks it)
+#   dist/bench/wasmformer-ref.*      reference kernels, no SIMD: the benchmark's baseline,
+#                                    built only by `./build.sh ref` (bench/run.mjs does it)
+# Usage: ./build.sh [--force] [ref]
 set -euo pipefail
 cd "$(dirname "$0")"
 
 OUT=dist
 SOURCES=(src/util.c src/embed.c src/norm.c src/linear.c src/attention.c src/activation.c
          src/rope.c src/loss.c src/optim.c src/model.c src/generate.c src/seq2seq.c src/tokenizer.c src/bpe.c
-         src/checkpoint.c src/safetensors.c)
+         src/checkpoint.c src/safetensors.c src/pool.c)
+FORCE=""
+VARIANTS=(st mt)
+for arg in "$@"; do
+  case "$arg" in
+    --force) FORCE=--force ;;
+    ref) VARIANTS=(ref) ;;
+    *) echo "build.sh: unknown argument $arg (use --force and/or ref)" >&2; exit 2 ;;
+  esac
+done
 
 need_emcc() {
   command -v emcc >/dev/null 2>&1 && return 0
@@ -25,44 +39,69 @@ MSG
   exit 1
 }
 
-# Skip the build when the outputs are newer than every input.
-up_to_date() {
-  [ "${1:-}" != "--force" ] || return 1
-  [ -f "$OUT/wasmformer.wasm" ] && [ -f "$OUT/wasmformer.mjs" ] || return 1
+# Skip a build when its outputs are newer than every input.
+up_to_date() { # base name
+  [ -z "$FORCE" ] || return 1
+  [ -f "$1.wasm" ] && [ -f "$1.mjs" ] || return 1
   local newer
-  newer=$(find src include build.sh -newer "$OUT/wasmformer.wasm" -type f 2>/dev/null | head -n 1)
+  newer=$(find src include build.sh -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
   [ -z "$newer" ]
 }
-
-if up_to_date "${1:-}"; then
-  echo "build.sh: dist/wasmformer.wasm is up to date"
-  exit 0
-fi
-need_emcc
 
 # emcc's JS optimizer at -O1 and above needs acorn, which Debian ships under /usr/share/nodejs.
 export NODE_PATH="${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs"
 
 EXPORTS=$(grep -v '^#' src/exports.txt | grep -v '^$' | sed 's/^/_/' | paste -sd, -)
-mkdir -p "$OUT"
 
 FLAGS=(
   -O3                          # speed; no -ffast-math: it breaks NaN checks and fixture sums
-  -msimd128                    # wasm SIMD (Node 16+, every current browser)
   -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter
   -Iinclude -Isrc
   -sMODULARIZE -sEXPORT_ES6    # an ES module exporting a factory
   -sEXPORT_NAME=createWasmformerModule
-  -sENVIRONMENT=web,worker     # 3.1.6's node glue mis-loads in ESM; Node passes wasmBinary instead
   -sALLOW_MEMORY_GROWTH        # models and batches of any size up to the limit below
   -sMAXIMUM_MEMORY=4GB
   -sABORTING_MALLOC=0          # malloc returns NULL instead of aborting: the core reports WF_ERR_NOMEM
   -sINITIAL_MEMORY=16MB
-  -sTOTAL_STACK=1MB             # the 3.1.6 name of STACK_SIZE
+  -sTOTAL_STACK=2MB            # the 3.1.6 name of STACK_SIZE; wf_matmul packs ~310 KB on the stack
   -sFILESYSTEM=0               # the core reads and writes memory buffers only
   -sEXPORTED_FUNCTIONS="$EXPORTS"
   -sEXPORTED_RUNTIME_METHODS=[]
 )
+SIMD=(-msimd128)               # wasm SIMD (Node 16+, every current browser); src/simd.h's wasm backend
+ST=(-sENVIRONMENT=web,worker)  # 3.1.6's node glue mis-loads in ESM; Node passes wasmBinary instead
+MT=(
+  -pthread -DWF_THREADS        # shared memory + Web Workers; src/pool.c's worker threads
+  -sENVIRONMENT=web,worker,node  # the pthread glue needs Node's worker_threads in Node
+  -sPTHREAD_POOL_SIZE=Module.wfWorkers\|\|0  # Web Workers loaded before the module resolves, as
+                               # many as loader.js asks for: only those can start a thread without
+                               # the main thread yielding (src/pool.c waits for them to check in)
+  -sDEFAULT_PTHREAD_STACK_SIZE=2MB  # wf_matmul's packing buffers live on the stack
+  -Wno-pthreads-mem-growth     # growth with threads is slower in JS glue, not in wasm code
+)
 
-emcc "${FLAGS[@]}" "${SOURCES[@]}" -o "$OUT/wasmformer.mjs"
-echo "build.sh: built $OUT/wasmformer.mjs and $OUT/wasmformer.wasm ($(stat -c %s "$OUT/wasmformer.wasm") bytes)"
+build() { # base name, flags...
+  local base=$1
+  shift
+  if up_to_date "$base"; then
+    echo "build.sh: $base.wasm is up to date"
+    return 0
+  fi
+  need_emcc
+  # emcc's JS optimizer at -O1 and above needs acorn, which Debian ships under /usr/share/nodejs.
+  export NODE_PATH="${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs"
+  mkdir -p "$(dirname "$base")"
+  emcc "${FLAGS[@]}" "$@" "${SOURCES[@]}" -o "$base.mjs"
+  # The pthread worker script is CommonJS; the package is "type": "module", so tell Node
+  # that this folder's .js files are CommonJS (the glue itself is .mjs either way).
+  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
+}
+
+for v in "${VARIANTS[@]}"; do
+  case "$v" in
+    st) build "$OUT/wasmformer" "${SIMD[@]}" "${ST[@]}" ;;
+    mt) build "$OUT/wasmformer-mt" "${SIMD[@]}" "${MT[@]}" ;;
+    ref) build "$OUT/bench/wasmformer-ref" -DWF_REFERENCE_KERNELS "${ST[@]}" ;;
+  esac
+done

@@ -121,6 +121,12 @@ WF_API const char *wf_model_error(const wf_model *m);
 WF_API wf_status wf_model_init(wf_model *m, const wf_config *cfg);
 
 WF_API wf_status wf_model_config(const wf_model *m, wf_config *out);
+
+/* Threads m's training and prompt reading use, the caller's included (1: no workers; the
+ * default). The handle owns the workers and joins them in wf_model_free; results do not
+ * depend on the count. WF_ERR_UNSUPPORTED for n > 1 in a build without threads (the
+ * single-thread wasm module); on failure the previous setting is kept. */
+WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 WF_API int32_t wf_model_param_count(const wf_model *m); /* 0 for an empty handle */
 WF_API wf_status wf_model_memory(const wf_model *m, wf_memory *out);
 

@@ -5,11 +5,12 @@
  *   gelu'(x) = (1 + tanh u)/2 + x/2 sech^2(u) k (1 + 3 * 0.044715 x^2)
  *   relu'(x) = [x > 0];  residual: out = a + b passes dout to both. */
 #include "ops.h"
+#include "simd.h"
 
 #define GELU_K 0.7978845608028654 /* sqrt(2/pi) */
 #define GELU_A 0.044715
 
-void wf_gelu_forward(wf_real *out, const wf_real *inp, int N) {
+void wf_gelu_forward_scalar(wf_real *out, const wf_real *inp, int N) {
     for (int i = 0; i < N; i++) {
         wf_real x = inp[i];
         wf_real u = (wf_real)GELU_K * (x + (wf_real)GELU_A * x * x * x);
@@ -17,7 +18,7 @@ void wf_gelu_forward(wf_real *out, const wf_real *inp, int N) {
     }
 }
 
-void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
     for (int i = 0; i < N; i++) {
         /* out = x/2 (1 + tanh u) */
         wf_real x = inp[i];
@@ -27,6 +28,79 @@ void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, in
         wf_real du = (wf_real)GELU_K * (1 + (wf_real)(3 * GELU_A) * x * x);
         dinp[i] += dout[i] * ((wf_real)0.5 * (1 + th) + (wf_real)0.5 * x * sech2 * du);
     }
+}
+
+/* The vector path, through the identity (1 + tanh u)/2 = sigmoid(2u):
+ *   gelu(x) = x s,  s = 1 / (1 + e^(-2u));   gelu'(x) = s + 2 x s (1 - s) u'
+ * one exponential per element, and exact at both ends (e^(-2u) -> inf gives 0, -> 0 gives x).
+ * A pool shares out chunks of GELU_CHUNK elements. */
+#define GELU_CHUNK 16384
+
+#if !defined(WF_REFERENCE_KERNELS) && !defined(WF_SIMD_SCALAR)
+static void gelu_forward_range(wf_real *out, const wf_real *inp, int N) {
+    const wf_v k2 = wf_vset1((wf_real)(-2 * GELU_K)), a = wf_vset1((wf_real)GELU_A), one = wf_vset1(1);
+    int i = 0;
+    for (; i + WF_VL <= N; i += WF_VL) {
+        wf_v x = wf_vload(inp + i);
+        wf_v u2 = wf_vmul(k2, wf_vmadd(wf_vmul(a, x), wf_vmul(x, x), x)); /* -2u */
+        wf_vstore(out + i, wf_vdiv(x, wf_vadd(one, wf_vexp(u2))));
+    }
+    wf_gelu_forward_scalar(out + i, inp + i, N - i);
+}
+
+static void gelu_backward_range(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+    const wf_v k = wf_vset1((wf_real)GELU_K), a = wf_vset1((wf_real)GELU_A), a3 = wf_vset1((wf_real)(3 * GELU_A));
+    const wf_v one = wf_vset1(1), two = wf_vset1(2), mtwo = wf_vset1(-2);
+    int i = 0;
+    for (; i + WF_VL <= N; i += WF_VL) {
+        /* out = x s */
+        wf_v x = wf_vload(inp + i), x2 = wf_vmul(x, x);
+        wf_v u = wf_vmul(k, wf_vmadd(wf_vmul(a, x), x2, x));
+        wf_v s = wf_vdiv(one, wf_vadd(one, wf_vexp(wf_vmul(mtwo, u))));
+        wf_v du = wf_vmul(k, wf_vmadd(a3, x2, one));
+        wf_v g = wf_vmadd(wf_vmul(wf_vmul(two, x), wf_vmul(s, wf_vsub(one, s))), du, s);
+        wf_vstore(dinp + i, wf_vmadd(wf_vload(dout + i), g, wf_vload(dinp + i)));
+    }
+    wf_gelu_backward_scalar(dinp + i, dout + i, inp + i, N - i);
+}
+
+typedef struct {
+    wf_real *out;
+    const wf_real *dout, *inp;
+    int N;
+} gelu_job;
+
+static void gelu_forward_task(void *ctx, int t) {
+    const gelu_job *j = ctx;
+    const int i = t * GELU_CHUNK, n = j->N - i < GELU_CHUNK ? j->N - i : GELU_CHUNK;
+    gelu_forward_range(j->out + i, j->inp + i, n);
+}
+
+static void gelu_backward_task(void *ctx, int t) {
+    const gelu_job *j = ctx;
+    const int i = t * GELU_CHUNK, n = j->N - i < GELU_CHUNK ? j->N - i : GELU_CHUNK;
+    gelu_backward_range(j->out + i, j->dout + i, j->inp + i, n);
+}
+#endif
+
+void wf_gelu_forward(wf_real *out, const wf_real *inp, int N, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
+    (void)pool;
+    wf_gelu_forward_scalar(out, inp, N);
+#else
+    gelu_job j = {out, NULL, inp, N};
+    wf_pool_run(pool, (N + GELU_CHUNK - 1) / GELU_CHUNK, gelu_forward_task, &j);
+#endif
+}
+
+void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
+    (void)pool;
+    wf_gelu_backward_scalar(dinp, dout, inp, N);
+#else
+    gelu_job j = {dinp, dout, inp, N};
+    wf_pool_run(pool, (N + GELU_CHUNK - 1) / GELU_CHUNK, gelu_backward_task, &j);
+#endif
 }
 
 void wf_relu_forward(wf_real *out, const wf_real *inp, int N) {

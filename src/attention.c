@@ -5,8 +5,13 @@
  *   dv_j += sum_i a_ij do_i;  ds_ij = a_ij (do_i.v_j - do_i.o_i);  dq_i += sum_j ds_ij k_j/sqrt(HS);
  *   dk_j += sum_i ds_ij q_i/sqrt(HS)
  * (seed 000, 1.6). The row term sum_k a_ik (dA)_ik equals do_i.o_i because o_i = sum_k a_ik v_k,
- * so backward needs no T x T scratch and costs O(Tq Tk HS) per head. */
+ * so backward needs no T x T scratch and costs O(Tq Tk HS) per head.
+ * The fast path works per head on blocks of QB query rows: S = Q K^T, P V and the four
+ * backward products are wf_matmul calls over only the keys the block can see (the causal
+ * triangle costs ~half of the square), with backward's dS in a QB x KB tile on the stack.
+ * Heads are the tasks a pool shares out; each writes its own columns. */
 #include "ops.h"
+#include "simd.h"
 
 /* Last key index (exclusive) query i of sequence b may see. */
 static int key_limit(const wf_attn_dims *d, int b, int i) {
@@ -19,8 +24,8 @@ static int key_limit(const wf_attn_dims *d, int b, int i) {
     return lim < 0 ? 0 : lim;
 }
 
-void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
-                          const wf_real *v, const wf_attn_dims *d) {
+void wf_attention_forward_scalar(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
+                                 const wf_real *v, const wf_attn_dims *d) {
     const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
     const wf_real scale = 1 / WF_SQRT((wf_real)HS);
     for (int b = 0; b < d->B; b++) {
@@ -58,9 +63,9 @@ void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf
     }
 }
 
-void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
-                           const wf_real *out, const wf_real *att, const wf_real *q,
-                           const wf_real *k, const wf_real *v, const wf_attn_dims *d) {
+void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
+                                  const wf_real *out, const wf_real *att, const wf_real *q,
+                                  const wf_real *k, const wf_real *v, const wf_attn_dims *d) {
     const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
     const wf_real scale = 1 / WF_SQRT((wf_real)HS);
     for (int b = 0; b < d->B; b++) {
@@ -98,4 +103,164 @@ void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real 
             }
         }
     }
+}
+
+/* ---- the fast path ---- */
+#if !defined(WF_REFERENCE_KERNELS)
+
+#define QB 48 /* query rows per block: a multiple of every backend's WF_MR and WF_NR */
+#define KB 48 /* keys per backward tile */
+
+static wf_real dot(const wf_real *x, const wf_real *y, int n) {
+    wf_v s = wf_vzero();
+    int i = 0;
+    for (; i + WF_VL <= n; i += WF_VL) s = wf_vmadd(wf_vload(x + i), wf_vload(y + i), s);
+    wf_real r = wf_vsum(s);
+    for (; i < n; i++) r += x[i] * y[i];
+    return r;
+}
+
+/* a[0, lim) = softmax(scale * a[0, lim)), a[lim, n) = 0 */
+static void softmax_row(wf_real *a, int lim, int n, wf_real scale) {
+    int j = 0;
+    if (lim > 0) {
+        wf_v mv = wf_vset1(a[0]);
+        for (; j + WF_VL <= lim; j += WF_VL) mv = wf_vmax(mv, wf_vload(a + j));
+        wf_real maxs = wf_vhmax(mv);
+        for (; j < lim; j++) maxs = a[j] > maxs ? a[j] : maxs;
+        /* exp(scale * (s - max)) <= 1: never overflows */
+        const wf_v vs = wf_vset1(scale), vm = wf_vset1(maxs);
+        wf_v sv = wf_vzero();
+        for (j = 0; j + WF_VL <= lim; j += WF_VL) {
+            wf_v e = wf_vexp(wf_vmul(wf_vsub(wf_vload(a + j), vm), vs));
+            wf_vstore(a + j, e);
+            sv = wf_vadd(sv, e);
+        }
+        wf_real sum = wf_vsum(sv);
+        for (; j < lim; j++) {
+            a[j] = WF_EXP((a[j] - maxs) * scale);
+            sum += a[j];
+        }
+        const wf_v inv = wf_vset1(1 / sum);
+        for (j = 0; j + WF_VL <= lim; j += WF_VL) wf_vstore(a + j, wf_vmul(wf_vload(a + j), inv));
+        for (; j < lim; j++) a[j] *= 1 / sum;
+    }
+    for (j = lim; j < n; j++) a[j] = 0; /* masked: exp(-inf) */
+}
+
+typedef struct {
+    wf_real *out, *att, *dq, *dk, *dv;
+    const wf_real *dout, *q, *k, *v;
+    const wf_attn_dims *d;
+} attn_job;
+
+/* One head's pointers: row 0 of sequence b, head h. */
+#define HEAD(d, b, h, base, T, stride) ((base) + (size_t)(b) * (T) * (stride) + (size_t)(h) * (d)->HS)
+
+static void forward_head(void *ctx, int task) {
+    const attn_job *J = ctx;
+    const wf_attn_dims *d = J->d;
+    const int b = task / d->NH, h = task % d->NH, HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
+    const size_t qs = (size_t)d->q_stride, ks = (size_t)d->kv_stride;
+    const wf_real scale = 1 / WF_SQRT((wf_real)HS);
+    const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, h, J->k, Tk, ks), *v = HEAD(d, b, h, J->v, Tk, ks);
+    wf_real *o = HEAD(d, b, h, J->out, Tq, (size_t)C);
+    wf_real *att = J->att + ((size_t)b * d->NH + h) * Tq * Tk;
+    if (Tq < 4) {
+        /* one or a few query rows (decoding over a KV cache): dot products and axpys */
+        for (int i = 0; i < Tq; i++) {
+            wf_real *a = att + (size_t)i * Tk, *oi = o + (size_t)i * C;
+            const int lim = key_limit(d, b, i);
+            for (int j = 0; j < lim; j++) a[j] = dot(q + i * qs, k + j * ks, HS);
+            softmax_row(a, lim, Tk, scale);
+            for (int c = 0; c < HS; c++) oi[c] = 0;
+            for (int j = 0; j < lim; j++) {
+                const wf_v aj = wf_vset1(a[j]);
+                const wf_real *vj = v + j * ks;
+                int c = 0;
+                for (; c + WF_VL <= HS; c += WF_VL) wf_vstore(oi + c, wf_vmadd(aj, wf_vload(vj + c), wf_vload(oi + c)));
+                for (; c < HS; c++) oi[c] += a[j] * vj[c];
+            }
+        }
+        return;
+    }
+    for (int i0 = 0; i0 < Tq; i0 += QB) {
+        const int m = Tq - i0 < QB ? Tq - i0 : QB;
+        const int lim = key_limit(d, b, i0 + m - 1); /* the most any row of the block sees */
+        wf_real *a = att + (size_t)i0 * Tk;
+        /* s_ij = q_i . k_j: B(c, j) = k[j, c], keys read transposed */
+        wf_matmul(a, (size_t)Tk, q + i0 * qs, qs, 1, k, 1, ks, m, lim, HS, 0, NULL);
+        for (int i = 0; i < m; i++) softmax_row(a + (size_t)i * Tk, key_limit(d, b, i0 + i), Tk, scale);
+        /* o_i = sum_j a_ij v_j */
+        wf_matmul(o + (size_t)i0 * C, (size_t)C, a, (size_t)Tk, 1, v, ks, 1, m, HS, lim, 0, NULL);
+    }
+}
+
+static void backward_head(void *ctx, int task) {
+    const attn_job *J = ctx;
+    const wf_attn_dims *d = J->d;
+    const int b = task / d->NH, h = task % d->NH, HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
+    const size_t qs = (size_t)d->q_stride, ks = (size_t)d->kv_stride;
+    const wf_real scale = 1 / WF_SQRT((wf_real)HS);
+    const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, h, J->k, Tk, ks), *v = HEAD(d, b, h, J->v, Tk, ks);
+    const wf_real *o = HEAD(d, b, h, J->out, Tq, (size_t)C), *dout = HEAD(d, b, h, J->dout, Tq, (size_t)C);
+    wf_real *dq = J->dq ? HEAD(d, b, h, J->dq, Tq, qs) : NULL;
+    wf_real *dk = J->dk ? HEAD(d, b, h, J->dk, Tk, ks) : NULL;
+    wf_real *dv = J->dv ? HEAD(d, b, h, J->dv, Tk, ks) : NULL;
+    const wf_real *att = J->att + ((size_t)b * d->NH + h) * Tq * Tk;
+    wf_real tile[QB * KB] __attribute__((aligned(32)));
+    wf_real D[QB];
+    for (int i0 = 0; i0 < Tq; i0 += QB) {
+        const int m = Tq - i0 < QB ? Tq - i0 : QB;
+        const int lim = key_limit(d, b, i0 + m - 1);
+        const wf_real *doi = dout + (size_t)i0 * C, *a = att + (size_t)i0 * Tk;
+        for (int i = 0; i < m; i++) D[i] = dot(doi + (size_t)i * C, o + (size_t)(i0 + i) * C, HS);
+        for (int j0 = 0; j0 < lim; j0 += KB) {
+            const int n = lim - j0 < KB ? lim - j0 : KB;
+            /* o_i = sum_j a_ij v_j */
+            if (dv) wf_matmul(dv + j0 * ks, ks, a + j0, 1, (size_t)Tk, doi, (size_t)C, 1, n, HS, m, 1, NULL);
+            if (!dq && !dk) continue;
+            /* dA_ij = do_i . v_j, then a_i = softmax(s_i): ds_ij = a_ij (dA_ij - D_i) scale */
+            wf_matmul(tile, KB, doi, (size_t)C, 1, v + j0 * ks, 1, ks, m, n, HS, 0, NULL);
+            for (int i = 0; i < m; i++) {
+                wf_real *t = tile + i * KB;
+                const wf_real *ai = a + (size_t)i * Tk + j0;
+                const wf_v Dv = wf_vset1(D[i]), sv = wf_vset1(scale);
+                int j = 0;
+                for (; j + WF_VL <= n; j += WF_VL)
+                    wf_vstore(t + j, wf_vmul(wf_vmul(wf_vload(ai + j), wf_vsub(wf_vload(t + j), Dv)), sv));
+                for (; j < n; j++) t[j] = ai[j] * (t[j] - D[i]) * scale;
+            }
+            /* s_ij = q_i . k_j * scale */
+            if (dq) wf_matmul(dq + i0 * qs, qs, tile, KB, 1, k + j0 * ks, ks, 1, m, HS, n, 1, NULL);
+            if (dk) wf_matmul(dk + j0 * ks, ks, tile, 1, KB, q + i0 * qs, qs, 1, n, HS, m, 1, NULL);
+        }
+    }
+}
+
+#endif /* !WF_REFERENCE_KERNELS */
+
+void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
+                          const wf_real *v, const wf_attn_dims *d, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS)
+    (void)pool;
+    wf_attention_forward_scalar(out, att, q, k, v, d);
+#else
+    attn_job j = {out, att, NULL, NULL, NULL, NULL, q, k, v, d};
+    /* decoding one token is too little work to share: keep it on the caller */
+    if ((double)d->B * d->NH * d->Tq * d->Tk * d->HS < (1 << 18)) pool = NULL;
+    wf_pool_run(pool, d->B * d->NH, forward_head, &j);
+#endif
+}
+
+void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
+                           const wf_real *out, const wf_real *att, const wf_real *q,
+                           const wf_real *k, const wf_real *v, const wf_attn_dims *d, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS)
+    (void)pool;
+    wf_attention_backward_scalar(dq, dk, dv, dout, out, att, q, k, v, d);
+#else
+    attn_job j = {(wf_real *)out, (wf_real *)att, dq, dk, dv, dout, q, k, v, d};
+    wf_pool_run(pool, d->B * d->NH, backward_head, &j);
+#endif
 }

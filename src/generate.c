@@ -5,10 +5,15 @@
 
 #define PAD4(n) (((n) + 3) / 4 * 4)
 
+/* A prompt and a re-read window go through the layers GEN_ROWS positions at a time, as
+ * matrix products; each new token is then one row (matrix-vector products). */
+#define GEN_ROWS 32
+
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
     wf_gen scratch;
     if (!g) g = &scratch;
     const size_t T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const size_t R = T < GEN_ROWS ? T : GEN_ROWS; /* rows of layer scratch */
     size_t off = 0;
     /* int32 ids live in wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real) */
 #define TAKE(ptr, type, n)                                  \
@@ -19,15 +24,15 @@ size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
     TAKE(g->kalt, wf_real, xa * K * L * T * C)
     TAKE(g->valt, wf_real, xa * K * L * T * C)
     TAKE(g->xkv, wf_real, xa * L * T * 2 * C)
-    off += wf_layer_carve(&g->row, mem ? mem + off : NULL, d, 1, T, xa * T, 0, xa, 0);
-    TAKE(g->row.branch, wf_real, C)
+    off += wf_layer_carve(&g->row, mem ? mem + off : NULL, d, R, T, xa * T, 0, xa, 0);
+    TAKE(g->row.branch, wf_real, R * C)
     if (xa) {
         off += wf_layer_carve(&g->enc, mem ? mem + off : NULL, d, T, T, 0, 0, 0, 0);
         TAKE(g->enc.branch, wf_real, T * C)
     } else {
         memset(&g->enc, 0, sizeof g->enc);
     }
-    TAKE(g->x, wf_real, C)
+    TAKE(g->x, wf_real, R * C)
     TAKE(g->enc_x, wf_real, xa * T * C)
     TAKE(g->enc_out, wf_real, xa * T * C)
     TAKE(g->enc_mean, wf_real, xa * T)
@@ -78,9 +83,33 @@ static void decode(wf_model *m, int32_t token, int pos) {
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
 }
 
-/* Re-reads the window from position 0. */
+/* Reads the window from position 0, up to GEN_ROWS positions per pass through the layers
+ * (the same causal attention over the cache as decoding, T rows at once). */
 static void prefill(wf_model *m) {
-    for (int i = 0; i < m->gen.n; i++) decode(m, m->gen.window[i], i);
+    wf_gen *g = &m->gen;
+    const int C = m->d.C, R = m->d.T < GEN_ROWS ? m->d.T : GEN_ROWS;
+    const size_t layer_cache = (size_t)m->d.T * C;
+    const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
+    for (int pos = 0; pos < g->n; pos += R) {
+        const int T = g->n - pos < R ? g->n - pos : R;
+        wf_embed_forward(g->x, g->window + pos, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, T, C);
+        for (int l = 0; l < m->d.L; l++) {
+            wf_layer_w w;
+            wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
+            wf_layer_io io;
+            memset(&io, 0, sizeof io);
+            io.B = 1;
+            io.T = T;
+            io.causal = 1;
+            io.pos = pos;
+            io.kcache = g->kcache + l * layer_cache;
+            io.vcache = g->vcache + l * layer_cache;
+            wf_layer_forward(m, &w, &g->row, g->x, &io);
+            memcpy(g->x, g->row.out, (size_t)T * C * sizeof(wf_real));
+        }
+        if (pos + T == g->n) /* only the last position's logits are needed */
+            wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
+    }
 }
 
 /* Higher probability first; ties by lower id, so the order is total and deterministic. */

@@ -6,10 +6,11 @@
  * Exception to "backward accumulates": dlogits is written (=), so that it may alias probs;
  * logits have exactly one consumer, and this saves an [N,V] buffer. */
 #include "ops.h"
+#include "simd.h"
 
 /* Returns the sum of the losses of the counted rows; *count gets their number. */
-double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
-                               const int32_t *targets, int N, int V, int *count) {
+double wf_crossentropy_forward_scalar(wf_real *losses, wf_real *probs, const wf_real *logits,
+                                      const int32_t *targets, int N, int V, int *count) {
     double total = 0;
     int counted = 0;
     for (int n = 0; n < N; n++) {
@@ -37,6 +38,53 @@ double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *l
     }
     if (count) *count = counted;
     return total;
+}
+
+/* The same, with the softmax WF_VL logits at a time. */
+double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
+                               const int32_t *targets, int N, int V, int *count) {
+#if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
+    return wf_crossentropy_forward_scalar(losses, probs, logits, targets, N, V, count);
+#else
+    double total = 0;
+    int counted = 0;
+    for (int n = 0; n < N; n++) {
+        const wf_real *z = logits + (size_t)n * V;
+        wf_real *p = probs + (size_t)n * V;
+        wf_v mv = wf_vset1(z[0]);
+        int i = 0;
+        for (; i + WF_VL <= V; i += WF_VL) mv = wf_vmax(mv, wf_vload(z + i));
+        wf_real maxz = wf_vhmax(mv);
+        for (; i < V; i++) maxz = z[i] > maxz ? z[i] : maxz;
+        const wf_v m = wf_vset1(maxz);
+        wf_v sv = wf_vzero();
+        for (i = 0; i + WF_VL <= V; i += WF_VL) {
+            wf_v e = wf_vexp(wf_vsub(wf_vload(z + i), m));
+            wf_vstore(p + i, e);
+            sv = wf_vadd(sv, e);
+        }
+        wf_real sum = wf_vsum(sv);
+        for (; i < V; i++) {
+            p[i] = WF_EXP(z[i] - maxz);
+            sum += p[i];
+        }
+        const wf_real inv = 1 / sum;
+        const wf_v iv = wf_vset1(inv);
+        for (i = 0; i + WF_VL <= V; i += WF_VL) wf_vstore(p + i, wf_vmul(wf_vload(p + i), iv));
+        for (; i < V; i++) p[i] *= inv;
+        if (targets && targets[n] >= 0) {
+            /* from the log-sum-exp, not log(p): exact even when p[y] underflows */
+            wf_real loss = WF_LOG(sum) + maxz - z[targets[n]];
+            losses[n] = loss;
+            total += loss;
+            counted++;
+        } else {
+            losses[n] = 0;
+        }
+    }
+    if (count) *count = counted;
+    return total;
+#endif
 }
 
 void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,

@@ -215,6 +215,7 @@ static void release(wf_model *m) {
 void wf_model_free(wf_model *m) {
     if (!m) return;
     release(m);
+    wf_pool_free(m->pool);
     free(m);
 }
 
@@ -350,6 +351,7 @@ wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     wf_optim_default(&next.opt);
     seed_sampler(&next, cfg->seed);
     next.ready = 1;
+    next.pool = m->pool; /* the thread setting belongs to the handle */
 
     release(m);
     *m = next;
@@ -513,7 +515,7 @@ static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int
     switch (m->cfg.activation) {
     case WF_ACT_RELU: wf_relu_forward(out, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_forward(out, inp, N, F); break;
-    default: wf_gelu_forward(out, inp, N * F); break;
+    default: wf_gelu_forward(out, inp, N * F, m->pool); break;
     }
 }
 
@@ -522,7 +524,7 @@ static void act_backward(const wf_model *m, wf_real *dinp, const wf_real *dout, 
     switch (m->cfg.activation) {
     case WF_ACT_RELU: wf_relu_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_backward(dinp, dout, inp, N, F); break;
-    default: wf_gelu_backward(dinp, dout, inp, N * F); break;
+    default: wf_gelu_backward(dinp, dout, inp, N * F, m->pool); break;
     }
 }
 
@@ -553,7 +555,7 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
         in = a->ln1;
     }
-    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, 3 * C);
+    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, 3 * C, m->pool);
     if (m->d.rope) {
         wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
         wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
@@ -571,8 +573,8 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         ad.Tk = io->pos + io->T;
         ad.kv_stride = C;
     }
-    wf_attention_forward(a->atty, a->att, q, k, v, &ad);
-    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C);
+    wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
+    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
     drop_forward(m, a->mask1, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res1, x, a->branch, N * C);
     const wf_real *h = a->res1;
@@ -588,10 +590,10 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
             wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, h, w->lncw, w->lncb, N);
             in = a->lnc;
         }
-        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C);
+        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, m->pool);
         wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len};
-        wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd);
-        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C);
+        wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, m->pool);
+        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, m->pool);
         drop_forward(m, a->maskc, a->branch, N * C, io->drop_rng);
         wf_residual_forward(a->resc, h, a->branch, N * C);
         h = a->resc;
@@ -607,9 +609,9 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, h, w->ln2w, w->ln2b, N);
         in = a->ln2;
     }
-    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F);
+    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, m->pool);
     act_forward(m, a->fch_act, a->fch, N);
-    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C);
+    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, m->pool);
     drop_forward(m, a->mask2, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res2, h, a->branch, N * C);
     if (post) wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
@@ -621,7 +623,7 @@ static const wf_real *head_weights(const wf_model *m) { return m->d.head ? m->p.
 void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean,
                      wf_real *lnf_rstd, const wf_real *x, int N) {
     wf_norm_forward(m, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
-    wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V);
+    wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
 }
 
 /* ---- the stacks ---- */
@@ -693,14 +695,14 @@ static void forward(wf_model *m, const wf_batch *b, int train) {
         wf_layer_w w;
         wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
         /* this layer's cross-attention keys and values of the encoder's output */
-        if (m->d.xa) wf_linear_forward(la.ckv, a->enc_lnf, w.ckvw, w.ckvb, B * S, C, 2 * C);
+        if (m->d.xa) wf_linear_forward(la.ckv, a->enc_lnf, w.ckvw, w.ckvb, B * S, C, 2 * C, m->pool);
         wf_layer_io io = stack_io(m, b, WF_STACK_MAIN, la.ckv, drop_rng);
         wf_layer_forward(m, &w, &la, x, &io);
         x = la.out;
     }
     wf_norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnfw, m->p.lnfb, B * T);
     m->have_logits = b->target_vecs == NULL;
-    if (m->have_logits) wf_linear_forward(a->logits, a->lnf, head_weights(m), NULL, B * T, C, m->d.V);
+    if (m->have_logits) wf_linear_forward(a->logits, a->lnf, head_weights(m), NULL, B * T, C, m->d.V, m->pool);
 }
 
 /* ---- backward ---- */
@@ -752,11 +754,11 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g
     if (post) post_norm_backward(m, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, g->ln2w, g->ln2b, N);
     const wf_real *db = drop_backward(m, la->mask2, a->dres, N * C);
     zero(a->dfch_act, (size_t)N * F);
-    wf_linear_backward(a->dfch_act, g->fcprojw, g->fcprojb, db, la->fch_act, w->fcprojw, N, F, C);
+    wf_linear_backward(a->dfch_act, g->fcprojw, g->fcprojb, db, la->fch_act, w->fcprojw, N, F, C, m->pool);
     zero(a->dfch, (size_t)N * fc * F);
     act_backward(m, a->dfch, a->dfch_act, la->fch, N);
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, g->fcw, g->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F);
+    wf_linear_backward(a->dln, g->fcw, g->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F, m->pool);
     sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, g->ln2w, g->ln2b, N);
 
     /* cross-attention: hc = h1 + X(lnc(h1))  or  lnc(h1 + X(h1)) */
@@ -764,18 +766,18 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g
         if (post) post_norm_backward(m, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, g->lncw, g->lncb, N);
         db = drop_backward(m, la->maskc, a->dres, N * C);
         zero(a->datty, (size_t)N * C);
-        wf_linear_backward(a->datty, g->cprojw, g->cprojb, db, la->catty, w->cprojw, N, C, C);
+        wf_linear_backward(a->datty, g->cprojw, g->cprojb, db, la->catty, w->cprojw, N, C, C, m->pool);
         const size_t BS = (size_t)io->B * io->S;
         wf_real *dcq = a->dqkv; /* [N, C] */
         zero(dcq, (size_t)N * C);
         zero(a->dckv, BS * 2 * C);
         wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len};
         wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
-                              io->ckv + C, &cd);
+                              io->ckv + C, &cd, m->pool);
         /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
-        wf_linear_backward(a->denc, g->ckvw, g->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C);
+        wf_linear_backward(a->denc, g->ckvw, g->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, m->pool);
         zero(a->dln, (size_t)N * C);
-        wf_linear_backward(a->dln, g->cqw, g->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C);
+        wf_linear_backward(a->dln, g->cqw, g->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, m->pool);
         sublayer_input_backward(m, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, g->lncw, g->lncb, N);
     }
 
@@ -783,18 +785,18 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g
     if (post) post_norm_backward(m, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, g->ln1w, g->ln1b, N);
     db = drop_backward(m, la->mask1, a->dres, N * C);
     zero(a->datty, (size_t)N * C);
-    wf_linear_backward(a->datty, g->attprojw, g->attprojb, db, la->atty, w->attprojw, N, C, C);
+    wf_linear_backward(a->datty, g->attprojw, g->attprojb, db, la->atty, w->attprojw, N, C, C, m->pool);
     zero(a->dqkv, (size_t)N * 3 * C);
     wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len};
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
-                          la->qkv + C, la->qkv + 2 * C, &ad);
+                          la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
     if (m->d.rope) {
         /* the saved q and k are rotated; their gradients turn back to the projection's frame */
         wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
         wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
     }
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, g->qkvw, g->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C);
+    wf_linear_backward(a->dln, g->qkvw, g->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C, m->pool);
     sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, g->ln1w, g->ln1b, N);
 }
 
@@ -821,7 +823,7 @@ static void backward(wf_model *m, const wf_batch *b, double count) {
         /* loss = mean cross-entropy; probs become dlogits in place */
         wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, N, V);
         wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
-        wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, V);
+        wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, V, m->pool);
     }
     zero(a->dres, (size_t)N * C);
     norm_backward(m, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,

@@ -253,6 +253,7 @@ struct wf_model {
     int have_logits;    /* the last forward computed logits */
 
     wf_gen gen;
+    wf_pool *pool; /* worker threads (wf_model_set_threads), or NULL: one thread */
     char err[256];
 };
 

@@ -5,9 +5,10 @@
  * (seed 002's derivation with its mean and variance terms collected; seed 004, 5.5:
  * the Jacobian is (w/sigma)(I - 11^T/C - xhat xhat^T/C)). */
 #include "ops.h"
+#include "simd.h"
 
-void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
-                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps) {
+void wf_layernorm_forward_scalar(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                                 const wf_real *w, const wf_real *b, int N, int C, wf_real eps) {
     for (int n = 0; n < N; n++) {
         const wf_real *x = inp + (size_t)n * C;
         wf_real *o = out + (size_t)n * C;
@@ -31,9 +32,9 @@ void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_r
     }
 }
 
-void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
-                           const wf_real *inp, const wf_real *mean, const wf_real *rstd,
-                           const wf_real *w, int N, int C) {
+void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                                  const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                                  const wf_real *w, int N, int C) {
     for (int n = 0; n < N; n++) {
         const wf_real *x = inp + (size_t)n * C;
         const wf_real *d = dout + (size_t)n * C;
@@ -57,6 +58,99 @@ void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_rea
             dx[i] += s * (d[i] * w[i] - g_mean - xhat * gx_mean);
         }
     }
+}
+
+/* ---- the vector path: the same passes over each row, WF_VL channels at a time ---- */
+
+#if !defined(WF_REFERENCE_KERNELS)
+static wf_real row_sum(const wf_real *x, int C) {
+    wf_v s = wf_vzero();
+    int i = 0;
+    for (; i + WF_VL <= C; i += WF_VL) s = wf_vadd(s, wf_vload(x + i));
+    wf_real r = wf_vsum(s);
+    for (; i < C; i++) r += x[i];
+    return r;
+}
+#endif
+
+void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps) {
+#if defined(WF_REFERENCE_KERNELS)
+    wf_layernorm_forward_scalar(out, mean, rstd, inp, w, b, N, C, eps);
+#else
+    for (int n = 0; n < N; n++) {
+        const wf_real *x = inp + (size_t)n * C;
+        wf_real *o = out + (size_t)n * C;
+        const wf_real m = row_sum(x, C) / C;
+        const wf_v mv = wf_vset1(m);
+        wf_v vv = wf_vzero();
+        int i = 0;
+        for (; i + WF_VL <= C; i += WF_VL) {
+            wf_v dx = wf_vsub(wf_vload(x + i), mv);
+            vv = wf_vmadd(dx, dx, vv);
+        }
+        wf_real var = wf_vsum(vv);
+        for (; i < C; i++) var += (x[i] - m) * (x[i] - m);
+        var /= C;
+        const wf_real s = 1 / WF_SQRT(var + eps);
+        const wf_v sv = wf_vset1(s);
+        for (i = 0; i + WF_VL <= C; i += WF_VL) {
+            wf_v y = wf_vmul(wf_vmul(wf_vsub(wf_vload(x + i), mv), sv), wf_vload(w + i));
+            wf_vstore(o + i, b ? wf_vadd(y, wf_vload(b + i)) : y);
+        }
+        for (; i < C; i++) o[i] = (x[i] - m) * s * w[i] + (b ? b[i] : 0);
+        mean[n] = m;
+        rstd[n] = s;
+    }
+#endif
+}
+
+void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                           const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                           const wf_real *w, int N, int C) {
+#if defined(WF_REFERENCE_KERNELS)
+    wf_layernorm_backward_scalar(dinp, dw, db, dout, inp, mean, rstd, w, N, C);
+#else
+    for (int n = 0; n < N; n++) {
+        const wf_real *x = inp + (size_t)n * C, *d = dout + (size_t)n * C;
+        wf_real *dx = dinp + (size_t)n * C;
+        const wf_real m = mean[n], s = rstd[n];
+        const wf_v mv = wf_vset1(m), sv = wf_vset1(s);
+        /* the two row means of the formula above */
+        wf_v gv = wf_vzero(), gxv = wf_vzero();
+        int i = 0;
+        for (; i + WF_VL <= C; i += WF_VL) {
+            wf_v xhat = wf_vmul(wf_vsub(wf_vload(x + i), mv), sv);
+            wf_v g = wf_vmul(wf_vload(d + i), wf_vload(w + i));
+            gv = wf_vadd(gv, g);
+            gxv = wf_vmadd(g, xhat, gxv);
+        }
+        wf_real g_mean = wf_vsum(gv), gx_mean = wf_vsum(gxv);
+        for (; i < C; i++) {
+            wf_real xhat = (x[i] - m) * s, g = d[i] * w[i];
+            g_mean += g;
+            gx_mean += g * xhat;
+        }
+        g_mean /= C;
+        gx_mean /= C;
+        const wf_v gmv = wf_vset1(g_mean), gxmv = wf_vset1(gx_mean);
+        for (i = 0; i + WF_VL <= C; i += WF_VL) {
+            wf_v xhat = wf_vmul(wf_vsub(wf_vload(x + i), mv), sv);
+            wf_v di = wf_vload(d + i);
+            /* out = xhat * w + b */
+            if (dw) wf_vstore(dw + i, wf_vmadd(di, xhat, wf_vload(dw + i)));
+            if (db) wf_vstore(db + i, wf_vadd(wf_vload(db + i), di));
+            wf_v t = wf_vsub(wf_vsub(wf_vmul(di, wf_vload(w + i)), gmv), wf_vmul(xhat, gxmv));
+            wf_vstore(dx + i, wf_vmadd(sv, t, wf_vload(dx + i)));
+        }
+        for (; i < C; i++) {
+            wf_real xhat = (x[i] - m) * s;
+            if (dw) dw[i] += d[i] * xhat;
+            if (db) db[i] += d[i];
+            dx[i] += s * (d[i] * w[i] - g_mean - xhat * gx_mean);
+        }
+    }
+#endif
 }
 
 /* RMSNorm (seed 004, 11.1: "simpler, equally effective"; Llama's, without a bias).

@@ -4,11 +4,16 @@
  * Shapes use the shared letters: B batch, T time, C channels, NH heads, HS head size,
  * V vocabulary, F feed-forward width, N = B*T rows. Backward accumulates (+=) into every
  * gradient it writes, so fan-out needs no special case; zeroing is the caller's.
- * A NULL gradient pointer means "not needed" and is skipped. */
+ * A NULL gradient pointer means "not needed" and is skipped.
+ * The heavy ops take a trailing wf_pool (NULL: run on the calling thread); their results
+ * do not depend on the number of threads. Each SIMD kernel keeps its plain reference,
+ * wf_<op>_*_scalar, which tests/test_simd.c compares it with; building with
+ * -DWF_REFERENCE_KERNELS makes the ops run the references (the benchmark's baseline). */
 #ifndef WF_OPS_H
 #define WF_OPS_H
 
 #include "internal.h"
+#include "pool.h"
 
 /* ---- embed.c ---- */
 void wf_embed_forward(wf_real *out, const int32_t *inp, const wf_real *wte, const wf_real *pos,
@@ -25,6 +30,11 @@ void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_r
 void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                            const wf_real *inp, const wf_real *mean, const wf_real *rstd,
                            const wf_real *w, int N, int C);
+void wf_layernorm_forward_scalar(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                                 const wf_real *w, const wf_real *b, int N, int C, wf_real eps);
+void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                                  const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                                  const wf_real *w, int N, int C);
 void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const wf_real *w,
                         int N, int C, wf_real eps);
 void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
@@ -32,9 +42,22 @@ void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const 
 
 /* ---- linear.c ---- */
 void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
-                       int N, int C, int OC);
+                       int N, int C, int OC, wf_pool *pool);
 void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
-                        const wf_real *inp, const wf_real *w, int N, int C, int OC);
+                        const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool);
+void wf_linear_forward_scalar(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
+                              int N, int C, int OC);
+void wf_linear_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                               const wf_real *inp, const wf_real *w, int N, int C, int OC);
+/* The SIMD backend the kernels were built for (src/simd.h), e.g. "avx2-fma"; "reference"
+ * with WF_REFERENCE_KERNELS. */
+const char *wf_simd_name(void);
+/* C[M,N] = A[M,K] B[K,N] (accumulate = 0) or C += A B (accumulate = 1). Operands are read
+ * through strides, so transposes are free: A(i,k) = a[i*ars + k*acs], B(k,j) = b[k*brs +
+ * j*bcs], C(i,j) = c[i*ldc + j]. The packed, register-blocked kernel every matrix product
+ * of the model runs on (linear layers, attention). */
+void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
+               size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool);
 
 /* ---- attention.c ---- */
 typedef struct {
@@ -49,14 +72,21 @@ typedef struct {
 } wf_attn_dims;
 
 void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
-                          const wf_real *v, const wf_attn_dims *d);
+                          const wf_real *v, const wf_attn_dims *d, wf_pool *pool);
 void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
                            const wf_real *out, const wf_real *att, const wf_real *q,
-                           const wf_real *k, const wf_real *v, const wf_attn_dims *d);
+                           const wf_real *k, const wf_real *v, const wf_attn_dims *d, wf_pool *pool);
+void wf_attention_forward_scalar(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
+                                 const wf_real *v, const wf_attn_dims *d);
+void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
+                                  const wf_real *out, const wf_real *att, const wf_real *q,
+                                  const wf_real *k, const wf_real *v, const wf_attn_dims *d);
 
 /* ---- activation.c ---- */
-void wf_gelu_forward(wf_real *out, const wf_real *inp, int N);
-void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
+void wf_gelu_forward(wf_real *out, const wf_real *inp, int N, wf_pool *pool);
+void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, wf_pool *pool);
+void wf_gelu_forward_scalar(wf_real *out, const wf_real *inp, int N);
+void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_relu_forward(wf_real *out, const wf_real *inp, int N);
 void wf_relu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N);
@@ -79,6 +109,8 @@ double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *l
                                const int32_t *targets, int N, int V, int *count);
 void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
                               const int32_t *targets, int N, int V);
+double wf_crossentropy_forward_scalar(wf_real *losses, wf_real *probs, const wf_real *logits,
+                                      const int32_t *targets, int N, int V, int *count);
 double wf_mse_forward(const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T, int C,
                       double *count);
 void wf_mse_backward(wf_real *dy, wf_real dloss, const wf_real *y, const wf_real *target,
@@ -89,6 +121,8 @@ float wf_lr_at(const wf_optim *o, int32_t step);
 double wf_sum_squares(const wf_real *x, size_t n);
 void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
                      wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
+void wf_adamw_update_scalar(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
+                            wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
 /* The first of n elements whose update (same arguments) would overflow, or n if none. */
 size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
                       wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);

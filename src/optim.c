@@ -9,6 +9,7 @@
 #include <float.h>
 
 #include "ops.h"
+#include "simd.h"
 
 /* Linear warmup to lr, then cosine decay to lr * min_lr_ratio over decay_steps, then
  * constant. step counts from 0 (the step about to be taken). */
@@ -29,8 +30,8 @@ double wf_sum_squares(const wf_real *x, size_t n) {
     return s;
 }
 
-void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
-                     wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
+void wf_adamw_update_scalar(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
+                            wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
     const wf_real b1 = o->beta1, b2 = o->beta2;
     const wf_real bc1 = 1 - (wf_real)pow(o->beta1, t);
     const wf_real bc2_sqrt = WF_SQRT(1 - (wf_real)pow(o->beta2, t));
@@ -43,6 +44,32 @@ void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_
         wf_real denom = WF_SQRT(v[i]) / bc2_sqrt + (wf_real)o->eps;
         p[i] = p[i] * shrink - step_size * m[i] / denom;
     }
+}
+
+/* The same operations in the same order, WF_VL parameters at a time. */
+void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
+                     wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
+#if defined(WF_REFERENCE_KERNELS)
+    wf_adamw_update_scalar(p, m, v, g, n, grad_scale, o, lr, decay, t);
+#else
+    const wf_real bc1 = 1 - (wf_real)pow(o->beta1, t);
+    const wf_real bc2_sqrt = WF_SQRT(1 - (wf_real)pow(o->beta2, t));
+    const wf_v b1 = wf_vset1(o->beta1), b2 = wf_vset1(o->beta2);
+    const wf_v c1 = wf_vset1(1 - (wf_real)o->beta1), c2 = wf_vset1(1 - (wf_real)o->beta2);
+    const wf_v gs = wf_vset1(grad_scale), bc2 = wf_vset1(bc2_sqrt), eps = wf_vset1((wf_real)o->eps);
+    const wf_v step_size = wf_vset1(lr / bc1), shrink = wf_vset1(decay ? 1 - lr * o->weight_decay : 1);
+    size_t i = 0;
+    for (; i + WF_VL <= n; i += WF_VL) {
+        wf_v gi = wf_vmul(wf_vload(g + i), gs);
+        wf_v mi = wf_vadd(wf_vmul(b1, wf_vload(m + i)), wf_vmul(c1, gi));
+        wf_v vi = wf_vadd(wf_vmul(b2, wf_vload(v + i)), wf_vmul(wf_vmul(c2, gi), gi));
+        wf_v denom = wf_vadd(wf_vdiv(wf_vsqrt(vi), bc2), eps);
+        wf_vstore(m + i, mi);
+        wf_vstore(v + i, vi);
+        wf_vstore(p + i, wf_vsub(wf_vmul(wf_vload(p + i), shrink), wf_vdiv(wf_vmul(step_size, mi), denom)));
+    }
+    wf_adamw_update_scalar(p + i, m + i, v + i, g + i, n - i, grad_scale, o, lr, decay, t);
+#endif
 }
 
 /* Every intermediate and result of the update above, in double, must stay within half of

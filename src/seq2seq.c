@@ -33,7 +33,7 @@ static void encode_source(wf_model *m, const int32_t *src, int S) {
     for (int l = 0; l < m->d.L; l++) {
         wf_layer_w w;
         wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
-        wf_linear_forward(g->xkv + (size_t)l * m->d.T * 2 * C, g->enc_out, w.ckvw, w.ckvb, S, C, 2 * C);
+        wf_linear_forward(g->xkv + (size_t)l * m->d.T * 2 * C, g->enc_out, w.ckvw, w.ckvb, S, C, 2 * C, m->pool);
     }
 }
 

@@ -235,6 +235,8 @@ static wf_status call_tok_save_load(fixture *f) {
     return s;
 }
 
+static wf_status call_set_threads(fixture *f) { return wf_model_set_threads(f->m, 3); }
+
 /* Fails each allocation of `call` in turn, from the first until the call needs no more;
  * after each, the call must have said WF_ERR_NOMEM and left the model and tokenizer as
  * they were, and both must still work. */
@@ -283,6 +285,12 @@ static void f4_allocation_failures(void) {
     every_allocation_fails("wf_tokenizer_train_char", call_train_char, &f);
     every_allocation_fails("wf_tokenizer_train_bpe", call_train_bpe, &f);
     every_allocation_fails("wf_tokenizer_save + load", call_tok_save_load, &f);
+#ifdef WF_THREADS
+    every_allocation_fails("wf_model_set_threads (a pool of workers)", call_set_threads, &f);
+    CHECK_OK(wf_model_set_threads(f.m, 1), f.m);
+#else
+    (void)call_set_threads;
+#endif
 
     /* handles: creation fails cleanly */
     arm(0);

@@ -157,7 +157,7 @@ typedef struct {
 
 static double lin_loss(void *p) {
     lin_ctx *c = p;
-    wf_linear_forward(c->out, c->inp, c->w, c->b, c->N, c->C, c->OC);
+    wf_linear_forward(c->out, c->inp, c->w, c->b, c->N, c->C, c->OC, NULL);
     return dot(c->out, c->R, (size_t)c->N * c->OC);
 }
 
@@ -167,7 +167,7 @@ static void test_linear(wf_rng *r) {
     c.out = alloc_d(c.N * c.OC); c.R = alloc_d(c.N * c.OC);
     fill(r, c.inp, c.N * c.C, 1); fill(r, c.w, c.OC * c.C, 1); fill(r, c.b, c.OC, 1); fill(r, c.R, c.N * c.OC, 1);
     double *dinp = alloc_d(c.N * c.C), *dw = alloc_d(c.OC * c.C), *db = alloc_d(c.OC);
-    wf_linear_backward(dinp, dw, db, c.R, c.inp, c.w, c.N, c.C, c.OC);
+    wf_linear_backward(dinp, dw, db, c.R, c.inp, c.w, c.N, c.C, c.OC, NULL);
     check_tensor("linear", "inp", lin_loss, &c, c.inp, dinp, c.N * c.C);
     check_tensor("linear", "w", lin_loss, &c, c.w, dw, c.OC * c.C);
     check_tensor("linear", "b", lin_loss, &c, c.b, db, c.OC);
@@ -182,7 +182,7 @@ typedef struct {
 
 static double att_loss(void *p) {
     att_ctx *c = p;
-    wf_attention_forward(c->out, c->att, c->q, c->k, c->v, &c->d);
+    wf_attention_forward(c->out, c->att, c->q, c->k, c->v, &c->d, NULL);
     return dot(c->out, c->R, (size_t)c->d.B * c->d.Tq * c->d.NH * c->d.HS);
 }
 
@@ -222,7 +222,7 @@ static void run_attention_case(wf_rng *r, const char *name, wf_attn_dims d, int 
 
     double *dqbuf = alloc_d(qn), *dkvbuf = packed ? dqbuf : alloc_d(kn);
     double *dq = dqbuf, *dk = dkvbuf + (packed ? C : 0), *dv = dkvbuf + (packed ? 2 * C : C);
-    wf_attention_backward(dq, dk, dv, c.R, c.out, c.att, c.q, c.k, c.v, &d);
+    wf_attention_backward(dq, dk, dv, c.R, c.out, c.att, c.q, c.k, c.v, &d, NULL);
     /* check q, k and v through the buffers they live in */
     check_tensor(name, packed ? "qkv" : "q", att_loss, &c, qbuf, dqbuf, qn);
     if (!packed) check_tensor(name, "kv", att_loss, &c, kvbuf, dkvbuf, kn);
@@ -251,7 +251,7 @@ typedef struct {
 
 static double pw_loss(void *p) {
     pw_ctx *c = p;
-    if (c->which == 0) wf_gelu_forward(c->out, c->a, c->N);
+    if (c->which == 0) wf_gelu_forward(c->out, c->a, c->N, NULL);
     else if (c->which == 1) wf_relu_forward(c->out, c->a, c->N);
     else wf_residual_forward(c->out, c->a, c->b, c->N);
     return dot(c->out, c->R, c->N);
@@ -265,7 +265,7 @@ static void test_pointwise(wf_rng *r) {
         fill(r, c.b, 64, 1);
         fill(r, c.R, 64, 1);
         double *da = alloc_d(64), *db = alloc_d(64);
-        if (which == 0) wf_gelu_backward(da, c.R, c.a, c.N);
+        if (which == 0) wf_gelu_backward(da, c.R, c.a, c.N, NULL);
         else if (which == 1) wf_relu_backward(da, c.R, c.a, c.N);
         else wf_residual_backward(da, db, c.R, c.N);
         check_tensor(names[which], "inp", pw_loss, &c, c.a, da, 64);
@@ -482,12 +482,12 @@ static void test_softmax_jacobian(wf_rng *r) {
             k[j * TK + j] = 1 / scale;
             v[j * TK + j] = 1;
         }
-        wf_attention_forward(out, att, q, k, v, &d);
+        wf_attention_forward(out, att, q, k, v, &d, NULL);
         double J[TK * TK], worst = 0;
         for (int col = 0; col < TK; col++) {
             double dout[TK] = {0}, dq[TK] = {0};
             dout[col] = 1;
-            wf_attention_backward(dq, NULL, NULL, dout, out, att, q, k, v, &d);
+            wf_attention_backward(dq, NULL, NULL, dout, out, att, q, k, v, &d, NULL);
             for (int row = 0; row < TK; row++) J[row * TK + col] = dq[row];
         }
         /* J = diag(a) - a a^T, and J 1 = 0 */

@@ -70,6 +70,12 @@ export interface LoadOptions {
   wasmUrl?: string | URL;
   /** The bytes of `wasmformer.wasm`; each call with wasmBinary makes its own instance. */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Threads per model, the caller's included. Default: what the platform offers, at most 4
+   * (Node: its cores; browsers: their cores on crossOriginIsolated pages, else 1). Above 1
+   * the threaded build (`wasmformer-mt.wasm`) loads; 1 picks the single-thread build, as
+   * does a wasmUrl or wasmBinary. Results do not depend on it.
+   * @example const model = await createModel('tiny', { threads: 1 }); */
+  threads?: number;
 }
 
 export interface CreateModelOptions extends LoadOptions {

@@ -18,20 +18,26 @@ export { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
 
 const api = makeApi({
   wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
+  wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
   readWasm: async () => undefined, // the glue fetches it
+  // the threaded build needs SharedArrayBuffer: only crossOriginIsolated pages (COOP + COEP)
+  threads: () => (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
+    ? (globalThis.navigator?.hardwareConcurrency ?? 1) : 1),
 });
 export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
 
 /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
  * Options are load()'s. @example const model = await loadModel(bytes); */
 export async function loadModel(bytes, opts = {}) {
-  return loadModelWith(await load(opts), bytes);
+  const rt = await load(opts);
+  return api.useThreads(rt, loadModelWith(rt, bytes));
 }
 
 /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
  * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
 export async function importSafetensors(files, opts = {}) {
-  return importSafetensorsWith(await load(opts), files);
+  const rt = await load(opts);
+  return api.useThreads(rt, importSafetensorsWith(rt, files));
 }
 
 /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */

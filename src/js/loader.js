@@ -1,6 +1,12 @@
-// Shared by the browser and Node entry points: one cached wasm module instance per wasm
-// location, and the package's top-level functions over it. Each entry point says how the
-// wasm bytes are found (`platform`); everything else is the same.
+// Shared by the browser and Node entry points: one cached wasm module instance per build and
+// wasm location, and the package's top-level functions over it. Each entry point says how the
+// wasm bytes are found and how many threads the platform offers (`platform`); everything
+// else is the same.
+//
+// Two builds: dist/wasmformer-mt (SIMD + threads) where threads can run (Node; browsers when
+// crossOriginIsolated), dist/wasmformer (SIMD, one thread) everywhere else, as the fallback
+// when the threaded build cannot load (e.g. a bundler did not copy it), and whenever the
+// caller passes its own wasmBinary or wasmUrl (those name one file: the single-thread build).
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { Runtime, WfError } from './runtime.js';
 import { Model, resolveConfig, toNative } from './model.js';
@@ -8,41 +14,91 @@ import { Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
 
+const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
+const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
+
+/** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
+ * no idle worker left (more threaded models alive than were planned for, or a disposed
+ * model's workers not yet returned) runs on one thread; results are the same. */
+export function useThreads(rt, obj) {
+  const model = obj.model ?? obj;
+  if (rt.threads > 1 && rt.M.PThread.unusedWorkers.length >= rt.threads - 1) {
+    try {
+      model.call(rt.M._wf_model_set_threads(model.handle, rt.threads));
+    } catch (e) {
+      obj.dispose();
+      throw e;
+    }
+  }
+  return obj;
+}
+
 /**
- * platform.wasmUrl: where the wasm is by default (a URL, found through import.meta.url).
+ * platform.wasmUrl: where the single-thread wasm is by default (a URL, found through
+ * import.meta.url); platform.wasmMtUrl: the threaded one.
  * platform.readWasm(url): bytes of the wasm at url, or undefined to let the glue fetch it.
+ * platform.threads(): threads the platform offers (1: no threaded build).
+ * platform.aroundThreadedLoad(create): wraps the threaded glue's instantiation (Node).
  */
 export function makeApi(platform) {
-  const cache = new Map(); // wasm location -> Promise<Runtime>
+  const cache = new Map(); // build and wasm location -> Promise<Runtime>
 
-  async function instantiate(opts) {
+  // a wasmUrl naming the default location is the default
+  const custom = (opts) => opts.wasmBinary || (opts.wasmUrl && String(opts.wasmUrl) !== String(platform.wasmUrl));
+
+  // opts.threads: 1 = the single-thread build; default: what the platform offers, at most 4
+  function threadsFor(opts) {
+    const offered = platform.threads?.() ?? 1;
+    if (offered < 2 || custom(opts)) return 1;
+    return Math.max(1, Math.floor(opts.threads ?? Math.min(offered, MAX_DEFAULT_THREADS)));
+  }
+
+  async function instantiate(opts, threads) {
     // The glue reports a failed load by printing and rejecting with a bare string or a
     // RuntimeError; one WfError says what happened instead.
     const moduleOpts = { printErr: () => {} };
+    const defaultUrl = threads > 1 ? platform.wasmMtUrl : platform.wasmUrl;
+    const glueUrl = new URL(MT_GLUE, import.meta.url); // the threaded glue; its worker script sits beside it
     try {
       if (opts.wasmBinary) {
         moduleOpts.wasmBinary = opts.wasmBinary;
       } else {
-        const url = String(opts.wasmUrl ?? platform.wasmUrl);
+        const url = String(threads > 1 ? defaultUrl : opts.wasmUrl ?? defaultUrl);
         const bytes = await platform.readWasm(url);
         if (bytes) moduleOpts.wasmBinary = bytes;
-        else moduleOpts.locateFile = () => url;
+        else moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? url : new URL(f, glueUrl).href);
       }
-      return new Runtime(await createWasmformerModule(moduleOpts));
+      let M;
+      if (threads > 1) {
+        moduleOpts.wfWorkers = 2 * (threads - 1); // Web Workers loaded up front: two models' worth
+        // a computed specifier: bundlers leave the threaded glue (and its worker script, which
+        // needs Node's modules under Node) alone; where it is missing, load() falls back
+        const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ glueUrl.href);
+        const create = () => glue.default(moduleOpts);
+        M = platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create) : await create();
+      } else {
+        M = await createWasmformerModule(moduleOpts);
+      }
+      const rt = new Runtime(M);
+      rt.threads = threads;
+      return rt;
     } catch (e) {
-      const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? platform.wasmUrl);
+      const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? defaultUrl);
       throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}`);
     }
   }
 
-  /** Loads (once per wasm location) and returns the runtime. Options: wasmBinary (bytes)
-   * or wasmUrl. A wasmBinary always makes a new instance. */
+  /** Loads (once per build and wasm location) and returns the runtime. Options: threads,
+   * wasmBinary (bytes) or wasmUrl. A wasmBinary always makes a new instance. */
   function load(opts = {}) {
-    if (opts.wasmBinary) return instantiate(opts);
-    const key = String(opts.wasmUrl ?? platform.wasmUrl);
+    const threads = threadsFor(opts);
+    if (opts.wasmBinary) return instantiate(opts, 1);
+    const key = threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? platform.wasmUrl);
     let promise = cache.get(key);
     if (!promise) {
-      promise = instantiate(opts);
+      // the single-thread build is the fallback when the threaded one cannot load
+      promise = threads > 1 ? instantiate(opts, threads).catch(() => load({ ...opts, threads: 1 }))
+        : instantiate(opts, threads);
       cache.set(key, promise);
       promise.catch(() => cache.delete(key));
     }
@@ -51,10 +107,12 @@ export function makeApi(platform) {
 
   return {
     load,
-    /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config. */
+    useThreads,
+    /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config.
+     * opts.threads picks the build and the model's thread count (see load, useThreads). */
     async createModel(config = 'tiny', opts = {}) {
       const rt = await load(opts);
-      return Model.create(rt, config, opts);
+      return useThreads(rt, Model.create(rt, config, opts));
     },
     /**
      * An encoder-only model (bidirectional, padding masks, cross-entropy or MSE objectives)
@@ -63,7 +121,7 @@ export function makeApi(platform) {
      */
     async createEncoder(config = {}, opts = {}) {
       const rt = await load(opts);
-      return Encoder.create(rt, config);
+      return useThreads(rt, Encoder.create(rt, config));
     },
     /**
      * An encoder-decoder from a partial config over SEQ2SEQ_DEFAULTS. opts.texts builds a
@@ -72,7 +130,7 @@ export function makeApi(platform) {
      */
     async createSeq2Seq(config = {}, opts = {}) {
       const rt = await load(opts);
-      return Seq2Seq.create(rt, config, opts);
+      return useThreads(rt, Seq2Seq.create(rt, config, opts));
     },
     /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {

@@ -3,6 +3,8 @@
 // files atomically. createWorkerModel runs the model in a worker_threads Worker, as the
 // browser entry does in a Web Worker.
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -30,19 +32,50 @@ async function readWasm(url) {
   return readFile(url.startsWith('file:') ? fileURLToPath(url) : url);
 }
 
-const api = makeApi({ wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url), readWasm });
+/** The threaded glue of Emscripten 3.1.6 is CommonJS-minded: it looks for `require` and
+ * `__dirname` as globals while it instantiates, and registers process-wide handlers for
+ * uncaught exceptions and rejections that rethrow. Lend it the globals for the duration,
+ * then take back exactly what it added. Its Web Workers are unref'd so that they do not
+ * keep the process alive (they sleep between jobs; wf_model_free joins the threads). */
+async function aroundThreadedLoad(create) {
+  const lent = {};
+  if (typeof globalThis.require === 'undefined') lent.require = createRequire(import.meta.url);
+  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(new URL('../../dist/', import.meta.url));
+  const events = ['uncaughtException', 'unhandledRejection'];
+  const before = Object.fromEntries(events.map((e) => [e, process.listeners(e)]));
+  Object.assign(globalThis, lent);
+  try {
+    const M = await create();
+    for (const w of [...M.PThread.unusedWorkers, ...M.PThread.runningWorkers]) w.unref?.();
+    return M;
+  } finally {
+    for (const k of Object.keys(lent)) delete globalThis[k];
+    for (const e of events) for (const l of process.listeners(e)) if (!before[e].includes(l)) process.removeListener(e, l);
+  }
+}
+
+// Node always has threads: the threaded build is the default (threads: 1 picks the other).
+const api = makeApi({
+  wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
+  wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
+  readWasm,
+  threads: () => (os.availableParallelism ? os.availableParallelism() : os.cpus().length),
+  aroundThreadedLoad,
+});
 export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
 
 /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
  * Options are load()'s. @example const model = await loadModel(bytes); */
 export async function loadModel(bytes, opts = {}) {
-  return loadModelWith(await load(opts), bytes);
+  const rt = await load(opts);
+  return api.useThreads(rt, loadModelWith(rt, bytes));
 }
 
 /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
  * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
 export async function importSafetensors(files, opts = {}) {
-  return importSafetensorsWith(await load(opts), files);
+  const rt = await load(opts);
+  return api.useThreads(rt, importSafetensorsWith(rt, files));
 }
 
 /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */

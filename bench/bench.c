@@ -1,0 +1,252 @@
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+/* Native timings for bench/run.mjs: training and generation on config A or B, and a
+ * profile of the training step by kernel. Prints one JSON object.
+ *   bench_wasmformer A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair]
+ * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
+ * alternating steps with the first, and reports the ratio of their summed step times: on a
+ * shared machine the two see the same interference, so the ratio is steadier than two runs.
+ * Train tokens/s = B*T / (forward + backward + AdamW), the median over the timed steps.
+ * Generation tokens/s = 128 new tokens from a 16-token prompt at batch 1, median of --gen runs
+ * (with context 64 the window slides and is re-read three times); decode tokens/s = the
+ * T - 16 tokens after the prompt alone, which fill the window without a slide.
+ * The profile times each op alone, on the shapes of one step, repeated as often as the
+ * step calls it; its sum is printed next to the measured step so the two can be compared. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "model.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *x, int n) {
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+typedef struct {
+    int L, NH, C, T, B;
+} bench_cfg;
+
+static void config_of(char which, wf_config *cfg, bench_cfg *b) {
+    wf_config_default(cfg); /* A: V=96, L=4, NH=4, C=128, T=64 */
+    b->B = 8;
+    if (which == 'B') {
+        cfg->n_layer = 6;
+        cfg->n_head = 6;
+        cfg->d_model = 384;
+        cfg->d_ff = 4 * 384;
+        cfg->context = 256;
+        b->B = 4;
+    }
+    b->L = cfg->n_layer;
+    b->NH = cfg->n_head;
+    b->C = cfg->d_model;
+    b->T = cfg->context;
+}
+
+static float *randv(wf_rng *r, size_t n) {
+    float *x = wf_alloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) x[i] = (float)(0.5 * wf_rng_normal(r));
+    return x;
+}
+
+/* ---- profile: each op of one training step, timed alone ---- */
+enum { P_LINEAR_FWD, P_LINEAR_BWD, P_ATTN_FWD, P_ATTN_BWD, P_NORM, P_GELU, P_LOSS, P_ADAMW, P_OTHER, P_N };
+static const char *pnames[P_N] = {"linear_fwd", "linear_bwd", "attention_fwd", "attention_bwd", "layernorm",
+                                  "gelu", "crossentropy", "adamw", "residual_embed"};
+
+static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, size_t n_params, double *t) {
+    const int B = bc->B, T = bc->T, C = bc->C, NH = bc->NH, L = bc->L, V = cfg->vocab_size, F = cfg->d_ff, N = B * T;
+    wf_rng r;
+    wf_rng_seed(&r, 1);
+    float *x = randv(&r, (size_t)N * F), *y = randv(&r, (size_t)N * F), *dy = randv(&r, (size_t)N * F);
+    float *w = randv(&r, (size_t)F * C), *dw = randv(&r, (size_t)F * C), *bias = randv(&r, F), *db = randv(&r, F);
+    float *qkv = randv(&r, (size_t)N * 3 * C), *dqkv = randv(&r, (size_t)N * 3 * C);
+    float *att = randv(&r, (size_t)B * NH * T * T), *o = randv(&r, (size_t)N * C), *dout = randv(&r, (size_t)N * C);
+    float *mean = randv(&r, N), *rstd = randv(&r, N), *logits = randv(&r, (size_t)N * V), *probs = randv(&r, (size_t)N * V);
+    float *losses = randv(&r, N);
+    int32_t *targets = malloc((size_t)N * sizeof(int32_t));
+    for (int i = 0; i < N; i++) targets[i] = (int32_t)(wf_rng_u32(&r) % (uint32_t)V);
+    for (int i = 0; i < P_N; i++) t[i] = 0;
+    float *pa = randv(&r, 4 * n_params);
+    wf_optim opt;
+    wf_optim_default(&opt);
+    const int reps = 3;
+    double t0;
+    for (int rep = 0; rep < reps; rep++) {
+        /* per layer: linears qkv (C->3C), proj (C->C), fc (C->F), fcproj (F->C); then the head (C->V) */
+        const int lin[4][2] = {{C, 3 * C}, {C, C}, {C, F}, {F, C}};
+        for (int i = 0; i < 4; i++) {
+            t0 = now();
+            for (int l = 0; l < L; l++) wf_linear_forward(y, x, w, bias, N, lin[i][0], lin[i][1], pool);
+            t[P_LINEAR_FWD] += now() - t0;
+            t0 = now();
+            for (int l = 0; l < L; l++) wf_linear_backward(x, dw, db, dy, y, w, N, lin[i][0], lin[i][1], pool);
+            t[P_LINEAR_BWD] += now() - t0;
+        }
+        t0 = now();
+        wf_linear_forward(logits, x, w, NULL, N, C, V, pool);
+        t[P_LINEAR_FWD] += now() - t0;
+        t0 = now();
+        wf_linear_backward(x, dw, NULL, logits, y, w, N, C, V, pool);
+        t[P_LINEAR_BWD] += now() - t0;
+
+        wf_attn_dims ad = {B, NH, C / NH, T, T, 3 * C, 3 * C, 1, NULL};
+        t0 = now();
+        for (int l = 0; l < L; l++) wf_attention_forward(o, att, qkv, qkv + C, qkv + 2 * C, &ad, pool);
+        t[P_ATTN_FWD] += now() - t0;
+        t0 = now();
+        for (int l = 0; l < L; l++)
+            wf_attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, o, att, qkv, qkv + C, qkv + 2 * C, &ad, pool);
+        t[P_ATTN_BWD] += now() - t0;
+
+        t0 = now();
+        for (int l = 0; l < 2 * L + 1; l++) {
+            wf_layernorm_forward(y, mean, rstd, x, w, bias, N, C, 1e-5f);
+            wf_layernorm_backward(dy, dw, db, dout, x, mean, rstd, w, N, C);
+        }
+        t[P_NORM] += now() - t0;
+        t0 = now();
+        for (int l = 0; l < L; l++) {
+            wf_gelu_forward(y, x, N * F, pool);
+            wf_gelu_backward(dy, x, y, N * F, pool);
+        }
+        t[P_GELU] += now() - t0;
+        t0 = now();
+        int count;
+        wf_crossentropy_forward(losses, probs, logits, targets, N, V, &count);
+        wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V);
+        t[P_LOSS] += now() - t0;
+        t0 = now();
+        for (int l = 0; l < 2 * L; l++) {
+            wf_residual_forward(y, x, dy, N * C);
+            memset(dqkv, 0, (size_t)N * C * sizeof(float)); /* the backward pass's gradient zeroing */
+        }
+        t[P_OTHER] += now() - t0;
+        t0 = now();
+        wf_adamw_update(pa, pa + n_params, pa + 2 * n_params, pa + 3 * n_params, n_params, 1.0f, &opt, 1e-4f, 1, rep + 1);
+        t[P_ADAMW] += now() - t0;
+    }
+    for (int i = 0; i < P_N; i++) t[i] /= reps;
+    wf_free(x); wf_free(y); wf_free(dy); wf_free(w); wf_free(dw); wf_free(bias); wf_free(db); wf_free(qkv);
+    wf_free(dqkv); wf_free(att); wf_free(o); wf_free(dout); wf_free(mean); wf_free(rstd); wf_free(logits);
+    wf_free(probs); wf_free(losses); free(targets); wf_free(pa);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || (argv[1][0] != 'A' && argv[1][0] != 'B')) {
+        fprintf(stderr, "usage: %s A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile]\n", argv[0]);
+        return 2;
+    }
+    int steps = 5, warmup = 2, threads = 1, gen_runs = 0, want_profile = 0, pair = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen_runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--profile")) want_profile = 1;
+        else if (!strcmp(argv[i], "--pair")) pair = 1;
+    }
+    wf_config cfg;
+    bench_cfg bc;
+    config_of(argv[1][0], &cfg, &bc);
+    wf_model *m = wf_model_create();
+    if (wf_model_set_threads(m, threads) != WF_OK || wf_model_init(m, &cfg) != WF_OK) {
+        fprintf(stderr, "bench: %s\n", wf_model_error(m));
+        return 1;
+    }
+    wf_optim o;
+    wf_optim_default(&o);
+    wf_model_set_optim(m, &o);
+    const int N = bc.B * bc.T;
+    int32_t *in = malloc((size_t)N * sizeof(int32_t)), *tg = malloc((size_t)N * sizeof(int32_t));
+    wf_rng r;
+    wf_rng_seed(&r, 42);
+    for (int i = 0; i < N; i++) {
+        in[i] = (int32_t)(wf_rng_u32(&r) % 96);
+        tg[i] = (int32_t)(wf_rng_u32(&r) % 96);
+    }
+    double *times = malloc(sizeof(double) * (size_t)(steps > 0 ? steps : 1));
+    wf_model *single = NULL;
+    if (pair && threads > 1) {
+        single = wf_model_create();
+        if (wf_model_init(single, &cfg) != WF_OK) return 1;
+    }
+    double pair_time[2] = {0, 0};
+    wf_step_info info;
+    for (int s = 0; s < warmup + steps; s++) {
+        double t0 = now();
+        if (wf_train_step(m, in, tg, bc.B, bc.T, &info) != WF_OK) {
+            fprintf(stderr, "bench: %s\n", wf_model_error(m));
+            return 1;
+        }
+        double t1 = now();
+        if (s >= warmup) times[s - warmup] = t1 - t0;
+        if (single) {
+            wf_train_step(single, in, tg, bc.B, bc.T, NULL);
+            if (s >= warmup) pair_time[0] += t1 - t0, pair_time[1] += now() - t1;
+        }
+    }
+    wf_model_free(single);
+    double step = steps > 0 ? median(times, steps) : 0;
+    double gen_tps = 0, decode_tps = 0;
+    if (gen_runs > 0) {
+        double *g = malloc(sizeof(double) * (size_t)gen_runs);
+        int32_t prompt[16], out[128];
+        for (int i = 0; i < 16; i++) prompt[i] = (int32_t)(wf_rng_u32(&r) % 96);
+        wf_sampling smp = {0.8f, 0, 1.0f, 0};
+        for (int i = 0; i < gen_runs + 1; i++) {
+            double t0 = now();
+            wf_generate(m, prompt, 16, 128, &smp, (uint32_t)i, out);
+            if (i > 0) g[i - 1] = 128 / (now() - t0); /* the first run warms up */
+        }
+        gen_tps = median(g, gen_runs);
+        /* decoding alone: T - 16 tokens after the prompt fill the window without a slide */
+        for (int i = 0; i < gen_runs + 1; i++) {
+            int32_t tok;
+            wf_gen_start(m, prompt, 16, (uint32_t)i);
+            double t0 = now();
+            for (int k = 0; k < bc.T - 16; k++) wf_gen_next(m, &smp, &tok);
+            if (i > 0) g[i - 1] = (bc.T - 16) / (now() - t0);
+        }
+        decode_tps = median(g, gen_runs);
+        free(g);
+    }
+    wf_memory mem;
+    wf_model_memory(m, &mem);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("{\"config\":\"%c\",\"backend\":\"%s\",\"threads\":%d,\"step_s\":%.6f,\"train_tok_s\":%.2f,"
+           "\"gen_tok_s\":%.2f,\"decode_tok_s\":%.2f,\"peak_rss_bytes\":%.0f,\"params\":%d,\"model_bytes\":%.0f,\"act_bytes\":%.0f,"
+           "\"loss\":%.5f",
+           argv[1][0], wf_simd_name(),
+           threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, wf_model_param_count(m),
+           mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
+    if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
+    if (want_profile) {
+        double t[P_N], sum = 0;
+        profile(&cfg, &bc, m->pool, (size_t)wf_model_param_count(m), t);
+        printf(",\"profile\":{");
+        for (int i = 0; i < P_N; i++) {
+            printf("%s\"%s\":%.6f", i ? "," : "", pnames[i], t[i]);
+            sum += t[i];
+        }
+        printf(",\"sum\":%.6f}", sum);
+    }
+    printf("}\n");
+    wf_model_free(m);
+    free(in); free(tg); free(times);
+    return 0;
+}

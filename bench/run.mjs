@@ -1,0 +1,186 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick] [-- --browser]: configs A and B for native scalar, native SIMD,
+// wasm scalar, wasm SIMD, wasm SIMD with 2 threads (Node) and TF.js's wasm backend, in one
+// run, each in a process of its own (so peak memory is its own). Prints one table and
+// writes bench/results/latest.{json,md}.
+//   --quick    fewer steps, and B without the scalar and TF.js rows: under 2 minutes
+//   --browser  also the browser variant (bench/browser.mjs): headless Chromium, with and
+//              without cross-origin isolation
+// Builds what is missing first: the native library (cmake), the wasm builds (./build.sh,
+// ./build.sh ref) and the bench's own npm dependencies (TF.js, playwright-core).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { CONFIGS, trainFlopsPerToken } from './configs.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const browser = args.includes('--browser');
+
+function sh(cmd, argv, opts = {}) {
+  const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26, ...opts });
+  if (r.status !== 0) {
+    process.stderr.write(r.stdout || '');
+    process.stderr.write(r.stderr || '');
+    throw new Error(`bench: ${cmd} ${argv.join(' ')} failed (exit ${r.status})`);
+  }
+  return r.stdout;
+}
+
+function step(title, cmd, argv, opts) {
+  console.log(`bench: ${title}`);
+  return sh(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'], ...opts });
+}
+
+// ---- build ----
+step('native build', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
+step('native build', 'cmake', ['--build', 'build/native', '-j', '2', '--target', 'bench_wasmformer', 'bench_wasmformer_ref']);
+step('wasm builds', './build.sh', []);
+step('wasm reference build', './build.sh', ['ref']);
+if (!existsSync('bench/node_modules/@tensorflow/tfjs-backend-wasm')) {
+  step('bench dependencies (npm ci in bench/)', 'npm', ['ci', '--no-audit', '--no-fund'], { cwd: 'bench' });
+}
+
+// ---- the rows ----
+const S = quick ? { A: [5, 2], B: [2, 1], genA: 3 } : { A: [15, 3], B: [5, 1], genA: 7 };
+const native = (lib) => (which, opt) => ['build/native/' + lib, [which, ...opt]];
+const node = (script, build) => (which, opt) => [process.execPath, [script, ...(build ? [build] : []), which, ...opt]];
+const ROWS = [
+  { name: 'native scalar (reference kernels)', key: 'native_ref', platform: 'native', run: native('bench_wasmformer_ref'), skipB: quick },
+  { name: 'native SIMD, 1 thread', key: 'native_simd', platform: 'native', run: native('bench_wasmformer'), profile: true },
+  { name: 'native SIMD, 2 threads', key: 'native_simd2', platform: 'native', run: native('bench_wasmformer'), threads: 2 },
+  { name: 'wasm scalar (reference kernels), Node', key: 'wasm_ref', platform: 'wasm', run: node('bench/wasm.mjs', 'ref'), skipB: quick },
+  { name: 'wasm SIMD, 1 thread, Node', key: 'wasm_simd', platform: 'wasm', run: node('bench/wasm.mjs', 'simd') },
+  { name: 'wasm SIMD, 2 threads, Node', key: 'wasm_simd2', platform: 'wasm', run: node('bench/wasm.mjs', 'mt'), threads: 2 },
+  { name: 'TF.js 4.22 wasm backend, Node', key: 'tfjs', platform: 'wasm', run: node('bench/tfjs.mjs'), skipB: quick },
+];
+
+function runRow(row, which) {
+  const [steps, warmup] = S[which];
+  // the reference kernels and TF.js are 10-40x slower: fewer steps keep the run short
+  const slow = row.key.endsWith('_ref') || row.key === 'tfjs';
+  const opt = ['--steps', String(slow && which === 'B' ? 2 : steps), '--warmup', String(slow && which === 'B' ? 1 : warmup)];
+  if (row.threads) opt.push('--threads', String(row.threads));
+  if (which === 'A') opt.push('--gen', String(row.key === 'tfjs' ? 2 : S.genA));
+  if (row.profile) opt.push('--profile');
+  const [cmd, argv] = row.run(which, opt);
+  const r = JSON.parse(sh(cmd, argv).trim().split('\n').pop());
+  if (row.threads) {
+    // the thread speed-up, steadier than two rows on a shared machine: a second process
+    // alternates steps of a threaded and a single-thread model on the same batch
+    const pairOpt = ['--steps', String(which === 'B' ? 3 : 8), '--warmup', '1', '--threads', String(row.threads), '--pair', '1'];
+    const [pc, pa] = row.run(which, pairOpt);
+    r.pair_speedup = JSON.parse(sh(pc, pa).trim().split('\n').pop()).pair_speedup;
+  }
+  return r;
+}
+
+const results = { date: new Date().toISOString(), quick, machine: machine(), rows: {} };
+for (const which of ['A', 'B']) {
+  for (const row of ROWS) {
+    if (which === 'B' && row.skipB) continue;
+    process.stdout.write(`bench: ${which} ${row.name} ... `);
+    const r = runRow(row, which);
+    results.rows[`${row.key}_${which}`] = r;
+    console.log(`${r.train_tok_s.toFixed(0)} tok/s${r.gen_tok_s ? `, generation ${r.gen_tok_s.toFixed(0)} tok/s` : ''}`);
+  }
+}
+
+// ---- size and memory ----
+const wasmBytes = readFileSync('dist/wasmformer.wasm');
+const mtBytes = readFileSync('dist/wasmformer-mt.wasm');
+results.size = {
+  wasm: wasmBytes.length, wasm_gzip: gzipSync(wasmBytes, { level: 9 }).length,
+  wasm_mt: mtBytes.length, wasm_mt_gzip: gzipSync(mtBytes, { level: 9 }).length,
+};
+const b = results.rows.wasm_simd_B;
+// the issue's bound: 1.25 x (16 bytes per parameter + the activations backward needs),
+// the latter being everything the model plans for a batch (WF_ACTS, incl. backward scratch)
+results.memory_B = {
+  params: b.params, act_bytes: b.act_bytes, heap_bytes: b.heap_bytes,
+  bound_bytes: 1.25 * (16 * b.params + b.act_bytes), ratio: b.heap_bytes / (16 * b.params + b.act_bytes),
+};
+
+if (browser) {
+  const out = sh(process.execPath, ['bench/browser.mjs', ...(quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  results.browser = JSON.parse(out.trim().split('\n').pop());
+}
+
+// ---- the table ----
+const md = table(results);
+console.log('\n' + md);
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2) + '\n');
+writeFileSync('bench/results/latest.md', md + '\n');
+console.log('bench: wrote bench/results/latest.json and latest.md');
+
+function machine() {
+  const cpus = os.cpus();
+  return `${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} vCPU, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
+    `Node ${process.version}, load average at start ${os.loadavg()[0].toFixed(2)}`;
+}
+
+function table(res) {
+  const f = (x, d = 0) => (x === undefined || x === null || !Number.isFinite(x) ? '–' : x.toFixed(d));
+  const mb = (x) => (x ? (x / 2 ** 20).toFixed(0) : '–');
+  const lines = [];
+  lines.push(`wasmformer benchmark, ${res.date.slice(0, 10)}${res.quick ? ' (quick)' : ''}: ${res.machine}.`);
+  lines.push('Medians after warm-up; every row ran in this one invocation, one process each, on a shared machine.');
+  lines.push('GFLOP/s = train tok/s x (6 (12 L C^2 + V C) + 6 L T C) FLOP/token (bench/configs.mjs). ' +
+    'Peak memory: max RSS of the process (native, Node); for wasm rows also the wasm heap.');
+  lines.push('');
+  lines.push('| build | A tok/s | A GFLOP/s | A gen tok/s (decode only) | B tok/s | B GFLOP/s | B peak MB (heap) | A, B ×TF.js | A, B ×scalar |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const row of ROWS) {
+    const a = res.rows[`${row.key}_A`], bb = res.rows[`${row.key}_B`];
+    const ref = row.platform === 'native' ? 'native_ref' : 'wasm_ref';
+    const ratio = (r, w, base) => {
+      const x = res.rows[`${base}_${w}`];
+      return r && x && x.train_tok_s ? (r.train_tok_s / x.train_tok_s).toFixed(1) : '–';
+    };
+    const peak = bb ? `${mb(bb.max_rss_bytes ?? bb.peak_rss_bytes)}${bb.heap_bytes ? ` (${mb(bb.heap_bytes)})` : ''}` : '–';
+    lines.push(`| ${row.name} | ${f(a?.train_tok_s)} | ${f(a && a.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
+      `${f(a?.gen_tok_s)}${a?.decode_tok_s ? ` (${f(a.decode_tok_s)})` : ''} | ${f(bb?.train_tok_s)} | ${f(bb && bb.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
+      `${peak} | ${ratio(a, 'A', 'tfjs')}, ${ratio(bb, 'B', 'tfjs')} | ${ratio(a, 'A', ref)}, ${ratio(bb, 'B', ref)} |`);
+  }
+  const ratio = (r, base) => (r?.train_tok_s && base?.train_tok_s ? (r.train_tok_s / base.train_tok_s).toFixed(1) : '–');
+  if (res.browser) {
+    const names = { simd: 'wasm SIMD, 1 thread', simd2: 'wasm SIMD, 2 threads', tfjs: 'TF.js 4.22 wasm backend' };
+    for (const [iso, rows] of Object.entries(res.browser)) {
+      for (const [k, r] of Object.entries(rows).filter(([key]) => names[key]).map(([key, v]) => [names[key], v])) {
+        if (!r || r.error) {
+          lines.push(`| Chromium, ${iso}: ${k} | ${r?.error ?? 'not run'} | | | | | | | |`);
+          continue;
+        }
+        lines.push(`| Chromium, ${iso}: ${k} | ${f(r.A?.train_tok_s)} | ${f(r.A && r.A.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
+          `${f(r.A?.gen_tok_s)}${r.A?.decode_tok_s ? ` (${f(r.A.decode_tok_s)})` : ''} | ${f(r.B?.train_tok_s)} | ${f(r.B && r.B.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
+          `${r.B?.heap_bytes ? `(${mb(r.B.heap_bytes)})` : '–'} | ${ratio(r.A, rows.tfjs?.A)}, ${ratio(r.B, rows.tfjs?.B)} | |`);
+      }
+    }
+  }
+  lines.push('');
+  const pairs = ['native_simd2', 'wasm_simd2'].flatMap((k) => ['A', 'B'].map((w) => [k, w, res.rows[`${k}_${w}`]?.pair_speedup]))
+    .filter(([, , x]) => x).map(([k, w, x]) => `${k.startsWith('native') ? 'native' : 'wasm'} ${w} ${x.toFixed(2)}x`);
+  const iso = res.browser?.isolated;
+  for (const w of ['A', 'B']) if (iso?.simd2?.[w]?.pair_speedup) pairs.push(`Chromium (isolated) ${w} ${iso.simd2[w].pair_speedup.toFixed(2)}x`);
+  if (pairs.length) lines.push(`2 threads / 1 thread, from a 2-thread and a 1-thread model alternating steps in one process: ${pairs.join(', ')}.`);
+  lines.push(`wasm module: ${res.size.wasm} bytes, ${res.size.wasm_gzip} gzipped; threaded: ${res.size.wasm_mt} bytes, ` +
+    `${res.size.wasm_mt_gzip} gzipped.`);
+  const m = res.memory_B;
+  lines.push(`Training B in wasm: heap ${mb(m.heap_bytes)} MB for ${m.params} parameters (16 B each: ${mb(16 * m.params)} MB) ` +
+    `+ ${mb(m.act_bytes)} MB planned activations = ${m.ratio.toFixed(2)}x that sum (bound: 1.25x).`);
+  const p = res.rows.native_simd_B?.profile;
+  if (p) {
+    const total = p.sum;
+    const parts = Object.entries(p).filter(([k]) => k !== 'sum').sort((x, y) => y[1] - x[1])
+      .map(([k, v]) => `${k} ${(100 * v / total).toFixed(1)}%`);
+    lines.push(`Profile of a B step (native SIMD, 1 thread, each op timed alone on the step's shapes; ` +
+      `sum ${(total * 1000).toFixed(0)} ms vs measured step ${(res.rows.native_simd_B.step_s * 1000).toFixed(0)} ms): ${parts.join(', ')}.`);
+  }
+  return lines.join('\n');
+}

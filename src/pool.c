@@ -1,0 +1,197 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
+/* The thread pool (see pool.h). Workers spin briefly on an epoch counter between jobs,
+ * since ops come back to back within a training step, then sleep on a condition variable
+ * so an idle model costs no CPU. In the browser's main thread Emscripten turns the
+ * caller's waits into busy-waits, which is why the caller only ever waits for work that
+ * is already running. */
+#include <stdlib.h>
+
+#include "model.h"
+
+#if defined(WF_THREADS)
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#define SPINS 20000 /* polls before a worker sleeps: tens of microseconds */
+
+/* Every so often a spinning thread offers its core: on a machine busier than the pool, the
+ * thread it waits for may need that very core. (A no-op in wasm.) */
+static void relax(int i) {
+    if ((i & 255) == 255) sched_yield();
+}
+
+struct wf_pool {
+    int n;               /* threads including the caller */
+    pthread_t *workers;  /* n - 1 */
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* a new epoch (job) or stop */
+    pthread_cond_t done; /* the last worker finished the job */
+    wf_task_fn fn;
+    void *ctx;
+    int n_tasks;
+    atomic_int next;     /* next task to hand out */
+    atomic_int busy;     /* workers still inside the current job */
+    atomic_uint epoch;   /* bumped once per job */
+    atomic_int stop;
+    atomic_int started;  /* workers that are running */
+};
+
+static void run_tasks(wf_pool *p) {
+    for (;;) {
+        int t = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+        if (t >= p->n_tasks) break;
+        p->fn(p->ctx, t);
+    }
+}
+
+static void *worker(void *arg) {
+    wf_pool *p = arg;
+    unsigned seen = 0;
+    atomic_fetch_add(&p->started, 1);
+    for (;;) {
+        unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
+        for (int i = 0; e == seen && i < SPINS && !atomic_load(&p->stop); i++) {
+            relax(i);
+            e = atomic_load_explicit(&p->epoch, memory_order_acquire);
+        }
+        if (e == seen && !atomic_load(&p->stop)) {
+            pthread_mutex_lock(&p->mu);
+            while ((e = atomic_load(&p->epoch)) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->wake, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (atomic_load(&p->stop)) return NULL;
+        seen = e;
+        run_tasks(p);
+        if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
+}
+
+wf_pool *wf_pool_create(int n) {
+    if (n < 2) return NULL;
+    wf_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->workers = calloc((size_t)n - 1, sizeof *p->workers);
+    if (!p->workers) {
+        free(p);
+        return NULL;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->n = 1;
+    for (int i = 0; i < n - 1; i++) {
+        if (pthread_create(&p->workers[i], NULL, worker, p) != 0) {
+            wf_pool_free(p);
+            return NULL;
+        }
+        p->n++;
+    }
+    /* A worker that never starts would leave wf_pool_run waiting for it forever. In the
+     * browser a thread starts without the main thread's help only on a Web Worker loaded
+     * in advance (-sPTHREAD_POOL_SIZE, which loader.js sets from the thread count), so
+     * give them a moment to check in, and give up otherwise. The pool is then left to the
+     * late workers, which see stop and exit; it is not freed under them. */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&p->started) < n - 1) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > 2.0) {
+            atomic_store(&p->stop, 1);
+            return NULL;
+        }
+        sched_yield();
+    }
+    return p;
+}
+
+void wf_pool_free(wf_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->stop, 1);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    free(p->workers);
+    free(p);
+}
+
+int wf_pool_threads(const wf_pool *p) { return p ? p->n : 1; }
+
+void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
+    if (!p || n_tasks <= 1) {
+        for (int t = 0; t < n_tasks; t++) fn(ctx, t);
+        return;
+    }
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_tasks = n_tasks;
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->busy, p->n - 1, memory_order_relaxed);
+    pthread_mutex_lock(&p->mu);
+    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    run_tasks(p);
+    /* the workers may still be finishing their last task */
+    for (int i = 0; i < SPINS && atomic_load_explicit(&p->busy, memory_order_acquire) > 0; i++) relax(i);
+    if (atomic_load_explicit(&p->busy, memory_order_acquire) > 0) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+#else /* no threads in this build */
+
+wf_pool *wf_pool_create(int n) {
+    (void)n;
+    return NULL;
+}
+
+void wf_pool_free(wf_pool *p) { (void)p; }
+
+int wf_pool_threads(const wf_pool *p) {
+    (void)p;
+    return 1;
+}
+
+void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
+    (void)p;
+    for (int t = 0; t < n_tasks; t++) fn(ctx, t);
+}
+
+#endif
+
+/* ---- the model's setting (include/wasmformer.h) ---- */
+
+wf_status wf_model_set_threads(wf_model *m, int32_t n) {
+    if (!m) return WF_ERR_ARG;
+    if (n < 1 || n > 256) return WF_ERR(m, WF_ERR_ARG, "thread count %d is outside [1, 256]", n);
+    if (n == wf_pool_threads(m->pool)) {
+        m->err[0] = 0;
+        return WF_OK;
+    }
+    wf_pool *p = NULL;
+    if (n > 1) {
+#if !defined(WF_THREADS)
+        return WF_ERR(m, WF_ERR_UNSUPPORTED, "this build has no threads; load the threaded build for %d threads", n);
+#else
+        p = wf_pool_create(n);
+        if (!p) return WF_ERR(m, WF_ERR_NOMEM, "could not start %d worker threads", n - 1);
+#endif
+    }
+    wf_pool_free(m->pool);
+    m->pool = p;
+    m->err[0] = 0;
+    return WF_OK;
+}

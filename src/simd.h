@@ -1,0 +1,200 @@
+/* The one place that knows which SIMD instruction set exists. Kernels speak this small
+ * vocabulary over wf_v, a vector of WF_VL wf_reals, and finish every loop with a scalar
+ * tail. The backend is chosen at compile time, first match wins:
+ *   scalar   WF_DOUBLE (the gradient-check build) or WF_NO_SIMD: WF_VL = 1, plain C
+ *   wasm     __wasm_simd128__ (emcc -msimd128): f32x4; mul then add (no relaxed SIMD, no FMA)
+ *   avx2     __AVX2__ and __FMA__ (gcc -march=native on this machine, or -mavx2 -mfma): f32x8
+ *            with fused multiply-add, which rounds once where mul then add rounds twice
+ *   sse      __SSE2__ (every x86-64): f32x4, mul then add
+ *   scalar   anything else
+ * WF_MR x WF_NR is the register tile of the matrix-multiply microkernel (linear.c): WF_MR
+ * rows of A broadcast against WF_NR = WF_NV vectors of B, WF_MR * WF_NV accumulators, sized
+ * to stay inside 16 vector registers (x86-64 has 16 xmm/ymm; V8 maps wasm onto them). */
+#ifndef WF_SIMD_H
+#define WF_SIMD_H
+
+#include "internal.h"
+
+#if defined(WF_DOUBLE) || defined(WF_NO_SIMD)
+#define WF_SIMD_SCALAR 1
+#elif defined(__wasm_simd128__)
+#define WF_SIMD_WASM 1
+#include <wasm_simd128.h>
+#elif defined(__AVX2__) && defined(__FMA__)
+#define WF_SIMD_AVX2 1
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#define WF_SIMD_SSE 1
+#include <emmintrin.h>
+#else
+#define WF_SIMD_SCALAR 1
+#endif
+
+#define WF_INLINE static inline __attribute__((always_inline))
+
+/* ---------------------------------------------------------------- wasm simd128 */
+#if defined(WF_SIMD_WASM)
+#define WF_SIMD_NAME "wasm-simd128"
+#define WF_VL 4
+#define WF_MR 6
+#define WF_NV 2
+typedef v128_t wf_v;
+WF_INLINE wf_v wf_vzero(void) { return wasm_f32x4_splat(0.0f); }
+WF_INLINE wf_v wf_vset1(float x) { return wasm_f32x4_splat(x); }
+WF_INLINE wf_v wf_vload(const float *p) { return wasm_v128_load(p); }
+WF_INLINE wf_v wf_vbroadcast(const float *p) { return wasm_v128_load32_splat(p); }
+WF_INLINE void wf_vstore(float *p, wf_v x) { wasm_v128_store(p, x); }
+WF_INLINE wf_v wf_vadd(wf_v a, wf_v b) { return wasm_f32x4_add(a, b); }
+WF_INLINE wf_v wf_vsub(wf_v a, wf_v b) { return wasm_f32x4_sub(a, b); }
+WF_INLINE wf_v wf_vmul(wf_v a, wf_v b) { return wasm_f32x4_mul(a, b); }
+WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return wasm_f32x4_div(a, b); }
+WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return wasm_f32x4_max(a, b); }
+WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return wasm_f32x4_min(a, b); }
+WF_INLINE wf_v wf_vsqrt(wf_v a) { return wasm_f32x4_sqrt(a); }
+WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
+WF_INLINE float wf_vsum(wf_v a) {
+    return (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1)) +
+           (wasm_f32x4_extract_lane(a, 2) + wasm_f32x4_extract_lane(a, 3));
+}
+WF_INLINE float wf_vhmax(wf_v a) {
+    float x = wasm_f32x4_extract_lane(a, 0), y = wasm_f32x4_extract_lane(a, 1);
+    float z = wasm_f32x4_extract_lane(a, 2), w = wasm_f32x4_extract_lane(a, 3);
+    x = x > y ? x : y;
+    z = z > w ? z : w;
+    return x > z ? x : z;
+}
+/* exp's building blocks: round to nearest, and 2^n for integral n in [-126, 127] */
+WF_INLINE wf_v wf_vround(wf_v a) { return wasm_f32x4_nearest(a); }
+WF_INLINE wf_v wf_vpow2i(wf_v n) {
+    return wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+}
+
+/* ---------------------------------------------------------------- AVX2 + FMA */
+#elif defined(WF_SIMD_AVX2)
+#define WF_SIMD_NAME "avx2-fma"
+#define WF_VL 8
+#define WF_MR 6
+#define WF_NV 2
+typedef __m256 wf_v;
+WF_INLINE wf_v wf_vzero(void) { return _mm256_setzero_ps(); }
+WF_INLINE wf_v wf_vset1(float x) { return _mm256_set1_ps(x); }
+WF_INLINE wf_v wf_vload(const float *p) { return _mm256_loadu_ps(p); }
+WF_INLINE wf_v wf_vbroadcast(const float *p) { return _mm256_broadcast_ss(p); }
+WF_INLINE void wf_vstore(float *p, wf_v x) { _mm256_storeu_ps(p, x); }
+WF_INLINE wf_v wf_vadd(wf_v a, wf_v b) { return _mm256_add_ps(a, b); }
+WF_INLINE wf_v wf_vsub(wf_v a, wf_v b) { return _mm256_sub_ps(a, b); }
+WF_INLINE wf_v wf_vmul(wf_v a, wf_v b) { return _mm256_mul_ps(a, b); }
+WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return _mm256_div_ps(a, b); }
+/* x86 max/min return the second operand when either is NaN: put the data second so a
+ * NaN passes through */
+WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return _mm256_max_ps(b, a); }
+WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return _mm256_min_ps(b, a); }
+WF_INLINE wf_v wf_vsqrt(wf_v a) { return _mm256_sqrt_ps(a); }
+WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return _mm256_fmadd_ps(a, b, c); }
+WF_INLINE float wf_vsum(wf_v a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+WF_INLINE float wf_vhmax(wf_v a) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+WF_INLINE wf_v wf_vround(wf_v a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+WF_INLINE wf_v wf_vpow2i(wf_v n) {
+    __m256i i = _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(i, 23));
+}
+
+/* ---------------------------------------------------------------- SSE2 */
+#elif defined(WF_SIMD_SSE)
+#define WF_SIMD_NAME "sse2"
+#define WF_VL 4
+#define WF_MR 6
+#define WF_NV 2
+typedef __m128 wf_v;
+WF_INLINE wf_v wf_vzero(void) { return _mm_setzero_ps(); }
+WF_INLINE wf_v wf_vset1(float x) { return _mm_set1_ps(x); }
+WF_INLINE wf_v wf_vload(const float *p) { return _mm_loadu_ps(p); }
+WF_INLINE wf_v wf_vbroadcast(const float *p) { return _mm_load1_ps(p); }
+WF_INLINE void wf_vstore(float *p, wf_v x) { _mm_storeu_ps(p, x); }
+WF_INLINE wf_v wf_vadd(wf_v a, wf_v b) { return _mm_add_ps(a, b); }
+WF_INLINE wf_v wf_vsub(wf_v a, wf_v b) { return _mm_sub_ps(a, b); }
+WF_INLINE wf_v wf_vmul(wf_v a, wf_v b) { return _mm_mul_ps(a, b); }
+WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return _mm_div_ps(a, b); }
+WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return _mm_max_ps(b, a); }
+WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return _mm_min_ps(b, a); }
+WF_INLINE wf_v wf_vsqrt(wf_v a) { return _mm_sqrt_ps(a); }
+WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+WF_INLINE float wf_vsum(wf_v a) {
+    __m128 s = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+WF_INLINE float wf_vhmax(wf_v a) {
+    __m128 s = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+/* SSE2 has no round instruction; the default MXCSR mode is round-to-nearest-even */
+WF_INLINE wf_v wf_vround(wf_v a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }
+WF_INLINE wf_v wf_vpow2i(wf_v n) {
+    __m128i i = _mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127));
+    return _mm_castsi128_ps(_mm_slli_epi32(i, 23));
+}
+
+/* ---------------------------------------------------------------- scalar */
+#else
+#define WF_SIMD_NAME "scalar"
+#define WF_VL 1
+#define WF_MR 4
+#define WF_NV 4
+typedef wf_real wf_v;
+WF_INLINE wf_v wf_vzero(void) { return 0; }
+WF_INLINE wf_v wf_vset1(wf_real x) { return x; }
+WF_INLINE wf_v wf_vload(const wf_real *p) { return *p; }
+WF_INLINE wf_v wf_vbroadcast(const wf_real *p) { return *p; }
+WF_INLINE void wf_vstore(wf_real *p, wf_v x) { *p = x; }
+WF_INLINE wf_v wf_vadd(wf_v a, wf_v b) { return a + b; }
+WF_INLINE wf_v wf_vsub(wf_v a, wf_v b) { return a - b; }
+WF_INLINE wf_v wf_vmul(wf_v a, wf_v b) { return a * b; }
+WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return a / b; }
+WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return a > b ? a : b; }
+WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return a < b ? a : b; }
+WF_INLINE wf_v wf_vsqrt(wf_v a) { return WF_SQRT(a); }
+WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return a * b + c; }
+WF_INLINE wf_real wf_vsum(wf_v a) { return a; }
+WF_INLINE wf_real wf_vhmax(wf_v a) { return a; }
+#endif
+
+#define WF_NR (WF_NV * WF_VL)
+
+/* e^x lane by lane. Vector backends: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so
+ * n ln2 is exact), e^r = 1 + r + r^2 P(r) with the degree-5 minimax P of the Cephes
+ * library's expf (about 1 ulp), times 2^n built in the exponent bits. Inputs are clamped
+ * to [-87.3, 88.3] so that 2^n stays a normal float: below, the result is ~1e-38 instead
+ * of a denormal or 0 (callers feed softmax x <= 0, where such terms vanish in the sum);
+ * above, it stays finite. The scalar backend is the C library's exp. */
+#if defined(WF_SIMD_SCALAR)
+WF_INLINE wf_v wf_vexp(wf_v x) { return WF_EXP(x); }
+#else
+WF_INLINE wf_v wf_vexp(wf_v x) {
+    x = wf_vmin(wf_vmax(x, wf_vset1(-87.3f)), wf_vset1(88.3f));
+    wf_v n = wf_vround(wf_vmul(x, wf_vset1(1.44269504088896341f)));
+    wf_v r = wf_vsub(x, wf_vmul(n, wf_vset1(0.693359375f))); /* ln2, high 8 bits */
+    r = wf_vsub(r, wf_vmul(n, wf_vset1(-2.12194440e-4f)));    /* ln2, the rest */
+    wf_v p = wf_vset1(1.9875691500e-4f);
+    p = wf_vmadd(p, r, wf_vset1(1.3981999507e-3f));
+    p = wf_vmadd(p, r, wf_vset1(8.3334519073e-3f));
+    p = wf_vmadd(p, r, wf_vset1(4.1665795894e-2f));
+    p = wf_vmadd(p, r, wf_vset1(1.6666665459e-1f));
+    p = wf_vmadd(p, r, wf_vset1(5.0000001201e-1f));
+    p = wf_vadd(wf_vmadd(wf_vmul(p, r), r, r), wf_vset1(1.0f));
+    return wf_vmul(p, wf_vpow2i(n));
+}
+#endif
+
+#endif /* WF_SIMD_H */

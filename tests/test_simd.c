@@ -1,0 +1,269 @@
+/* The fast kernels against their plain scalar references (the *_scalar functions in src/), on shapes
+ * that hit every edge: sizes that are not multiples of the vector width or the register
+ * tile, sums deeper than one KC block, transposed operands, the causal triangle, padding,
+ * cross-attention and single-row decoding. Then threads: every threaded op must give
+ * bit-for-bit the single-thread result.
+ *
+ * Tolerance: |fast - ref| <= 2e-5 * max|ref| over each tensor (plus a 1e-6 floor for
+ * tensors near zero). The kernels sum in another order (blocked partial sums, vector lanes,
+ * FMA) and use a polynomial exp, so float rounding differs by a few ulps times the number
+ * of terms; 2e-5 is ~150 ulps of the tensor's scale, far below any real indexing error,
+ * which shows up as O(1). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "model.h"
+
+#if defined(WF_DOUBLE)
+#error "test_simd compares the float build's kernels"
+#endif
+
+#define TOL 2e-5
+
+static wf_rng rng;
+
+static float *randv(size_t n, double scale) {
+    float *x = wf_alloc((n ? n : 1) * sizeof(float));
+    for (size_t i = 0; i < n; i++) x[i] = (float)(scale * wf_rng_normal(&rng));
+    return x;
+}
+
+static float *copyv(const float *x, size_t n) {
+    float *y = wf_alloc((n ? n : 1) * sizeof(float));
+    memcpy(y, x, n * sizeof(float));
+    return y;
+}
+
+static double worst_seen = 0;
+
+static void compare(const char *what, const float *fast, const float *ref, size_t n) {
+    double scale = 0, worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(ref[i]));
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)fast[i] - ref[i]);
+        if (!(e <= worst)) {
+            worst = e;
+            at = i;
+        }
+    }
+    double rel = worst / fmax(scale, 1e-6);
+    if (rel > worst_seen) worst_seen = rel;
+    CHECK(rel <= TOL, "%s: element %zu fast %.9g ref %.9g (error %.3g of max %.3g)", what, at, fast[at], ref[at],
+          worst, scale);
+}
+
+static void same(const char *what, const float *a, const float *b, size_t n) {
+    CHECK(memcmp(a, b, n * sizeof(float)) == 0, "%s: the threaded result differs from the single-thread one", what);
+}
+
+/* ---- linear: forward, then backward accumulating onto non-zero gradients ---- */
+static void test_linear(int N, int C, int OC, int bias, wf_pool *pool) {
+    char name[96];
+    float *x = randv((size_t)N * C, 1), *w = randv((size_t)OC * C, 0.2), *b = bias ? randv(OC, 1) : NULL;
+    float *dout = randv((size_t)N * OC, 1);
+    float *out = randv((size_t)N * OC, 1), *out_ref = randv((size_t)N * OC, 1);
+    wf_linear_forward(out, x, w, b, N, C, OC, NULL);
+    wf_linear_forward_scalar(out_ref, x, w, b, N, C, OC);
+    snprintf(name, sizeof name, "linear fwd N=%d C=%d OC=%d", N, C, OC);
+    compare(name, out, out_ref, (size_t)N * OC);
+
+    float *dx = randv((size_t)N * C, 1), *dw = randv((size_t)OC * C, 1), *db = randv(OC, 1);
+    float *dx_ref = copyv(dx, (size_t)N * C), *dw_ref = copyv(dw, (size_t)OC * C), *db_ref = copyv(db, OC);
+    float *dx_t = copyv(dx, (size_t)N * C), *dw_t = copyv(dw, (size_t)OC * C), *db_t = copyv(db, OC);
+    wf_linear_backward(dx, dw, db, dout, x, w, N, C, OC, NULL);
+    wf_linear_backward_scalar(dx_ref, dw_ref, db_ref, dout, x, w, N, C, OC);
+    snprintf(name, sizeof name, "linear bwd dinp N=%d C=%d OC=%d", N, C, OC);
+    compare(name, dx, dx_ref, (size_t)N * C);
+    snprintf(name, sizeof name, "linear bwd dw N=%d C=%d OC=%d", N, C, OC);
+    compare(name, dw, dw_ref, (size_t)OC * C);
+    snprintf(name, sizeof name, "linear bwd db N=%d C=%d OC=%d", N, C, OC);
+    compare(name, db, db_ref, OC);
+    if (pool) {
+        float *out_t = randv((size_t)N * OC, 1);
+        wf_linear_forward(out_t, x, w, b, N, C, OC, pool);
+        wf_linear_backward(dx_t, dw_t, db_t, dout, x, w, N, C, OC, pool);
+        snprintf(name, sizeof name, "linear threads N=%d C=%d OC=%d", N, C, OC);
+        same(name, out_t, out, (size_t)N * OC);
+        same(name, dx_t, dx, (size_t)N * C);
+        same(name, dw_t, dw, (size_t)OC * C);
+        wf_free(out_t);
+    }
+    wf_free(x); wf_free(w); wf_free(b); wf_free(dout); wf_free(out); wf_free(out_ref);
+    wf_free(dx); wf_free(dw); wf_free(db); wf_free(dx_ref); wf_free(dw_ref); wf_free(db_ref);
+    wf_free(dx_t); wf_free(dw_t); wf_free(db_t);
+}
+
+/* ---- attention ---- */
+static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool *pool) {
+    char what[96];
+    const size_t C = (size_t)d.NH * d.HS;
+    const size_t qn = (size_t)d.B * d.Tq * d.q_stride, kn = (size_t)d.B * d.Tk * d.kv_stride;
+    const size_t on = (size_t)d.B * d.Tq * C, an = (size_t)d.B * d.NH * d.Tq * d.Tk;
+    float *qbuf = randv(qn, 1), *kvbuf = packed ? qbuf : randv(kn, 1);
+    const float *q = qbuf, *k = kvbuf + (packed ? C : 0), *v = kvbuf + (packed ? 2 * C : C);
+    float *out = randv(on, 1), *out_ref = randv(on, 1), *att = randv(an, 1), *att_ref = randv(an, 1);
+    wf_attention_forward(out, att, q, k, v, &d, NULL);
+    wf_attention_forward_scalar(out_ref, att_ref, q, k, v, &d);
+    snprintf(what, sizeof what, "%s out", name);
+    compare(what, out, out_ref, on);
+    snprintf(what, sizeof what, "%s att", name);
+    compare(what, att, att_ref, an);
+
+    float *dout = randv(on, 1);
+    float *dq = randv(qn, 1), *dkv = packed ? dq : randv(kn, 1);
+    float *dq_ref = copyv(dq, qn), *dkv_ref = packed ? dq_ref : copyv(dkv, kn);
+    float *dq_t = copyv(dq, qn), *dkv_t = packed ? dq_t : copyv(dkv, kn);
+    const size_t ko = packed ? C : 0, vo = packed ? 2 * C : C;
+    wf_attention_backward(dq, dkv + ko, dkv + vo, dout, out_ref, att_ref, q, k, v, &d, NULL);
+    wf_attention_backward_scalar(dq_ref, dkv_ref + ko, dkv_ref + vo, dout, out_ref, att_ref, q, k, v, &d);
+    snprintf(what, sizeof what, "%s dq", name);
+    compare(what, dq, dq_ref, qn);
+    if (!packed) {
+        snprintf(what, sizeof what, "%s dkv", name);
+        compare(what, dkv, dkv_ref, kn);
+    }
+    if (pool) {
+        float *out_t = randv(on, 1), *att_t = randv(an, 1);
+        wf_attention_forward(out_t, att_t, q, k, v, &d, pool);
+        wf_attention_backward(dq_t, dkv_t + ko, dkv_t + vo, dout, out_ref, att_ref, q, k, v, &d, pool);
+        snprintf(what, sizeof what, "%s threads", name);
+        same(what, out_t, out, on);
+        same(what, att_t, att, an);
+        same(what, dq_t, dq, qn);
+        if (!packed) same(what, dkv_t, dkv, kn);
+        wf_free(out_t); wf_free(att_t);
+    }
+    wf_free(qbuf); wf_free(out); wf_free(out_ref); wf_free(att); wf_free(att_ref); wf_free(dout);
+    wf_free(dq); wf_free(dq_ref); wf_free(dq_t);
+    if (!packed) {
+        wf_free(kvbuf); wf_free(dkv); wf_free(dkv_ref); wf_free(dkv_t);
+    }
+}
+
+/* ---- pointwise, norm, loss, optimizer ---- */
+static void test_rowwise(int N, int C) {
+    char what[96];
+    const size_t n = (size_t)N * C;
+    float *x = randv(n, 3), *w = randv(C, 1), *b = randv(C, 1), *dout = randv(n, 1);
+    float *o = randv(n, 1), *o_ref = randv(n, 1), *mean = randv(N, 1), *rstd = randv(N, 1), *mean_ref = randv(N, 1),
+          *rstd_ref = randv(N, 1);
+    wf_layernorm_forward(o, mean, rstd, x, w, b, N, C, 1e-5f);
+    wf_layernorm_forward_scalar(o_ref, mean_ref, rstd_ref, x, w, b, N, C, 1e-5f);
+    snprintf(what, sizeof what, "layernorm fwd C=%d", C);
+    compare(what, o, o_ref, n);
+    compare(what, rstd, rstd_ref, N);
+    float *dx = randv(n, 1), *dw = randv(C, 1), *db = randv(C, 1);
+    float *dx_ref = copyv(dx, n), *dw_ref = copyv(dw, C), *db_ref = copyv(db, C);
+    wf_layernorm_backward(dx, dw, db, dout, x, mean_ref, rstd_ref, w, N, C);
+    wf_layernorm_backward_scalar(dx_ref, dw_ref, db_ref, dout, x, mean_ref, rstd_ref, w, N, C);
+    snprintf(what, sizeof what, "layernorm bwd C=%d", C);
+    compare(what, dx, dx_ref, n);
+    compare(what, dw, dw_ref, C);
+    compare(what, db, db_ref, C);
+
+    /* GELU over a wide range, including where tanh saturates */
+    wf_gelu_forward(o, x, (int)n, NULL);
+    wf_gelu_forward_scalar(o_ref, x, (int)n);
+    snprintf(what, sizeof what, "gelu fwd n=%zu", n);
+    compare(what, o, o_ref, n);
+    memcpy(dx_ref, dx, n * sizeof(float));
+    wf_gelu_backward(dx, dout, x, (int)n, NULL);
+    wf_gelu_backward_scalar(dx_ref, dout, x, (int)n);
+    snprintf(what, sizeof what, "gelu bwd n=%zu", n);
+    compare(what, dx, dx_ref, n);
+
+    /* cross-entropy, one ignored row */
+    int32_t *targets = malloc((size_t)N * sizeof(int32_t));
+    for (int i = 0; i < N; i++) targets[i] = (int32_t)(wf_rng_u32(&rng) % (uint32_t)C);
+    targets[N / 2] = -1;
+    float *losses = randv(N, 1), *losses_ref = randv(N, 1);
+    int count = 0, count_ref = 0;
+    double total = wf_crossentropy_forward(losses, o, x, targets, N, C, &count);
+    double total_ref = wf_crossentropy_forward_scalar(losses_ref, o_ref, x, targets, N, C, &count_ref);
+    snprintf(what, sizeof what, "crossentropy V=%d", C);
+    compare(what, o, o_ref, n);
+    compare(what, losses, losses_ref, N);
+    CHECK(count == count_ref && fabs(total - total_ref) <= TOL * fabs(total_ref), "%s: total %.9g vs %.9g", what,
+          total, total_ref);
+
+    /* AdamW: the same parameters and moments through a few steps */
+    wf_optim opt;
+    wf_optim_default(&opt);
+    opt.lr = 1e-2f;
+    float *p = copyv(x, n), *p_ref = copyv(x, n), *m = randv(n, 0), *m_ref = randv(n, 0), *v = randv(n, 0),
+          *v_ref = randv(n, 0);
+    memset(m, 0, n * sizeof(float)); memset(m_ref, 0, n * sizeof(float));
+    memset(v, 0, n * sizeof(float)); memset(v_ref, 0, n * sizeof(float));
+    for (int t = 1; t <= 3; t++) {
+        wf_adamw_update(p, m, v, dout, n, 0.5f, &opt, opt.lr, 1, t);
+        wf_adamw_update_scalar(p_ref, m_ref, v_ref, dout, n, 0.5f, &opt, opt.lr, 1, t);
+    }
+    snprintf(what, sizeof what, "adamw n=%zu", n);
+    compare(what, p, p_ref, n);
+    compare(what, m, m_ref, n);
+    compare(what, v, v_ref, n);
+
+    wf_free(x); wf_free(w); wf_free(b); wf_free(dout); wf_free(o); wf_free(o_ref); wf_free(mean); wf_free(rstd);
+    wf_free(mean_ref); wf_free(rstd_ref); wf_free(dx); wf_free(dw); wf_free(db); wf_free(dx_ref); wf_free(dw_ref);
+    wf_free(db_ref); wf_free(losses); wf_free(losses_ref); wf_free(p); wf_free(p_ref); wf_free(m); wf_free(m_ref);
+    wf_free(v); wf_free(v_ref); free(targets);
+}
+
+/* The whole model: a training step with 2 threads equals the single-thread step bit for bit. */
+static void test_model_threads(void) {
+    wf_config cfg;
+    wf_config_default(&cfg);
+    cfg.n_layer = 2;
+    wf_model *m1 = wf_model_create(), *m2 = wf_model_create();
+    CHECK_OK(wf_model_init(m1, &cfg), m1);
+    CHECK_OK(wf_model_set_threads(m2, 2), m2);
+    CHECK_OK(wf_model_init(m2, &cfg), m2);
+    int32_t in[4 * 64], tg[4 * 64];
+    for (int i = 0; i < 4 * 64; i++) {
+        in[i] = (int32_t)(wf_rng_u32(&rng) % 96);
+        tg[i] = (int32_t)(wf_rng_u32(&rng) % 96);
+    }
+    for (int s = 0; s < 2; s++) {
+        CHECK_OK(wf_train_step(m1, in, tg, 4, 64, NULL), m1);
+        CHECK_OK(wf_train_step(m2, in, tg, 4, 64, NULL), m2);
+    }
+    same("model step threads", wf_model_params(m2), wf_model_params(m1), (size_t)wf_model_param_count(m1));
+    CHECK_OK(wf_model_set_threads(m2, 1), m2);
+    wf_model_free(m1);
+    wf_model_free(m2);
+}
+
+int main(void) {
+    wf_rng_seed(&rng, 7);
+    printf("test_simd: kernels built for %s\n", wf_simd_name());
+    wf_pool *pool = NULL;
+#if defined(WF_THREADS)
+    pool = wf_pool_create(2);
+    CHECK(pool != NULL, "could not start a pool of 2 threads");
+#endif
+    static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
+                                    {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
+
+    static const int32_t lens[3] = {70, 13, 0};
+    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL}, 1, pool);
+    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL}, 1, pool);
+    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens}, 1, pool);
+    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL}, 0, pool);
+    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL}, 0, pool);
+    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL}, 0, pool);
+    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL}, 0, pool);
+
+    test_rowwise(9, 128);
+    test_rowwise(5, 97);
+    test_rowwise(3, 3);
+
+#if defined(WF_THREADS)
+    test_model_threads();
+#endif
+    wf_pool_free(pool);
+    printf("test_simd: worst relative difference %.2e (tolerance %.0e)\n", worst_seen, TOL);
+    return check_summary("test_simd");
+}
