@@ -1,7 +1,9 @@
 /* Writes the fuzz targets' seed corpora (tests/fuzz/corpus/<target>/): small valid inputs
  * of every kind each loader reads, so fuzzing starts from deep inside the formats. The
- * committed seeds came from this program; run it from the repository root to remake them:
- *   build/native/fuzz_make_seeds tests/fuzz/corpus */
+ * named seeds came from this program; run it from the repository root to remake them:
+ *   build/native/fuzz_make_seeds tests/fuzz/corpus
+ * The files named by their SHA-1 are what the long fuzzing runs added (libFuzzer -merge=1:
+ * the smallest set keeping their coverage); ctest replays all of them. */
 #include "fuzz.h"
 
 static const char *root;

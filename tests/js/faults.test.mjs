@@ -169,9 +169,11 @@ test('F4: abort during training leaves the model an uninterrupted run of as many
   // the same across the worker boundary
   const wm = await createWorkerModel(SMALL);
   const wac = new AbortController();
-  await assert.rejects(wm.train(TEXT, { ...schedule, steps: 100, signal: wac.signal, onProgress: (p) => { if (p.step >= 9) wac.abort(); } }),
+  // (yieldMs 0: the worker reports every step and sees the abort message between steps)
+  await assert.rejects(wm.train(TEXT, { ...schedule, steps: 100000, yieldMs: 0, signal: wac.signal, onProgress: (p) => { if (p.step >= 9) wac.abort(); } }),
     (e) => e.name === 'AbortError');
   const wsteps = (await wm.info()).step;
+  assert.ok(wsteps >= 9 && wsteps < 100000, `the worker stopped at step ${wsteps}`);
   const ref = await createModel(SMALL);
   await ref.train(TEXT, { ...schedule, steps: wsteps });
   assert.ok(same(await wm.save(), ref.save()), `the worker's model after abort at step ${wsteps}`);
