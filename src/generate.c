@@ -3,60 +3,73 @@
  * buffer was allocated with the model; nothing here allocates. */
 #include "model.h"
 
-#define PAD4(n) (((n) + 3) / 4 * 4)
-
 /* A prompt and a re-read window go through the layers GEN_ROWS positions at a time, as
  * matrix products; each new token is then one row (matrix-vector products). */
 #define GEN_ROWS 32
+
+/* X(name, type, elements) of the generation block besides its two layers' scratch; the
+ * wf_dims letters and R (rows of layer scratch) are in scope. int32 ids live in
+ * wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real). */
+#define GEN_BUFS(X)                              \
+    X(kcache,      wf_real, K * L * T * C)       \
+    X(vcache,      wf_real, K * L * T * C)       \
+    X(kalt,        wf_real, xa * K * L * T * C)  \
+    X(valt,        wf_real, xa * K * L * T * C)  \
+    X(xkv,         wf_real, xa * L * T * 2 * C)  \
+    X(row.branch,  wf_real, R * C)               \
+    X(enc.branch,  wf_real, xa * T * C)          \
+    X(x,           wf_real, R * C)               \
+    X(enc_x,       wf_real, xa * T * C)          \
+    X(enc_out,     wf_real, xa * T * C)          \
+    X(enc_mean,    wf_real, xa * T)              \
+    X(enc_rstd,    wf_real, xa * T)              \
+    X(lnf,         wf_real, C)                   \
+    X(lnf_mean,    wf_real, 1)                   \
+    X(lnf_rstd,    wf_real, 1)                   \
+    X(logits,      wf_real, V)                   \
+    X(probs,       wf_real, V)                   \
+    X(logp,        wf_real, xa * K * V)          \
+    X(score,       wf_real, xa * K)              \
+    X(score_alt,   wf_real, xa * K)              \
+    X(cand_score,  wf_real, xa * 2 * K)          \
+    X(cand_beam,   int32_t, xa * 2 * K)          \
+    X(cand_tok,    int32_t, xa * 2 * K)          \
+    X(seq,         int32_t, xa * K * (T + 1))    \
+    X(seq_alt,     int32_t, xa * K * (T + 1))    \
+    X(best,        int32_t, xa * T)              \
+    X(order,       int32_t, V)                   \
+    X(window,      int32_t, T)
 
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
     wf_gen scratch;
     if (!g) g = &scratch;
     const size_t T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
-    const size_t R = T < GEN_ROWS ? T : GEN_ROWS; /* rows of layer scratch */
-    size_t off = 0;
-    /* int32 ids live in wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real) */
-#define TAKE(ptr, type, n)                                  \
-    ptr = (type *)(mem && (n) != 0 ? mem + off : NULL);          \
-    off += PAD4((size_t)(n));
-    TAKE(g->kcache, wf_real, K * L * T * C)
-    TAKE(g->vcache, wf_real, K * L * T * C)
-    TAKE(g->kalt, wf_real, xa * K * L * T * C)
-    TAKE(g->valt, wf_real, xa * K * L * T * C)
-    TAKE(g->xkv, wf_real, xa * L * T * 2 * C)
-    off += wf_layer_carve(&g->row, mem ? mem + off : NULL, d, R, T, xa * T, 0, xa, 0);
-    TAKE(g->row.branch, wf_real, R * C)
-    if (xa) {
+    const size_t R = T < GEN_ROWS ? T : GEN_ROWS;
+    size_t off = wf_layer_carve(&g->row, mem, d, R, T, xa * T, 0, xa, 0);
+    if (xa)
         off += wf_layer_carve(&g->enc, mem ? mem + off : NULL, d, T, T, 0, 0, 0, 0);
-        TAKE(g->enc.branch, wf_real, T * C)
-    } else {
+    else
         memset(&g->enc, 0, sizeof g->enc);
-    }
-    TAKE(g->x, wf_real, R * C)
-    TAKE(g->enc_x, wf_real, xa * T * C)
-    TAKE(g->enc_out, wf_real, xa * T * C)
-    TAKE(g->enc_mean, wf_real, xa * T)
-    TAKE(g->enc_rstd, wf_real, xa * T)
-    TAKE(g->lnf, wf_real, C)
-    TAKE(g->lnf_mean, wf_real, 1)
-    TAKE(g->lnf_rstd, wf_real, 1)
-    TAKE(g->logits, wf_real, V)
-    TAKE(g->probs, wf_real, V)
-    TAKE(g->logp, wf_real, xa * K * V)
-    TAKE(g->score, wf_real, xa * K)
-    TAKE(g->score_alt, wf_real, xa * K)
-    TAKE(g->cand_score, wf_real, xa * 2 * K)
-    TAKE(g->cand_beam, int32_t, xa * 2 * K)
-    TAKE(g->cand_tok, int32_t, xa * 2 * K)
-    TAKE(g->seq, int32_t, xa * K * (T + 1))
-    TAKE(g->seq_alt, int32_t, xa * K * (T + 1))
-    TAKE(g->best, int32_t, xa * T)
-    TAKE(g->order, int32_t, V)
-    TAKE(g->window, int32_t, T)
-#undef TAKE
+#define X(ptr, type, n)                                  \
+    g->ptr = (type *)(mem && (n) != 0 ? mem + off : NULL);    \
+    off += PAD4((size_t)(n));
+    GEN_BUFS(X)
+#undef X
     g->n = 0;
     g->active = 0;
     return off;
+}
+
+/* The same count in double, so that a config whose block would overflow size_t (32 bits
+ * in wasm) is measured and refused instead of wrapping around. */
+double wf_gen_elems_d(const wf_dims *d) {
+    const double T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const double R = T < GEN_ROWS ? T : GEN_ROWS;
+    double total = wf_layer_elems_d(d, R, T, xa * T, 0, xa, 0) + (xa ? wf_layer_elems_d(d, T, T, 0, 0, 0, 0) : 0);
+#define X(ptr, type, n) total += PAD4D(n);
+    GEN_BUFS(X)
+#undef X
+    return total;
 }
 
 /* Feeds one token at cache position pos; leaves the next token's logits in g->logits. */

@@ -31,6 +31,11 @@
 #define WF_POW powf
 #endif
 
+/* Elements rounded up to a multiple of 4, so every tensor and buffer starts 16-byte
+ * aligned; PAD4D is the same in double, for size checks that must not overflow. */
+#define PAD4(n) (((n) + 3) / 4 * 4)
+#define PAD4D(n) (ceil((n) / 4.0) * 4)
+
 /* Debug-only checks of internal invariants, never of user input. */
 #ifdef WF_DEBUG
 #include <assert.h>

@@ -98,10 +98,9 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
 
 #undef CHECK
 
-/* Elements of each table, padded to 4 so every tensor starts 16-byte aligned. Computed in
- * double first so that absurd configs are refused instead of overflowing. */
-#define PAD4(n) (((n) + 3) / 4 * 4)
-#define PAD4D(n) (ceil((n) / 4.0) * 4) /* the same in double */
+/* Elements of each table, padded to 4 (PAD4) so every tensor starts 16-byte aligned.
+ * Computed in double first (PAD4D) so that absurd configs are refused instead of
+ * overflowing. */
 
 static double params_elems_d(const wf_dims *dd) {
     double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
@@ -112,7 +111,7 @@ static double params_elems_d(const wf_dims *dd) {
     return total;
 }
 
-static double layer_elems_d(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
+double wf_layer_elems_d(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
     double C = dd->C, NH = dd->NH, F = dd->F, fc = dd->fc, total = 0;
 #define X(name, n) total += PAD4D(n);
     WF_LAYER_ACTS(X)
@@ -137,8 +136,8 @@ size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N
 static double acts_elems_d(const wf_dims *dd, double B, double T, double S) {
     double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
     double R = T > S ? T : S, total = 0;
-    double main_layer = layer_elems_d(dd, B * T, T, S, B * S, xa, drop);
-    double enc_layer = layer_elems_d(dd, B * S, S, 0, 0, 0, drop);
+    double main_layer = wf_layer_elems_d(dd, B * T, T, S, B * S, xa, drop);
+    double enc_layer = wf_layer_elems_d(dd, B * S, S, 0, 0, 0, drop);
 #define X(name, n) total += PAD4D(n);
     WF_ACTS(X)
 #undef X
@@ -192,7 +191,7 @@ wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memo
     out->grads = P * bytes;
     out->optimizer = 2 * P * bytes;
     out->activations = (B > 0 && T > 0) ? acts_elems_d(&d, B, T, d.xa ? T : 0) * bytes : 0;
-    out->inference = (double)wf_gen_carve(NULL, &d, NULL) * bytes + tables_elems(&d) * bytes;
+    out->inference = wf_gen_elems_d(&d) * bytes + tables_elems(&d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
     return WF_OK;
 }

@@ -151,6 +151,7 @@ typedef struct {
  * used; branch is left to the caller. */
 size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S,
                       size_t BS, size_t x, size_t drop);
+double wf_layer_elems_d(const wf_dims *d, double N, double Tk, double S, double BS, double x, double drop); /* the same count in double */
 
 /* X(name, elements): B, T, S (source rows), R = max(T, S) and the wf_dims letters are in
  * scope. The layers of both stacks are blocks of WF_LAYER_ACTS; the d* entries are
@@ -282,6 +283,7 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
 
 /* generate.c, for model.c */
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem); /* mem NULL: only counts */
+double wf_gen_elems_d(const wf_dims *d); /* the same count in double, for the size checks */
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng,
                         wf_real *probs, int32_t *order);
 

@@ -204,6 +204,29 @@ static void row_e5_memory(void) {
     CHECK(wf_heap_in_use() == heap, "refused before allocating: heap %.0f -> %.0f bytes", heap, wf_heap_in_use());
     CHECK(unchanged(m, &before), "a refused model changed the one in the handle");
 
+    /* a model whose weights are small but whose KV cache is not (review #1: in wasm the
+     * cache's size once wrapped around 32 bits, and the first generated token wrote out of
+     * bounds; tests/js/review_c.test.mjs runs the review's 1024-layer case there): 64
+     * layers x 65536 positions x 64 wide, 2 GB of keys and values */
+    wf_config g = small();
+    g.n_layer = 64;
+    g.n_head = 1;
+    g.d_model = 64;
+    g.d_ff = 1;
+    g.context = 65536;
+    CHECK(wf_memory_estimate(&g, 0, 0, &est) == WF_OK, "estimate of a huge KV cache");
+    const double cache = 2.0 * g.n_layer * g.context * g.d_model * sizeof(float);
+    CHECK(est.inference >= cache && est.inference < cache * 1.01, "the KV cache is counted: %.0f, want about %.0f",
+          est.inference, cache);
+    CHECK(est.params + est.grads + est.optimizer < limit / 2, "without the cache it would fit: %.0f",
+          est.params + est.grads + est.optimizer);
+    snprintf(want, sizeof want, "the model needs %.2f GB before activations", est.total / 1e9);
+    heap = wf_heap_in_use();
+    CHECK(wf_model_init(m, &g) == WF_ERR_NOMEM, "a KV cache beyond the limit");
+    CHECK(strstr(wf_model_error(m), want) != NULL, "message \"%s\", want \"%s\"", wf_model_error(m), want);
+    CHECK(wf_heap_in_use() == heap, "refused before allocating");
+    CHECK(unchanged(m, &before), "a refused model changed the one in the handle");
+
     /* a batch whose activations exceed the limit, on a model that fits */
     int32_t B = 64;
     wf_memory need;
