@@ -252,7 +252,7 @@ async function train(argv, o) {
       ...(lr === undefined ? {} : { lr }),
       ...(seed === undefined ? {} : { seed }),
       // resuming continues the schedule the model was saved with, stretched to this --steps
-      ...(o.resume ? { keepSchedule: true, decaySteps: Math.max(0, total - model.optimizer.warmup) } : {}),
+      ...(o.resume ? { keepSchedule: true, decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) } : {}),
     });
   } catch (e) {
     if (e.name !== 'AbortError') failure = e;
@@ -350,8 +350,9 @@ async function info(argv, o) {
       return 0;
     }
     const c = i.config, opt = i.optimizer;
-    const schedule = `lr ${opt.lr.toPrecision(3)}, warmup to step ${opt.warmup}` +
-      (opt.decaySteps > 0 ? `, cosine decay to step ${opt.warmup + opt.decaySteps}` : ', then constant');
+    const warmupEnd = opt.start + opt.warmup;
+    const schedule = `lr ${opt.lr.toPrecision(3)}, warmup to step ${warmupEnd}` +
+      (opt.decaySteps > 0 ? `, cosine decay to step ${warmupEnd + opt.decaySteps}` : ', then constant');
     const rows = [
       ['file', `${argv[0]} (${megabytes(data.length)})`],
       ['model', `${c.arch}, ${c.block === 'pre_ln' ? 'Pre-LN' : 'Post-LN'} ${c.norm}, ${c.activation}, ${c.positions} positions, ` +

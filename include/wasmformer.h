@@ -157,10 +157,12 @@ typedef struct {
                             warmup, then constant; 0 = constant lr after warmup */
     float min_lr_ratio;
     float grad_clip;     /* clip the global gradient norm to this; 0 = no clipping */
+    int32_t start;       /* the step the schedule starts at: warmup and decay count from it
+                            (a later training run sets it to the current step) */
 } wf_optim;
 
 /* Fills o with lr 3e-4, betas 0.9/0.95, eps 1e-8, weight decay 0.1, no warmup or decay,
- * clip 1.0. */
+ * clip 1.0, a schedule starting at step 0. */
 WF_API void wf_optim_default(wf_optim *o);
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o);
 WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out);

@@ -27,13 +27,13 @@
     X(vocab_size) X(context) X(n_layer) X(n_head) X(d_model) X(d_ff) X(norm_eps) X(seed) \
     X(n_enc_layer) X(dropout) X(max_beam)
 #define OPTIM_FIELDS(X) X(lr) X(beta1) X(beta2) X(eps) X(weight_decay) X(warmup) X(decay_steps) \
-    X(min_lr_ratio) X(grad_clip)
+    X(min_lr_ratio) X(grad_clip) X(start)
 #define COUNT_FIELD(name) +1
 enum {
     N_CONFIG = 0 CONFIG_FIELDS(COUNT_FIELD),
     N_OPTIM = 0 OPTIM_FIELDS(COUNT_FIELD),
     N_CONFIG_V1 = 15, /* the fields version 1 files always have */
-    N_OPTIM_V1 = 9,
+    N_OPTIM_V1 = 9,   /* before the schedule's start (0 when absent) */
     N_RNG = 2,        /* the batch sampler's train and validation streams */
 };
 _Static_assert(sizeof(wf_config) == 4 * N_CONFIG, "add the new wf_config field to CONFIG_FIELDS (and docs/FORMATS.md)");

@@ -231,6 +231,7 @@ void wf_optim_default(wf_optim *o) {
     o->decay_steps = 0;
     o->min_lr_ratio = 0.1f;
     o->grad_clip = 1.0f;
+    o->start = 0;
 }
 
 static void init_weights(wf_model *m) {
@@ -407,6 +408,7 @@ wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     if (!wf_finite(o->eps) || o->eps <= 0) return WF_ERR(m, WF_ERR_ARG, "eps must be > 0, not %g", (double)o->eps);
     if (!wf_finite(o->weight_decay) || o->weight_decay < 0) return WF_ERR(m, WF_ERR_ARG, "weight_decay must be >= 0, not %g", (double)o->weight_decay);
     if (o->warmup < 0 || o->decay_steps < 0) return WF_ERR(m, WF_ERR_ARG, "warmup and decay_steps must be >= 0");
+    if (o->start < 0) return WF_ERR(m, WF_ERR_ARG, "the schedule's start step must be >= 0, not %d", o->start);
     if (!wf_finite(o->min_lr_ratio) || o->min_lr_ratio < 0 || o->min_lr_ratio > 1) return WF_ERR(m, WF_ERR_ARG, "min_lr_ratio must be in [0, 1], not %g", (double)o->min_lr_ratio);
     if (!wf_finite(o->grad_clip) || o->grad_clip < 0) return WF_ERR(m, WF_ERR_ARG, "grad_clip must be >= 0 (0 = off), not %g", (double)o->grad_clip);
     m->opt = *o;

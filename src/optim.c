@@ -12,11 +12,13 @@
 #include "simd.h"
 
 /* Linear warmup to lr, then cosine decay to lr * min_lr_ratio over decay_steps, then
- * constant. step counts from 0 (the step about to be taken). */
+ * constant, all counted from the schedule's start step (steps before it run as its first).
+ * step counts from 0 (the step about to be taken). */
 float wf_lr_at(const wf_optim *o, int32_t step) {
-    if (o->warmup > 0 && step < o->warmup) return o->lr * (float)(step + 1) / (float)o->warmup;
+    const int32_t s = step > o->start ? step - o->start : 0;
+    if (o->warmup > 0 && s < o->warmup) return o->lr * (float)(s + 1) / (float)o->warmup;
     if (o->decay_steps <= 0) return o->lr;
-    double progress = (double)(step - o->warmup) / (double)o->decay_steps;
+    double progress = (double)(s - o->warmup) / (double)o->decay_steps;
     if (progress > 1) progress = 1;
     double min_lr = (double)o->lr * o->min_lr_ratio;
     double coeff = 0.5 * (1.0 + cos(3.14159265358979323846 * progress));

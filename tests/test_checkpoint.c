@@ -530,12 +530,40 @@ static void test_hostile(void) {
         memcpy(&u, &neg, 4);
         REBUILD(wr32(s.payload[tens] + 27 + 4 * (2 * 13 * 8 + 3), u), WF_ERR_FORMAT, "AdamW v", "negative second moment");
     }
-    /* the optimizer section: fields, step, RNG streams */
+    /* the optimizer section: 10 fields (9 in files from before the schedule's start), step,
+     * RNG streams */
     REBUILD(wr32(s.payload[optm] + 4 * (1 + 0), 0xFFC00000u), WF_ERR_FORMAT, "learning rate", "NaN learning rate");
-    REBUILD(wr32(s.payload[optm] + 4 * (1 + 9), 0x80000000u), WF_ERR_FORMAT, "step", "negative step");
-    REBUILD(wr32(s.payload[optm] + 4 * (1 + 10), 3), WF_ERR_FORMAT, "RNG", "RNG count");
-    REBUILD((wr32(s.payload[optm] + 4 * (1 + 11), 0), wr32(s.payload[optm] + 4 * (1 + 12), 0)), WF_ERR_FORMAT,
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 9), 0x80000000u), WF_ERR_FORMAT, "start", "negative schedule start");
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 10), 0x80000000u), WF_ERR_FORMAT, "step", "negative step");
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 11), 3), WF_ERR_FORMAT, "RNG", "RNG count");
+    REBUILD((wr32(s.payload[optm] + 4 * (1 + 12), 0), wr32(s.payload[optm] + 4 * (1 + 13), 0)), WF_ERR_FORMAT,
             "state 0", "RNG state 0");
+    REBUILD((wr32(s.payload[optm], 11), wr32(s.payload[optm] + s.len[optm], 0), s.len[optm] += 4), WF_ERR_UNSUPPORTED,
+            "11 fields", "optimizer settings from a newer version");
+    {
+        /* a schedule start survives the file; a file of 9 optimizer fields (written before
+         * the start existed) loads with start 0 */
+        wf_model *e = wf_model_create();
+        wf_optim o;
+        split(good, n, &s);
+        wr32(s.payload[optm] + 4 * (1 + 9), 7);
+        bad = join(&s, &nb);
+        CHECK_OK(wf_model_load(e, NULL, bad, nb), e);
+        CHECK(wf_model_get_optim(e, &o) == WF_OK && o.start == 7, "start 7 saved and loaded: %d", o.start);
+        const int32_t step = wf_model_step(e);
+        free(bad);
+        uint8_t *p = s.payload[optm];
+        wr32(p, 9);
+        memmove(p + 4 * (1 + 9), p + 4 * (1 + 10), s.len[optm] - 4 * (1 + 10));
+        s.len[optm] -= 4;
+        bad = join(&s, &nb);
+        CHECK_OK(wf_model_load(e, NULL, bad, nb), e);
+        CHECK(wf_model_get_optim(e, &o) == WF_OK && o.start == 0, "9 fields: start %d, want 0", o.start);
+        CHECK(step > 0 && wf_model_step(e) == step, "9 fields: the step %d follows them, want %d", wf_model_step(e), step);
+        free(bad);
+        free_sections(&s);
+        wf_model_free(e);
+    }
     /* the embedded tokenizer: a damaged one, and one larger than the vocabulary */
     REBUILD(s.payload[tokn][30] ^= 1, WF_ERR_FORMAT, "tokenizer", "damaged embedded tokenizer");
     {

@@ -139,7 +139,7 @@ static void run_case(const char *name, const char *dump_dir) {
     printf("%s: gradients max rel err %.2e\n", name, worst);
 
     const float *of = fx_get(&fx, "optim")->data; /* written as float32 */
-    wf_optim opt = {of[0], of[1], of[2], of[3], of[4], (int32_t)of[5], (int32_t)of[6], of[7], of[8]};
+    wf_optim opt = {of[0], of[1], of[2], of[3], of[4], (int32_t)of[5], (int32_t)of[6], of[7], of[8], 0};
     CHECK_OK(wf_model_set_optim(m, &opt), m);
     const float *ref_steps = fx_get(&fx, "step_losses")->data;
     double step_err = 0;

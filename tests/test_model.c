@@ -240,6 +240,18 @@ static void test_schedule(void) {
     CHECK(fabsf(lrs[9] - 0.55f) < 1e-6f, "cosine midpoint %g", lrs[9]);
     CHECK(fabsf(lrs[14] - 0.1f) < 1e-6f && fabsf(lrs[19] - 0.1f) < 1e-6f, "floor %g %g", lrs[14], lrs[19]);
     for (int s = 5; s < 14; s++) CHECK(lrs[s] < lrs[s - 1], "cosine decreases at %d", s);
+    /* a second schedule starting at step 20 (review #5): the same warmup from lr / warmup
+     * and the same decay, shifted, not the tail end of a ramp that began at step 0 */
+    o.start = 20;
+    CHECK_OK(wf_model_set_optim(m, &o), m);
+    CHECK(fabsf(wf_model_lr(m) - 0.25f) < 1e-7f, "warmup of a schedule starting at step 20: %g", wf_model_lr(m));
+    for (int s = 0; s < 20; s++) {
+        wf_step_info info;
+        CHECK_OK(wf_train_step(m, in, tg, 1, 8, &info), m);
+        CHECK(info.lr == lrs[s], "step %d of the second schedule: lr %g, the first had %g", s, info.lr, lrs[s]);
+    }
+    o.start = -1;
+    CHECK(wf_model_set_optim(m, &o) == WF_ERR_ARG, "a negative start");
     wf_model_free(m);
 }
 

@@ -131,7 +131,7 @@ export interface OptimizerSettings {
   eps: number;
   /** Decoupled weight decay on matrices and embeddings. */
   weightDecay: number;
-  /** Step (absolute) at which linear warmup ends. */
+  /** Steps of linear warmup, counted from start. */
   warmup: number;
   /** Steps of cosine decay after warmup; 0 = constant. */
   decaySteps: number;
@@ -139,6 +139,8 @@ export interface OptimizerSettings {
   minLrRatio: number;
   /** Clip the global gradient norm to this; 0 = off. */
   gradClip: number;
+  /** The step the schedule starts at (train() sets it to the model's step). */
+  start: number;
 }
 
 export interface TrainProgress {
@@ -164,7 +166,7 @@ export interface TrainProgress {
   eta: number;
 }
 
-export interface TrainOptions extends Partial<OptimizerSettings> {
+export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> {
   /** The tokenizer built from the text when the model has none yet: 'char' (default),
    * 'bpe' (as many tokens as the model's vocabSize), {kind, vocabSize}, or a Tokenizer to
    * copy. A model that has one checks that it matches. */

@@ -376,7 +376,8 @@ export class Model {
       if (!opts.keepSchedule) {
         // a schedule for this call: warmup over its first steps, cosine decay to its last
         const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
-        schedule.warmup = start + warmup;
+        schedule.start = start;
+        schedule.warmup = warmup;
         schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
       }
       this.setOptimizer(schedule);

@@ -32,10 +32,10 @@ export const CONFIG_FIELDS = ['arch', 'norm', 'block', 'activation', 'positions'
 const CONFIG_FLOAT = new Set(['normEps', 'dropout']);
 export const CONFIG_BYTES = CONFIG_FIELDS.length * 4;
 // wf_optim: lr, beta1, beta2, eps, weight_decay (float), warmup, decay_steps (int32),
-// min_lr_ratio, grad_clip (float).
+// min_lr_ratio, grad_clip (float), start (int32).
 export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warmup', 'decaySteps',
-  'minLrRatio', 'gradClip'];
-const OPTIM_INT = new Set(['warmup', 'decaySteps']);
+  'minLrRatio', 'gradClip', 'start'];
+const OPTIM_INT = new Set(['warmup', 'decaySteps', 'start']);
 const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total'];
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).

@@ -194,7 +194,7 @@ export class Seq2Seq {
     this.setOptimizer({
       lr: opts.lr ?? 3e-3, weightDecay: opts.weightDecay ?? 0.01, gradClip: opts.gradClip ?? 1,
       ...(opts.minLrRatio !== undefined ? { minLrRatio: opts.minLrRatio } : {}),
-      warmup: start + warmup, decaySteps: opts.decaySteps ?? Math.max(0, steps - warmup),
+      start, warmup, decaySteps: opts.decaySteps ?? Math.max(0, steps - warmup),
     });
     // ids once, then batches of random pairs
     const encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]);

@@ -17,3 +17,20 @@ test('review #1: a KV cache beyond 4 GB is counted and refused, not wrapped arou
   assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
   assert.equal(rt.M._wf_heap_in_use(), inUse, 'nothing was allocated (or everything was freed)');
 });
+
+test('review #5: a later train() call warms up from lr / warmup again, from its own first step', async () => {
+  const model = await createModel({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 2 });
+  const text = 'the cat sat on the mat. '.repeat(40);
+  const lrs = async (steps) => {
+    const seen = [];
+    await model.train(text, { steps, warmup: 10, lr: 1e-3, evalInterval: 0, yieldMs: 0, onProgress: (p) => seen.push(p.lr) });
+    return seen;
+  };
+  const first = await lrs(50);
+  const second = await lrs(20);
+  assert.equal(model.step, 70);
+  assert.equal(model.optimizer.start, 50);
+  assert.equal(second[0], Math.fround(Math.fround(1e-3) / 10), `first lr of the second call: ${second[0]}`);
+  assert.deepEqual(second.slice(0, 10), first.slice(0, 10), 'the same warmup as the first call');
+  model.dispose();
+});
