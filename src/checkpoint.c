@@ -514,11 +514,7 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         next->step = pc->step;
         for (int i = 0; i < N_RNG; i++) next->rng_split[i].s = pc->rng[i];
     }
-    next->pool = m->pool; /* the thread setting belongs to the handle */
-    m->pool = NULL;
-    wf_model old = *m;
-    *m = *next;
-    *next = old;
+    wf_model_adopt(m, next);
     wf_model_free(next);
     if (t && tok.kind != WF_TOKENIZER_NONE) {
         wf_tokenizer_move(t, &tok);

@@ -211,6 +211,14 @@ static void release(wf_model *m) {
     wf_free(m->gen.mem);
 }
 
+void wf_model_adopt(wf_model *m, wf_model *next) {
+    next->pool = m->pool; /* the thread setting belongs to the handle */
+    release(m);
+    *m = *next;
+    memset(next, 0, sizeof *next);
+    m->err[0] = 0;
+}
+
 void wf_model_free(wf_model *m) {
     if (!m) return;
     release(m);
@@ -351,10 +359,7 @@ wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     wf_optim_default(&next.opt);
     seed_sampler(&next, cfg->seed);
     next.ready = 1;
-    next.pool = m->pool; /* the thread setting belongs to the handle */
-
-    release(m);
-    *m = next;
+    wf_model_adopt(m, &next);
     return WF_OK;
 }
 

@@ -274,6 +274,10 @@ void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rs
 void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean,
                      wf_real *lnf_rstd, const wf_real *x, int N);
 
+/* model.c, for wf_model_init and the file formats: moves next's model into m, keeping m's
+ * thread pool; m's old buffers are freed and next is left empty (free it as usual). */
+void wf_model_adopt(wf_model *m, wf_model *next);
+
 /* model.c, for the file formats: the elements between the arena's blocks
  * ([params | grads | m | v] start at 0, stride, 2 stride, 3 stride), and the tensor table
  * a config would have, computed without allocating (WF_ERR_CONFIG when the config is

@@ -1179,10 +1179,7 @@ wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_
                     else dst[a * sl.cols + b] = v;
                 }
         }
-        wf_model old = *m;
-        *m = *next;
-        *next = old;
-        m->err[0] = 0;
+        wf_model_adopt(m, next);
     }
     wf_model_free(next);
     free(plan);

@@ -9,6 +9,8 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "model.h" /* the handle's thread pool, for test_thread_setting */
+#include "pool.h"
 #include "wasmformer.h"
 
 static char *read_file(const char *path, int32_t *n) {
@@ -503,7 +505,40 @@ static void test_hostile_llama(void) {
     wf_model_free(m);
 }
 
+/* The thread count belongs to the handle (review #6): it survives wf_model_init, a
+ * checkpoint load and a safetensors import, each of which swaps in a new model. */
+static void test_thread_setting(void) {
+    int32_t nc = 0, ns = 0;
+    char *config = read_file("tests/fixtures/hf_gpt2_tied/config.json", &nc);
+    uint8_t *st = (uint8_t *)read_file("tests/fixtures/hf_gpt2_tied/model.safetensors", &ns);
+    CHECK(config && st, "fixture files missing (run from the repository root)");
+    wf_model *m = wf_model_create();
+    wf_status s = wf_model_set_threads(m, 3);
+    if (s == WF_ERR_UNSUPPORTED) {
+        printf("thread setting: skipped (a build without threads)\n");
+    } else if (config && st) {
+        CHECK_OK(s, m);
+        wf_config c;
+        wf_config_default(&c);
+        c.n_layer = 1;
+        CHECK_OK(wf_model_init(m, &c), m);
+        CHECK(wf_pool_threads(m->pool) == 3, "after wf_model_init: %d threads", wf_pool_threads(m->pool));
+        CHECK_OK(wf_safetensors_import(m, config, nc, st, ns), m);
+        CHECK(wf_pool_threads(m->pool) == 3, "after wf_safetensors_import: %d threads", wf_pool_threads(m->pool));
+        uint8_t *ck;
+        int32_t nk;
+        CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &ck, &nk), m);
+        CHECK_OK(wf_model_load(m, NULL, ck, nk), m);
+        CHECK(wf_pool_threads(m->pool) == 3, "after wf_model_load: %d threads", wf_pool_threads(m->pool));
+        wf_buffer_free(ck);
+    }
+    wf_model_free(m);
+    free(config);
+    free(st);
+}
+
 int main(void) {
+    test_thread_setting();
     test_pytorch_fixtures();
     test_round_trip();
     test_hostile();
