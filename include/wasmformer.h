@@ -244,7 +244,8 @@ WF_API wf_status wf_sample_seed(wf_model *m, uint32_t seed);
 
 /* ---- Generation (a KV cache in the model, sized by cfg.context; decoder arch) ---- */
 typedef struct {
-    float temperature; /* 0: greedy (argmax) */
+    float temperature; /* below 1e-6 (0 included): greedy (argmax), since 1/temperature
+                          would overflow; higher flattens the distribution */
     int32_t top_k;     /* keep the k most likely tokens; 0: all */
     float top_p;       /* keep the smallest set whose probability reaches p; 1: all */
     int32_t n_vocab;   /* sample only ids below this (a tokenizer smaller than the model's

@@ -142,9 +142,13 @@ static void sort_by_prob(int32_t *order, int n, const wf_real *p) {
     }
 }
 
+/* Below it sampling is greedy: dividing the logits by a smaller temperature would overflow
+ * to infinities, and their differences to NaN probabilities. */
+#define GREEDY_BELOW 1e-6
+
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,
                         int32_t *order) {
-    if (s->temperature == 0) {
+    if (s->temperature < GREEDY_BELOW) {
         int32_t best = 0;
         for (int i = 1; i < V; i++)
             if (logits[i] > logits[best]) best = i;
@@ -194,7 +198,7 @@ int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_r
 static wf_status check_sampling(wf_model *m, const wf_sampling *s) {
     if (!s) return WF_ERR(m, WF_ERR_ARG, "sampling settings are NULL");
     if (!wf_finite(s->temperature) || s->temperature < 0)
-        return WF_ERR(m, WF_ERR_ARG, "temperature must be a finite number >= 0 (0 = greedy), not %g", (double)s->temperature);
+        return WF_ERR(m, WF_ERR_ARG, "temperature must be a finite number >= 0 (below 1e-6: greedy), not %g", (double)s->temperature);
     if (s->top_k < 0) return WF_ERR(m, WF_ERR_ARG, "top_k must be >= 0 (0 = off), not %d", s->top_k);
     if (!wf_finite(s->top_p) || s->top_p <= 0 || s->top_p > 1)
         return WF_ERR(m, WF_ERR_ARG, "top_p must be in (0, 1] (1 = off), not %g", (double)s->top_p);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "model.h" /* wf_sample_token, for the sampler on chosen logits */
 #include "wasmformer.h"
 
 static wf_config small(void) {
@@ -468,6 +469,25 @@ static void test_sampling(void) {
     CHECK(memcmp(g, k1, sizeof g) == 0, "top-k 1 is greedy");
     CHECK_OK(wf_generate(m, prompt, 2, 40, &nucleus_tiny, 9, k1), m);
     CHECK(memcmp(g, k1, sizeof g) == 0, "top-p -> 0 is greedy");
+    /* a tiny temperature is greedy (review #13: 1e-39 made 1/t infinite, the probabilities
+     * NaN, and the sampler returned its last token) */
+    for (int i = 0; i < 3; i++) {
+        const float tiny[3] = {1e-39f, 1e-7f, 9.9e-7f};
+        wf_sampling cold = {tiny[i], 0, 1, 0}, cold_top = {tiny[i], 3, 0.5f, 0};
+        CHECK_OK(wf_generate(m, prompt, 2, 40, &cold, 9, k1), m);
+        CHECK(memcmp(g, k1, sizeof g) == 0, "temperature %g is greedy", tiny[i]);
+        CHECK_OK(wf_generate(m, prompt, 2, 40, &cold_top, 9, k1), m);
+        CHECK(memcmp(g, k1, sizeof g) == 0, "temperature %g with top-k and top-p is greedy", tiny[i]);
+        /* logits whose largest is not the last id, so a NaN fall-through cannot pass */
+        const wf_real logits[4] = {0.5f, 3.0f, 1.0f, 2.0f};
+        wf_real probs[4];
+        int32_t order[4];
+        wf_rng r;
+        wf_rng_seed(&r, 1);
+        CHECK(wf_sample_token(logits, 4, &cold, &r, probs, order) == 1, "temperature %g picks the argmax", tiny[i]);
+        CHECK(wf_sample_token(logits, 4, &cold_top, &r, probs, order) == 1, "temperature %g, filtered: the argmax",
+              tiny[i]);
+    }
     /* n_vocab keeps the sampler inside a smaller tokenizer's ids */
     wf_sampling limited = {1.0f, 0, 1.0f, 3};
     CHECK_OK(wf_generate(m, prompt, 2, 40, &limited, 9, k1), m);
