@@ -902,11 +902,21 @@ static wf_status check_batch(wf_model *m, const wf_batch *b, int need_targets) {
     if (B < 1 || T < 1) return WF_ERR(m, WF_ERR_ARG, "batch shape %d x %d: both must be >= 1", B, T);
     if (T > m->cfg.context) return WF_ERR(m, WF_ERR_ARG, "sequence length %d exceeds the model's context of %d", T, m->cfg.context);
     if ((double)B * T > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "batch %d x %d is too large", B, T);
+    /* the layer code counts a batch's values in int: its rows times the widest row (queries,
+     * keys and values; cross-attention keys and values; the feed-forward hidden layer;
+     * logits) must stay within 2^31 - 1 */
+    const double wide = fmax(fmax(3.0 * m->d.C, (double)m->d.fc * m->d.F), m->d.V);
+    if ((double)B * T * wide > 2147483647.0)
+        return WF_ERR(m, WF_ERR_ARG, "batch %d x %d is too large: %d rows of up to %.0f values exceed 2^31 - 1", B, T,
+                      B * T, wide);
     if (arch == WF_ARCH_ENCODER_DECODER) {
         if (!b->src) return WF_ERR(m, WF_ERR_ARG, "an encoder-decoder needs a source: src is NULL (use wf_batch_*)");
         if (S < 1 || S > m->cfg.context)
             return WF_ERR(m, WF_ERR_ARG, "source length %d is outside [1, context = %d]", S, m->cfg.context);
         if ((double)B * S > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "source batch %d x %d is too large", B, S);
+        if ((double)B * S * wide > 2147483647.0)
+            return WF_ERR(m, WF_ERR_ARG, "source batch %d x %d is too large: %d rows of up to %.0f values exceed 2^31 - 1",
+                          B, S, B * S, wide);
         if ((s = check_ids(m, b->src, (size_t)B * S, "source")) != WF_OK) return s;
         if ((s = check_lengths(m, b->src_lengths, B, S, "src_lengths")) != WF_OK) return s;
     } else if (b->src || b->src_lengths || S != 0) {

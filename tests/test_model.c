@@ -563,6 +563,32 @@ static void test_memory(void) {
     wf_model_free(m);
 }
 
+/* Review #15: the layer code counts a batch's values in int, so a batch whose rows times
+ * the widest row (here the feed-forward hidden layer, 2^18 wide) exceed 2^31 - 1 is refused
+ * before anything is planned, with the model unchanged. */
+static void test_int_sized_batches(void) {
+    wf_config c = small();
+    c.n_layer = 1;
+    c.d_model = 4;
+    c.n_head = 1;
+    c.d_ff = 1 << 18;
+    c.context = 32;
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    const int32_t B = 256, T = 32; /* 8192 rows x 2^18 = 2^31 values */
+    int32_t *ids = calloc((size_t)B * T, sizeof(int32_t));
+    wf_memory before, after;
+    wf_model_memory(m, &before);
+    CHECK(wf_train_step(m, ids, ids, B, T, NULL) == WF_ERR_ARG, "a batch of 2^31 hidden values");
+    CHECK(strstr(wf_model_error(m), "exceed 2^31 - 1") != NULL, "message: %s", wf_model_error(m));
+    CHECK(wf_forward(m, ids, NULL, B, T, NULL) == WF_ERR_ARG, "the same batch forward only");
+    wf_model_memory(m, &after);
+    CHECK(after.total == before.total && wf_model_step(m) == 0, "refused before planning");
+    CHECK_OK(wf_train_step(m, ids, ids, 1, 4, NULL), m); /* and a small batch still trains */
+    free(ids);
+    wf_model_free(m);
+}
+
 int main(void) {
     test_config_errors();
     test_bad_input_changes_nothing();
@@ -574,5 +600,6 @@ int main(void) {
     test_self_attention();
     test_sampling();
     test_memory();
+    test_int_sized_batches();
     return check_summary("test_model");
 }
