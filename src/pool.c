@@ -36,7 +36,28 @@ struct wf_pool {
     atomic_uint epoch;   /* bumped once per job */
     atomic_int stop;
     atomic_int started;  /* workers that are running */
+    atomic_int refs;     /* the owner and every created worker; the last to let go frees */
 };
+
+static void destroy(wf_pool *p) {
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    free(p->workers);
+    free(p);
+}
+
+static void let_go(wf_pool *p) {
+    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) destroy(p);
+}
+
+/* Wakes every worker to exit. */
+static void stop_all(wf_pool *p) {
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->stop, 1);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+}
 
 static void run_tasks(wf_pool *p) {
     for (;;) {
@@ -61,7 +82,10 @@ static void *worker(void *arg) {
             while ((e = atomic_load(&p->epoch)) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->wake, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
-        if (atomic_load(&p->stop)) return NULL;
+        if (atomic_load(&p->stop)) {
+            let_go(p);
+            return NULL;
+        }
         seen = e;
         run_tasks(p);
         if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
@@ -72,7 +96,7 @@ static void *worker(void *arg) {
     }
 }
 
-wf_pool *wf_pool_create(int n) {
+wf_pool *wf_pool_create_wait(int n, double wait) {
     if (n < 2) return NULL;
     wf_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
@@ -85,8 +109,11 @@ wf_pool *wf_pool_create(int n) {
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
     p->n = 1;
+    atomic_store(&p->refs, 1);
     for (int i = 0; i < n - 1; i++) {
+        atomic_fetch_add(&p->refs, 1); /* before the worker can exit and let go */
         if (pthread_create(&p->workers[i], NULL, worker, p) != 0) {
+            atomic_fetch_sub(&p->refs, 1);
             wf_pool_free(p);
             return NULL;
         }
@@ -94,16 +121,19 @@ wf_pool *wf_pool_create(int n) {
     }
     /* A worker that never starts would leave wf_pool_run waiting for it forever. In the
      * browser a thread starts without the main thread's help only on a Web Worker loaded
-     * in advance (-sPTHREAD_POOL_SIZE, which loader.js sets from the thread count), so
-     * give them a moment to check in, and give up otherwise. The pool is then left to the
-     * late workers, which see stop and exit; it is not freed under them. */
+     * in advance (-sPTHREAD_POOL_SIZE, which loader.js sets from the thread count, and
+     * useThreads checks are idle), so they check in within milliseconds; give them `wait`
+     * seconds and give up otherwise. On giving up the workers are detached and told to
+     * stop; whoever lets go of the pool last, the caller here or a late worker, frees it. */
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (atomic_load(&p->started) < n - 1) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > 2.0) {
-            atomic_store(&p->stop, 1);
+        if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > wait) {
+            stop_all(p);
+            for (int i = 0; i < p->n - 1; i++) pthread_detach(p->workers[i]);
+            let_go(p);
             return NULL;
         }
         sched_yield();
@@ -111,18 +141,21 @@ wf_pool *wf_pool_create(int n) {
     return p;
 }
 
+/* The waiting spins (in a page's main thread Emscripten has no other wait), so it is kept
+ * short there; natively a loaded machine may take a while to schedule a thread. */
+wf_pool *wf_pool_create(int n) {
+#if defined(__EMSCRIPTEN__)
+    return wf_pool_create_wait(n, 0.5);
+#else
+    return wf_pool_create_wait(n, 2.0);
+#endif
+}
+
 void wf_pool_free(wf_pool *p) {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
-    atomic_store(&p->stop, 1);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    stop_all(p);
     for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i], NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->wake);
-    pthread_cond_destroy(&p->done);
-    free(p->workers);
-    free(p);
+    let_go(p); /* the workers have let go: this frees it */
 }
 
 int wf_pool_threads(const wf_pool *p) { return p ? p->n : 1; }
@@ -155,6 +188,12 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
 
 wf_pool *wf_pool_create(int n) {
     (void)n;
+    return NULL;
+}
+
+wf_pool *wf_pool_create_wait(int n, double wait) {
+    (void)n;
+    (void)wait;
     return NULL;
 }
 

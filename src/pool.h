@@ -13,6 +13,9 @@ typedef void (*wf_task_fn)(void *ctx, int task);
 /* n >= 2 threads in all (caller included); NULL when threads are unavailable or could
  * not be started. */
 wf_pool *wf_pool_create(int n);
+/* The same, giving the workers `wait` seconds to start (wf_pool_create: 2 natively, 0.5 in
+ * wasm) before giving up; tests pass 0 to take the give-up path. */
+wf_pool *wf_pool_create_wait(int n, double wait);
 void wf_pool_free(wf_pool *p); /* NULL is fine; joins the workers */
 int wf_pool_threads(const wf_pool *p); /* 1 for NULL */
 

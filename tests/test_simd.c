@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep, for test_pool_gives_up */
 /* The fast kernels against their plain scalar references (the *_scalar functions in src/), on shapes
  * that hit every edge: sizes that are not multiples of the vector width or the register
  * tile, sums deeper than one KC block, transposed operands, the causal triangle, padding,
@@ -10,6 +11,7 @@
  * of terms; 2e-5 is ~150 ulps of the tensor's scale, far below any real indexing error,
  * which shows up as O(1). */
 #include <stdlib.h>
+#include <time.h>
 
 #include "check.h"
 #include "model.h"
@@ -234,6 +236,26 @@ static void test_model_threads(void) {
     wf_model_free(m2);
 }
 
+#if defined(WF_THREADS)
+/* A pool whose workers do not check in within its wait gives up (review #14): the workers
+ * are detached and told to stop, and the last of them to let go frees the pool. The
+ * sanitizer build (WF_SANITIZE, leak check on) fails if a pool is lost or freed under a
+ * late worker. */
+static void test_pool_gives_up(void) {
+    int gave_up = 0;
+    for (int i = 0; i < 20; i++) {
+        wf_pool *p = wf_pool_create_wait(4, 0.0); /* no time at all: gives up unless the 3 workers win the race */
+        gave_up += p == NULL;
+        wf_pool_free(p);
+    }
+    CHECK(gave_up > 0, "a pool with no time to start gave up in none of 20 tries");
+    /* the late workers exit on their own: give them time to let go before the leak check */
+    struct timespec nap = {0, 200 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    printf("pool start timeout: %d of 20 pools gave up\n", gave_up);
+}
+#endif
+
 int main(void) {
     wf_rng_seed(&rng, 7);
     printf("test_simd: kernels built for %s\n", wf_simd_name());
@@ -262,6 +284,7 @@ int main(void) {
 
 #if defined(WF_THREADS)
     test_model_threads();
+    test_pool_gives_up();
 #endif
     wf_pool_free(pool);
     printf("test_simd: worst relative difference %.2e (tolerance %.0e)\n", worst_seen, TOL);

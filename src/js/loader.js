@@ -19,16 +19,13 @@ const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
 
 /** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
  * no idle worker left (more threaded models alive than were planned for, or a disposed
- * model's workers not yet returned) runs on one thread; results are the same. */
+ * model's workers not yet returned), or whose workers do not start in time, runs on one
+ * thread; results are the same. */
 export function useThreads(rt, obj) {
   const model = obj.model ?? obj;
   if (rt.threads > 1 && rt.M.PThread.unusedWorkers.length >= rt.threads - 1) {
-    try {
-      model.call(rt.M._wf_model_set_threads(model.handle, rt.threads));
-    } catch (e) {
-      obj.dispose();
-      throw e;
-    }
+    // WF_ERR_NOMEM: the workers could not start; the model keeps its one thread
+    rt.M._wf_model_set_threads(model.handle, rt.threads);
   }
   return obj;
 }
