@@ -55,18 +55,20 @@ EXPORTS=$(grep -v '^#' src/exports.txt | grep -v '^$' | sed 's/^/_/' | paste -sd
 
 FLAGS=(
   -O3                          # speed; no -ffast-math: it breaks NaN checks and fixture sums
-  -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter
-  -Iinclude -Isrc
+  -std=c11                     # the C the core is written in, as the native build (CMakeLists.txt)
+  -Wall -Wextra -Werror        # the native build's warnings, as errors: wasm-only slips fail here too
+  -Wno-unused-parameter        # op signatures keep llm.c's full argument order even when unused
+  -Iinclude -Isrc              # the public header, and the private ones beside the sources
   -sMODULARIZE -sEXPORT_ES6    # an ES module exporting a factory
-  -sEXPORT_NAME=createWasmformerModule
+  -sEXPORT_NAME=createWasmformerModule  # the factory's name, which src/js/loader.js imports
   -sALLOW_MEMORY_GROWTH        # models and batches of any size up to the limit below
-  -sMAXIMUM_MEMORY=4GB
+  -sMAXIMUM_MEMORY=4GB         # all that wasm32 addresses; the core refuses beyond it (WF_ERR_NOMEM)
   -sABORTING_MALLOC=0          # malloc returns NULL instead of aborting: the core reports WF_ERR_NOMEM
-  -sINITIAL_MEMORY=16MB
+  -sINITIAL_MEMORY=16MB        # enough for the glue and a small model; it grows from there
   -sTOTAL_STACK=2MB            # the 3.1.6 name of STACK_SIZE; wf_matmul packs ~310 KB on the stack
   -sFILESYSTEM=0               # the core reads and writes memory buffers only
-  -sEXPORTED_FUNCTIONS="$EXPORTS"
-  -sEXPORTED_RUNTIME_METHODS=[]
+  -sEXPORTED_FUNCTIONS="$EXPORTS"  # src/exports.txt: every WF_API function, malloc and free
+  -sEXPORTED_RUNTIME_METHODS=[]    # the JS side reads the heap views directly; no runtime helpers
 )
 SIMD=(-msimd128)               # wasm SIMD (Node 16+, every current browser); src/simd.h's wasm backend
 ST=(-sENVIRONMENT=web,worker)  # 3.1.6's node glue mis-loads in ESM; Node passes wasmBinary instead
@@ -88,8 +90,6 @@ build() { # base name, flags...
     return 0
   fi
   need_emcc
-  # emcc's JS optimizer at -O1 and above needs acorn, which Debian ships under /usr/share/nodejs.
-  export NODE_PATH="${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs"
   mkdir -p "$(dirname "$base")"
   emcc "${FLAGS[@]}" "$@" "${SOURCES[@]}" -o "$base.mjs"
   # The pthread worker script is CommonJS; the package is "type": "module", so tell Node
