@@ -2,7 +2,9 @@
  * gen_gpt_fixture.py and gen_arch_fixture.py): logits (or final states) and loss to 1e-5,
  * every gradient to 1e-4 relative, and the losses of 5 AdamW steps with warmup, cosine decay
  * and clipping to 1e-5. GPTs, an encoder-decoder, a Llama-style decoder and an encoder
- * trained with a mean squared error, all through the one wf_batch entry point.
+ * trained with a mean squared error, all through the one wf_batch entry point. The GPT
+ * fixtures also hold PyTorch's greedy continuation of a prompt: generation must match it
+ * token for token.
  * With --dump DIR it also writes DIR/<case>.logits.f32 (the final states for an MSE
  * fixture) and .loss.f32, so the wasm build's tests can compare themselves with this
  * native build. */
@@ -77,6 +79,19 @@ static void run_case(const char *name, const char *dump_dir) {
         if (!e || e->count != (size_t)t.size) continue;
         memcpy(wf_model_params(m) + t.offset, e->data, e->count * sizeof(float));
         n_loaded++;
+    }
+    /* greedy generation (temperature 0, any seed) against PyTorch's argmax decoding */
+    fx_entry *gp = fx_get(&fx, "greedy.prompt"), *gt = fx_get(&fx, "greedy.tokens");
+    if (gp && gt) {
+        int32_t got[64] = {0};
+        const int n_new = (int)gt->count;
+        CHECK(n_new <= 64, "%s: %d golden tokens", name, n_new);
+        wf_sampling greedy = {0, 0, 1, 0};
+        CHECK_OK(wf_generate(m, gp->data, (int32_t)gp->count, n_new, &greedy, 7, got), m);
+        const int32_t *want = gt->data;
+        int same = !memcmp(got, want, (size_t)n_new * sizeof(int32_t));
+        printf("%s: greedy generation of %d tokens %s PyTorch's\n", name, n_new, same ? "matches" : "DIFFERS from");
+        for (int i = 0; i < n_new; i++) CHECK(got[i] == want[i], "%s: greedy token %d is %d, PyTorch %d", name, i, got[i], want[i]);
     }
     /* the batch: whichever of its parts the fixture has */
     wf_batch b;

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createModel, estimateMemory, load } from '../../src/js/node.js';
+import { fixtureConfig, readFixture } from './fixture.js';
 
 test('review #1: a KV cache beyond 4 GB is counted and refused, not wrapped around 32 bits', async () => {
   const rt = await load();
@@ -33,4 +34,37 @@ test('review #5: a later train() call warms up from lr / warmup again, from its 
   assert.equal(second[0], Math.fround(Math.fround(1e-3) / 10), `first lr of the second call: ${second[0]}`);
   assert.deepEqual(second.slice(0, 10), first.slice(0, 10), 'the same warmup as the first call');
   model.dispose();
+});
+
+test('review #35: greedy generation in wasm matches PyTorch\'s golden tokens on the GPT fixtures', async () => {
+  // tests/fixtures/gen_gpt_fixture.py decodes the fixture's first input tokens by argmax in
+  // PyTorch (greedy.prompt -> greedy.tokens); tests/test_fixture.c checks the native build
+  for (const name of ['gpt2_tied', 'gpt_untied_relu']) {
+    const fx = readFixture(`tests/fixtures/${name}.bin`);
+    const model = await createModel(fixtureConfig(fx));
+    for (const t of model.tensors()) model.setTensor(t.name, fx[`param.${t.name}`].data);
+    const rt = model.rt, prompt = fx['greedy.prompt'].data, want = Array.from(fx['greedy.tokens'].data);
+    assert.ok(want.length > 0);
+    const [sampling, tokp] = rt.allocMany([16, 4]);
+    const pids = rt.putInt32(prompt);
+    const got = [];
+    try {
+      const base = sampling >>> 2;
+      rt.f32[base] = 0; // temperature 0: greedy
+      rt.i32[base + 1] = 0;
+      rt.f32[base + 2] = 1;
+      rt.i32[base + 3] = 0;
+      model.call(rt.M._wf_gen_start(model.handle, pids, prompt.length, 7));
+      for (let i = 0; i < want.length; i++) {
+        model.call(rt.M._wf_gen_next(model.handle, sampling, tokp));
+        got.push(rt.i32[tokp >>> 2]);
+      }
+    } finally {
+      rt.free(pids);
+      rt.free(sampling);
+      rt.free(tokp);
+      model.dispose();
+    }
+    assert.deepEqual(got, want, `${name}: greedy tokens`);
+  }
 });
