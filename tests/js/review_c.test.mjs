@@ -2,7 +2,9 @@
 // where they bit: each test names its finding.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createModel, estimateMemory, load } from '../../src/js/node.js';
+import { readFileSync } from 'node:fs';
+import { createModel, estimateMemory, exportSafetensors, importSafetensorsDir, load } from '../../src/js/node.js';
+import { CASES as EXPORT_CASES, readTensor } from '../pytorch/make_export_fixture.mjs';
 import { fixtureConfig, readFixture } from './fixture.js';
 
 test('review #1: a KV cache beyond 4 GB is counted and refused, not wrapped around 32 bits', async () => {
@@ -66,5 +68,28 @@ test('review #35: greedy generation in wasm matches PyTorch\'s golden tokens on 
       model.dispose();
     }
     assert.deepEqual(got, want, `${name}: greedy tokens`);
+  }
+});
+
+test('review #17: PyTorch\'s logits for wasmformer\'s committed exports, compared without PyTorch', async () => {
+  // tests/pytorch/make_export_fixture.mjs exported these models and ran them in PyTorch
+  // (tests/pytorch/check_export.py); safetensors.test.mjs repeats it live where torch exists
+  for (const name of Object.keys(EXPORT_CASES)) {
+    const dir = `tests/fixtures/wf_export_${name}`;
+    const model = await importSafetensorsDir(dir);
+    const ids = readTensor(`${dir}/expected.safetensors`, 'input_ids');
+    const torch = readTensor(`${dir}/expected.safetensors`, 'torch_logits').data;
+    const [B, T] = ids.shape;
+    const { logits } = model.forward(ids.data, null, B, T);
+    assert.equal(logits.length, torch.length);
+    let err = 0;
+    for (let i = 0; i < logits.length; i++) err = Math.max(err, Math.abs(logits[i] - torch[i]));
+    console.log(`wf_export_${name}: wasm vs PyTorch logits max abs err ${err.toExponential(2)}`);
+    assert.ok(err <= 1e-5, `${name}: logits differ from PyTorch's by ${err}`);
+    // the exporter still writes exactly the files PyTorch read
+    const files = exportSafetensors(model);
+    assert.equal(files['config.json'], readFileSync(`${dir}/config.json`, 'utf8'), `${name}: config.json`);
+    assert.ok(Buffer.from(files['model.safetensors']).equals(readFileSync(`${dir}/model.safetensors`)), `${name}: model.safetensors`);
+    model.dispose();
   }
 });
