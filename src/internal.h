@@ -16,19 +16,11 @@
 #define WF_EXP exp
 #define WF_LOG log
 #define WF_TANH tanh
-#define WF_COSH cosh
-#define WF_COS cos
-#define WF_SIN sin
-#define WF_POW pow
 #else
 #define WF_SQRT sqrtf
 #define WF_EXP expf
 #define WF_LOG logf
 #define WF_TANH tanhf
-#define WF_COSH coshf
-#define WF_COS cosf
-#define WF_SIN sinf
-#define WF_POW powf
 #endif
 
 /* Elements rounded up to a multiple of 4, so every tensor and buffer starts 16-byte

@@ -245,10 +245,12 @@ void wf_optim_default(wf_optim *o) {
 static void init_weights(wf_model *m) {
     wf_rng r;
     wf_rng_seed(&r, m->cfg.seed);
-    const double std = 0.02, resid_std = 0.02 / sqrt(2.0 * m->d.L); /* GPT-2: residual projections shrink with depth */
+    /* GPT-2: residual projections shrink with the depth of their stack */
+    const double std = 0.02, resid_std = 0.02 / sqrt(2.0 * m->d.L), enc_resid_std = m->d.E ? 0.02 / sqrt(2.0 * m->d.E) : 0;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *t = &m->tensors[i];
         wf_real *w = m->arena + t->offset;
+        const int encoder = i >= WF_P_enc_ln1w && i <= WF_P_enc_fcprojb; /* the encoder stack's block tensors */
         int init = 0;
 #define X(name, ndim, d0, d1, d2, decay, kind) if (i == WF_P_##name) init = kind;
         WF_PARAMS(X)
@@ -258,7 +260,7 @@ static void init_weights(wf_model *m) {
             case WF_INIT_ZERO: w[j] = 0; break;
             case WF_INIT_ONE: w[j] = 1; break;
             case WF_INIT_NORMAL: w[j] = (wf_real)(std * wf_rng_normal(&r)); break;
-            default: w[j] = (wf_real)(resid_std * wf_rng_normal(&r)); break;
+            default: w[j] = (wf_real)((encoder ? enc_resid_std : resid_std) * wf_rng_normal(&r)); break;
             }
         }
     }

@@ -10,7 +10,6 @@
 
 #define UNK 0
 #define REPLACEMENT 0xFFFDu
-#define MAX_CODEPOINT WF_MAX_CODEPOINT
 
 wf_tokenizer *wf_tokenizer_create(void) { return calloc(1, sizeof(wf_tokenizer)); }
 
@@ -79,7 +78,7 @@ static int utf8_next(const unsigned char *s, int32_t len, uint32_t *cp) {
         if ((s[i] & 0xC0) != 0x80) { *cp = REPLACEMENT; return 1; }
         v = (v << 6) | (s[i] & 0x3F);
     }
-    if (v < min || v > MAX_CODEPOINT || (v >= 0xD800 && v <= 0xDFFF)) { *cp = REPLACEMENT; return 1; }
+    if (v < min || v > WF_MAX_CODEPOINT || (v >= 0xD800 && v <= 0xDFFF)) { *cp = REPLACEMENT; return 1; }
     *cp = v;
     return n;
 }
@@ -98,7 +97,7 @@ wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len
     if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
     if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: a vocabulary needs at least one character");
     /* one bit per code point: 136 KB, freed before returning */
-    uint32_t *seen = calloc((MAX_CODEPOINT + 1) / 32 + 1, sizeof(uint32_t));
+    uint32_t *seen = calloc((WF_MAX_CODEPOINT + 1) / 32 + 1, sizeof(uint32_t));
     if (!seen) return TOK_ERR(t, WF_ERR_NOMEM, "out of memory building the vocabulary");
     const unsigned char *s = (const unsigned char *)text;
     int32_t n_chars = 0;
@@ -116,7 +115,7 @@ wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len
         return TOK_ERR(t, WF_ERR_NOMEM, "out of memory building the vocabulary");
     }
     int32_t k = 0;
-    for (uint32_t w = 0; w <= MAX_CODEPOINT / 32; w++) {
+    for (uint32_t w = 0; w <= WF_MAX_CODEPOINT / 32; w++) {
         for (uint32_t bits = seen[w]; bits; bits &= bits - 1) chars[k++] = w * 32 + (uint32_t)__builtin_ctz(bits);
     }
     free(seen);

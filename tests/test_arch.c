@@ -627,7 +627,39 @@ static void test_files(void) {
     wf_model_free(m);
 }
 
+/* The residual projections start at 0.02 / sqrt(2 x the depth of their own stack): an
+ * encoder of 8 layers under a decoder of 1 gets the smaller scale (review #23). */
+static double rms_of(wf_model *m, const char *name) {
+    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+        wf_tensor_info t;
+        wf_model_tensor(m, i, &t);
+        if (strcmp(t.name, name)) continue;
+        double s = 0;
+        for (int32_t j = 0; j < t.size; j++) s += (double)wf_model_params(m)[t.offset + j] * wf_model_params(m)[t.offset + j];
+        return sqrt(s / t.size);
+    }
+    return 0;
+}
+
+static void test_init_scales(void) {
+    wf_config c = config(ED, 0, 0, 0, 0);
+    c.n_layer = 1;
+    c.n_enc_layer = 8;
+    c.d_model = 64;
+    c.d_ff = 128;
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    const char *names[4] = {"enc_attprojw", "enc_fcprojw", "attprojw", "fcprojw"};
+    const double want[4] = {0.02 / 4, 0.02 / 4, 0.02 / sqrt(2.0), 0.02 / sqrt(2.0)};
+    for (int i = 0; i < 4; i++) {
+        double got = rms_of(m, names[i]);
+        CHECK(fabs(got / want[i] - 1) < 0.05, "%s starts at scale %.5f, want %.5f", names[i], got, want[i]);
+    }
+    wf_model_free(m);
+}
+
 int main(void) {
+    test_init_scales();
     test_causality();
     test_padding();
     test_attention_rows();
