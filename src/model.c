@@ -749,7 +749,7 @@ static void sublayer_input_backward(wf_model *m, const wf_real *din, const wf_re
 /* dres holds dL/d(out) on entry and dL/dx on return: each residual add passes its gradient
  * through unchanged, so the branch gradients accumulate into dres in place. enc is the
  * encoder output the cross-attention keys and values were computed from. */
-static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g, const wf_layer_acts *la,
+static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *la,
                            const wf_real *x, const wf_layer_io *io, const wf_real *enc) {
     wf_acts *a = &m->a;
     const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
@@ -759,22 +759,22 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g
     const wf_real *hc = io->ckv ? (post ? la->lnc : la->resc) : h1;
 
     /* feed-forward: out = hc + FF(ln2(hc))  or  ln2(hc + FF(hc)) */
-    if (post) post_norm_backward(m, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, g->ln2w, g->ln2b, N);
-    const wf_real *db = drop_backward(m, la->mask2, a->dres, N * C);
+    if (post) post_norm_backward(m, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
+    const wf_real *dbranch = drop_backward(m, la->mask2, a->dres, N * C);
     zero(a->dfch_act, (size_t)N * F);
-    wf_linear_backward(a->dfch_act, g->fcprojw, g->fcprojb, db, la->fch_act, w->fcprojw, N, F, C, m->pool);
+    wf_linear_backward(a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, N, F, C, m->pool);
     zero(a->dfch, (size_t)N * fc * F);
     act_backward(m, a->dfch, a->dfch_act, la->fch, N);
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, g->fcw, g->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F, m->pool);
-    sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, g->ln2w, g->ln2b, N);
+    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F, m->pool);
+    sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
 
     /* cross-attention: hc = h1 + X(lnc(h1))  or  lnc(h1 + X(h1)) */
     if (io->ckv) {
-        if (post) post_norm_backward(m, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, g->lncw, g->lncb, N);
-        db = drop_backward(m, la->maskc, a->dres, N * C);
+        if (post) post_norm_backward(m, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
+        dbranch = drop_backward(m, la->maskc, a->dres, N * C);
         zero(a->datty, (size_t)N * C);
-        wf_linear_backward(a->datty, g->cprojw, g->cprojb, db, la->catty, w->cprojw, N, C, C, m->pool);
+        wf_linear_backward(a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, N, C, C, m->pool);
         const size_t BS = (size_t)io->B * io->S;
         wf_real *dcq = a->dqkv; /* [N, C] */
         zero(dcq, (size_t)N * C);
@@ -783,17 +783,17 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g
         wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
                               io->ckv + C, &cd, m->pool);
         /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
-        wf_linear_backward(a->denc, g->ckvw, g->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, m->pool);
+        wf_linear_backward(a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, m->pool);
         zero(a->dln, (size_t)N * C);
-        wf_linear_backward(a->dln, g->cqw, g->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, m->pool);
-        sublayer_input_backward(m, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, g->lncw, g->lncb, N);
+        wf_linear_backward(a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, m->pool);
+        sublayer_input_backward(m, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
     }
 
     /* self-attention: h1 = x + A(ln1(x))  or  ln1(x + A(x)) */
-    if (post) post_norm_backward(m, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, g->ln1w, g->ln1b, N);
-    db = drop_backward(m, la->mask1, a->dres, N * C);
+    if (post) post_norm_backward(m, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
+    dbranch = drop_backward(m, la->mask1, a->dres, N * C);
     zero(a->datty, (size_t)N * C);
-    wf_linear_backward(a->datty, g->attprojw, g->attprojb, db, la->atty, w->attprojw, N, C, C, m->pool);
+    wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, m->pool);
     zero(a->dqkv, (size_t)N * 3 * C);
     wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len};
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
@@ -804,8 +804,8 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *g
         wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
     }
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, g->qkvw, g->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C, m->pool);
-    sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, g->ln1w, g->ln1b, N);
+    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C, m->pool);
+    sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
 }
 
 static void embed_backward(wf_model *m, int stack, const wf_real *mask, const int32_t *ids, int vecs, int B, int T) {
@@ -839,12 +839,12 @@ static void backward(wf_model *m, const wf_batch *b, double count) {
     if (m->d.xa) zero(a->denc, (size_t)B * S * C);
     for (int l = m->d.L - 1; l >= 0; l--) {
         wf_layer_acts la = stack_layer(m, WF_STACK_MAIN, l);
-        wf_layer_w w, g;
+        wf_layer_w w, dw;
         wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
-        wf_layer_weights(m, WF_STACK_MAIN, l, 1, &g);
+        wf_layer_weights(m, WF_STACK_MAIN, l, 1, &dw);
         wf_layer_io io = stack_io(m, b, WF_STACK_MAIN, la.ckv, NULL);
         const wf_real *x = l == 0 ? a->encoded : stack_layer(m, WF_STACK_MAIN, l - 1).out;
-        layer_backward(m, &w, &g, &la, x, &io, a->enc_lnf);
+        layer_backward(m, &w, &dw, &la, x, &io, a->enc_lnf);
     }
     embed_backward(m, WF_STACK_MAIN, a->emb_mask, b->inputs, b->input_vecs != NULL, B, T);
     if (!m->d.xa) return;
@@ -855,12 +855,12 @@ static void backward(wf_model *m, const wf_batch *b, double count) {
                   a->enc_lnf_rstd, m->p.enc_lnfw, B * S);
     for (int l = m->d.E - 1; l >= 0; l--) {
         wf_layer_acts la = stack_layer(m, WF_STACK_ENC, l);
-        wf_layer_w w, g;
+        wf_layer_w w, dw;
         wf_layer_weights(m, WF_STACK_ENC, l, 0, &w);
-        wf_layer_weights(m, WF_STACK_ENC, l, 1, &g);
+        wf_layer_weights(m, WF_STACK_ENC, l, 1, &dw);
         wf_layer_io io = stack_io(m, b, WF_STACK_ENC, NULL, NULL);
         const wf_real *x = l == 0 ? a->enc_encoded : stack_layer(m, WF_STACK_ENC, l - 1).out;
-        layer_backward(m, &w, &g, &la, x, &io, NULL);
+        layer_backward(m, &w, &dw, &la, x, &io, NULL);
     }
     embed_backward(m, WF_STACK_ENC, a->enc_emb_mask, b->src, 0, B, S);
 }
