@@ -265,6 +265,11 @@ export class Model {
       return rt.readConfig(p);
     });
     if (T > native.context) throw new WfError('WF_ERR_ARG', `sequence length ${T} exceeds the model's context of ${native.context}`);
+    // B and T cross into C as int32: a size past this bound would wrap there
+    if (B * T * 4 > MEMORY_LIMIT) {
+      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(B * T * 4 / 1e9).toFixed(2)} GB for its ids alone; `
+        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+    }
     const need = rt.memoryEstimate(native, B, T).activations;
     if (need > 0.95 * MEMORY_LIMIT) {
       throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `

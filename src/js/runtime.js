@@ -40,6 +40,9 @@ const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
 export const MEMORY_LIMIT = 4294967296;
+// The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
+// malloc's own header and alignment.
+const MAX_ALLOC = MEMORY_LIMIT - 64;
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
@@ -54,8 +57,12 @@ export class Runtime {
   get f32() { return this.M.HEAPF32; }
   get f64() { return this.M.HEAPF64; }
 
-  /** malloc that throws instead of returning 0. */
+  /** malloc that throws instead of returning 0, and instead of passing malloc a size its
+   * 32-bit argument would truncate (2 ** 35 bytes would become malloc(0)). */
   alloc(bytes) {
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_ALLOC) {
+      throw new WfError('WF_ERR_NOMEM', `could not allocate ${bytes} bytes in the wasm heap: at most ${MAX_ALLOC} fit in one buffer`);
+    }
     const p = this.M._malloc(Math.max(bytes, 1)) >>> 0;
     if (!p) throw new WfError('WF_ERR_NOMEM', `could not allocate ${bytes} bytes in the wasm heap`);
     return p;

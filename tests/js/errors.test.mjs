@@ -95,7 +95,19 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations`;
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: B }), 'WF_ERR_NOMEM', new RegExp(batchMsg));
   assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  // a batch size past int32 would wrap to 0 in C's estimate: refused on its ids' size
+  await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: 2 ** 32 }), 'WF_ERR_NOMEM',
+    /a batch of 4294967296 x 16 needs 274.88 GB for its ids alone/);
+  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
   model.dispose();
+
+  // one buffer beyond malloc's 32-bit size would wrap (2 ** 35 bytes to malloc(0)) and be
+  // written past: the JavaScript side refuses it, and sizes that are not integers
+  const mrt = model.rt;
+  for (const bytes of [2 ** 35, 2 ** 32, 2 ** 32 - 63, 2 ** 53, NaN, Infinity, 1.5]) {
+    assert.throws(() => mrt.alloc(bytes), (e) => e.code === 'WF_ERR_NOMEM' && /could not allocate .* bytes in the wasm heap/.test(e.message), String(bytes));
+  }
+  assert.equal(mrt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
 });
 
 test('E6: token ids out of range', async () => {
