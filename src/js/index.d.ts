@@ -429,7 +429,8 @@ export class Model {
   setOptimizer(settings: Partial<OptimizerSettings>): void;
 
   /**
-   * One optimizer step on a [B, T] batch of token ids (row-major).
+   * One optimizer step on a [B, T] batch of token ids (row-major); inputs and targets hold
+   * exactly B * T ids each (WF_ERR_ARG otherwise).
    * @example
    * const { loss } = model.trainStep(inputs, targets, 8, 64);
    */
@@ -437,6 +438,7 @@ export class Model {
 
   /**
    * A forward pass on a [B, T] batch: the loss (null without targets) and logits [B*T*V].
+   * inputs (and targets) hold exactly B * T ids.
    * @example
    * const { logits } = model.forward(ids, null, 1, ids.length);
    */

@@ -2,6 +2,7 @@
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
 import { CONFIG_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
+import { readStepInfo, withBatch } from './batch.js';
 
 const ENUMS = {
   arch: ['decoder', 'encoder', 'encoder-decoder'],
@@ -212,46 +213,28 @@ export class Model {
     });
   }
 
-  /** One optimizer step on a [B, T] batch of ids; returns {loss, gradNorm, lr, step}. */
+  /** One optimizer step on a [B, T] batch of ids (inputs and targets of B * T each);
+   * returns {loss, gradNorm, lr, step}. */
   trainStep(inputs, targets, B, T) {
     this.idle();
     const rt = this.rt;
-    const [pin, ptg] = rt.putInt32s([inputs, targets]);
-    try {
-      return rt.withBuffer(16, (info) => {
-        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
-        return this.readStepInfo(info);
-      });
-    } finally {
-      rt.free(pin);
-      rt.free(ptg);
-    }
+    return withBatch(rt, { inputs, targets, B, T }, 0, (pb) => rt.withBuffer(16, (info) => {
+      this.call(rt.M._wf_batch_step(this.handle, pb, info));
+      return readStepInfo(rt, info);
+    }));
   }
 
-  readStepInfo(p) {
-    const rt = this.rt, b = p >>> 2;
-    return { loss: rt.f32[b], gradNorm: rt.f32[b + 1], lr: rt.f32[b + 2], step: rt.i32[b + 3] };
-  }
-
-  /** Forward pass on a [B, T] batch: {loss (null without targets), logits: Float32Array [B*T*V]}. */
+  /** Forward pass on a [B, T] batch (targets may be null): {loss (null without targets),
+   * logits: Float32Array [B*T*V]}. */
   forward(inputs, targets, B, T) {
     this.idle();
     const rt = this.rt;
-    const [pin, ptg] = rt.putInt32s([inputs, targets ?? null]);
-    try {
-      return rt.withBuffer(4, (lossp) => {
-        this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
-        const V = this.config.vocabSize;
-        const logits = rt.M._wf_logits(this.handle) >>> 0;
-        return {
-          loss: targets ? rt.f32[lossp >>> 2] : null,
-          logits: rt.f32.slice(logits >>> 2, (logits >>> 2) + B * T * V),
-        };
-      });
-    } finally {
-      rt.free(pin);
-      rt.free(ptg);
-    }
+    return withBatch(rt, { inputs, targets, B, T }, 0, (pb) => rt.withBuffer(4, (lossp) => {
+      this.call(rt.M._wf_batch_forward(this.handle, pb, lossp));
+      const V = this.config.vocabSize;
+      const logits = rt.M._wf_logits(this.handle) >>> 2;
+      return { loss: targets ? rt.f32[lossp >>> 2] : null, logits: rt.f32.slice(logits, logits + B * T * V) };
+    }));
   }
 
   /** Throws, before the batch's buffers are allocated, when a [B, T] batch does not fit:
@@ -404,7 +387,7 @@ export class Model {
         if (signal?.aborted) throw abortError(signal);
         this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
         this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
-        last = this.readStepInfo(info);
+        last = readStepInfo(rt, info);
         const validated = valFraction > 0 && evalInterval > 0 && ((start + s) % evalInterval === 0 || s === steps);
         if (validated) valLoss = validate();
         const now = performance.now();

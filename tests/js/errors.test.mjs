@@ -128,7 +128,13 @@ test('E7: batch shapes: below 1, beyond the context, every target ignored', asyn
   const ids = Array.from({ length: 34 }, (_, i) => i % 40);
   await refuses(model, () => model.trainStep(ids, ids, 0, 16), 'WF_ERR_ARG', /batch shape 0 x 16: both must be >= 1/);
   await refuses(model, () => model.trainStep(ids, ids, 2, 17), 'WF_ERR_ARG', /sequence length 17 exceeds the model's context of 16/);
-  await refuses(model, () => model.trainStep(ids, ids.map(() => -1), 2, 16), 'WF_ERR_ARG', /nothing to learn from/);
+  await refuses(model, () => model.trainStep(ids.slice(0, 32), ids.slice(0, 32).map(() => -1), 2, 16), 'WF_ERR_ARG', /nothing to learn from/);
+  // arrays of another length than B x T: the core would read past them
+  await refuses(model, () => model.trainStep([1, 2], [2, 3], 1, 16), 'WF_ERR_ARG', /batch.inputs has 2 values; B, T, S and dModel make it 16/);
+  await refuses(model, () => model.trainStep(ids.slice(0, 16), [2, 3], 1, 16), 'WF_ERR_ARG', /batch.targets has 2 values; .* make it 16/);
+  await refuses(model, () => model.forward(ids.slice(0, 20), null, 1, 16), 'WF_ERR_ARG', /batch.inputs has 20 values; .* make it 16/);
+  await refuses(model, () => model.forward(ids.slice(0, 16), [1], 1, 16), 'WF_ERR_ARG', /batch.targets has 1 values/);
+  await refuses(model, () => model.trainStep(ids.slice(0, 16), ids.slice(0, 16), 1.5, 16), 'WF_ERR_ARG', /batch shape 1.5 x 16: both must be integers/);
   await refuses(model, () => model.train(TEXT, { steps: 1, context: 17 }), 'WF_ERR_ARG', /sequence length 17 exceeds the model's context of 16/);
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: 0 }), 'WF_ERR_ARG', /batchSize must be an integer >= 1, not 0/);
   model.dispose();
