@@ -79,8 +79,9 @@ export interface LoadOptions {
 }
 
 export interface CreateModelOptions extends LoadOptions {
-  /** A tokenizer the model takes over (it disposes it). Without one, the first text the
-   * model trains on builds a char-level tokenizer. */
+  /** A tokenizer the model copies (from any module instance); the caller keeps, and
+   * disposes, theirs. Without one, the first text the model trains on builds a char-level
+   * tokenizer. */
   tokenizer?: Tokenizer;
 }
 
@@ -925,7 +926,8 @@ export function createEncoder(config?: ConfigInput, options?: LoadOptions): Prom
 
 /**
  * An encoder-decoder with fresh weights. With `texts`, a char tokenizer is built from them
- * and vocabSize defaults to its size + 2 (bos, eos).
+ * and vocabSize defaults to its size + 2 (bos, eos); a `tokenizer` given is copied (the
+ * caller keeps theirs).
  * @example
  * const s2s = await createSeq2Seq({ dModel: 32, nLayer: 1 }, { texts: words });
  */

@@ -109,13 +109,16 @@ export class Model {
     this.busy = null;
   }
 
-  /** Builds a model with fresh weights: config is a preset name or a partial config. */
+  /** Builds a model with fresh weights: config is a preset name or a partial config. A
+   * tokenizer given is copied into this model's runtime (it may come from another module
+   * instance, e.g. another thread count); the caller keeps theirs, on success or failure. */
   static create(rt, config, { tokenizer } = {}) {
     const friendly = resolveConfig(config);
     const native = toNative(friendly);
+    tokenizer?.call(0); // a disposed tokenizer says so before anything is built
     const h = rt.M._wf_model_create() >>> 0;
     if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
-    const model = new Model(rt, h, tokenizer, friendly.batchSize);
+    const model = new Model(rt, h, null, friendly.batchSize);
     try {
       rt.withBuffer(CONFIG_BYTES, (p) => {
         rt.writeConfig(p, native);
@@ -125,6 +128,7 @@ export class Model {
       if (tokenizer && tokenizer.vocabSize > native.vocabSize) {
         throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tokenizer.vocabSize} tokens but vocabSize is ${native.vocabSize}`);
       }
+      if (tokenizer) model.tokenizer = Tokenizer.load(rt, tokenizer.save());
     } catch (e) {
       model.dispose();
       throw e;

@@ -36,34 +36,32 @@ export class Seq2Seq {
 
   /**
    * @internal use createSeq2Seq. With `texts`, a char tokenizer is built from them and
-   * vocabSize defaults to its size + 2 (bos, eos).
+   * vocabSize defaults to its size + 2 (bos, eos). A tokenizer given is copied: the caller
+   * keeps (and disposes) theirs.
    * @param {import('./runtime.js').Runtime} rt
    * @param {object} config a partial config over SEQ2SEQ_DEFAULTS; arch is 'encoder-decoder'
    * @param {{texts?: string[], tokenizer?: Tokenizer}} [opts]
    */
   static create(rt, config = {}, opts = {}) {
-    let tokenizer = opts.tokenizer ?? null;
-    if (!tokenizer && opts.texts) tokenizer = Tokenizer.fromText(rt, opts.texts.join(''));
-    const full = { ...SEQ2SEQ_DEFAULTS, ...config, arch: 'encoder-decoder' };
-    if (full.vocabSize === undefined) {
-      if (!tokenizer) {
-        throw new WfError('WF_ERR_CONFIG', 'give vocabSize, or texts to build a tokenizer from (vocabSize = its size + 2)');
-      }
-      full.vocabSize = tokenizer.vocabSize + 2;
-    }
-    if (tokenizer && tokenizer.vocabSize + 2 > full.vocabSize) {
-      const n = tokenizer.vocabSize;
-      if (!opts.tokenizer) tokenizer.dispose();
-      throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${n} tokens; with bos and eos the vocabulary needs ${n + 2}, not ${full.vocabSize}`);
-    }
-    let model;
+    // the model copies the tokenizer (Model.create); one built here from texts is freed after
+    const built = !opts.tokenizer && opts.texts ? Tokenizer.fromText(rt, opts.texts.join('')) : null;
     try {
-      model = Model.create(rt, full, { tokenizer });
-    } catch (e) {
-      if (tokenizer && !opts.tokenizer) tokenizer.dispose();
-      throw e;
+      const tokenizer = opts.tokenizer ?? built;
+      const full = { ...SEQ2SEQ_DEFAULTS, ...config, arch: 'encoder-decoder' };
+      if (full.vocabSize === undefined) {
+        if (!tokenizer) {
+          throw new WfError('WF_ERR_CONFIG', 'give vocabSize, or texts to build a tokenizer from (vocabSize = its size + 2)');
+        }
+        full.vocabSize = tokenizer.vocabSize + 2;
+      }
+      if (tokenizer && tokenizer.vocabSize + 2 > full.vocabSize) {
+        const n = tokenizer.vocabSize;
+        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${n} tokens; with bos and eos the vocabulary needs ${n + 2}, not ${full.vocabSize}`);
+      }
+      return new Seq2Seq(Model.create(rt, full, { tokenizer }));
+    } finally {
+      built?.dispose();
     }
-    return new Seq2Seq(model);
   }
 
   /**
