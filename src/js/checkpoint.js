@@ -50,12 +50,15 @@ export function saveModel(model, { optimizer = true } = {}) {
   return bytes;
 }
 
-/** Loads into handle h and tokenizer handle th; throws with the core's message. */
+/** Loads into handle h and tokenizer handle th; throws with the core's message. Returns
+ * whether the file held the optimizer state: flag bit 0 of its header (docs/FORMATS.md),
+ * read once wf_model_load has checked the whole file. */
 function loadInto(rt, h, th, bytes) {
   const [p, n] = putBytes(rt, bytes);
   try {
     const status = rt.M._wf_model_load(h, th, p, n);
     if (status !== 0) rt.check(status, rt.cstring(rt.M._wf_model_error(h)));
+    return (rt.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
   } finally {
     rt.free(p);
   }
@@ -73,10 +76,11 @@ export function loadModel(rt, bytes) {
   const th = rt.M._wf_tokenizer_create() >>> 0;
   try {
     if (!th) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
-    loadInto(rt, h, th, bytes);
+    const withOptimizer = loadInto(rt, h, th, bytes);
     const hasTokenizer = rt.M._wf_tokenizer_get_kind(th) !== 0;
     const model = new Model(rt, h, hasTokenizer ? new Tokenizer(rt, th) : null); // reads the config: can fail
     if (!hasTokenizer) rt.M._wf_tokenizer_free(th);
+    model.weightsOnly = !withOptimizer;
     return model;
   } catch (e) {
     rt.M._wf_model_free(h);
@@ -103,7 +107,7 @@ Model.prototype.load = function load(bytes) {
   const th = rt.M._wf_tokenizer_create() >>> 0;
   if (!th) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
   try {
-    loadInto(rt, this.handle, th, bytes);
+    this.weightsOnly = !loadInto(rt, this.handle, th, bytes);
   } catch (e) {
     rt.M._wf_tokenizer_free(th);
     throw e;

@@ -80,9 +80,14 @@ export interface LoadOptions {
 
 export interface CreateModelOptions extends LoadOptions {
   /** A tokenizer the model copies (from any module instance); the caller keeps, and
-   * disposes, theirs. Without one, the first text the model trains on builds a char-level
-   * tokenizer. */
-  tokenizer?: Tokenizer;
+   * disposes, theirs. Or, with `text`, the kind of tokenizer to learn from it: 'char'
+   * (default), 'bpe' (512 tokens) or {kind, vocabSize}. Without either, the first text the
+   * model trains on builds a char-level tokenizer. A model with a tokenizer whose config
+   * does not set vocabSize gets the tokenizer's size (else the preset's, 96). */
+  tokenizer?: Tokenizer | 'char' | 'bpe' | TokenizerOptions;
+  /** A text to learn the tokenizer from, as `tokenizer` says.
+   * @example const model = await createModel('tiny', { text: novel }); // vocabSize: the novel's characters + 1 */
+  text?: string;
 }
 
 export interface TokenizerOptions {
@@ -278,6 +283,9 @@ export interface ModelInfo {
   /** Learning rate of the next step. */
   lr: number;
   optimizer: OptimizerSettings;
+  /** Whether the model holds AdamW state training can resume from: false after loading a
+   * file saved without it (or safetensors), until the model's first step. */
+  optimizerState: boolean;
   memory: MemoryUsage;
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */

@@ -107,30 +107,51 @@ export class Model {
     this.tokenizer = tokenizer ?? null;
     this.defaultBatchSize = batchSize ?? presetBatchSize(this.config);
     this.busy = null;
+    this.weightsOnly = false; // loaded from a file without optimizer state (see info())
   }
 
-  /** Builds a model with fresh weights: config is a preset name or a partial config. A
-   * tokenizer given is copied into this model's runtime (it may come from another module
-   * instance, e.g. another thread count); the caller keeps theirs, on success or failure. */
-  static create(rt, config, { tokenizer } = {}) {
+  /**
+   * Builds a model with fresh weights: config is a preset name or a partial config. With
+   * `text`, a tokenizer is learned from it as `tokenizer` says ('char' (default), 'bpe' or
+   * {kind, vocabSize}: Tokenizer.fromText); a Tokenizer given instead is copied into this
+   * model's runtime (it may come from another module instance); the caller keeps theirs.
+   * When the config does not set vocabSize, a model with a tokenizer is sized to it (else
+   * the preset's vocabSize applies).
+   */
+  static create(rt, config, { tokenizer, text } = {}) {
     const friendly = resolveConfig(config);
-    const native = toNative(friendly);
-    tokenizer?.call(0); // a disposed tokenizer says so before anything is built
-    const h = rt.M._wf_model_create() >>> 0;
-    if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
-    const model = new Model(rt, h, null, friendly.batchSize);
+    const vocabGiven = typeof config === 'object' && config.vocabSize !== undefined;
+    if (tokenizer instanceof Tokenizer) tokenizer.call(0); // a disposed tokenizer says so before anything is built
+    else if (text === undefined && tokenizer !== undefined) {
+      throw new WfError('WF_ERR_ARG', 'the tokenizer option is a Tokenizer, or a kind to learn from the text option');
+    }
+    let tok = null;
     try {
+      if (tokenizer instanceof Tokenizer) tok = Tokenizer.load(rt, tokenizer.save());
+      else if (text !== undefined) tok = Tokenizer.fromText(rt, text, typeof tokenizer === 'string' ? { kind: tokenizer } : tokenizer);
+      if (tok && !vocabGiven) friendly.vocabSize = tok.vocabSize;
+      if (tok && tok.vocabSize > friendly.vocabSize) {
+        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tok.vocabSize} tokens but vocabSize is ${friendly.vocabSize}`);
+      }
+    } catch (e) {
+      tok?.dispose();
+      throw e;
+    }
+    const h = rt.M._wf_model_create() >>> 0;
+    if (!h) {
+      tok?.dispose();
+      throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
+    }
+    const model = new Model(rt, h, tok, friendly.batchSize);
+    try {
+      const native = toNative(friendly);
       rt.withBuffer(CONFIG_BYTES, (p) => {
         rt.writeConfig(p, native);
         model.call(rt.M._wf_model_init(h, p));
       });
       if (friendly.lr !== undefined) model.setOptimizerNow({ lr: friendly.lr });
-      if (tokenizer && tokenizer.vocabSize > native.vocabSize) {
-        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tokenizer.vocabSize} tokens but vocabSize is ${native.vocabSize}`);
-      }
-      if (tokenizer) model.tokenizer = Tokenizer.load(rt, tokenizer.save());
     } catch (e) {
-      model.dispose();
+      model.dispose(); // and its tokenizer: a copy or one built here
       throw e;
     }
     return model;
@@ -181,14 +202,16 @@ export class Model {
   }
 
   /** Everything about the model in one plain object: config, paramCount, step, lr,
-   * optimizer, memory, tokenizer ({kind, vocabSize} or null), busy (what runs, or null) and
-   * threads (how many the loaded wasm build offers: 1 for the single-thread build). */
+   * optimizer, optimizerState (whether it holds AdamW state that training can resume from:
+   * false after loading weights only, until its first step), memory, tokenizer ({kind,
+   * vocabSize} or null), busy (what runs, or null) and threads (how many the loaded wasm
+   * build offers: 1 for the single-thread build). */
   info() {
     this.call();
-    const tok = this.tokenizer;
+    const tok = this.tokenizer, step = this.step;
     return {
-      config: this.config, paramCount: this.paramCount, step: this.step, lr: this.lr,
-      optimizer: this.optimizer, memory: this.memory(),
+      config: this.config, paramCount: this.paramCount, step, lr: this.lr,
+      optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory: this.memory(),
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1,
     };

@@ -79,7 +79,9 @@ export function importSafetensors(rt, files) {
         throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tokenizer.vocabSize} tokens but the model's vocabulary only ${V}`);
       }
     }
-    return new Model(rt, h, tokenizer); // reads the config: can fail
+    const model = new Model(rt, h, tokenizer); // reads the config: can fail
+    model.weightsOnly = true; // safetensors hold no optimizer state
+    return model;
   } catch (e) {
     tokenizer?.dispose();
     rt.M._wf_model_free(h);

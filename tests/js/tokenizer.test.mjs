@@ -155,3 +155,17 @@ test('a tokenizer given to createModel is copied into the model\'s module instan
   mine.dispose();
   await assert.rejects(createModel(config, { tokenizer: mine }), (e) => e.code === 'WF_ERR_DISPOSED');
 });
+
+test('createModel with text: the tokenizer is learned first and sizes the vocabulary unless the config sets it', async () => {
+  const text = 'Ωμέγα and ünïcödé, 中文 text. '.repeat(40);
+  const distinct = new Set(text).size;
+  const char = await createModel({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16 }, { text });
+  assert.deepEqual([char.config.vocabSize, char.tokenizer.kind, char.tokenizer.vocabSize], [distinct + 1, 'char', distinct + 1]);
+  const bpe = await createModel('tiny', { text: NOVEL.slice(0, 20000), tokenizer: { kind: 'bpe', vocabSize: 300 } });
+  assert.deepEqual([bpe.config.vocabSize, bpe.tokenizer.kind], [300, 'bpe']);
+  const wide = await createModel({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 64 }, { text });
+  assert.equal(wide.config.vocabSize, 64, 'a vocabSize given is kept');
+  await assert.rejects(createModel({ vocabSize: 8 }, { text }), (e) => e.code === 'WF_ERR_CONFIG' && /the tokenizer has \d+ tokens but vocabSize is 8/.test(e.message));
+  await assert.rejects(createModel('tiny', { tokenizer: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /a kind to learn from the text option/.test(e.message));
+  for (const m of [char, bpe, wide]) m.dispose();
+});
