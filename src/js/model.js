@@ -122,7 +122,7 @@ export class Model {
     const friendly = resolveConfig(config);
     const vocabGiven = typeof config === 'object' && config.vocabSize !== undefined;
     if (tokenizer instanceof Tokenizer) tokenizer.call(0); // a disposed tokenizer says so before anything is built
-    else if (text === undefined && tokenizer !== undefined) {
+    else if (text === undefined && tokenizer != null) {
       throw new WfError('WF_ERR_ARG', 'the tokenizer option is a Tokenizer, or a kind to learn from the text option');
     }
     let tok = null;
