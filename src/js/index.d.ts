@@ -383,7 +383,8 @@ export class Model {
 
   /**
    * Trains on text (or token ids) and resolves to a summary. The first text builds a
-   * char-level tokenizer when the model has none.
+   * char-level tokenizer when the model has none; it joins the model with the first step
+   * (a call refused before then leaves the model without one).
    * @example
    * const summary = await model.train(text, {
    *   steps: 500, lr: 2e-3, evalInterval: 100,
@@ -393,7 +394,8 @@ export class Model {
   train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
 
   /**
-   * Mean loss and perplexity on text, over non-overlapping windows of the context.
+   * Mean loss and perplexity on text, over non-overlapping windows of the context. A text
+   * needs the model's tokenizer (WF_ERR_STATE without one); ids need none.
    * @example
    * const { loss, perplexity } = await model.evaluate(heldOutText);
    */

@@ -325,8 +325,9 @@ export class Model {
     return this.tokenizer.encode(text);
   }
 
-  /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`
-   * says (Tokenizer.forModel: char by default). */
+  /** Token ids of data (a text, or ids checked against the vocabulary) and `built`: when
+   * the model has no tokenizer yet, the one learned from the text as `spec` says
+   * (Tokenizer.forModel: char by default), not attached to the model: the caller decides. */
   tokensOf(data, spec) {
     if (typeof data !== 'string') {
       // checked here, so a bad id fails before the batch sampler or the optimizer moves
@@ -334,11 +335,19 @@ export class Model {
       const V = this.config.vocabSize;
       const bad = ids.findIndex((id) => id < 0 || id >= V);
       if (bad >= 0) throw new WfError('WF_ERR_TOKEN', `token ${ids[bad]} at position ${bad} is outside [0, ${V})`);
-      return ids;
+      return { tokens: ids, built: null };
     }
-    if (!this.tokenizer) this.tokenizer = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
-    else if (spec !== undefined) this.tokenizer.assertMatches(spec);
-    return this.tokenizer.encode(data);
+    if (this.tokenizer) {
+      if (spec !== undefined) this.tokenizer.assertMatches(spec);
+      return { tokens: this.tokenizer.encode(data), built: null };
+    }
+    const built = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
+    try {
+      return { tokens: built.encode(data), built };
+    } catch (e) {
+      built.dispose();
+      throw e;
+    }
   }
 
   /**
@@ -368,14 +377,15 @@ export class Model {
     const signal = opts.signal;
     if (signal?.aborted) throw abortError(signal);
     this.assertBatchFits(B, T);
-    // everything up to the first step is undone if it fails: the optimizer settings, and a
-    // tokenizer this call built; nothing is allocated before the checks
+    // everything up to the first step is undone if it fails: the optimizer settings; a
+    // tokenizer this call builds joins the model only with its first step. Nothing is
+    // allocated before the checks
     const start = this.step;
     const before = this.optimizer;
-    const hadTokenizer = this.tokenizer !== null;
-    let ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0, last = null, valLoss = null;
+    let ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0, last = null, valLoss = null, built = null;
     try {
-      const tokens = this.tokensOf(data, opts.tokenizer);
+      let tokens;
+      ({ tokens, built } = this.tokensOf(data, opts.tokenizer));
       // the sampler checks this too, but only when it first draws from a split: a validation
       // split too short to validate would otherwise fail evalInterval steps into the run
       const nVal = Math.floor(tokens.length * valFraction);
@@ -414,6 +424,7 @@ export class Model {
         if (signal?.aborted) throw abortError(signal);
         this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
         this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
+        if (built && !this.tokenizer) this.tokenizer = built;
         last = readStepInfo(rt, info);
         const validated = valFraction > 0 && evalInterval > 0 && ((start + s) % evalInterval === 0 || s === steps);
         if (validated) valLoss = validate();
@@ -437,13 +448,8 @@ export class Model {
         tokensPerSecond: (steps * B * T) / seconds,
       };
     } catch (e) {
-      if (this.handle && this.step === start) {
-        this.setOptimizerNow(before);
-        if (!hadTokenizer) {
-          this.tokenizer?.dispose();
-          this.tokenizer = null;
-        }
-      }
+      if (this.handle && this.step === start) this.setOptimizerNow(before);
+      if (built && this.tokenizer !== built) built.dispose();
       throw e;
     } finally {
       for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
@@ -452,32 +458,25 @@ export class Model {
   }
 
   /** Mean cross-entropy of the model on text (or ids), over non-overlapping windows of the
-   * context: resolves to {loss, perplexity, tokens}. Options: maxTokens (limits the work on
-   * long texts), batchSize, signal, yieldMs (30). */
+   * context: resolves to {loss, perplexity, tokens}. A text needs the model's tokenizer
+   * (WF_ERR_STATE without one). Options: maxTokens (limits the work on long texts),
+   * batchSize, signal, yieldMs (30). */
   async evaluate(data, { maxTokens = Infinity, batchSize, signal, yieldMs = 30 } = {}) {
     this.idle();
     if (signal?.aborted) throw abortError(signal);
     const rt = this.rt;
     const T = this.decoderConfig('evaluate').context;
-    const hadTokenizer = this.tokenizer !== null;
-    let tokens, windows, B, pin, ptg, lossp;
-    try {
-      tokens = this.tokensOf(data);
-      if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
-      windows = Math.floor((tokens.length - 1) / T);
-      if (windows < 1) {
-        throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
-      }
-      B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
-      this.assertBatchFits(B, T);
-      [pin, ptg, lossp] = rt.allocMany([B * T * 4, B * T * 4, 4]);
-    } catch (e) {
-      if (!hadTokenizer) { // a refused call keeps no tokenizer it built
-        this.tokenizer?.dispose();
-        this.tokenizer = null;
-      }
-      throw e;
+    // a text needs the model's own tokenizer: one learned from the evaluation text would
+    // measure nothing the model knows
+    let tokens = typeof data === 'string' ? this.textIds(data) : this.tokensOf(data).tokens;
+    if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+    const windows = Math.floor((tokens.length - 1) / T);
+    if (windows < 1) {
+      throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
     }
+    const B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
+    this.assertBatchFits(B, T);
+    const [pin, ptg, lossp] = rt.allocMany([B * T * 4, B * T * 4, 4]);
     this.busy = 'evaluation';
     try {
       let total = 0, counted = 0, lastYield = performance.now();

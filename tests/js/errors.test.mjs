@@ -142,12 +142,28 @@ test('E7: batch shapes: below 1, beyond the context, every target ignored', asyn
 
 test('E8: empty and one-character corpora', async () => {
   const model = await createModel(SMALL);
+  // evaluate never builds a tokenizer from the text it is asked to measure
+  await assert.rejects(model.evaluate(TEXT), (e) => e.code === 'WF_ERR_STATE' && /has no tokenizer yet/.test(e.message));
+  assert.equal(model.tokenizer, null, 'evaluate keeps no tokenizer');
+  // the tokenizer train builds joins the model with the first step, not before: not while
+  // later checks can still refuse the call, nor when the first step itself fails
+  await assert.rejects(model.train(TEXT, { steps: 1, lr: NaN }), (e) => e.code === 'WF_ERR_ARG');
+  assert.equal(model.tokenizer, null, 'refused by the optimizer settings: no tokenizer');
+  await assert.rejects(model.train(TEXT, { steps: 1, valFraction: 0.001 }), (e) => e.code === 'WF_ERR_ARG' && /validation split/.test(e.message));
+  assert.equal(model.tokenizer, null, 'refused by the validation split: no tokenizer');
+  await assert.rejects(model.train(TEXT, { steps: 1, lr: 1e38, evalInterval: 0 }), (e) => e.code === 'WF_ERR_NUMERIC');
+  assert.equal(model.tokenizer, null, 'the first step refused: no tokenizer');
+  let seen;
+  await model.train(TEXT, { steps: 2, evalInterval: 0, yieldMs: 0, onProgress: () => { seen ??= model.tokenizer; } });
+  assert.ok(seen && seen === model.tokenizer, 'attached by the first step');
+  model.tokenizer.dispose();
+  model.tokenizer = null;
   await assert.rejects(model.train('', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(model.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the training split has 1 tokens; a window of T = 16 needs at least 17/.test(e.message));
   assert.equal(model.tokenizer, null, 'a refused run keeps no tokenizer built from its text');
   await model.train(TEXT, { steps: 1, evalInterval: 0 });
   assert.equal(model.tokenizer.vocabSize, new Set(TEXT).size + 1, 'the next run builds its own');
-  await assert.rejects(model.evaluate('y'), (e) => e.code === 'WF_ERR_ARG');
+  await assert.rejects(model.evaluate('y'), (e) => e.code === 'WF_ERR_ARG' && /evaluation needs at least 17 tokens/.test(e.message));
   assert.equal(model.tokenizer.vocabSize, new Set(TEXT).size + 1);
   await assert.rejects(createTokenizer(''), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(createTokenizer('', { kind: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /empty/.test(e.message));
