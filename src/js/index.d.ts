@@ -884,11 +884,14 @@ export class Seq2Seq {
    */
   forward(batchOrPairs: Batch | Pair[]): { loss: number | null; logits: Float32Array };
   /**
-   * Trains on pairs, sampling batches with a seeded generator.
+   * Trains on pairs, sampling batches with a seeded generator, through the Model's
+   * training loop: optimizer settings given change the model's, the others stay (a new
+   * Seq2Seq starts at lr 3e-3, weightDecay 0.01, gradClip 1); a call refused before its
+   * first step leaves them as they were.
    * @example
    * await s2s.train(words.map((w) => [w, [...w].reverse().join('')]), { steps: 800, lr: 5e-3 });
    */
-  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<Seq2SeqTrainResult>;
   /**
    * Mean cross-entropy per target token over pairs.
    * @example
@@ -946,9 +949,13 @@ export function createSeq2Seq(config?: ConfigInput, options?: LoadOptions & { te
 /** Options of Seq2Seq.train (and WorkerSeq2Seq.train). */
 export interface Seq2SeqTrainOptions {
   steps?: number; batchSize?: number; lr?: number; warmup?: number; decaySteps?: number; minLrRatio?: number;
-  weightDecay?: number; gradClip?: number; seed?: number; signal?: AbortSignal; yieldMs?: number;
-  onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; elapsed: number; eta: number }) => void;
+  weightDecay?: number; gradClip?: number; beta1?: number; beta2?: number; eps?: number; keepSchedule?: boolean;
+  seed?: number; signal?: AbortSignal; yieldMs?: number;
+  onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; tokensPerSecond: number; elapsed: number; eta: number }) => void;
 }
+
+/** What Seq2Seq.train resolves to; tokens counts the decoder positions trained on. */
+export interface Seq2SeqTrainResult { steps: number; step: number; loss: number; tokens: number; seconds: number; tokensPerSecond: number }
 
 /**
  * The Seq2Seq API with the encoder-decoder in a Web Worker (browsers) or a worker thread
@@ -966,7 +973,7 @@ export class WorkerSeq2Seq {
    * @example
    * await ws.train(pairs, { steps: 800, lr: 5e-3, onProgress: (p) => console.log(p.step, p.loss) });
    */
-  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<Seq2SeqTrainResult>;
   /**
    * Mean cross-entropy per target token over pairs.
    * @example

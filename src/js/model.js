@@ -367,33 +367,73 @@ export class Model {
     this.idle();
     const rt = this.rt;
     const cfg = this.decoderConfig('train');
-    const steps = positiveInt('steps', opts.steps ?? 1000);
     const B = positiveInt('batchSize', opts.batchSize ?? this.defaultBatchSize);
     const T = positiveInt('context', opts.context ?? cfg.context);
     const valFraction = opts.valFraction ?? 0.1;
     const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? 100);
     const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? 4);
+    if (opts.signal?.aborted) throw abortError(opts.signal);
+    this.assertBatchFits(B, T);
+    let tokens = null, built = null, ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0;
+    return this.runTraining(opts, {
+      validateEvery: valFraction > 0 ? evalInterval : 0,
+      // a tokenizer this call builds joins the model only with its first step; nothing is
+      // allocated before the checks
+      prepare: () => {
+        ({ tokens, built } = this.tokensOf(data, opts.tokenizer));
+        // the sampler checks this too, but only when it first draws from a split: a validation
+        // split too short to validate would otherwise fail evalInterval steps into the run
+        const nVal = Math.floor(tokens.length * valFraction);
+        for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
+          if (used && n < T + 1) {
+            throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
+          }
+        }
+        [ptok, pin, ptg, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, 16, 4]);
+        rt.i32.set(tokens, ptok >>> 2);
+        if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
+      },
+      step: () => {
+        this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
+        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
+        if (built && !this.tokenizer) this.tokenizer = built;
+        return { ...readStepInfo(rt, info), tokens: B * T };
+      },
+      validate: () => {
+        let sum = 0;
+        for (let i = 0; i < evalBatches; i++) {
+          this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
+          this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
+          sum += rt.f32[lossp >>> 2];
+        }
+        return sum / evalBatches;
+      },
+      cleanup: () => {
+        if (built && this.tokenizer !== built) built.dispose();
+        for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
+      },
+    });
+  }
+
+  /**
+   * @internal The training loop of every kind of model (train() here, Seq2Seq.train): sets
+   * this call's optimizer settings and schedule from opts, then takes opts.steps steps of
+   * source.step() (which returns a step info and the tokens it trained on) with abort,
+   * progress, validation (source.validate() at multiples of source.validateEvery, counting
+   * earlier steps, and at the end) and yields to the event loop. source.prepare() runs
+   * first and may throw; source.cleanup() runs last, whatever happened. Everything up to
+   * the first step is undone if it fails: the optimizer settings are restored.
+   */
+  async runTraining(opts, source) {
+    const steps = positiveInt('steps', opts.steps ?? 1000);
     const yieldMs = opts.yieldMs ?? 30;
     const signal = opts.signal;
-    if (signal?.aborted) throw abortError(signal);
-    this.assertBatchFits(B, T);
-    // everything up to the first step is undone if it fails: the optimizer settings; a
-    // tokenizer this call builds joins the model only with its first step. Nothing is
-    // allocated before the checks
     const start = this.step;
     const before = this.optimizer;
-    let ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0, last = null, valLoss = null, built = null;
+    let last = null, valLoss = null, tokens = 0;
     try {
-      let tokens;
-      ({ tokens, built } = this.tokensOf(data, opts.tokenizer));
-      // the sampler checks this too, but only when it first draws from a split: a validation
-      // split too short to validate would otherwise fail evalInterval steps into the run
-      const nVal = Math.floor(tokens.length * valFraction);
-      for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
-        if (used && n < T + 1) {
-          throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
-        }
-      }
+      if (signal?.aborted) throw abortError(signal);
+      source.prepare();
       const schedule = {};
       for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps', 'warmup', 'decaySteps']) {
         if (opts[k] !== undefined) schedule[k] = opts[k];
@@ -405,35 +445,22 @@ export class Model {
         schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
       }
       this.setOptimizer(schedule);
-      [ptok, pin, ptg, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, 16, 4]);
-      rt.i32.set(tokens, ptok >>> 2);
-      if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
       this.busy = 'training';
       const t0 = performance.now();
       let lastYield = t0;
-      const validate = () => {
-        let sum = 0;
-        for (let i = 0; i < evalBatches; i++) {
-          this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
-          this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
-          sum += rt.f32[lossp >>> 2];
-        }
-        return sum / evalBatches;
-      };
       for (let s = 1; s <= steps; s++) {
         if (signal?.aborted) throw abortError(signal);
-        this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
-        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
-        if (built && !this.tokenizer) this.tokenizer = built;
-        last = readStepInfo(rt, info);
-        const validated = valFraction > 0 && evalInterval > 0 && ((start + s) % evalInterval === 0 || s === steps);
-        if (validated) valLoss = validate();
+        last = source.step();
+        tokens += last.tokens;
+        const every = source.validateEvery ?? 0;
+        const validated = every > 0 && ((start + s) % every === 0 || s === steps);
+        if (validated) valLoss = source.validate();
         const now = performance.now();
         const elapsed = (now - t0) / 1000;
         if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) {
           opts.onProgress({
             step: last.step, steps: start + steps, loss: last.loss, valLoss, validated,
-            lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: (s * B * T) / elapsed, elapsed,
+            lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
             eta: (elapsed / s) * (steps - s),
           });
         }
@@ -443,16 +470,12 @@ export class Model {
         }
       }
       const seconds = (performance.now() - t0) / 1000;
-      return {
-        steps, step: this.step, loss: last.loss, valLoss, tokens: steps * B * T, seconds,
-        tokensPerSecond: (steps * B * T) / seconds,
-      };
+      return { steps, step: this.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds };
     } catch (e) {
       if (this.handle && this.step === start) this.setOptimizerNow(before);
-      if (built && this.tokenizer !== built) built.dispose();
       throw e;
     } finally {
-      for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
+      source.cleanup?.();
       this.busy = null;
     }
   }
