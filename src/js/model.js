@@ -86,6 +86,12 @@ function positiveInt(name, v) {
   return v;
 }
 
+/** A number of milliseconds between yields to the event loop: >= 0 (Infinity: never). */
+function yieldInterval(v) {
+  if (typeof v !== 'number' || !(v >= 0)) throw new WfError('WF_ERR_ARG', `yieldMs must be a number >= 0, not ${v}`);
+  return v;
+}
+
 function nonNegativeInt(name, v) {
   if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${v}`);
   return v;
@@ -370,6 +376,9 @@ export class Model {
     const B = positiveInt('batchSize', opts.batchSize ?? this.defaultBatchSize);
     const T = positiveInt('context', opts.context ?? cfg.context);
     const valFraction = opts.valFraction ?? 0.1;
+    if (typeof valFraction !== 'number' || !(valFraction >= 0 && valFraction < 1)) {
+      throw new WfError('WF_ERR_ARG', `valFraction (the validation split) must be a number in [0, 1), not ${valFraction}`);
+    }
     const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? 100);
     const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? 4);
     if (opts.signal?.aborted) throw abortError(opts.signal);
@@ -426,7 +435,7 @@ export class Model {
    */
   async runTraining(opts, source) {
     const steps = positiveInt('steps', opts.steps ?? 1000);
-    const yieldMs = opts.yieldMs ?? 30;
+    const yieldMs = yieldInterval(opts.yieldMs ?? 30);
     const signal = opts.signal;
     const start = this.step;
     const before = this.optimizer;
@@ -486,6 +495,7 @@ export class Model {
    * batchSize, signal, yieldMs (30). */
   async evaluate(data, { maxTokens = Infinity, batchSize, signal, yieldMs = 30 } = {}) {
     this.idle();
+    yieldInterval(yieldMs);
     if (signal?.aborted) throw abortError(signal);
     const rt = this.rt;
     const T = this.decoderConfig('evaluate').context;
@@ -543,7 +553,7 @@ export class Model {
     if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${maxTokens}`);
     const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
     const signal = opts.signal;
-    const yieldMs = opts.yieldMs ?? 16;
+    const yieldMs = yieldInterval(opts.yieldMs ?? 16);
     if (signal?.aborted) throw abortError(signal);
     let ids = this.tokenizer.encode(prompt.length ? prompt : '\n');
     const [sampling, tokp] = rt.allocMany([16, 4]);

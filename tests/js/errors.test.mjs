@@ -207,9 +207,15 @@ test('E11: zero or negative steps and counts', async () => {
   const model = await trained();
   for (const [opts, re] of [[{ steps: 0 }, /steps must be an integer >= 1, not 0/], [{ steps: -1 }, /steps must be an integer >= 1, not -1/],
     [{ steps: 2.5 }, /steps must be an integer >= 1, not 2.5/], [{ evalInterval: -1 }, /evalInterval must be an integer >= 0/],
-    [{ evalBatches: 0 }, /evalBatches must be an integer >= 1/]]) {
+    [{ evalBatches: 0 }, /evalBatches must be an integer >= 1/],
+    [{ valFraction: -0.1 }, /valFraction \(the validation split\) must be a number in \[0, 1\), not -0.1/], [{ valFraction: 1 }, /valFraction .* not 1$/],
+    [{ valFraction: NaN }, /valFraction .* not NaN/], [{ valFraction: '0.1' }, /valFraction .* not 0.1/],
+    [{ yieldMs: -1 }, /yieldMs must be a number >= 0, not -1/], [{ yieldMs: NaN }, /yieldMs .* not NaN/], [{ yieldMs: '5' }, /yieldMs .* not 5/]]) {
     await refuses(model, () => model.train(TEXT, opts), 'WF_ERR_ARG', re);
   }
+  await refuses(model, () => model.evaluate(TEXT, { yieldMs: -5 }), 'WF_ERR_ARG', /yieldMs must be a number >= 0, not -5/);
+  await refuses(model, () => model.generateText('the', { yieldMs: NaN }), 'WF_ERR_ARG', /yieldMs must be a number >= 0, not NaN/);
+  assert.equal(model.busy, null);
   await refuses(model, () => model.generateText('the', { maxTokens: -1 }), 'WF_ERR_ARG', /maxTokens must be an integer >= 0, not -1/);
   assert.equal(await model.generateText('the', { maxTokens: 0 }), '');
   model.dispose();
