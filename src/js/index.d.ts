@@ -657,7 +657,9 @@ export interface Runtime {
 export function load(options?: LoadOptions): Promise<Runtime>;
 
 /**
- * A model with fresh random weights, from a preset name or a partial config.
+ * A model with fresh random weights, from a preset name or a partial config. A partial
+ * config is over the `tiny` preset, its training defaults (batchSize 8, lr 2e-3) included,
+ * unless it names another `preset` or sets them.
  * @example
  * const model = await createModel('tiny');
  * const custom = await createModel({ preset: 'tiny', nLayer: 2, activation: 'relu', positions: 'sinusoidal' });
