@@ -7,18 +7,6 @@ import { Tokenizer } from './tokenizer.js';
 
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 
-/** Copies bytes into the wasm heap; returns [pointer, length] (caller frees). */
-export function putBytes(rt, bytes) {
-  if (!(bytes instanceof Uint8Array)) {
-    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-    else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    else throw new WfError('WF_ERR_ARG', 'expected the checkpoint as a Uint8Array, ArrayBuffer or Buffer');
-  }
-  const p = rt.alloc(bytes.length);
-  rt.u8.set(bytes, p);
-  return [p, bytes.length];
-}
-
 /** Runs a C function that returns a new buffer through (uint8_t **out, int32_t *n), after
  * the given arguments; returns a copy of the bytes and frees the C buffer. */
 export function takeBuffer(rt, fn, ...args) {
@@ -54,7 +42,7 @@ export function saveModel(model, { optimizer = true } = {}) {
  * whether the file held the optimizer state: flag bit 0 of its header (docs/FORMATS.md),
  * read once wf_model_load has checked the whole file. */
 function loadInto(rt, h, th, bytes) {
-  const [p, n] = putBytes(rt, bytes);
+  const [p, n] = rt.putBytes(bytes, 'the checkpoint', false);
   try {
     const status = rt.M._wf_model_load(h, th, p, n);
     if (status !== 0) rt.check(status, rt.cstring(rt.M._wf_model_error(h)));

@@ -183,11 +183,25 @@ export class Runtime {
     return ptrs;
   }
 
-  /** Copies a string into the heap as UTF-8; returns [ptr, bytes]; caller frees. */
-  putUtf8(text) {
-    const bytes = this.encoder.encode(text);
+  /** Copies bytes into the heap: a string (as UTF-8, unless `text` is false: files are
+   * bytes), a Uint8Array, an ArrayBuffer or any other view (a Buffer, a Float32Array...);
+   * returns [ptr, length]; caller frees. `what` names the value in the error for anything
+   * else. */
+  putBytes(x, what = 'the data', text = true) {
+    if (!text && typeof x === 'string') throw new WfError('WF_ERR_ARG', `${what} must be a Uint8Array, ArrayBuffer or Buffer, not a string`);
+    const bytes = asBytes(x, what, this.encoder);
     const p = this.alloc(bytes.length);
     this.u8.set(bytes, p);
     return [p, bytes.length];
   }
+}
+
+/** The bytes of a string (UTF-8), Uint8Array, ArrayBuffer or other view, without a copy
+ * where there are bytes already; a WF_ERR_ARG naming `what` for anything else. */
+export function asBytes(x, what = 'the data', encoder = new TextEncoder()) {
+  if (typeof x === 'string') return encoder.encode(x);
+  if (x instanceof Uint8Array) return x;
+  if (x instanceof ArrayBuffer) return new Uint8Array(x);
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  throw new WfError('WF_ERR_ARG', `${what} must be a string, Uint8Array, ArrayBuffer or Buffer`);
 }

@@ -2,19 +2,9 @@
 // GPT-2 style model becomes a GPT2LMHeadModel and a Llama-style one a LlamaForCausalLM that
 // PyTorch loads without conversion, and Hugging Face GPT-2 and Llama files come back as a
 // Model.
-import { CONFIG_BYTES, WfError } from './runtime.js';
+import { CONFIG_BYTES, WfError, asBytes } from './runtime.js';
 import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
-
-const encoder = new TextEncoder();
-
-function asBytes(x, what) {
-  if (typeof x === 'string') return encoder.encode(x);
-  if (x instanceof Uint8Array) return x;
-  if (x instanceof ArrayBuffer) return new Uint8Array(x);
-  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  throw new WfError('WF_ERR_ARG', `${what} must be a string, Uint8Array, ArrayBuffer or Buffer`);
-}
 
 /**
  * The model's weights as Hugging Face files: {'model.safetensors': Uint8Array (float32),
