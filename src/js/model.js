@@ -126,6 +126,7 @@ export class Model {
    */
   static create(rt, config, { tokenizer, text } = {}) {
     const friendly = resolveConfig(config);
+    toNative(friendly); // choices that do not exist are refused before anything is built
     const vocabGiven = typeof config === 'object' && config.vocabSize !== undefined;
     if (tokenizer instanceof Tokenizer) tokenizer.call(0); // a disposed tokenizer says so before anything is built
     else if (text === undefined && tokenizer != null) {
