@@ -288,6 +288,11 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
 /* generate.c, for model.c */
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem); /* mem NULL: only counts */
 double wf_gen_elems_d(const wf_dims *d); /* the same count in double, for the size checks */
+/* generate.c, for seq2seq.c too: T tokens of one sequence at positions pos.. through the
+ * embedding and the decoder layers, leaving the last layer's output in gen.x [T, C]. Layer
+ * l's keys and values go to kcache/vcache + l * context * C; S > 0: cross-attention to
+ * the S source rows' keys and values in gen.xkv. */
+void wf_gen_layers(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S);
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng,
                         wf_real *probs, int32_t *order);
 
