@@ -479,15 +479,13 @@ static wf_real *slice(const wf_model *m, int i, wf_real *base, int l) {
 
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
     wf_real *base = m->arena + (grads ? arena_stride(m) : 0);
-#define MAIN_X(name) w->name = slice(m, WF_P_##name, base, l);
-#define ENC_X(name) w->name = slice(m, WF_P_enc_##name, base, l);
-#define NONE_X(name) w->name = NULL;
+#define MAIN_X(name, ...) w->name = slice(m, WF_P_##name, base, l);
+#define ENC_X(name, ...) w->name = slice(m, WF_P_enc_##name, base, l);
+#define NONE_X(name, ...) w->name = NULL;
     if (stack == WF_STACK_MAIN) {
-        WF_BLOCK_TENSORS(MAIN_X)
-        WF_CROSS_TENSORS(MAIN_X)
+        WF_BLOCK_PARAMS(MAIN_X, , L, WF_CROSS_PARAMS(MAIN_X))
     } else {
-        WF_BLOCK_TENSORS(ENC_X)
-        WF_CROSS_TENSORS(NONE_X)
+        WF_BLOCK_PARAMS(ENC_X, , E, WF_CROSS_PARAMS(NONE_X))
     }
 #undef MAIN_X
 #undef ENC_X
