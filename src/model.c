@@ -1002,12 +1002,6 @@ wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets,
     return wf_batch_forward(m, &b, loss);
 }
 
-wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                           wf_real *loss) {
-    wf_batch b = ids_batch(inputs, targets, B, T);
-    return wf_batch_grads(m, &b, loss);
-}
-
 const wf_real *wf_logits(const wf_model *m) { return m && m->ready && m->B > 0 && m->have_logits ? m->a.logits : NULL; }
 
 const wf_real *wf_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? m->a.lnf : NULL; }
