@@ -950,7 +950,7 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
     const int B = m->B, T = m->T;
     double total, count;
     if (b->target_vecs) {
-        total = wf_mse_forward(m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C, &count);
+        total = wf_mse_forward(&count, m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C);
     } else {
         /* padding positions are ignored like negative targets */
         int32_t *tg = (int32_t *)m->a.targets; /* int32 ids in wf_real-sized slots */
@@ -958,7 +958,7 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
             for (int t = 0; t < T; t++)
                 tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
         int n = 0;
-        total = wf_crossentropy_forward(m->a.losses, m->a.probs, m->a.logits, tg, B * T, m->d.V, &n);
+        total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V);
         count = n;
     }
     double loss = total / count;
