@@ -220,9 +220,9 @@ async function train(argv, o) {
 
   const model = o.resume
     ? (await readModel(path)).model
-    : await wf.createModel({
-      preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }), ...(vocab ? { vocabSize: vocab } : {}),
-    });
+    // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
+    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }) },
+      { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
   const start = model.step;
   if (start >= total) {
     out.write(`${path} has already taken ${start} steps (--steps ${total}): nothing to do\n`);
@@ -247,7 +247,6 @@ async function train(argv, o) {
   try {
     summary = await model.train(text, {
       steps: total - start, batchSize, evalInterval, valFraction, signal: ac.signal,
-      ...(vocab ? { tokenizer: { kind: 'bpe', vocabSize: vocab } } : {}),
       onProgress: (p) => progress.update(p),
       ...(lr === undefined ? {} : { lr }),
       ...(seed === undefined ? {} : { seed }),
@@ -259,8 +258,9 @@ async function train(argv, o) {
   } finally {
     progress.end();
   }
-  // every step taken is saved, whether the run ended, was interrupted or failed
-  if (model.step > start || !o.resume) {
+  // every step taken is saved, whether the run ended, was interrupted or failed; a run that
+  // took none writes nothing (a failed start leaves no untrained model to trip over)
+  if (model.step > start) {
     await wf.saveModelFile(model, path);
     const size = megabytes(statSync(path).size);
     if (summary) {
@@ -343,8 +343,7 @@ async function info(argv, o) {
   const { model, data } = await readModel(argv[0]);
   try {
     const i = model.info();
-    // header flag bit 0 (docs/FORMATS.md): the optimizer state is in the file
-    const resumable = (data.readUInt32LE(8) & 1) === 1;
+    const resumable = i.optimizerState;
     if (o.json) {
       out.write(`${JSON.stringify({ file: argv[0], bytes: data.length, resumable, ...i }, null, 2)}\n`);
       return 0;

@@ -38,9 +38,10 @@ function expected(name, b, dModel) {
  * @param {number} dModel the model's width (for vector inputs and targets)
  */
 export function putBatch(rt, batch, dModel) {
-  for (const k of ['B', 'T']) {
-    if (!Number.isInteger(batch[k]) || batch[k] < 1) throw new WfError('WF_ERR_ARG', `batch.${k} must be an integer >= 1, not ${batch[k]}`);
-  }
+  const { B, T } = batch;
+  // the core's words for the same refusal (model.c check_batch)
+  if (!Number.isInteger(B) || !Number.isInteger(T)) throw new WfError('WF_ERR_ARG', `batch shape ${B} x ${T}: both must be integers`);
+  if (B < 1 || T < 1) throw new WfError('WF_ERR_ARG', `batch shape ${B} x ${T}: both must be >= 1`);
   const owned = [];
   try {
     const ptrs = POINTERS.map((k) => {

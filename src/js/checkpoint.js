@@ -7,18 +7,6 @@ import { Tokenizer } from './tokenizer.js';
 
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 
-/** Copies bytes into the wasm heap; returns [pointer, length] (caller frees). */
-export function putBytes(rt, bytes) {
-  if (!(bytes instanceof Uint8Array)) {
-    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-    else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    else throw new WfError('WF_ERR_ARG', 'expected the checkpoint as a Uint8Array, ArrayBuffer or Buffer');
-  }
-  const p = rt.alloc(bytes.length);
-  rt.u8.set(bytes, p);
-  return [p, bytes.length];
-}
-
 /** Runs a C function that returns a new buffer through (uint8_t **out, int32_t *n), after
  * the given arguments; returns a copy of the bytes and frees the C buffer. */
 export function takeBuffer(rt, fn, ...args) {
@@ -50,12 +38,15 @@ export function saveModel(model, { optimizer = true } = {}) {
   return bytes;
 }
 
-/** Loads into handle h and tokenizer handle th; throws with the core's message. */
+/** Loads into handle h and tokenizer handle th; throws with the core's message. Returns
+ * whether the file held the optimizer state: flag bit 0 of its header (docs/FORMATS.md),
+ * read once wf_model_load has checked the whole file. */
 function loadInto(rt, h, th, bytes) {
-  const [p, n] = putBytes(rt, bytes);
+  const [p, n] = rt.putBytes(bytes, 'the checkpoint', false);
   try {
     const status = rt.M._wf_model_load(h, th, p, n);
     if (status !== 0) rt.check(status, rt.cstring(rt.M._wf_model_error(h)));
+    return (rt.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
   } finally {
     rt.free(p);
   }
@@ -73,10 +64,11 @@ export function loadModel(rt, bytes) {
   const th = rt.M._wf_tokenizer_create() >>> 0;
   try {
     if (!th) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
-    loadInto(rt, h, th, bytes);
+    const withOptimizer = loadInto(rt, h, th, bytes);
     const hasTokenizer = rt.M._wf_tokenizer_get_kind(th) !== 0;
     const model = new Model(rt, h, hasTokenizer ? new Tokenizer(rt, th) : null); // reads the config: can fail
     if (!hasTokenizer) rt.M._wf_tokenizer_free(th);
+    model.weightsOnly = !withOptimizer;
     return model;
   } catch (e) {
     rt.M._wf_model_free(h);
@@ -103,7 +95,7 @@ Model.prototype.load = function load(bytes) {
   const th = rt.M._wf_tokenizer_create() >>> 0;
   if (!th) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
   try {
-    loadInto(rt, this.handle, th, bytes);
+    this.weightsOnly = !loadInto(rt, this.handle, th, bytes);
   } catch (e) {
     rt.M._wf_tokenizer_free(th);
     throw e;

@@ -79,9 +79,15 @@ export interface LoadOptions {
 }
 
 export interface CreateModelOptions extends LoadOptions {
-  /** A tokenizer the model takes over (it disposes it). Without one, the first text the
-   * model trains on builds a char-level tokenizer. */
-  tokenizer?: Tokenizer;
+  /** A tokenizer the model copies (from any module instance); the caller keeps, and
+   * disposes, theirs. Or, with `text`, the kind of tokenizer to learn from it: 'char'
+   * (default), 'bpe' (512 tokens) or {kind, vocabSize}. Without either, the first text the
+   * model trains on builds a char-level tokenizer. A model with a tokenizer whose config
+   * does not set vocabSize gets the tokenizer's size (else the preset's, 96). */
+  tokenizer?: Tokenizer | 'char' | 'bpe' | TokenizerOptions;
+  /** A text to learn the tokenizer from, as `tokenizer` says.
+   * @example const model = await createModel('tiny', { text: novel }); // vocabSize: the novel's characters + 1 */
+  text?: string;
 }
 
 export interface TokenizerOptions {
@@ -279,6 +285,9 @@ export interface ModelInfo {
   /** Learning rate of the next step. */
   lr: number;
   optimizer: OptimizerSettings;
+  /** Whether the model holds AdamW state training can resume from: false after loading a
+   * file saved without it (or safetensors), until the model's first step. */
+  optimizerState: boolean;
   memory: MemoryUsage;
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
@@ -376,7 +385,8 @@ export class Model {
 
   /**
    * Trains on text (or token ids) and resolves to a summary. The first text builds a
-   * char-level tokenizer when the model has none.
+   * char-level tokenizer when the model has none; it joins the model with the first step
+   * (a call refused before then leaves the model without one).
    * @example
    * const summary = await model.train(text, {
    *   steps: 500, lr: 2e-3, evalInterval: 100,
@@ -386,7 +396,8 @@ export class Model {
   train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
 
   /**
-   * Mean loss and perplexity on text, over non-overlapping windows of the context.
+   * Mean loss and perplexity on text, over non-overlapping windows of the context. A text
+   * needs the model's tokenizer (WF_ERR_STATE without one); ids need none.
    * @example
    * const { loss, perplexity } = await model.evaluate(heldOutText);
    */
@@ -431,7 +442,8 @@ export class Model {
   setOptimizer(settings: Partial<OptimizerSettings>): void;
 
   /**
-   * One optimizer step on a [B, T] batch of token ids (row-major).
+   * One optimizer step on a [B, T] batch of token ids (row-major); inputs and targets hold
+   * exactly B * T ids each (WF_ERR_ARG otherwise).
    * @example
    * const { loss } = model.trainStep(inputs, targets, 8, 64);
    */
@@ -439,6 +451,7 @@ export class Model {
 
   /**
    * A forward pass on a [B, T] batch: the loss (null without targets) and logits [B*T*V].
+   * inputs (and targets) hold exactly B * T ids.
    * @example
    * const { logits } = model.forward(ids, null, 1, ids.length);
    */
@@ -646,7 +659,9 @@ export interface Runtime {
 export function load(options?: LoadOptions): Promise<Runtime>;
 
 /**
- * A model with fresh random weights, from a preset name or a partial config.
+ * A model with fresh random weights, from a preset name or a partial config. A partial
+ * config is over the `tiny` preset, its training defaults (batchSize 8, lr 2e-3) included,
+ * unless it names another `preset` or sets them.
  * @example
  * const model = await createModel('tiny');
  * const custom = await createModel({ preset: 'tiny', nLayer: 2, activation: 'relu', positions: 'sinusoidal' });
@@ -873,11 +888,14 @@ export class Seq2Seq {
    */
   forward(batchOrPairs: Batch | Pair[]): { loss: number | null; logits: Float32Array };
   /**
-   * Trains on pairs, sampling batches with a seeded generator.
+   * Trains on pairs, sampling batches with a seeded generator, through the Model's
+   * training loop: optimizer settings given change the model's, the others stay (a new
+   * Seq2Seq starts at lr 3e-3, weightDecay 0.01, gradClip 1); a call refused before its
+   * first step leaves them as they were.
    * @example
    * await s2s.train(words.map((w) => [w, [...w].reverse().join('')]), { steps: 800, lr: 5e-3 });
    */
-  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<Seq2SeqTrainResult>;
   /**
    * Mean cross-entropy per target token over pairs.
    * @example
@@ -925,7 +943,8 @@ export function createEncoder(config?: ConfigInput, options?: LoadOptions): Prom
 
 /**
  * An encoder-decoder with fresh weights. With `texts`, a char tokenizer is built from them
- * and vocabSize defaults to its size + 2 (bos, eos).
+ * and vocabSize defaults to its size + 2 (bos, eos); a `tokenizer` given is copied (the
+ * caller keeps theirs).
  * @example
  * const s2s = await createSeq2Seq({ dModel: 32, nLayer: 1 }, { texts: words });
  */
@@ -934,9 +953,13 @@ export function createSeq2Seq(config?: ConfigInput, options?: LoadOptions & { te
 /** Options of Seq2Seq.train (and WorkerSeq2Seq.train). */
 export interface Seq2SeqTrainOptions {
   steps?: number; batchSize?: number; lr?: number; warmup?: number; decaySteps?: number; minLrRatio?: number;
-  weightDecay?: number; gradClip?: number; seed?: number; signal?: AbortSignal; yieldMs?: number;
-  onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; elapsed: number; eta: number }) => void;
+  weightDecay?: number; gradClip?: number; beta1?: number; beta2?: number; eps?: number; keepSchedule?: boolean;
+  seed?: number; signal?: AbortSignal; yieldMs?: number;
+  onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; tokensPerSecond: number; elapsed: number; eta: number }) => void;
 }
+
+/** What Seq2Seq.train resolves to; tokens counts the decoder positions trained on. */
+export interface Seq2SeqTrainResult { steps: number; step: number; loss: number; tokens: number; seconds: number; tokensPerSecond: number }
 
 /**
  * The Seq2Seq API with the encoder-decoder in a Web Worker (browsers) or a worker thread
@@ -954,7 +977,7 @@ export class WorkerSeq2Seq {
    * @example
    * await ws.train(pairs, { steps: 800, lr: 5e-3, onProgress: (p) => console.log(p.step, p.loss) });
    */
-  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<{ steps: number; step: number; loss: number; seconds: number }>;
+  train(pairs: Pair[], options?: Seq2SeqTrainOptions): Promise<Seq2SeqTrainResult>;
   /**
    * Mean cross-entropy per target token over pairs.
    * @example

@@ -13,6 +13,9 @@ import { Model, resolveConfig, toNative } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
+import { loadModel as loadModelWith } from './checkpoint.js';
+import { importSafetensors as importSafetensorsWith } from './safetensors.js';
+import { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
 
 const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
 const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
@@ -30,12 +33,20 @@ export function useThreads(rt, obj) {
   return obj;
 }
 
+/** A copy of checkpoint bytes that can be transferred to a worker (the caller's stay). */
+function transferableCopy(bytes) {
+  return bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
+}
+
 /**
  * platform.wasmUrl: where the single-thread wasm is by default (a URL, found through
  * import.meta.url); platform.wasmMtUrl: the threaded one.
  * platform.readWasm(url): bytes of the wasm at url, or undefined to let the glue fetch it.
  * platform.threads(): threads the platform offers (1: no threaded build).
  * platform.aroundThreadedLoad(create): wraps the threaded glue's instantiation (Node).
+ * platform.workerPort(opts): a port ({post, listen, onError, terminate[, ref, unref]}, see
+ * worker-client.js) over a new worker that serves a model (worker-host.js), or opts.worker.
+ * platform.workerLoadOpts(opts): load options as they cross to the worker's thread.
  */
 export function makeApi(platform) {
   const cache = new Map(); // build and wasm location -> Promise<Runtime>
@@ -102,9 +113,48 @@ export function makeApi(platform) {
     return promise;
   }
 
+  // a worker-backed model: kind WorkerModel or WorkerSeq2Seq, started with op(args)
+  const inWorker = (kind, op, args, opts, transfer = []) => kind.start(platform.workerPort(opts), op,
+    [...args.slice(0, 1), platform.workerLoadOpts(opts), ...args.slice(1)], transfer);
+
   return {
     load,
     useThreads,
+    /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
+     * Options are load()'s. @example const model = await loadModel(bytes); */
+    async loadModel(bytes, opts = {}) {
+      const rt = await load(opts);
+      return useThreads(rt, loadModelWith(rt, bytes));
+    },
+    /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+     * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
+    async importSafetensors(files, opts = {}) {
+      const rt = await load(opts);
+      return useThreads(rt, importSafetensorsWith(rt, files));
+    },
+    /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
+    async loadTokenizer(bytes, opts = {}) {
+      return Tokenizer.load(await load(opts), bytes);
+    },
+    /** createModel in a worker: same API, every method async. */
+    createWorkerModel(config = 'tiny', opts = {}) {
+      return inWorker(WorkerModel, 'create', [config], opts);
+    },
+    /** loadModel in a worker. The bytes are copied once, then transferred. */
+    loadWorkerModel(bytes, opts = {}) {
+      const copy = transferableCopy(bytes);
+      return inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]);
+    },
+    /** createSeq2Seq in a worker: the Seq2Seq API, every method async. */
+    createWorkerSeq2Seq(config = {}, opts = {}) {
+      return inWorker(WorkerSeq2Seq, 'createSeq2Seq', [config], opts);
+    },
+    /** An encoder-decoder from checkpoint bytes in a worker. The bytes are copied once, then
+     * transferred; a file of another arch fails with WF_ERR_STATE. */
+    loadWorkerSeq2Seq(bytes, opts = {}) {
+      const copy = transferableCopy(bytes);
+      return inWorker(WorkerSeq2Seq, 'load', [copy, 'seq2seq'], opts, [copy.buffer]);
+    },
     /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config.
      * opts.threads picks the build and the model's thread count (see load, useThreads). */
     async createModel(config = 'tiny', opts = {}) {

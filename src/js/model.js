@@ -2,6 +2,7 @@
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
 import { CONFIG_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
+import { readStepInfo, withBatch } from './batch.js';
 
 const ENUMS = {
   arch: ['decoder', 'encoder', 'encoder-decoder'],
@@ -85,6 +86,12 @@ function positiveInt(name, v) {
   return v;
 }
 
+/** A number of milliseconds between yields to the event loop: >= 0 (Infinity: never). */
+function yieldInterval(v) {
+  if (typeof v !== 'number' || !(v >= 0)) throw new WfError('WF_ERR_ARG', `yieldMs must be a number >= 0, not ${v}`);
+  return v;
+}
+
 function nonNegativeInt(name, v) {
   if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${v}`);
   return v;
@@ -106,26 +113,52 @@ export class Model {
     this.tokenizer = tokenizer ?? null;
     this.defaultBatchSize = batchSize ?? presetBatchSize(this.config);
     this.busy = null;
+    this.weightsOnly = false; // loaded from a file without optimizer state (see info())
   }
 
-  /** Builds a model with fresh weights: config is a preset name or a partial config. */
-  static create(rt, config, { tokenizer } = {}) {
+  /**
+   * Builds a model with fresh weights: config is a preset name or a partial config. With
+   * `text`, a tokenizer is learned from it as `tokenizer` says ('char' (default), 'bpe' or
+   * {kind, vocabSize}: Tokenizer.fromText); a Tokenizer given instead is copied into this
+   * model's runtime (it may come from another module instance); the caller keeps theirs.
+   * When the config does not set vocabSize, a model with a tokenizer is sized to it (else
+   * the preset's vocabSize applies).
+   */
+  static create(rt, config, { tokenizer, text } = {}) {
     const friendly = resolveConfig(config);
-    const native = toNative(friendly);
-    const h = rt.M._wf_model_create() >>> 0;
-    if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
-    const model = new Model(rt, h, tokenizer, friendly.batchSize);
+    toNative(friendly); // choices that do not exist are refused before anything is built
+    const vocabGiven = typeof config === 'object' && config.vocabSize !== undefined;
+    if (tokenizer instanceof Tokenizer) tokenizer.call(0); // a disposed tokenizer says so before anything is built
+    else if (text === undefined && tokenizer != null) {
+      throw new WfError('WF_ERR_ARG', 'the tokenizer option is a Tokenizer, or a kind to learn from the text option');
+    }
+    let tok = null;
     try {
+      if (tokenizer instanceof Tokenizer) tok = Tokenizer.load(rt, tokenizer.save());
+      else if (text !== undefined) tok = Tokenizer.fromText(rt, text, typeof tokenizer === 'string' ? { kind: tokenizer } : tokenizer);
+      if (tok && !vocabGiven) friendly.vocabSize = tok.vocabSize;
+      if (tok && tok.vocabSize > friendly.vocabSize) {
+        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tok.vocabSize} tokens but vocabSize is ${friendly.vocabSize}`);
+      }
+    } catch (e) {
+      tok?.dispose();
+      throw e;
+    }
+    const h = rt.M._wf_model_create() >>> 0;
+    if (!h) {
+      tok?.dispose();
+      throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
+    }
+    const model = new Model(rt, h, tok, friendly.batchSize);
+    try {
+      const native = toNative(friendly);
       rt.withBuffer(CONFIG_BYTES, (p) => {
         rt.writeConfig(p, native);
         model.call(rt.M._wf_model_init(h, p));
       });
       if (friendly.lr !== undefined) model.setOptimizerNow({ lr: friendly.lr });
-      if (tokenizer && tokenizer.vocabSize > native.vocabSize) {
-        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${tokenizer.vocabSize} tokens but vocabSize is ${native.vocabSize}`);
-      }
     } catch (e) {
-      model.dispose();
+      model.dispose(); // and its tokenizer: a copy or one built here
       throw e;
     }
     return model;
@@ -176,14 +209,16 @@ export class Model {
   }
 
   /** Everything about the model in one plain object: config, paramCount, step, lr,
-   * optimizer, memory, tokenizer ({kind, vocabSize} or null), busy (what runs, or null) and
-   * threads (how many the loaded wasm build offers: 1 for the single-thread build). */
+   * optimizer, optimizerState (whether it holds AdamW state that training can resume from:
+   * false after loading weights only, until its first step), memory, tokenizer ({kind,
+   * vocabSize} or null), busy (what runs, or null) and threads (how many the loaded wasm
+   * build offers: 1 for the single-thread build). */
   info() {
     this.call();
-    const tok = this.tokenizer;
+    const tok = this.tokenizer, step = this.step;
     return {
-      config: this.config, paramCount: this.paramCount, step: this.step, lr: this.lr,
-      optimizer: this.optimizer, memory: this.memory(),
+      config: this.config, paramCount: this.paramCount, step, lr: this.lr,
+      optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory: this.memory(),
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1,
     };
@@ -212,46 +247,28 @@ export class Model {
     });
   }
 
-  /** One optimizer step on a [B, T] batch of ids; returns {loss, gradNorm, lr, step}. */
+  /** One optimizer step on a [B, T] batch of ids (inputs and targets of B * T each);
+   * returns {loss, gradNorm, lr, step}. */
   trainStep(inputs, targets, B, T) {
     this.idle();
     const rt = this.rt;
-    const [pin, ptg] = rt.putInt32s([inputs, targets]);
-    try {
-      return rt.withBuffer(16, (info) => {
-        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
-        return this.readStepInfo(info);
-      });
-    } finally {
-      rt.free(pin);
-      rt.free(ptg);
-    }
+    return withBatch(rt, { inputs, targets, B, T }, 0, (pb) => rt.withBuffer(16, (info) => {
+      this.call(rt.M._wf_batch_step(this.handle, pb, info));
+      return readStepInfo(rt, info);
+    }));
   }
 
-  readStepInfo(p) {
-    const rt = this.rt, b = p >>> 2;
-    return { loss: rt.f32[b], gradNorm: rt.f32[b + 1], lr: rt.f32[b + 2], step: rt.i32[b + 3] };
-  }
-
-  /** Forward pass on a [B, T] batch: {loss (null without targets), logits: Float32Array [B*T*V]}. */
+  /** Forward pass on a [B, T] batch (targets may be null): {loss (null without targets),
+   * logits: Float32Array [B*T*V]}. */
   forward(inputs, targets, B, T) {
     this.idle();
     const rt = this.rt;
-    const [pin, ptg] = rt.putInt32s([inputs, targets ?? null]);
-    try {
-      return rt.withBuffer(4, (lossp) => {
-        this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
-        const V = this.config.vocabSize;
-        const logits = rt.M._wf_logits(this.handle) >>> 0;
-        return {
-          loss: targets ? rt.f32[lossp >>> 2] : null,
-          logits: rt.f32.slice(logits >>> 2, (logits >>> 2) + B * T * V),
-        };
-      });
-    } finally {
-      rt.free(pin);
-      rt.free(ptg);
-    }
+    return withBatch(rt, { inputs, targets, B, T }, 0, (pb) => rt.withBuffer(4, (lossp) => {
+      this.call(rt.M._wf_batch_forward(this.handle, pb, lossp));
+      const V = this.config.vocabSize;
+      const logits = rt.M._wf_logits(this.handle) >>> 2;
+      return { loss: targets ? rt.f32[lossp >>> 2] : null, logits: rt.f32.slice(logits, logits + B * T * V) };
+    }));
   }
 
   /** Throws, before the batch's buffers are allocated, when a [B, T] batch does not fit:
@@ -265,6 +282,11 @@ export class Model {
       return rt.readConfig(p);
     });
     if (T > native.context) throw new WfError('WF_ERR_ARG', `sequence length ${T} exceeds the model's context of ${native.context}`);
+    // B and T cross into C as int32: a size past this bound would wrap there
+    if (B * T * 4 > MEMORY_LIMIT) {
+      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(B * T * 4 / 1e9).toFixed(2)} GB for its ids alone; `
+        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+    }
     const need = rt.memoryEstimate(native, B, T).activations;
     if (need > 0.95 * MEMORY_LIMIT) {
       throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
@@ -310,8 +332,9 @@ export class Model {
     return this.tokenizer.encode(text);
   }
 
-  /** Token ids of text; builds a tokenizer from it when the model has none yet, as `spec`
-   * says (Tokenizer.forModel: char by default). */
+  /** Token ids of data (a text, or ids checked against the vocabulary) and `built`: when
+   * the model has no tokenizer yet, the one learned from the text as `spec` says
+   * (Tokenizer.forModel: char by default), not attached to the model: the caller decides. */
   tokensOf(data, spec) {
     if (typeof data !== 'string') {
       // checked here, so a bad id fails before the batch sampler or the optimizer moves
@@ -319,11 +342,19 @@ export class Model {
       const V = this.config.vocabSize;
       const bad = ids.findIndex((id) => id < 0 || id >= V);
       if (bad >= 0) throw new WfError('WF_ERR_TOKEN', `token ${ids[bad]} at position ${bad} is outside [0, ${V})`);
-      return ids;
+      return { tokens: ids, built: null };
     }
-    if (!this.tokenizer) this.tokenizer = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
-    else if (spec !== undefined) this.tokenizer.assertMatches(spec);
-    return this.tokenizer.encode(data);
+    if (this.tokenizer) {
+      if (spec !== undefined) this.tokenizer.assertMatches(spec);
+      return { tokens: this.tokenizer.encode(data), built: null };
+    }
+    const built = Tokenizer.forModel(this.rt, data, spec, this.config.vocabSize);
+    try {
+      return { tokens: built.encode(data), built };
+    } catch (e) {
+      built.dispose();
+      throw e;
+    }
   }
 
   /**
@@ -343,32 +374,76 @@ export class Model {
     this.idle();
     const rt = this.rt;
     const cfg = this.decoderConfig('train');
-    const steps = positiveInt('steps', opts.steps ?? 1000);
     const B = positiveInt('batchSize', opts.batchSize ?? this.defaultBatchSize);
     const T = positiveInt('context', opts.context ?? cfg.context);
     const valFraction = opts.valFraction ?? 0.1;
+    if (typeof valFraction !== 'number' || !(valFraction >= 0 && valFraction < 1)) {
+      throw new WfError('WF_ERR_ARG', `valFraction (the validation split) must be a number in [0, 1), not ${valFraction}`);
+    }
     const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? 100);
     const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? 4);
-    const yieldMs = opts.yieldMs ?? 30;
-    const signal = opts.signal;
-    if (signal?.aborted) throw abortError(signal);
+    if (opts.signal?.aborted) throw abortError(opts.signal);
     this.assertBatchFits(B, T);
-    // everything up to the first step is undone if it fails: the optimizer settings, and a
-    // tokenizer this call built; nothing is allocated before the checks
+    let tokens = null, built = null, ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0;
+    return this.runTraining(opts, {
+      validateEvery: valFraction > 0 ? evalInterval : 0,
+      // a tokenizer this call builds joins the model only with its first step; nothing is
+      // allocated before the checks
+      prepare: () => {
+        ({ tokens, built } = this.tokensOf(data, opts.tokenizer));
+        // the sampler checks this too, but only when it first draws from a split: a validation
+        // split too short to validate would otherwise fail evalInterval steps into the run
+        const nVal = Math.floor(tokens.length * valFraction);
+        for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
+          if (used && n < T + 1) {
+            throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
+          }
+        }
+        [ptok, pin, ptg, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, 16, 4]);
+        rt.i32.set(tokens, ptok >>> 2);
+        if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
+      },
+      step: () => {
+        this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
+        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
+        if (built && !this.tokenizer) this.tokenizer = built;
+        return { ...readStepInfo(rt, info), tokens: B * T };
+      },
+      validate: () => {
+        let sum = 0;
+        for (let i = 0; i < evalBatches; i++) {
+          this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
+          this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
+          sum += rt.f32[lossp >>> 2];
+        }
+        return sum / evalBatches;
+      },
+      cleanup: () => {
+        if (built && this.tokenizer !== built) built.dispose();
+        for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
+      },
+    });
+  }
+
+  /**
+   * @internal The training loop of every kind of model (train() here, Seq2Seq.train): sets
+   * this call's optimizer settings and schedule from opts, then takes opts.steps steps of
+   * source.step() (which returns a step info and the tokens it trained on) with abort,
+   * progress, validation (source.validate() at multiples of source.validateEvery, counting
+   * earlier steps, and at the end) and yields to the event loop. source.prepare() runs
+   * first and may throw; source.cleanup() runs last, whatever happened. Everything up to
+   * the first step is undone if it fails: the optimizer settings are restored.
+   */
+  async runTraining(opts, source) {
+    const steps = positiveInt('steps', opts.steps ?? 1000);
+    const yieldMs = yieldInterval(opts.yieldMs ?? 30);
+    const signal = opts.signal;
     const start = this.step;
     const before = this.optimizer;
-    const hadTokenizer = this.tokenizer !== null;
-    let ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0, last = null, valLoss = null;
+    let last = null, valLoss = null, tokens = 0;
     try {
-      const tokens = this.tokensOf(data, opts.tokenizer);
-      // the sampler checks this too, but only when it first draws from a split: a validation
-      // split too short to validate would otherwise fail evalInterval steps into the run
-      const nVal = Math.floor(tokens.length * valFraction);
-      for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
-        if (used && n < T + 1) {
-          throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
-        }
-      }
+      if (signal?.aborted) throw abortError(signal);
+      source.prepare();
       const schedule = {};
       for (const k of ['lr', 'weightDecay', 'gradClip', 'minLrRatio', 'beta1', 'beta2', 'eps', 'warmup', 'decaySteps']) {
         if (opts[k] !== undefined) schedule[k] = opts[k];
@@ -381,34 +456,22 @@ export class Model {
         schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
       }
       this.setOptimizer(schedule);
-      [ptok, pin, ptg, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, 16, 4]);
-      rt.i32.set(tokens, ptok >>> 2);
-      if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
       this.busy = 'training';
       const t0 = performance.now();
       let lastYield = t0;
-      const validate = () => {
-        let sum = 0;
-        for (let i = 0; i < evalBatches; i++) {
-          this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
-          this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
-          sum += rt.f32[lossp >>> 2];
-        }
-        return sum / evalBatches;
-      };
       for (let s = 1; s <= steps; s++) {
         if (signal?.aborted) throw abortError(signal);
-        this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
-        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
-        last = this.readStepInfo(info);
-        const validated = valFraction > 0 && evalInterval > 0 && ((start + s) % evalInterval === 0 || s === steps);
-        if (validated) valLoss = validate();
+        last = source.step();
+        tokens += last.tokens;
+        const every = source.validateEvery ?? 0;
+        const validated = every > 0 && ((start + s) % every === 0 || s === steps);
+        if (validated) valLoss = source.validate();
         const now = performance.now();
         const elapsed = (now - t0) / 1000;
         if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) {
           opts.onProgress({
             step: last.step, steps: start + steps, loss: last.loss, valLoss, validated,
-            lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: (s * B * T) / elapsed, elapsed,
+            lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
             eta: (elapsed / s) * (steps - s),
           });
         }
@@ -418,52 +481,37 @@ export class Model {
         }
       }
       const seconds = (performance.now() - t0) / 1000;
-      return {
-        steps, step: this.step, loss: last.loss, valLoss, tokens: steps * B * T, seconds,
-        tokensPerSecond: (steps * B * T) / seconds,
-      };
+      return { steps, step: this.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds };
     } catch (e) {
-      if (this.handle && this.step === start) {
-        this.setOptimizerNow(before);
-        if (!hadTokenizer) {
-          this.tokenizer?.dispose();
-          this.tokenizer = null;
-        }
-      }
+      if (this.handle && this.step === start) this.setOptimizerNow(before);
       throw e;
     } finally {
-      for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
+      source.cleanup?.();
       this.busy = null;
     }
   }
 
   /** Mean cross-entropy of the model on text (or ids), over non-overlapping windows of the
-   * context: resolves to {loss, perplexity, tokens}. Options: maxTokens (limits the work on
-   * long texts), batchSize, signal, yieldMs (30). */
+   * context: resolves to {loss, perplexity, tokens}. A text needs the model's tokenizer
+   * (WF_ERR_STATE without one). Options: maxTokens (limits the work on long texts),
+   * batchSize, signal, yieldMs (30). */
   async evaluate(data, { maxTokens = Infinity, batchSize, signal, yieldMs = 30 } = {}) {
     this.idle();
+    yieldInterval(yieldMs);
     if (signal?.aborted) throw abortError(signal);
     const rt = this.rt;
     const T = this.decoderConfig('evaluate').context;
-    const hadTokenizer = this.tokenizer !== null;
-    let tokens, windows, B, pin, ptg, lossp;
-    try {
-      tokens = this.tokensOf(data);
-      if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
-      windows = Math.floor((tokens.length - 1) / T);
-      if (windows < 1) {
-        throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
-      }
-      B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
-      this.assertBatchFits(B, T);
-      [pin, ptg, lossp] = rt.allocMany([B * T * 4, B * T * 4, 4]);
-    } catch (e) {
-      if (!hadTokenizer) { // a refused call keeps no tokenizer it built
-        this.tokenizer?.dispose();
-        this.tokenizer = null;
-      }
-      throw e;
+    // a text needs the model's own tokenizer: one learned from the evaluation text would
+    // measure nothing the model knows
+    let tokens = typeof data === 'string' ? this.textIds(data) : this.tokensOf(data).tokens;
+    if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+    const windows = Math.floor((tokens.length - 1) / T);
+    if (windows < 1) {
+      throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
     }
+    const B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
+    this.assertBatchFits(B, T);
+    const [pin, ptg, lossp] = rt.allocMany([B * T * 4, B * T * 4, 4]);
     this.busy = 'evaluation';
     try {
       let total = 0, counted = 0, lastYield = performance.now();
@@ -507,7 +555,7 @@ export class Model {
     if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${maxTokens}`);
     const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
     const signal = opts.signal;
-    const yieldMs = opts.yieldMs ?? 16;
+    const yieldMs = yieldInterval(opts.yieldMs ?? 16);
     if (signal?.aborted) throw abortError(signal);
     let ids = this.tokenizer.encode(prompt.length ? prompt : '\n');
     const [sampling, tokp] = rt.allocMany([16, 4]);

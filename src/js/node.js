@@ -9,14 +9,12 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { makeApi } from './loader.js';
-import { saveModel, loadModel as loadModelWith } from './checkpoint.js';
-import { exportSafetensors, importSafetensors as importSafetensorsWith } from './safetensors.js';
-import { Tokenizer } from './tokenizer.js';
-import { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
+import { saveModel } from './checkpoint.js';
+import { exportSafetensors } from './safetensors.js';
 
 export { WfError } from './runtime.js';
 export { Model, PRESETS, resolveConfig } from './model.js';
-export { Tokenizer };
+export { Tokenizer } from './tokenizer.js';
 export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
 export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
 export { saveModel, exportSafetensors };
@@ -54,34 +52,44 @@ async function aroundThreadedLoad(create) {
   }
 }
 
+// A port over a worker_threads Worker (see worker-host.js for the protocol). The worker
+// keeps the process alive only while a call is pending.
+function workerPort() {
+  const worker = new Worker(new URL('./node-worker.js', import.meta.url));
+  worker.unref();
+  return {
+    post: (msg, transfer) => worker.postMessage(msg, transfer),
+    listen: (fn) => worker.on('message', fn),
+    onError: (fn) => {
+      worker.on('error', fn);
+      worker.on('exit', (code) => fn(new Error(`the worker thread exited (code ${code})`)));
+    },
+    terminate: () => { worker.terminate(); },
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+  };
+}
+
+// Worker options cross a thread: URLs become strings.
+function workerLoadOpts(opts) {
+  const out = { ...opts };
+  if (out.wasmUrl instanceof URL) out.wasmUrl = out.wasmUrl.href;
+  return out;
+}
+
 // Node always has threads: the threaded build is the default (threads: 1 picks the other).
-const api = makeApi({
+export const {
+  load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
+  importSafetensors, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
+} = makeApi({
   wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
   wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
   readWasm,
   threads: () => (os.availableParallelism ? os.availableParallelism() : os.cpus().length),
   aroundThreadedLoad,
+  workerPort,
+  workerLoadOpts,
 });
-export const { load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory } = api;
-
-/** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
- * Options are load()'s. @example const model = await loadModel(bytes); */
-export async function loadModel(bytes, opts = {}) {
-  const rt = await load(opts);
-  return api.useThreads(rt, loadModelWith(rt, bytes));
-}
-
-/** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
- * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
-export async function importSafetensors(files, opts = {}) {
-  const rt = await load(opts);
-  return api.useThreads(rt, importSafetensorsWith(rt, files));
-}
-
-/** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
-export async function loadTokenizer(bytes, opts = {}) {
-  return Tokenizer.load(await load(opts), bytes);
-}
 
 /**
  * Writes the model's checkpoint to path atomically: into a temporary file in the same
@@ -149,52 +157,4 @@ export async function importSafetensorsDir(dir, opts = {}) {
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */
 export async function loadModelFile(path, opts = {}) {
   return loadModel(await readFile(path), opts);
-}
-
-// A port over a worker_threads Worker (see worker-host.js for the protocol). The worker
-// keeps the process alive only while a call is pending.
-function workerPort(worker) {
-  worker.unref();
-  return {
-    post: (msg, transfer) => worker.postMessage(msg, transfer),
-    listen: (fn) => worker.on('message', fn),
-    onError: (fn) => {
-      worker.on('error', fn);
-      worker.on('exit', (code) => fn(new Error(`the worker thread exited (code ${code})`)));
-    },
-    terminate: () => { worker.terminate(); },
-    ref: () => worker.ref(),
-    unref: () => worker.unref(),
-  };
-}
-
-function workerLoadOpts(opts) {
-  const out = { ...opts };
-  if (out.wasmUrl instanceof URL) out.wasmUrl = out.wasmUrl.href;
-  return out;
-}
-
-const startWorker = () => new Worker(new URL('./node-worker.js', import.meta.url));
-
-/** createModel in a worker thread: same API, every method async. */
-export function createWorkerModel(config = 'tiny', opts = {}) {
-  return WorkerModel.start(workerPort(startWorker()), 'create', [config, workerLoadOpts(opts)]);
-}
-
-/** loadModel in a worker thread. The bytes are copied once, then transferred. */
-export function loadWorkerModel(bytes, opts = {}) {
-  const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
-  return WorkerModel.start(workerPort(startWorker()), 'load', [copy, workerLoadOpts(opts)], [copy.buffer]);
-}
-
-/** createSeq2Seq in a worker thread: the Seq2Seq API, every method async. */
-export function createWorkerSeq2Seq(config = {}, opts = {}) {
-  return WorkerSeq2Seq.start(workerPort(startWorker()), 'createSeq2Seq', [config, workerLoadOpts(opts)]);
-}
-
-/** An encoder-decoder from checkpoint bytes in a worker thread. The bytes are copied once, then
- * transferred; a file of another arch fails with WF_ERR_STATE. */
-export function loadWorkerSeq2Seq(bytes, opts = {}) {
-  const copy = bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
-  return WorkerSeq2Seq.start(workerPort(startWorker()), 'load', [copy, workerLoadOpts(opts), 'seq2seq'], [copy.buffer]);
 }

@@ -40,6 +40,9 @@ const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
 export const MEMORY_LIMIT = 4294967296;
+// The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
+// malloc's own header and alignment.
+const MAX_ALLOC = MEMORY_LIMIT - 64;
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
@@ -54,8 +57,12 @@ export class Runtime {
   get f32() { return this.M.HEAPF32; }
   get f64() { return this.M.HEAPF64; }
 
-  /** malloc that throws instead of returning 0. */
+  /** malloc that throws instead of returning 0, and instead of passing malloc a size its
+   * 32-bit argument would truncate (2 ** 35 bytes would become malloc(0)). */
   alloc(bytes) {
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_ALLOC) {
+      throw new WfError('WF_ERR_NOMEM', `could not allocate ${bytes} bytes in the wasm heap: at most ${MAX_ALLOC} fit in one buffer`);
+    }
     const p = this.M._malloc(Math.max(bytes, 1)) >>> 0;
     if (!p) throw new WfError('WF_ERR_NOMEM', `could not allocate ${bytes} bytes in the wasm heap`);
     return p;
@@ -176,11 +183,25 @@ export class Runtime {
     return ptrs;
   }
 
-  /** Copies a string into the heap as UTF-8; returns [ptr, bytes]; caller frees. */
-  putUtf8(text) {
-    const bytes = this.encoder.encode(text);
+  /** Copies bytes into the heap: a string (as UTF-8, unless `text` is false: files are
+   * bytes), a Uint8Array, an ArrayBuffer or any other view (a Buffer, a Float32Array...);
+   * returns [ptr, length]; caller frees. `what` names the value in the error for anything
+   * else. */
+  putBytes(x, what = 'the data', text = true) {
+    if (!text && typeof x === 'string') throw new WfError('WF_ERR_ARG', `${what} must be a Uint8Array, ArrayBuffer or Buffer, not a string`);
+    const bytes = asBytes(x, what, this.encoder);
     const p = this.alloc(bytes.length);
     this.u8.set(bytes, p);
     return [p, bytes.length];
   }
+}
+
+/** The bytes of a string (UTF-8), Uint8Array, ArrayBuffer or other view, without a copy
+ * where there are bytes already; a WF_ERR_ARG naming `what` for anything else. */
+export function asBytes(x, what = 'the data', encoder = new TextEncoder()) {
+  if (typeof x === 'string') return encoder.encode(x);
+  if (x instanceof Uint8Array) return x;
+  if (x instanceof ArrayBuffer) return new Uint8Array(x);
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  throw new WfError('WF_ERR_ARG', `${what} must be a string, Uint8Array, ArrayBuffer or Buffer`);
 }

@@ -2,19 +2,9 @@
 // GPT-2 style model becomes a GPT2LMHeadModel and a Llama-style one a LlamaForCausalLM that
 // PyTorch loads without conversion, and Hugging Face GPT-2 and Llama files come back as a
 // Model.
-import { CONFIG_BYTES, WfError } from './runtime.js';
+import { CONFIG_BYTES, WfError, asBytes } from './runtime.js';
 import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
-
-const encoder = new TextEncoder();
-
-function asBytes(x, what) {
-  if (typeof x === 'string') return encoder.encode(x);
-  if (x instanceof Uint8Array) return x;
-  if (x instanceof ArrayBuffer) return new Uint8Array(x);
-  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  throw new WfError('WF_ERR_ARG', `${what} must be a string, Uint8Array, ArrayBuffer or Buffer`);
-}
 
 /**
  * The model's weights as Hugging Face files: {'model.safetensors': Uint8Array (float32),
@@ -79,7 +69,9 @@ export function importSafetensors(rt, files) {
         throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tokenizer.vocabSize} tokens but the model's vocabulary only ${V}`);
       }
     }
-    return new Model(rt, h, tokenizer); // reads the config: can fail
+    const model = new Model(rt, h, tokenizer); // reads the config: can fail
+    model.weightsOnly = true; // safetensors hold no optimizer state
+    return model;
   } catch (e) {
     tokenizer?.dispose();
     rt.M._wf_model_free(h);

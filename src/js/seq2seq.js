@@ -3,17 +3,15 @@
 // map of a decoded output. Pairs are strings (a char tokenizer shared by both sides) or
 // arrays of ids. The two highest ids of the vocabulary are reserved: bos = vocabSize - 2
 // starts every decoder input, eos = vocabSize - 1 ends every target.
-import { WfError, abortError } from './runtime.js';
+import { WfError } from './runtime.js';
 import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { readStepInfo, withBatch } from './batch.js';
 
 /** Seq2seq defaults under the caller's config: small enough to train in seconds. */
 export const SEQ2SEQ_DEFAULTS = { nLayer: 2, nHead: 4, dModel: 64, dFF: 128, context: 32, maxBeam: 8 };
-
-const yieldToEventLoop = typeof setImmediate === 'function'
-  ? () => new Promise((resolve) => setImmediate(resolve))
-  : () => new Promise((resolve) => setTimeout(resolve, 0));
+// The optimizer settings a new Seq2Seq starts with; train() changes only those it is given.
+const TRAINING_DEFAULTS = { lr: 3e-3, weightDecay: 0.01, gradClip: 1 };
 
 /** A small seeded generator (mulberry32) for batch sampling. */
 function rng(seed) {
@@ -36,34 +34,39 @@ export class Seq2Seq {
 
   /**
    * @internal use createSeq2Seq. With `texts`, a char tokenizer is built from them and
-   * vocabSize defaults to its size + 2 (bos, eos).
+   * vocabSize defaults to its size + 2 (bos, eos). A tokenizer given is copied: the caller
+   * keeps (and disposes) theirs.
    * @param {import('./runtime.js').Runtime} rt
    * @param {object} config a partial config over SEQ2SEQ_DEFAULTS; arch is 'encoder-decoder'
    * @param {{texts?: string[], tokenizer?: Tokenizer}} [opts]
    */
   static create(rt, config = {}, opts = {}) {
-    let tokenizer = opts.tokenizer ?? null;
-    if (!tokenizer && opts.texts) tokenizer = Tokenizer.fromText(rt, opts.texts.join(''));
-    const full = { ...SEQ2SEQ_DEFAULTS, ...config, arch: 'encoder-decoder' };
-    if (full.vocabSize === undefined) {
-      if (!tokenizer) {
-        throw new WfError('WF_ERR_CONFIG', 'give vocabSize, or texts to build a tokenizer from (vocabSize = its size + 2)');
-      }
-      full.vocabSize = tokenizer.vocabSize + 2;
-    }
-    if (tokenizer && tokenizer.vocabSize + 2 > full.vocabSize) {
-      const n = tokenizer.vocabSize;
-      if (!opts.tokenizer) tokenizer.dispose();
-      throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${n} tokens; with bos and eos the vocabulary needs ${n + 2}, not ${full.vocabSize}`);
-    }
-    let model;
+    // the model copies the tokenizer (Model.create); one built here from texts is freed after
+    const built = !opts.tokenizer && opts.texts ? Tokenizer.fromText(rt, opts.texts.join('')) : null;
     try {
-      model = Model.create(rt, full, { tokenizer });
-    } catch (e) {
-      if (tokenizer && !opts.tokenizer) tokenizer.dispose();
-      throw e;
+      const tokenizer = opts.tokenizer ?? built;
+      const full = { ...SEQ2SEQ_DEFAULTS, ...config, arch: 'encoder-decoder' };
+      if (full.vocabSize === undefined) {
+        if (!tokenizer) {
+          throw new WfError('WF_ERR_CONFIG', 'give vocabSize, or texts to build a tokenizer from (vocabSize = its size + 2)');
+        }
+        full.vocabSize = tokenizer.vocabSize + 2;
+      }
+      if (tokenizer && tokenizer.vocabSize + 2 > full.vocabSize) {
+        const n = tokenizer.vocabSize;
+        throw new WfError('WF_ERR_CONFIG', `the tokenizer has ${n} tokens; with bos and eos the vocabulary needs ${n + 2}, not ${full.vocabSize}`);
+      }
+      const model = Model.create(rt, full, { tokenizer });
+      try {
+        model.setOptimizerNow(TRAINING_DEFAULTS);
+      } catch (e) {
+        model.dispose();
+        throw e;
+      }
+      return new Seq2Seq(model);
+    } finally {
+      built?.dispose();
     }
-    return new Seq2Seq(model);
   }
 
   /**
@@ -169,12 +172,15 @@ export class Seq2Seq {
   }
 
   /**
-   * Trains on [source, target] pairs, sampling batches with a seeded generator. Options:
-   * steps (1000), batchSize (32), lr (3e-3), warmup (steps/10, at most 100), decaySteps
-   * (the rest: cosine), minLrRatio, weightDecay (0.01), gradClip (1), seed, signal
-   * (AbortSignal), onProgress({step, steps, loss, lr, gradNorm, elapsed, eta}), yieldMs (30).
-   * Resolves to {steps, step, loss, seconds}; an abort rejects with an AbortError and keeps
-   * the steps done.
+   * Trains on [source, target] pairs, sampling batches with a seeded generator, through
+   * Model's training loop. Options: steps (1000), batchSize (32), and the optimizer settings
+   * lr, weightDecay, gradClip, minLrRatio, beta1, beta2, eps (each given one changes the
+   * model's; the others stay: a new Seq2Seq starts at lr 3e-3, weightDecay 0.01, gradClip
+   * 1), warmup (steps/10, at most 100), decaySteps (the rest: cosine), keepSchedule, seed,
+   * signal (AbortSignal), onProgress({step, steps, loss, lr, gradNorm, tokensPerSecond,
+   * elapsed, eta}), yieldMs (30). Resolves to {steps, step, loss, tokens, seconds,
+   * tokensPerSecond}; an abort rejects with an AbortError and keeps the steps done. A call
+   * refused before its first step leaves the optimizer settings as they were.
    * @example
    * const pairs = words.map((w) => [w, [...w].reverse().join('')]);
    * const s2s = await createSeq2Seq({ dModel: 32 }, { texts: words });
@@ -182,52 +188,27 @@ export class Seq2Seq {
    */
   async train(pairs, opts = {}) {
     this.model.idle();
-    if (!pairs.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
-    const steps = opts.steps ?? 1000;
-    if (!Number.isInteger(steps) || steps < 1) throw new WfError('WF_ERR_ARG', `steps must be an integer >= 1, not ${steps}`);
+    if (!pairs?.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
     const B = opts.batchSize ?? 32;
-    const yieldMs = opts.yieldMs ?? 30;
-    const signal = opts.signal;
-    if (signal?.aborted) throw abortError(signal);
-    const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
-    const start = this.step;
-    this.setOptimizer({
-      lr: opts.lr ?? 3e-3, weightDecay: opts.weightDecay ?? 0.01, gradClip: opts.gradClip ?? 1,
-      ...(opts.minLrRatio !== undefined ? { minLrRatio: opts.minLrRatio } : {}),
-      start, warmup, decaySteps: opts.decaySteps ?? Math.max(0, steps - warmup),
-    });
-    // ids once, then batches of random pairs
-    const encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]);
-    const next = rng(opts.seed ?? 1);
-    const t0 = performance.now();
-    let lastYield = t0, last = null;
-    this.model.busy = 'training';
-    try {
-      for (let s = 1; s <= steps; s++) {
-        if (signal?.aborted) throw abortError(signal);
+    if (!Number.isInteger(B) || B < 1) throw new WfError('WF_ERR_ARG', `batchSize must be an integer >= 1, not ${B}`);
+    const rt = this.rt;
+    let encoded = null, next = null;
+    return this.model.runTraining(opts, {
+      prepare: () => {
+        encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]); // ids once, then batches of random pairs
+        next = rng(opts.seed ?? 1);
+      },
+      step: () => {
         const chosen = [];
         for (let i = 0; i < B; i++) chosen.push(encoded[Math.floor(next() * encoded.length)]);
         const batch = this.makeBatch(chosen);
-        const rt = this.rt;
-        last = withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (info) => {
-          this.model.call(rt.M._wf_batch_step(this.handle, pb, info));
-          return readStepInfo(rt, info);
+        const info = withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (p) => {
+          this.model.call(rt.M._wf_batch_step(this.handle, pb, p));
+          return readStepInfo(rt, p);
         }));
-        const now = performance.now();
-        const elapsed = (now - t0) / 1000;
-        if (opts.onProgress && (now - lastYield >= yieldMs || s === steps)) {
-          opts.onProgress({ step: last.step, steps: start + steps, loss: last.loss, lr: last.lr, gradNorm: last.gradNorm,
-            elapsed, eta: (elapsed / s) * (steps - s) });
-        }
-        if (now - lastYield >= yieldMs) {
-          await yieldToEventLoop();
-          lastYield = performance.now();
-        }
-      }
-      return { steps, step: this.step, loss: last.loss, seconds: (performance.now() - t0) / 1000 };
-    } finally {
-      this.model.busy = null;
-    }
+        return { ...info, tokens: batch.B * batch.T };
+      },
+    });
   }
 
   /**

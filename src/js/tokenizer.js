@@ -20,12 +20,25 @@ function checkFits(tok, V, what) {
   throw new WfError('WF_ERR_CONFIG', `${what} has ${n} tokens but the model's vocabSize is ${V}`);
 }
 
-/** Copies bytes into the heap: [ptr, length]; caller frees. */
-function putRaw(rt, bytes) {
-  if (!(bytes instanceof Uint8Array)) throw new WfError('WF_ERR_ARG', 'expected a string or a Uint8Array');
-  const p = rt.alloc(bytes.length);
-  rt.u8.set(bytes, p);
-  return [p, bytes.length];
+/** A new tokenizer handle filled by fill(handle, ptr, length) from data's bytes in the heap
+ * (a C call returning a status; data a string too when `text`): the Tokenizer, or a throw
+ * with nothing left allocated. */
+function filled(rt, data, what, fill, text = true) {
+  const h = rt.M._wf_tokenizer_create() >>> 0;
+  if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer');
+  const tok = new Tokenizer(rt, h);
+  try {
+    const [p, n] = rt.putBytes(data, what, text);
+    try {
+      tok.call(fill(h, p, n));
+    } finally {
+      rt.free(p);
+    }
+  } catch (e) {
+    tok.dispose();
+    throw e;
+  }
+  return tok;
 }
 
 export class Tokenizer {
@@ -45,21 +58,8 @@ export class Tokenizer {
   static fromText(rt, text, { kind = 'char', vocabSize = 512 } = {}) {
     if (kind !== 'char' && kind !== 'bpe') throw new WfError('WF_ERR_ARG', `tokenizer kind must be 'char' or 'bpe', not ${kind}`);
     if (kind === 'bpe' && !Number.isInteger(vocabSize)) throw new WfError('WF_ERR_ARG', `vocabSize must be an integer, not ${vocabSize}`);
-    const h = rt.M._wf_tokenizer_create() >>> 0;
-    if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer');
-    const tok = new Tokenizer(rt, h);
-    try {
-      const [p, n] = typeof text === 'string' ? rt.putUtf8(text) : putRaw(rt, text);
-      try {
-        tok.call(kind === 'bpe' ? rt.M._wf_tokenizer_train_bpe(h, p, n, vocabSize) : rt.M._wf_tokenizer_train_char(h, p, n));
-      } finally {
-        rt.free(p);
-      }
-    } catch (e) {
-      tok.dispose();
-      throw e;
-    }
-    return tok;
+    return filled(rt, text, 'the text', (h, p, n) => (kind === 'bpe'
+      ? rt.M._wf_tokenizer_train_bpe(h, p, n, vocabSize) : rt.M._wf_tokenizer_train_char(h, p, n)));
   }
 
   /**
@@ -124,23 +124,7 @@ export class Tokenizer {
   /** A tokenizer from the bytes of a tokenizer file; throws a WfError for a bad file.
    * @example const tok = Tokenizer.load(rt, bytes); */
   static load(rt, bytes) {
-    const h = rt.M._wf_tokenizer_create() >>> 0;
-    if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer');
-    const tok = new Tokenizer(rt, h);
-    try {
-      const data = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-      const p = rt.alloc(data.length);
-      try {
-        rt.u8.set(data, p);
-        tok.call(rt.M._wf_tokenizer_load(h, p, data.length));
-      } finally {
-        rt.free(p);
-      }
-    } catch (e) {
-      tok.dispose();
-      throw e;
-    }
-    return tok;
+    return filled(rt, bytes, 'the tokenizer file', (h, p, n) => rt.M._wf_tokenizer_load(h, p, n), false);
   }
 
   get vocabSize() {
@@ -158,7 +142,7 @@ export class Tokenizer {
   encode(text) {
     this.call(0);
     const rt = this.rt;
-    const [p, n] = typeof text === 'string' ? rt.putUtf8(text) : putRaw(rt, text);
+    const [p, n] = rt.putBytes(text, 'the text');
     try {
       return rt.withBuffer(n * 4 + 4, (out) => rt.withBuffer(4, (count) => {
         this.call(rt.M._wf_tokenizer_encode(this.handle, p, n, out, n, count));

@@ -18,6 +18,7 @@ class WorkerHandle {
     this.calls = new Map(); // id -> {resolve, reject, onMessage}
     this.nextId = 1;
     this.disposed = false;
+    this.failure = null; // why the worker failed, once it has
     this.snapshot = null;
     port.listen((msg) => {
       const call = this.calls.get(msg.id);
@@ -31,7 +32,13 @@ class WorkerHandle {
       if (msg.kind === 'done') call.resolve(msg.value);
       else call.reject(rebuildError(msg.error));
     });
-    port.onError((e) => this.fail(new WfError('WF_ERR_WORKER', `the model's worker failed: ${e?.message ?? e}`)));
+    port.onError((e) => {
+      if (this.disposed || this.failure) return;
+      // a worker that failed is ended: its calls, and every later one, reject with why
+      this.failure = `the model's worker failed: ${e?.message ?? e}`;
+      this.fail(new WfError('WF_ERR_WORKER', this.failure));
+      port.terminate();
+    });
   }
 
   /** @internal starts a worker-side model with op 'create', 'createSeq2Seq' or 'load' */
@@ -54,6 +61,7 @@ class WorkerHandle {
   /** @internal posts one call; resolves with its result */
   request(op, args = [], { transfer = [], onMessage, signal } = {}) {
     if (this.disposed) return Promise.reject(new WfError('WF_ERR_DISPOSED', 'this model has been disposed'));
+    if (this.failure) return Promise.reject(new WfError('WF_ERR_WORKER', this.failure));
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const id = this.nextId++;
     const done = new Promise((resolve, reject) => this.calls.set(id, { resolve, reject, onMessage }));

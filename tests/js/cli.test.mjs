@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModelFile } from '../../src/js/node.js';
+import { createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
 
 const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
@@ -18,6 +18,14 @@ const TEXT = join(dir, 'part.txt');
 writeFileSync(TEXT, readFileSync(CORPUS, 'utf8').slice(0, 60000));
 // a model small enough to take hundreds of steps a second
 const MICRO = JSON.stringify({ nLayer: 1, nHead: 2, dModel: 32, dFF: 64, context: 32 });
+// its vocabulary is the text's characters and <unk>
+const VOCAB = new Set(readFileSync(TEXT, 'utf8')).size + 1;
+async function microParams() {
+  const m = await createModel({ preset: 'tiny', ...JSON.parse(MICRO), vocabSize: VOCAB });
+  const n = m.paramCount.toLocaleString('en-US');
+  m.dispose();
+  return n;
+}
 
 function cli(args, opts = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', ...opts });
@@ -102,7 +110,9 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
 
 test('failures: one line on stderr with the core\'s message, exit code 1', () => {
   writeFileSync(join(dir, 'garbage.wf'), 'not a checkpoint at all, but long enough to be read');
+  writeFileSync(join(dir, 'short.txt'), 'too short to train on');
   const cases = [
+    [['train', 'short.txt', '--out', 'n.wf'], /^wasmformer train: the training split has \d+ tokens; a window of T = 64 needs at least 65/],
     [['train', 'nonexistent.txt', '--out', 'n.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nHead":3}'], /^wasmformer train: .*does not divide/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"norm":"batchnorm"}'], /^wasmformer train: norm "batchnorm" is not one of/],
@@ -125,7 +135,7 @@ test('train, info, generate and eval on one model', async () => {
   assert.equal(r.code, 0, r.err);
   assert.equal(r.err, '');
   const lines = r.out.trimEnd().split('\n');
-  assert.match(lines[0], /^training tiny \{.*\}, 12,704 parameters, on part.txt \(60,000 characters\) until step 60, batches of 8 x 32 tokens; saving to m.wf$/);
+  assert.equal(lines[0], `training tiny ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 8 x 32 tokens; saving to m.wf`);
   const progress = lines.slice(1, -1);
   assert.deepEqual(progress.map((l) => Number(l.match(/^step (\d+)\/60 /)?.[1])), [20, 40, 60], r.out);
   for (const l of progress) assert.match(l, /^step \d+\/60 {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}[\d.]+k? tok\/s {2}ETA \d+s$/);
@@ -134,9 +144,9 @@ test('train, info, generate and eval on one model', async () => {
   const info = cli(['info', 'm.wf']);
   assert.equal(info.code, 0);
   assert.match(info.out, /^file {8}m.wf \(0\.\d MB\)$/m);
-  assert.match(info.out, /^shape {7}1 layers, 2 heads, d_model 32, d_ff 64, context 32, vocab 96$/m);
+  assert.match(info.out, new RegExp(`^shape {7}1 layers, 2 heads, d_model 32, d_ff 64, context 32, vocab ${VOCAB}$`, 'm'), 'sized to the text');
   assert.match(info.out, /^trained {5}60 steps .*training can resume$/m);
-  assert.match(info.out, /^tokenizer {3}char, \d+ tokens$/m);
+  assert.match(info.out, new RegExp(`^tokenizer {3}char, ${VOCAB} tokens$`, 'm'));
   const json = JSON.parse(cli(['info', 'm.wf', '--json']).out);
   const model = await loadModelFile(join(dir, 'm.wf'));
   assert.equal(json.step, 60);
@@ -221,7 +231,7 @@ test('the default text is the bundled Pride and Prejudice', () => {
   assert.match(r.out, /^step 3\/3 /m);
 });
 
-test('export to safetensors and import back: the same model', () => {
+test('export to safetensors and import back: the same model', async () => {
   const t = cli(['train', TEXT, '--config', MICRO, '--steps', '10', '--eval-interval', '0', '--out', 'x.wf']);
   assert.equal(t.code, 0, t.err);
   const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
@@ -230,7 +240,7 @@ test('export to safetensors and import back: the same model', () => {
   assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
   const i = cli(['import', 'hf', '--out', 'back.wf']);
   assert.equal(i.code, 0, i.err);
-  assert.match(i.out, /^wrote back.wf: decoder, 1 layers, d_model 32, 12,704 parameters, char tokenizer\n$/);
+  assert.equal(i.out, `wrote back.wf: decoder, 1 layers, d_model 32, ${await microParams()} parameters, char tokenizer\n`);
   const gen = (file) => cli(['generate', file, '--prompt', 'Mr', '--tokens', '40', '--temperature', '0']).out;
   assert.equal(gen('back.wf'), gen('x.wf'), 'the imported model generates what the original does');
   assert.equal(cli(['import', 'hf', '--out', 'back.wf']).code, 2, 'no silent overwrite');
@@ -244,4 +254,53 @@ test('train with a byte-level BPE tokenizer', () => {
   assert.deepEqual(info.tokenizer, { kind: 'bpe', vocabSize: 300 });
   assert.equal(info.config.vocabSize, 300);
   assert.equal(cli(['train', TEXT, '--out', 'bpe.wf', '--resume', '--tokenizer', 'char']).code, 2);
+});
+
+test('a text of more distinct characters than the preset\'s 96 (Cyrillic and Latin) trains: the vocabulary is the text\'s', () => {
+  const letters = 'абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  let text = '', x = 7;
+  for (let i = 0; i < 20000; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    text += i % 6 === 5 ? ' ' : [...letters][(x >>> 8) % [...letters].length];
+  }
+  const distinct = new Set(text).size;
+  assert.ok(distinct > 95, `${distinct} distinct characters`);
+  writeFileSync(join(dir, 'cyrillic.txt'), text);
+  const r = cli(['train', 'cyrillic.txt', '--config', MICRO, '--steps', '3', '--eval-interval', '0', '--out', 'cyr.wf']);
+  assert.equal(r.code, 0, r.err);
+  const info = JSON.parse(cli(['info', 'cyr.wf', '--json']).out);
+  assert.deepEqual(info.tokenizer, { kind: 'char', vocabSize: distinct + 1 });
+  assert.equal(info.config.vocabSize, distinct + 1);
+  const g = cli(['generate', 'cyr.wf', '--prompt', 'Жж', '--tokens', '20', '--seed', '1']);
+  assert.equal(g.code, 0, g.err);
+  assert.ok([...g.out.trimEnd()].every((c) => text.includes(c) || c === '\uFFFD'), `generates the text's characters (or <unk>): ${g.out}`);
+  // a vocabSize in --config is kept, and must hold the tokenizer
+  const small = cli(['train', 'cyrillic.txt', '--config', JSON.stringify({ ...JSON.parse(MICRO), vocabSize: 96 }), '--steps', '1', '--out', 'cyr96.wf']);
+  assert.equal(small.code, 1);
+  assert.match(small.err, new RegExp(`the tokenizer has ${distinct + 1} tokens but vocabSize is 96`));
+  assert.ok(!existsSync(join(dir, 'cyr96.wf')));
+});
+
+test('info says whether a file can resume training: the model reports its optimizer state', async () => {
+  const model = await createModel(JSON.parse(MICRO), { text: readFileSync(TEXT, 'utf8') });
+  await model.train(readFileSync(TEXT, 'utf8'), { steps: 2, evalInterval: 0 });
+  await saveModelFile(model, join(dir, 'full.wf'));
+  await saveModelFile(model, join(dir, 'weights.wf'), { optimizer: false });
+  model.dispose();
+  assert.equal(JSON.parse(cli(['info', 'full.wf', '--json']).out).resumable, true);
+  const w = JSON.parse(cli(['info', 'weights.wf', '--json']).out);
+  assert.equal(w.resumable, false);
+  assert.equal(w.optimizerState, false);
+  assert.match(cli(['info', 'weights.wf']).out, /^trained {5}weights only/m);
+  // through the API: false after loading weights only, true again once it has stepped
+  const loaded = await loadModelFile(join(dir, 'weights.wf'));
+  assert.equal(loaded.info().optimizerState, false);
+  const ids = Array.from({ length: 32 }, (_, i) => i % VOCAB);
+  loaded.trainStep(ids, ids, 1, 32);
+  assert.equal(loaded.info().optimizerState, true);
+  loaded.load(readFileSync(join(dir, 'weights.wf')));
+  assert.equal(loaded.info().optimizerState, false, 'load() in place says the same');
+  loaded.load(readFileSync(join(dir, 'full.wf')));
+  assert.equal(loaded.info().optimizerState, true);
+  loaded.dispose();
 });

@@ -95,7 +95,19 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations`;
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: B }), 'WF_ERR_NOMEM', new RegExp(batchMsg));
   assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  // a batch size past int32 would wrap to 0 in C's estimate: refused on its ids' size
+  await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: 2 ** 32 }), 'WF_ERR_NOMEM',
+    /a batch of 4294967296 x 16 needs 274.88 GB for its ids alone/);
+  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
   model.dispose();
+
+  // one buffer beyond malloc's 32-bit size would wrap (2 ** 35 bytes to malloc(0)) and be
+  // written past: the JavaScript side refuses it, and sizes that are not integers
+  const mrt = model.rt;
+  for (const bytes of [2 ** 35, 2 ** 32, 2 ** 32 - 63, 2 ** 53, NaN, Infinity, 1.5]) {
+    assert.throws(() => mrt.alloc(bytes), (e) => e.code === 'WF_ERR_NOMEM' && /could not allocate .* bytes in the wasm heap/.test(e.message), String(bytes));
+  }
+  assert.equal(mrt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
 });
 
 test('E6: token ids out of range', async () => {
@@ -116,7 +128,13 @@ test('E7: batch shapes: below 1, beyond the context, every target ignored', asyn
   const ids = Array.from({ length: 34 }, (_, i) => i % 40);
   await refuses(model, () => model.trainStep(ids, ids, 0, 16), 'WF_ERR_ARG', /batch shape 0 x 16: both must be >= 1/);
   await refuses(model, () => model.trainStep(ids, ids, 2, 17), 'WF_ERR_ARG', /sequence length 17 exceeds the model's context of 16/);
-  await refuses(model, () => model.trainStep(ids, ids.map(() => -1), 2, 16), 'WF_ERR_ARG', /nothing to learn from/);
+  await refuses(model, () => model.trainStep(ids.slice(0, 32), ids.slice(0, 32).map(() => -1), 2, 16), 'WF_ERR_ARG', /nothing to learn from/);
+  // arrays of another length than B x T: the core would read past them
+  await refuses(model, () => model.trainStep([1, 2], [2, 3], 1, 16), 'WF_ERR_ARG', /batch.inputs has 2 values; B, T, S and dModel make it 16/);
+  await refuses(model, () => model.trainStep(ids.slice(0, 16), [2, 3], 1, 16), 'WF_ERR_ARG', /batch.targets has 2 values; .* make it 16/);
+  await refuses(model, () => model.forward(ids.slice(0, 20), null, 1, 16), 'WF_ERR_ARG', /batch.inputs has 20 values; .* make it 16/);
+  await refuses(model, () => model.forward(ids.slice(0, 16), [1], 1, 16), 'WF_ERR_ARG', /batch.targets has 1 values/);
+  await refuses(model, () => model.trainStep(ids.slice(0, 16), ids.slice(0, 16), 1.5, 16), 'WF_ERR_ARG', /batch shape 1.5 x 16: both must be integers/);
   await refuses(model, () => model.train(TEXT, { steps: 1, context: 17 }), 'WF_ERR_ARG', /sequence length 17 exceeds the model's context of 16/);
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: 0 }), 'WF_ERR_ARG', /batchSize must be an integer >= 1, not 0/);
   model.dispose();
@@ -124,12 +142,28 @@ test('E7: batch shapes: below 1, beyond the context, every target ignored', asyn
 
 test('E8: empty and one-character corpora', async () => {
   const model = await createModel(SMALL);
+  // evaluate never builds a tokenizer from the text it is asked to measure
+  await assert.rejects(model.evaluate(TEXT), (e) => e.code === 'WF_ERR_STATE' && /has no tokenizer yet/.test(e.message));
+  assert.equal(model.tokenizer, null, 'evaluate keeps no tokenizer');
+  // the tokenizer train builds joins the model with the first step, not before: not while
+  // later checks can still refuse the call, nor when the first step itself fails
+  await assert.rejects(model.train(TEXT, { steps: 1, lr: NaN }), (e) => e.code === 'WF_ERR_ARG');
+  assert.equal(model.tokenizer, null, 'refused by the optimizer settings: no tokenizer');
+  await assert.rejects(model.train(TEXT, { steps: 1, valFraction: 0.001 }), (e) => e.code === 'WF_ERR_ARG' && /validation split/.test(e.message));
+  assert.equal(model.tokenizer, null, 'refused by the validation split: no tokenizer');
+  await assert.rejects(model.train(TEXT, { steps: 1, lr: 1e38, evalInterval: 0 }), (e) => e.code === 'WF_ERR_NUMERIC');
+  assert.equal(model.tokenizer, null, 'the first step refused: no tokenizer');
+  let seen;
+  await model.train(TEXT, { steps: 2, evalInterval: 0, yieldMs: 0, onProgress: () => { seen ??= model.tokenizer; } });
+  assert.ok(seen && seen === model.tokenizer, 'attached by the first step');
+  model.tokenizer.dispose();
+  model.tokenizer = null;
   await assert.rejects(model.train('', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(model.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the training split has 1 tokens; a window of T = 16 needs at least 17/.test(e.message));
   assert.equal(model.tokenizer, null, 'a refused run keeps no tokenizer built from its text');
   await model.train(TEXT, { steps: 1, evalInterval: 0 });
   assert.equal(model.tokenizer.vocabSize, new Set(TEXT).size + 1, 'the next run builds its own');
-  await assert.rejects(model.evaluate('y'), (e) => e.code === 'WF_ERR_ARG');
+  await assert.rejects(model.evaluate('y'), (e) => e.code === 'WF_ERR_ARG' && /evaluation needs at least 17 tokens/.test(e.message));
   assert.equal(model.tokenizer.vocabSize, new Set(TEXT).size + 1);
   await assert.rejects(createTokenizer(''), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(createTokenizer('', { kind: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /empty/.test(e.message));
@@ -173,9 +207,15 @@ test('E11: zero or negative steps and counts', async () => {
   const model = await trained();
   for (const [opts, re] of [[{ steps: 0 }, /steps must be an integer >= 1, not 0/], [{ steps: -1 }, /steps must be an integer >= 1, not -1/],
     [{ steps: 2.5 }, /steps must be an integer >= 1, not 2.5/], [{ evalInterval: -1 }, /evalInterval must be an integer >= 0/],
-    [{ evalBatches: 0 }, /evalBatches must be an integer >= 1/]]) {
+    [{ evalBatches: 0 }, /evalBatches must be an integer >= 1/],
+    [{ valFraction: -0.1 }, /valFraction \(the validation split\) must be a number in \[0, 1\), not -0.1/], [{ valFraction: 1 }, /valFraction .* not 1$/],
+    [{ valFraction: NaN }, /valFraction .* not NaN/], [{ valFraction: '0.1' }, /valFraction .* not 0.1/],
+    [{ yieldMs: -1 }, /yieldMs must be a number >= 0, not -1/], [{ yieldMs: NaN }, /yieldMs .* not NaN/], [{ yieldMs: '5' }, /yieldMs .* not 5/]]) {
     await refuses(model, () => model.train(TEXT, opts), 'WF_ERR_ARG', re);
   }
+  await refuses(model, () => model.evaluate(TEXT, { yieldMs: -5 }), 'WF_ERR_ARG', /yieldMs must be a number >= 0, not -5/);
+  await refuses(model, () => model.generateText('the', { yieldMs: NaN }), 'WF_ERR_ARG', /yieldMs must be a number >= 0, not NaN/);
+  assert.equal(model.busy, null);
   await refuses(model, () => model.generateText('the', { maxTokens: -1 }), 'WF_ERR_ARG', /maxTokens must be an integer >= 0, not -1/);
   assert.equal(await model.generateText('the', { maxTokens: 0 }), '');
   model.dispose();

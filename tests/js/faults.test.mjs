@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  createModel, createWorkerModel, loadModel, loadModelFile, saveModelFile, WfError,
+  createModel, createWorkerModel, exportSafetensors, importSafetensors, loadModel, loadModelFile, saveModelFile, WfError,
 } from '../../src/js/node.js';
 import { Runtime } from '../../src/js/runtime.js';
 
@@ -65,7 +65,7 @@ test('F1: a step with a non-finite loss, gradient or update is refused, nothing 
 test('F2: every JavaScript-side allocation of a call failing in turn: WF_ERR_NOMEM, nothing changed, leaked or left busy', async () => {
   const model = await createModel(SMALL);
   await model.train(TEXT, { steps: 2, evalInterval: 0 });
-  const rt = model.rt, good = model.save();
+  const rt = model.rt, good = model.save(), hf = exportSafetensors(model);
   const ids = Array.from({ length: 16 }, (_, i) => i % 40);
   const calls = {
     train: () => model.train(TEXT, { steps: 2, evalInterval: 0 }),
@@ -80,6 +80,8 @@ test('F2: every JavaScript-side allocation of a call failing in turn: WF_ERR_NOM
     createModel: async () => (await createModel(SMALL)).dispose(),
     setOptimizer: () => model.setOptimizer({ lr: 1e-3 }),
     'tokenizer encode and decode': () => model.tokenizer.decode(model.tokenizer.encode('the cat')),
+    exportSafetensors: () => exportSafetensors(model),
+    importSafetensors: async () => (await importSafetensors(hf)).dispose(),
   };
   let injected = 0;
   for (const [name, call] of Object.entries(calls)) {

@@ -13,7 +13,7 @@ const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize
 const TEXT = 'the cat sat on the mat. '.repeat(200);
 
 test('a short training run lowers the loss and reports progress', async () => {
-  const model = await createModel(SMALL);
+  const model = await createModel(SMALL, { text: TEXT }); // the tokenizer first: evaluate needs it
   const before = (await model.evaluate(TEXT, { maxTokens: 2000 })).loss;
   const progress = [];
   const summary = await model.train(TEXT, { steps: 120, lr: 3e-3, evalInterval: 40, onProgress: (p) => progress.push(p) });

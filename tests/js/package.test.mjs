@@ -70,7 +70,7 @@ import { createModel, createWorkerModel } from 'wasmformer';
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8, seed: 3 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
 export async function run(modelOpts, workerOpts) {
-  const model = await createModel(SMALL, modelOpts);
+  const model = await createModel(SMALL, { ...modelOpts, text: TEXT }); // evaluate needs the tokenizer
   const before = (await model.evaluate(TEXT, { maxTokens: 1000 })).loss;
   await model.train(TEXT, { steps: 80, lr: 3e-3, evalInterval: 0 });
   const after = (await model.evaluate(TEXT, { maxTokens: 1000 })).loss;

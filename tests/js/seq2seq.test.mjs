@@ -66,3 +66,33 @@ test('Seq2Seq errors, busy and abort', async () => {
   s2s.dispose();
   assert.throws(() => s2s.translate('abc'), (e) => e.code === 'WF_ERR_DISPOSED');
 });
+
+test('Seq2Seq.train runs Model\'s training loop: the caller\'s optimizer settings stay, batchSize is checked, a refused call changes nothing', async () => {
+  const { train } = reverseData();
+  const s2s = await createSeq2Seq({ nLayer: 1, dModel: 16, dFF: 32 }, { texts: [LETTERS] });
+  assert.deepEqual([s2s.model.optimizer.lr, s2s.model.optimizer.weightDecay, s2s.model.optimizer.gradClip].map((x) => Math.fround(x)),
+    [3e-3, 0.01, 1].map((x) => Math.fround(x)), 'a new Seq2Seq starts with its training defaults');
+  s2s.setOptimizer({ lr: 1e-4, weightDecay: 0, gradClip: 0.5 });
+  const progress = [];
+  const r = await s2s.train(train, { steps: 12, batchSize: 4, yieldMs: 0, onProgress: (p) => progress.push(p) });
+  const o = s2s.model.optimizer;
+  assert.equal(o.lr, Math.fround(1e-4), 'the lr set before stays');
+  assert.equal(o.weightDecay, 0);
+  assert.equal(o.gradClip, 0.5);
+  assert.equal(o.warmup, 1, 'the schedule is this call\'s');
+  assert.ok(progress.every((p) => p.lr <= 1e-4 + 1e-9), 'no step ran above the caller\'s peak lr');
+  assert.equal(progress.at(-1).step, 12);
+  assert.ok(progress.every((p) => p.tokensPerSecond > 0 && p.valLoss === null && p.validated === false));
+  assert.equal(r.step, 12);
+  assert.ok(r.tokens > 0 && r.tokensPerSecond > 0);
+  for (const batchSize of [0, -1, 1.5, '4']) {
+    await assert.rejects(s2s.train(train, { steps: 1, batchSize }), (e) => e.code === 'WF_ERR_ARG' && /batchSize must be an integer >= 1/.test(e.message));
+  }
+  // refused at the first step (an empty source): the settings given to the call are undone
+  const before = s2s.model.optimizer;
+  await assert.rejects(s2s.train([['', 'x']], { steps: 3, lr: 5e-2, weightDecay: 0.3 }), (e) => e.code === 'WF_ERR_ARG' && /every source is empty/.test(e.message));
+  assert.deepEqual(s2s.model.optimizer, before);
+  assert.equal(s2s.step, 12);
+  assert.equal(s2s.model.busy, null);
+  s2s.dispose();
+});

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModel, createTokenizer, loadModel, loadTokenizer, WfError } from '../../src/js/node.js';
+import { createModel, createSeq2Seq, createTokenizer, loadModel, loadTokenizer, WfError } from '../../src/js/node.js';
 
 const NOVEL = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
 const NATIVE_BPE = 'build/native/test_bpe';
@@ -119,4 +119,53 @@ test('training with a BPE tokenizer: generation, checkpoints, and the option rul
   third.dispose();
   assert.equal(mine.decode(mine.encode('still usable')), 'still usable');
   for (const x of [model, copy, narrow, mine]) x.dispose();
+});
+
+test('a tokenizer given to createModel is copied into the model\'s module instance; the caller keeps theirs', async () => {
+  const text = 'the cat sat on the mat. '.repeat(50);
+  const config = { nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 4 };
+  // Node's default is the threaded build; threads: 1 is another module instance with its own heap
+  const mine = await createTokenizer(text);
+  const model = await createModel(config, { threads: 1, tokenizer: mine });
+  assert.notEqual(model.rt, mine.rt, 'two module instances');
+  assert.equal(model.tokenizer.rt, model.rt, 'the model\'s tokenizer lives in its heap');
+  assert.ok(sameBytes(model.tokenizer.save(), mine.save()));
+  await model.train(text, { steps: 1, evalInterval: 0 });
+  const copy = await loadModel(model.save(), { threads: 1 });
+  assert.ok(sameBytes(copy.tokenizer.save(), mine.save()), 'the checkpoint holds the tokenizer');
+  model.dispose();
+  copy.dispose();
+  assert.equal(mine.decode(mine.encode('the mat')), 'the mat', 'disposing the model leaves the caller\'s tokenizer');
+
+  // a failure never disposes the caller's tokenizer, wherever it happens
+  for (const bad of [{ ...config, vocabSize: 5 }, { ...config, nHead: 3 }]) {
+    await assert.rejects(createModel(bad, { tokenizer: mine }), (e) => e.code === 'WF_ERR_CONFIG');
+    await assert.rejects(createModel(bad, { threads: 1, tokenizer: mine }), (e) => e.code === 'WF_ERR_CONFIG');
+    assert.equal(mine.vocabSize, new Set(text).size + 1, 'still usable');
+  }
+  for (const bad of [{ vocabSize: 5 }, { nHead: 3 }]) {
+    await assert.rejects(createSeq2Seq(bad, { threads: 1, tokenizer: mine }), (e) => e.code === 'WF_ERR_CONFIG');
+    assert.equal(mine.vocabSize, new Set(text).size + 1, 'still usable');
+  }
+  const s2s = await createSeq2Seq({ nLayer: 1, dModel: 16, dFF: 32 }, { threads: 1, tokenizer: mine });
+  assert.equal(s2s.config.vocabSize, mine.vocabSize + 2);
+  assert.ok(s2s.tokenizer !== mine && s2s.tokenizer.rt === s2s.rt, 'a copy in the model\'s heap');
+  s2s.dispose();
+  assert.equal(mine.decode(mine.encode('sat')), 'sat');
+  mine.dispose();
+  await assert.rejects(createModel(config, { tokenizer: mine }), (e) => e.code === 'WF_ERR_DISPOSED');
+});
+
+test('createModel with text: the tokenizer is learned first and sizes the vocabulary unless the config sets it', async () => {
+  const text = 'Ωμέγα and ünïcödé, 中文 text. '.repeat(40);
+  const distinct = new Set(text).size;
+  const char = await createModel({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16 }, { text });
+  assert.deepEqual([char.config.vocabSize, char.tokenizer.kind, char.tokenizer.vocabSize], [distinct + 1, 'char', distinct + 1]);
+  const bpe = await createModel('tiny', { text: NOVEL.slice(0, 20000), tokenizer: { kind: 'bpe', vocabSize: 300 } });
+  assert.deepEqual([bpe.config.vocabSize, bpe.tokenizer.kind], [300, 'bpe']);
+  const wide = await createModel({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 64 }, { text });
+  assert.equal(wide.config.vocabSize, 64, 'a vocabSize given is kept');
+  await assert.rejects(createModel({ vocabSize: 8 }, { text }), (e) => e.code === 'WF_ERR_CONFIG' && /the tokenizer has \d+ tokens but vocabSize is 8/.test(e.message));
+  await assert.rejects(createModel('tiny', { tokenizer: 'bpe' }), (e) => e.code === 'WF_ERR_ARG' && /a kind to learn from the text option/.test(e.message));
+  for (const m of [char, bpe, wide]) m.dispose();
 });

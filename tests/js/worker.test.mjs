@@ -84,6 +84,27 @@ test('abort, early break, busy and dispose across the thread boundary', async ()
   wm.dispose();
 });
 
+test('a worker that dies rejects its pending calls and every later one at once with WF_ERR_WORKER', async () => {
+  const wm = await createWorkerModel(SMALL);
+  await wm.train(TEXT, { steps: 2, evalInterval: 0 });
+  let started;
+  const running = wm.train(TEXT, { steps: 100000, evalInterval: 0, onProgress: () => started?.() });
+  await new Promise((resolve) => { started = resolve; });
+  wm.port.terminate(); // the thread ends under the model, as a crash or an out-of-memory kill would end it
+  const dead = (e) => e instanceof WfError && e.code === 'WF_ERR_WORKER' && /the model's worker failed: the worker thread exited/.test(e.message);
+  await assert.rejects(running, dead);
+  // later calls settle at once instead of waiting for a worker that will never answer
+  for (const call of [() => wm.info(), () => wm.evaluate(TEXT), () => wm.generateText('the'), () => wm.save()]) {
+    let timer;
+    const never = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'no answer in 5 s'); });
+    const outcome = await Promise.race([call().then(() => 'resolved', (e) => e), never]);
+    clearTimeout(timer);
+    assert.ok(dead(outcome), `rejected with WF_ERR_WORKER, not ${outcome}`);
+  }
+  wm.dispose();
+  await assert.rejects(wm.info(), (e) => e.code === 'WF_ERR_DISPOSED');
+});
+
 test('errors in the worker arrive as WfError with the core code and message', async () => {
   await assert.rejects(createWorkerModel({ ...SMALL, nHead: 3 }),
     (e) => e instanceof WfError && e.code === 'WF_ERR_CONFIG' && /does not divide/.test(e.message));
