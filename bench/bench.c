@@ -126,7 +126,7 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
         t[P_GELU] += now() - t0;
         t0 = now();
         int count;
-        wf_crossentropy_forward(losses, probs, logits, targets, N, V, &count);
+        wf_crossentropy_forward(losses, &count, probs, logits, targets, N, V);
         wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V);
         t[P_LOSS] += now() - t0;
         t0 = now();

@@ -22,8 +22,7 @@
 extern "C" {
 #endif
 
-/* The real type of weights, activations and results. float, except in the double build
- * (-DWF_DOUBLE) used by the finite-difference gradient checks. */
+/* Weights, activations and results: float, or double in the gradient-check build (-DWF_DOUBLE). */
 #ifdef WF_DOUBLE
 typedef double wf_real;
 #else
@@ -42,8 +41,7 @@ typedef enum {
     WF_ERR_FORMAT = 8,      /* malformed input data */
 } wf_status;
 
-/* Static string naming a status, e.g. "invalid config". */
-WF_API const char *wf_status_string(wf_status s);
+WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid config" */
 
 /* ---- Model configuration: every choice the seeds describe ---- */
 typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
@@ -75,17 +73,16 @@ typedef struct {
     int32_t max_beam;    /* encoder-decoder: widest beam of wf_seq2seq_decode; else ignored */
 } wf_config;
 
-/* Fills cfg with the "tiny" GPT: decoder, Pre-LN LayerNorm, GELU, learned positions,
- * tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5, seed 1337,
- * no encoder layers, no dropout, max_beam 4. Choices are documented in docs/ARCHITECTURES.md. */
+/* Fills cfg with the "tiny" GPT (docs/ARCHITECTURES.md): decoder, Pre-LN LayerNorm, GELU,
+ * learned positions, tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5,
+ * seed 1337, no encoder layers, no dropout, max_beam 4. */
 WF_API void wf_config_default(wf_config *cfg);
 
-/* Checks cfg without allocating. On failure writes a one-line reason to msg (cap bytes,
- * always NUL-terminated when cap > 0); msg may be NULL. */
+/* Checks cfg without allocating; on failure a one-line reason goes to the caller's msg
+ * (cap bytes, NUL-terminated when cap > 0; msg may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 
-/* Memory in bytes. Doubles so that JavaScript reads them exactly and absurd configs
- * cannot overflow. */
+/* Memory in bytes, as doubles: exact in JavaScript, no overflow for absurd configs. */
 typedef struct {
     double params;      /* weights */
     double grads;       /* gradients */
@@ -95,54 +92,44 @@ typedef struct {
     double total;
 } wf_memory;
 
-/* What a model of cfg would need when trained at batch B and sequence length T (an
- * encoder-decoder's sources also of length T; B = T = 0: without activations). Fails like
- * wf_config_check, without a message. */
+/* What a model of cfg needs trained at batch B, length T (sources too; B = T = 0: no
+ * activations), into the caller's *out. Fails like wf_config_check, without a message. */
 WF_API wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out);
 
-/* Bytes the allocator has handed out and not yet taken back: every model, tokenizer and
- * buffer of this wasm module (natively: of the process, with glibc; 0 elsewhere). For
- * memory displays and leak checks. */
+/* Bytes allocated and not yet freed by this wasm module (natively: the process, with glibc;
+ * 0 elsewhere), for memory displays and leak checks. */
 WF_API double wf_heap_in_use(void);
 
 /* ---- The model ---- */
 typedef struct wf_model wf_model;
 
-/* A new empty handle (no weights yet); caller frees with wf_model_free. NULL only when
- * the few hundred bytes of the handle itself cannot be allocated. */
+/* A new empty handle (no weights yet); caller frees with wf_model_free. NULL: out of memory. */
 WF_API wf_model *wf_model_create(void);
-WF_API void wf_model_free(wf_model *m); /* NULL is fine */
+WF_API void wf_model_free(wf_model *m);               /* NULL is fine */
+WF_API const char *wf_model_error(const wf_model *m); /* last failure's message; borrowed, "" after success */
 
-/* The message of the last failed call on m: borrowed, "" after success. */
-WF_API const char *wf_model_error(const wf_model *m);
-
-/* Builds a model of cfg with fresh random weights (seeded by cfg->seed) and default
- * optimizer settings. On failure the previous model in m, if any, is kept. */
+/* A model of cfg with random weights (seeded by cfg->seed) and default optimizer settings;
+ * on failure m's previous model, if any, is kept. */
 WF_API wf_status wf_model_init(wf_model *m, const wf_config *cfg);
+WF_API wf_status wf_model_config(const wf_model *m, wf_config *out); /* copies m's config to *out */
 
-WF_API wf_status wf_model_config(const wf_model *m, wf_config *out);
-
-/* Threads m's training and prompt reading use, the caller's included (1: no workers; the
- * default). The handle owns the workers and joins them in wf_model_free; results do not
- * depend on the count. WF_ERR_UNSUPPORTED for n > 1 in a build without threads (the
- * single-thread wasm module); on failure the previous setting is kept. */
+/* Threads for training and prompt reading, the caller's included (default 1: no workers).
+ * m owns the workers (joined in wf_model_free); results do not depend on n. Without thread
+ * support (the single-thread wasm) n > 1 is WF_ERR_UNSUPPORTED; failure keeps the setting. */
 WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 WF_API int32_t wf_model_param_count(const wf_model *m); /* 0 for an empty handle */
-WF_API wf_status wf_model_memory(const wf_model *m, wf_memory *out);
+WF_API wf_status wf_model_memory(const wf_model *m, wf_memory *out); /* m's current use, to *out */
 
-/* Parameter tensors, in table order. Data pointers are borrowed and writable: they index
- * the flat blocks returned by wf_model_params / wf_model_grads. */
+/* Parameter tensors, in table order; offsets index the flat blocks of wf_model_params and
+ * wf_model_grads (borrowed, writable). */
 typedef struct {
     const char *name; /* static, e.g. "qkvw" */
-    int32_t offset;   /* in elements, into the flat parameter block */
-    int32_t size;     /* elements */
-    int32_t ndim;
-    int32_t shape[4];
+    int32_t offset, size; /* in elements: where in the flat parameter block, how many */
+    int32_t ndim, shape[4];
     int32_t decay;    /* 1: AdamW applies weight decay to it */
 } wf_tensor_info;
-
-WF_API int32_t wf_model_tensor_count(const wf_model *m);
-WF_API wf_status wf_model_tensor(const wf_model *m, int32_t i, wf_tensor_info *out);
+WF_API int32_t wf_model_tensor_count(const wf_model *m); /* tensors of m's table; 0 when empty */
+WF_API wf_status wf_model_tensor(const wf_model *m, int32_t i, wf_tensor_info *out); /* copies row i */
 WF_API wf_real *wf_model_params(wf_model *m); /* all weights, flat; borrowed */
 WF_API wf_real *wf_model_grads(wf_model *m);  /* their gradients, same layout; borrowed */
 
@@ -153,19 +140,17 @@ typedef struct {
     float eps;           /* AdamW denominator epsilon */
     float weight_decay;  /* decoupled; applied to matrices and embeddings only */
     int32_t warmup;      /* steps of linear warmup from lr/warmup to lr */
-    int32_t decay_steps; /* cosine decay from lr to lr*min_lr_ratio over these steps after
-                            warmup, then constant; 0 = constant lr after warmup */
+    int32_t decay_steps; /* then cosine decay to lr*min_lr_ratio over these steps, then
+                            constant; 0 = constant lr after warmup */
     float min_lr_ratio;
     float grad_clip;     /* clip the global gradient norm to this; 0 = no clipping */
-    int32_t start;       /* the step the schedule starts at: warmup and decay count from it
-                            (a later training run sets it to the current step) */
+    int32_t start;       /* step where warmup and decay start (a later run: the current step) */
 } wf_optim;
-
 /* Fills o with lr 3e-4, betas 0.9/0.95, eps 1e-8, weight decay 0.1, no warmup or decay,
  * clip 1.0, a schedule starting at step 0. */
 WF_API void wf_optim_default(wf_optim *o);
-WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o);
-WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out);
+WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* copies *o into m */
+WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out); /* copies m's to *out */
 
 typedef struct {
     wf_real loss;      /* the batch's loss: mean cross-entropy, or mean squared error */
@@ -173,27 +158,16 @@ typedef struct {
     float lr;          /* learning rate used */
     int32_t step;      /* steps taken after this one */
 } wf_step_info;
-
-/* One step on a batch: forward, backward, clipping, AdamW. inputs and targets are
- * [B, T] token ids; a negative target is ignored (padding). Activations are planned for
- * the largest (B, T) seen; only a larger shape allocates. On any failure, including a
- * NaN/infinite loss or gradient (WF_ERR_NUMERIC), weights and optimizer are unchanged.
- * info may be NULL. */
+/* One step: forward, backward, clipping, AdamW on [B, T] inputs and targets (a negative
+ * target is padding). Only a (B, T) larger than any before allocates. On any failure,
+ * NaN/infinite loss or gradient (WF_ERR_NUMERIC) included, weights and optimizer are
+ * unchanged. info may be NULL. */
 WF_API wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targets,
                                int32_t B, int32_t T, wf_step_info *info);
-
-/* Forward only. With targets, *loss gets the mean cross-entropy (loss may be NULL);
- * targets may be NULL. Weights are unchanged. */
+/* Forward only, weights unchanged; with targets (may be NULL) *loss gets the mean
+ * cross-entropy (loss may be NULL). */
 WF_API wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets,
                             int32_t B, int32_t T, wf_real *loss);
-
-/* Logits [B, T, V] of the last forward (any of the calls below); borrowed; NULL when it
- * computed none (an encoder trained on target_vecs). */
-WF_API const wf_real *wf_logits(const wf_model *m);
-
-/* Forward and backward without an update: gradients land in wf_model_grads. */
-WF_API wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets,
-                                  int32_t B, int32_t T, wf_real *loss);
 
 /* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows
  * t >= lengths[b] are padding: nothing attends to them and no loss counts them. */
@@ -207,70 +181,58 @@ typedef struct {
     const int32_t *src_lengths; /* [B] real source rows, in [1, S]; NULL: all S */
     int32_t B, T, S;
 } wf_batch;
-
-/* wf_forward, wf_compute_grads and wf_train_step for a wf_batch. Forward evaluates (no
- * dropout; targets optional, loss may be NULL); grads and step train (dropout on). */
+/* wf_forward and wf_train_step for a wf_batch (forward: no dropout, targets optional, loss
+ * may be NULL; grads and step: dropout on). Grads is forward and backward without an
+ * update: the gradients land in wf_model_grads. */
 WF_API wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss);
 WF_API wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss);
 WF_API wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info);
 
-/* Final states [B, T, C] (after the final norm) of the last forward; borrowed. */
+/* Results of the last forward, borrowed; NULL when it has none (no forward yet, no such
+ * layer). Logits [B, T, V] (none: an encoder trained on target_vecs); final states
+ * [B, T, C] after the final norm; attention weights of `layer`: cross [B, NH, T, S] (an
+ * encoder-decoder's decoder only), self [B, NH, T, T] of the stack under the head (a
+ * decoder's, an encoder-only model's, an encoder-decoder's decoder). */
+WF_API const wf_real *wf_logits(const wf_model *m);
 WF_API const wf_real *wf_hidden(const wf_model *m);
-
-/* Cross-attention weights [B, NH, T, S] of decoder layer `layer` in the last forward of an
- * encoder-decoder; borrowed; NULL otherwise. */
 WF_API const wf_real *wf_cross_attention(const wf_model *m, int32_t layer);
-
-/* Self-attention weights [B, NH, T, T] of layer `layer` of the stack under the head (a
- * decoder's, an encoder-only model's, an encoder-decoder's decoder) in the last forward;
- * borrowed; NULL otherwise. */
 WF_API const wf_real *wf_self_attention(const wf_model *m, int32_t layer);
 
 WF_API int32_t wf_model_step(const wf_model *m); /* optimizer steps taken */
 WF_API float wf_model_lr(const wf_model *m);     /* learning rate the next step will use */
 
-/* Batch sampler. tokens[0, n) is split in two: the first n - floor(n * val_fraction)
- * tokens train, the rest validate. Draws B windows of T + 1 tokens at random offsets in
- * the chosen split (0 train, 1 validation): inputs[b, t] = w[t], targets[b, t] = w[t + 1].
- * Each split has its own RNG stream in m, so sampling validation batches never changes
- * the training sequence. */
+/* Batch sampler: the first n - floor(n * val_fraction) of tokens[0, n) train (split 0), the
+ * rest validate (1). Draws B windows w of T + 1 tokens at random offsets in the split into
+ * the caller's inputs[b, t] = w[t], targets[b, t] = w[t + 1]. Each split has its own RNG
+ * stream in m: validation batches never change the training sequence. */
 WF_API wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n,
                                  float val_fraction, int32_t split, int32_t B, int32_t T,
                                  int32_t *inputs, int32_t *targets);
-
-/* Restarts both sampler streams from seed, as wf_model_init does from cfg.seed, so a
- * training run's batches can be reproduced without rebuilding the model. */
+/* Restarts both sampler streams from seed (as wf_model_init does from cfg.seed), to replay
+ * a run's batches without rebuilding the model. */
 WF_API wf_status wf_sample_seed(wf_model *m, uint32_t seed);
 
 /* ---- Generation (a KV cache in the model, sized by cfg.context; decoder arch) ---- */
 typedef struct {
-    float temperature; /* below 1e-6 (0 included): greedy (argmax), since 1/temperature
-                          would overflow; higher flattens the distribution */
+    float temperature; /* higher flattens; below 1e-6 (0 too): greedy, 1/temperature would overflow */
     int32_t top_k;     /* keep the k most likely tokens; 0: all */
     float top_p;       /* keep the smallest set whose probability reaches p; 1: all */
-    int32_t n_vocab;   /* sample only ids below this (a tokenizer smaller than the model's
-                          vocabulary); 0: all of them */
+    int32_t n_vocab;   /* sample only ids below this (a smaller tokenizer's); 0: all */
 } wf_sampling;
-
-/* Starts a generation from prompt[0, n), n >= 1, with its own RNG seeded by seed.
- * A prompt longer than the context keeps its last `context` tokens. */
+/* Starts a generation from prompt[0, n), n >= 1 (longer than the context: its last
+ * `context` tokens), with its own RNG seeded by seed. */
 WF_API wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);
-
-/* Samples the next token into *token and appends it. When the context is full the
- * window slides: the last context/2 tokens are kept and re-read. */
+/* Samples the next token into *token and appends it; a full context slides: the last
+ * context/2 tokens are kept and re-read. */
 WF_API wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token);
-
-/* The next token's logits [V] in the generation in progress; borrowed, NULL if none. */
-WF_API const wf_real *wf_gen_logits(const wf_model *m);
-
-/* Both of the above: writes n_new tokens to out. */
+WF_API const wf_real *wf_gen_logits(const wf_model *m); /* the next token's [V]; borrowed, NULL if none */
+/* Start and n_new nexts, the tokens into the caller's out. */
 WF_API wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new,
                              const wf_sampling *s, uint32_t seed, int32_t *out);
 
-/* Encoder-decoder: decodes src[0, S) from bos until eos or max_new <= context tokens by beam
- * search of width beam (1: greedy; <= max_beam), no length penalty. Writes the best
- * hypothesis (with eos if reached) to out[0, max_new) and its length to *n_out. Uses the
- * caches allocated with the model. */
+/* Encoder-decoder: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos
+ * until eos or max_new <= context tokens, in the model's caches. The best hypothesis (with
+ * eos if reached) goes to the caller's out[0, max_new), its length to *n_out. */
 WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos,
                                    int32_t eos, int32_t beam, int32_t max_new, int32_t *out,
                                    int32_t *n_out);
@@ -279,19 +241,17 @@ WF_API wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, i
 typedef struct wf_tokenizer wf_tokenizer;
 typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
 
-/* A new empty tokenizer; caller frees with wf_tokenizer_free. NULL only when out of memory. */
+/* A new empty tokenizer; caller frees with wf_tokenizer_free. NULL: out of memory. */
 WF_API wf_tokenizer *wf_tokenizer_create(void);
 WF_API void wf_tokenizer_free(wf_tokenizer *t);
 WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
-
 /* Char vocabulary from text (UTF-8, len bytes): id 0 is <unk>, then every distinct code
  * point in ascending order. Each invalid UTF-8 byte reads as U+FFFD. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
-
 /* Byte-level BPE from text (any bytes): ids 0..255 are the bytes, then merges until
  * vocab_size (256..2^20) tokens or no pair occurs twice. Any bytes round-trip exactly. */
 WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
-WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
+WF_API int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t); /* ids t knows; 0 when empty */
 WF_API int32_t wf_tokenizer_get_kind(const wf_tokenizer *t); /* a wf_tokenizer_kind; NONE when empty */
 WF_API int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t); /* most bytes one id decodes to */
 
@@ -299,7 +259,6 @@ WF_API int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t); /* most bytes one 
  * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len,
                                      int32_t *out, int32_t cap, int32_t *n_out);
-
 /* ids to bytes: cap = n * wf_tokenizer_max_bytes(t) always suffices; char's <unk> decodes
  * to U+FFFD. Writes no NUL. */
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n,
@@ -307,28 +266,23 @@ WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_
 
 /* ---- Checkpoints and tokenizer files (docs/FORMATS.md) ---- */
 #define WF_SAVE_OPTIMIZER 1 /* also save AdamW moments, optimizer settings, step, schedule position and RNG states */
-
 /* Serializes m (and tokenizer t when non-NULL) into a new buffer *out of *n bytes; caller
  * frees with wf_buffer_free. */
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
-
-/* Loads a checkpoint from memory into m (an empty handle is fine) and, when t is non-NULL
- * and the file has one, its tokenizer into t. Validates everything (magic, version, sizes
- * against the header, checksum) before touching m or t; on failure both are unchanged. */
+/* Loads a checkpoint (data stays the caller's) into m (may be empty) and, when t is non-NULL
+ * and the file has one, its tokenizer into t. Everything (magic, version, sizes, checksum)
+ * is validated before m or t is touched; on failure both are unchanged. */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
-
 /* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
 WF_API wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
-
-/* m as a float32 safetensors file and a NUL-terminated config.json: a GPT2LMHeadModel for
- * the GPT-2 style decoder, a LlamaForCausalLM for the Llama-style one, wasmformer's own
- * names otherwise. Caller frees both buffers with wf_buffer_free. */
+/* m as a float32 safetensors file and a NUL-terminated config.json: GPT2LMHeadModel for
+ * the GPT-2 style decoder, LlamaForCausalLM for the Llama style, wasmformer's own names
+ * otherwise. Caller frees both buffers with wf_buffer_free. */
 WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
-
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16 or F64)
  * describe. Validated first; on failure m is unchanged. */
 WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len,

@@ -1,15 +1,9 @@
-/* Multi-head scaled dot-product attention with causal and padding masks.
- * Shapes: q [B,Tq,NH*HS] with row stride q_stride, k and v [B,Tk,NH*HS] with row stride
- * kv_stride, out [B,Tq,C] (stride C); saves att [B,NH,Tq,Tk], the softmax probabilities.
+/* Multi-head scaled dot-product attention, causal and padding masks. q [B,Tq,NH*HS] (row
+ * stride q_stride), k, v [B,Tk,NH*HS] (kv_stride), out [B,Tq,C]; saves att [B,NH,Tq,Tk].
  *   s_ij = q_i.k_j / sqrt(HS) (masked: -inf),  a_i = softmax(s_i),  o_i = sum_j a_ij v_j
  *   dv_j += sum_i a_ij do_i;  ds_ij = a_ij (do_i.v_j - do_i.o_i);  dq_i += sum_j ds_ij k_j/sqrt(HS);
- *   dk_j += sum_i ds_ij q_i/sqrt(HS)
- * (seed 000, 1.6). The row term sum_k a_ik (dA)_ik equals do_i.o_i because o_i = sum_k a_ik v_k,
- * so backward needs no T x T scratch and costs O(Tq Tk HS) per head.
- * The fast path works per head on blocks of QB query rows: S = Q K^T, P V and the four
- * backward products are wf_matmul calls over only the keys the block can see (the causal
- * triangle costs ~half of the square), with backward's dS in a QB x KB tile on the stack.
- * Heads are the tasks a pool shares out; each writes its own columns. */
+ *   dk_j += sum_i ds_ij q_i/sqrt(HS)  (seed 000, 1.6). The row term sum_k a_ik (dA)_ik is
+ *   do_i.o_i (o_i = sum_k a_ik v_k): backward needs no T x T scratch, O(Tq Tk HS) per head. */
 #include "ops.h"
 #include "simd.h"
 
@@ -105,7 +99,11 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
     }
 }
 
-/* ---- the fast path ---- */
+/* ---- the fast path ----
+ * Per head, blocks of QB query rows: S = Q K^T, P V and the four backward products are
+ * wf_matmul calls over only the keys the block can see (the causal triangle costs ~half of
+ * the square), with backward's dS in a QB x KB tile on the stack. Heads are the tasks a
+ * pool shares out; each writes its own columns. */
 #if !defined(WF_REFERENCE_KERNELS)
 
 #define QB 48 /* query rows per block: a multiple of every backend's WF_MR and WF_NR */

@@ -72,28 +72,31 @@ double wf_gen_elems_d(const wf_dims *d) {
     return total;
 }
 
-/* Feeds one token at cache position pos; leaves the next token's logits in g->logits. */
-static void decode(wf_model *m, int32_t token, int pos) {
+/* Shared by prefill, decoding and wf_seq2seq_decode (see model.h). */
+void wf_gen_layers(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S) {
     wf_gen *g = &m->gen;
     const int C = m->d.C;
     const size_t layer_cache = (size_t)m->d.T * C;
     const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
-    wf_embed_forward(g->x, &token, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, 1, C);
+    wf_embed_forward(g->x, tokens, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, T, C);
     for (int l = 0; l < m->d.L; l++) {
         wf_layer_w w;
         wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
         wf_layer_io io;
         memset(&io, 0, sizeof io);
         io.B = 1;
-        io.T = 1;
+        io.T = T;
         io.causal = 1;
         io.pos = pos;
-        io.kcache = g->kcache + l * layer_cache;
-        io.vcache = g->vcache + l * layer_cache;
+        io.kcache = kcache + l * layer_cache;
+        io.vcache = vcache + l * layer_cache;
+        if (S > 0) {
+            io.ckv = g->xkv + l * layer_cache * 2;
+            io.S = S;
+        }
         wf_layer_forward(m, &w, &g->row, g->x, &io);
-        memcpy(g->x, g->row.out, (size_t)C * sizeof(wf_real));
+        memcpy(g->x, g->row.out, (size_t)T * C * sizeof(wf_real));
     }
-    wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
 }
 
 /* Reads the window from position 0, up to GEN_ROWS positions per pass through the layers
@@ -101,25 +104,9 @@ static void decode(wf_model *m, int32_t token, int pos) {
 static void prefill(wf_model *m) {
     wf_gen *g = &m->gen;
     const int C = m->d.C, R = m->d.T < GEN_ROWS ? m->d.T : GEN_ROWS;
-    const size_t layer_cache = (size_t)m->d.T * C;
-    const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
     for (int pos = 0; pos < g->n; pos += R) {
         const int T = g->n - pos < R ? g->n - pos : R;
-        wf_embed_forward(g->x, g->window + pos, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, T, C);
-        for (int l = 0; l < m->d.L; l++) {
-            wf_layer_w w;
-            wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
-            wf_layer_io io;
-            memset(&io, 0, sizeof io);
-            io.B = 1;
-            io.T = T;
-            io.causal = 1;
-            io.pos = pos;
-            io.kcache = g->kcache + l * layer_cache;
-            io.vcache = g->vcache + l * layer_cache;
-            wf_layer_forward(m, &w, &g->row, g->x, &io);
-            memcpy(g->x, g->row.out, (size_t)T * C * sizeof(wf_real));
-        }
+        wf_gen_layers(m, g->window + pos, T, pos, g->kcache, g->vcache, 0);
         if (pos + T == g->n) /* only the last position's logits are needed */
             wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
     }
@@ -247,7 +234,8 @@ wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
         prefill(m);
     } else {
         g->window[g->n] = id;
-        decode(m, id, g->n);
+        wf_gen_layers(m, &id, 1, g->n, g->kcache, g->vcache, 0);
+        wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
         g->n++;
     }
     *token = id;

@@ -2,14 +2,11 @@
  * Shapes: inp [N,C], w [OC,C], b [OC] (may be NULL), out [N,OC]. Saves nothing extra:
  * backward needs inp, which the caller keeps.
  *   out = inp w^T + b
- *   dinp += dout w;  dw += dout^T inp;  db += sum over rows of dout  (seed 000, eq. 12-13)
- * All three products are one packed, register-blocked matrix multiply (wf_matmul) that
- * reads its operands through strides, so a transpose costs nothing but the packing.
- * The plain loops (*_scalar) are the reference the fast path is tested against. */
+ *   dinp += dout w;  dw += dout^T inp;  db += sum over rows of dout  (seed 000, eq. 12-13) */
 #include "ops.h"
 #include "simd.h"
 
-/* ---- the reference ---- */
+/* ---- the reference: plain loops the fast path is tested against ---- */
 
 void wf_linear_forward_scalar(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
                               int N, int C, int OC) {
@@ -293,7 +290,9 @@ const char *wf_simd_name(void) {
 #endif
 }
 
-/* ---- the op ---- */
+/* ---- the op ----
+ * All three products are one packed, register-blocked matrix multiply (wf_matmul) that
+ * reads its operands through strides, so a transpose costs nothing but the packing. */
 
 void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
                        int N, int C, int OC, wf_pool *pool) {

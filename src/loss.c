@@ -8,82 +8,80 @@
 #include "ops.h"
 #include "simd.h"
 
+/* Softmax of one row z into p; returns the row's log-sum-exp, log(sum) + max. */
+static wf_real softmax_row_scalar(wf_real *p, const wf_real *z, int V) {
+    wf_real maxz = z[0];
+    for (int i = 1; i < V; i++)
+        if (z[i] > maxz) maxz = z[i];
+    wf_real sum = 0;
+    for (int i = 0; i < V; i++) {
+        p[i] = WF_EXP(z[i] - maxz);
+        sum += p[i];
+    }
+    wf_real inv = 1 / sum;
+    for (int i = 0; i < V; i++) p[i] *= inv;
+    return WF_LOG(sum) + maxz;
+}
+
+#if !defined(WF_REFERENCE_KERNELS) && !defined(WF_SIMD_SCALAR)
+/* The same, WF_VL logits at a time. */
+static wf_real softmax_row_simd(wf_real *p, const wf_real *z, int V) {
+    wf_v mv = wf_vset1(z[0]);
+    int i = 0;
+    for (; i + WF_VL <= V; i += WF_VL) mv = wf_vmax(mv, wf_vload(z + i));
+    wf_real maxz = wf_vhmax(mv);
+    for (; i < V; i++) maxz = z[i] > maxz ? z[i] : maxz;
+    const wf_v m = wf_vset1(maxz);
+    wf_v sv = wf_vzero();
+    for (i = 0; i + WF_VL <= V; i += WF_VL) {
+        wf_v e = wf_vexp(wf_vsub(wf_vload(z + i), m));
+        wf_vstore(p + i, e);
+        sv = wf_vadd(sv, e);
+    }
+    wf_real sum = wf_vsum(sv);
+    for (; i < V; i++) {
+        p[i] = WF_EXP(z[i] - maxz);
+        sum += p[i];
+    }
+    const wf_real inv = 1 / sum;
+    const wf_v iv = wf_vset1(inv);
+    for (i = 0; i + WF_VL <= V; i += WF_VL) wf_vstore(p + i, wf_vmul(wf_vload(p + i), iv));
+    for (; i < V; i++) p[i] *= inv;
+    return WF_LOG(sum) + maxz;
+}
+#endif
+
 /* Returns the sum of the losses of the counted rows; *count gets their number. */
-double wf_crossentropy_forward_scalar(wf_real *losses, wf_real *probs, const wf_real *logits,
-                                      const int32_t *targets, int N, int V, int *count) {
+static double crossentropy(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
+                           const int32_t *targets, int N, int V, wf_real (*softmax_row)(wf_real *, const wf_real *, int)) {
     double total = 0;
     int counted = 0;
     for (int n = 0; n < N; n++) {
         const wf_real *z = logits + (size_t)n * V;
-        wf_real *p = probs + (size_t)n * V;
-        wf_real maxz = z[0];
-        for (int i = 1; i < V; i++)
-            if (z[i] > maxz) maxz = z[i];
-        wf_real sum = 0;
-        for (int i = 0; i < V; i++) {
-            p[i] = WF_EXP(z[i] - maxz);
-            sum += p[i];
-        }
-        wf_real inv = 1 / sum;
-        for (int i = 0; i < V; i++) p[i] *= inv;
+        const wf_real lse = softmax_row(probs + (size_t)n * V, z, V);
+        losses[n] = 0;
         if (targets && targets[n] >= 0) {
             /* from the log-sum-exp, not log(p): exact even when p[y] underflows */
-            wf_real loss = WF_LOG(sum) + maxz - z[targets[n]];
-            losses[n] = loss;
-            total += loss;
+            losses[n] = lse - z[targets[n]];
+            total += losses[n];
             counted++;
-        } else {
-            losses[n] = 0;
         }
     }
     if (count) *count = counted;
     return total;
 }
 
-/* The same, with the softmax WF_VL logits at a time. */
-double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
-                               const int32_t *targets, int N, int V, int *count) {
+double wf_crossentropy_forward_scalar(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
+                                      const int32_t *targets, int N, int V) {
+    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_scalar);
+}
+
+double wf_crossentropy_forward(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
+                               const int32_t *targets, int N, int V) {
 #if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
-    return wf_crossentropy_forward_scalar(losses, probs, logits, targets, N, V, count);
+    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_scalar);
 #else
-    double total = 0;
-    int counted = 0;
-    for (int n = 0; n < N; n++) {
-        const wf_real *z = logits + (size_t)n * V;
-        wf_real *p = probs + (size_t)n * V;
-        wf_v mv = wf_vset1(z[0]);
-        int i = 0;
-        for (; i + WF_VL <= V; i += WF_VL) mv = wf_vmax(mv, wf_vload(z + i));
-        wf_real maxz = wf_vhmax(mv);
-        for (; i < V; i++) maxz = z[i] > maxz ? z[i] : maxz;
-        const wf_v m = wf_vset1(maxz);
-        wf_v sv = wf_vzero();
-        for (i = 0; i + WF_VL <= V; i += WF_VL) {
-            wf_v e = wf_vexp(wf_vsub(wf_vload(z + i), m));
-            wf_vstore(p + i, e);
-            sv = wf_vadd(sv, e);
-        }
-        wf_real sum = wf_vsum(sv);
-        for (; i < V; i++) {
-            p[i] = WF_EXP(z[i] - maxz);
-            sum += p[i];
-        }
-        const wf_real inv = 1 / sum;
-        const wf_v iv = wf_vset1(inv);
-        for (i = 0; i + WF_VL <= V; i += WF_VL) wf_vstore(p + i, wf_vmul(wf_vload(p + i), iv));
-        for (; i < V; i++) p[i] *= inv;
-        if (targets && targets[n] >= 0) {
-            /* from the log-sum-exp, not log(p): exact even when p[y] underflows */
-            wf_real loss = WF_LOG(sum) + maxz - z[targets[n]];
-            losses[n] = loss;
-            total += loss;
-            counted++;
-        } else {
-            losses[n] = 0;
-        }
-    }
-    if (count) *count = counted;
-    return total;
+    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_simd);
 #endif
 }
 
@@ -110,8 +108,8 @@ void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *pr
  * Returns the sum of squares; *count gets the number of terms. Summed in double. */
 static int real_rows(const int32_t *lengths, int b, int T) { return lengths && lengths[b] < T ? lengths[b] : T; }
 
-double wf_mse_forward(const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T, int C,
-                      double *count) {
+double wf_mse_forward(double *count, const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T,
+                      int C) {
     double total = 0, n = 0;
     for (int b = 0; b < B; b++) {
         int rows = real_rows(lengths, b, T);

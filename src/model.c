@@ -479,15 +479,13 @@ static wf_real *slice(const wf_model *m, int i, wf_real *base, int l) {
 
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
     wf_real *base = m->arena + (grads ? arena_stride(m) : 0);
-#define MAIN_X(name) w->name = slice(m, WF_P_##name, base, l);
-#define ENC_X(name) w->name = slice(m, WF_P_enc_##name, base, l);
-#define NONE_X(name) w->name = NULL;
+#define MAIN_X(name, ...) w->name = slice(m, WF_P_##name, base, l);
+#define ENC_X(name, ...) w->name = slice(m, WF_P_enc_##name, base, l);
+#define NONE_X(name, ...) w->name = NULL;
     if (stack == WF_STACK_MAIN) {
-        WF_BLOCK_TENSORS(MAIN_X)
-        WF_CROSS_TENSORS(MAIN_X)
+        WF_BLOCK_PARAMS(MAIN_X, , L, WF_CROSS_PARAMS(MAIN_X))
     } else {
-        WF_BLOCK_TENSORS(ENC_X)
-        WF_CROSS_TENSORS(NONE_X)
+        WF_BLOCK_PARAMS(ENC_X, , E, WF_CROSS_PARAMS(NONE_X))
     }
 #undef MAIN_X
 #undef ENC_X
@@ -952,7 +950,7 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
     const int B = m->B, T = m->T;
     double total, count;
     if (b->target_vecs) {
-        total = wf_mse_forward(m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C, &count);
+        total = wf_mse_forward(&count, m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C);
     } else {
         /* padding positions are ignored like negative targets */
         int32_t *tg = (int32_t *)m->a.targets; /* int32 ids in wf_real-sized slots */
@@ -960,7 +958,7 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
             for (int t = 0; t < T; t++)
                 tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
         int n = 0;
-        total = wf_crossentropy_forward(m->a.losses, m->a.probs, m->a.logits, tg, B * T, m->d.V, &n);
+        total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V);
         count = n;
     }
     double loss = total / count;
@@ -1002,12 +1000,6 @@ wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets,
                      wf_real *loss) {
     wf_batch b = ids_batch(inputs, targets, B, T);
     return wf_batch_forward(m, &b, loss);
-}
-
-wf_status wf_compute_grads(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                           wf_real *loss) {
-    wf_batch b = ids_batch(inputs, targets, B, T);
-    return wf_batch_grads(m, &b, loss);
 }
 
 const wf_real *wf_logits(const wf_model *m) { return m && m->ready && m->B > 0 && m->have_logits ? m->a.logits : NULL; }

@@ -38,31 +38,37 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
 /* X(name, ndim, d0, d1, d2, decay, init); dims beyond ndim are 1. Per-layer tensors are
  * stacked along a leading L (or E). The enc_ tensors exist in encoder-decoders only; the
  * cross-attention ones (lnc, cq, ckv, cproj) in their decoder layers. ckvw's rows are
- * [keys; values], qkvw's [queries; keys; values]. */
+ * [keys; values], qkvw's [queries; keys; values]. The order is the arena's. */
 #define WF_PARAMS(X)                                                              \
     X(wte,          2, V,            C,              1, 1, WF_INIT_NORMAL)        \
     X(wpe,          2, pos * T,      C,              1, 1, WF_INIT_NORMAL)        \
     X(enc_wpe,      2, xa * pos * T, C,              1, 1, WF_INIT_NORMAL)        \
-    X(enc_ln1w,     2, E,            C,              1, 0, WF_INIT_ONE)           \
-    X(enc_ln1b,     2, E,            normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(enc_qkvw,     3, E,            3 * C,          C, 1, WF_INIT_NORMAL)        \
-    X(enc_qkvb,     2, E,            bias * 3 * C,   1, 0, WF_INIT_ZERO)          \
-    X(enc_attprojw, 3, E,            C,              C, 1, WF_INIT_RESIDUAL)      \
-    X(enc_attprojb, 2, E,            bias * C,       1, 0, WF_INIT_ZERO)          \
-    X(enc_ln2w,     2, E,            C,              1, 0, WF_INIT_ONE)           \
-    X(enc_ln2b,     2, E,            normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(enc_fcw,      3, E,            fc * F,         C, 1, WF_INIT_NORMAL)        \
-    X(enc_fcb,      2, E,            bias * fc * F,  1, 0, WF_INIT_ZERO)          \
-    X(enc_fcprojw,  3, E,            C,              F, 1, WF_INIT_RESIDUAL)      \
-    X(enc_fcprojb,  2, E,            bias * C,       1, 0, WF_INIT_ZERO)          \
+    WF_BLOCK_PARAMS(X, enc_, E, )                                                 \
     X(enc_lnfw,     1, xa * C,       1,              1, 0, WF_INIT_ONE)           \
     X(enc_lnfb,     1, xa * normb * C, 1,            1, 0, WF_INIT_ZERO)          \
-    X(ln1w,         2, L,            C,              1, 0, WF_INIT_ONE)           \
-    X(ln1b,         2, L,            normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(qkvw,         3, L,            3 * C,          C, 1, WF_INIT_NORMAL)        \
-    X(qkvb,         2, L,            bias * 3 * C,   1, 0, WF_INIT_ZERO)          \
-    X(attprojw,     3, L,            C,              C, 1, WF_INIT_RESIDUAL)      \
-    X(attprojb,     2, L,            bias * C,       1, 0, WF_INIT_ZERO)          \
+    WF_BLOCK_PARAMS(X, , L, WF_CROSS_PARAMS(X))                                   \
+    X(lnfw,         1, C,            1,              1, 0, WF_INIT_ONE)           \
+    X(lnfb,         1, normb * C,    1,              1, 0, WF_INIT_ZERO)          \
+    X(lm_head,      2, head * V,     C,              1, 1, WF_INIT_NORMAL)
+
+/* One stack of n layers, its names prefixed; cross (the cross-attention rows, or nothing)
+ * sits between the self-attention and the feed-forward rows. */
+#define WF_BLOCK_PARAMS(X, prefix, n, cross)                                      \
+    X(prefix##ln1w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
+    X(prefix##ln1b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
+    X(prefix##qkvw,     3, n,        3 * C,          C, 1, WF_INIT_NORMAL)        \
+    X(prefix##qkvb,     2, n,        bias * 3 * C,   1, 0, WF_INIT_ZERO)          \
+    X(prefix##attprojw, 3, n,        C,              C, 1, WF_INIT_RESIDUAL)      \
+    X(prefix##attprojb, 2, n,        bias * C,       1, 0, WF_INIT_ZERO)          \
+    cross                                                                         \
+    X(prefix##ln2w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
+    X(prefix##ln2b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
+    X(prefix##fcw,      3, n,        fc * F,         C, 1, WF_INIT_NORMAL)        \
+    X(prefix##fcb,      2, n,        bias * fc * F,  1, 0, WF_INIT_ZERO)          \
+    X(prefix##fcprojw,  3, n,        C,              F, 1, WF_INIT_RESIDUAL)      \
+    X(prefix##fcprojb,  2, n,        bias * C,       1, 0, WF_INIT_ZERO)
+
+#define WF_CROSS_PARAMS(X)                                                        \
     X(lncw,         2, xa * L,       C,              1, 0, WF_INIT_ONE)           \
     X(lncb,         2, xa * L,       normb * C,      1, 0, WF_INIT_ZERO)          \
     X(cqw,          3, xa * L,       C,              C, 1, WF_INIT_NORMAL)        \
@@ -70,16 +76,7 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
     X(ckvw,         3, xa * L,       2 * C,          C, 1, WF_INIT_NORMAL)        \
     X(ckvb,         2, xa * L,       bias * 2 * C,   1, 0, WF_INIT_ZERO)          \
     X(cprojw,       3, xa * L,       C,              C, 1, WF_INIT_RESIDUAL)      \
-    X(cprojb,       2, xa * L,       bias * C,       1, 0, WF_INIT_ZERO)          \
-    X(ln2w,         2, L,            C,              1, 0, WF_INIT_ONE)           \
-    X(ln2b,         2, L,            normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(fcw,          3, L,            fc * F,         C, 1, WF_INIT_NORMAL)        \
-    X(fcb,          2, L,            bias * fc * F,  1, 0, WF_INIT_ZERO)          \
-    X(fcprojw,      3, L,            C,              F, 1, WF_INIT_RESIDUAL)      \
-    X(fcprojb,      2, L,            bias * C,       1, 0, WF_INIT_ZERO)          \
-    X(lnfw,         1, C,            1,              1, 0, WF_INIT_ONE)           \
-    X(lnfb,         1, normb * C,    1,              1, 0, WF_INIT_ZERO)          \
-    X(lm_head,      2, head * V,     C,              1, 1, WF_INIT_NORMAL)
+    X(cprojb,       2, xa * L,       bias * C,       1, 0, WF_INIT_ZERO)
 
 #define WF_X_ENUM(name, ...) WF_P_##name,
 enum { WF_PARAMS(WF_X_ENUM) WF_N_PARAMS };
@@ -91,16 +88,11 @@ typedef struct {
 } wf_params;
 #undef WF_X_FIELD
 
-/* One layer's tensors, the same for both stacks (the encoder's carry the enc_ prefix in
- * the table); the cross-attention ones are NULL outside encoder-decoder decoders. */
-#define WF_BLOCK_TENSORS(X) \
-    X(ln1w) X(ln1b) X(qkvw) X(qkvb) X(attprojw) X(attprojb) X(ln2w) X(ln2b) X(fcw) X(fcb) X(fcprojw) X(fcprojb)
-#define WF_CROSS_TENSORS(X) X(lncw) X(lncb) X(cqw) X(cqb) X(ckvw) X(ckvb) X(cprojw) X(cprojb)
-
-#define WF_X_FIELD(name) wf_real *name;
+/* One layer's tensors, the same for both stacks; the cross-attention ones are NULL
+ * outside encoder-decoder decoders. */
+#define WF_X_FIELD(name, ...) wf_real *name;
 typedef struct {
-    WF_BLOCK_TENSORS(WF_X_FIELD)
-    WF_CROSS_TENSORS(WF_X_FIELD)
+    WF_BLOCK_PARAMS(WF_X_FIELD, , L, WF_CROSS_PARAMS(WF_X_FIELD))
 } wf_layer_w;
 #undef WF_X_FIELD
 
@@ -288,6 +280,11 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
 /* generate.c, for model.c */
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem); /* mem NULL: only counts */
 double wf_gen_elems_d(const wf_dims *d); /* the same count in double, for the size checks */
+/* generate.c, for seq2seq.c too: T tokens of one sequence at positions pos.. through the
+ * embedding and the decoder layers, leaving the last layer's output in gen.x [T, C]. Layer
+ * l's keys and values go to kcache/vcache + l * context * C; S > 0: cross-attention to
+ * the S source rows' keys and values in gen.xkv. */
+void wf_gen_layers(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S);
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng,
                         wf_real *probs, int32_t *order);
 

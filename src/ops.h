@@ -105,14 +105,14 @@ void wf_rope_backward(wf_real *dx, const wf_real *cos_t, const wf_real *sin_t, i
                       int stride, int pos0);
 
 /* ---- loss.c ---- */
-double wf_crossentropy_forward(wf_real *losses, wf_real *probs, const wf_real *logits,
-                               const int32_t *targets, int N, int V, int *count);
+double wf_crossentropy_forward(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
+                               const int32_t *targets, int N, int V);
 void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
                               const int32_t *targets, int N, int V);
-double wf_crossentropy_forward_scalar(wf_real *losses, wf_real *probs, const wf_real *logits,
-                                      const int32_t *targets, int N, int V, int *count);
-double wf_mse_forward(const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T, int C,
-                      double *count);
+double wf_crossentropy_forward_scalar(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
+                                      const int32_t *targets, int N, int V);
+double wf_mse_forward(double *count, const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T,
+                      int C);
 void wf_mse_backward(wf_real *dy, wf_real dloss, const wf_real *y, const wf_real *target,
                      const int32_t *lengths, int B, int T, int C);
 

@@ -41,26 +41,9 @@ static void encode_source(wf_model *m, const int32_t *src, int S) {
  * in g->logp[k]. */
 static void decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
     wf_gen *g = &m->gen;
-    const int C = m->d.C, L = m->d.L, V = m->d.V;
-    const size_t layer_cache = (size_t)m->d.T * C;
-    const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
-    wf_embed_forward(g->x, &token, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, 1, C);
-    for (int l = 0; l < L; l++) {
-        wf_layer_w w;
-        wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
-        wf_layer_io io;
-        memset(&io, 0, sizeof io);
-        io.B = 1;
-        io.T = 1;
-        io.causal = 1;
-        io.pos = pos;
-        io.kcache = g->kcache + ((size_t)k * L + l) * layer_cache;
-        io.vcache = g->vcache + ((size_t)k * L + l) * layer_cache;
-        io.ckv = g->xkv + (size_t)l * m->d.T * 2 * C;
-        io.S = S;
-        wf_layer_forward(m, &w, &g->row, g->x, &io);
-        memcpy(g->x, g->row.out, (size_t)C * sizeof(wf_real));
-    }
+    const int V = m->d.V;
+    const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.C; /* hypothesis k's caches */
+    wf_gen_layers(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S);
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
     /* log-softmax, in double */
     double maxz = g->logits[0], sum = 0;

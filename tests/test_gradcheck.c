@@ -284,7 +284,7 @@ typedef struct {
 static double ce_loss(void *p) {
     ce_ctx *c = p;
     int count;
-    return wf_crossentropy_forward(c->losses, c->probs, c->logits, c->targets, c->N, c->V, &count) / count;
+    return wf_crossentropy_forward(c->losses, &count, c->probs, c->logits, c->targets, c->N, c->V) / count;
 }
 
 static void test_crossentropy(wf_rng *r) {
@@ -424,7 +424,7 @@ typedef struct {
 static double mse_loss(void *p) {
     mse_ctx *c = p;
     double count;
-    double total = wf_mse_forward(c->y, c->target, c->lengths, c->B, c->T, c->C, &count);
+    double total = wf_mse_forward(&count, c->y, c->target, c->lengths, c->B, c->T, c->C);
     return total / count;
 }
 
@@ -434,7 +434,7 @@ static void test_mse(wf_rng *r) {
     fill(r, c.y, 24, 1);
     fill(r, c.target, 24, 1);
     double count;
-    wf_mse_forward(c.y, c.target, c.lengths, c.B, c.T, c.C, &count);
+    wf_mse_forward(&count, c.y, c.target, c.lengths, c.B, c.T, c.C);
     CHECK(count == 16, "mse counts the real rows' elements: %g", count);
     double *dy = alloc_d(24);
     wf_mse_backward(dy, 1 / count, c.y, c.target, c.lengths, c.B, c.T, c.C);

@@ -239,6 +239,41 @@ static void expect(wf_model *m, const uint8_t *before, int32_t n0, const char *c
     if (getenv("WF_VERBOSE")) printf("  %-36s %-16s %s\n", what, wf_status_string(s), last_msg);
 }
 
+/* One hostile-input test's base: the model that must stay unchanged, and the files to edit. */
+typedef struct {
+    wf_model *m;
+    const uint8_t *before; /* m's state (state_of) */
+    int32_t n0;
+    const char *config;    /* config.json, nc bytes */
+    int32_t nc;
+    const uint8_t *st;     /* the safetensors file, ns bytes */
+    int32_t ns;
+    const char *header;    /* its JSON header */
+} hostile_base;
+
+/* The safetensors file with its header's first `from` replaced by `to` is refused (expect). */
+static void edit_header(const hostile_base *hb, const char *from, const char *to, wf_status want, const char *needle,
+                        const char *what) {
+    char *h2 = replace(hb->header, from, to);
+    CHECK(h2 != NULL, "%s: \"%s\" not in the header", what, from);
+    if (!h2) return;
+    int32_t nb;
+    uint8_t *bad = with_header(hb->st, hb->ns, h2, &nb);
+    expect(hb->m, hb->before, hb->n0, hb->config, hb->nc, bad, nb, want, needle, what);
+    free(bad);
+    free(h2);
+}
+
+/* config.json with its first `from` replaced by `to` is refused (expect). */
+static void edit_config(const hostile_base *hb, const char *from, const char *to, wf_status want, const char *needle,
+                        const char *what) {
+    char *c2 = replace(hb->config, from, to);
+    CHECK(c2 != NULL, "%s: \"%s\" not in config.json", what, from);
+    if (!c2) return;
+    expect(hb->m, hb->before, hb->n0, c2, (int32_t)strlen(c2), hb->st, hb->ns, want, needle, what);
+    free(c2);
+}
+
 static void test_hostile(void) {
     int32_t nc = 0, ns = 0;
     char *config = read_file("tests/fixtures/hf_gpt2_model_bf16/config.json", &nc);
@@ -287,30 +322,21 @@ static void test_hostile(void) {
     uint8_t *bad;
     int32_t nb;
     char *h2;
-#define HEADER(from, to, status, needle, what)                           \
-    do {                                                                 \
-        h2 = replace(header, from, to);                                  \
-        CHECK(h2 != NULL, "%s: \"%s\" not in the header", what, from);   \
-        if (!h2) break;                                                  \
-        bad = with_header(st, ns, h2, &nb);                              \
-        expect(m, before, n0, config, nc, bad, nb, status, needle, what); \
-        free(bad);                                                       \
-        free(h2);                                                        \
-    } while (0)
-    HEADER("\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"F32\"", WF_ERR_FORMAT, "bytes", "dtype disagrees with the bytes");
-    HEADER("\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"I16\"", WF_ERR_UNSUPPORTED, "dtype", "unsupported dtype");
-    HEADER("\"wte.weight\"", "\"wte.weight2\"", WF_ERR_FORMAT, "\"transformer.wte.weight\" is missing", "missing tensor");
-    HEADER("{", "{\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT,
-           "\"extra\" is not part", "extra tensor");
-    HEADER("{", "{\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT, "appears twice", "duplicate tensor");
-    HEADER("\"shape\":[30,16]", "\"shape\":[16,30]", WF_ERR_FORMAT, "shape [16, 30]", "transposed shape");
-    HEADER("\"shape\":[30,16]", "\"shape\":[30,16,1]", WF_ERR_FORMAT, "config.json gives", "extra dimension");
-    HEADER("\"shape\":[30,16]", "\"shape\":[3000000000,16]", WF_ERR_FORMAT, "bad shape", "dimension above int32");
-    HEADER("\"shape\":[30,16]", "\"shape\":[2147483647,2147483647,2147483647,2147483647]", WF_ERR_FORMAT, "absurdly large", "absurd shape");
-    HEADER("\"shape\":[30,16]", "\"shape\":[30,-16]", WF_ERR_FORMAT, "bad shape", "negative dimension");
-    HEADER("\"data_offsets\":[0,", "\"data_offsets\":[99999999,", WF_ERR_FORMAT, "data_offsets", "offset beyond the data");
-    HEADER("\"data_offsets\":[0,", "\"data_offsets\":[0,1,", WF_ERR_FORMAT, "data_offsets", "three offsets");
-    HEADER("{", "[", WF_ERR_FORMAT, "safetensors header", "not an object");
+    const hostile_base hb = {m, before, n0, config, nc, st, ns, header};
+    edit_header(&hb, "\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"F32\"", WF_ERR_FORMAT, "bytes", "dtype disagrees with the bytes");
+    edit_header(&hb, "\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"I16\"", WF_ERR_UNSUPPORTED, "dtype", "unsupported dtype");
+    edit_header(&hb, "\"wte.weight\"", "\"wte.weight2\"", WF_ERR_FORMAT, "\"transformer.wte.weight\" is missing", "missing tensor");
+    edit_header(&hb, "{", "{\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT,
+                "\"extra\" is not part", "extra tensor");
+    edit_header(&hb, "{", "{\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT, "appears twice", "duplicate tensor");
+    edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[16,30]", WF_ERR_FORMAT, "shape [16, 30]", "transposed shape");
+    edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[30,16,1]", WF_ERR_FORMAT, "config.json gives", "extra dimension");
+    edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[3000000000,16]", WF_ERR_FORMAT, "bad shape", "dimension above int32");
+    edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[2147483647,2147483647,2147483647,2147483647]", WF_ERR_FORMAT, "absurdly large", "absurd shape");
+    edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[30,-16]", WF_ERR_FORMAT, "bad shape", "negative dimension");
+    edit_header(&hb, "\"data_offsets\":[0,", "\"data_offsets\":[99999999,", WF_ERR_FORMAT, "data_offsets", "offset beyond the data");
+    edit_header(&hb, "\"data_offsets\":[0,", "\"data_offsets\":[0,1,", WF_ERR_FORMAT, "data_offsets", "three offsets");
+    edit_header(&hb, "{", "[", WF_ERR_FORMAT, "safetensors header", "not an object");
     /* JSON escapes are decoded: "BF\u0031\u0036" is BF16 */
     {
         h2 = replace(header, "\"dtype\":\"BF16\"", "\"dtype\":\"BF\\u0031\\u0036\"");
@@ -345,29 +371,21 @@ static void test_hostile(void) {
     free(b);
 
     /* config.json */
-#define CONFIG(from, to, status, needle, what)                           \
-    do {                                                                 \
-        h2 = replace(config, from, to);                                  \
-        CHECK(h2 != NULL, "%s: \"%s\" not in config.json", what, from);  \
-        if (!h2) break;                                                  \
-        expect(m, before, n0, h2, (int32_t)strlen(h2), st, ns, status, needle, what); \
-        free(h2);                                                        \
-    } while (0)
-    CONFIG("\"model_type\": \"gpt2\"", "\"model_type\": \"bert\"", WF_ERR_UNSUPPORTED, "model_type \"bert\"", "unknown model_type");
-    CONFIG("\"model_type\": \"gpt2\",", "", WF_ERR_FORMAT, "model_type", "no model_type");
-    CONFIG("\"activation_function\": \"gelu_new\"", "\"activation_function\": \"gelu\"", WF_ERR_UNSUPPORTED, "gelu_new", "exact GELU");
-    CONFIG("\"n_head\": 2", "\"n_head\": 3", WF_ERR_FORMAT, "does not divide", "heads do not divide the width");
-    CONFIG("\"n_embd\": 16", "\"n_embd\": 32", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
-    CONFIG("\"n_layer\": 1", "\"n_layer\": 1.5", WF_ERR_FORMAT, "integer", "fractional layers");
-    CONFIG("\"n_layer\": 1", "\"n_layer\": 1e3", WF_ERR_FORMAT, "integer", "layers as 1e3");
-    CONFIG("\"vocab_size\": 30", "\"vocab_size\": 99999999999", WF_ERR_FORMAT, "integer", "vocab beyond int32");
-    CONFIG("\"vocab_size\": 30", "\"vocab_size\": 30, \"vocab_size\": 31", WF_ERR_FORMAT, "twice", "duplicate key");
-    CONFIG("\"n_embd\": 16", "\"n_embd\": 65536", WF_ERR_FORMAT, "2^31", "absurd width");
-    CONFIG("\"n_embd\": 16,", "", WF_ERR_FORMAT, "\"n_embd\" is missing", "missing width");
-    CONFIG("\"scale_attn_weights\": true", "\"scale_attn_weights\": false", WF_ERR_UNSUPPORTED, "scale_attn_weights", "unscaled attention");
-    CONFIG("{", "{\"n_head\": 2 \"x\": 1,", WF_ERR_FORMAT, "expected ','", "bad JSON");
-    CONFIG("{", "{\"\\q\": 1,", WF_ERR_FORMAT, "bad escape", "bad escape");
-    CONFIG("}", "} x", WF_ERR_FORMAT, "text after", "trailing text");
+    edit_config(&hb, "\"model_type\": \"gpt2\"", "\"model_type\": \"bert\"", WF_ERR_UNSUPPORTED, "model_type \"bert\"", "unknown model_type");
+    edit_config(&hb, "\"model_type\": \"gpt2\",", "", WF_ERR_FORMAT, "model_type", "no model_type");
+    edit_config(&hb, "\"activation_function\": \"gelu_new\"", "\"activation_function\": \"gelu\"", WF_ERR_UNSUPPORTED, "gelu_new", "exact GELU");
+    edit_config(&hb, "\"n_head\": 2", "\"n_head\": 3", WF_ERR_FORMAT, "does not divide", "heads do not divide the width");
+    edit_config(&hb, "\"n_embd\": 16", "\"n_embd\": 32", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
+    edit_config(&hb, "\"n_layer\": 1", "\"n_layer\": 1.5", WF_ERR_FORMAT, "integer", "fractional layers");
+    edit_config(&hb, "\"n_layer\": 1", "\"n_layer\": 1e3", WF_ERR_FORMAT, "integer", "layers as 1e3");
+    edit_config(&hb, "\"vocab_size\": 30", "\"vocab_size\": 99999999999", WF_ERR_FORMAT, "integer", "vocab beyond int32");
+    edit_config(&hb, "\"vocab_size\": 30", "\"vocab_size\": 30, \"vocab_size\": 31", WF_ERR_FORMAT, "twice", "duplicate key");
+    edit_config(&hb, "\"n_embd\": 16", "\"n_embd\": 65536", WF_ERR_FORMAT, "2^31", "absurd width");
+    edit_config(&hb, "\"n_embd\": 16,", "", WF_ERR_FORMAT, "\"n_embd\" is missing", "missing width");
+    edit_config(&hb, "\"scale_attn_weights\": true", "\"scale_attn_weights\": false", WF_ERR_UNSUPPORTED, "scale_attn_weights", "unscaled attention");
+    edit_config(&hb, "{", "{\"n_head\": 2 \"x\": 1,", WF_ERR_FORMAT, "expected ','", "bad JSON");
+    edit_config(&hb, "{", "{\"\\q\": 1,", WF_ERR_FORMAT, "bad escape", "bad escape");
+    edit_config(&hb, "}", "} x", WF_ERR_FORMAT, "text after", "trailing text");
     /* a tied config whose file repeats a different lm_head */
     {
         h2 = replace(header, "{", "{\"lm_head.weight\":{\"dtype\":\"BF16\",\"shape\":[30,16],\"data_offsets\":[32,992]},");
@@ -376,8 +394,6 @@ static void test_hostile(void) {
         free(bad);
         free(h2);
     }
-#undef HEADER
-#undef CONFIG
     CHECK(wf_safetensors_import(m, NULL, 0, st, ns) == WF_ERR_ARG && wf_safetensors_import(NULL, config, nc, st, ns) == WF_ERR_ARG,
           "NULL arguments");
     CHECK(same_state(m, before, n0), "nothing changed");
@@ -406,42 +422,23 @@ static void test_hostile_llama(void) {
     char *header = calloc(hlen + 1, 1);
     memcpy(header, st + 8, hlen);
     uint8_t *bad;
-    int32_t nb;
-    char *h2;
-#define HEADER(from, to, status, needle, what)                           \
-    do {                                                                 \
-        h2 = replace(header, from, to);                                  \
-        CHECK(h2 != NULL, "%s: \"%s\" not in the header", what, from);   \
-        if (!h2) break;                                                  \
-        bad = with_header(st, ns, h2, &nb);                              \
-        expect(m, before, n0, config, nc, bad, nb, status, needle, what); \
-        free(bad);                                                       \
-        free(h2);                                                        \
-    } while (0)
-#define CONFIG(from, to, status, needle, what)                           \
-    do {                                                                 \
-        h2 = replace(config, from, to);                                  \
-        CHECK(h2 != NULL, "%s: \"%s\" not in config.json", what, from);  \
-        if (!h2) break;                                                  \
-        expect(m, before, n0, h2, (int32_t)strlen(h2), st, ns, status, needle, what); \
-        free(h2);                                                        \
-    } while (0)
-    HEADER("\"model.layers.1.mlp.up_proj.weight\"", "\"model.layers.1.mlp.up_proj.weigh\"", WF_ERR_FORMAT,
-           "\"model.layers.1.mlp.up_proj.weight\" is missing", "missing up_proj");
-    HEADER("\"lm_head.weight\"", "\"lm_head.weigh\"", WF_ERR_FORMAT, "\"lm_head.weight\" is missing", "untied head missing");
-    HEADER("\"model.layers.0.mlp.gate_proj.weight\":{\"dtype\":\"F32\",\"shape\":[56,32]",
-           "\"model.layers.0.mlp.gate_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,56]", WF_ERR_FORMAT,
-           "has shape [32, 56]; config.json gives [56, 32]", "transposed gate_proj");
-    HEADER("\"model.layers.0.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,32]",
-           "\"model.layers.0.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[8,128]", WF_ERR_FORMAT,
-           "has shape [8, 128]", "k_proj of another shape");
-    HEADER("\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[32]", "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[1,32]",
-           WF_ERR_FORMAT, "config.json gives [32]", "norm with an extra dimension");
-    HEADER("{", "{\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},",
-           WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
-    HEADER("\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[4]",
-           "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[2,2]", WF_ERR_FORMAT,
-           "must be 4 floats", "inv_freq of another shape");
+    const hostile_base hb = {m, before, n0, config, nc, st, ns, header};
+    edit_header(&hb, "\"model.layers.1.mlp.up_proj.weight\"", "\"model.layers.1.mlp.up_proj.weigh\"", WF_ERR_FORMAT,
+                "\"model.layers.1.mlp.up_proj.weight\" is missing", "missing up_proj");
+    edit_header(&hb, "\"lm_head.weight\"", "\"lm_head.weigh\"", WF_ERR_FORMAT, "\"lm_head.weight\" is missing", "untied head missing");
+    edit_header(&hb, "\"model.layers.0.mlp.gate_proj.weight\":{\"dtype\":\"F32\",\"shape\":[56,32]",
+                "\"model.layers.0.mlp.gate_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,56]", WF_ERR_FORMAT,
+                "has shape [32, 56]; config.json gives [56, 32]", "transposed gate_proj");
+    edit_header(&hb, "\"model.layers.0.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,32]",
+                "\"model.layers.0.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[8,128]", WF_ERR_FORMAT,
+                "has shape [8, 128]", "k_proj of another shape");
+    edit_header(&hb, "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[32]", "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[1,32]",
+                WF_ERR_FORMAT, "config.json gives [32]", "norm with an extra dimension");
+    edit_header(&hb, "{", "{\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},",
+                WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
+    edit_header(&hb, "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[4]",
+                "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[2,2]", WF_ERR_FORMAT,
+                "must be 4 floats", "inv_freq of another shape");
     /* inv_freq of another base (500000), in the file's own bytes */
     {
         int64_t nf = 0;
@@ -457,32 +454,32 @@ static void test_hostile_llama(void) {
             free(bad);
         }
     }
-    CONFIG("\"num_key_value_heads\": 4", "\"num_key_value_heads\": 2", WF_ERR_UNSUPPORTED, "grouped-query attention",
-           "grouped keys and values (GQA)");
-    CONFIG("\"num_key_value_heads\": 4", "\"num_key_value_heads\": 1", WF_ERR_UNSUPPORTED, "grouped-query attention",
-           "one key and value head (MQA)");
-    CONFIG("\"rope_theta\": 10000.0", "\"rope_theta\": 500000.0", WF_ERR_UNSUPPORTED, "rope_theta 500000.0",
-           "rope_theta 500000");
-    CONFIG("\"rope_theta\": 10000.0", "\"rope_theta\": \"10000\"", WF_ERR_FORMAT, "must be a number", "rope_theta as a string");
-    CONFIG("\"rope_theta\": 10000.0,", "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 1e6},",
-           WF_ERR_UNSUPPORTED, "rope_parameters.rope_theta 1e6", "rope_parameters with base 1e6");
-    CONFIG("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", WF_ERR_UNSUPPORTED,
-           "rope_scaling.type \"linear\"", "linear RoPE scaling");
-    CONFIG("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"default\", \"partial_rotary_factor\": 0.5}",
-           WF_ERR_UNSUPPORTED, "rope_scaling.partial_rotary_factor", "partial rotary factor");
-    CONFIG("\"rope_scaling\": null", "\"rope_scaling\": 2", WF_ERR_FORMAT, "object or null", "rope_scaling a number");
-    CONFIG("\"attention_bias\": false", "\"attention_bias\": true", WF_ERR_UNSUPPORTED, "attention_bias", "attention biases");
-    CONFIG("\"mlp_bias\": false", "\"mlp_bias\": true", WF_ERR_UNSUPPORTED, "mlp_bias", "MLP biases");
-    CONFIG("\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", WF_ERR_UNSUPPORTED, "hidden_act \"gelu\"", "GELU gate");
-    CONFIG("{", "{\"head_dim\": 16,", WF_ERR_UNSUPPORTED, "head_dim 16", "head_dim other than C / NH");
-    CONFIG("\"hidden_size\": 32", "\"hidden_size\": 48", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
-    CONFIG("\"intermediate_size\": 56,", "", WF_ERR_FORMAT, "\"intermediate_size\" is missing", "no intermediate_size");
-    CONFIG("\"num_attention_heads\": 4,\n  \"num_key_value_heads\": 4", "\"num_attention_heads\": 3,\n  \"num_key_value_heads\": 3",
-           WF_ERR_FORMAT, "does not divide", "heads do not divide");
-    CONFIG("\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", WF_ERR_FORMAT, "differs from the embedding",
-           "tied config, different head");
-    CONFIG("\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", WF_ERR_UNSUPPORTED, "gpt2, llama and wasmformer",
-           "another model_type");
+    edit_config(&hb, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 2", WF_ERR_UNSUPPORTED, "grouped-query attention",
+                "grouped keys and values (GQA)");
+    edit_config(&hb, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 1", WF_ERR_UNSUPPORTED, "grouped-query attention",
+                "one key and value head (MQA)");
+    edit_config(&hb, "\"rope_theta\": 10000.0", "\"rope_theta\": 500000.0", WF_ERR_UNSUPPORTED, "rope_theta 500000.0",
+                "rope_theta 500000");
+    edit_config(&hb, "\"rope_theta\": 10000.0", "\"rope_theta\": \"10000\"", WF_ERR_FORMAT, "must be a number", "rope_theta as a string");
+    edit_config(&hb, "\"rope_theta\": 10000.0,", "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 1e6},",
+                WF_ERR_UNSUPPORTED, "rope_parameters.rope_theta 1e6", "rope_parameters with base 1e6");
+    edit_config(&hb, "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", WF_ERR_UNSUPPORTED,
+                "rope_scaling.type \"linear\"", "linear RoPE scaling");
+    edit_config(&hb, "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"default\", \"partial_rotary_factor\": 0.5}",
+                WF_ERR_UNSUPPORTED, "rope_scaling.partial_rotary_factor", "partial rotary factor");
+    edit_config(&hb, "\"rope_scaling\": null", "\"rope_scaling\": 2", WF_ERR_FORMAT, "object or null", "rope_scaling a number");
+    edit_config(&hb, "\"attention_bias\": false", "\"attention_bias\": true", WF_ERR_UNSUPPORTED, "attention_bias", "attention biases");
+    edit_config(&hb, "\"mlp_bias\": false", "\"mlp_bias\": true", WF_ERR_UNSUPPORTED, "mlp_bias", "MLP biases");
+    edit_config(&hb, "\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", WF_ERR_UNSUPPORTED, "hidden_act \"gelu\"", "GELU gate");
+    edit_config(&hb, "{", "{\"head_dim\": 16,", WF_ERR_UNSUPPORTED, "head_dim 16", "head_dim other than C / NH");
+    edit_config(&hb, "\"hidden_size\": 32", "\"hidden_size\": 48", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
+    edit_config(&hb, "\"intermediate_size\": 56,", "", WF_ERR_FORMAT, "\"intermediate_size\" is missing", "no intermediate_size");
+    edit_config(&hb, "\"num_attention_heads\": 4,\n  \"num_key_value_heads\": 4", "\"num_attention_heads\": 3,\n  \"num_key_value_heads\": 3",
+                WF_ERR_FORMAT, "does not divide", "heads do not divide");
+    edit_config(&hb, "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", WF_ERR_FORMAT, "differs from the embedding",
+                "tied config, different head");
+    edit_config(&hb, "\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", WF_ERR_UNSUPPORTED, "gpt2, llama and wasmformer",
+                "another model_type");
     /* what Llama's defaults fill in: absent key/value heads and RoPE settings load */
     {
         char *a = replace(config, "\"num_key_value_heads\": 4,", "");
@@ -495,8 +492,6 @@ static void test_hostile_llama(void) {
         free(b2);
         free(c2);
     }
-#undef HEADER
-#undef CONFIG
     CHECK(same_state(m, before, n0), "nothing changed");
     free(header);
     free(before);

@@ -181,8 +181,8 @@ static void test_rowwise(int N, int C) {
     targets[N / 2] = -1;
     float *losses = randv(N, 1), *losses_ref = randv(N, 1);
     int count = 0, count_ref = 0;
-    double total = wf_crossentropy_forward(losses, o, x, targets, N, C, &count);
-    double total_ref = wf_crossentropy_forward_scalar(losses_ref, o_ref, x, targets, N, C, &count_ref);
+    double total = wf_crossentropy_forward(losses, &count, o, x, targets, N, C);
+    double total_ref = wf_crossentropy_forward_scalar(losses_ref, &count_ref, o_ref, x, targets, N, C);
     snprintf(what, sizeof what, "crossentropy V=%d", C);
     compare(what, o, o_ref, n);
     compare(what, losses, losses_ref, N);
