@@ -265,7 +265,9 @@ int main(void) {
     CHECK(pool != NULL, "could not start a pool of 2 threads");
 #endif
     static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
-                                    {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3}};
+                                    {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3},
+                                    /* the few-row kernel: decoding, odd rows, the widest batch, odd columns */
+                                    {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
