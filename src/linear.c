@@ -251,30 +251,20 @@ static void mm_rows(const mm_job *j) {
 /* ---- a few rows (decoding and short prompts): dot products, nothing packed ----
  * out[n,j] = b[j] + inp[n,:] . w[j,:] with both operands read along C in place: four
  * weight rows at a time (4 C floats, which stay in L1) against every input row, two rows
- * at a time, eight vector accumulators either way; the four sums of a tile come out of one
- * transpose (wf_vsum4). Each output sums its vector lanes, then the scalar tail, then adds
- * the bias, whatever the tile or thread: results do not depend on the thread count. */
+ * at a time, one vector accumulator per dot product; the four sums of a tile come out of
+ * one transpose (wf_vsum4). Each output sums its vector lanes, then the scalar tail, then
+ * adds the bias, whatever the tile or thread: results do not depend on the thread count.
+ * Few live vectors matter more than many independent additions here: in V8 a single row
+ * with eight accumulators (two per dot product) or eight weight rows decodes 20-25 %
+ * slower than four (bench A/B in the commit messages). */
 #if !defined(WF_REFERENCE_KERNELS) /* the reference build runs wf_linear_forward_scalar */
 #define ROWS_MAX 32 /* up to here this beats packing the weights (bench: decode and re-reads) */
 
-/* s[r] = x . w_r for the four rows w_r = w + r C; two accumulators per row (even and odd
- * vectors) keep eight additions in flight. */
+/* s[r] = x . w_r for the four rows w_r = w + r C */
 static void dot_4x1(wf_real *s, const wf_real *x, const wf_real *w, int C) {
     const wf_real *w0 = w, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C;
     wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
-    wf_v t0 = wf_vzero(), t1 = wf_vzero(), t2 = wf_vzero(), t3 = wf_vzero();
     int k = 0;
-    for (; k + 2 * WF_VL <= C; k += 2 * WF_VL) {
-        const wf_v x0 = wf_vload(x + k), x1 = wf_vload(x + k + WF_VL);
-        s0 = wf_vmadd(x0, wf_vload(w0 + k), s0);
-        s1 = wf_vmadd(x0, wf_vload(w1 + k), s1);
-        s2 = wf_vmadd(x0, wf_vload(w2 + k), s2);
-        s3 = wf_vmadd(x0, wf_vload(w3 + k), s3);
-        t0 = wf_vmadd(x1, wf_vload(w0 + k + WF_VL), t0);
-        t1 = wf_vmadd(x1, wf_vload(w1 + k + WF_VL), t1);
-        t2 = wf_vmadd(x1, wf_vload(w2 + k + WF_VL), t2);
-        t3 = wf_vmadd(x1, wf_vload(w3 + k + WF_VL), t3);
-    }
     for (; k + WF_VL <= C; k += WF_VL) {
         const wf_v x0 = wf_vload(x + k);
         s0 = wf_vmadd(x0, wf_vload(w0 + k), s0);
@@ -282,7 +272,7 @@ static void dot_4x1(wf_real *s, const wf_real *x, const wf_real *w, int C) {
         s2 = wf_vmadd(x0, wf_vload(w2 + k), s2);
         s3 = wf_vmadd(x0, wf_vload(w3 + k), s3);
     }
-    wf_vsum4(s, wf_vadd(s0, t0), wf_vadd(s1, t1), wf_vadd(s2, t2), wf_vadd(s3, t3));
+    wf_vsum4(s, s0, s1, s2, s3);
     for (; k < C; k++) {
         s[0] += x[k] * w0[k];
         s[1] += x[k] * w1[k];
