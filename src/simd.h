@@ -48,8 +48,11 @@ WF_INLINE wf_v wf_vadd(wf_v a, wf_v b) { return wasm_f32x4_add(a, b); }
 WF_INLINE wf_v wf_vsub(wf_v a, wf_v b) { return wasm_f32x4_sub(a, b); }
 WF_INLINE wf_v wf_vmul(wf_v a, wf_v b) { return wasm_f32x4_mul(a, b); }
 WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return wasm_f32x4_div(a, b); }
-WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return wasm_f32x4_max(a, b); }
-WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return wasm_f32x4_min(a, b); }
+/* the pseudo-min/max, one x86 instruction each where f32x4.max/min (which order -0 < +0
+ * and return any NaN) take about seven in V8; like the x86 backends below, a NaN in the
+ * first operand passes through */
+WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return wasm_f32x4_pmax(a, b); }
+WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return wasm_f32x4_pmin(a, b); }
 WF_INLINE wf_v wf_vsqrt(wf_v a) { return wasm_f32x4_sqrt(a); }
 WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
 WF_INLINE float wf_vsum(wf_v a) {
