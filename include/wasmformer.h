@@ -90,6 +90,7 @@ typedef struct {
     double activations; /* planned for the largest batch shape trained so far */
     double inference;   /* KV cache and generation scratch */
     double total;
+    double count;       /* parameters (elements, without the padding the bytes above include) */
 } wf_memory;
 
 /* What a model of cfg needs trained at batch B, length T (sources too; B = T = 0: no

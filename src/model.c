@@ -102,10 +102,10 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
  * Computed in double first (PAD4D) so that absurd configs are refused instead of
  * overflowing. */
 
-static double params_elems_d(const wf_dims *dd) {
+static double params_elems_d(const wf_dims *dd, int padded) {
     double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
     double pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head, total = 0;
-#define X(name, ndim, d0, d1, d2, decay, init) total += PAD4D((d0) * (d1) * (d2));
+#define X(name, ndim, d0, d1, d2, decay, init) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
     WF_PARAMS(X)
 #undef X
     return total;
@@ -186,13 +186,14 @@ wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memo
     wf_dims d;
     wf_dims_of(cfg, &d);
     double bytes = sizeof(wf_real);
-    double P = params_elems_d(&d);
+    double P = params_elems_d(&d, 1);
     out->params = P * bytes;
     out->grads = P * bytes;
     out->optimizer = 2 * P * bytes;
     out->activations = (B > 0 && T > 0) ? acts_elems_d(&d, B, T, d.xa ? T : 0) * bytes : 0;
     out->inference = wf_gen_elems_d(&d) * bytes + tables_elems(&d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
+    out->count = params_elems_d(&d, 0);
     return WF_OK;
 }
 
@@ -324,9 +325,9 @@ wf_status wf_model_init(wf_model *m, const wf_config *cfg) {
     wf_memory_estimate(cfg, 0, 0, &mem);
     wf_dims d;
     wf_dims_of(cfg, &d);
-    if (params_elems_d(&d) > 2147483647.0)
+    if (params_elems_d(&d, 1) > 2147483647.0)
         return WF_ERR(m, WF_ERR_CONFIG, "the model would have %.0f parameters; at most 2^31 - 1 are supported",
-                      params_elems_d(&d));
+                      params_elems_d(&d, 1));
     if (mem.total > address_limit() * 0.95)
         return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
                       mem.total / 1e9, address_limit() / 1e9);
@@ -390,6 +391,7 @@ wf_status wf_model_memory(const wf_model *m, wf_memory *out) {
     out->activations = (double)m->act_cap * bytes;
     out->inference = (double)m->gen.bytes + tables_elems(&m->d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
+    out->count = (double)m->n_params;
     return WF_OK;
 }
 
@@ -1114,7 +1116,7 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
     wf_model probe; /* only its dims and table are used; nothing is allocated */
     memset(&probe, 0, sizeof probe);
     wf_dims_of(cfg, &probe.d);
-    if (params_elems_d(&probe.d) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
+    if (params_elems_d(&probe.d, 1) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
     layout_params(&probe);
     memcpy(out, probe.tensors, sizeof probe.tensors);
     return WF_OK;

@@ -553,6 +553,9 @@ static void test_memory(void) {
     CHECK(est.total == got.total && est.activations == got.activations, "estimate %.0f == actual %.0f", est.total,
           got.total);
     CHECK(got.params == got.grads && got.optimizer == 2 * got.params, "the arena is params | grads | m | v");
+    CHECK(est.count == wf_model_param_count(m) && got.count == est.count && got.params >= 4 * got.count,
+          "the count %.0f (model: %.0f) is the parameters without the padding the bytes include (%d)", est.count,
+          got.count, wf_model_param_count(m));
     /* a smaller shape reuses the plan */
     CHECK_OK(wf_train_step(m, in, tg, 2, 32, NULL), m);
     wf_memory again;

@@ -222,7 +222,7 @@ export class LanguageModelUI {
       problem = `These settings cannot be used: ${fmt.explain(e)}`;
     }
     if (seq !== this.checkSeq) return; // a newer check is on its way
-    $('stat-params').textContent = estimate ? fmt.count(estimate.params / 4) : '–';
+    $('stat-params').textContent = estimate ? fmt.count(estimate.count) : '–';
     $('stat-memory').textContent = estimate ? fmt.bytes(estimate.total) : '–';
     $('stat-acts').textContent = estimate ? fmt.bytes(estimate.activations) : '–';
     this.problem = problem;

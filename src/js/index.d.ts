@@ -264,6 +264,8 @@ export interface MemoryUsage {
   activations: number;
   inference: number;
   total: number;
+  /** The parameter count (elements, without the alignment padding the byte counts include). */
+  count: number;
 }
 
 export interface TensorInfo {

@@ -1,6 +1,6 @@
 // A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
-import { CONFIG_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
+import { CONFIG_BYTES, MEMORY_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
 import { readStepInfo, withBatch } from './batch.js';
 
@@ -202,7 +202,7 @@ export class Model {
   /** Bytes of weights, gradients, optimizer state, activations and inference buffers. */
   memory() {
     this.call();
-    return this.rt.withBuffer(48, (p) => {
+    return this.rt.withBuffer(MEMORY_BYTES, (p) => {
       this.call(this.rt.M._wf_model_memory(this.handle, p));
       return this.rt.readMemory(p);
     });

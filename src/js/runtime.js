@@ -36,7 +36,8 @@ export const CONFIG_BYTES = CONFIG_FIELDS.length * 4;
 export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warmup', 'decaySteps',
   'minLrRatio', 'gradClip', 'start'];
 const OPTIM_INT = new Set(['warmup', 'decaySteps', 'start']);
-const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total'];
+const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count'];
+export const MEMORY_BYTES = MEMORY_FIELDS.length * 8; // sizeof(wf_memory): doubles only
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
 export const MEMORY_LIMIT = 4294967296;
@@ -139,7 +140,7 @@ export class Runtime {
 
   memoryEstimate(cfg, B, T) {
     const out = Math.ceil(CONFIG_BYTES / 8) * 8; // after the config, 8-byte aligned for the doubles
-    return this.withBuffer(out + 48, (p) => {
+    return this.withBuffer(out + MEMORY_BYTES, (p) => {
       this.writeConfig(p, cfg);
       this.check(this.M._wf_memory_estimate(p, B, T, p + out));
       return this.readMemory(p + out);

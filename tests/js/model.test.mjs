@@ -321,5 +321,14 @@ test('tokenizer round trip and memory estimates', async () => {
   const model = await createModel('tiny');
   assert.equal(est.params, model.memory().params);
   assert.ok(est.activations > 0 && est.total > est.params * 4);
+  assert.equal(est.count, model.paramCount);
   model.dispose();
+  // a width of 30 pads rows to 4 floats: the count leaves the padding out, the bytes do not
+  const odd = { nLayer: 1, nHead: 3, dModel: 30, dFF: 60, context: 16, vocabSize: 11 };
+  const oddEst = await estimateMemory(odd);
+  const oddModel = await createModel(odd);
+  assert.equal(oddEst.count, oddModel.paramCount);
+  assert.equal(oddModel.memory().count, oddModel.paramCount);
+  assert.ok(oddEst.params > 4 * oddEst.count, `${oddEst.params} bytes hold ${oddEst.count} parameters and padding`);
+  oddModel.dispose();
 });
