@@ -185,9 +185,10 @@ static void forward_head(void *ctx, int task) {
     const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, h, J->k, Tk, ks), *v = HEAD(d, b, h, J->v, Tk, ks);
     wf_real *o = HEAD(d, b, h, J->out, Tq, (size_t)C);
     wf_real *att = J->att + ((size_t)b * d->NH + h) * Tq * Tk;
-    if (Tq < 4) {
-        /* one or a few query rows (decoding over a KV cache): four keys per pass share each
-         * load of q, and each block of output lanes stays in registers over all the keys */
+    if (Tq < 4 || d->by_rows) {
+        /* a few query rows, or generation's (decoding and re-reading over a KV cache): four
+         * keys per pass share each load of q, and each block of output lanes stays in
+         * registers over all the keys */
         for (int i = 0; i < Tq; i++) {
             wf_real *a = att + (size_t)i * Tk, *oi = o + (size_t)i * C;
             const wf_real *qi = q + i * qs;

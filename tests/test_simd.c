@@ -272,13 +272,15 @@ int main(void) {
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     static const int32_t lens[3] = {70, 13, 0};
-    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL}, 1, pool);
-    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL}, 1, pool);
-    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens}, 1, pool);
-    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL}, 0, pool);
-    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL}, 0, pool);
-    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL}, 0, pool);
-    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL}, 0, pool);
+    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL, 0}, 1, pool);
+    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL, 0}, 1, pool);
+    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens, 0}, 1, pool);
+    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL, 0}, 0, pool);
+    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL, 0}, 0, pool);
+    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL, 0}, 0, pool);
+    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL, 0}, 0, pool);
+    test_attention("attn prefill by rows", (wf_attn_dims){1, 4, 32, 17, 33, 384, 256, 1, NULL, 1}, 0, pool);
+    test_attention("attn by rows, odd head", (wf_attn_dims){1, 3, 22, 9, 9, 66, 132, 1, NULL, 1}, 0, pool);
 
     test_rowwise(9, 128);
     test_rowwise(5, 97);
