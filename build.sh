@@ -67,6 +67,9 @@ FLAGS=(
   -sINITIAL_MEMORY=16MB        # enough for the glue and a small model; it grows from there
   -sTOTAL_STACK=2MB            # the 3.1.6 name of STACK_SIZE; wf_matmul packs ~310 KB on the stack
   -sFILESYSTEM=0               # the core reads and writes memory buffers only
+  -mbulk-memory                # memcpy/memset as memory.copy/fill: without it 3.1.6 calls out to JS
+                               # for every copy of 512 bytes or more (a KV cache row in decoding);
+                               # -pthread turns it on anyway, and every SIMD-capable engine has it
   -sEXPORTED_FUNCTIONS="$EXPORTS"  # src/exports.txt: every WF_API function, malloc and free
   -sEXPORTED_RUNTIME_METHODS=[]    # the JS side reads the heap views directly; no runtime helpers
 )

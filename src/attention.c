@@ -118,6 +118,27 @@ static wf_real dot(const wf_real *x, const wf_real *y, int n) {
     return r;
 }
 
+/* s[r] = x . y_r for the four rows y_r = y + r ys */
+static void dot4(wf_real *s, const wf_real *x, const wf_real *y, size_t ys, int n) {
+    const wf_real *y0 = y, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
+    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
+    int i = 0;
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v xv = wf_vload(x + i);
+        s0 = wf_vmadd(xv, wf_vload(y0 + i), s0);
+        s1 = wf_vmadd(xv, wf_vload(y1 + i), s1);
+        s2 = wf_vmadd(xv, wf_vload(y2 + i), s2);
+        s3 = wf_vmadd(xv, wf_vload(y3 + i), s3);
+    }
+    wf_vsum4(s, s0, s1, s2, s3);
+    for (; i < n; i++) {
+        s[0] += x[i] * y0[i];
+        s[1] += x[i] * y1[i];
+        s[2] += x[i] * y2[i];
+        s[3] += x[i] * y3[i];
+    }
+}
+
 /* a[0, lim) = softmax(scale * a[0, lim)), a[lim, n) = 0 */
 static void softmax_row(wf_real *a, int lim, int n, wf_real scale) {
     int j = 0;
@@ -164,20 +185,43 @@ static void forward_head(void *ctx, int task) {
     const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, h, J->k, Tk, ks), *v = HEAD(d, b, h, J->v, Tk, ks);
     wf_real *o = HEAD(d, b, h, J->out, Tq, (size_t)C);
     wf_real *att = J->att + ((size_t)b * d->NH + h) * Tq * Tk;
-    if (Tq < 4) {
-        /* one or a few query rows (decoding over a KV cache): dot products and axpys */
+    if (Tq < 4 || d->by_rows) {
+        /* a few query rows, or generation's (decoding and re-reading over a KV cache): four
+         * keys per pass share each load of q, and each block of output lanes stays in
+         * registers over all the keys */
         for (int i = 0; i < Tq; i++) {
             wf_real *a = att + (size_t)i * Tk, *oi = o + (size_t)i * C;
+            const wf_real *qi = q + i * qs;
             const int lim = key_limit(d, b, i);
-            for (int j = 0; j < lim; j++) a[j] = dot(q + i * qs, k + j * ks, HS);
+            int j = 0;
+            for (; j + 4 <= lim; j += 4) dot4(a + j, qi, k + j * ks, ks, HS);
+            for (; j < lim; j++) a[j] = dot(qi, k + j * ks, HS);
             softmax_row(a, lim, Tk, scale);
-            for (int c = 0; c < HS; c++) oi[c] = 0;
-            for (int j = 0; j < lim; j++) {
-                const wf_v aj = wf_vset1(a[j]);
-                const wf_real *vj = v + j * ks;
-                int c = 0;
-                for (; c + WF_VL <= HS; c += WF_VL) wf_vstore(oi + c, wf_vmadd(aj, wf_vload(vj + c), wf_vload(oi + c)));
-                for (; c < HS; c++) oi[c] += a[j] * vj[c];
+            int c = 0;
+            for (; c + 4 * WF_VL <= HS; c += 4 * WF_VL) {
+                wf_v o0 = wf_vzero(), o1 = wf_vzero(), o2 = wf_vzero(), o3 = wf_vzero();
+                for (j = 0; j < lim; j++) {
+                    const wf_v aj = wf_vbroadcast(a + j);
+                    const wf_real *vj = v + j * ks + c;
+                    o0 = wf_vmadd(aj, wf_vload(vj), o0);
+                    o1 = wf_vmadd(aj, wf_vload(vj + WF_VL), o1);
+                    o2 = wf_vmadd(aj, wf_vload(vj + 2 * WF_VL), o2);
+                    o3 = wf_vmadd(aj, wf_vload(vj + 3 * WF_VL), o3);
+                }
+                wf_vstore(oi + c, o0);
+                wf_vstore(oi + c + WF_VL, o1);
+                wf_vstore(oi + c + 2 * WF_VL, o2);
+                wf_vstore(oi + c + 3 * WF_VL, o3);
+            }
+            for (; c + WF_VL <= HS; c += WF_VL) {
+                wf_v o0 = wf_vzero();
+                for (j = 0; j < lim; j++) o0 = wf_vmadd(wf_vbroadcast(a + j), wf_vload(v + j * ks + c), o0);
+                wf_vstore(oi + c, o0);
+            }
+            for (; c < HS; c++) {
+                wf_real oc = 0;
+                for (j = 0; j < lim; j++) oc += a[j] * v[j * ks + c];
+                oi[c] = oc;
             }
         }
         return;

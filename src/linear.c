@@ -248,6 +248,125 @@ static void mm_rows(const mm_job *j) {
     }
 }
 
+/* ---- a few rows (decoding and short prompts): dot products, nothing packed ----
+ * out[n,j] = b[j] + inp[n,:] . w[j,:] with both operands read along C in place: four
+ * weight rows at a time (4 C floats, which stay in L1) against every input row, two rows
+ * at a time, one vector accumulator per dot product; the four sums of a tile come out of
+ * one transpose (wf_vsum4). Each output sums its vector lanes, then the scalar tail, then
+ * adds the bias, whatever the tile or thread: results do not depend on the thread count.
+ * Few live vectors matter more than many independent additions here: in V8 a single row
+ * with eight accumulators (two per dot product) or eight weight rows decodes 20-25 %
+ * slower than four (bench A/B in the commit messages). */
+#if !defined(WF_REFERENCE_KERNELS) /* the reference build runs wf_linear_forward_scalar */
+#define ROWS_MAX 32 /* up to here this beats packing the weights (bench: decode and re-reads) */
+
+/* s[r] = x . w_r for the four rows w_r = w + r C */
+static void dot_4x1(wf_real *s, const wf_real *x, const wf_real *w, int C) {
+    const wf_real *w0 = w, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C;
+    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
+    int k = 0;
+    for (; k + WF_VL <= C; k += WF_VL) {
+        const wf_v x0 = wf_vload(x + k);
+        s0 = wf_vmadd(x0, wf_vload(w0 + k), s0);
+        s1 = wf_vmadd(x0, wf_vload(w1 + k), s1);
+        s2 = wf_vmadd(x0, wf_vload(w2 + k), s2);
+        s3 = wf_vmadd(x0, wf_vload(w3 + k), s3);
+    }
+    wf_vsum4(s, s0, s1, s2, s3);
+    for (; k < C; k++) {
+        s[0] += x[k] * w0[k];
+        s[1] += x[k] * w1[k];
+        s[2] += x[k] * w2[k];
+        s[3] += x[k] * w3[k];
+    }
+}
+
+/* s[r] = x . w_r and s[4 + r] = y . w_r: two input rows share every weight load. */
+static void dot_4x2(wf_real *s, const wf_real *x, const wf_real *y, const wf_real *w, int C) {
+    const wf_real *w0 = w, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C;
+    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
+    wf_v t0 = wf_vzero(), t1 = wf_vzero(), t2 = wf_vzero(), t3 = wf_vzero();
+    int k = 0;
+    for (; k + WF_VL <= C; k += WF_VL) {
+        const wf_v x0 = wf_vload(x + k), y0 = wf_vload(y + k);
+        wf_v wv = wf_vload(w0 + k);
+        s0 = wf_vmadd(x0, wv, s0), t0 = wf_vmadd(y0, wv, t0);
+        wv = wf_vload(w1 + k);
+        s1 = wf_vmadd(x0, wv, s1), t1 = wf_vmadd(y0, wv, t1);
+        wv = wf_vload(w2 + k);
+        s2 = wf_vmadd(x0, wv, s2), t2 = wf_vmadd(y0, wv, t2);
+        wv = wf_vload(w3 + k);
+        s3 = wf_vmadd(x0, wv, s3), t3 = wf_vmadd(y0, wv, t3);
+    }
+    wf_vsum4(s, s0, s1, s2, s3);
+    wf_vsum4(s + 4, t0, t1, t2, t3);
+    for (; k < C; k++) {
+        for (int r = 0; r < 4; r++) {
+            s[r] += x[k] * w[(size_t)r * C + k];
+            s[4 + r] += y[k] * w[(size_t)r * C + k];
+        }
+    }
+}
+
+typedef struct {
+    wf_real *out;
+    const wf_real *inp, *w, *b;
+    int N, C, OC, tiles_per_task;
+} rows_job;
+
+/* Output columns [4 tiles_per_task task, ...) for every row; a last column that is not
+ * part of a four-row tile is one dot product per row. */
+static void rows_task(void *ctx, int task) {
+    const rows_job *j = ctx;
+    const int C = j->C, OC = j->OC;
+    const int j_begin = 4 * task * j->tiles_per_task, j_end = MIN(OC, j_begin + 4 * j->tiles_per_task);
+    int o = j_begin;
+    for (; o + 4 <= j_end; o += 4) {
+        const wf_real *w = j->w + (size_t)o * C;
+        int n = 0;
+        wf_real s[8];
+        for (; n + 2 <= j->N; n += 2) {
+            dot_4x2(s, j->inp + (size_t)n * C, j->inp + (size_t)(n + 1) * C, w, C);
+            wf_real *y0 = j->out + (size_t)n * OC + o, *y1 = y0 + OC;
+            for (int r = 0; r < 4; r++) {
+                y0[r] = j->b ? j->b[o + r] + s[r] : s[r];
+                y1[r] = j->b ? j->b[o + r] + s[4 + r] : s[4 + r];
+            }
+        }
+        if (n < j->N) {
+            dot_4x1(s, j->inp + (size_t)n * C, w, C);
+            wf_real *y0 = j->out + (size_t)n * OC + o;
+            for (int r = 0; r < 4; r++) y0[r] = j->b ? j->b[o + r] + s[r] : s[r];
+        }
+    }
+    for (; o < j_end; o++) {
+        const wf_real *w = j->w + (size_t)o * C;
+        for (int n = 0; n < j->N; n++) {
+            const wf_real *x = j->inp + (size_t)n * C;
+            wf_v acc = wf_vzero();
+            int k = 0;
+            for (; k + WF_VL <= C; k += WF_VL) acc = wf_vmadd(wf_vload(x + k), wf_vload(w + k), acc);
+            wf_real d = wf_vsum(acc);
+            for (; k < C; k++) d += x[k] * w[k];
+            j->out[(size_t)n * OC + o] = j->b ? j->b[o] + d : d;
+        }
+    }
+}
+
+static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b, int N, int C, int OC,
+                        wf_pool *pool) {
+    const int tiles = (OC + 3) / 4;
+    /* below ~1 MFLOP waking workers costs more than it saves (as in wf_matmul) */
+    const int threads = (double)N * C * OC < (1 << 19) ? 1 : wf_pool_threads(pool);
+    rows_job j = {out, inp, w, b, N, C, OC, (tiles + 3 * threads - 1) / (3 * threads)};
+    const int tasks = (tiles + j.tiles_per_task - 1) / j.tiles_per_task;
+    if (tasks == 1)
+        rows_task(&j, 0);
+    else
+        wf_pool_run(pool, tasks, rows_task, &j);
+}
+#endif
+
 void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
                size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool) {
     if (M <= 0 || N <= 0) return;
@@ -300,6 +419,10 @@ void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const
     (void)pool;
     wf_linear_forward_scalar(out, inp, w, b, N, C, OC);
 #else
+    if (N <= ROWS_MAX) {
+        linear_rows(out, inp, w, b, N, C, OC, pool);
+        return;
+    }
     if (b)
         for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, b, (size_t)OC * sizeof(wf_real));
     /* A(n,i) = inp[n,i];  B(i,j) = w[j,i]: w read transposed */

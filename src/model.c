@@ -568,7 +568,7 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
         wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
     }
-    wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len};
+    wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len, 0};
     const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + 2 * C;
     if (io->kcache) {
         /* generation (B = 1): append this step's keys and values, attend over the cache */
@@ -580,6 +580,7 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         v = io->vcache;
         ad.Tk = io->pos + io->T;
         ad.kv_stride = C;
+        ad.by_rows = 1;
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
     wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
@@ -599,7 +600,7 @@ void wf_layer_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
             in = a->lnc;
         }
         wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, m->pool);
-        wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len};
+        wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len, 0};
         wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, m->pool);
         wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, m->pool);
         drop_forward(m, a->maskc, a->branch, N * C, io->drop_rng);
@@ -779,7 +780,7 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *d
         wf_real *dcq = a->dqkv; /* [N, C] */
         zero(dcq, (size_t)N * C);
         zero(a->dckv, BS * 2 * C);
-        wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len};
+        wf_attn_dims cd = {io->B, NH, HS, io->T, io->S, C, 2 * C, 0, io->src_len, 0};
         wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
                               io->ckv + C, &cd, m->pool);
         /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
@@ -795,7 +796,7 @@ static void layer_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *d
     zero(a->datty, (size_t)N * C);
     wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, m->pool);
     zero(a->dqkv, (size_t)N * 3 * C);
-    wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len};
+    wf_attn_dims ad = {io->B, NH, HS, io->T, io->T, 3 * C, 3 * C, io->causal, io->key_len, 0};
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
                           la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
     if (m->d.rope) {

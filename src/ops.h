@@ -69,6 +69,9 @@ typedef struct {
                                j <= that position (bottom-right aligned, so one new query
                                over a KV cache is causal too) */
     const int32_t *key_len; /* [B] keys that are real (the rest are padding), or NULL */
+    int by_rows;            /* forward one query row at a time however many there are:
+                               generation's passes over a KV cache (up to 32 rows), where
+                               packing operands for matrix products costs more than it saves */
 } wf_attn_dims;
 
 void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,

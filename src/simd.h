@@ -48,8 +48,11 @@ WF_INLINE wf_v wf_vadd(wf_v a, wf_v b) { return wasm_f32x4_add(a, b); }
 WF_INLINE wf_v wf_vsub(wf_v a, wf_v b) { return wasm_f32x4_sub(a, b); }
 WF_INLINE wf_v wf_vmul(wf_v a, wf_v b) { return wasm_f32x4_mul(a, b); }
 WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return wasm_f32x4_div(a, b); }
-WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return wasm_f32x4_max(a, b); }
-WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return wasm_f32x4_min(a, b); }
+/* the pseudo-min/max, one x86 instruction each where f32x4.max/min (which order -0 < +0
+ * and return any NaN) take about seven in V8; like the x86 backends below, a NaN in the
+ * first operand passes through */
+WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return wasm_f32x4_pmax(a, b); }
+WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return wasm_f32x4_pmin(a, b); }
 WF_INLINE wf_v wf_vsqrt(wf_v a) { return wasm_f32x4_sqrt(a); }
 WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
 WF_INLINE float wf_vsum(wf_v a) {
@@ -63,10 +66,19 @@ WF_INLINE float wf_vhmax(wf_v a) {
     z = z > w ? z : w;
     return x > z ? x : z;
 }
+/* out[r] = the sum of the lanes of the r-th vector, four sums by one transpose */
+WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
+    wf_v ab = wasm_f32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+    wf_v cd = wasm_f32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+    wasm_v128_store(out, wasm_f32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)));
+}
 /* exp's building blocks: round to nearest, and 2^n for integral n in [-126, 127] */
 WF_INLINE wf_v wf_vround(wf_v a) { return wasm_f32x4_nearest(a); }
+/* n + 1.5 2^23 is exact and holds n in its low mantissa bits, so its bit pattern minus
+ * that of 1.5 2^23 is n: two integer operations where V8 spends about eight on trunc_sat */
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
-    return wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+    const wf_v bits = wasm_f32x4_add(n, wasm_f32x4_splat(12582912.0f));
+    return wasm_i32x4_shl(wasm_i32x4_sub(bits, wasm_i32x4_splat(0x4B400000 - 127)), 23);
 }
 
 /* ---------------------------------------------------------------- AVX2 + FMA */
@@ -102,6 +114,15 @@ WF_INLINE float wf_vhmax(wf_v a) {
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
     return _mm_cvtss_f32(s);
+}
+WF_INLINE __m128 wf_sum4_sse(__m128 a, __m128 b, __m128 c, __m128 d) {
+    __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
+    __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
+    return _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab));
+}
+WF_INLINE __m128 wf_half_sum(wf_v a) { return _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)); }
+WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
+    _mm_storeu_ps(out, wf_sum4_sse(wf_half_sum(a), wf_half_sum(b), wf_half_sum(c), wf_half_sum(d)));
 }
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
@@ -139,6 +160,11 @@ WF_INLINE float wf_vhmax(wf_v a) {
     s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
     return _mm_cvtss_f32(s);
 }
+WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
+    __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
+    __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
+    _mm_storeu_ps(out, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab)));
+}
 /* SSE2 has no round instruction; the default MXCSR mode is round-to-nearest-even */
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
@@ -168,6 +194,7 @@ WF_INLINE wf_v wf_vsqrt(wf_v a) { return WF_SQRT(a); }
 WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return a * b + c; }
 WF_INLINE wf_real wf_vsum(wf_v a) { return a; }
 WF_INLINE wf_real wf_vhmax(wf_v a) { return a; }
+WF_INLINE void wf_vsum4(wf_real *out, wf_v a, wf_v b, wf_v c, wf_v d) { out[0] = a, out[1] = b, out[2] = c, out[3] = d; }
 #endif
 
 #define WF_NR (WF_NV * WF_VL)

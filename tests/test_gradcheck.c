@@ -233,14 +233,14 @@ static void run_attention_case(wf_rng *r, const char *name, wf_attn_dims d, int 
 
 static void test_attention(wf_rng *r) {
     /* GPT self-attention: q, k, v packed in one [B, T, 3C] buffer, causal */
-    run_attention_case(r, "attn causal", (wf_attn_dims){2, 2, 3, 5, 5, 18, 18, 1, NULL}, 1);
+    run_attention_case(r, "attn causal", (wf_attn_dims){2, 2, 3, 5, 5, 18, 18, 1, NULL, 0}, 1);
     /* encoder: bidirectional with padding (sequence 1 has 3 real keys of 5) */
     static const int32_t lens[2] = {5, 3};
-    run_attention_case(r, "attn padded", (wf_attn_dims){2, 2, 3, 5, 5, 18, 18, 0, lens}, 1);
+    run_attention_case(r, "attn padded", (wf_attn_dims){2, 2, 3, 5, 5, 18, 18, 0, lens, 0}, 1);
     /* cross-attention: 3 queries over 4 keys from another sequence, separate buffers */
-    run_attention_case(r, "attn cross", (wf_attn_dims){2, 2, 2, 3, 4, 4, 8, 0, NULL}, 0);
+    run_attention_case(r, "attn cross", (wf_attn_dims){2, 2, 2, 3, 4, 4, 8, 0, NULL, 0}, 0);
     /* a KV-cache step: 2 new queries at the end of 6 keys, causal bottom-right */
-    run_attention_case(r, "attn cached", (wf_attn_dims){1, 2, 2, 2, 6, 4, 8, 1, NULL}, 0);
+    run_attention_case(r, "attn cached", (wf_attn_dims){1, 2, 2, 2, 6, 4, 8, 1, NULL, 0}, 0);
 }
 
 /* ---- pointwise ---- */
@@ -474,7 +474,7 @@ static void test_softmax_jacobian(wf_rng *r) {
     enum { TK = 6 };
     for (int visible = 2; visible <= TK; visible += 2) {
         const int32_t key_len[1] = {visible};
-        wf_attn_dims d = {1, 1, TK, 1, TK, TK, TK, 0, key_len};
+        wf_attn_dims d = {1, 1, TK, 1, TK, TK, TK, 0, key_len, 0};
         const double scale = 1 / sqrt((double)TK);
         double q[TK], k[TK * TK] = {0}, v[TK * TK] = {0}, out[TK], att[TK];
         fill(r, q, TK, 1.5);

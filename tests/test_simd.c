@@ -265,18 +265,22 @@ int main(void) {
     CHECK(pool != NULL, "could not start a pool of 2 threads");
 #endif
     static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
-                                    {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3}};
+                                    {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3},
+                                    /* the few-row kernel: decoding, odd rows, the widest batch, odd columns */
+                                    {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     static const int32_t lens[3] = {70, 13, 0};
-    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL}, 1, pool);
-    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL}, 1, pool);
-    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens}, 1, pool);
-    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL}, 0, pool);
-    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL}, 0, pool);
-    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL}, 0, pool);
-    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL}, 0, pool);
+    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL, 0}, 1, pool);
+    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL, 0}, 1, pool);
+    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens, 0}, 1, pool);
+    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL, 0}, 0, pool);
+    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL, 0}, 0, pool);
+    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL, 0}, 0, pool);
+    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL, 0}, 0, pool);
+    test_attention("attn prefill by rows", (wf_attn_dims){1, 4, 32, 17, 33, 384, 256, 1, NULL, 1}, 0, pool);
+    test_attention("attn by rows, odd head", (wf_attn_dims){1, 3, 22, 9, 9, 66, 132, 1, NULL, 1}, 0, pool);
 
     test_rowwise(9, 128);
     test_rowwise(5, 97);
