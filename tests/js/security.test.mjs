@@ -25,7 +25,9 @@ function jsFiles(dir) {
   if (statSync(abs).isFile()) return [abs];
   return readdirSync(abs).flatMap((name) => {
     const p = join(abs, name);
-    if (statSync(p).isDirectory()) return name === 'node_modules' ? [] : jsFiles(relative(root, p));
+    // dist/bench: the benchmark's reference build (build.sh ref), not in the package's files
+    const skip = name === 'node_modules' || relative(root, p) === join('dist', 'bench');
+    if (statSync(p).isDirectory()) return skip ? [] : jsFiles(relative(root, p));
     return /\.(m?js|html)$/.test(name) ? [p] : [];
   });
 }
