@@ -118,27 +118,6 @@ static wf_real dot(const wf_real *x, const wf_real *y, int n) {
     return r;
 }
 
-/* s[r] = x . y_r for the four rows y_r = y + r ys */
-static void dot4(wf_real *s, const wf_real *x, const wf_real *y, size_t ys, int n) {
-    const wf_real *y0 = y, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
-    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
-    int i = 0;
-    for (; i + WF_VL <= n; i += WF_VL) {
-        const wf_v xv = wf_vload(x + i);
-        s0 = wf_vmadd(xv, wf_vload(y0 + i), s0);
-        s1 = wf_vmadd(xv, wf_vload(y1 + i), s1);
-        s2 = wf_vmadd(xv, wf_vload(y2 + i), s2);
-        s3 = wf_vmadd(xv, wf_vload(y3 + i), s3);
-    }
-    wf_vsum4(s, s0, s1, s2, s3);
-    for (; i < n; i++) {
-        s[0] += x[i] * y0[i];
-        s[1] += x[i] * y1[i];
-        s[2] += x[i] * y2[i];
-        s[3] += x[i] * y3[i];
-    }
-}
-
 /* a[0, lim) = softmax(scale * a[0, lim)), a[lim, n) = 0 */
 static void softmax_row(wf_real *a, int lim, int n, wf_real scale) {
     int j = 0;
@@ -194,7 +173,7 @@ static void forward_head(void *ctx, int task) {
             const wf_real *qi = q + i * qs;
             const int lim = key_limit(d, b, i);
             int j = 0;
-            for (; j + 4 <= lim; j += 4) dot4(a + j, qi, k + j * ks, ks, HS);
+            for (; j + 4 <= lim; j += 4) wf_dot4(a + j, qi, k + j * ks, ks, HS);
             for (; j < lim; j++) a[j] = dot(qi, k + j * ks, HS);
             softmax_row(a, lim, Tk, scale);
             int c = 0;

@@ -260,27 +260,6 @@ static void mm_rows(const mm_job *j) {
 #if !defined(WF_REFERENCE_KERNELS) /* the reference build runs wf_linear_forward_scalar */
 #define ROWS_MAX 32 /* up to here this beats packing the weights (bench: decode and re-reads) */
 
-/* s[r] = x . w_r for the four rows w_r = w + r C */
-static void dot_4x1(wf_real *s, const wf_real *x, const wf_real *w, int C) {
-    const wf_real *w0 = w, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C;
-    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
-    int k = 0;
-    for (; k + WF_VL <= C; k += WF_VL) {
-        const wf_v x0 = wf_vload(x + k);
-        s0 = wf_vmadd(x0, wf_vload(w0 + k), s0);
-        s1 = wf_vmadd(x0, wf_vload(w1 + k), s1);
-        s2 = wf_vmadd(x0, wf_vload(w2 + k), s2);
-        s3 = wf_vmadd(x0, wf_vload(w3 + k), s3);
-    }
-    wf_vsum4(s, s0, s1, s2, s3);
-    for (; k < C; k++) {
-        s[0] += x[k] * w0[k];
-        s[1] += x[k] * w1[k];
-        s[2] += x[k] * w2[k];
-        s[3] += x[k] * w3[k];
-    }
-}
-
 /* s[r] = x . w_r and s[4 + r] = y . w_r: two input rows share every weight load. */
 static void dot_4x2(wf_real *s, const wf_real *x, const wf_real *y, const wf_real *w, int C) {
     const wf_real *w0 = w, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C;
@@ -334,7 +313,7 @@ static void rows_task(void *ctx, int task) {
             }
         }
         if (n < j->N) {
-            dot_4x1(s, j->inp + (size_t)n * C, w, C);
+            wf_dot4(s, j->inp + (size_t)n * C, w, (size_t)C, C);
             wf_real *y0 = j->out + (size_t)n * OC + o;
             for (int r = 0; r < 4; r++) y0[r] = j->b ? j->b[o + r] + s[r] : s[r];
         }

@@ -199,6 +199,28 @@ WF_INLINE void wf_vsum4(wf_real *out, wf_v a, wf_v b, wf_v c, wf_v d) { out[0] =
 
 #define WF_NR (WF_NV * WF_VL)
 
+/* s[r] = x . y_r for the four rows y_r = y + r ys, each of n values: four dot products
+ * sharing every load of x (decoding's matrix-vector products and attention scores). */
+WF_INLINE void wf_dot4(wf_real *s, const wf_real *x, const wf_real *y, size_t ys, int n) {
+    const wf_real *y0 = y, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
+    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
+    int i = 0;
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v xv = wf_vload(x + i);
+        s0 = wf_vmadd(xv, wf_vload(y0 + i), s0);
+        s1 = wf_vmadd(xv, wf_vload(y1 + i), s1);
+        s2 = wf_vmadd(xv, wf_vload(y2 + i), s2);
+        s3 = wf_vmadd(xv, wf_vload(y3 + i), s3);
+    }
+    wf_vsum4(s, s0, s1, s2, s3);
+    for (; i < n; i++) {
+        s[0] += x[i] * y0[i];
+        s[1] += x[i] * y1[i];
+        s[2] += x[i] * y2[i];
+        s[3] += x[i] * y3[i];
+    }
+}
+
 /* e^x lane by lane. Vector backends: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so
  * n ln2 is exact), e^r = 1 + r + r^2 P(r) with the degree-5 minimax P of the Cephes
  * library's expf (about 1 ulp), times 2^n built in the exponent bits. Inputs are clamped

@@ -2,6 +2,8 @@
 // average), validation loss (dots), axes with round ticks. Redraws at most once per
 // animation frame and whenever the canvas changes size.
 
+import { fitCanvas } from './format.js';
+
 const COLORS = { grid: '#d9dde3', axis: '#545b66', text: '#1c1f24', raw: '#9db8e3', train: '#1f5fbf', val: '#c2410c' };
 
 /** A round step near range / n: 1, 2 or 5 times a power of ten. */
@@ -71,16 +73,7 @@ export class LossChart {
   }
 
   draw() {
-    const c = this.canvas, dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(c.clientWidth * dpr)), h = Math.max(1, Math.round(c.clientHeight * dpr));
-    if (c.width !== w || c.height !== h) {
-      c.width = w;
-      c.height = h;
-    }
-    const g = c.getContext('2d');
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = w / dpr, H = h / dpr;
-    g.clearRect(0, 0, W, H);
+    const { g, W, H } = fitCanvas(this.canvas);
     g.font = '12px system-ui, sans-serif';
     this.updateLabel();
     const all = this.train.concat(this.val);

@@ -69,3 +69,19 @@ export function explain(e, doing) {
       return `${what}${msg}.`;
   }
 }
+
+/** Sizes a canvas's pixels to its CSS box at the screen's density and clears it: the 2D
+ * context, drawing in CSS pixels, and that box's width and height. */
+export function fitCanvas(canvas) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(1, Math.round(canvas.clientWidth * dpr)), h = Math.max(1, Math.round(canvas.clientHeight * dpr));
+  if (canvas.width !== w || canvas.height !== h) {
+    canvas.width = w;
+    canvas.height = h;
+  }
+  const g = canvas.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const W = w / dpr, H = h / dpr;
+  g.clearRect(0, 0, W, H);
+  return { g, W, H };
+}

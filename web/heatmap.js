@@ -1,7 +1,7 @@
 // An attention map on a canvas: rows are queries, columns keys, darker cells more weight.
 // A cursor cell follows the pointer or the arrow keys (Home/End too), and its value is
 // written into a readout element so that it can be read without seeing the colours.
-import { tokenLabel } from './format.js';
+import { fitCanvas, tokenLabel } from './format.js';
 
 export class Heatmap {
   /** canvas: focusable; readout: an <output>; names: how rows and columns are called. */
@@ -74,16 +74,7 @@ export class Heatmap {
   }
 
   draw() {
-    const cv = this.canvas, dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(cv.clientWidth * dpr)), h = Math.max(1, Math.round(cv.clientHeight * dpr));
-    if (cv.width !== w || cv.height !== h) {
-      cv.width = w;
-      cv.height = h;
-    }
-    const g = cv.getContext('2d');
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = w / dpr, H = h / dpr;
-    g.clearRect(0, 0, W, H);
+    const { g, W, H } = fitCanvas(this.canvas);
     g.font = '12px ui-monospace, "DejaVu Sans Mono", monospace';
     if (!this.map) {
       this.geom = null;
@@ -119,7 +110,7 @@ export class Heatmap {
       rows.forEach((t, r) => g.fillText(fit(t), left / 2, top + (r + 0.5) * cell));
     }
     const [r, c] = this.cursor;
-    g.strokeStyle = document.activeElement === cv ? '#f2a900' : '#c2410c';
+    g.strokeStyle = document.activeElement === this.canvas ? '#f2a900' : '#c2410c';
     g.lineWidth = 2;
     g.strokeRect(left + c * cell + 1, top + r * cell + 1, Math.max(2, cell - 2), Math.max(2, cell - 2));
   }

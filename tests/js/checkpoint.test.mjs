@@ -2,10 +2,10 @@
 // model untouched, in-place load, atomic files, and tokenizer files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withNativeDump } from './fixture.js';
 import {
   createModel, createTokenizer, load, loadModel, loadModelFile, loadTokenizer, saveModel, saveModelFile, WfError,
 } from '../../src/js/node.js';
@@ -189,21 +189,12 @@ test('tokenizer files round-trip and reject damage', async () => {
 
 test('a checkpoint written by the native build loads in wasm and saves back to the same bytes', async (t) => {
   const NATIVE = 'build/native/test_checkpoint';
-  if (!existsSync(NATIVE)) {
-    if (process.env.CI) assert.fail(`${NATIVE} is missing: npm test builds it before the node tests`);
-    t.skip(`${NATIVE} not built (run npm test, which builds it first)`);
-    return;
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'wf-native-ckpt-'));
-  try {
-    execFileSync(NATIVE, ['--dump', dir], { stdio: 'ignore' });
+  await withNativeDump(t, NATIVE, async (dir) => {
     const bytes = readFileSync(join(dir, 'small.wf'));
     const model = await loadModel(bytes);
     assert.equal(model.step, 4);
     assert.equal(model.tokenizer.decode(model.tokenizer.encode('native build')), 'native build');
     assert.ok(sameBytes(model.save(), bytes));
     model.dispose();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -1,5 +1,10 @@
-// Reads the WFFX fixtures of tests/fixtures (format in gen_gpt_fixture.py and gen_arch_fixture.py).
-import { readFileSync } from 'node:fs';
+// Reads the WFFX fixtures of tests/fixtures (format in gen_gpt_fixture.py and gen_arch_fixture.py),
+// and the scaffolding of the tests that compare the wasm build with the native one.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export function readFixture(path) {
   const buf = readFileSync(path);
@@ -38,4 +43,35 @@ export function fixtureConfig(fx) {
     cfg.maxBeam = fx.config_ext.data[1];
   }
   return cfg;
+}
+
+/** The largest |a[i] - b[i]| of two arrays of the same length. */
+export function maxAbs(a, b) {
+  assert.equal(a.length, b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+}
+
+/** A file of raw little-endian float32 values (what the native tests' --dump writes). */
+export const readF32 = (path) => new Float32Array(new Uint8Array(readFileSync(path)).buffer);
+
+/**
+ * Runs the native test program exe with --dump into a fresh folder and calls fn(folder),
+ * then removes it. Without the program the test t is skipped, except in CI (npm test
+ * builds it before the node tests), where that fails.
+ */
+export async function withNativeDump(t, exe, fn) {
+  if (!existsSync(exe)) {
+    if (process.env.CI) assert.fail(`${exe} is missing: npm test builds it before the node tests`);
+    t.skip(`${exe} not built (run npm test, which builds it first)`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'wf-native-'));
+  try {
+    execFileSync(exe, ['--dump', dir], { stdio: 'ignore' });
+    await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -2,22 +2,12 @@
 // fixtures: logits and loss.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createModel } from '../../src/js/node.js';
-import { readFixture, fixtureConfig } from './fixture.js';
+import { readFixture, fixtureConfig, maxAbs, readF32, withNativeDump } from './fixture.js';
 
 const CASES = ['gpt2_tied', 'gpt_untied_relu'];
 const NATIVE = 'build/native/test_fixture';
-
-function maxAbs(a, b) {
-  assert.equal(a.length, b.length);
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
-  return worst;
-}
 
 async function wasmForward(name) {
   const fx = readFixture(`tests/fixtures/${name}.bin`);
@@ -41,24 +31,15 @@ for (const name of CASES) {
 }
 
 test('wasm matches the native build on the fixtures', async (t) => {
-  if (!existsSync(NATIVE)) {
-    if (process.env.CI) assert.fail(`${NATIVE} is missing: npm test builds it before the node tests`);
-    t.skip(`${NATIVE} not built (run npm test, which builds it first)`);
-    return;
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'wf-native-'));
-  try {
-    execFileSync(NATIVE, ['--dump', dir], { stdio: 'ignore' });
+  await withNativeDump(t, NATIVE, async (dir) => {
     for (const name of CASES) {
       const { out } = await wasmForward(name);
-      const native = new Float32Array(new Uint8Array(readFileSync(join(dir, `${name}.logits.f32`))).buffer);
-      const nativeLoss = new Float32Array(new Uint8Array(readFileSync(join(dir, `${name}.loss.f32`))).buffer)[0];
+      const native = readF32(join(dir, `${name}.logits.f32`));
+      const nativeLoss = readF32(join(dir, `${name}.loss.f32`))[0];
       const err = maxAbs(out.logits, native);
       console.log(`${name}: wasm vs native logits max abs err ${err.toExponential(2)}, loss ${out.loss} vs ${nativeLoss}`);
       assert.ok(err < 1e-6, `wasm and native logits differ by ${err}`);
       assert.ok(Math.abs(out.loss - nativeLoss) < 1e-6);
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

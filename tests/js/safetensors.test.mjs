@@ -11,49 +11,13 @@ import { join } from 'node:path';
 import {
   createModel, exportSafetensors, exportSafetensorsDir, importSafetensors, importSafetensorsDir, WfError,
 } from '../../src/js/node.js';
-import { readFixture } from './fixture.js';
+import { maxAbs, readFixture } from './fixture.js';
+import { encodeSafetensors, readTensor } from '../pytorch/make_export_fixture.mjs';
 
 const FIXTURES = ['hf_gpt2_tied', 'hf_gpt2_untied_relu_f16', 'hf_gpt2_model_bf16', 'hf_llama_untied', 'hf_llama_tied_bf16'];
 const LLAMA = { norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', tiedHead: false, bias: false, normEps: 1e-6 };
 const TEXT = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8').slice(0, 40000);
 const PYTHON = '/usr/bin/python3';
-
-function maxAbs(a, b) {
-  assert.equal(a.length, b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
-
-/** A safetensors file of a few tensors ({name: [dtype, shape, TypedArray]}). */
-function encodeSafetensors(tensors) {
-  const header = {};
-  const parts = [];
-  let offset = 0;
-  for (const [name, [dtype, shape, data]] of Object.entries(tensors)) {
-    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-    parts.push(bytes);
-    offset += bytes.length;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - ((8 + json.length) % 8)) % 8);
-  const out = new Uint8Array(8 + json.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
-  out.set(new TextEncoder().encode(json), 8);
-  let at = 8 + json.length;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  return out;
-}
-
-function readFloat32Tensor(path, name) {
-  const buf = readFileSync(path);
-  const n = Number(buf.readBigUInt64LE(0));
-  const e = JSON.parse(buf.toString('utf8', 8, 8 + n))[name];
-  assert.equal(e.dtype, 'F32');
-  const bytes = new Uint8Array(buf.subarray(8 + n + e.data_offsets[0], 8 + n + e.data_offsets[1]));
-  return new Float32Array(bytes.buffer);
-}
 
 test('Hugging Face GPT-2 and Llama files written by PyTorch import with the logits PyTorch computed', async () => {
   for (const name of FIXTURES) {
@@ -124,7 +88,9 @@ for (const [name, config] of [
     // back: the state dict PyTorch saved, imported into wasm
     const back = await importSafetensorsDir(join(dir, 'torch'));
     const again = back.forward(ids, null, B, T).logits;
-    const torchLogits = readFloat32Tensor(join(dir, 'torch', 'logits.safetensors'), 'logits');
+    const torchTensor = readTensor(join(dir, 'torch', 'logits.safetensors'), 'logits');
+    assert.equal(torchTensor.dtype, 'F32');
+    const torchLogits = torchTensor.data;
     const dBack = maxAbs(again, ours), dTorch = maxAbs(again, torchLogits);
     console.log(`wasmformer (${name}) -> PyTorch -> wasmformer: logits max abs diff ${dBack.toExponential(2)} against the original, ${dTorch.toExponential(2)} against PyTorch's`);
     assert.ok(dBack === 0, 'the weights came back bit for bit');

@@ -3,10 +3,9 @@
 // tokenizer option of training.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withNativeDump } from './fixture.js';
 import { createModel, createSeq2Seq, createTokenizer, loadModel, loadTokenizer, WfError } from '../../src/js/node.js';
 
 const NOVEL = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
@@ -60,20 +59,11 @@ test('BPE: vocabulary size, determinism, and exact round trips of any bytes', as
 });
 
 test('BPE in wasm equals BPE in the native build, byte for byte', async (t) => {
-  if (!existsSync(NATIVE_BPE)) {
-    if (process.env.CI) assert.fail(`${NATIVE_BPE} is missing: npm test builds it before the node tests`);
-    t.skip(`${NATIVE_BPE} not built (run npm test, which builds it first)`);
-    return;
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'wf-bpe-'));
-  try {
-    execFileSync(NATIVE_BPE, ['--dump', dir], { stdio: 'ignore' });
+  await withNativeDump(t, NATIVE_BPE, async (dir) => {
     const tok = await createTokenizer(NOVEL, { kind: 'bpe', vocabSize: 1024 });
     assert.ok(sameBytes(tok.save(), readFileSync(join(dir, 'bpe1024.wft'))), 'same merges as native');
     tok.dispose();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('tokenizer errors', async () => {

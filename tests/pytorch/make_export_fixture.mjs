@@ -46,13 +46,13 @@ export function encodeSafetensors(tensors) {
   return out;
 }
 
-/** A tensor of a safetensors file as a typed array (F32 or I32). */
+/** A tensor of a safetensors file: {dtype, shape, data}, data a typed array (F32 or I32). */
 export function readTensor(path, name) {
   const buf = readFileSync(path);
   const n = Number(buf.readBigUInt64LE(0));
   const e = JSON.parse(buf.toString('utf8', 8, 8 + n))[name];
   const bytes = new Uint8Array(buf.subarray(8 + n + e.data_offsets[0], 8 + n + e.data_offsets[1]));
-  return { shape: e.shape, data: e.dtype === 'I32' ? new Int32Array(bytes.buffer) : new Float32Array(bytes.buffer) };
+  return { dtype: e.dtype, shape: e.shape, data: e.dtype === 'I32' ? new Int32Array(bytes.buffer) : new Float32Array(bytes.buffer) };
 }
 
 async function main() {
