@@ -6,65 +6,8 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "model_state.h"
 #include "wasmformer.h"
-
-static wf_config small(void) {
-    wf_config c;
-    wf_config_default(&c);
-    c.vocab_size = 11;
-    c.context = 16;
-    c.n_layer = 2;
-    c.n_head = 2;
-    c.d_model = 16;
-    c.d_ff = 32;
-    return c;
-}
-
-/* Every byte of a model a failed call must leave alone: config, step, optimizer
- * settings, and the arena's weights, AdamW m and v (not the gradients, which are
- * scratch). */
-typedef struct {
-    wf_config cfg;
-    wf_optim opt;
-    int32_t step;
-    size_t n;
-    float *w, *mv;
-} state;
-
-static size_t block(wf_model *m) {
-    wf_tensor_info t;
-    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
-    return ((size_t)t.offset + t.size + 3) / 4 * 4; /* the arena's blocks are padded to 4 */
-}
-
-static state capture(wf_model *m) {
-    state s;
-    memset(&s, 0, sizeof s);
-    wf_model_config(m, &s.cfg);
-    wf_model_get_optim(m, &s.opt);
-    s.step = wf_model_step(m);
-    s.n = block(m);
-    s.w = malloc(s.n * sizeof(float));
-    s.mv = malloc(2 * s.n * sizeof(float));
-    memcpy(s.w, wf_model_params(m), s.n * sizeof(float));
-    memcpy(s.mv, wf_model_params(m) + 2 * s.n, 2 * s.n * sizeof(float));
-    return s;
-}
-
-static int unchanged(wf_model *m, const state *s) {
-    wf_config c;
-    wf_optim o;
-    wf_model_config(m, &c);
-    wf_model_get_optim(m, &o);
-    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && wf_model_step(m) == s->step &&
-           block(m) == s->n && !memcmp(wf_model_params(m), s->w, s->n * sizeof(float)) &&
-           !memcmp(wf_model_params(m) + 2 * s->n, s->mv, 2 * s->n * sizeof(float));
-}
-
-static void release(state *s) {
-    free(s->w);
-    free(s->mv);
-}
 
 /* A trained model (non-zero moments) for the rows that need one. */
 static wf_model *trained(void) {

@@ -43,62 +43,10 @@ void *__wrap_calloc(size_t k, size_t n) { return refuse() ? NULL : __real_calloc
 void *__wrap_realloc(void *p, size_t n) { return refuse() ? NULL : __real_realloc(p, n); }
 void *__wrap_aligned_alloc(size_t a, size_t n) { return refuse() ? NULL : __real_aligned_alloc(a, n); }
 
-/* ---- the state a refused call must not touch ---- */
+/* ---- the state a refused call must not touch: model_state.h ---- */
 
-static wf_config small(void) {
-    wf_config c;
-    wf_config_default(&c);
-    c.vocab_size = 11;
-    c.context = 16;
-    c.n_layer = 2;
-    c.n_head = 2;
-    c.d_model = 16;
-    c.d_ff = 32;
-    return c;
-}
-
-/* config, optimizer settings, step, and the arena's weights, AdamW m and v */
-typedef struct {
-    wf_config cfg;
-    wf_optim opt;
-    int32_t step;
-    size_t n;
-    float *copy;
-} state;
-
-static size_t block(wf_model *m) {
-    wf_tensor_info t;
-    if (!wf_model_tensor_count(m)) return 0;
-    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
-    return ((size_t)t.offset + t.size + 3) / 4 * 4;
-}
-
-static state capture(wf_model *m) {
-    state s;
-    memset(&s, 0, sizeof s);
-    wf_model_config(m, &s.cfg);
-    wf_model_get_optim(m, &s.opt);
-    s.step = wf_model_step(m);
-    s.n = block(m);
-    s.copy = __real_malloc(3 * s.n * sizeof(float) + 1);
-    if (s.n) {
-        memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
-        memcpy(s.copy + s.n, wf_model_params(m) + 2 * s.n, 2 * s.n * sizeof(float));
-    }
-    return s;
-}
-
-static int unchanged(wf_model *m, const state *s) {
-    wf_config c;
-    wf_optim o;
-    wf_model_config(m, &c);
-    wf_model_get_optim(m, &o);
-    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && wf_model_step(m) == s->step &&
-           block(m) == s->n && (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
-                                          !memcmp(wf_model_params(m) + 2 * s->n, s->copy + s->n, 2 * s->n * sizeof(float))));
-}
-
-static void release(state *s) { free(s->copy); }
+#define WF_STATE_MALLOC __real_malloc /* a copy that injected failures leave alone */
+#include "model_state.h"
 
 static int32_t in[64], tg[64];
 

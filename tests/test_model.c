@@ -5,20 +5,9 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "model_state.h" /* small() */
 #include "model.h" /* wf_sample_token, for the sampler on chosen logits */
 #include "wasmformer.h"
-
-static wf_config small(void) {
-    wf_config c;
-    wf_config_default(&c);
-    c.vocab_size = 11;
-    c.context = 16;
-    c.n_layer = 2;
-    c.n_head = 2;
-    c.d_model = 16;
-    c.d_ff = 32;
-    return c;
-}
 
 static size_t param_block(wf_model *m) {
     wf_tensor_info t;

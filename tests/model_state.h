@@ -1,0 +1,71 @@
+/* What the tests of refused calls share: a small model's config, and a copy of the state a
+ * refused call must leave alone (config, optimizer settings, step, and the arena's weights
+ * and AdamW m and v; not the gradients, which are scratch). (static inline: a test uses what it needs.) A test
+ * that wraps malloc defines WF_STATE_MALLOC to the real one first. */
+#ifndef WF_MODEL_STATE_H
+#define WF_MODEL_STATE_H
+
+#include <stdlib.h>
+
+#include "wasmformer.h"
+
+#ifndef WF_STATE_MALLOC
+#define WF_STATE_MALLOC malloc
+#endif
+
+static inline wf_config small(void) {
+    wf_config c;
+    wf_config_default(&c);
+    c.vocab_size = 11;
+    c.context = 16;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.d_model = 16;
+    c.d_ff = 32;
+    return c;
+}
+
+/* Elements in each of the arena's blocks (params | grads | m | v), padded to 4; 0 empty. */
+static inline size_t block(wf_model *m) {
+    wf_tensor_info t;
+    if (!wf_model_tensor_count(m)) return 0;
+    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    return ((size_t)t.offset + t.size + 3) / 4 * 4;
+}
+
+typedef struct {
+    wf_config cfg;
+    wf_optim opt;
+    int32_t step;
+    size_t n;
+    float *copy; /* weights, then m and v */
+} state;
+
+static inline state capture(wf_model *m) {
+    state s;
+    memset(&s, 0, sizeof s);
+    wf_model_config(m, &s.cfg);
+    wf_model_get_optim(m, &s.opt);
+    s.step = wf_model_step(m);
+    s.n = block(m);
+    s.copy = WF_STATE_MALLOC(3 * s.n * sizeof(float) + 1);
+    if (s.n) {
+        memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
+        memcpy(s.copy + s.n, wf_model_params(m) + 2 * s.n, 2 * s.n * sizeof(float));
+    }
+    return s;
+}
+
+static inline int unchanged(wf_model *m, const state *s) {
+    wf_config c;
+    wf_optim o;
+    wf_model_config(m, &c);
+    wf_model_get_optim(m, &o);
+    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && wf_model_step(m) == s->step &&
+           block(m) == s->n && (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
+                                          !memcmp(wf_model_params(m) + 2 * s->n, s->copy + s->n, 2 * s->n * sizeof(float))));
+}
+
+static inline void release(state *s) { free(s->copy); }
+
+#endif
