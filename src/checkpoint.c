@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "config.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -18,26 +19,18 @@
 #define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER) /* every flag version 1 knows */
 #define MAX_NAME 63
 
-/* wf_config and wf_optim are serialized field by field, in struct order, after a field
- * count. Every field is 4 bytes (int32, uint32 or float32 bits), so a struct is an array
- * of 4-byte words; the static asserts catch a field added without a row here. A file
- * with fewer fields than this build (written before a field existed) gets the defaults
- * for the rest; a file with more is refused as written by a newer version. */
-#define CONFIG_FIELDS(X) X(arch) X(norm) X(block) X(activation) X(positions) X(tied_head) X(bias) \
-    X(vocab_size) X(context) X(n_layer) X(n_head) X(d_model) X(d_ff) X(norm_eps) X(seed) \
-    X(n_enc_layer) X(dropout) X(max_beam)
-#define OPTIM_FIELDS(X) X(lr) X(beta1) X(beta2) X(eps) X(weight_decay) X(warmup) X(decay_steps) \
-    X(min_lr_ratio) X(grad_clip) X(start)
-#define COUNT_FIELD(name) +1
+/* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
+ * WF_OPTIM_FIELDS), after a field count. Every field is 4 bytes (int32, uint32 or float32
+ * bits), so a struct is an array of 4-byte words. A file with fewer fields than this build
+ * (written before a field existed) gets the defaults for the rest; a file with more is
+ * refused as written by a newer version. */
 enum {
-    N_CONFIG = 0 CONFIG_FIELDS(COUNT_FIELD),
-    N_OPTIM = 0 OPTIM_FIELDS(COUNT_FIELD),
+    N_CONFIG = WF_N_CONFIG,
+    N_OPTIM = WF_N_OPTIM,
     N_CONFIG_V1 = 15, /* the fields version 1 files always have */
     N_OPTIM_V1 = 9,   /* before the schedule's start (0 when absent) */
     N_RNG = 2,        /* the batch sampler's train and validation streams */
 };
-_Static_assert(sizeof(wf_config) == 4 * N_CONFIG, "add the new wf_config field to CONFIG_FIELDS (and docs/FORMATS.md)");
-_Static_assert(sizeof(wf_optim) == 4 * N_OPTIM, "add the new wf_optim field to OPTIM_FIELDS (and docs/FORMATS.md)");
 
 void wf_buffer_free(void *p) { free(p); }
 

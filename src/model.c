@@ -3,32 +3,8 @@
  * batch sampler. */
 #include <stdlib.h>
 
+#include "config.h"
 #include "model.h"
-
-/* ---- config ---- */
-
-void wf_config_default(wf_config *cfg) {
-    if (!cfg) return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->arch = WF_ARCH_DECODER;
-    cfg->norm = WF_NORM_LAYERNORM;
-    cfg->block = WF_BLOCK_PRE_LN;
-    cfg->activation = WF_ACT_GELU;
-    cfg->positions = WF_POS_LEARNED;
-    cfg->tied_head = 1;
-    cfg->bias = 1;
-    cfg->vocab_size = 96;
-    cfg->context = 64;
-    cfg->n_layer = 4;
-    cfg->n_head = 4;
-    cfg->d_model = 128;
-    cfg->d_ff = 512;
-    cfg->norm_eps = 1e-5f;
-    cfg->seed = 1337;
-    cfg->n_enc_layer = 0;
-    cfg->dropout = 0;
-    cfg->max_beam = 4;
-}
 
 void wf_dims_of(const wf_config *c, wf_dims *d) {
     d->V = c->vocab_size;
@@ -50,53 +26,6 @@ void wf_dims_of(const wf_config *c, wf_dims *d) {
     d->drop = c->dropout > 0;
     d->K = c->arch == WF_ARCH_DECODER ? 1 : d->xa ? c->max_beam : 0;
 }
-
-/* Limits that keep every size computation inside int32 element counts. */
-#define MAX_VOCAB (1 << 24)
-#define MAX_CONTEXT (1 << 16)
-#define MAX_LAYERS 1024
-#define MAX_WIDTH (1 << 20)
-#define MAX_BEAM 64
-
-#define CHECK(cond, status, ...) \
-    do {                         \
-        if (!(cond)) return wf_fail(msg, msg ? (size_t)cap : 0, status, __VA_ARGS__); \
-    } while (0)
-
-wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
-    if (cap < 0) cap = 0;
-    if (msg && cap > 0) msg[0] = 0;
-    CHECK(c, WF_ERR_ARG, "config is NULL");
-    CHECK(c->arch >= 0 && c->arch <= 2, WF_ERR_CONFIG, "arch %d is not one of decoder (0), encoder (1), encoder-decoder (2)", c->arch);
-    CHECK(c->norm >= 0 && c->norm <= 1, WF_ERR_CONFIG, "norm %d is not one of layernorm (0), rmsnorm (1)", c->norm);
-    CHECK(c->block >= 0 && c->block <= 1, WF_ERR_CONFIG, "block %d is not one of pre_ln (0), post_ln (1)", c->block);
-    CHECK(c->activation >= 0 && c->activation <= 2, WF_ERR_CONFIG, "activation %d is not one of gelu (0), relu (1), swiglu (2)", c->activation);
-    CHECK(c->positions >= 0 && c->positions <= 2, WF_ERR_CONFIG, "positions %d is not one of learned (0), sinusoidal (1), rope (2)", c->positions);
-    CHECK(c->tied_head == 0 || c->tied_head == 1, WF_ERR_CONFIG, "tied_head must be 0 or 1, not %d", c->tied_head);
-    CHECK(c->bias == 0 || c->bias == 1, WF_ERR_CONFIG, "bias must be 0 or 1, not %d", c->bias);
-    CHECK(c->vocab_size >= 2 && c->vocab_size <= MAX_VOCAB, WF_ERR_CONFIG, "vocab_size %d is outside [2, %d]", c->vocab_size, MAX_VOCAB);
-    CHECK(c->context >= 1 && c->context <= MAX_CONTEXT, WF_ERR_CONFIG, "context %d is outside [1, %d]", c->context, MAX_CONTEXT);
-    CHECK(c->n_layer >= 1 && c->n_layer <= MAX_LAYERS, WF_ERR_CONFIG, "n_layer %d is outside [1, %d]", c->n_layer, MAX_LAYERS);
-    CHECK(c->d_model >= 1 && c->d_model <= MAX_WIDTH, WF_ERR_CONFIG, "d_model %d is outside [1, %d]", c->d_model, MAX_WIDTH);
-    CHECK(c->n_head >= 1 && c->n_head <= c->d_model, WF_ERR_CONFIG, "n_head %d is outside [1, d_model = %d]", c->n_head, c->d_model);
-    CHECK(c->d_model % c->n_head == 0, WF_ERR_CONFIG, "n_head %d does not divide d_model %d", c->n_head, c->d_model);
-    CHECK(c->d_ff >= 1 && c->d_ff <= MAX_WIDTH, WF_ERR_CONFIG, "d_ff %d is outside [1, %d]", c->d_ff, MAX_WIDTH);
-    CHECK(wf_finite(c->norm_eps) && c->norm_eps > 0 && c->norm_eps < 1, WF_ERR_CONFIG, "norm_eps must be in (0, 1)");
-    CHECK(c->positions != WF_POS_ROPE || (c->d_model / c->n_head) % 2 == 0, WF_ERR_CONFIG,
-          "rope pairs channel i with i + HS/2, so the head size d_model / n_head = %d must be even", c->d_model / c->n_head);
-    if (c->arch == WF_ARCH_ENCODER_DECODER) {
-        CHECK(c->n_enc_layer >= 1 && c->n_enc_layer <= MAX_LAYERS, WF_ERR_CONFIG,
-              "an encoder-decoder needs n_enc_layer in [1, %d], not %d", MAX_LAYERS, c->n_enc_layer);
-        CHECK(c->max_beam >= 1 && c->max_beam <= MAX_BEAM, WF_ERR_CONFIG, "max_beam %d is outside [1, %d]", c->max_beam, MAX_BEAM);
-    } else {
-        CHECK(c->n_enc_layer == 0, WF_ERR_CONFIG, "n_enc_layer is %d, but only an encoder-decoder has a separate encoder (arch 2); "
-              "the layers of a %s are n_layer", c->n_enc_layer, c->arch == WF_ARCH_DECODER ? "decoder" : "encoder");
-    }
-    CHECK(wf_finite(c->dropout) && c->dropout >= 0 && c->dropout < 1, WF_ERR_CONFIG, "dropout must be in [0, 1), not %g", (double)c->dropout);
-    return WF_OK;
-}
-
-#undef CHECK
 
 /* Elements of each table, padded to 4 (PAD4) so every tensor starts 16-byte aligned.
  * Computed in double first (PAD4D) so that absurd configs are refused instead of
@@ -228,20 +157,6 @@ void wf_model_free(wf_model *m) {
 }
 
 const char *wf_model_error(const wf_model *m) { return m ? m->err : "model is NULL"; }
-
-void wf_optim_default(wf_optim *o) {
-    if (!o) return;
-    o->lr = 3e-4f;
-    o->beta1 = 0.9f;
-    o->beta2 = 0.95f;
-    o->eps = 1e-8f;
-    o->weight_decay = 0.1f;
-    o->warmup = 0;
-    o->decay_steps = 0;
-    o->min_lr_ratio = 0.1f;
-    o->grad_clip = 1.0f;
-    o->start = 0;
-}
 
 static void init_weights(wf_model *m) {
     wf_rng r;
@@ -410,16 +325,8 @@ wf_real *wf_model_grads(wf_model *m) { return m && m->ready ? m->arena + arena_s
 
 wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     NEED_READY(m);
-    if (!o) return WF_ERR(m, WF_ERR_ARG, "optimizer settings are NULL");
-    if (!wf_finite(o->lr) || o->lr < 0) return WF_ERR(m, WF_ERR_ARG, "learning rate must be a finite number >= 0, not %g", (double)o->lr);
-    if (!wf_finite(o->beta1) || o->beta1 < 0 || o->beta1 >= 1) return WF_ERR(m, WF_ERR_ARG, "beta1 must be in [0, 1), not %g", (double)o->beta1);
-    if (!wf_finite(o->beta2) || o->beta2 < 0 || o->beta2 >= 1) return WF_ERR(m, WF_ERR_ARG, "beta2 must be in [0, 1), not %g", (double)o->beta2);
-    if (!wf_finite(o->eps) || o->eps <= 0) return WF_ERR(m, WF_ERR_ARG, "eps must be > 0, not %g", (double)o->eps);
-    if (!wf_finite(o->weight_decay) || o->weight_decay < 0) return WF_ERR(m, WF_ERR_ARG, "weight_decay must be >= 0, not %g", (double)o->weight_decay);
-    if (o->warmup < 0 || o->decay_steps < 0) return WF_ERR(m, WF_ERR_ARG, "warmup and decay_steps must be >= 0");
-    if (o->start < 0) return WF_ERR(m, WF_ERR_ARG, "the schedule's start step must be >= 0, not %d", o->start);
-    if (!wf_finite(o->min_lr_ratio) || o->min_lr_ratio < 0 || o->min_lr_ratio > 1) return WF_ERR(m, WF_ERR_ARG, "min_lr_ratio must be in [0, 1], not %g", (double)o->min_lr_ratio);
-    if (!wf_finite(o->grad_clip) || o->grad_clip < 0) return WF_ERR(m, WF_ERR_ARG, "grad_clip must be >= 0 (0 = off), not %g", (double)o->grad_clip);
+    wf_status s = wf_optim_check(o, m->err, sizeof m->err);
+    if (s != WF_OK) return s;
     m->opt = *o;
     m->err[0] = 0;
     return WF_OK;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "config.h"
 #include "model.h"
 
 /* ---- JSON: a strict parser into a flat node array ---- */
@@ -452,35 +453,6 @@ static slice slice_of(const st_row *r, const wf_tensor_info *ti, int L, int laye
 
 #define LLAMA_ROPE_THETA 10000.0 /* the only RoPE base the core has (src/rope.c) */
 
-static const char *const ARCH_NAMES[] = {"decoder", "encoder", "encoder-decoder"};
-static const char *const NORM_NAMES[] = {"layernorm", "rmsnorm"};
-static const char *const BLOCK_NAMES[] = {"pre_ln", "post_ln"};
-static const char *const ACT_NAMES[] = {"gelu", "relu", "swiglu"};
-static const char *const POS_NAMES[] = {"learned", "sinusoidal", "rope"};
-
-/* wf_config by name for the "wasmformer" layout's config.json: kind 'e' enum (names),
- * 'b' flag, 'i' int32, 'u' uint32, 'f' float. */
-typedef struct {
-    const char *name;
-    size_t offset;
-    char kind;
-    const char *const *names;
-    int n_names;
-} config_field;
-
-#define ENUM(f, names) {#f, offsetof(wf_config, f), 'e', names, (int)(sizeof names / sizeof *names)}
-#define FIELD(f, kind) {#f, offsetof(wf_config, f), kind, NULL, 0}
-static const config_field CONFIG_JSON[] = {
-    ENUM(arch, ARCH_NAMES), ENUM(norm, NORM_NAMES), ENUM(block, BLOCK_NAMES), ENUM(activation, ACT_NAMES),
-    ENUM(positions, POS_NAMES), FIELD(tied_head, 'b'), FIELD(bias, 'b'), FIELD(vocab_size, 'i'),
-    FIELD(context, 'i'), FIELD(n_layer, 'i'), FIELD(n_head, 'i'), FIELD(d_model, 'i'), FIELD(d_ff, 'i'),
-    FIELD(norm_eps, 'f'), FIELD(seed, 'u'), FIELD(n_enc_layer, 'i'), FIELD(dropout, 'f'), FIELD(max_beam, 'i'),
-};
-#undef ENUM
-#undef FIELD
-_Static_assert(sizeof CONFIG_JSON / sizeof *CONFIG_JSON == sizeof(wf_config) / 4,
-               "add the new wf_config field to CONFIG_JSON in safetensors.c (and docs/FORMATS.md)");
-
 /* A float as the shortest decimal that reads back as the same float, with '.' whatever
  * the C locale's decimal separator. */
 static void format_float(char *buf, size_t cap, float v) {
@@ -548,9 +520,8 @@ static void write_config(text *t, const wf_config *c, int layout) {
         return;
     }
     put(t, "{\n  \"model_type\": \"wasmformer\",\n  \"wasmformer_format\": 1");
-    for (size_t i = 0; i < sizeof CONFIG_JSON / sizeof *CONFIG_JSON; i++) {
-        const config_field *f = &CONFIG_JSON[i];
-        const char *at = (const char *)c + f->offset;
+    for (const wf_field *f = wf_config_fields; f < wf_config_fields + WF_N_CONFIG; f++) {
+        const char *at = (const char *)c + f->offset, *name;
         int32_t iv;
         uint32_t uv;
         float fv;
@@ -558,7 +529,10 @@ static void write_config(text *t, const wf_config *c, int layout) {
         memcpy(&uv, at, 4);
         memcpy(&fv, at, 4);
         put(t, ",\n  \"%s\": ", f->name);
-        if (f->kind == 'e') put(t, "\"%s\"", iv >= 0 && iv < f->n_names ? f->names[iv] : "?");
+        if (f->kind == 'e') {
+            size_t n = wf_enum_name(f->names, iv, &name);
+            put(t, "\"%.*s\"", n ? (int)n : 1, n ? name : "?");
+        }
         else if (f->kind == 'b') put(t, "%s", iv ? "true" : "false");
         else if (f->kind == 'u') put(t, "%u", uv);
         else if (f->kind == 'f') { char b[32]; format_float(b, sizeof b, fv); put(t, "%s", b); }
@@ -756,8 +730,7 @@ static wf_status read_llama_config(const json *j, wf_config *c, char *msg, size_
 }
 
 static wf_status read_native_config(const json *j, wf_config *c, char *msg, size_t cap) {
-    for (size_t i = 0; i < sizeof CONFIG_JSON / sizeof *CONFIG_JSON; i++) {
-        const config_field *f = &CONFIG_JSON[i];
+    for (const wf_field *f = wf_config_fields; f < wf_config_fields + WF_N_CONFIG; f++) {
         char *at = (char *)c + f->offset;
         int32_t x = j_get(j, 0, f->name);
         if (x == -2) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" appears twice", f->name);
@@ -765,10 +738,9 @@ static wf_status read_native_config(const json *j, wf_config *c, char *msg, size
         const jnode *n = &j->nodes[x];
         int32_t iv = 0;
         if (f->kind == 'e') {
-            int k = 0;
-            while (k < f->n_names && !j_str_is(j, x, f->names[k])) k++;
-            if (k == f->n_names) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" is not one of the names wasmformer knows", f->name);
-            iv = k;
+            char name[64];
+            iv = n->type == J_STR && j_str(j, x, name, sizeof name) >= 0 ? wf_enum_value(f->names, name) : -1;
+            if (iv < 0) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" is not one of the names wasmformer knows", f->name);
         } else if (f->kind == 'b') {
             if (n->type != J_BOOL) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" must be true or false", f->name);
             iv = n->boolean;
