@@ -7,11 +7,13 @@
 
 /* ---- the tables as data ---- */
 
-#define ENUM_ROW(s, name, js, def, names, doc) {#name, 'e', offsetof(s, name), 0, 0, names, WF_ALL},
-#define BOOL_ROW(s, name, js, def, doc) {#name, 'b', offsetof(s, name), 0, 1, NULL, WF_ALL},
-#define INT_ROW(s, name, js, def, lo, hi, scope, doc) {#name, 'i', offsetof(s, name), lo, hi, NULL, scope},
-#define REAL_ROW(s, name, js, def, lo, hi, bounds, doc) {#name, 'f', offsetof(s, name), lo, hi, bounds, WF_ALL},
-#define SEED_ROW(s, name, js, def, doc) {#name, 'u', offsetof(s, name), 0, 0, NULL, WF_ALL},
+#define ENUM_ROW(s, n, js, def, list, doc) {.name = #n, .kind = 'e', .offset = offsetof(s, n), .names = list},
+#define BOOL_ROW(s, n, js, def, doc) {.name = #n, .kind = 'b', .offset = offsetof(s, n), .hi = 1},
+#define INT_ROW(s, n, js, def, min, max, sc, doc) \
+    {.name = #n, .kind = 'i', .offset = offsetof(s, n), .lo = min, .hi = max, .scope = sc},
+#define REAL_ROW(s, n, js, def, min, max, bounds, doc) \
+    {.name = #n, .kind = 'f', .offset = offsetof(s, n), .lo = min, .hi = max, .names = bounds},
+#define SEED_ROW(s, n, js, def, doc) {.name = #n, .kind = 'u', .offset = offsetof(s, n)},
 #define C_ENUM(...) ENUM_ROW(wf_config, __VA_ARGS__)
 #define C_BOOL(...) BOOL_ROW(wf_config, __VA_ARGS__)
 #define C_INT(...) INT_ROW(wf_config, __VA_ARGS__)
