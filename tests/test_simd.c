@@ -227,10 +227,10 @@ static void test_model_threads(void) {
         tg[i] = (int32_t)(wf_rng_u32(&rng) % 96);
     }
     for (int s = 0; s < 2; s++) {
-        CHECK_OK(wf_train_step(m1, in, tg, 4, 64, NULL), m1);
-        CHECK_OK(wf_train_step(m2, in, tg, 4, 64, NULL), m2);
+        CHECK_OK(step_ids(m1, in, tg, 4, 64, NULL), m1);
+        CHECK_OK(step_ids(m2, in, tg, 4, 64, NULL), m2);
     }
-    same("model step threads", wf_model_params(m2), wf_model_params(m1), (size_t)wf_model_param_count(m1));
+    same("model step threads", wf_model_params(m2), wf_model_params(m1), (size_t)param_count(m1));
     CHECK_OK(wf_model_set_threads(m2, 1), m2);
     wf_model_free(m1);
     wf_model_free(m2);
@@ -244,8 +244,10 @@ static void test_model_threads(void) {
 static void test_pool_gives_up(void) {
     int gave_up = 0;
     for (int i = 0; i < 20; i++) {
-        wf_pool *p = wf_pool_create_wait(4, 0.0); /* no time at all: gives up unless the 3 workers win the race */
-        gave_up += p == NULL;
+        wf_pool *p;
+        const wf_status s = wf_pool_start(&p, 4, 0.0); /* no time at all: gives up unless the 3 workers win the race */
+        CHECK(s == WF_OK || (s == WF_ERR_THREADS && !p), "a pool that gave up: status %s", wf_status_string(s));
+        gave_up += s == WF_ERR_THREADS;
         wf_pool_free(p);
     }
     CHECK(gave_up > 0, "a pool with no time to start gave up in none of 20 tries");
@@ -261,8 +263,7 @@ int main(void) {
     printf("test_simd: kernels built for %s\n", wf_simd_name());
     wf_pool *pool = NULL;
 #if defined(WF_THREADS)
-    pool = wf_pool_create(2);
-    CHECK(pool != NULL, "could not start a pool of 2 threads");
+    CHECK(wf_pool_start(&pool, 2, WF_POOL_WAIT) == WF_OK, "could not start a pool of 2 threads");
 #endif
     static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
                                     {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3},
@@ -272,15 +273,19 @@ int main(void) {
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     static const int32_t lens[3] = {70, 13, 0};
-    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL, 0}, 1, pool);
-    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL, 0}, 1, pool);
-    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens, 0}, 1, pool);
-    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL, 0}, 0, pool);
-    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL, 0}, 0, pool);
-    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL, 0}, 0, pool);
-    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL, 0}, 0, pool);
-    test_attention("attn prefill by rows", (wf_attn_dims){1, 4, 32, 17, 33, 384, 256, 1, NULL, 1}, 0, pool);
-    test_attention("attn by rows, odd head", (wf_attn_dims){1, 3, 22, 9, 9, 66, 132, 1, NULL, 1}, 0, pool);
+    /* B, NH, HS, Tq, Tk, q and kv strides, then causal, key lengths and by rows where set */
+#define DIMS(b, nh, hs, tq, tk, qs, kvs, ...) \
+    (wf_attn_dims){.B = b, .NH = nh, .HS = hs, .Tq = tq, .Tk = tk, .q_stride = qs, .kv_stride = kvs, __VA_ARGS__}
+    test_attention("attn causal", DIMS(2, 3, 16, 100, 100, 144, 144, .causal = 1), 1, pool);
+    test_attention("attn causal hs64", DIMS(1, 2, 64, 130, 130, 384, 384, .causal = 1), 1, pool);
+    test_attention("attn padded", DIMS(3, 2, 8, 70, 70, 48, 48, .key_len = lens), 1, pool);
+    test_attention("attn cross", DIMS(2, 2, 12, 37, 61, 30, 56, .causal = 0), 0, pool);
+    test_attention("attn decode", DIMS(1, 4, 32, 1, 50, 384, 256, .causal = 1), 0, pool);
+    test_attention("attn cached", DIMS(1, 2, 6, 2, 9, 12, 24, .causal = 1), 0, pool);
+    test_attention("attn prefill", DIMS(1, 4, 32, 16, 40, 384, 256, .causal = 1), 0, pool);
+    test_attention("attn prefill by rows", DIMS(1, 4, 32, 17, 33, 384, 256, .causal = 1, .by_rows = 1), 0, pool);
+    test_attention("attn by rows, odd head", DIMS(1, 3, 22, 9, 9, 66, 132, .causal = 1, .by_rows = 1), 0, pool);
+#undef DIMS
 
     test_rowwise(9, 128);
     test_rowwise(5, 97);

@@ -68,6 +68,17 @@ export function putBatch(rt, batch, dModel) {
   }
 }
 
+/** Writes a wf_batch at p for ids already in the heap (pointers inputs, targets; 0: none). */
+export function writeIdsBatch(rt, p, inputs, targets, B, T) {
+  const base = p >>> 2;
+  for (let i = 0; i < POINTERS.length; i++) rt.u32[base + i] = 0;
+  rt.u32[base] = inputs;
+  rt.u32[base + 3] = targets;
+  rt.i32[base + 7] = B;
+  rt.i32[base + 8] = T;
+  rt.i32[base + 9] = 0;
+}
+
 /** Runs fn(ptr) with the batch in the heap, freed afterwards. */
 export function withBatch(rt, batch, dModel, fn) {
   const b = putBatch(rt, batch, dModel);

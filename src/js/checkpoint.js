@@ -65,7 +65,7 @@ export function loadModel(rt, bytes) {
   try {
     if (!th) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
     const withOptimizer = loadInto(rt, h, th, bytes);
-    const hasTokenizer = rt.M._wf_tokenizer_get_kind(th) !== 0;
+    const hasTokenizer = rt.tokenizerInfo(th).kind !== 0;
     const model = new Model(rt, h, hasTokenizer ? new Tokenizer(rt, th) : null); // reads the config: can fail
     if (!hasTokenizer) rt.M._wf_tokenizer_free(th);
     model.weightsOnly = !withOptimizer;
@@ -101,7 +101,7 @@ Model.prototype.load = function load(bytes) {
     throw e;
   }
   this.tokenizer?.dispose();
-  this.tokenizer = rt.M._wf_tokenizer_get_kind(th) !== 0 ? new Tokenizer(rt, th) : null;
+  this.tokenizer = rt.tokenizerInfo(th).kind !== 0 ? new Tokenizer(rt, th) : null;
   if (!this.tokenizer) rt.M._wf_tokenizer_free(th);
   return this;
 };

@@ -60,7 +60,7 @@ export class Encoder {
     this.model.idle();
     const rt = this.rt;
     return withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (info) => {
-      this.model.call(rt.M._wf_batch_step(this.handle, pb, info));
+      this.model.call(rt.M._wf_model_step(this.handle, pb, info));
       return readStepInfo(rt, info);
     }));
   }
@@ -78,9 +78,9 @@ export class Encoder {
     const cfg = this.config;
     const hasTargets = batch.targets != null || batch.targetVecs != null;
     return withBatch(rt, batch, cfg.dModel, (pb) => rt.withBuffer(4, (lossp) => {
-      this.model.call(rt.M._wf_batch_forward(this.handle, pb, lossp));
+      this.model.call(rt.M._wf_model_forward(this.handle, pb, lossp));
       const n = batch.B * batch.T;
-      const lp = rt.M._wf_logits(this.handle) >>> 2, hp = rt.M._wf_hidden(this.handle) >>> 2;
+      const lp = rt.M._wf_model_logits(this.handle) >>> 2, hp = rt.M._wf_model_hidden(this.handle) >>> 2;
       return {
         loss: hasTargets ? rt.f32[lossp >>> 2] : null,
         logits: lp ? rt.f32.slice(lp, lp + n * cfg.vocabSize) : null,

@@ -1,8 +1,8 @@
 // A model handle (wf_model) with its tokenizer: training loop, evaluation and streaming
 // generation over the C API. One Model per handle; dispose() frees its wasm memory.
-import { CONFIG_BYTES, MEMORY_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
+import { CONFIG_BYTES, MEMORY_LIMIT, WfError, abortError } from './runtime.js';
 import { Tokenizer } from './tokenizer.js';
-import { readStepInfo, withBatch } from './batch.js';
+import { BATCH_BYTES, readStepInfo, withBatch, writeIdsBatch } from './batch.js';
 
 const ENUMS = {
   arch: ['decoder', 'encoder', 'encoder-decoder'],
@@ -190,22 +190,19 @@ export class Model {
   get config() {
     this.call();
     return this.rt.withBuffer(CONFIG_BYTES, (p) => {
-      this.call(this.rt.M._wf_model_config(this.handle, p));
+      this.call(this.rt.M._wf_model_get_config(this.handle, p));
       return fromNative(this.rt.readConfig(p));
     });
   }
 
-  get paramCount() { this.call(); return this.rt.M._wf_model_param_count(this.handle); }
-  get step() { this.call(); return this.rt.M._wf_model_step(this.handle); }
-  get lr() { this.call(); return this.rt.M._wf_model_lr(this.handle); }
+  get paramCount() { this.call(); return this.rt.modelInfo(this.handle).memory.count; }
+  get step() { this.call(); return this.rt.modelInfo(this.handle).step; }
+  get lr() { this.call(); return this.rt.modelInfo(this.handle).lr; }
 
   /** Bytes of weights, gradients, optimizer state, activations and inference buffers. */
   memory() {
     this.call();
-    return this.rt.withBuffer(MEMORY_BYTES, (p) => {
-      this.call(this.rt.M._wf_model_memory(this.handle, p));
-      return this.rt.readMemory(p);
-    });
+    return this.rt.modelInfo(this.handle).memory;
   }
 
   /** Everything about the model in one plain object: config, paramCount, step, lr,
@@ -253,7 +250,7 @@ export class Model {
     this.idle();
     const rt = this.rt;
     return withBatch(rt, { inputs, targets, B, T }, 0, (pb) => rt.withBuffer(16, (info) => {
-      this.call(rt.M._wf_batch_step(this.handle, pb, info));
+      this.call(rt.M._wf_model_step(this.handle, pb, info));
       return readStepInfo(rt, info);
     }));
   }
@@ -264,9 +261,9 @@ export class Model {
     this.idle();
     const rt = this.rt;
     return withBatch(rt, { inputs, targets, B, T }, 0, (pb) => rt.withBuffer(4, (lossp) => {
-      this.call(rt.M._wf_batch_forward(this.handle, pb, lossp));
+      this.call(rt.M._wf_model_forward(this.handle, pb, lossp));
       const V = this.config.vocabSize;
-      const logits = rt.M._wf_logits(this.handle) >>> 2;
+      const logits = rt.M._wf_model_logits(this.handle) >>> 2;
       return { loss: targets ? rt.f32[lossp >>> 2] : null, logits: rt.f32.slice(logits, logits + B * T * V) };
     }));
   }
@@ -278,7 +275,7 @@ export class Model {
   assertBatchFits(B, T) {
     const rt = this.rt;
     const native = rt.withBuffer(CONFIG_BYTES, (p) => {
-      this.call(rt.M._wf_model_config(this.handle, p));
+      this.call(rt.M._wf_model_get_config(this.handle, p));
       return rt.readConfig(p);
     });
     if (T > native.context) throw new WfError('WF_ERR_ARG', `sequence length ${T} exceeds the model's context of ${native.context}`);
@@ -311,15 +308,10 @@ export class Model {
     if (ids.length > cfg.context) ids = ids.subarray(ids.length - cfg.context);
     if (ids.length < 1) throw new WfError('WF_ERR_ARG', 'selfAttention needs at least one token');
     const T = ids.length, n = cfg.nHead * T * T;
-    const pin = rt.putInt32(ids);
-    try {
-      this.call(rt.M._wf_forward(this.handle, pin, 0, 1, T, 0));
-    } finally {
-      rt.free(pin);
-    }
+    withBatch(rt, { inputs: ids, B: 1, T }, 0, (pb) => this.call(rt.M._wf_model_forward(this.handle, pb, 0)));
     const layers = [];
     for (let l = 0; l < cfg.nLayer; l++) {
-      const p = rt.M._wf_self_attention(this.handle, l) >>> 2;
+      const p = rt.M._wf_model_attention(this.handle, l, 0) >>> 2;
       layers.push(rt.f32.slice(p, p + n));
     }
     const tokens = this.tokenizer ? Array.from(ids, (id) => this.tokenizer.decode([id])) : Array.from(ids, String);
@@ -384,7 +376,7 @@ export class Model {
     const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? 4);
     if (opts.signal?.aborted) throw abortError(opts.signal);
     this.assertBatchFits(B, T);
-    let tokens = null, built = null, ptok = 0, pin = 0, ptg = 0, info = 0, lossp = 0;
+    let tokens = null, built = null, ptok = 0, pin = 0, ptg = 0, pb = 0, info = 0, lossp = 0;
     return this.runTraining(opts, {
       validateEvery: valFraction > 0 ? evalInterval : 0,
       // a tokenizer this call builds joins the model only with its first step; nothing is
@@ -399,28 +391,29 @@ export class Model {
             throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
           }
         }
-        [ptok, pin, ptg, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, 16, 4]);
+        [ptok, pin, ptg, pb, info, lossp] = rt.allocMany([tokens.length * 4, B * T * 4, B * T * 4, BATCH_BYTES, 16, 4]);
         rt.i32.set(tokens, ptok >>> 2);
-        if (opts.seed !== undefined) this.call(rt.M._wf_sample_seed(this.handle, opts.seed >>> 0));
+        writeIdsBatch(rt, pb, pin, ptg, B, T);
+        if (opts.seed !== undefined) this.call(rt.M._wf_model_sample_seed(this.handle, opts.seed >>> 0));
       },
       step: () => {
-        this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
-        this.call(rt.M._wf_train_step(this.handle, pin, ptg, B, T, info));
+        this.call(rt.M._wf_model_sample_batch(this.handle, ptok, tokens.length, valFraction, 0, B, T, pin, ptg));
+        this.call(rt.M._wf_model_step(this.handle, pb, info));
         if (built && !this.tokenizer) this.tokenizer = built;
         return { ...readStepInfo(rt, info), tokens: B * T };
       },
       validate: () => {
         let sum = 0;
         for (let i = 0; i < evalBatches; i++) {
-          this.call(rt.M._wf_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
-          this.call(rt.M._wf_forward(this.handle, pin, ptg, B, T, lossp));
+          this.call(rt.M._wf_model_sample_batch(this.handle, ptok, tokens.length, valFraction, 1, B, T, pin, ptg));
+          this.call(rt.M._wf_model_forward(this.handle, pb, lossp));
           sum += rt.f32[lossp >>> 2];
         }
         return sum / evalBatches;
       },
       cleanup: () => {
         if (built && this.tokenizer !== built) built.dispose();
-        for (const p of [ptok, pin, ptg, info, lossp]) rt.free(p);
+        for (const p of [ptok, pin, ptg, pb, info, lossp]) rt.free(p);
       },
     });
   }
@@ -511,7 +504,7 @@ export class Model {
     }
     const B = Math.min(positiveInt('batchSize', batchSize ?? this.defaultBatchSize), windows);
     this.assertBatchFits(B, T);
-    const [pin, ptg, lossp] = rt.allocMany([B * T * 4, B * T * 4, 4]);
+    const [pin, ptg, pb, lossp] = rt.allocMany([B * T * 4, B * T * 4, BATCH_BYTES, 4]);
     this.busy = 'evaluation';
     try {
       let total = 0, counted = 0, lastYield = performance.now();
@@ -524,7 +517,8 @@ export class Model {
           rt.i32.set(tokens.subarray(off, off + T), base + i * T);
           rt.i32.set(tokens.subarray(off + 1, off + T + 1), tbase + i * T);
         }
-        this.call(rt.M._wf_forward(this.handle, pin, ptg, b, T, lossp));
+        writeIdsBatch(rt, pb, pin, ptg, b, T);
+        this.call(rt.M._wf_model_forward(this.handle, pb, lossp));
         total += rt.f32[lossp >>> 2] * b * T;
         counted += b * T;
         if (performance.now() - lastYield >= yieldMs) {
@@ -535,7 +529,7 @@ export class Model {
       const loss = total / counted;
       return { loss, perplexity: Math.exp(loss), tokens: counted };
     } finally {
-      for (const p of [pin, ptg, lossp]) rt.free(p);
+      for (const p of [pin, ptg, pb, lossp]) rt.free(p);
       this.busy = null;
     }
   }
@@ -571,11 +565,11 @@ export class Model {
     const emit = (piece, count) => { opts.onToken?.(piece, count); return piece; };
     try {
       const pids = rt.putInt32(ids);
-      try { this.call(rt.M._wf_gen_start(this.handle, pids, ids.length, seed)); } finally { rt.free(pids); }
+      try { this.call(rt.M._wf_model_gen_start(this.handle, pids, ids.length, seed)); } finally { rt.free(pids); }
       let lastYield = performance.now();
       for (let i = 0; i < maxTokens; i++) {
         if (signal?.aborted) throw abortError(signal);
-        this.call(rt.M._wf_gen_next(this.handle, sampling, tokp));
+        this.call(rt.M._wf_model_gen_next(this.handle, sampling, tokp));
         const id = rt.i32[tokp >>> 2];
         pending += decoder.decode(this.tokenizer.decodeBytes([id]), { stream: true });
         const hit = stops.map((s) => pending.indexOf(s)).filter((k) => k >= 0);
@@ -622,10 +616,10 @@ export class Model {
   tensors() {
     this.call();
     const rt = this.rt, out = [];
-    const n = rt.M._wf_model_tensor_count(this.handle);
+    const n = rt.modelInfo(this.handle).nTensors;
     rt.withBuffer(40, (p) => {
       for (let i = 0; i < n; i++) {
-        this.call(rt.M._wf_model_tensor(this.handle, i, p));
+        this.call(rt.M._wf_model_get_tensor(this.handle, i, p));
         const b = p >>> 2;
         const size = rt.i32[b + 2], ndim = rt.i32[b + 3];
         if (!size) continue;

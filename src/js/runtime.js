@@ -5,7 +5,7 @@
 
 /** Names of wf_status values, by number (include/wasmformer.h). */
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
-  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT'];
+  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
 
 /** An error from wasmformer: `code` is a status name such as 'WF_ERR_CONFIG' (or one of the
  * JavaScript side's: 'WF_ERR_DISPOSED', 'WF_ERR_BUSY', 'WF_ERR_LOAD', 'WF_ERR_WORKER');
@@ -38,6 +38,8 @@ export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warm
 const OPTIM_INT = new Set(['warmup', 'decaySteps', 'start']);
 const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count'];
 export const MEMORY_BYTES = MEMORY_FIELDS.length * 8; // sizeof(wf_memory): doubles only
+// wf_model_info: a wf_memory, then n_tensors, step (int32), lr (float), threads (int32).
+export const MODEL_INFO_BYTES = MEMORY_BYTES + 16;
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
 export const MEMORY_LIMIT = 4294967296;
@@ -50,6 +52,10 @@ export class Runtime {
   constructor(M) {
     this.M = M;
     this.encoder = new TextEncoder();
+    // the info getters' struct, allocated once: reading a model's step or a tokenizer's
+    // size never allocates, so it cannot fail halfway through a call
+    this.infoBuffer = M._malloc(MODEL_INFO_BYTES) >>> 0;
+    if (!this.infoBuffer) throw new WfError('WF_ERR_NOMEM', 'could not allocate the runtime\'s info buffer');
   }
 
   get u8() { return this.M.HEAPU8; }
@@ -142,9 +148,25 @@ export class Runtime {
     const out = Math.ceil(CONFIG_BYTES / 8) * 8; // after the config, 8-byte aligned for the doubles
     return this.withBuffer(out + MEMORY_BYTES, (p) => {
       this.writeConfig(p, cfg);
-      this.check(this.M._wf_memory_estimate(p, B, T, p + out));
+      this.check(this.M._wf_config_memory(p, B, T, p + out, 0, 0));
       return this.readMemory(p + out);
     });
+  }
+
+  /** wf_model_get_info of a model handle: {memory, nTensors, step, lr, threads}. */
+  modelInfo(h) {
+    const p = this.infoBuffer, s = this.M._wf_model_get_info(h, p);
+    if (s !== 0) this.check(s, this.cstring(this.M._wf_model_error(h)));
+    const b = (p + MEMORY_BYTES) >>> 2;
+    return { memory: this.readMemory(p), nTensors: this.i32[b], step: this.i32[b + 1], lr: this.f32[b + 2], threads: this.i32[b + 3] };
+  }
+
+  /** wf_tokenizer_get_info of a tokenizer handle: {kind (a number), vocabSize, maxBytes}. */
+  tokenizerInfo(h) {
+    const p = this.infoBuffer, s = this.M._wf_tokenizer_get_info(h, p);
+    if (s !== 0) this.check(s, this.cstring(this.M._wf_tokenizer_error(h)));
+    const b = p >>> 2;
+    return { kind: this.i32[b], vocabSize: this.i32[b + 1], maxBytes: this.i32[b + 2] };
   }
 
   readMemory(p) {

@@ -64,7 +64,7 @@ export function importSafetensors(rt, files) {
     }
     if (files['tokenizer.wft'] !== undefined) {
       tokenizer = Tokenizer.load(rt, asBytes(files['tokenizer.wft'], "files['tokenizer.wft']"));
-      const V = rt.withBuffer(CONFIG_BYTES, (p) => { rt.M._wf_model_config(h, p); return rt.readConfig(p).vocabSize; });
+      const V = rt.withBuffer(CONFIG_BYTES, (p) => { rt.M._wf_model_get_config(h, p); return rt.readConfig(p).vocabSize; });
       if (tokenizer.vocabSize > V) {
         throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tokenizer.vocabSize} tokens but the model's vocabulary only ${V}`);
       }

@@ -150,7 +150,7 @@ export class Seq2Seq {
     const batch = Array.isArray(batchOrPairs) ? this.makeBatch(batchOrPairs) : batchOrPairs;
     const rt = this.rt;
     return withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (info) => {
-      this.model.call(rt.M._wf_batch_step(this.handle, pb, info));
+      this.model.call(rt.M._wf_model_step(this.handle, pb, info));
       return readStepInfo(rt, info);
     }));
   }
@@ -165,8 +165,8 @@ export class Seq2Seq {
     const batch = Array.isArray(batchOrPairs) ? this.makeBatch(batchOrPairs) : batchOrPairs;
     const rt = this.rt, V = this.config.vocabSize;
     return withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(4, (lossp) => {
-      this.model.call(rt.M._wf_batch_forward(this.handle, pb, lossp));
-      const lp = rt.M._wf_logits(this.handle) >>> 2;
+      this.model.call(rt.M._wf_model_forward(this.handle, pb, lossp));
+      const lp = rt.M._wf_model_logits(this.handle) >>> 2;
       return { loss: batch.targets ? rt.f32[lossp >>> 2] : null, logits: rt.f32.slice(lp, lp + batch.B * batch.T * V) };
     }));
   }
@@ -203,7 +203,7 @@ export class Seq2Seq {
         for (let i = 0; i < B; i++) chosen.push(encoded[Math.floor(next() * encoded.length)]);
         const batch = this.makeBatch(chosen);
         const info = withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (p) => {
-          this.model.call(rt.M._wf_batch_step(this.handle, pb, p));
+          this.model.call(rt.M._wf_model_step(this.handle, pb, p));
           return readStepInfo(rt, p);
         }));
         return { ...info, tokens: batch.B * batch.T };
@@ -240,7 +240,7 @@ export class Seq2Seq {
     const psrc = rt.putInt32(src);
     try {
       return rt.withBuffer(maxNew * 4 + 4, (out) => {
-        this.model.call(rt.M._wf_seq2seq_decode(this.handle, psrc, src.length, this.bos, this.eos, beam, maxNew, out, out + maxNew * 4));
+        this.model.call(rt.M._wf_model_beam_search(this.handle, psrc, src.length, this.bos, this.eos, beam, maxNew, out, out + maxNew * 4));
         const n = rt.i32[(out + maxNew * 4) >>> 2];
         const ids = rt.i32.slice(out >>> 2, (out >>> 2) + n);
         const finished = n > 0 && ids[n - 1] === this.eos;
@@ -292,7 +292,7 @@ export class Seq2Seq {
     this.forward({ src, inputs, B: 1, T, S });
     const rt = this.rt, layers = [], n = cfg.nHead * T * S;
     for (let l = 0; l < cfg.nLayer; l++) {
-      const p = rt.M._wf_cross_attention(this.handle, l) >>> 2;
+      const p = rt.M._wf_model_attention(this.handle, l, 1) >>> 2;
       layers.push(rt.f32.slice(p, p + n));
     }
     return { nHead: cfg.nHead, T, S, layers };

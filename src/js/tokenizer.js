@@ -100,7 +100,7 @@ export class Tokenizer {
   /** 'char' or 'bpe'. */
   get kind() {
     this.call(0);
-    return KINDS[this.rt.M._wf_tokenizer_get_kind(this.handle)];
+    return KINDS[this.rt.tokenizerInfo(this.handle).kind];
   }
 
   /** The tokenizer as bytes (a tokenizer file, docs/FORMATS.md).
@@ -129,13 +129,13 @@ export class Tokenizer {
 
   get vocabSize() {
     this.call(0);
-    return this.rt.M._wf_tokenizer_vocab_size(this.handle);
+    return this.rt.tokenizerInfo(this.handle).vocabSize;
   }
 
   /** Most bytes one id decodes to (4 for char, the longest token for BPE). */
   get maxBytes() {
     this.call(0);
-    return this.rt.M._wf_tokenizer_max_bytes(this.handle);
+    return this.rt.tokenizerInfo(this.handle).maxBytes;
   }
 
   /** Text (a string, as UTF-8, or raw bytes as a Uint8Array) to token ids (an Int32Array). */

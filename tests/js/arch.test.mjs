@@ -24,9 +24,9 @@ async function wasmForward(name) {
   const { rt, handle } = model;
   const C = model.config.dModel, V = model.config.vocabSize;
   const out = withBatch(rt, batch, C, (pb) => rt.withBuffer(4, (lossp) => {
-    model.call(rt.M._wf_batch_forward(handle, pb, lossp));
+    model.call(rt.M._wf_model_forward(handle, pb, lossp));
     const mse = !fx.logits;
-    const p = (mse ? rt.M._wf_hidden(handle) : rt.M._wf_logits(handle)) >>> 2;
+    const p = (mse ? rt.M._wf_model_hidden(handle) : rt.M._wf_model_logits(handle)) >>> 2;
     const n = batch.B * batch.T * (mse ? C : V);
     return { loss: rt.f32[lossp >>> 2], out: rt.f32.slice(p, p + n), ref: mse ? fx.hidden.data : fx.logits.data };
   }));

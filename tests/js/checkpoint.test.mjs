@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withNativeDump } from './fixture.js';
+import { writeIdsBatch } from '../../src/js/batch.js';
 import {
   createModel, createTokenizer, load, loadModel, loadModelFile, loadTokenizer, saveModel, saveModelFile, WfError,
 } from '../../src/js/node.js';
@@ -65,14 +66,15 @@ test('exact resume in wasm: N steps, save, load, M steps == N + M steps, bit for
   const schedule = { lr: 5e-3, warmup: 4, decaySteps: 10, gradClip: 0.5 };
   const tokens = straight.tokenizer.encode(TEXT);
   const steps = async (model, k) => {
-    const B = 3, T = 16, p = rt.putInt32(tokens), pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4);
+    const B = 3, T = 16, p = rt.putInt32(tokens), pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), pb = rt.alloc(40);
+    writeIdsBatch(rt, pb, pin, ptg, B, T);
     try {
       for (let i = 0; i < k; i++) {
-        model.call(rt.M._wf_sample_batch(model.handle, p, tokens.length, 0.1, 0, B, T, pin, ptg));
-        model.call(rt.M._wf_train_step(model.handle, pin, ptg, B, T, 0));
+        model.call(rt.M._wf_model_sample_batch(model.handle, p, tokens.length, 0.1, 0, B, T, pin, ptg));
+        model.call(rt.M._wf_model_step(model.handle, pb, 0));
       }
     } finally {
-      for (const x of [p, pin, ptg]) rt.free(x);
+      for (const x of [p, pin, ptg, pb]) rt.free(x);
     }
   };
   const a = await createModel({ ...SMALL, seed: 4 });

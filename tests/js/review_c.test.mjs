@@ -56,9 +56,9 @@ test('review #35: greedy generation in wasm matches PyTorch\'s golden tokens on 
       rt.i32[base + 1] = 0;
       rt.f32[base + 2] = 1;
       rt.i32[base + 3] = 0;
-      model.call(rt.M._wf_gen_start(model.handle, pids, prompt.length, 7));
+      model.call(rt.M._wf_model_gen_start(model.handle, pids, prompt.length, 7));
       for (let i = 0; i < want.length; i++) {
-        model.call(rt.M._wf_gen_next(model.handle, sampling, tokp));
+        model.call(rt.M._wf_model_gen_next(model.handle, sampling, tokp));
         got.push(rt.i32[tokp >>> 2]);
       }
     } finally {
