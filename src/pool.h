@@ -12,13 +12,14 @@
 typedef struct wf_pool wf_pool;
 typedef void (*wf_task_fn)(void *ctx, int task);
 
-/* Each worker's stack: the deepest task is a matrix product's packing buffers on the
- * stack (matmul.c: 311 KB with AVX2's tiles, 192 KB in the double build, plus an attention
- * head's 9 KB tile around it). 1 MB leaves three times that for the frames and the
- * sanitizers' redzones, and is set explicitly because the default varies: 8 MB with
- * glibc, 128 KB with musl, and in the -pthread wasm build Emscripten's default, taken out
- * of the module's linear memory for every thread. */
-#define WF_POOL_STACK (1 << 20)
+/* Each worker's stack, set explicitly because the default varies (8 MB with glibc, 128 KB
+ * with musl, 64 KB to 2 MB in Emscripten's versions). The deepest task is a matrix
+ * product's packing buffers (matmul.c: 311 KB with AVX2's tiles, 192 KB in the double
+ * build) under an attention head's 9 KB tile. 2 MB leaves room for the sanitizers, whose
+ * per-thread state can take part of the stack's area (gcc's ThreadSanitizer: ~770 KB,
+ * which overflowed a 1 MB stack); in the -pthread wasm build each worker's stack is taken
+ * from the module's linear memory, and 2 MB is what build.sh already gave every thread. */
+#define WF_POOL_STACK (2 << 20)
 
 /* How long a pool waits for its workers to check in before giving up: natively a loaded
  * machine may take a while to schedule a thread; in a page's main thread the wait spins

@@ -360,6 +360,49 @@ static void test_kv_cache(void) {
     }
 }
 
+/* Generation after the window slides is the generation of the window it kept: at every
+ * token through two slides (the newest half kept and re-read, then decoding on from it),
+ * the next token's logits equal, bit for bit, those of a fresh wf_model_gen_start of the
+ * tokens the window holds, on a second model with the same weights. For every kind of
+ * positions, since a slide moves every kept token to a new position. */
+static void test_slide(void) {
+    static const int kinds[] = {WF_POS_LEARNED, WF_POS_SINUSOIDAL, WF_POS_ROPE};
+    for (int k = 0; k < 3; k++) {
+        wf_config c = small();
+        c.positions = kinds[k];
+        wf_model *m = wf_model_create(), *fresh = wf_model_create();
+        CHECK_OK(wf_model_init(m, &c), m);
+        CHECK_OK(wf_model_init(fresh, &c), fresh); /* the same seed: the same weights */
+        const int T = c.context, V = c.vocab_size;
+        int32_t prompt[5] = {3, 1, 4, 1, 5}, window[16], n = 5;
+        memcpy(window, prompt, sizeof prompt);
+        const wf_sampling s = {.temperature = 0.9f, .top_p = 1};
+        CHECK_OK(wf_model_gen_start(m, prompt, 5, 11), m);
+        int slides = 0, compared = 0, differ = 0;
+        for (int i = 0; i < 2 * T + 3; i++) {
+            int32_t tok;
+            CHECK_OK(wf_model_gen_next(m, &s, &tok), m);
+            if (n == T) { /* the rule of wf_model_gen_next: keep the newest half */
+                memmove(window, window + T / 2, (size_t)(T / 2) * sizeof(int32_t));
+                n = T / 2;
+                slides++;
+            }
+            window[n++] = tok;
+            if (!slides) continue;
+            CHECK_OK(wf_model_gen_start(fresh, window, n, 0), fresh);
+            differ += memcmp(wf_model_gen_logits(m), wf_model_gen_logits(fresh), (size_t)V * sizeof(float)) != 0;
+            compared++;
+        }
+        printf("slide (%s positions): %d slides, %d tokens after the first, %d with logits unlike a fresh prefill\n",
+               k == 0 ? "learned" : k == 1 ? "sinusoidal" : "rotary", slides, compared, differ);
+        CHECK(slides >= 2 && compared > T, "%d slides, %d comparisons", slides, compared);
+        CHECK(differ == 0, "%d of %d tokens after a slide have logits unlike a fresh prefill of the window", differ,
+              compared);
+        wf_model_free(m);
+        wf_model_free(fresh);
+    }
+}
+
 /* Weights of tensor `name` (layer 0 of a stacked one): borrowed from m. */
 static const float *tensor_named(wf_model *m, const char *name) {
     wf_tensor_info t;
@@ -589,6 +632,7 @@ int main(void) {
     test_training_lowers_loss();
     test_batch_sampler();
     test_kv_cache();
+    test_slide();
     test_self_attention();
     test_sampling();
     test_memory();

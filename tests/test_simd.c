@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* nanosleep, for test_pool_gives_up */
+#define _GNU_SOURCE /* nanosleep (test_pool_gives_up), pthread_getattr_np (test_worker_stack) */
 /* The fast kernels against their plain scalar references (the *_scalar functions in src/), on shapes
  * that hit every edge: sizes that are not multiples of the vector width or the register
  * tile, sums deeper than one KC block, transposed operands, the causal triangle, padding,
@@ -212,6 +212,7 @@ static void test_rowwise(int N, int C) {
     wf_free(v); wf_free(v_ref); free(targets);
 }
 
+#if defined(WF_THREADS)
 /* The whole model: a training step with 2 threads equals the single-thread step bit for bit. */
 static void test_model_threads(void) {
     wf_config cfg;
@@ -235,6 +236,7 @@ static void test_model_threads(void) {
     wf_model_free(m1);
     wf_model_free(m2);
 }
+#endif
 
 #if defined(WF_THREADS)
 /* A pool whose workers do not check in within its wait gives up (review #14): the workers
@@ -255,6 +257,72 @@ static void test_pool_gives_up(void) {
     struct timespec nap = {0, 200 * 1000 * 1000};
     nanosleep(&nap, NULL);
     printf("pool start timeout: %d of 20 pools gave up\n", gave_up);
+}
+#endif
+
+#if defined(WF_THREADS)
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Each worker has the stack WF_POOL_STACK sets, and the deepest task (a matrix product's
+ * ~330 KB) fits below where a task starts with room: the pool's tasks that run on a worker
+ * read their stack's size and how much of it lies below them, and use KERNEL_STACK of it.
+ * A worker with the platform's default (8 MB with glibc) would show that the size was not
+ * set; one with too little would report it, or crash on the deep frame natively. */
+#define KERNEL_STACK (512 << 10)
+
+typedef struct {
+    pthread_t caller;
+    atomic_int on_workers;
+    atomic_llong smallest, largest, least_free; /* bytes */
+} stack_probe;
+
+static __attribute__((noinline)) int deep_frame(int seed) {
+    volatile char frame[KERNEL_STACK];
+    for (size_t i = 0; i < sizeof frame; i += 4096) frame[i] = (char)(seed + i);
+    frame[sizeof frame - 1] = (char)seed;
+    return frame[0] + frame[sizeof frame - 1];
+}
+
+static void at_most(atomic_llong *x, long long v) {
+    long long seen = atomic_load(x);
+    while (v < seen && !atomic_compare_exchange_weak(x, &seen, v)) {
+    }
+}
+
+static void probe_task(void *ctx, int task) {
+    stack_probe *p = ctx;
+    struct timespec nap = {0, 200 * 1000}; /* long enough for the workers to take some tasks */
+    nanosleep(&nap, NULL);
+    if (pthread_equal(pthread_self(), p->caller)) return;
+    pthread_attr_t a;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        pthread_attr_getstack(&a, &low, &size);
+        pthread_attr_destroy(&a);
+    }
+    char here;
+    at_most(&p->smallest, (long long)size);
+    at_most(&p->least_free, (long long)(&here - (char *)low));
+    long long seen = atomic_load(&p->largest);
+    while ((long long)size > seen && !atomic_compare_exchange_weak(&p->largest, &seen, (long long)size)) {
+    }
+    if (&here - (char *)low > KERNEL_STACK + (64 << 10)) (void)deep_frame(task);
+    atomic_fetch_add(&p->on_workers, 1);
+}
+
+static void test_worker_stack(wf_pool *pool) {
+    stack_probe p = {.caller = pthread_self(), .smallest = (long long)1 << 40, .least_free = (long long)1 << 40};
+    wf_pool_run(pool, 64, probe_task, &p);
+    const int n = atomic_load(&p.on_workers);
+    const long long least = atomic_load(&p.smallest), most = atomic_load(&p.largest), room = atomic_load(&p.least_free);
+    printf("worker stacks: %d of 64 tasks ran on a worker, stacks of %lld to %lld KB (WF_POOL_STACK %d KB), at least "
+           "%lld KB free below a task\n", n, least / 1024, most / 1024, WF_POOL_STACK / 1024, room / 1024);
+    CHECK(n > 0, "no task ran on a worker");
+    CHECK(least >= WF_POOL_STACK, "a worker's stack is %lld bytes, below WF_POOL_STACK %d", least, WF_POOL_STACK);
+    CHECK(most < 2 * WF_POOL_STACK, "a worker's stack is %lld bytes: the platform's default, not WF_POOL_STACK", most);
+    CHECK(room > KERNEL_STACK + (64 << 10), "only %lld bytes of a worker's stack are free below a task", room);
 }
 #endif
 
@@ -292,6 +360,7 @@ int main(void) {
     test_rowwise(3, 3);
 
 #if defined(WF_THREADS)
+    test_worker_stack(pool);
     test_model_threads();
     test_pool_gives_up();
 #endif
