@@ -49,6 +49,8 @@ void wf_linear_forward_scalar(wf_real *out, const wf_real *inp, const wf_real *w
                               int N, int C, int OC);
 void wf_linear_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                                const wf_real *inp, const wf_real *w, int N, int C, int OC);
+
+/* ---- matmul.c ---- */
 /* The SIMD backend the kernels were built for (src/simd.h), e.g. "avx2-fma"; "reference"
  * with WF_REFERENCE_KERNELS. */
 const char *wf_simd_name(void);

@@ -7,7 +7,7 @@
  *            with fused multiply-add, which rounds once where mul then add rounds twice
  *   sse      __SSE2__ (every x86-64): f32x4, mul then add
  *   scalar   anything else
- * WF_MR x WF_NR is the register tile of the matrix-multiply microkernel (linear.c): WF_MR
+ * WF_MR x WF_NR is the register tile of the matrix-multiply microkernel (matmul.c): WF_MR
  * rows of A broadcast against WF_NR = WF_NV vectors of B, WF_MR * WF_NV accumulators, sized
  * to stay inside 16 vector registers (x86-64 has 16 xmm/ymm; V8 maps wasm onto them). */
 #ifndef WF_SIMD_H
