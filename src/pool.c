@@ -137,10 +137,10 @@ wf_status wf_pool_start(wf_pool **out, int n, double wait) {
      * stop; whoever lets go of the pool last, the caller here or a late worker, frees it. */
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (atomic_load(&p->started) < n - 1) {
+    while (wait < 0 || atomic_load(&p->started) < n - 1) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > wait) {
+        if (wait < 0 || (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > wait) {
             stop_all(p);
             for (int i = 0; i < p->n - 1; i++) pthread_detach(p->workers[i]);
             let_go(p);

@@ -31,7 +31,8 @@ typedef void (*wf_task_fn)(void *ctx, int task);
 #endif
 
 /* A pool of n >= 2 threads in all (caller included) into *out, its workers given `wait`
- * seconds to start (tests pass 0 to take the give-up path). WF_ERR_NOMEM; WF_ERR_THREADS
+ * seconds to start (a negative wait gives up at once, started or not: the tests' way
+ * through that path). WF_ERR_NOMEM; WF_ERR_THREADS
  * when a thread could not be created or did not check in in time (the started ones are
  * told to stop and free the pool when the last lets go); WF_ERR_UNSUPPORTED without
  * WF_THREADS. */
