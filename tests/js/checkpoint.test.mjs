@@ -9,6 +9,8 @@ import { withNativeDump } from './fixture.js';
 import {
   createModel, createTokenizer, load, loadModel, loadModelFile, loadTokenizer, saveModel, saveModelFile, WfError,
 } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
+import { HeapBatch } from '../../src/js/batch.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
@@ -60,19 +62,20 @@ test('exact resume in wasm: N steps, save, load, M steps == N + M steps, bit for
   assert.equal(resumed.step, N + M);
   assert.ok(sameBytes(resumed.save(), straight.save()), 'weights, moments, step and sampler streams identical');
 
-  // through the C calls directly, with warmup and cosine decay spanning the save
-  const rt = straight.rt;
+  // through the core's sampler and steps directly, with warmup and cosine decay spanning the save
   const schedule = { lr: 5e-3, warmup: 4, decaySteps: 10, gradClip: 0.5 };
   const tokens = straight.tokenizer.encode(TEXT);
   const steps = async (model, k) => {
-    const B = 3, T = 16, p = rt.putInt32(tokens), pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4);
+    const core = modelHandle(model), rt = core.rt;
+    const B = 3, T = 16, p = rt.putInt32(tokens), batch = HeapBatch.ids(rt, B, T);
     try {
       for (let i = 0; i < k; i++) {
-        model.call(rt.M._wf_sample_batch(model.handle, p, tokens.length, 0.1, 0, B, T, pin, ptg));
-        model.call(rt.M._wf_train_step(model.handle, pin, ptg, B, T, 0));
+        rt.sampleBatch(core.live(), p, tokens.length, 0.1, 0, B, T, batch.inputs, batch.targets);
+        core.stepBatch(batch);
       }
     } finally {
-      for (const x of [p, pin, ptg]) rt.free(x);
+      rt.free(p);
+      batch.free();
     }
   };
   const a = await createModel({ ...SMALL, seed: 4 });
