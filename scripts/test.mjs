@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// npm test: everything, from a fresh clone. Native library + C tests (ctest), the C tests
-// again under AddressSanitizer + UndefinedBehaviorSanitizer, a short native run under
-// valgrind, the wasm build, the Node tests of the wasm build, the web page in headless
-// Chromium, a minute of fuzzing per loader, and a memory soak. Each stage says what it
-// runs; the first failure stops the run with a non-zero exit code. Stages whose tool is
-// missing (valgrind, clang) are skipped with the command that installs it, except in CI
-// (CI=true), where they fail.
+// npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
+// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, a
+// short native run under valgrind, the wasm build, the Node tests of the wasm build, the
+// web page in headless Chromium, a minute of fuzzing per loader, and a memory soak. Each
+// stage says what it runs; the first failure stops the run with a non-zero exit code.
+// Stages whose tool is missing (valgrind, clang) are skipped with the command that installs
+// it, except in CI (CI=true), where they fail.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -60,6 +60,9 @@ const jobs = String(Math.max(1, Math.min(4, (await import('node:os')).availableP
 run('configure native build', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
 run('build native library and tests', 'cmake', ['--build', 'build/native', '-j', jobs]);
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
+// The golden record (tests/golden/README.md): training, generation and file bytes of every
+// architecture equal tests/golden/native.json, on a machine with its fingerprint (else skipped).
+run('golden record: native', process.execPath, ['tests/golden/check-native.mjs']);
 
 // The same C tests, fuzz regressions included, with every memory error, leak and undefined
 // behaviour fatal (the build's -fno-sanitize-recover=all).
