@@ -10,9 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 OUT=dist
-SOURCES=(src/util.c src/embed.c src/norm.c src/linear.c src/attention.c src/activation.c
-         src/rope.c src/loss.c src/optim.c src/model.c src/generate.c src/seq2seq.c src/tokenizer.c src/bpe.c
-         src/checkpoint.c src/safetensors.c src/pool.c)
+SOURCES=(src/util.c src/config.c src/embed.c src/norm.c src/matmul.c src/linear.c src/attention.c src/activation.c
+         src/rope.c src/loss.c src/optim.c src/plan.c src/block.c src/model.c src/stack.c src/train.c src/generate.c src/seq2seq.c src/tokenizer.c src/bpe.c
+         src/checkpoint.c src/json.c src/hf.c src/safetensors.c src/pool.c)
 FORCE=""
 VARIANTS=(st mt)
 for arg in "$@"; do
@@ -22,6 +22,10 @@ for arg in "$@"; do
     *) echo "build.sh: unknown argument $arg (use --force and/or ref)" >&2; exit 2 ;;
   esac
 done
+
+# The JavaScript copy of the header's config tables (src/js/config-table.js); in CI only
+# checked, so that a stale committed copy fails instead of being rewritten.
+node scripts/gen-config.mjs ${CI:+--check}
 
 need_emcc() {
   command -v emcc >/dev/null 2>&1 && return 0

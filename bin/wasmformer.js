@@ -21,12 +21,17 @@ const help = { type: 'boolean', short: 'h', help: 'show this help' };
 
 /** nLayer -> n-layer */
 const kebab = (name) => name.replace(/[A-Z]+/g, (m) => `-${m.toLowerCase()}`);
-const PLACEHOLDER = { enum: 'NAME', bool: 'BOOL', int: 'N', uint: 'N', float: 'X' };
+const PLACEHOLDER = { enum: 'NAME', bool: 'BOOL', int: 'N', seed: 'N', real: 'X' };
 
 /** A field's range in words: "in [1, 1024]", "in (0, 1)", ">= 0". */
 function range(f) {
-  if (!Number.isFinite(f.max)) return `${f.above ? '>' : '>='} ${f.min}`;
-  return `in ${f.above ? '(' : '['}${f.min}, ${f.max}${f.below ? ')' : ']'}`;
+  if (f.max === undefined) return `${f.bounds[0] === '(' ? '>' : '>='} ${f.min}`;
+  return `in ${f.bounds[0]}${f.min}, ${f.max}${f.bounds[1]}`;
+}
+
+/** Whether n is in a field's range. */
+function inRange(f, n) {
+  return (f.bounds[0] === '(' ? n > f.min : n >= f.min) && (f.max === undefined || (f.bounds[1] === ')' ? n < f.max : n <= f.max));
 }
 
 /** parseArgs options for the table's fields but those the command has its own way to set. */
@@ -56,9 +61,8 @@ function fieldValue(flag, f, text) {
     if (text !== 'true' && text !== 'false') throw new UsageError(`--${flag} must be true or false, not "${text}"`);
     return text === 'true';
   }
-  const n = Number(text), int = f.type !== 'float';
-  const ok = text.trim() !== '' && Number.isFinite(n) && (!int || Number.isInteger(n))
-    && (f.above ? n > f.min : n >= f.min) && (f.below ? n < f.max : n <= f.max);
+  const n = Number(text), int = f.type !== 'real';
+  const ok = text.trim() !== '' && Number.isFinite(n) && (!int || Number.isInteger(n)) && inRange(f, n);
   if (!ok) throw new UsageError(`--${flag} must be ${int ? 'an integer' : 'a number'} ${range(f)}, not "${text}"`);
   return n;
 }

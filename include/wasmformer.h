@@ -8,6 +8,7 @@
 #ifndef WASMFORMER_H
 #define WASMFORMER_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,36 +51,54 @@ typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
 typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
-/* Every field is 4 bytes, in this order, so JavaScript can write the struct directly. New
- * fields are appended; a zero in each of them keeps the older meaning. */
+/* The config, one row per field; the struct, wf_config_default, wf_config_check, the
+ * checkpoint's config section, config.json's "wasmformer" layout and the JavaScript
+ * package's table (src/js/config-table.js, scripts/gen-config.mjs) all come from it.
+ * Every field is 4 bytes, in this order, so JavaScript writes the struct directly; a new
+ * field is a new row at the end (files written before it get its default).
+ *   ENUM(name, jsName, default, names, meaning): an int32 in [0, count of names)
+ *   BOOL(name, jsName, default, meaning): an int32, 0 or 1
+ *   INT(name, jsName, default, min, max, scope, meaning): an int32 in [min, max]; scope
+ *     WF_ALL, or WF_ED: checked for encoder-decoders only (others: see wf_config_check)
+ *   REAL(name, jsName, default, min, max, bounds, meaning): a finite float; bounds "[]",
+ *     "[)", "(]" or "()" say which ends are included; max FLT_MAX: no upper bound
+ *   SEED(name, jsName, default, meaning): any uint32
+ * The limits keep every size computation inside int32 element counts. */
+#define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                              \
+    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "wf_arch (docs/ARCHITECTURES.md)")        \
+    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "wf_norm")                                            \
+    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln", "wf_block: where the norm sits around each sublayer")    \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu", "wf_activation of the feed-forward sublayer")    \
+    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope", "wf_positions")                          \
+    BOOL(tied_head, tiedHead, 1, "1: the output head is the token embedding (GPT-2); 0: its own")                  \
+    BOOL(bias, bias, 1, "1: linear layers and LayerNorms have biases; 0: none (Llama)")                           \
+    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL, "V: token ids in [0, V)")                                   \
+    INT(context, context, 64, 1, 1 << 16, WF_ALL, "longest sequence the model sees (learned positions, KV cache)") \
+    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL, "L: layers (an encoder-decoder's decoder layers)")                    \
+    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "NH: heads, dividing d_model; head size HS = d_model / n_head")      \
+    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL, "C: width of the residual stream")                               \
+    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL, "F: width of the feed-forward hidden layer")                           \
+    REAL(norm_eps, normEps, 1e-5f, 0, 1, "()", "epsilon inside the norm's square root")                            \
+    SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                               \
+    INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")       \
+    REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")    \
+    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam of wf_seq2seq_decode (encoder-decoders; else ignored)")
+enum { WF_ALL = 0, WF_ED = 1 };
+
+#define WF_I32_FIELD_(name, ...) int32_t name;
+#define WF_F32_FIELD_(name, ...) float name;
+#define WF_U32_FIELD_(name, ...) uint32_t name;
 typedef struct {
-    int32_t arch;       /* wf_arch */
-    int32_t norm;       /* wf_norm */
-    int32_t block;      /* wf_block: where the norm sits around each sublayer */
-    int32_t activation; /* wf_activation of the feed-forward sublayer */
-    int32_t positions;  /* wf_positions */
-    int32_t tied_head;  /* 1: the output head is the token embedding (GPT-2); 0: its own */
-    int32_t bias;       /* 1: linear layers and LayerNorms have biases; 0: none (Llama) */
-    int32_t vocab_size; /* V */
-    int32_t context;    /* longest sequence the model sees (learned positions, KV cache) */
-    int32_t n_layer;    /* L */
-    int32_t n_head;     /* NH; head size HS = d_model / n_head */
-    int32_t d_model;    /* C */
-    int32_t d_ff;       /* F: width of the feed-forward hidden layer */
-    float norm_eps;     /* epsilon inside the norm's square root */
-    uint32_t seed;      /* seeds weight init and the model's training RNG streams */
-    int32_t n_enc_layer; /* encoder-decoder: encoder layers (n_layer: the decoder's); else 0 */
-    float dropout;       /* training only: drop probability of embeddings and sublayer outputs */
-    int32_t max_beam;    /* encoder-decoder: widest beam of wf_seq2seq_decode; else ignored */
+    WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, WF_F32_FIELD_, WF_U32_FIELD_)
 } wf_config;
 
-/* Fills cfg with the "tiny" GPT (docs/ARCHITECTURES.md): decoder, Pre-LN LayerNorm, GELU,
- * learned positions, tied head, biases, V=96, context 64, L=4, NH=4, C=128, F=512, eps 1e-5,
- * seed 1337, no encoder layers, no dropout, max_beam 4. */
+/* Fills cfg with the defaults of WF_CONFIG_FIELDS: the "tiny" GPT (docs/ARCHITECTURES.md). */
 WF_API void wf_config_default(wf_config *cfg);
 
-/* Checks cfg without allocating; on failure a one-line reason goes to the caller's msg
- * (cap bytes, NUL-terminated when cap > 0; msg may be NULL). */
+/* Checks cfg without allocating (each row's range, then what rows cannot say alone: n_head
+ * divides d_model, RoPE's even head size, encoder layers only in encoder-decoders); on
+ * failure a one-line reason goes to the caller's msg (cap bytes, NUL-terminated when
+ * cap > 0; msg may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 
 /* Memory in bytes, as doubles: exact in JavaScript, no overflow for absurd configs. */
@@ -135,20 +154,22 @@ WF_API wf_real *wf_model_params(wf_model *m); /* all weights, flat; borrowed */
 WF_API wf_real *wf_model_grads(wf_model *m);  /* their gradients, same layout; borrowed */
 
 /* ---- Training ---- */
+/* The training settings, one row per field as WF_CONFIG_FIELDS (INT and REAL rows only). */
+#define WF_OPTIM_FIELDS(INT, REAL)                                                                               \
+    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                  \
+    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                        \
+    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                      \
+    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                         \
+    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]", "decoupled; applied to matrices and embeddings only") \
+    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup from lr/warmup to lr")                 \
+    INT(decay_steps, decaySteps, 0, 0, INT32_MAX, WF_ALL, "then cosine decay over these steps; 0: constant lr")  \
+    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr; then constant") \
+    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the global gradient norm to this; 0: no clipping")   \
+    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where warmup and decay start (a later run: the current step)")
 typedef struct {
-    float lr;            /* peak learning rate */
-    float beta1, beta2;  /* AdamW moment decay rates */
-    float eps;           /* AdamW denominator epsilon */
-    float weight_decay;  /* decoupled; applied to matrices and embeddings only */
-    int32_t warmup;      /* steps of linear warmup from lr/warmup to lr */
-    int32_t decay_steps; /* then cosine decay to lr*min_lr_ratio over these steps, then
-                            constant; 0 = constant lr after warmup */
-    float min_lr_ratio;
-    float grad_clip;     /* clip the global gradient norm to this; 0 = no clipping */
-    int32_t start;       /* step where warmup and decay start (a later run: the current step) */
+    WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_)
 } wf_optim;
-/* Fills o with lr 3e-4, betas 0.9/0.95, eps 1e-8, weight decay 0.1, no warmup or decay,
- * clip 1.0, a schedule starting at step 0. */
+/* Fills o with the defaults of WF_OPTIM_FIELDS. */
 WF_API void wf_optim_default(wf_optim *o);
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* copies *o into m */
 WF_API wf_status wf_model_get_optim(const wf_model *m, wf_optim *out); /* copies m's to *out */

@@ -88,7 +88,7 @@ void wf_gelu_forward(wf_real *out, const wf_real *inp, int N, wf_pool *pool) {
     (void)pool;
     wf_gelu_forward_scalar(out, inp, N);
 #else
-    gelu_job j = {out, NULL, inp, N};
+    gelu_job j = {.out = out, .inp = inp, .N = N};
     wf_pool_run(pool, (N + GELU_CHUNK - 1) / GELU_CHUNK, gelu_forward_task, &j);
 #endif
 }
@@ -98,7 +98,7 @@ void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, in
     (void)pool;
     wf_gelu_backward_scalar(dinp, dout, inp, N);
 #else
-    gelu_job j = {dinp, dout, inp, N};
+    gelu_job j = {.out = dinp, .dout = dout, .inp = inp, .N = N};
     wf_pool_run(pool, (N + GELU_CHUNK - 1) / GELU_CHUNK, gelu_backward_task, &j);
 #endif
 }

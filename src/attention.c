@@ -109,15 +109,6 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
 #define QB 48 /* query rows per block: a multiple of every backend's WF_MR and WF_NR */
 #define KB 48 /* keys per backward tile */
 
-static wf_real dot(const wf_real *x, const wf_real *y, int n) {
-    wf_v s = wf_vzero();
-    int i = 0;
-    for (; i + WF_VL <= n; i += WF_VL) s = wf_vmadd(wf_vload(x + i), wf_vload(y + i), s);
-    wf_real r = wf_vsum(s);
-    for (; i < n; i++) r += x[i] * y[i];
-    return r;
-}
-
 /* a[0, lim) = softmax(scale * a[0, lim)), a[lim, n) = 0 */
 static void softmax_row(wf_real *a, int lim, int n, wf_real scale) {
     int j = 0;
@@ -174,7 +165,7 @@ static void forward_head(void *ctx, int task) {
             const int lim = key_limit(d, b, i);
             int j = 0;
             for (; j + 4 <= lim; j += 4) wf_dot4(a + j, qi, k + j * ks, ks, HS);
-            for (; j < lim; j++) a[j] = dot(qi, k + j * ks, HS);
+            for (; j < lim; j++) a[j] = wf_dot(qi, k + j * ks, HS);
             softmax_row(a, lim, Tk, scale);
             int c = 0;
             for (; c + 4 * WF_VL <= HS; c += 4 * WF_VL) {
@@ -235,7 +226,7 @@ static void backward_head(void *ctx, int task) {
         const int m = Tq - i0 < QB ? Tq - i0 : QB;
         const int lim = key_limit(d, b, i0 + m - 1);
         const wf_real *doi = dout + (size_t)i0 * C, *a = att + (size_t)i0 * Tk;
-        for (int i = 0; i < m; i++) D[i] = dot(doi + (size_t)i * C, o + (size_t)(i0 + i) * C, HS);
+        for (int i = 0; i < m; i++) D[i] = wf_dot(doi + (size_t)i * C, o + (size_t)(i0 + i) * C, HS);
         for (int j0 = 0; j0 < lim; j0 += KB) {
             const int n = lim - j0 < KB ? lim - j0 : KB;
             /* o_i = sum_j a_ij v_j */
@@ -267,7 +258,7 @@ void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf
     (void)pool;
     wf_attention_forward_scalar(out, att, q, k, v, d);
 #else
-    attn_job j = {out, att, NULL, NULL, NULL, NULL, q, k, v, d};
+    attn_job j = {.out = out, .att = att, .q = q, .k = k, .v = v, .d = d};
     /* decoding one token is too little work to share: keep it on the caller */
     if ((double)d->B * d->NH * d->Tq * d->Tk * d->HS < (1 << 18)) pool = NULL;
     wf_pool_run(pool, d->B * d->NH, forward_head, &j);
@@ -281,7 +272,8 @@ void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real 
     (void)pool;
     wf_attention_backward_scalar(dq, dk, dv, dout, out, att, q, k, v, d);
 #else
-    attn_job j = {(wf_real *)out, (wf_real *)att, dq, dk, dv, dout, q, k, v, d};
+    attn_job j = {.out = (wf_real *)out, .att = (wf_real *)att, .dq = dq, .dk = dk, .dv = dv, .dout = dout, .q = q, .k = k,
+                  .v = v, .d = d};
     wf_pool_run(pool, d->B * d->NH, backward_head, &j);
 #endif
 }

@@ -16,8 +16,7 @@ typedef struct {
 } wf_reader;
 
 static inline wf_reader wf_reader_of(const uint8_t *p, size_t n) {
-    wf_reader r = {p, n, 0, 0};
-    return r;
+    return (wf_reader){.p = p, .n = n};
 }
 
 static inline size_t wf_left(const wf_reader *r) { return r->failed ? 0 : r->n - r->off; }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "config.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -18,26 +19,18 @@
 #define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER) /* every flag version 1 knows */
 #define MAX_NAME 63
 
-/* wf_config and wf_optim are serialized field by field, in struct order, after a field
- * count. Every field is 4 bytes (int32, uint32 or float32 bits), so a struct is an array
- * of 4-byte words; the static asserts catch a field added without a row here. A file
- * with fewer fields than this build (written before a field existed) gets the defaults
- * for the rest; a file with more is refused as written by a newer version. */
-#define CONFIG_FIELDS(X) X(arch) X(norm) X(block) X(activation) X(positions) X(tied_head) X(bias) \
-    X(vocab_size) X(context) X(n_layer) X(n_head) X(d_model) X(d_ff) X(norm_eps) X(seed) \
-    X(n_enc_layer) X(dropout) X(max_beam)
-#define OPTIM_FIELDS(X) X(lr) X(beta1) X(beta2) X(eps) X(weight_decay) X(warmup) X(decay_steps) \
-    X(min_lr_ratio) X(grad_clip) X(start)
-#define COUNT_FIELD(name) +1
+/* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
+ * WF_OPTIM_FIELDS), after a field count. Every field is 4 bytes (int32, uint32 or float32
+ * bits), so a struct is an array of 4-byte words. A file with fewer fields than this build
+ * (written before a field existed) gets the defaults for the rest; a file with more is
+ * refused as written by a newer version. */
 enum {
-    N_CONFIG = 0 CONFIG_FIELDS(COUNT_FIELD),
-    N_OPTIM = 0 OPTIM_FIELDS(COUNT_FIELD),
+    N_CONFIG = WF_N_CONFIG,
+    N_OPTIM = WF_N_OPTIM,
     N_CONFIG_V1 = 15, /* the fields version 1 files always have */
     N_OPTIM_V1 = 9,   /* before the schedule's start (0 when absent) */
     N_RNG = 2,        /* the batch sampler's train and validation streams */
 };
-_Static_assert(sizeof(wf_config) == 4 * N_CONFIG, "add the new wf_config field to CONFIG_FIELDS (and docs/FORMATS.md)");
-_Static_assert(sizeof(wf_optim) == 4 * N_OPTIM, "add the new wf_optim field to OPTIM_FIELDS (and docs/FORMATS.md)");
 
 void wf_buffer_free(void *p) { free(p); }
 
@@ -105,12 +98,14 @@ static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
     end_file(w, start);
 }
 
-static void write_model(wf_writer *w, const wf_model *m, const wf_tokenizer *t, int32_t flags) {
+static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_t flags) {
     const int opt = (flags & WF_SAVE_OPTIMIZER) != 0;
+    wf_config cfg;
+    wf_model_config(m, &cfg);
     size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0));
 
     size_t at = begin_section(w, "CONF");
-    put_words(w, &m->cfg, N_CONFIG);
+    put_words(w, &cfg, N_CONFIG);
     end_section(w, at);
 
     if (t) {
@@ -120,34 +115,42 @@ static void write_model(wf_writer *w, const wf_model *m, const wf_tokenizer *t, 
     }
 
     at = begin_section(w, "TENS");
+    wf_tensor_info table[WF_N_PARAMS];
     int present = 0;
-    for (int i = 0; i < WF_N_PARAMS; i++) present += m->tensors[i].size > 0;
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        wf_model_tensor(m, i, &table[i]);
+        present += table[i].size > 0;
+    }
     wf_put_u32(w, (uint32_t)present);
     wf_put_u32(w, 0); /* dtype: float32 */
-    const size_t stride = wf_model_stride(m);
+    const wf_real *weights = wf_model_block(m, WF_WEIGHTS), *adam_m = wf_model_block(m, WF_ADAM_M);
+    const wf_real *adam_v = wf_model_block(m, WF_ADAM_V);
     for (int i = 0; i < WF_N_PARAMS; i++) {
-        const wf_tensor_info *ti = &m->tensors[i];
+        const wf_tensor_info *ti = &table[i];
         if (!ti->size) continue;
         size_t len = strlen(ti->name);
         wf_put_u32(w, (uint32_t)len);
         wf_put(w, ti->name, len);
         wf_put_u32(w, (uint32_t)ti->ndim);
         for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
-        const wf_real *x = m->arena + ti->offset;
-        put_reals(w, x, (size_t)ti->size);
+        put_reals(w, weights + ti->offset, (size_t)ti->size);
         if (opt) {
-            put_reals(w, x + 2 * stride, (size_t)ti->size); /* AdamW m */
-            put_reals(w, x + 3 * stride, (size_t)ti->size); /* AdamW v */
+            put_reals(w, adam_m + ti->offset, (size_t)ti->size);
+            put_reals(w, adam_v + ti->offset, (size_t)ti->size);
         }
     }
     end_section(w, at);
 
     if (opt) {
+        wf_optim o;
+        wf_train_state st;
+        wf_model_get_optim(m, &o);
+        wf_model_get_state(m, &st);
         at = begin_section(w, "OPTM");
-        put_words(w, &m->opt, N_OPTIM);
-        wf_put_u32(w, (uint32_t)m->step);
+        put_words(w, &o, N_OPTIM);
+        wf_put_u32(w, (uint32_t)st.step);
         wf_put_u32(w, N_RNG);
-        for (int i = 0; i < N_RNG; i++) wf_put_u64(w, m->rng_split[i].s);
+        for (int i = 0; i < N_RNG; i++) wf_put_u64(w, st.rng[i]);
         end_section(w, at);
     }
     end_file(w, start);
@@ -168,12 +171,13 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
     if (!out || !n) return WF_ERR(m, WF_ERR_ARG, "out and n must not be NULL");
     *out = NULL;
     *n = 0;
-    if (!m->ready) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
+    wf_config cfg;
+    if (wf_model_config(m, &cfg) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
     if (flags & ~WF_SAVE_OPTIMIZER) return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the only flag is WF_SAVE_OPTIMIZER", (unsigned)flags);
     if (t && t->kind == WF_TOKENIZER_NONE) return WF_ERR(m, WF_ERR_STATE, "the tokenizer is empty: train or load it first, or pass NULL");
-    if (t && wf_tokenizer_vocab_size(t) > m->cfg.vocab_size)
+    if (t && wf_tokenizer_vocab_size(t) > cfg.vocab_size)
         return WF_ERR(m, WF_ERR_STATE, "the tokenizer has %d tokens but the model's vocabulary only %d",
-                      wf_tokenizer_vocab_size(t), m->cfg.vocab_size);
+                      wf_tokenizer_vocab_size(t), cfg.vocab_size);
     wf_writer w = {NULL, 0};
     write_model(&w, m, t, flags);
     wf_status s = finish_buffer(w.off, out, n, m->err, sizeof m->err);
@@ -369,8 +373,7 @@ typedef struct {
     wf_config cfg;
     int has_opt;
     wf_optim opt;
-    int32_t step;
-    uint64_t rng[N_RNG];
+    wf_train_state state;
     wf_tensor_info table[WF_N_PARAMS];
     const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v) */
 } parsed_ckpt;
@@ -464,14 +467,16 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
         if (sec.failed) FAIL(WF_ERR_FORMAT, "the optimizer section ends early");
         if (step > INT32_MAX) FAIL(WF_ERR_FORMAT, "step %u is out of range", step);
         if (n_rng != N_RNG) FAIL(WF_ERR_FORMAT, "the file has %u RNG streams; the model has %d", n_rng, N_RNG);
-        pc->step = (int32_t)step;
+        pc->state.step = (int32_t)step;
         for (int i = 0; i < N_RNG; i++) {
-            pc->rng[i] = wf_get_u64(&sec);
-            if (!sec.failed && pc->rng[i] == 0) FAIL(WF_ERR_FORMAT, "RNG stream %d has the state 0, which it can never reach", i);
+            pc->state.rng[i] = wf_get_u64(&sec);
+            if (!sec.failed && pc->state.rng[i] == 0) FAIL(WF_ERR_FORMAT, "RNG stream %d has the state 0, which it can never reach", i);
         }
         if ((s = close_section(&sec, "OPTM", msg, cap)) != WF_OK) return s;
     }
     if (wf_left(&r)) FAIL(WF_ERR_FORMAT, "%zu unexplained bytes after the last section", wf_left(&r));
+    if (pc->has_opt && (s = wf_optim_check(&pc->opt, why, sizeof why)) != WF_OK)
+        FAIL(WF_ERR_FORMAT, "the file's optimizer settings: %s", why);
     return WF_OK;
 }
 
@@ -482,40 +487,30 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     wf_tokenizer tok;
     memset(&tok, 0, sizeof tok);
     if (!pc) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    /* parsed and checked: only building the model can fail now, and it leaves m as it was */
     wf_status s = parse_checkpoint(data, (size_t)n, pc, &tok, m->err, sizeof m->err);
-    wf_model *next = NULL;
-    if (s == WF_OK) {
-        next = wf_model_create();
-        if (!next) s = WF_ERR(m, WF_ERR_NOMEM, "out of memory");
-    }
-    if (s == WF_OK && (s = wf_model_init(next, &pc->cfg)) != WF_OK) s = WF_ERR(m, s, "%s", wf_model_error(next));
-    if (s == WF_OK && pc->has_opt && (s = wf_model_set_optim(next, &pc->opt)) != WF_OK)
-        s = WF_ERR(m, WF_ERR_FORMAT, "the file's optimizer settings: %s", wf_model_error(next));
+    if (s == WF_OK) s = wf_model_init_zero(m, &pc->cfg);
     if (s != WF_OK) {
-        wf_model_free(next);
         wf_tokenizer_clear(&tok);
         free(pc);
         return s;
     }
-    /* from here nothing can fail */
-    const size_t stride = wf_model_stride(next);
+    wf_real *weights = wf_model_block(m, WF_WEIGHTS), *adam_m = wf_model_block(m, WF_ADAM_M);
+    wf_real *adam_v = wf_model_block(m, WF_ADAM_V);
     for (int i = 0; i < WF_N_PARAMS; i++) {
-        const wf_tensor_info *ti = &next->tensors[i];
+        const wf_tensor_info *ti = &pc->table[i];
         if (!ti->size) continue;
         const size_t elems = (size_t)ti->size;
-        wf_real *x = next->arena + ti->offset;
-        read_reals(x, pc->data[i], elems);
+        read_reals(weights + ti->offset, pc->data[i], elems);
         if (pc->has_opt) {
-            read_reals(x + 2 * stride, pc->data[i] + 4 * elems, elems);
-            read_reals(x + 3 * stride, pc->data[i] + 8 * elems, elems);
+            read_reals(adam_m + ti->offset, pc->data[i] + 4 * elems, elems);
+            read_reals(adam_v + ti->offset, pc->data[i] + 8 * elems, elems);
         }
     }
     if (pc->has_opt) {
-        next->step = pc->step;
-        for (int i = 0; i < N_RNG; i++) next->rng_split[i].s = pc->rng[i];
+        wf_model_set_optim(m, &pc->opt);
+        wf_model_set_state(m, &pc->state);
     }
-    wf_model_adopt(m, next);
-    wf_model_free(next);
     if (t && tok.kind != WF_TOKENIZER_NONE) {
         wf_tokenizer_move(t, &tok);
         t->err[0] = 0;

@@ -1,112 +1,16 @@
-/* Generation: the layout of the generation block (shared with seq2seq.c), the sampler
- * (temperature, top-k, top-p) and decoding one token at a time over the KV cache. Every
- * buffer was allocated with the model; nothing here allocates. */
+/* Generation: the sampler (temperature, top-k, top-p) and decoding one token at a time over
+ * the KV cache, on the stacks' forward loop (wf_stack_decode). Every buffer was allocated
+ * with the model (wf_gen_carve); nothing here allocates. */
 #include "model.h"
 
-/* A prompt and a re-read window go through the layers GEN_ROWS positions at a time, as
- * matrix products; each new token is then one row (matrix-vector products). */
-#define GEN_ROWS 32
-
-/* X(name, type, elements) of the generation block besides its two layers' scratch; the
- * wf_dims letters and R (rows of layer scratch) are in scope. int32 ids live in
- * wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real). */
-#define GEN_BUFS(X)                              \
-    X(kcache,      wf_real, K * L * T * C)       \
-    X(vcache,      wf_real, K * L * T * C)       \
-    X(kalt,        wf_real, xa * K * L * T * C)  \
-    X(valt,        wf_real, xa * K * L * T * C)  \
-    X(xkv,         wf_real, xa * L * T * 2 * C)  \
-    X(row.branch,  wf_real, R * C)               \
-    X(enc.branch,  wf_real, xa * T * C)          \
-    X(x,           wf_real, R * C)               \
-    X(enc_x,       wf_real, xa * T * C)          \
-    X(enc_out,     wf_real, xa * T * C)          \
-    X(enc_mean,    wf_real, xa * T)              \
-    X(enc_rstd,    wf_real, xa * T)              \
-    X(lnf,         wf_real, C)                   \
-    X(lnf_mean,    wf_real, 1)                   \
-    X(lnf_rstd,    wf_real, 1)                   \
-    X(logits,      wf_real, V)                   \
-    X(probs,       wf_real, V)                   \
-    X(logp,        wf_real, xa * K * V)          \
-    X(score,       wf_real, xa * K)              \
-    X(score_alt,   wf_real, xa * K)              \
-    X(cand_score,  wf_real, xa * 2 * K)          \
-    X(cand_beam,   int32_t, xa * 2 * K)          \
-    X(cand_tok,    int32_t, xa * 2 * K)          \
-    X(seq,         int32_t, xa * K * (T + 1))    \
-    X(seq_alt,     int32_t, xa * K * (T + 1))    \
-    X(best,        int32_t, xa * T)              \
-    X(order,       int32_t, V)                   \
-    X(window,      int32_t, T)
-
-size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
-    wf_gen scratch;
-    if (!g) g = &scratch;
-    const size_t T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
-    const size_t R = T < GEN_ROWS ? T : GEN_ROWS;
-    size_t off = wf_layer_carve(&g->row, mem, d, R, T, xa * T, 0, xa, 0);
-    if (xa)
-        off += wf_layer_carve(&g->enc, mem ? mem + off : NULL, d, T, T, 0, 0, 0, 0);
-    else
-        memset(&g->enc, 0, sizeof g->enc);
-#define X(ptr, type, n)                                  \
-    g->ptr = (type *)(mem && (n) != 0 ? mem + off : NULL);    \
-    off += PAD4((size_t)(n));
-    GEN_BUFS(X)
-#undef X
-    g->n = 0;
-    g->active = 0;
-    return off;
-}
-
-/* The same count in double, so that a config whose block would overflow size_t (32 bits
- * in wasm) is measured and refused instead of wrapping around. */
-double wf_gen_elems_d(const wf_dims *d) {
-    const double T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
-    const double R = T < GEN_ROWS ? T : GEN_ROWS;
-    double total = wf_layer_elems_d(d, R, T, xa * T, 0, xa, 0) + (xa ? wf_layer_elems_d(d, T, T, 0, 0, 0, 0) : 0);
-#define X(ptr, type, n) total += PAD4D(n);
-    GEN_BUFS(X)
-#undef X
-    return total;
-}
-
-/* Shared by prefill, decoding and wf_seq2seq_decode (see model.h). */
-void wf_gen_layers(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S) {
-    wf_gen *g = &m->gen;
-    const int C = m->d.C;
-    const size_t layer_cache = (size_t)m->d.T * C;
-    const wf_real *pt = wf_position_table(m, WF_STACK_MAIN);
-    wf_embed_forward(g->x, tokens, m->p.wte, pt ? pt + (size_t)pos * C : NULL, 1, T, C);
-    for (int l = 0; l < m->d.L; l++) {
-        wf_layer_w w;
-        wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
-        wf_layer_io io;
-        memset(&io, 0, sizeof io);
-        io.B = 1;
-        io.T = T;
-        io.causal = 1;
-        io.pos = pos;
-        io.kcache = kcache + l * layer_cache;
-        io.vcache = vcache + l * layer_cache;
-        if (S > 0) {
-            io.ckv = g->xkv + l * layer_cache * 2;
-            io.S = S;
-        }
-        wf_layer_forward(m, &w, &g->row, g->x, &io);
-        memcpy(g->x, g->row.out, (size_t)T * C * sizeof(wf_real));
-    }
-}
-
-/* Reads the window from position 0, up to GEN_ROWS positions per pass through the layers
+/* Reads the window from position 0, up to WF_GEN_ROWS positions per pass through the layers
  * (the same causal attention over the cache as decoding, T rows at once). */
 static void prefill(wf_model *m) {
     wf_gen *g = &m->gen;
-    const int C = m->d.C, R = m->d.T < GEN_ROWS ? m->d.T : GEN_ROWS;
+    const int C = m->d.C, R = m->d.T < WF_GEN_ROWS ? m->d.T : WF_GEN_ROWS;
     for (int pos = 0; pos < g->n; pos += R) {
         const int T = g->n - pos < R ? g->n - pos : R;
-        wf_gen_layers(m, g->window + pos, T, pos, g->kcache, g->vcache, 0);
+        wf_stack_decode(m, g->window + pos, T, pos, g->kcache, g->vcache, 0);
         if (pos + T == g->n) /* only the last position's logits are needed */
             wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
     }
@@ -196,16 +100,14 @@ static wf_status check_sampling(wf_model *m, const wf_sampling *s) {
 }
 
 wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed) {
-    if (!m) return WF_ERR_ARG;
-    if (!m->ready) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: call wf_model_init first");
+    WF_NEED_READY(m);
     if (m->cfg.arch != WF_ARCH_DECODER)
         return WF_ERR(m, WF_ERR_STATE, "%s", m->cfg.arch == WF_ARCH_ENCODER
                       ? "an encoder does not generate; wf_gen_start needs a decoder"
                       : "an encoder-decoder decodes from a source: use wf_seq2seq_decode");
     if (!prompt || n < 1) return WF_ERR(m, WF_ERR_ARG, "the prompt must have at least one token");
-    for (int32_t i = 0; i < n; i++)
-        if (prompt[i] < 0 || prompt[i] >= m->cfg.vocab_size)
-            return WF_ERR(m, WF_ERR_TOKEN, "prompt token %d at position %d is outside [0, %d)", prompt[i], i, m->cfg.vocab_size);
+    wf_status s = wf_model_check_ids(m, prompt, (size_t)n, 0, "prompt");
+    if (s != WF_OK) return s;
     wf_gen *g = &m->gen;
     int32_t keep = n < m->cfg.context ? n : m->cfg.context;
     memcpy(g->window, prompt + (n - keep), (size_t)keep * sizeof(int32_t));
@@ -234,7 +136,7 @@ wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
         prefill(m);
     } else {
         g->window[g->n] = id;
-        wf_gen_layers(m, &id, 1, g->n, g->kcache, g->vcache, 0);
+        wf_stack_decode(m, &id, 1, g->n, g->kcache, g->vcache, 0);
         wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
         g->n++;
     }

@@ -6,6 +6,57 @@
 #include "ops.h"
 #include "simd.h"
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* ---- the op ----
+ * All three products run on the packed matrix multiply (wf_matmul, matmul.c), which reads
+ * its operands through strides: the transposes cost nothing. A few rows forward (decoding,
+ * short prompts) take the dot-product kernel at the end of this file instead. */
+
+#if !defined(WF_REFERENCE_KERNELS)
+#define ROWS_MAX 32 /* up to here the few-row kernel beats packing the weights (bench: decode and re-reads) */
+static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b, int N, int C, int OC,
+                        wf_pool *pool);
+#endif
+
+void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
+                       int N, int C, int OC, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS)
+    (void)pool;
+    wf_linear_forward_scalar(out, inp, w, b, N, C, OC);
+#else
+    if (N <= ROWS_MAX) {
+        linear_rows(out, inp, w, b, N, C, OC, pool);
+        return;
+    }
+    if (b)
+        for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, b, (size_t)OC * sizeof(wf_real));
+    /* A(n,i) = inp[n,i];  B(i,j) = w[j,i]: w read transposed */
+    wf_matmul(out, (size_t)OC, inp, (size_t)C, 1, w, 1, (size_t)C, N, OC, C, b != NULL, pool);
+#endif
+}
+
+void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                        const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS)
+    (void)pool;
+    wf_linear_backward_scalar(dinp, dw, db, dout, inp, w, N, C, OC);
+#else
+    /* out = inp w^T + b */
+    if (dinp) wf_matmul(dinp, (size_t)C, dout, (size_t)OC, 1, w, (size_t)C, 1, N, C, OC, 1, pool);
+    /* A(j,n) = dout[n,j]: dout read transposed */
+    if (dw) wf_matmul(dw, (size_t)C, dout, 1, (size_t)OC, inp, (size_t)C, 1, OC, C, N, 1, pool);
+    if (db) {
+        for (int n = 0; n < N; n++) {
+            const wf_real *d = dout + (size_t)n * OC;
+            int j = 0;
+            for (; j + WF_VL <= OC; j += WF_VL) wf_vstore(db + j, wf_vadd(wf_vload(db + j), wf_vload(d + j)));
+            for (; j < OC; j++) db[j] += d[j];
+        }
+    }
+#endif
+}
+
 /* ---- the reference: plain loops the fast path is tested against ---- */
 
 void wf_linear_forward_scalar(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
@@ -44,210 +95,6 @@ void wf_linear_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf
     }
 }
 
-/* ---- the packed matrix multiply ----
- * Blocking (BLIS's loop order, sized for 32-48 KB of L1 and 1 MB of L2 per core): a task
- * owns a range of rows and of at most NC columns. For each KC-deep slice of the sum it
- * packs its columns of B (KC x NC, 128-256 KB, kept in L2) into NR-wide panels, then for each
- * MC-row block packs A (MC x KC) into MR-row panels and runs the microkernel, which keeps
- * an MR x NR tile of C in registers. The packing buffers live on the stack (180-310 KB; thread stacks are 1 MB or more).
- * Every output element sums its K terms in order, in KC-long partial sums, whoever runs
- * the task: results do not depend on the thread count. */
-#define KC 256
-#define MC (8 * WF_MR)
-#define NC (16 * WF_NR) /* 256 columns (AVX2), 128 (4-lane backends) */
-
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-/* A panels: ap[p][k * MR + r] = A(p * MR + r, k), zero rows past m. */
-static void pack_a(wf_real *ap, const wf_real *a, size_t ars, size_t acs, int m, int kc) {
-    for (int i0 = 0; i0 < m; i0 += WF_MR, ap += (size_t)kc * WF_MR) {
-        const int mr = MIN(WF_MR, m - i0);
-        const wf_real *src = a + (size_t)i0 * ars;
-        if (acs == 1) {
-            for (int r = 0; r < mr; r++)
-                for (int k = 0; k < kc; k++) ap[k * WF_MR + r] = src[r * ars + k];
-        } else {
-            for (int k = 0; k < kc; k++)
-                for (int r = 0; r < mr; r++) ap[k * WF_MR + r] = src[k * acs + r * ars];
-        }
-        for (int r = mr; r < WF_MR; r++)
-            for (int k = 0; k < kc; k++) ap[k * WF_MR + r] = 0;
-    }
-}
-
-/* B panels: bp[p][k * NR + j] = B(k, p * NR + j), zero columns past n. */
-static void pack_b(wf_real *bp, const wf_real *b, size_t brs, size_t bcs, int n, int kc) {
-    for (int j0 = 0; j0 < n; j0 += WF_NR, bp += (size_t)kc * WF_NR) {
-        const int nr = MIN(WF_NR, n - j0);
-        const wf_real *src = b + (size_t)j0 * bcs;
-        if (bcs == 1 && nr == WF_NR) {
-            /* whole vectors: a compiler's memcpy for NR floats costs more than the copy */
-            for (int k = 0; k < kc; k++)
-                for (int v = 0; v < WF_NV; v++) wf_vstore(bp + k * WF_NR + v * WF_VL, wf_vload(src + k * brs + v * WF_VL));
-        } else if (bcs == 1) {
-            for (int k = 0; k < kc; k++) {
-                int j = 0;
-                for (; j < nr; j++) bp[k * WF_NR + j] = src[k * brs + j];
-                for (; j < WF_NR; j++) bp[k * WF_NR + j] = 0;
-            }
-        } else {
-            for (int j = 0; j < nr; j++)
-                for (int k = 0; k < kc; k++) bp[k * WF_NR + j] = src[j * bcs + k * brs];
-            for (int j = nr; j < WF_NR; j++)
-                for (int k = 0; k < kc; k++) bp[k * WF_NR + j] = 0;
-        }
-    }
-}
-
-/* c[MR x NR] (+)= ap . bp over kc: MR * NV accumulators stay in registers. */
-static void micro(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size_t ldc, int acc) {
-    wf_v t[WF_MR][WF_NV];
-    for (int r = 0; r < WF_MR; r++)
-        for (int v = 0; v < WF_NV; v++) t[r][v] = wf_vzero();
-    for (int k = 0; k < kc; k++, ap += WF_MR, bp += WF_NR) {
-        wf_v bv[WF_NV];
-        for (int v = 0; v < WF_NV; v++) bv[v] = wf_vload(bp + v * WF_VL);
-        for (int r = 0; r < WF_MR; r++) {
-            wf_v a = wf_vbroadcast(ap + r);
-            for (int v = 0; v < WF_NV; v++) t[r][v] = wf_vmadd(a, bv[v], t[r][v]);
-        }
-    }
-    for (int r = 0; r < WF_MR; r++)
-        for (int v = 0; v < WF_NV; v++) {
-            wf_real *cp = c + r * ldc + v * WF_VL;
-            wf_vstore(cp, acc ? wf_vadd(wf_vload(cp), t[r][v]) : t[r][v]);
-        }
-}
-
-/* The same for a partial tile (m < MR or n < NR), through a tile on the stack. */
-static void micro_edge(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size_t ldc, int acc, int m, int n) {
-    wf_real tile[WF_MR * WF_NR];
-    micro(kc, ap, bp, tile, WF_NR, 0);
-    for (int r = 0; r < m; r++)
-        for (int j = 0; j < n; j++) c[r * ldc + j] = (acc ? c[r * ldc + j] : 0) + tile[r * WF_NR + j];
-}
-
-typedef struct {
-    wf_real *c;
-    size_t ldc;
-    const wf_real *a, *b;
-    size_t ars, acs, brs, bcs;
-    int M, N, K, accumulate;
-    int row_tasks, row_width; /* rows cut into row_tasks ranges of row_width (a multiple of MC) */
-    int col_width;            /* columns cut into ranges of col_width <= NC (a multiple of NR) */
-} mm_job;
-
-static void mm_block(const mm_job *j, int i_begin, int i_end, int j_begin, int j_end) {
-    wf_real ap[MC * KC] __attribute__((aligned(64)));
-    wf_real bp[KC * NC] __attribute__((aligned(64)));
-    const int n = j_end - j_begin;
-    for (int p0 = 0; p0 < j->K; p0 += KC) {
-        const int kc = MIN(KC, j->K - p0);
-        const int acc = j->accumulate || p0 > 0;
-        pack_b(bp, j->b + (size_t)p0 * j->brs + (size_t)j_begin * j->bcs, j->brs, j->bcs, n, kc);
-        for (int i0 = i_begin; i0 < i_end; i0 += MC) {
-            const int m = MIN(MC, i_end - i0);
-            pack_a(ap, j->a + (size_t)i0 * j->ars + (size_t)p0 * j->acs, j->ars, j->acs, m, kc);
-            for (int j0 = 0; j0 < n; j0 += WF_NR) {
-                const int nr = MIN(WF_NR, n - j0);
-                const wf_real *bpanel = bp + (size_t)j0 * kc;
-                for (int r0 = 0; r0 < m; r0 += WF_MR) {
-                    wf_real *c = j->c + (size_t)(i0 + r0) * j->ldc + j_begin + j0;
-                    const int mr = MIN(WF_MR, m - r0);
-                    if (mr == WF_MR && nr == WF_NR)
-                        micro(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc);
-                    else
-                        micro_edge(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc, mr, nr);
-                }
-            }
-        }
-    }
-}
-
-static void mm_task(void *ctx, int task) {
-    const mm_job *j = ctx;
-    const int rt = task % j->row_tasks, ct = task / j->row_tasks;
-    const int i_begin = rt * j->row_width, i_end = MIN(j->M, i_begin + j->row_width);
-    const int j_begin = ct * j->col_width, j_end = MIN(j->N, j_begin + j->col_width);
-    if (i_begin < i_end && j_begin < j_end) mm_block(j, i_begin, i_end, j_begin, j_end);
-}
-
-/* A few rows (matrix-vector products, as in decoding one token): packing B would cost as
- * much as the product, so read it in place. */
-static void mm_rows(const mm_job *j) {
-    for (int i = 0; i < j->M; i++) {
-        wf_real *c = j->c + (size_t)i * j->ldc;
-        const wf_real *a = j->a + (size_t)i * j->ars;
-        if (j->brs == 1 && j->acs == 1) {
-            /* B's columns are contiguous: one dot product per output, four at a time, each
-             * over two accumulators so the additions do not wait on each other */
-            int n = 0;
-            for (; n + 4 <= j->N; n += 4) {
-                const wf_real *b0 = j->b + (size_t)n * j->bcs, *b1 = b0 + j->bcs, *b2 = b1 + j->bcs, *b3 = b2 + j->bcs;
-                wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
-                wf_v t0 = wf_vzero(), t1 = wf_vzero(), t2 = wf_vzero(), t3 = wf_vzero();
-                int k = 0;
-                for (; k + 2 * WF_VL <= j->K; k += 2 * WF_VL) {
-                    wf_v x = wf_vload(a + k), y = wf_vload(a + k + WF_VL);
-                    s0 = wf_vmadd(x, wf_vload(b0 + k), s0);
-                    s1 = wf_vmadd(x, wf_vload(b1 + k), s1);
-                    s2 = wf_vmadd(x, wf_vload(b2 + k), s2);
-                    s3 = wf_vmadd(x, wf_vload(b3 + k), s3);
-                    t0 = wf_vmadd(y, wf_vload(b0 + k + WF_VL), t0);
-                    t1 = wf_vmadd(y, wf_vload(b1 + k + WF_VL), t1);
-                    t2 = wf_vmadd(y, wf_vload(b2 + k + WF_VL), t2);
-                    t3 = wf_vmadd(y, wf_vload(b3 + k + WF_VL), t3);
-                }
-                for (; k + WF_VL <= j->K; k += WF_VL) {
-                    wf_v x = wf_vload(a + k);
-                    s0 = wf_vmadd(x, wf_vload(b0 + k), s0);
-                    s1 = wf_vmadd(x, wf_vload(b1 + k), s1);
-                    s2 = wf_vmadd(x, wf_vload(b2 + k), s2);
-                    s3 = wf_vmadd(x, wf_vload(b3 + k), s3);
-                }
-                wf_real d0 = wf_vsum(wf_vadd(s0, t0)), d1 = wf_vsum(wf_vadd(s1, t1));
-                wf_real d2 = wf_vsum(wf_vadd(s2, t2)), d3 = wf_vsum(wf_vadd(s3, t3));
-                for (; k < j->K; k++) {
-                    d0 += a[k] * b0[k];
-                    d1 += a[k] * b1[k];
-                    d2 += a[k] * b2[k];
-                    d3 += a[k] * b3[k];
-                }
-                if (j->accumulate) {
-                    c[n] += d0, c[n + 1] += d1, c[n + 2] += d2, c[n + 3] += d3;
-                } else {
-                    c[n] = d0, c[n + 1] = d1, c[n + 2] = d2, c[n + 3] = d3;
-                }
-            }
-            for (; n < j->N; n++) {
-                const wf_real *b0 = j->b + (size_t)n * j->bcs;
-                wf_v s = wf_vzero();
-                int k = 0;
-                for (; k + WF_VL <= j->K; k += WF_VL) s = wf_vmadd(wf_vload(a + k), wf_vload(b0 + k), s);
-                wf_real d = wf_vsum(s);
-                for (; k < j->K; k++) d += a[k] * b0[k];
-                c[n] = (j->accumulate ? c[n] : 0) + d;
-            }
-        } else if (j->bcs == 1) {
-            /* B's rows are contiguous: c_i += A(i,k) B(k,:) */
-            if (!j->accumulate) memset(c, 0, (size_t)j->N * sizeof(wf_real));
-            for (int k = 0; k < j->K; k++) {
-                const wf_v x = wf_vset1(a[k * j->acs]);
-                const wf_real *b = j->b + (size_t)k * j->brs;
-                int n = 0;
-                for (; n + WF_VL <= j->N; n += WF_VL) wf_vstore(c + n, wf_vmadd(x, wf_vload(b + n), wf_vload(c + n)));
-                for (; n < j->N; n++) c[n] += a[k * j->acs] * b[n];
-            }
-        } else {
-            for (int n = 0; n < j->N; n++) {
-                wf_real d = 0;
-                for (int k = 0; k < j->K; k++) d += a[k * j->acs] * j->b[k * j->brs + n * j->bcs];
-                c[n] = (j->accumulate ? c[n] : 0) + d;
-            }
-        }
-    }
-}
-
 /* ---- a few rows (decoding and short prompts): dot products, nothing packed ----
  * out[n,j] = b[j] + inp[n,:] . w[j,:] with both operands read along C in place: four
  * weight rows at a time (4 C floats, which stay in L1) against every input row, two rows
@@ -258,7 +105,6 @@ static void mm_rows(const mm_job *j) {
  * with eight accumulators (two per dot product) or eight weight rows decodes 20-25 %
  * slower than four (bench A/B in the commit messages). */
 #if !defined(WF_REFERENCE_KERNELS) /* the reference build runs wf_linear_forward_scalar */
-#define ROWS_MAX 32 /* up to here this beats packing the weights (bench: decode and re-reads) */
 
 /* s[r] = x . w_r and s[4 + r] = y . w_r: two input rows share every weight load. */
 static void dot_4x2(wf_real *s, const wf_real *x, const wf_real *y, const wf_real *w, int C) {
@@ -321,12 +167,7 @@ static void rows_task(void *ctx, int task) {
     for (; o < j_end; o++) {
         const wf_real *w = j->w + (size_t)o * C;
         for (int n = 0; n < j->N; n++) {
-            const wf_real *x = j->inp + (size_t)n * C;
-            wf_v acc = wf_vzero();
-            int k = 0;
-            for (; k + WF_VL <= C; k += WF_VL) acc = wf_vmadd(wf_vload(x + k), wf_vload(w + k), acc);
-            wf_real d = wf_vsum(acc);
-            for (; k < C; k++) d += x[k] * w[k];
+            const wf_real d = wf_dot(j->inp + (size_t)n * C, w, C);
             j->out[(size_t)n * OC + o] = j->b ? j->b[o] + d : d;
         }
     }
@@ -337,7 +178,8 @@ static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, cons
     const int tiles = (OC + 3) / 4;
     /* below ~1 MFLOP waking workers costs more than it saves (as in wf_matmul) */
     const int threads = (double)N * C * OC < (1 << 19) ? 1 : wf_pool_threads(pool);
-    rows_job j = {out, inp, w, b, N, C, OC, (tiles + 3 * threads - 1) / (3 * threads)};
+    rows_job j = {.out = out, .inp = inp, .w = w, .b = b, .N = N, .C = C, .OC = OC,
+                  .tiles_per_task = (tiles + 3 * threads - 1) / (3 * threads)};
     const int tasks = (tiles + j.tiles_per_task - 1) / j.tiles_per_task;
     if (tasks == 1)
         rows_task(&j, 0);
@@ -345,87 +187,3 @@ static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, cons
         wf_pool_run(pool, tasks, rows_task, &j);
 }
 #endif
-
-void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
-               size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool) {
-    if (M <= 0 || N <= 0) return;
-    mm_job j = {c, ldc, a, b, ars, acs, brs, bcs, M, N, K, accumulate, 1, M, N};
-    if (K <= 0) {
-        if (!accumulate)
-            for (int i = 0; i < M; i++) memset(c + (size_t)i * ldc, 0, (size_t)N * sizeof(wf_real));
-        return;
-    }
-    if (M < 4) {
-        mm_rows(&j);
-        return;
-    }
-    /* Tasks: column ranges of at most NC (one task per range without threads). With
-     * threads, cut further until there are a few tasks per thread, along the dimension
-     * whose cut repacks less: every extra column range packs all of A again (M*K), every
-     * extra row range all of B (K*N). */
-    if ((double)M * N * K < (1 << 19)) pool = NULL; /* below ~1 MFLOP waking workers costs more */
-    const int threads = wf_pool_threads(pool), want = threads > 1 ? 3 * threads : 1;
-    const int panels = (N + WF_NR - 1) / WF_NR, nc_panels = NC / WF_NR, row_blocks = (M + MC - 1) / MC;
-    int col_tasks = (panels + nc_panels - 1) / nc_panels, row_tasks = 1;
-    if (col_tasks < want) {
-        if (M >= N)
-            row_tasks = MIN(row_blocks, (want + col_tasks - 1) / col_tasks);
-        else
-            col_tasks = MIN(panels, want);
-    }
-    j.col_width = (panels + col_tasks - 1) / col_tasks * WF_NR;
-    col_tasks = (N + j.col_width - 1) / j.col_width;
-    j.row_width = (row_blocks + row_tasks - 1) / row_tasks * MC;
-    j.row_tasks = (M + j.row_width - 1) / j.row_width;
-    wf_pool_run(pool, j.row_tasks * col_tasks, mm_task, &j);
-}
-
-const char *wf_simd_name(void) {
-#if defined(WF_REFERENCE_KERNELS)
-    return "reference";
-#else
-    return WF_SIMD_NAME;
-#endif
-}
-
-/* ---- the op ----
- * All three products are one packed, register-blocked matrix multiply (wf_matmul) that
- * reads its operands through strides, so a transpose costs nothing but the packing. */
-
-void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
-                       int N, int C, int OC, wf_pool *pool) {
-#if defined(WF_REFERENCE_KERNELS)
-    (void)pool;
-    wf_linear_forward_scalar(out, inp, w, b, N, C, OC);
-#else
-    if (N <= ROWS_MAX) {
-        linear_rows(out, inp, w, b, N, C, OC, pool);
-        return;
-    }
-    if (b)
-        for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, b, (size_t)OC * sizeof(wf_real));
-    /* A(n,i) = inp[n,i];  B(i,j) = w[j,i]: w read transposed */
-    wf_matmul(out, (size_t)OC, inp, (size_t)C, 1, w, 1, (size_t)C, N, OC, C, b != NULL, pool);
-#endif
-}
-
-void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
-                        const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
-#if defined(WF_REFERENCE_KERNELS)
-    (void)pool;
-    wf_linear_backward_scalar(dinp, dw, db, dout, inp, w, N, C, OC);
-#else
-    /* out = inp w^T + b */
-    if (dinp) wf_matmul(dinp, (size_t)C, dout, (size_t)OC, 1, w, (size_t)C, 1, N, C, OC, 1, pool);
-    /* A(j,n) = dout[n,j]: dout read transposed */
-    if (dw) wf_matmul(dw, (size_t)C, dout, 1, (size_t)OC, inp, (size_t)C, 1, OC, C, N, 1, pool);
-    if (db) {
-        for (int n = 0; n < N; n++) {
-            const wf_real *d = dout + (size_t)n * OC;
-            int j = 0;
-            for (; j + WF_VL <= OC; j += WF_VL) wf_vstore(db + j, wf_vadd(wf_vload(db + j), wf_vload(d + j)));
-            for (; j < OC; j++) db[j] += d[j];
-        }
-    }
-#endif
-}

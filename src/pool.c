@@ -6,7 +6,7 @@
  * is already running. */
 #include <stdlib.h>
 
-#include "model.h"
+#include "pool.h"
 
 #if defined(WF_THREADS)
 #include <pthread.h>
@@ -210,27 +210,3 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
 }
 
 #endif
-
-/* ---- the model's setting (include/wasmformer.h) ---- */
-
-wf_status wf_model_set_threads(wf_model *m, int32_t n) {
-    if (!m) return WF_ERR_ARG;
-    if (n < 1 || n > 256) return WF_ERR(m, WF_ERR_ARG, "thread count %d is outside [1, 256]", n);
-    if (n == wf_pool_threads(m->pool)) {
-        m->err[0] = 0;
-        return WF_OK;
-    }
-    wf_pool *p = NULL;
-    if (n > 1) {
-#if !defined(WF_THREADS)
-        return WF_ERR(m, WF_ERR_UNSUPPORTED, "this build has no threads; load the threaded build for %d threads", n);
-#else
-        p = wf_pool_create(n);
-        if (!p) return WF_ERR(m, WF_ERR_NOMEM, "could not start %d worker threads", n - 1);
-#endif
-    }
-    wf_pool_free(m->pool);
-    m->pool = p;
-    m->err[0] = 0;
-    return WF_OK;
-}

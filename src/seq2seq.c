@@ -1,7 +1,7 @@
 /* Encoder-decoder decoding. The source goes through the encoder once; every decoder layer's
  * cross-attention keys and values of it are computed once and cached. The decoder then
  * runs one position at a time per hypothesis, with a KV cache per hypothesis, through the
- * same wf_layer_forward as training.
+ * same layer forward as training (wf_stack_decode).
  *
  * Beam search of width K (K = 1 is greedy decoding exactly): every live hypothesis is
  * extended by every token; of the 2K best extensions by summed log-probability, those
@@ -18,17 +18,9 @@
 static void encode_source(wf_model *m, const int32_t *src, int S) {
     wf_gen *g = &m->gen;
     const int C = m->d.C;
-    wf_embed_forward(g->enc_x, src, m->p.wte, wf_position_table(m, WF_STACK_ENC), 1, S, C);
-    for (int l = 0; l < m->d.E; l++) {
-        wf_layer_w w;
-        wf_layer_weights(m, WF_STACK_ENC, l, 0, &w);
-        wf_layer_io io;
-        memset(&io, 0, sizeof io);
-        io.B = 1;
-        io.T = S;
-        wf_layer_forward(m, &w, &g->enc, g->enc_x, &io);
-        memcpy(g->enc_x, g->enc.out, (size_t)S * C * sizeof(wf_real));
-    }
+    wf_stack_embed(m, WF_STACK_ENC, g->enc_x, NULL, src, NULL, 1, S, 0, NULL);
+    const wf_stack_run r = {.io = {.B = 1, .T = S}, .scratch = &g->enc};
+    wf_stack_forward(m, WF_STACK_ENC, &r, g->enc_x);
     wf_norm_forward(m, g->enc_out, g->enc_mean, g->enc_rstd, g->enc_x, m->p.enc_lnfw, m->p.enc_lnfb, S);
     for (int l = 0; l < m->d.L; l++) {
         wf_layer_w w;
@@ -43,7 +35,7 @@ static void decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
     wf_gen *g = &m->gen;
     const int V = m->d.V;
     const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.C; /* hypothesis k's caches */
-    wf_gen_layers(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S);
+    wf_stack_decode(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S);
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
     /* log-softmax, in double */
     double maxz = g->logits[0], sum = 0;
@@ -75,8 +67,7 @@ static void swap_ptr(wf_real **a, wf_real **b) {
 
 wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos, int32_t beam,
                             int32_t max_new, int32_t *out, int32_t *n_out) {
-    if (!m) return WF_ERR_ARG;
-    if (!m->ready) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: call wf_model_init first");
+    WF_NEED_READY(m);
     if (!m->d.xa) return WF_ERR(m, WF_ERR_STATE, "wf_seq2seq_decode needs an encoder-decoder (arch 2)");
     const int32_t T = m->cfg.context, V = m->cfg.vocab_size;
     if (!src || S < 1 || S > T) return WF_ERR(m, WF_ERR_ARG, "the source needs 1 to context = %d tokens, not %d", T, S);
@@ -86,9 +77,8 @@ wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t 
     if (max_new < 1 || max_new > T) return WF_ERR(m, WF_ERR_ARG, "max_new %d is outside [1, context = %d]", max_new, T);
     if (bos < 0 || bos >= V || eos < 0 || eos >= V)
         return WF_ERR(m, WF_ERR_TOKEN, "bos %d and eos %d must be in [0, %d)", bos, eos, V);
-    for (int32_t i = 0; i < S; i++)
-        if (src[i] < 0 || src[i] >= V)
-            return WF_ERR(m, WF_ERR_TOKEN, "source token %d at position %d is outside [0, %d)", src[i], i, V);
+    wf_status st = wf_model_check_ids(m, src, (size_t)S, 0, "source");
+    if (st != WF_OK) return st;
 
     wf_gen *g = &m->gen;
     const int K = beam, L = m->d.L, C = m->d.C;

@@ -199,6 +199,17 @@ WF_INLINE void wf_vsum4(wf_real *out, wf_v a, wf_v b, wf_v c, wf_v d) { out[0] =
 
 #define WF_NR (WF_NV * WF_VL)
 
+/* x . y over n values: one vector accumulator, its lanes summed (wf_vsum), then the scalar
+ * tail. Every plain dot product of the kernels is this one, so they all round alike. */
+WF_INLINE wf_real wf_dot(const wf_real *x, const wf_real *y, int n) {
+    wf_v s = wf_vzero();
+    int i = 0;
+    for (; i + WF_VL <= n; i += WF_VL) s = wf_vmadd(wf_vload(x + i), wf_vload(y + i), s);
+    wf_real r = wf_vsum(s);
+    for (; i < n; i++) r += x[i] * y[i];
+    return r;
+}
+
 /* s[r] = x . y_r for the four rows y_r = y + r ys, each of n values: four dot products
  * sharing every load of x (decoding's matrix-vector products and attention scores). */
 WF_INLINE void wf_dot4(wf_real *s, const wf_real *x, const wf_real *y, size_t ys, int n) {

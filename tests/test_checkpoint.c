@@ -532,7 +532,7 @@ static void test_hostile(void) {
     }
     /* the optimizer section: 10 fields (9 in files from before the schedule's start), step,
      * RNG streams */
-    REBUILD(wr32(s.payload[optm] + 4 * (1 + 0), 0xFFC00000u), WF_ERR_FORMAT, "learning rate", "NaN learning rate");
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 0), 0xFFC00000u), WF_ERR_FORMAT, "lr must be", "NaN learning rate");
     REBUILD(wr32(s.payload[optm] + 4 * (1 + 9), 0x80000000u), WF_ERR_FORMAT, "start", "negative schedule start");
     REBUILD(wr32(s.payload[optm] + 4 * (1 + 10), 0x80000000u), WF_ERR_FORMAT, "step", "negative step");
     REBUILD(wr32(s.payload[optm] + 4 * (1 + 11), 3), WF_ERR_FORMAT, "RNG", "RNG count");

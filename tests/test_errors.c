@@ -335,9 +335,9 @@ static void row_e12_settings(void) {
     state before = capture(m);
     wf_optim o = before.opt, bad;
     struct { float *field; float value; const char *text; } rows[] = {
-        {&bad.lr, NAN, "learning rate must be a finite number >= 0, not nan"},
-        {&bad.lr, -1e-3f, "learning rate must be a finite number >= 0, not -0.001"},
-        {&bad.lr, INFINITY, "learning rate must be a finite number >= 0, not inf"},
+        {&bad.lr, NAN, "lr must be >= 0 and finite, not nan"},
+        {&bad.lr, -1e-3f, "lr must be >= 0 and finite, not -0.001"},
+        {&bad.lr, INFINITY, "lr must be >= 0 and finite, not inf"},
         {&bad.beta1, 1.0f, "beta1 must be in [0, 1)"},
         {&bad.beta2, -0.5f, "beta2 must be in [0, 1)"},
         {&bad.eps, 0.0f, "eps must be > 0"},

@@ -12,7 +12,7 @@ const CHOICES = {
   post_ln: 'Post-LN (norm after the residual add)', gelu: 'GELU', relu: 'ReLU', swiglu: 'SwiGLU', rope: 'rotary (RoPE)',
 };
 
-const integer = (f) => f.type === 'int' || f.type === 'uint';
+const integer = (f) => f.type === 'int' || f.type === 'seed';
 
 /**
  * A labelled control for field row f: <label>text <input id></label> (a checkbox after its
@@ -33,7 +33,7 @@ export function fieldControl(f, { id, label = f.meaning[0].toUpperCase() + f.mea
   if (el.type === 'number') {
     const lo = min ?? f.min, hi = max ?? f.max;
     if (lo !== undefined) el.min = String(lo);
-    if (hi !== undefined && Number.isFinite(hi)) el.max = String(hi);
+    if (hi !== undefined) el.max = String(hi);
     el.step = String(step ?? (integer(f) ? 1 : 'any'));
   }
   if (f.type === 'bool') {

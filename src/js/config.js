@@ -1,17 +1,35 @@
-// Configs in JavaScript, all from the config table (config-table.js): the public field
-// lists and defaults, the presets, a full config from a partial one, and the two forms of
-// a config (JS: strings and booleans; native: the numbers of the C struct).
+// Configs in JavaScript, all from the config table (config-table.js, generated from
+// include/wasmformer.h): the public field lists and defaults, the presets, a full config
+// from a partial one, and the two forms of a config (JS: strings and booleans; native: the
+// numbers of the C struct).
 import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 import { WfError } from './errors.js';
 
-const freeze = (rows) => Object.freeze(rows.map((r) => Object.freeze({ ...r, ...(r.values ? { values: Object.freeze([...r.values]) } : {}) })));
+const UINT32_MAX = 4294967295;
 
-/** The fields of a model config (wf_config), in struct order: {name, c, type, default, min,
- * max, above, below, values, meaning} (config-table.js says what each means). */
-export const CONFIG_FIELDS = freeze(CONFIG_TABLE);
+/** A row of the table in the package's words: {name (the JS name), c (the C field), type
+ * ('enum', 'bool', 'int', 'real' or 'seed'), default (JS form), values (an enum's names),
+ * min, max (absent: none) and bounds ('[]', '[)', '(]' or '()': which ends are in) of a
+ * number, encoderDecoderOnly (the range holds for encoder-decoders), meaning}. */
+function fieldOf(r) {
+  const f = { name: r.js, c: r.name, type: r.type, default: r.type === 'enum' ? r.names[r.default] : r.default };
+  if (r.type === 'enum') f.values = Object.freeze([...r.names]);
+  if (r.type === 'int' || r.type === 'real') {
+    f.min = r.min;
+    if (r.max !== null && r.max !== undefined) f.max = r.max;
+    f.bounds = r.bounds ?? '[]';
+  }
+  if (r.type === 'seed') Object.assign(f, { min: 0, max: UINT32_MAX, bounds: '[]' });
+  if (r.encoderDecoderOnly) f.encoderDecoderOnly = true;
+  f.meaning = r.doc;
+  return Object.freeze(f);
+}
+
+/** The fields of a model config (wf_config), in struct order (see fieldOf). */
+export const CONFIG_FIELDS = Object.freeze(CONFIG_TABLE.map(fieldOf));
 
 /** The optimizer settings (wf_optim), in struct order, in the same form. */
-export const OPTIM_FIELDS = freeze(OPTIM_TABLE);
+export const OPTIM_FIELDS = Object.freeze(OPTIM_TABLE.map(fieldOf));
 
 const defaults = (rows) => Object.freeze(Object.fromEntries(rows.map((r) => [r.name, r.default])));
 
@@ -72,7 +90,7 @@ export function toNative(cfg) {
       if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${r.name} must be an integer, not ${v}`);
       out[r.name] = v;
     } else {
-      out[r.name] = r.type === 'uint' ? v >>> 0 : v;
+      out[r.name] = r.type === 'seed' ? v >>> 0 : v;
     }
   }
   return out;

@@ -676,15 +676,17 @@ export interface ConfigField<Name extends string = string> {
   readonly name: Name;
   /** The C field (`n_layer`). */
   readonly c: string;
-  /** 'enum' (a string of `values`), 'bool', 'int' (int32), 'uint' (uint32) or 'float' (float32). */
-  readonly type: 'enum' | 'bool' | 'int' | 'uint' | 'float';
+  /** 'enum' (a string of `values`), 'bool', 'int' (int32), 'real' (float32) or 'seed' (uint32). */
+  readonly type: 'enum' | 'bool' | 'int' | 'real' | 'seed';
   /** The core's default, in the JavaScript form. */
   readonly default: string | number | boolean;
-  /** The range the core accepts: [min, max], without min when `above`, without max when `below`. */
+  /** The range the core accepts, from min to max (none when absent); `bounds` says which
+   * ends are in: '[]', '[)', '(]' or '()'. */
   readonly min?: number;
   readonly max?: number;
-  readonly above?: boolean;
-  readonly below?: boolean;
+  readonly bounds?: '[]' | '[)' | '(]' | '()';
+  /** The range holds for encoder-decoders (the field means nothing to the other archs). */
+  readonly encoderDecoderOnly?: boolean;
   /** An enum's names, by C value. */
   readonly values?: readonly string[];
   /** One line of meaning. */

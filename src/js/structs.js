@@ -6,7 +6,7 @@
 import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 
 const SIZE = { i32: 4, u32: 4, f32: 4, f64: 8, ptr: 4 };
-const STORAGE = { enum: 'i32', bool: 'i32', int: 'i32', uint: 'u32', float: 'f32' };
+const STORAGE = { enum: 'i32', bool: 'i32', int: 'i32', seed: 'u32', real: 'f32' }; // config-table.js's types
 
 /** A layout from [jsName, cName, type, count = 1] rows: {c, fields: [{name, c, type, count,
  * offset}], size, align}. */
@@ -23,7 +23,7 @@ function layout(c, rows) {
   return { c, fields, size: Math.ceil(offset / align) * align, align };
 }
 
-const fromTable = (table) => table.map((r) => [r.name, r.c, STORAGE[r.type]]);
+const fromTable = (table) => table.map((r) => [r.js, r.name, STORAGE[r.type]]);
 
 export const STRUCTS = {
   config: layout('wf_config', fromTable(CONFIG_TABLE)),

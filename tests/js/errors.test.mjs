@@ -225,10 +225,10 @@ test('E11: zero or negative steps and counts', async () => {
 test('E12: learning rates that are NaN, negative or infinite; other settings out of range', async () => {
   const model = await trained();
   for (const [opts, re] of [
-    [{ lr: NaN }, /learning rate must be a finite number >= 0, not nan/],
-    [{ lr: -1e-3 }, /learning rate must be a finite number >= 0, not -0.001/],
-    [{ lr: Infinity }, /learning rate must be a finite number >= 0, not inf/],
-    [{ lr: 1e39 }, /learning rate must be a finite number >= 0, not inf/], // beyond float32
+    [{ lr: NaN }, /lr must be >= 0 and finite, not nan/],
+    [{ lr: -1e-3 }, /lr must be >= 0 and finite, not -0.001/],
+    [{ lr: Infinity }, /lr must be >= 0 and finite, not inf/],
+    [{ lr: 1e39 }, /lr must be >= 0 and finite, not inf/], // beyond float32
     [{ beta2: 1 }, /beta2 must be in \[0, 1\)/],
     [{ eps: 0 }, /eps must be > 0/],
     [{ gradClip: -1 }, /grad_clip must be >= 0/],

@@ -244,7 +244,7 @@ test('errors are WfError with the core status and message', async () => {
   assert.equal(model.step, 0);
   await model.train(TEXT.slice(0, 300), { steps: 1, valFraction: 0 }); // no validation, no problem
   for (const [opts, re] of [[{ steps: 0 }, /steps/], [{ steps: 1.5 }, /steps/], [{ batchSize: 0 }, /batchSize/],
-    [{ evalInterval: -1 }, /evalInterval/], [{ steps: 2, lr: NaN }, /learning rate/], [{ steps: 2, valFraction: 1 }, /val_fraction|split/]]) {
+    [{ evalInterval: -1 }, /evalInterval/], [{ steps: 2, lr: NaN }, /lr must be/], [{ steps: 2, valFraction: 1 }, /val_fraction|split/]]) {
     await assert.rejects(model.train(TEXT, opts), (e) => e.code === 'WF_ERR_ARG' && re.test(e.message), JSON.stringify(opts));
   }
   await assert.rejects(model.evaluate('the cat'), (e) => e.code === 'WF_ERR_ARG' && /at least 33 tokens/.test(e.message));

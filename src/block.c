@@ -1,0 +1,240 @@
+/* One layer forward and backward (block.h), every block variant, and the pieces they share
+ * with the stacks: the norm, the activation and dropout, dispatched on the config. */
+#include "model.h"
+
+/* ---- the block's pieces, dispatched on the config ---- */
+
+void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                     const wf_real *w, const wf_real *b, int N) {
+    const wf_real eps = (wf_real)m->cfg.norm_eps;
+    if (m->cfg.norm == WF_NORM_RMSNORM)
+        wf_rmsnorm_forward(out, rstd, inp, w, N, m->d.C, eps);
+    else
+        wf_layernorm_forward(out, mean, rstd, inp, w, b, N, m->d.C, eps);
+}
+
+void wf_norm_backward(const wf_model *m, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                      const wf_real *inp, const wf_real *mean, const wf_real *rstd, const wf_real *w, int N) {
+    if (m->cfg.norm == WF_NORM_RMSNORM)
+        wf_rmsnorm_backward(dinp, dw, dout, inp, rstd, w, N, m->d.C);
+    else
+        wf_layernorm_backward(dinp, dw, db, dout, inp, mean, rstd, w, N, m->d.C);
+}
+
+static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int N) {
+    const int F = m->d.F;
+    switch (m->cfg.activation) {
+    case WF_ACT_RELU: wf_relu_forward(out, inp, N * F); break;
+    case WF_ACT_SWIGLU: wf_swiglu_forward(out, inp, N, F); break;
+    default: wf_gelu_forward(out, inp, N * F, m->pool); break;
+    }
+}
+
+static void act_backward(const wf_model *m, wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+    const int F = m->d.F;
+    switch (m->cfg.activation) {
+    case WF_ACT_RELU: wf_relu_backward(dinp, dout, inp, N * F); break;
+    case WF_ACT_SWIGLU: wf_swiglu_backward(dinp, dout, inp, N, F); break;
+    default: wf_gelu_backward(dinp, dout, inp, N * F, m->pool); break;
+    }
+}
+
+/* In training, x = dropout(x) with a fresh mask from the step's stream. */
+void wf_drop_forward(const wf_model *m, wf_real *mask, wf_real *x, int n, wf_rng *rng) {
+    if (!rng || !mask) return;
+    wf_dropout_mask(mask, n, (wf_real)m->cfg.dropout, rng);
+    wf_dropout_forward(x, x, mask, n);
+}
+
+/* ---- the layer forward: training and generation ---- */
+
+/* Self-attention over the layer's own rows (the packed qkv, stride 3C), and cross-attention
+ * of its queries (stride C) over the source's keys and values (stride 2C). */
+static wf_attn_dims self_dims(const wf_model *m, const wf_layer_io *io) {
+    const int C = m->d.C;
+    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .HS = m->d.HS, .Tq = io->T, .Tk = io->T, .q_stride = 3 * C,
+                          .kv_stride = 3 * C, .causal = io->causal, .key_len = io->key_len};
+}
+
+static wf_attn_dims cross_dims(const wf_model *m, const wf_layer_io *io) {
+    const int C = m->d.C;
+    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .HS = m->d.HS, .Tq = io->T, .Tk = io->S, .q_stride = C,
+                          .kv_stride = 2 * C, .key_len = io->src_len};
+}
+
+/* Wiring of one layer, Pre-LN (seed 000, eq. 5-9) and Post-LN (seeds 002, 003):
+ *   pre:  h1 = x + A(ln1(x));    hc = h1 + X(lnc(h1));    out = hc + FF(ln2(hc))
+ *   post: h1 = ln1(x + A(x));    hc = lnc(h1 + X(h1));    out = ln2(hc + FF(hc))
+ * A: causal or bidirectional self-attention, X: cross-attention over the encoder's keys and
+ * values (encoder-decoder decoders only, else hc = h1), each sublayer's output dropped out
+ * in training before its residual add. Pre-LN keeps the sums in res1, resc, res2 and the
+ * sublayer inputs in ln1, lnc, ln2; Post-LN the other way round. */
+void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
+                      const wf_layer_io *io) {
+    const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
+    const int N = io->B * io->T;
+
+    /* self-attention */
+    const wf_real *in = x;
+    if (!post) {
+        wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
+        in = a->ln1;
+    }
+    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, 3 * C, m->pool);
+    if (m->d.rope) {
+        wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
+        wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
+    }
+    wf_attn_dims ad = self_dims(m, io);
+    const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + 2 * C;
+    if (io->kcache) {
+        /* generation (B = 1): append this step's keys and values, attend over the cache */
+        for (int t = 0; t < io->T; t++) {
+            memcpy(io->kcache + (size_t)(io->pos + t) * C, a->qkv + (size_t)t * 3 * C + C, C * sizeof(wf_real));
+            memcpy(io->vcache + (size_t)(io->pos + t) * C, a->qkv + (size_t)t * 3 * C + 2 * C, C * sizeof(wf_real));
+        }
+        k = io->kcache;
+        v = io->vcache;
+        ad.Tk = io->pos + io->T;
+        ad.kv_stride = C;
+        ad.by_rows = 1;
+    }
+    wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
+    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
+    wf_drop_forward(m, a->mask1, a->branch, N * C, io->drop_rng);
+    wf_residual_forward(a->res1, x, a->branch, N * C);
+    const wf_real *h = a->res1;
+    if (post) {
+        wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, w->ln1w, w->ln1b, N);
+        h = a->ln1;
+    }
+
+    /* cross-attention: queries from the decoder, keys and values from the encoder */
+    if (io->ckv) {
+        in = h;
+        if (!post) {
+            wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, h, w->lncw, w->lncb, N);
+            in = a->lnc;
+        }
+        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, m->pool);
+        const wf_attn_dims cd = cross_dims(m, io);
+        wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, m->pool);
+        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, m->pool);
+        wf_drop_forward(m, a->maskc, a->branch, N * C, io->drop_rng);
+        wf_residual_forward(a->resc, h, a->branch, N * C);
+        h = a->resc;
+        if (post) {
+            wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, a->resc, w->lncw, w->lncb, N);
+            h = a->lnc;
+        }
+    }
+
+    /* feed-forward */
+    in = h;
+    if (!post) {
+        wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, h, w->ln2w, w->ln2b, N);
+        in = a->ln2;
+    }
+    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, m->pool);
+    act_forward(m, a->fch_act, a->fch, N);
+    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, m->pool);
+    wf_drop_forward(m, a->mask2, a->branch, N * C, io->drop_rng);
+    wf_residual_forward(a->res2, h, a->branch, N * C);
+    if (post) wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
+}
+
+/* ---- the layer backward ---- */
+
+static void zero(wf_real *x, size_t n) { memset(x, 0, n * sizeof(wf_real)); }
+
+/* The gradient of a sublayer's output before dropout: dres * mask, or dres itself. */
+const wf_real *wf_drop_backward(wf_model *m, const wf_real *mask, const wf_real *dres, int n) {
+    if (!mask) return dres;
+    zero(m->a.branch, (size_t)n);
+    wf_dropout_backward(m->a.branch, dres, mask, n);
+    return m->a.branch;
+}
+
+/* Post-LN: dres holds dL/d(norm output); replaces it with dL/d(norm input). */
+static void post_norm_backward(wf_model *m, const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                               const wf_real *w, wf_real *dw, wf_real *db, int N) {
+    wf_acts *a = &m->a;
+    const size_t n = (size_t)N * m->d.C;
+    zero(a->dln, n);
+    wf_norm_backward(m, a->dln, dw, db, a->dres, inp, mean, rstd, w, N);
+    memcpy(a->dres, a->dln, n * sizeof(wf_real));
+}
+
+/* A sublayer's input side: from dL/d(sublayer input) in `din` to dres. Pre-LN: through the
+ * norm (whose input is the stream `stream`), accumulated onto dres, the residual path.
+ * Post-LN: the sublayer read the stream itself, so it is added directly. */
+static void sublayer_input_backward(wf_model *m, const wf_real *din, const wf_real *stream, const wf_real *mean,
+                                    const wf_real *rstd, const wf_real *w, wf_real *dw, wf_real *db, int N) {
+    if (m->d.post)
+        wf_residual_backward(m->a.dres, NULL, din, N * m->d.C);
+    else
+        wf_norm_backward(m, m->a.dres, dw, db, din, stream, mean, rstd, w, N);
+}
+
+/* dres holds dL/d(out) on entry and dL/dx on return: each residual add passes its gradient
+ * through unchanged, so the branch gradients accumulate into dres in place. enc is the
+ * encoder output the cross-attention keys and values were computed from. */
+void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *la,
+                       const wf_real *x, const wf_layer_io *io, const wf_real *enc) {
+    wf_acts *a = &m->a;
+    const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
+    const int N = io->B * io->T;
+    /* the streams entering each sublayer, as in the forward */
+    const wf_real *h1 = post ? la->ln1 : la->res1;
+    const wf_real *hc = io->ckv ? (post ? la->lnc : la->resc) : h1;
+
+    /* feed-forward: out = hc + FF(ln2(hc))  or  ln2(hc + FF(hc)) */
+    if (post) post_norm_backward(m, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
+    const wf_real *dbranch = wf_drop_backward(m, la->mask2, a->dres, N * C);
+    zero(a->dfch_act, (size_t)N * F);
+    wf_linear_backward(a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, N, F, C, m->pool);
+    zero(a->dfch, (size_t)N * fc * F);
+    act_backward(m, a->dfch, a->dfch_act, la->fch, N);
+    zero(a->dln, (size_t)N * C);
+    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F, m->pool);
+    sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
+
+    /* cross-attention: hc = h1 + X(lnc(h1))  or  lnc(h1 + X(h1)) */
+    if (io->ckv) {
+        if (post) post_norm_backward(m, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
+        dbranch = wf_drop_backward(m, la->maskc, a->dres, N * C);
+        zero(a->datty, (size_t)N * C);
+        wf_linear_backward(a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, N, C, C, m->pool);
+        const size_t BS = (size_t)io->B * io->S;
+        wf_real *dcq = a->dqkv; /* [N, C] */
+        zero(dcq, (size_t)N * C);
+        zero(a->dckv, BS * 2 * C);
+        const wf_attn_dims cd = cross_dims(m, io);
+        wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
+                              io->ckv + C, &cd, m->pool);
+        /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
+        wf_linear_backward(a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, m->pool);
+        zero(a->dln, (size_t)N * C);
+        wf_linear_backward(a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, m->pool);
+        sublayer_input_backward(m, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
+    }
+
+    /* self-attention: h1 = x + A(ln1(x))  or  ln1(x + A(x)) */
+    if (post) post_norm_backward(m, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
+    dbranch = wf_drop_backward(m, la->mask1, a->dres, N * C);
+    zero(a->datty, (size_t)N * C);
+    wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, m->pool);
+    zero(a->dqkv, (size_t)N * 3 * C);
+    const wf_attn_dims ad = self_dims(m, io);
+    wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
+                          la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
+    if (m->d.rope) {
+        /* the saved q and k are rotated; their gradients turn back to the projection's frame */
+        wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
+        wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
+    }
+    zero(a->dln, (size_t)N * C);
+    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C, m->pool);
+    sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
+}
+

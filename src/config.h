@@ -1,0 +1,35 @@
+/* The config and training-settings tables (WF_CONFIG_FIELDS, WF_OPTIM_FIELDS in
+ * include/wasmformer.h) as data, for the code that walks them: the checks (config.c), the
+ * checkpoint's sections (checkpoint.c) and config.json's "wasmformer" layout (hf.c). */
+#ifndef WF_CONFIG_H
+#define WF_CONFIG_H
+
+#include "internal.h"
+
+typedef struct {
+    const char *name;  /* the C name, also config.json's key */
+    char kind;         /* 'e' enum, 'b' bool, 'i' int32, 'f' float, 'u' seed (uint32) */
+    size_t offset;     /* bytes into the struct; every field is 4 bytes */
+    double lo, hi;     /* 'i' and 'f': the range */
+    const char *names; /* 'e': the values' names, space-separated; 'f': the bounds, e.g. "[)" */
+    int scope;         /* WF_ALL, or WF_ED: checked for encoder-decoders only */
+} wf_field;
+
+#define WF_COUNT_(...) +1
+enum {
+    WF_N_CONFIG = 0 WF_CONFIG_FIELDS(WF_COUNT_, WF_COUNT_, WF_COUNT_, WF_COUNT_, WF_COUNT_),
+    WF_N_OPTIM = 0 WF_OPTIM_FIELDS(WF_COUNT_, WF_COUNT_),
+};
+#undef WF_COUNT_
+extern const wf_field wf_config_fields[WF_N_CONFIG];
+extern const wf_field wf_optim_fields[WF_N_OPTIM];
+
+/* Checks o as wf_config_check checks a config; WF_ERR_ARG and a reason in msg on failure. */
+wf_status wf_optim_check(const wf_optim *o, char *msg, size_t cap);
+
+/* Name i of an enum's space-separated names: its start in *at and its length (0: no such
+ * value); and the value a name stands for (-1: none). */
+size_t wf_enum_name(const char *names, int32_t i, const char **at);
+int32_t wf_enum_value(const char *names, const char *name);
+
+#endif /* WF_CONFIG_H */

@@ -1,0 +1,65 @@
+/* Hugging Face layouts: for each architecture a Hugging Face class holds, the table of its
+ * tensors against ours, and its config.json against wf_config (docs/FORMATS.md). A row
+ * names a Hugging Face tensor (with %d for the layer), the parameter it comes from, and
+ * how: one layer's slice of a stacked tensor, a part of its rows (Llama's q/k/v out of our
+ * fused qkv), transposed (GPT-2's Conv1D keeps weights as [in, out] where we keep
+ * [out, in]). Configs no Hugging Face class matches use the "wasmformer" layout: our own
+ * tensor names and stacked shapes, and config.json from WF_CONFIG_FIELDS. Adding an
+ * architecture is adding a table, its config.json mapping and its case in
+ * wf_hf_layout_of. */
+#ifndef WF_HF_H
+#define WF_HF_H
+
+#include "json.h"
+#include "plan.h"
+
+#define WF_LLAMA_ROPE_THETA 10000.0 /* the only RoPE base the core has (src/rope.c) */
+
+typedef struct {
+    const char *name; /* Hugging Face name; "%d" stands for the layer */
+    int param;        /* WF_P_* */
+    int layered;      /* one tensor per layer: a slice of the stacked tensor */
+    int part, parts;  /* rows [part R / parts, (part + 1) R / parts) of the slice's R rows */
+    int transpose;    /* stored [in, out] (GPT-2's Conv1D) instead of our [out, in] */
+} wf_hf_row;
+
+enum { WF_LAYOUT_GPT2, WF_LAYOUT_LLAMA, WF_LAYOUT_NATIVE };
+
+typedef struct {
+    const char *model_type; /* config.json's model_type */
+    const wf_hf_row *rows;
+    int n_rows;
+    const char *optional_prefix; /* GPT2Model checkpoints name tensors without it */
+    const char *embedding;       /* the token embedding's name: a tied head repeated in a state dict must equal it */
+} wf_hf_layout;
+extern const wf_hf_layout wf_hf_layouts[];
+
+/* The layout of a config: GPT-2 or Llama for the decoders those classes hold, else ours. */
+int wf_hf_layout_of(const wf_config *c);
+/* The shape a row gives tensor ti in the file; returns its rank. */
+int wf_hf_row_shape(const wf_hf_row *r, const wf_tensor_info *ti, int64_t shape[4]);
+/* The row's tensor name for a layer. */
+void wf_hf_row_name(const wf_hf_row *r, int layer, char *buf, size_t cap);
+/* One layer's slice of tensor ti, seen as R rows of K: part `part` of `parts`. */
+typedef struct {
+    size_t offset; /* elements into the parameter block */
+    size_t rows, cols;
+} wf_hf_slice;
+wf_hf_slice wf_hf_slice_of(const wf_hf_row *r, const wf_tensor_info *ti, int L, int layer);
+
+/* One tensor of a file in a layout: a row, for one layer (0 for rows that are not layered). */
+typedef struct {
+    const wf_hf_row *row;
+    int layer;
+} wf_hf_entry;
+/* The tensors of a model with tensor table `table` and L layers in layout lay, in file
+ * order, into out (room for lay->n_rows * L entries); returns how many. */
+int wf_hf_entries(const wf_hf_layout *lay, const wf_tensor_info *table, int L, wf_hf_entry *out);
+
+/* config.json of a config in a layout (into t), and the config and layout a config.json
+ * describes (over wf_config_default; checked only as JSON and against the layout: the
+ * caller runs wf_config_check). */
+void wf_hf_write_config(wf_text *t, const wf_config *c, int layout);
+wf_status wf_hf_read_config(const char *text, size_t n, wf_config *c, int *layout, char *msg, size_t cap);
+
+#endif /* WF_HF_H */

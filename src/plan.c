@@ -1,0 +1,207 @@
+/* The plan (plan.h): the dims a config implies, the tensor table, the sizes and carving of
+ * the activations and the generation block, and what a model of a config needs in memory.
+ * Every size is padded to 4 elements (PAD4), so every tensor starts 16-byte aligned. */
+#include "plan.h"
+
+void wf_dims_of(const wf_config *c, wf_dims *d) {
+    d->V = c->vocab_size;
+    d->C = c->d_model;
+    d->NH = c->n_head;
+    d->HS = c->n_head > 0 ? c->d_model / c->n_head : 0;
+    d->F = c->d_ff;
+    d->T = c->context;
+    d->L = c->n_layer;
+    d->xa = c->arch == WF_ARCH_ENCODER_DECODER;
+    d->E = d->xa ? c->n_enc_layer : 0;
+    d->fc = c->activation == WF_ACT_SWIGLU ? 2 : 1;
+    d->pos = c->positions == WF_POS_LEARNED;
+    d->bias = c->bias != 0;
+    d->normb = c->bias != 0 && c->norm == WF_NORM_LAYERNORM;
+    d->head = c->tied_head == 0;
+    d->post = c->block == WF_BLOCK_POST_LN;
+    d->rope = c->positions == WF_POS_ROPE;
+    d->drop = c->dropout > 0;
+    d->K = c->arch == WF_ARCH_DECODER ? 1 : d->xa ? c->max_beam : 0;
+}
+
+/* ---- parameters ---- */
+
+double wf_plan_params(const wf_dims *dd, int padded) {
+    double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
+    double pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head, total = 0;
+#define X(name, ndim, d0, d1, d2, decay, init) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
+    WF_PARAMS(X)
+#undef X
+    return total;
+}
+
+size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
+    const int V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
+    const int pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head;
+    size_t off = 0;
+    wf_tensor_info *t = out;
+#define X(pname, nd, d0, d1, d2, dec, init)                                                           \
+    *t = (wf_tensor_info){.name = #pname, .offset = (int32_t)off, .size = (d0) * (d1) * (d2), .ndim = nd, \
+                          .shape = {(d0), nd > 1 ? (d1) : 0, nd > 2 ? (d2) : 0, 0}, .decay = dec};       \
+    off += PAD4((size_t)t->size);                                                                     \
+    t++;
+    WF_PARAMS(X)
+#undef X
+    return off;
+}
+
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]) {
+    wf_status s = wf_config_check(cfg, NULL, 0);
+    if (s != WF_OK) return s;
+    wf_dims d;
+    wf_dims_of(cfg, &d);
+    if (wf_plan_params(&d, 1) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
+    wf_plan_tensors(&d, out);
+    return WF_OK;
+}
+
+/* ---- activations ---- */
+
+/* One X row of a carve: the tensor's pointer into mem (NULL when absent, or when only
+ * counting), then the offset past it. */
+#define CARVE(name, n)                            \
+    a->name = mem && (n) != 0 ? mem + off : NULL; \
+    off += PAD4((size_t)(n));
+
+static double layer_elems(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
+    double C = dd->C, NH = dd->NH, F = dd->F, fc = dd->fc, total = 0;
+#define X(name, n) total += PAD4D(n);
+    WF_LAYER_ACTS(X)
+#undef X
+    return total;
+}
+
+size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t BS,
+                      size_t x, size_t drop) {
+    const size_t C = d->C, NH = d->NH, F = d->F, fc = d->fc;
+    size_t off = 0;
+    WF_LAYER_ACTS(CARVE)
+    a->branch = NULL;
+    a->out = d->post ? a->ln2 : a->res2;
+    return off;
+}
+
+double wf_plan_acts(const wf_dims *dd, double B, double T, double S) {
+    double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
+    double R = T > S ? T : S, total = 0;
+    double main_layer = layer_elems(dd, B * T, T, S, B * S, xa, drop);
+    double enc_layer = layer_elems(dd, B * S, S, 0, 0, 0, drop);
+#define X(name, n) total += PAD4D(n);
+    WF_ACTS(X)
+#undef X
+    return total;
+}
+
+void wf_acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t T, size_t S, size_t layer_elems[2]) {
+    const size_t V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
+    const size_t R = T > S ? T : S;
+    wf_layer_acts scratch;
+    const size_t main_layer = wf_layer_carve(&scratch, NULL, dd, B * T, T, S, B * S, xa, drop);
+    const size_t enc_layer = wf_layer_carve(&scratch, NULL, dd, B * S, S, 0, 0, 0, drop);
+    layer_elems[WF_STACK_MAIN] = main_layer;
+    layer_elems[WF_STACK_ENC] = enc_layer;
+    size_t off = 0;
+    WF_ACTS(CARVE)
+}
+
+/* ---- the generation block ---- */
+
+/* X(name, type, elements) of the generation block besides its two layers' scratch; the
+ * wf_dims letters and R (rows of layer scratch) are in scope. int32 ids live in
+ * wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real). */
+#define GEN_BUFS(X)                              \
+    X(kcache,      wf_real, K * L * T * C)       \
+    X(vcache,      wf_real, K * L * T * C)       \
+    X(kalt,        wf_real, xa * K * L * T * C)  \
+    X(valt,        wf_real, xa * K * L * T * C)  \
+    X(xkv,         wf_real, xa * L * T * 2 * C)  \
+    X(row.branch,  wf_real, R * C)               \
+    X(enc.branch,  wf_real, xa * T * C)          \
+    X(x,           wf_real, R * C)               \
+    X(enc_x,       wf_real, xa * T * C)          \
+    X(enc_out,     wf_real, xa * T * C)          \
+    X(enc_mean,    wf_real, xa * T)              \
+    X(enc_rstd,    wf_real, xa * T)              \
+    X(lnf,         wf_real, C)                   \
+    X(lnf_mean,    wf_real, 1)                   \
+    X(lnf_rstd,    wf_real, 1)                   \
+    X(logits,      wf_real, V)                   \
+    X(probs,       wf_real, V)                   \
+    X(logp,        wf_real, xa * K * V)          \
+    X(score,       wf_real, xa * K)              \
+    X(score_alt,   wf_real, xa * K)              \
+    X(cand_score,  wf_real, xa * 2 * K)          \
+    X(cand_beam,   int32_t, xa * 2 * K)          \
+    X(cand_tok,    int32_t, xa * 2 * K)          \
+    X(seq,         int32_t, xa * K * (T + 1))    \
+    X(seq_alt,     int32_t, xa * K * (T + 1))    \
+    X(best,        int32_t, xa * T)              \
+    X(order,       int32_t, V)                   \
+    X(window,      int32_t, T)
+
+size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
+    wf_gen scratch;
+    if (!g) g = &scratch;
+    const size_t T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const size_t R = T < WF_GEN_ROWS ? T : WF_GEN_ROWS;
+    size_t off = wf_layer_carve(&g->row, mem, d, R, T, xa * T, 0, xa, 0);
+    if (xa)
+        off += wf_layer_carve(&g->enc, mem ? mem + off : NULL, d, T, T, 0, 0, 0, 0);
+    else
+        memset(&g->enc, 0, sizeof g->enc);
+#define X(ptr, type, n)                                    \
+    g->ptr = (type *)(mem && (n) != 0 ? mem + off : NULL); \
+    off += PAD4((size_t)(n));
+    GEN_BUFS(X)
+#undef X
+    g->n = 0;
+    g->active = 0;
+    return off;
+}
+
+double wf_plan_gen(const wf_dims *d) {
+    const double T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const double R = T < WF_GEN_ROWS ? T : WF_GEN_ROWS;
+    double total = layer_elems(d, R, T, xa * T, 0, xa, 0) + (xa ? layer_elems(d, T, T, 0, 0, 0, 0) : 0);
+#define X(ptr, type, n) total += PAD4D(n);
+    GEN_BUFS(X)
+#undef X
+    return total;
+}
+
+/* ---- memory ---- */
+
+double wf_plan_tables(const wf_dims *d) {
+    return d->rope ? (double)d->T * d->HS : (!d->pos ? (double)d->T * d->C : 0);
+}
+
+double wf_address_limit(void) {
+#ifdef WF_MEMORY_LIMIT
+    return (double)(WF_MEMORY_LIMIT);
+#else
+    return sizeof(void *) == 4 ? 4294967296.0 : 1e18;
+#endif
+}
+
+wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out) {
+    wf_status s = wf_config_check(cfg, NULL, 0);
+    if (s != WF_OK) return s;
+    if (!out || B < 0 || T < 0 || T > cfg->context) return WF_ERR_ARG;
+    wf_dims d;
+    wf_dims_of(cfg, &d);
+    double bytes = sizeof(wf_real);
+    double P = wf_plan_params(&d, 1);
+    out->params = P * bytes;
+    out->grads = P * bytes;
+    out->optimizer = 2 * P * bytes;
+    out->activations = (B > 0 && T > 0) ? wf_plan_acts(&d, B, T, d.xa ? T : 0) * bytes : 0;
+    out->inference = wf_plan_gen(&d) * bytes + wf_plan_tables(&d) * bytes;
+    out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
+    out->count = wf_plan_params(&d, 0);
+    return WF_OK;
+}

@@ -1,0 +1,239 @@
+/* The plan: every size and layout a config implies, computed without a model.
+ *   WF_PARAMS: every parameter tensor (name, shape, decay, init). From it come the
+ *     wf_params struct of pointers, the tensor table (sizes and offsets) and the arena laid
+ *     out as [params | grads | adam m | adam v], so the optimizer is one flat loop per tensor.
+ *   WF_LAYER_ACTS: what one layer saves for backward, for any number of rows; training
+ *     stacks one block per layer, generation carves one row block of it.
+ *   WF_ACTS: the rest of the activations and the backward scratch, planned for a batch
+ *     shape (B, T, S).
+ *   wf_gen: the generation block (KV caches, one row block of layer scratch, the beam
+ *     search's bookkeeping), allocated with the model.
+ * A zero in a shape means the tensor is absent for this config (its pointer is NULL).
+ * Sizes are counted in double first, so that absurd configs are refused instead of
+ * overflowing size_t (32 bits in wasm). Architectures and block variants are described
+ * in docs/ARCHITECTURES.md. */
+#ifndef WF_PLAN_H
+#define WF_PLAN_H
+
+#include "internal.h"
+
+/* Letters the tables use, derived from a config. */
+typedef struct {
+    int V, C, NH, HS, F, T;
+    int L;      /* layers of the stack under the head: the decoder's, or the encoder-only's */
+    int E;      /* encoder layers of an encoder-decoder; 0 for the other archs */
+    int xa;     /* 1: encoder-decoder (an encoder stack, cross-attention in every decoder layer) */
+    int fc;     /* rows of the first feed-forward matrix per hidden unit: 2 for SwiGLU */
+    int pos;    /* 1: learned position tables */
+    int bias;   /* 1: linear biases */
+    int normb;  /* 1: norms have a bias (LayerNorm with biases) */
+    int head;   /* 1: an untied output head */
+    int post;   /* 1: Post-LN blocks */
+    int rope;   /* 1: rotary positions in self-attention */
+    int drop;   /* 1: dropout masks are planned (cfg.dropout > 0) */
+    int K;      /* decoding hypotheses, each with a KV cache: 1 for decoders, max_beam for
+                   encoder-decoders, 0 for encoders (which do not generate) */
+} wf_dims;
+
+
+enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
+
+/* X(name, ndim, d0, d1, d2, decay, init); dims beyond ndim are 1. Per-layer tensors are
+ * stacked along a leading L (or E). The enc_ tensors exist in encoder-decoders only; the
+ * cross-attention ones (lnc, cq, ckv, cproj) in their decoder layers. ckvw's rows are
+ * [keys; values], qkvw's [queries; keys; values]. The order is the arena's. */
+#define WF_PARAMS(X)                                                              \
+    X(wte,          2, V,            C,              1, 1, WF_INIT_NORMAL)        \
+    X(wpe,          2, pos * T,      C,              1, 1, WF_INIT_NORMAL)        \
+    X(enc_wpe,      2, xa * pos * T, C,              1, 1, WF_INIT_NORMAL)        \
+    WF_BLOCK_PARAMS(X, enc_, E, )                                                 \
+    X(enc_lnfw,     1, xa * C,       1,              1, 0, WF_INIT_ONE)           \
+    X(enc_lnfb,     1, xa * normb * C, 1,            1, 0, WF_INIT_ZERO)          \
+    WF_BLOCK_PARAMS(X, , L, WF_CROSS_PARAMS(X))                                   \
+    X(lnfw,         1, C,            1,              1, 0, WF_INIT_ONE)           \
+    X(lnfb,         1, normb * C,    1,              1, 0, WF_INIT_ZERO)          \
+    X(lm_head,      2, head * V,     C,              1, 1, WF_INIT_NORMAL)
+
+/* One stack of n layers, its names prefixed; cross (the cross-attention rows, or nothing)
+ * sits between the self-attention and the feed-forward rows. */
+#define WF_BLOCK_PARAMS(X, prefix, n, cross)                                      \
+    X(prefix##ln1w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
+    X(prefix##ln1b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
+    X(prefix##qkvw,     3, n,        3 * C,          C, 1, WF_INIT_NORMAL)        \
+    X(prefix##qkvb,     2, n,        bias * 3 * C,   1, 0, WF_INIT_ZERO)          \
+    X(prefix##attprojw, 3, n,        C,              C, 1, WF_INIT_RESIDUAL)      \
+    X(prefix##attprojb, 2, n,        bias * C,       1, 0, WF_INIT_ZERO)          \
+    cross                                                                         \
+    X(prefix##ln2w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
+    X(prefix##ln2b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
+    X(prefix##fcw,      3, n,        fc * F,         C, 1, WF_INIT_NORMAL)        \
+    X(prefix##fcb,      2, n,        bias * fc * F,  1, 0, WF_INIT_ZERO)          \
+    X(prefix##fcprojw,  3, n,        C,              F, 1, WF_INIT_RESIDUAL)      \
+    X(prefix##fcprojb,  2, n,        bias * C,       1, 0, WF_INIT_ZERO)
+
+#define WF_CROSS_PARAMS(X)                                                        \
+    X(lncw,         2, xa * L,       C,              1, 0, WF_INIT_ONE)           \
+    X(lncb,         2, xa * L,       normb * C,      1, 0, WF_INIT_ZERO)          \
+    X(cqw,          3, xa * L,       C,              C, 1, WF_INIT_NORMAL)        \
+    X(cqb,          2, xa * L,       bias * C,       1, 0, WF_INIT_ZERO)          \
+    X(ckvw,         3, xa * L,       2 * C,          C, 1, WF_INIT_NORMAL)        \
+    X(ckvb,         2, xa * L,       bias * 2 * C,   1, 0, WF_INIT_ZERO)          \
+    X(cprojw,       3, xa * L,       C,              C, 1, WF_INIT_RESIDUAL)      \
+    X(cprojb,       2, xa * L,       bias * C,       1, 0, WF_INIT_ZERO)
+
+#define WF_X_ENUM(name, ...) WF_P_##name,
+enum { WF_PARAMS(WF_X_ENUM) WF_N_PARAMS };
+#undef WF_X_ENUM
+
+#define WF_X_FIELD(name, ...) wf_real *name;
+typedef struct {
+    WF_PARAMS(WF_X_FIELD)
+} wf_params;
+#undef WF_X_FIELD
+
+/* One layer's tensors, the same for both stacks; the cross-attention ones are NULL
+ * outside encoder-decoder decoders. */
+#define WF_X_FIELD(name, ...) wf_real *name;
+typedef struct {
+    WF_BLOCK_PARAMS(WF_X_FIELD, , L, WF_CROSS_PARAMS(WF_X_FIELD))
+} wf_layer_w;
+#undef WF_X_FIELD
+
+/* X(name, elements) for one layer of N rows: Tk keys per sequence in self-attention, S
+ * source rows per sequence and BS source rows in all for cross-attention (x = 1), drop = 1
+ * for dropout masks. The norms' outputs ln1, lnc, ln2 sit before their sublayer (Pre-LN)
+ * or after its residual add (Post-LN); mean is unused by RMSNorm. */
+#define WF_LAYER_ACTS(X)                     \
+    X(ln1,      N * C)                       \
+    X(ln1_mean, N)                           \
+    X(ln1_rstd, N)                           \
+    X(qkv,      N * 3 * C)                   \
+    X(atty,     N * C)                       \
+    X(att,      N * NH * Tk)                 \
+    X(res1,     N * C)                       \
+    X(mask1,    drop * N * C)                \
+    X(lnc,      x * N * C)                   \
+    X(lnc_mean, x * N)                       \
+    X(lnc_rstd, x * N)                       \
+    X(cq,       x * N * C)                   \
+    X(ckv,      x * BS * 2 * C)              \
+    X(catty,    x * N * C)                   \
+    X(catt,     x * N * NH * S)              \
+    X(resc,     x * N * C)                   \
+    X(maskc,    x * drop * N * C)            \
+    X(ln2,      N * C)                       \
+    X(ln2_mean, N)                           \
+    X(ln2_rstd, N)                           \
+    X(fch,      N * fc * F)                  \
+    X(fch_act,  N * F)                       \
+    X(res2,     N * C)                       \
+    X(mask2,    drop * N * C)
+
+#define WF_X_FIELD(name, ...) wf_real *name;
+typedef struct {
+    WF_LAYER_ACTS(WF_X_FIELD)
+    wf_real *branch; /* [N, C] scratch: a sublayer's output before the residual add */
+    wf_real *out;    /* the layer's output: res2 (Pre-LN) or ln2 (Post-LN) */
+} wf_layer_acts;
+#undef WF_X_FIELD
+
+/* Carves one layer's activations from mem (NULL: only counts) and returns the elements
+ * used; branch is left to the caller. */
+size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S,
+                      size_t BS, size_t x, size_t drop);
+
+/* X(name, elements): B, T, S (source rows), R = max(T, S) and the wf_dims letters are in
+ * scope. The layers of both stacks are blocks of WF_LAYER_ACTS; the d* entries are
+ * backward scratch for one layer at a time, sized for the longer of the two stacks. */
+#define WF_ACTS(X)                               \
+    X(encoded,      B * T * C)                   \
+    X(emb_mask,     drop * B * T * C)            \
+    X(enc_encoded,  xa * B * S * C)              \
+    X(enc_emb_mask, xa * drop * B * S * C)       \
+    X(enc_lnf,      xa * B * S * C)              \
+    X(enc_lnf_mean, xa * B * S)                  \
+    X(enc_lnf_rstd, xa * B * S)                  \
+    X(lnf,          B * T * C)                   \
+    X(lnf_mean,     B * T)                       \
+    X(lnf_rstd,     B * T)                       \
+    X(logits,       B * T * V)                   \
+    X(probs,        B * T * V)                   \
+    X(losses,       B * T)                       \
+    X(targets,      B * T)                       \
+    X(branch,       B * R * C)                   \
+    X(dres,         B * R * C)                   \
+    X(dln,          B * R * C)                   \
+    X(dqkv,         B * R * 3 * C)               \
+    X(datty,        B * R * C)                   \
+    X(dfch,         B * R * fc * F)              \
+    X(dfch_act,     B * R * F)                   \
+    X(dckv,         xa * B * S * 2 * C)          \
+    X(denc,         xa * B * S * C)              \
+    X(layers,       L * main_layer)              \
+    X(enc_layers,   E * enc_layer)
+
+#define WF_X_FIELD(name, ...) wf_real *name;
+typedef struct {
+    WF_ACTS(WF_X_FIELD)
+} wf_acts;
+#undef WF_X_FIELD
+
+/* A prompt and a re-read window go through the layers WF_GEN_ROWS positions at a time, as
+ * matrix products; each new token is then one row (matrix-vector products). */
+#define WF_GEN_ROWS 32
+
+/* Generation state, allocated with the model: the KV caches of every hypothesis, the
+ * source's cross-attention keys and values, layer scratch for up to WF_GEN_ROWS positions,
+ * one encoder layer's scratch for a whole source, and the beam search's bookkeeping. */
+typedef struct {
+    wf_real *kcache, *vcache; /* [K, L, context, C] */
+    wf_real *kalt, *valt;     /* the same for the beam search's next step (encoder-decoder) */
+    wf_real *xkv;             /* [L, context, 2C]: cross-attention keys and values of the source */
+    wf_layer_acts row;        /* the activations of up to WF_GEN_ROWS positions */
+    wf_layer_acts enc;        /* one encoder layer over a source of up to context rows */
+    wf_real *x;               /* [WF_GEN_ROWS, C] the residual stream */
+    wf_real *enc_x;           /* [context, C] */
+    wf_real *enc_out, *enc_mean, *enc_rstd;
+    wf_real *lnf, *lnf_mean, *lnf_rstd, *logits, *probs; /* [C], [1], [1], [V], [V] */
+    wf_real *logp;            /* [K, V] */
+    wf_real *score, *score_alt; /* [K] live hypotheses' summed log-probabilities */
+    wf_real *cand_score;      /* [2K] */
+    int32_t *cand_beam, *cand_tok; /* [2K] */
+    int32_t *seq, *seq_alt;   /* [K, context] live hypotheses' tokens */
+    int32_t *best;            /* [context] the best finished hypothesis */
+    int32_t *order;           /* [V] token order for top-k / top-p */
+    int32_t *window;          /* the tokens whose keys and values are in the cache */
+    int32_t n;                /* how many */
+    int32_t active;
+    wf_rng rng;
+    wf_real *mem;
+    size_t bytes;
+} wf_gen;
+
+enum { WF_STACK_MAIN = 0, WF_STACK_ENC = 1 };
+
+void wf_dims_of(const wf_config *c, wf_dims *d);
+
+/* The tensor table of a model with dims d (offsets into the parameter block, shapes, decay);
+ * returns the block's stride in elements: params, grads, adam m and v start at 0, stride,
+ * 2 stride and 3 stride. */
+size_t wf_plan_tensors(const wf_dims *d, wf_tensor_info out[WF_N_PARAMS]);
+/* The same from a config, checked first: WF_ERR_CONFIG when it is invalid or has more than
+ * 2^31 - 1 parameters. For the file formats, which check a file against it. */
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]);
+/* Elements of the parameter block (padded: as allocated, else the parameter count). */
+double wf_plan_params(const wf_dims *d, int padded);
+/* Elements of the activations for a batch shape (B, T, S); carving them from mem sets a's
+ * pointers and returns each stack's layer block size in layer_elems. */
+double wf_plan_acts(const wf_dims *d, double B, double T, double S);
+void wf_acts_carve(wf_acts *a, wf_real *mem, const wf_dims *d, size_t B, size_t T, size_t S, size_t layer_elems[2]);
+/* The generation block: carves g from mem (NULL: only counts), returns its elements. */
+size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem);
+double wf_plan_gen(const wf_dims *d); /* the same count in double, for the size checks */
+/* Fixed tables: the sinusoids [context, C] or the rotary cos and sin [2, context, HS/2]. */
+double wf_plan_tables(const wf_dims *d);
+/* The largest memory this build can address in bytes: 4 GB in wasm32, effectively
+ * unlimited natively; WF_MEMORY_LIMIT lowers it (the fuzzing build). */
+double wf_address_limit(void);
+
+#endif /* WF_PLAN_H */

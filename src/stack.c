@@ -1,0 +1,199 @@
+/* The stacks (model.h): the embeddings, one forward loop over a stack's layers that training,
+ * prompt reading, decoding and the beam search's encoder all run, one backward loop, the
+ * final norm and the head, and the results of the last forward. */
+#include "model.h"
+
+static void zero(wf_real *x, size_t n) { memset(x, 0, n * sizeof(wf_real)); }
+
+static int stack_layers(const wf_model *m, int stack) { return stack == WF_STACK_MAIN ? m->d.L : m->d.E; }
+
+wf_layer_acts wf_stack_acts(const wf_model *m, int stack, int l) {
+    const size_t B = m->B, T = m->T, S = m->S;
+    wf_layer_acts a;
+    if (stack == WF_STACK_MAIN)
+        wf_layer_carve(&a, m->a.layers + l * m->layer_elems[stack], &m->d, B * T, T, S, B * S, m->d.xa, m->d.drop);
+    else
+        wf_layer_carve(&a, m->a.enc_layers + l * m->layer_elems[stack], &m->d, B * S, S, 0, 0, 0, m->d.drop);
+    a.branch = m->a.branch;
+    return a;
+}
+
+/* The last layer's output: the final norm's input. */
+static const wf_real *stack_out(const wf_model *m, int stack) {
+    return wf_stack_acts(m, stack, stack_layers(m, stack) - 1).out;
+}
+
+/* How a stack's layers run on the planned batch. */
+static wf_layer_io batch_io(const wf_model *m, const wf_batch *b, int stack, wf_rng *rng) {
+    if (stack == WF_STACK_ENC) return (wf_layer_io){.B = m->B, .T = m->S, .key_len = b->src_lengths, .drop_rng = rng};
+    return (wf_layer_io){.B = m->B, .T = m->T, .causal = m->cfg.arch != WF_ARCH_ENCODER, .key_len = b->lengths,
+                         .S = m->S, .src_len = b->src_lengths, .drop_rng = rng};
+}
+
+/* ---- embeddings ---- */
+
+/* The position table added to a stack's embeddings: learned, the fixed sinusoids, or NULL
+ * (rotary positions, applied inside attention). */
+static const wf_real *position_table(const wf_model *m, int stack) {
+    if (m->d.pos) return stack == WF_STACK_MAIN ? m->p.wpe : m->p.enc_wpe;
+    return m->pos_table;
+}
+
+void wf_stack_embed(wf_model *m, int stack, wf_real *out, wf_real *mask, const int32_t *ids, const wf_real *vecs,
+                    int B, int T, int pos, wf_rng *rng) {
+    const int C = m->d.C;
+    const wf_real *pt = position_table(m, stack);
+    if (pt) pt += (size_t)pos * C;
+    if (vecs)
+        wf_embed_vec_forward(out, vecs, pt, B, T, C);
+    else
+        wf_embed_forward(out, ids, m->p.wte, pt, B, T, C);
+    wf_drop_forward(m, mask, out, B * T * C, rng);
+}
+
+static void embed_backward(wf_model *m, int stack, const wf_real *mask, const int32_t *ids, int vecs, int B, int T) {
+    const int C = m->d.C;
+    const wf_real *d = wf_drop_backward(m, mask, m->a.dres, B * T * C);
+    wf_real *dpos = !m->d.pos ? NULL : stack == WF_STACK_MAIN ? m->g.wpe : m->g.enc_wpe;
+    if (vecs)
+        wf_embed_vec_backward(dpos, d, B, T, C);
+    else
+        wf_embed_backward(m->g.wte, dpos, d, ids, B, T, C);
+}
+
+/* ---- the forward loop ---- */
+
+const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, wf_real *x) {
+    const int C = m->d.C;
+    const size_t cache = (size_t)m->d.T * C; /* one layer's KV cache: context rows */
+    const wf_real *in = x;
+    for (int l = 0; l < stack_layers(m, stack); l++) {
+        wf_layer_w w;
+        wf_layer_weights(m, stack, l, 0, &w);
+        const wf_layer_acts a = r->scratch ? *r->scratch : wf_stack_acts(m, stack, l);
+        wf_layer_io io = r->io;
+        if (r->kcache) {
+            io.kcache = r->kcache + l * cache;
+            io.vcache = r->vcache + l * cache;
+        }
+        if (r->enc) {
+            /* this layer's cross-attention keys and values of the encoder's output */
+            wf_linear_forward(a.ckv, r->enc, w.ckvw, w.ckvb, io.B * io.S, C, 2 * C, m->pool);
+            io.ckv = a.ckv;
+        } else if (r->xkv) {
+            io.ckv = r->xkv + l * cache * 2;
+        }
+        wf_block_forward(m, &w, &a, in, &io);
+        if (r->scratch)
+            memcpy(x, a.out, (size_t)io.B * io.T * C * sizeof(wf_real));
+        else
+            in = a.out;
+    }
+    return in;
+}
+
+/* The output head's weights: the token embedding when tied. */
+static const wf_real *head_weights(const wf_model *m) { return m->d.head ? m->p.lm_head : m->p.wte; }
+
+void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
+                     const wf_real *x, int N) {
+    wf_norm_forward(m, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
+    wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
+}
+
+void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S) {
+    wf_gen *g = &m->gen;
+    wf_stack_embed(m, WF_STACK_MAIN, g->x, NULL, tokens, NULL, 1, T, pos, NULL);
+    const wf_stack_run r = {
+        .io = {.B = 1, .T = T, .causal = 1, .pos = pos, .S = S},
+        .scratch = &g->row,
+        .kcache = kcache,
+        .vcache = vcache,
+        .xkv = S > 0 ? g->xkv : NULL,
+    };
+    wf_stack_forward(m, WF_STACK_MAIN, &r, g->x);
+}
+
+void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train) {
+    wf_acts *a = &m->a;
+    const int B = m->B, T = m->T, S = m->S;
+    wf_rng rng, *drop_rng = NULL;
+    if (train && m->d.drop) {
+        /* a stream per (seed, step): the masks of a step are reproducible without saved state */
+        wf_rng_seed(&rng, ((uint64_t)m->cfg.seed << 32 | (uint32_t)m->step) ^ 0x64726f706f7574ULL);
+        drop_rng = &rng;
+    }
+    const wf_real *enc = NULL;
+    if (m->d.xa) {
+        wf_stack_embed(m, WF_STACK_ENC, a->enc_encoded, a->enc_emb_mask, b->src, NULL, B, S, 0, drop_rng);
+        const wf_stack_run r = {.io = batch_io(m, b, WF_STACK_ENC, drop_rng)};
+        const wf_real *x = wf_stack_forward(m, WF_STACK_ENC, &r, a->enc_encoded);
+        wf_norm_forward(m, a->enc_lnf, a->enc_lnf_mean, a->enc_lnf_rstd, x, m->p.enc_lnfw, m->p.enc_lnfb, B * S);
+        enc = a->enc_lnf;
+    }
+    wf_stack_embed(m, WF_STACK_MAIN, a->encoded, a->emb_mask, b->inputs, b->input_vecs, B, T, 0, drop_rng);
+    const wf_stack_run r = {.io = batch_io(m, b, WF_STACK_MAIN, drop_rng), .enc = enc};
+    const wf_real *x = wf_stack_forward(m, WF_STACK_MAIN, &r, a->encoded);
+    m->have_logits = b->target_vecs == NULL;
+    if (m->have_logits)
+        wf_head_forward(m, a->logits, a->lnf, a->lnf_mean, a->lnf_rstd, x, B * T);
+    else
+        wf_norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnfw, m->p.lnfb, B * T);
+}
+
+/* ---- the backward loop ---- */
+
+/* A stack's layers from the last to the first; x0 is the first layer's input, enc the
+ * encoder output its cross-attention read. */
+static void stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_real *x0, const wf_real *enc) {
+    wf_layer_io io = batch_io(m, b, stack, NULL);
+    for (int l = stack_layers(m, stack) - 1; l >= 0; l--) {
+        const wf_layer_acts a = wf_stack_acts(m, stack, l);
+        wf_layer_w w, dw;
+        wf_layer_weights(m, stack, l, 0, &w);
+        wf_layer_weights(m, stack, l, 1, &dw);
+        io.ckv = a.ckv;
+        const wf_real *x = l == 0 ? x0 : wf_stack_acts(m, stack, l - 1).out;
+        wf_block_backward(m, &w, &dw, &a, x, &io, enc);
+    }
+}
+
+void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
+    wf_acts *a = &m->a;
+    const int B = m->B, T = m->T, S = m->S, N = B * T, C = m->d.C;
+    if (m->have_logits) {
+        /* logits = lnf head^T */
+        wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
+        wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, m->d.V, m->pool);
+    }
+    zero(a->dres, (size_t)N * C);
+    wf_norm_backward(m, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,
+                     m->p.lnfw, N);
+    if (m->d.xa) zero(a->denc, (size_t)B * S * C);
+    stack_backward(m, b, WF_STACK_MAIN, a->encoded, a->enc_lnf);
+    embed_backward(m, WF_STACK_MAIN, a->emb_mask, b->inputs, b->input_vecs != NULL, B, T);
+    if (!m->d.xa) return;
+
+    /* the encoder, from the gradient its output collected in every decoder layer */
+    zero(a->dres, (size_t)B * S * C);
+    wf_norm_backward(m, a->dres, m->g.enc_lnfw, m->g.enc_lnfb, a->denc, stack_out(m, WF_STACK_ENC), a->enc_lnf_mean,
+                     a->enc_lnf_rstd, m->p.enc_lnfw, B * S);
+    stack_backward(m, b, WF_STACK_ENC, a->enc_encoded, NULL);
+    embed_backward(m, WF_STACK_ENC, a->enc_emb_mask, b->src, 0, B, S);
+}
+
+/* ---- results of the last forward ---- */
+
+const wf_real *wf_logits(const wf_model *m) { return m && m->ready && m->B > 0 && m->have_logits ? m->a.logits : NULL; }
+
+const wf_real *wf_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? m->a.lnf : NULL; }
+
+const wf_real *wf_cross_attention(const wf_model *m, int32_t layer) {
+    if (!m || !m->ready || m->B == 0 || !m->d.xa || layer < 0 || layer >= m->d.L) return NULL;
+    return wf_stack_acts(m, WF_STACK_MAIN, layer).catt;
+}
+
+const wf_real *wf_self_attention(const wf_model *m, int32_t layer) {
+    if (!m || !m->ready || m->B == 0 || layer < 0 || layer >= m->d.L) return NULL;
+    return wf_stack_acts(m, WF_STACK_MAIN, layer).att;
+}

@@ -1,0 +1,236 @@
+/* Training (model.h): a batch's checks, the loss, gradient clipping and the AdamW step, the
+ * entry points that run them, and the batch sampler. */
+#include "model.h"
+
+/* ---- checks ---- */
+
+static const char *arch_name(int arch) {
+    return arch == WF_ARCH_DECODER ? "decoder" : arch == WF_ARCH_ENCODER ? "encoder" : "encoder-decoder";
+}
+
+static wf_status check_lengths(wf_model *m, const int32_t *len, int B, int T, const char *what) {
+    if (!len) return WF_OK;
+    for (int b = 0; b < B; b++)
+        if (len[b] < 1 || len[b] > T)
+            return WF_ERR(m, WF_ERR_ARG, "%s[%d] = %d is outside [1, %d]", what, b, len[b], T);
+    return WF_OK;
+}
+
+static wf_status check_batch(wf_model *m, const wf_batch *b, int need_targets) {
+    WF_NEED_READY(m);
+    if (!b) return WF_ERR(m, WF_ERR_ARG, "batch is NULL");
+    const int arch = m->cfg.arch;
+    const int32_t B = b->B, T = b->T, S = b->S;
+    wf_status s;
+    if (!b->inputs && !b->input_vecs) return WF_ERR(m, WF_ERR_ARG, "inputs are NULL");
+    if (b->inputs && b->input_vecs) return WF_ERR(m, WF_ERR_ARG, "give inputs (ids) or input_vecs, not both");
+    if (b->input_vecs && arch != WF_ARCH_ENCODER)
+        return WF_ERR(m, WF_ERR_ARG, "input_vecs need an encoder; this model is a %s", arch_name(arch));
+    if (b->targets && b->target_vecs) return WF_ERR(m, WF_ERR_ARG, "give targets (ids) or target_vecs, not both");
+    if (b->target_vecs && arch != WF_ARCH_ENCODER)
+        return WF_ERR(m, WF_ERR_ARG, "target_vecs need an encoder; this model is a %s", arch_name(arch));
+    if (need_targets && !b->targets && !b->target_vecs) return WF_ERR(m, WF_ERR_ARG, "targets are NULL");
+    if (B < 1 || T < 1) return WF_ERR(m, WF_ERR_ARG, "batch shape %d x %d: both must be >= 1", B, T);
+    if (T > m->cfg.context) return WF_ERR(m, WF_ERR_ARG, "sequence length %d exceeds the model's context of %d", T, m->cfg.context);
+    if ((double)B * T > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "batch %d x %d is too large", B, T);
+    /* the layer code counts a batch's values in int: its rows times the widest row (queries,
+     * keys and values; cross-attention keys and values; the feed-forward hidden layer;
+     * logits) must stay within 2^31 - 1 */
+    const double wide = fmax(fmax(3.0 * m->d.C, (double)m->d.fc * m->d.F), m->d.V);
+    if ((double)B * T * wide > 2147483647.0)
+        return WF_ERR(m, WF_ERR_ARG, "batch %d x %d is too large: %d rows of up to %.0f values exceed 2^31 - 1", B, T,
+                      B * T, wide);
+    if (arch == WF_ARCH_ENCODER_DECODER) {
+        if (!b->src) return WF_ERR(m, WF_ERR_ARG, "an encoder-decoder needs a source: src is NULL (use wf_batch_*)");
+        if (S < 1 || S > m->cfg.context)
+            return WF_ERR(m, WF_ERR_ARG, "source length %d is outside [1, context = %d]", S, m->cfg.context);
+        if ((double)B * S > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "source batch %d x %d is too large", B, S);
+        if ((double)B * S * wide > 2147483647.0)
+            return WF_ERR(m, WF_ERR_ARG, "source batch %d x %d is too large: %d rows of up to %.0f values exceed 2^31 - 1",
+                          B, S, B * S, wide);
+        if ((s = wf_model_check_ids(m, b->src, (size_t)B * S, 0, "source")) != WF_OK) return s;
+        if ((s = check_lengths(m, b->src_lengths, B, S, "src_lengths")) != WF_OK) return s;
+    } else if (b->src || b->src_lengths || S != 0) {
+        return WF_ERR(m, WF_ERR_ARG, "src, src_lengths and S are for encoder-decoders; this model is a %s", arch_name(arch));
+    }
+    if (b->inputs && (s = wf_model_check_ids(m, b->inputs, (size_t)B * T, 0, "input")) != WF_OK) return s;
+    if ((s = check_lengths(m, b->lengths, B, T, "lengths")) != WF_OK) return s;
+    if (b->targets) {
+        if ((s = wf_model_check_ids(m, b->targets, (size_t)B * T, 1, "target")) != WF_OK) return s;
+        size_t counted = 0;
+        for (int32_t i = 0; i < B; i++)
+            for (int32_t t = 0; t < T; t++) counted += b->targets[(size_t)i * T + t] >= 0 && (!b->lengths || t < b->lengths[i]);
+        if (counted == 0)
+            return WF_ERR(m, WF_ERR_ARG, "every target is negative (ignored) or padding: nothing to learn from");
+    }
+    return WF_OK;
+}
+
+/* ---- the loss ---- */
+
+/* Mean cross-entropy of the logits (padding positions are ignored like negative targets)
+ * or mean squared error of the final states; *count gets the number of terms. */
+static double loss_forward(wf_model *m, const wf_batch *b, double *count) {
+    const int B = m->B, T = m->T;
+    if (b->target_vecs) return wf_mse_forward(count, m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C);
+    int32_t *tg = (int32_t *)m->a.targets; /* int32 ids in wf_real-sized slots */
+    for (int i = 0; i < B; i++)
+        for (int t = 0; t < T; t++) tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
+    int n = 0;
+    const double total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V);
+    *count = n;
+    return total;
+}
+
+/* dL/d(final states) into dln (MSE), or dL/d(logits) in place of the probabilities. */
+static void loss_backward(wf_model *m, const wf_batch *b, double count) {
+    wf_acts *a = &m->a;
+    const int B = m->B, T = m->T, C = m->d.C;
+    const wf_real dloss = (wf_real)(1.0 / count);
+    memset(a->dln, 0, (size_t)B * T * C * sizeof(wf_real));
+    if (b->target_vecs)
+        wf_mse_backward(a->dln, dloss, a->lnf, b->target_vecs, b->lengths, B, T, C);
+    else
+        wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, B * T, m->d.V);
+}
+
+/* Forward, loss, and (with grads) backward; the shared front of every entry point. */
+static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_out) {
+    wf_status s = check_batch(m, b, grads);
+    if (s != WF_OK) return s;
+    if ((s = wf_model_plan_batch(m, b->B, b->T, m->d.xa ? b->S : 0)) != WF_OK) return s;
+    wf_model_forward_batch(m, b, grads);
+    if (!b->targets && !b->target_vecs) return WF_OK;
+    double count;
+    const double loss = loss_forward(m, b, &count) / count;
+    if (loss_out) *loss_out = (wf_real)loss;
+    if (!wf_finite(loss))
+        return WF_ERR(m, WF_ERR_NUMERIC, "the loss is %s; %s", loss != loss ? "NaN" : "infinite",
+                      grads ? "the step was rejected and weights and optimizer state are unchanged (try a lower learning rate)"
+                            : "are the weights finite?");
+    if (grads) {
+        memset(wf_model_block(m, WF_GRADS), 0, m->stride * sizeof(wf_real));
+        loss_backward(m, b, count);
+        wf_model_backward_batch(m, b);
+    }
+    return WF_OK;
+}
+
+/* ---- entry points ---- */
+
+static wf_batch ids_batch(const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T) {
+    wf_batch b;
+    memset(&b, 0, sizeof b);
+    b.inputs = inputs;
+    b.targets = targets;
+    b.B = B;
+    b.T = T;
+    return b;
+}
+
+wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss) {
+    wf_status s = run(m, b, 0, loss);
+    if (s == WF_OK) m->err[0] = 0;
+    return s;
+}
+
+wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss) {
+    wf_status s = run(m, b, 1, loss);
+    if (s == WF_OK) m->err[0] = 0;
+    return s;
+}
+
+wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
+                     wf_real *loss) {
+    wf_batch b = ids_batch(inputs, targets, B, T);
+    return wf_batch_forward(m, &b, loss);
+}
+
+/* ---- the step ---- */
+
+/* torch.nn.utils.clip_grad_norm_: scale the gradients by max_norm / (norm + 1e-6) when
+ * that is < 1. */
+static wf_real clip_scale(const wf_model *m, double norm) {
+    if (m->opt.grad_clip <= 0) return 1;
+    const double coef = m->opt.grad_clip / (norm + 1e-6);
+    return coef < 1 ? (wf_real)coef : 1;
+}
+
+/* AdamW on every tensor, as step t. A finite gradient can still overflow the update (an
+ * absurd learning rate): every element is checked first, so a refused step leaves weights
+ * and moments as they were. */
+static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
+    const size_t stride = m->stride;
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *ti = &m->tensors[i];
+        if (!ti->size) continue;
+        const wf_real *p = m->arena + ti->offset;
+        size_t bad = wf_adamw_check(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt,
+                                    lr, ti->decay, t);
+        if (bad < (size_t)ti->size)
+            return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
+                          "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
+                          "(try a lower learning rate or gradient clipping)", (double)lr, ti->name, bad);
+    }
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *ti = &m->tensors[i];
+        if (!ti->size) continue;
+        wf_real *p = m->arena + ti->offset;
+        wf_adamw_update(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt, lr,
+                        ti->decay, t);
+    }
+    return WF_OK;
+}
+
+wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
+    wf_real loss = 0;
+    wf_status s = run(m, b, 1, &loss);
+    if (s != WF_OK) return s;
+    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->stride));
+    if (!wf_finite(norm))
+        return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer "
+                      "state are unchanged (try a lower learning rate or gradient clipping)");
+    const float lr = wf_lr_at(&m->opt, m->step);
+    if ((s = adamw_step(m, clip_scale(m, norm), lr, m->step + 1)) != WF_OK) return s;
+    m->step++;
+    m->gen.active = 0; /* the cached keys and values belong to the old weights */
+    if (info) {
+        info->loss = loss;
+        info->grad_norm = (wf_real)norm;
+        info->lr = lr;
+        info->step = m->step;
+    }
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
+                        wf_step_info *info) {
+    wf_batch b = ids_batch(inputs, targets, B, T);
+    return wf_batch_step(m, &b, info);
+}
+
+wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction, int32_t split,
+                          int32_t B, int32_t T, int32_t *inputs, int32_t *targets) {
+    WF_NEED_READY(m);
+    if (!tokens || !inputs || !targets) return WF_ERR(m, WF_ERR_ARG, "tokens, inputs and targets must not be NULL");
+    if (split != 0 && split != 1) return WF_ERR(m, WF_ERR_ARG, "split must be 0 (train) or 1 (validation), not %d", split);
+    if (!wf_finite(val_fraction) || val_fraction < 0 || val_fraction >= 1)
+        return WF_ERR(m, WF_ERR_ARG, "val_fraction must be in [0, 1), not %g", (double)val_fraction);
+    if (B < 1 || T < 1) return WF_ERR(m, WF_ERR_ARG, "batch shape %d x %d: both must be >= 1", B, T);
+    if (n < 0) return WF_ERR(m, WF_ERR_ARG, "token count %d is negative", n);
+    int32_t n_val = (int32_t)floor((double)n * val_fraction);
+    int32_t lo = split == 0 ? 0 : n - n_val, hi = split == 0 ? n - n_val : n;
+    if (hi - lo < T + 1)
+        return WF_ERR(m, WF_ERR_ARG, "the %s split has %d tokens; a window of T = %d needs at least %d",
+                      split == 0 ? "training" : "validation", hi - lo, T, T + 1);
+    uint64_t span = (uint64_t)(hi - lo - T); /* window starts in [lo, hi - T - 1] */
+    wf_rng *r = &m->rng_split[split];
+    for (int b = 0; b < B; b++) {
+        int32_t start = lo + (int32_t)(((uint64_t)wf_rng_u32(r) * span) >> 32);
+        memcpy(inputs + (size_t)b * T, tokens + start, (size_t)T * sizeof(int32_t));
+        memcpy(targets + (size_t)b * T, tokens + start + 1, (size_t)T * sizeof(int32_t));
+    }
+    m->err[0] = 0;
+    return WF_OK;
+}
