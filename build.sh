@@ -5,7 +5,11 @@
 #                                    crossOriginIsolated (src/js/loader.js picks it)
 #   dist/bench/wasmformer-ref.*      reference kernels, no SIMD: the benchmark's baseline,
 #                                    built only by `./build.sh ref` (bench/run.mjs does it)
-# Usage: ./build.sh [--force] [ref]
+#   build/wasm-tests/test_simd{,-mt}.js  tests/test_simd.c in wasm, single-thread and with
+#                                    pthreads, built only by `./build.sh tests` (npm test runs
+#                                    them in Node: the wasm SIMD kernels against their scalar
+#                                    references, the pool and its workers' stacks)
+# Usage: ./build.sh [--force] [ref] [tests]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,7 +23,8 @@ for arg in "$@"; do
   case "$arg" in
     --force) FORCE=--force ;;
     ref) VARIANTS=(ref) ;;
-    *) echo "build.sh: unknown argument $arg (use --force and/or ref)" >&2; exit 2 ;;
+    tests) VARIANTS=(tests) ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref or tests)" >&2; exit 2 ;;
   esac
 done
 
@@ -85,7 +90,7 @@ MT=(
   -sPTHREAD_POOL_SIZE=Module.wfWorkers\|\|0  # Web Workers loaded before the module resolves, as
                                # many as loader.js asks for: only those can start a thread without
                                # the main thread yielding (src/pool.c waits for them to check in)
-  -sDEFAULT_PTHREAD_STACK_SIZE=2MB  # wf_matmul's packing buffers live on the stack
+  -sDEFAULT_PTHREAD_STACK_SIZE=2MB  # any thread but the pool's, which sets WF_POOL_STACK (src/pool.h)
   -Wno-pthreads-mem-growth     # growth with threads is slower in JS glue, not in wasm code
 )
 
@@ -105,10 +110,31 @@ build() { # base name, flags...
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
 }
 
+# A C test as a Node program: its own main, exit status and stdout; the glue is CommonJS.
+TEST_FLAGS=(
+  -O3 -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -Itests  # as above
+  -sENVIRONMENT=node           # run by Node, not loaded by the package
+  -sWASM_ASYNC_COMPILATION=0   # 3.1.6's async path fetch()es a file path in Node 18+ and fails
+  -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sTOTAL_STACK=2MB  # as the package's builds
+  -sEXIT_RUNTIME=1             # main's return value is the process's exit status
+)
+test_build() { # name, flags...
+  local out=build/wasm-tests/$1
+  shift
+  need_emcc
+  mkdir -p build/wasm-tests
+  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
+  emcc "${TEST_FLAGS[@]}" "$@" tests/test_simd.c "${SOURCES[@]}" -o "$out.js"
+  echo "build.sh: built $out.js"
+}
+
 for v in "${VARIANTS[@]}"; do
   case "$v" in
     st) build "$OUT/wasmformer" "${SIMD[@]}" "${ST[@]}" ;;
     mt) build "$OUT/wasmformer-mt" "${SIMD[@]}" "${MT[@]}" ;;
     ref) build "$OUT/bench/wasmformer-ref" -DWF_REFERENCE_KERNELS "${ST[@]}" ;;
+    tests)
+      test_build test_simd "${SIMD[@]}"
+      test_build test_simd-mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
   esac
 done

@@ -185,17 +185,18 @@ int main(int argc, char **argv) {
         if (wf_model_init(single, &cfg) != WF_OK) return 1;
     }
     double pair_time[2] = {0, 0};
+    const wf_batch batch = {.inputs = in, .targets = tg, .B = bc.B, .T = bc.T};
     wf_step_info info;
     for (int s = 0; s < warmup + steps; s++) {
         double t0 = now();
-        if (wf_train_step(m, in, tg, bc.B, bc.T, &info) != WF_OK) {
+        if (wf_model_step(m, &batch, &info) != WF_OK) {
             fprintf(stderr, "bench: %s\n", wf_model_error(m));
             return 1;
         }
         double t1 = now();
         if (s >= warmup) times[s - warmup] = t1 - t0;
         if (single) {
-            wf_train_step(single, in, tg, bc.B, bc.T, NULL);
+            wf_model_step(single, &batch, NULL);
             if (s >= warmup) pair_time[0] += t1 - t0, pair_time[1] += now() - t1;
         }
     }
@@ -209,35 +210,37 @@ int main(int argc, char **argv) {
         wf_sampling smp = {0.8f, 0, 1.0f, 0};
         for (int i = 0; i < gen_runs + 1; i++) {
             double t0 = now();
-            wf_generate(m, prompt, 16, 128, &smp, (uint32_t)i, out);
+            wf_model_gen_start(m, prompt, 16, (uint32_t)i);
+            for (int k = 0; k < 128; k++) wf_model_gen_next(m, &smp, &out[k]);
             if (i > 0) g[i - 1] = 128 / (now() - t0); /* the first run warms up */
         }
         gen_tps = median(g, gen_runs);
         /* decoding alone: T - 16 tokens after the prompt fill the window without a slide */
         for (int i = 0; i < gen_runs + 1; i++) {
             int32_t tok;
-            wf_gen_start(m, prompt, 16, (uint32_t)i);
+            wf_model_gen_start(m, prompt, 16, (uint32_t)i);
             double t0 = now();
-            for (int k = 0; k < bc.T - 16; k++) wf_gen_next(m, &smp, &tok);
+            for (int k = 0; k < bc.T - 16; k++) wf_model_gen_next(m, &smp, &tok);
             if (i > 0) g[i - 1] = (bc.T - 16) / (now() - t0);
         }
         decode_tps = median(g, gen_runs);
         free(g);
     }
-    wf_memory mem;
-    wf_model_memory(m, &mem);
+    wf_model_info mi;
+    wf_model_get_info(m, &mi);
+    const wf_memory mem = mi.memory;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("{\"config\":\"%c\",\"backend\":\"%s\",\"threads\":%d,\"step_s\":%.6f,\"train_tok_s\":%.2f,"
            "\"gen_tok_s\":%.2f,\"decode_tok_s\":%.2f,\"peak_rss_bytes\":%.0f,\"params\":%d,\"model_bytes\":%.0f,\"act_bytes\":%.0f,"
            "\"loss\":%.5f",
            argv[1][0], wf_simd_name(),
-           threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, wf_model_param_count(m),
+           threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, (int32_t)mem.count,
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
     if (want_profile) {
         double t[P_N], sum = 0;
-        profile(&cfg, &bc, m->pool, (size_t)wf_model_param_count(m), t);
+        profile(&cfg, &bc, m->pool, (size_t)mem.count, t);
         printf(",\"profile\":{");
         for (int i = 0; i < P_N; i++) {
             printf("%s\"%s\":%.6f", i ? "," : "", pnames[i], t[i]);

@@ -22,20 +22,23 @@ export async function benchWasm(M, which, opts = {}) {
   if (threads > 1 && M._wf_model_set_threads(m, threads) !== 0) fail('wf_model_set_threads');
   if (M._wf_model_init(m, cfgp) !== 0) fail('wf_model_init');
   const N = c.B * c.T;
-  const pin = M._malloc(N * 4), ptg = M._malloc(N * 4), info = M._malloc(32);
+  const pin = M._malloc(N * 4), ptg = M._malloc(N * 4), info = M._malloc(32), batch = M._malloc(40);
   let seed = 42;
   const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % 96; };
   for (let i = 0; i < N; i++) { i32()[(pin >>> 2) + i] = rnd(); i32()[(ptg >>> 2) + i] = rnd(); }
+  // wf_batch: inputs, input_vecs, lengths, targets, target_vecs, src, src_lengths, B, T, S
+  for (let i = 0; i < 10; i++) i32()[(batch >>> 2) + i] = 0;
+  i32()[batch >>> 2] = pin; i32()[(batch >>> 2) + 3] = ptg; i32()[(batch >>> 2) + 7] = c.B; i32()[(batch >>> 2) + 8] = c.T;
   const single = pair && threads > 1 ? M._wf_model_create() : 0;
   if (single && M._wf_model_init(single, cfgp) !== 0) fail('wf_model_init (single)');
   const times = [], pairTime = [0, 0];
   for (let s = 0; s < warmup + steps; s++) {
     const t0 = now();
-    if (M._wf_train_step(m, pin, ptg, c.B, c.T, info) !== 0) fail('wf_train_step');
+    if (M._wf_model_step(m, batch, info) !== 0) fail('wf_model_step');
     const t1 = now();
     if (s >= warmup) times.push(t1 - t0);
     if (single) {
-      M._wf_train_step(single, pin, ptg, c.B, c.T, 0);
+      M._wf_model_step(single, batch, 0);
       if (s >= warmup) { pairTime[0] += t1 - t0; pairTime[1] += now() - t1; }
     }
   }
@@ -50,27 +53,28 @@ export async function benchWasm(M, which, opts = {}) {
     const g = [];
     for (let i = 0; i <= gen; i++) {
       const t0 = now();
-      if (M._wf_generate(m, prompt, 16, 128, smp, i, out) !== 0) fail('wf_generate');
+      if (M._wf_model_gen_start(m, prompt, 16, i) !== 0) fail('wf_model_gen_start');
+      for (let k = 0; k < 128; k++) if (M._wf_model_gen_next(m, smp, out + 4 * k) !== 0) fail('wf_model_gen_next');
       if (i > 0) g.push(128 / (now() - t0));
     }
     genTps = median(g);
     // decoding alone: 48 tokens after the prompt fill the window without a slide
     const tok = M._malloc(4), d = [];
     for (let i = 0; i <= gen; i++) {
-      if (M._wf_gen_start(m, prompt, 16, i) !== 0) fail('wf_gen_start');
+      if (M._wf_model_gen_start(m, prompt, 16, i) !== 0) fail('wf_model_gen_start');
       const t0 = now();
-      for (let k = 0; k < c.T - 16; k++) if (M._wf_gen_next(m, smp, tok) !== 0) fail('wf_gen_next');
+      for (let k = 0; k < c.T - 16; k++) if (M._wf_model_gen_next(m, smp, tok) !== 0) fail('wf_model_gen_next');
       if (i > 0) d.push((c.T - 16) / (now() - t0));
     }
     decodeTps = median(d);
   }
-  const memp = M._malloc(48);
-  M._wf_model_memory(m, memp);
-  const mem = Array.from(M.HEAPF64.subarray(memp >>> 3, (memp >>> 3) + 6));
+  const memp = M._malloc(72); // wf_model_info: a wf_memory (7 doubles) first
+  M._wf_model_get_info(m, memp);
+  const mem = Array.from(M.HEAPF64.subarray(memp >>> 3, (memp >>> 3) + 7));
   const result = {
     config: which, threads, step_s: step, train_tok_s: step > 0 ? N / step : 0, gen_tok_s: genTps,
     decode_tok_s: decodeTps,
-    heap_bytes: M.HEAPU8.buffer.byteLength, params: M._wf_model_param_count(m),
+    heap_bytes: M.HEAPU8.buffer.byteLength, params: mem[6],
     model_bytes: mem[0] + mem[1] + mem[2], act_bytes: mem[3], loss,
   };
   if (pairTime[0] > 0) result.pair_speedup = pairTime[1] / pairTime[0];

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
-// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, a
-// short native run under valgrind, the wasm build, the Node tests of the wasm build, the
-// web page in headless Chromium, a minute of fuzzing per loader, and a memory soak. Each
+// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the
+// pool under ThreadSanitizer, a short native run under valgrind, the wasm build, the C
+// kernel tests in wasm, the Node tests of the wasm build, the web page in headless
+// Chromium, a minute of fuzzing per loader, and a memory soak. Each
 // stage says what it runs; the first failure stops the run with a non-zero exit code.
 // Stages whose tool is missing (valgrind, clang) are skipped with the command that installs
 // it, except in CI (CI=true), where they fail.
@@ -71,12 +72,26 @@ run('build with ASan + UBSan', 'cmake', ['--build', 'build/sanitize', '-j', jobs
 run('C tests under AddressSanitizer + UndefinedBehaviorSanitizer', 'ctest', ['--test-dir', 'build/sanitize', '--output-on-failure'],
   { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } });
 
+// The thread pool and a threaded training step (tests/test_simd.c: every threaded op equals
+// the single-thread one, the workers' stacks, the give-up path of a pool whose workers do not
+// start) under ThreadSanitizer: any data race is fatal.
+run('configure native build with ThreadSanitizer', 'cmake', ['-S', '.', '-B', 'build/tsan', '-DWF_TSAN=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo']);
+run('build test_simd with ThreadSanitizer', 'cmake', ['--build', 'build/tsan', '-j', jobs, '--target', 'test_simd']);
+run('the pool and a threaded step under ThreadSanitizer', 'build/tsan/test_simd', [],
+  { env: { ...process.env, TSAN_OPTIONS: 'halt_on_error=1' } });
+
 if (tool('valgrind: a short native training and generation', ['valgrind'], 'valgrind')) {
   run('valgrind: a short native training and generation', 'valgrind', ['--error-exitcode=1', '--leak-check=full',
     '--show-leak-kinds=all', '--errors-for-leak-kinds=all', '-q', 'build/native/valgrind_smoke']);
 }
 
 run('wasm build', './build.sh', []);
+// tests/test_simd.c built with emcc -msimd128 and run in Node: each kernel's wasm SIMD
+// backend against its scalar reference, then (with pthreads) the pool, its workers' stacks
+// and a threaded training step in wasm
+run('build the C kernel tests for wasm', './build.sh', ['tests']);
+run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
+run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
 run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
 run('the web page in headless Chromium', process.execPath, ['--test', 'tests/web/']);
 

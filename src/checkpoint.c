@@ -101,7 +101,7 @@ static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
 static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_t flags) {
     const int opt = (flags & WF_SAVE_OPTIMIZER) != 0;
     wf_config cfg;
-    wf_model_config(m, &cfg);
+    wf_model_get_config(m, &cfg);
     size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0));
 
     size_t at = begin_section(w, "CONF");
@@ -118,7 +118,7 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     wf_tensor_info table[WF_N_PARAMS];
     int present = 0;
     for (int i = 0; i < WF_N_PARAMS; i++) {
-        wf_model_tensor(m, i, &table[i]);
+        wf_model_get_tensor(m, i, &table[i]);
         present += table[i].size > 0;
     }
     wf_put_u32(w, (uint32_t)present);
@@ -172,7 +172,7 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
     *out = NULL;
     *n = 0;
     wf_config cfg;
-    if (wf_model_config(m, &cfg) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
+    if (wf_model_get_config(m, &cfg) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
     if (flags & ~WF_SAVE_OPTIMIZER) return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the only flag is WF_SAVE_OPTIMIZER", (unsigned)flags);
     if (t && t->kind == WF_TOKENIZER_NONE) return WF_ERR(m, WF_ERR_STATE, "the tokenizer is empty: train or load it first, or pass NULL");
     if (t && wf_tokenizer_vocab_size(t) > cfg.vocab_size)
@@ -189,23 +189,20 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
     return WF_OK;
 }
 
-wf_status wf_tokenizer_save(const wf_tokenizer *t, uint8_t **out, int32_t *n) {
+wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
     if (!t) return WF_ERR_ARG;
-    /* the message buffer is the handle's scratch even through a const pointer; the
-     * handle was created non-const by wf_tokenizer_create */
-    wf_tokenizer *tm = (wf_tokenizer *)t;
-    if (!out || !n) return TOK_ERR(tm, WF_ERR_ARG, "out and n must not be NULL");
+    if (!out || !n) return TOK_ERR(t, WF_ERR_ARG, "out and n must not be NULL");
     *out = NULL;
     *n = 0;
-    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(tm, WF_ERR_STATE, "the tokenizer is empty: nothing to save");
+    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer is empty: nothing to save");
     wf_writer w = {NULL, 0};
     write_tokenizer(&w, t);
-    wf_status s = finish_buffer(w.off, out, n, tm->err, sizeof tm->err);
+    wf_status s = finish_buffer(w.off, out, n, t->err, sizeof t->err);
     if (s != WF_OK) return s;
     w.p = *out;
     w.off = 0;
     write_tokenizer(&w, t);
-    tm->err[0] = 0;
+    t->err[0] = 0;
     return WF_OK;
 }
 

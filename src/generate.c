@@ -99,12 +99,12 @@ static wf_status check_sampling(wf_model *m, const wf_sampling *s) {
     return WF_OK;
 }
 
-wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed) {
+wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed) {
     WF_NEED_READY(m);
     if (m->cfg.arch != WF_ARCH_DECODER)
         return WF_ERR(m, WF_ERR_STATE, "%s", m->cfg.arch == WF_ARCH_ENCODER
-                      ? "an encoder does not generate; wf_gen_start needs a decoder"
-                      : "an encoder-decoder decodes from a source: use wf_seq2seq_decode");
+                      ? "an encoder does not generate; wf_model_gen_start needs a decoder"
+                      : "an encoder-decoder decodes from a source: use wf_model_beam_search");
     if (!prompt || n < 1) return WF_ERR(m, WF_ERR_ARG, "the prompt must have at least one token");
     wf_status s = wf_model_check_ids(m, prompt, (size_t)n, 0, "prompt");
     if (s != WF_OK) return s;
@@ -119,9 +119,9 @@ wf_status wf_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t s
     return WF_OK;
 }
 
-wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
+wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
     if (!m) return WF_ERR_ARG;
-    if (!m->ready || !m->gen.active) return WF_ERR(m, WF_ERR_STATE, "no generation in progress: call wf_gen_start first");
+    if (!m->ready || !m->gen.active) return WF_ERR(m, WF_ERR_STATE, "no generation in progress: call wf_model_gen_start first");
     if (!token) return WF_ERR(m, WF_ERR_ARG, "token is NULL");
     wf_status st = check_sampling(m, s);
     if (st != WF_OK) return st;
@@ -145,16 +145,6 @@ wf_status wf_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
     return WF_OK;
 }
 
-const wf_real *wf_gen_logits(const wf_model *m) { return m && m->ready && m->gen.active ? m->gen.logits : NULL; }
-
-wf_status wf_generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new, const wf_sampling *s,
-                      uint32_t seed, int32_t *out) {
-    if (!m) return WF_ERR_ARG;
-    if (n_new < 0 || (n_new > 0 && !out)) return WF_ERR(m, WF_ERR_ARG, "n_new must be >= 0 with an output buffer");
-    wf_status st = check_sampling(m, s);
-    if (st != WF_OK) return st;
-    if ((st = wf_gen_start(m, prompt, n, seed)) != WF_OK) return st;
-    for (int32_t i = 0; i < n_new; i++)
-        if ((st = wf_gen_next(m, s, &out[i])) != WF_OK) return st;
-    return WF_OK;
+const float *wf_model_gen_logits(const wf_model *m) {
+    return m && m->ready && m->gen.active ? WF_CFLOATS(m->gen.logits) : NULL;
 }

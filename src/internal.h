@@ -1,4 +1,4 @@
-/* Shared by every source file: the real type's math functions, aligned allocation,
+/* Shared by every source file: the real type and its math functions, aligned allocation,
  * error reporting and the seeded RNG. Nothing here is public. */
 #ifndef WF_INTERNAL_H
 #define WF_INTERNAL_H
@@ -11,17 +11,28 @@
 
 #include "wasmformer.h"
 
+/* Weights, activations and results: float, or double in the gradient-check build (-DWF_DOUBLE). */
 #ifdef WF_DOUBLE
+typedef double wf_real;
 #define WF_SQRT sqrt
 #define WF_EXP exp
 #define WF_LOG log
 #define WF_TANH tanh
 #else
+typedef float wf_real;
 #define WF_SQRT sqrtf
 #define WF_EXP expf
 #define WF_LOG logf
 #define WF_TANH tanhf
 #endif
+
+/* The public API speaks float (include/wasmformer.h). The gradient-check build (WF_DOUBLE)
+ * computes in double: there every float array the API takes or returns holds wf_real
+ * values, and the core and its tests convert the pointers with these. */
+#define WF_REALS(p) ((wf_real *)(void *)(p))
+#define WF_CREALS(p) ((const wf_real *)(const void *)(p))
+#define WF_FLOATS(p) ((float *)(void *)(p))
+#define WF_CFLOATS(p) ((const float *)(const void *)(p))
 
 /* Elements rounded up to a multiple of 4, so every tensor and buffer starts 16-byte
  * aligned; PAD4D is the same in double, for size checks that must not overflow. */

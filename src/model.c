@@ -90,7 +90,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random) {
     wf_status s = wf_config_check(cfg, why, sizeof why);
     if (s != WF_OK) return WF_ERR(m, s, "%s", why);
     wf_memory mem;
-    wf_memory_estimate(cfg, 0, 0, &mem);
+    wf_config_memory(cfg, 0, 0, &mem, NULL, 0);
     wf_dims d;
     wf_dims_of(cfg, &d);
     if (wf_plan_params(&d, 1) > 2147483647.0)
@@ -139,42 +139,45 @@ wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m
 
 /* ---- accessors and settings ---- */
 
-wf_status wf_model_config(const wf_model *m, wf_config *out) {
-    if (!m || !out || !m->ready) return m && out ? WF_ERR_STATE : WF_ERR_ARG;
+wf_status wf_model_get_config(wf_model *m, wf_config *out) {
+    WF_NEED_READY(m);
+    if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
     *out = m->cfg;
     return WF_OK;
 }
 
-int32_t wf_model_param_count(const wf_model *m) { return m && m->ready ? (int32_t)m->n_params : 0; }
-
-wf_status wf_model_memory(const wf_model *m, wf_memory *out) {
-    if (!m || !out) return WF_ERR_ARG;
+wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
+    if (!m) return WF_ERR_ARG;
+    if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
     memset(out, 0, sizeof *out);
+    out->threads = wf_pool_threads(m->pool);
     if (!m->ready) return WF_OK;
-    double bytes = sizeof(wf_real), stride = (double)m->stride;
-    out->params = stride * bytes;
-    out->grads = stride * bytes;
-    out->optimizer = 2 * stride * bytes;
-    out->activations = (double)m->act_cap * bytes;
-    out->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes;
-    out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
-    out->count = (double)m->n_params;
+    wf_memory *mem = &out->memory;
+    const double bytes = sizeof(wf_real), stride = (double)m->stride;
+    mem->params = stride * bytes;
+    mem->grads = stride * bytes;
+    mem->optimizer = 2 * stride * bytes;
+    mem->activations = (double)m->act_cap * bytes;
+    mem->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes;
+    mem->total = mem->params + mem->grads + mem->optimizer + mem->activations + mem->inference;
+    mem->count = (double)m->n_params;
+    out->n_tensors = WF_N_PARAMS;
+    out->step = m->step;
+    out->lr = wf_lr_at(&m->opt, m->step);
     return WF_OK;
 }
 
-int32_t wf_model_tensor_count(const wf_model *m) { return m && m->ready ? WF_N_PARAMS : 0; }
-
-wf_status wf_model_tensor(const wf_model *m, int32_t i, wf_tensor_info *out) {
-    if (!m || !out) return WF_ERR_ARG;
-    if (!m->ready) return WF_ERR_STATE;
-    if (i < 0 || i >= WF_N_PARAMS) return WF_ERR_ARG;
+wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out) {
+    WF_NEED_READY(m);
+    if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
+    if (i < 0 || i >= WF_N_PARAMS) return WF_ERR(m, WF_ERR_ARG, "tensor %d is outside [0, %d)", i, WF_N_PARAMS);
     *out = m->tensors[i];
     return WF_OK;
 }
 
 wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->arena + (size_t)block * m->stride : NULL; }
-wf_real *wf_model_params(wf_model *m) { return wf_model_block(m, WF_WEIGHTS); }
-wf_real *wf_model_grads(wf_model *m) { return wf_model_block(m, WF_GRADS); }
+float *wf_model_params(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_WEIGHTS)); }
+float *wf_model_grads(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_GRADS)); }
 
 wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     WF_NEED_READY(m);
@@ -185,17 +188,14 @@ wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     return WF_OK;
 }
 
-wf_status wf_model_get_optim(const wf_model *m, wf_optim *out) {
-    if (!m || !out) return WF_ERR_ARG;
-    if (!m->ready) return WF_ERR_STATE;
+wf_status wf_model_get_optim(wf_model *m, wf_optim *out) {
+    WF_NEED_READY(m);
+    if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
     *out = m->opt;
     return WF_OK;
 }
 
-int32_t wf_model_step(const wf_model *m) { return m && m->ready ? m->step : 0; }
-float wf_model_lr(const wf_model *m) { return m && m->ready ? wf_lr_at(&m->opt, m->step) : 0; }
-
-wf_status wf_sample_seed(wf_model *m, uint32_t seed) {
+wf_status wf_model_sample_seed(wf_model *m, uint32_t seed) {
     WF_NEED_READY(m);
     seed_sampler(m, seed);
     m->err[0] = 0;
@@ -220,14 +220,13 @@ wf_status wf_model_set_threads(wf_model *m, int32_t n) {
         return WF_OK;
     }
     wf_pool *p = NULL;
-    if (n > 1) {
-#if !defined(WF_THREADS)
-        return WF_ERR(m, WF_ERR_UNSUPPORTED, "this build has no threads; load the threaded build for %d threads", n);
-#else
-        p = wf_pool_create(n);
-        if (!p) return WF_ERR(m, WF_ERR_NOMEM, "could not start %d worker threads", n - 1);
-#endif
-    }
+    const wf_status s = n > 1 ? wf_pool_start(&p, n, WF_POOL_WAIT) : WF_OK;
+    if (s == WF_ERR_UNSUPPORTED)
+        return WF_ERR(m, s, "this build has no threads; load the threaded build for %d threads", n);
+    if (s == WF_ERR_NOMEM) return WF_ERR(m, s, "out of memory starting %d worker threads", n - 1);
+    if (s != WF_OK)
+        return WF_ERR(m, s, "could not start %d worker threads (the system refused one, or it did not start within "
+                      "%g s); the setting is unchanged", n - 1, WF_POOL_WAIT);
     wf_pool_free(m->pool);
     m->pool = p;
     m->err[0] = 0;

@@ -112,6 +112,12 @@ void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train);
  * dL/d(logits) in probs: every weight gradient, accumulated into the grads block. */
 void wf_model_backward_batch(wf_model *m, const wf_batch *b);
 
+/* ---- train.c ---- */
+
+/* wf_model_forward (grads = 0) and wf_model_backward (grads = 1) with the loss in wf_real:
+ * the gradient-check build's (WF_DOUBLE) way to a double loss. */
+wf_status wf_model_loss(wf_model *m, const wf_batch *b, int grads, wf_real *loss);
+
 /* ---- generate.c ---- */
 
 /* The next token from logits[0, V) under s (greedy below temperature 1e-6), drawn with rng;

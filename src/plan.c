@@ -188,10 +188,13 @@ double wf_address_limit(void) {
 #endif
 }
 
-wf_status wf_memory_estimate(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out) {
-    wf_status s = wf_config_check(cfg, NULL, 0);
+wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap) {
+    wf_status s = wf_config_check(cfg, msg, cap);
     if (s != WF_OK) return s;
-    if (!out || B < 0 || T < 0 || T > cfg->context) return WF_ERR_ARG;
+    if (!out) return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "out is NULL");
+    if (B < 0 || T < 0 || T > cfg->context)
+        return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "B = %d and T = %d must be >= 0, T at most the context %d", B, T,
+                       cfg->context);
     wf_dims d;
     wf_dims_of(cfg, &d);
     double bytes = sizeof(wf_real);

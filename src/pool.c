@@ -96,15 +96,23 @@ static void *worker(void *arg) {
     }
 }
 
-wf_pool *wf_pool_create_wait(int n, double wait) {
-    if (n < 2) return NULL;
+wf_status wf_pool_start(wf_pool **out, int n, double wait) {
+    *out = NULL;
+    if (n < 2) return WF_ERR_ARG;
     wf_pool *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
+    if (!p) return WF_ERR_NOMEM;
     p->workers = calloc((size_t)n - 1, sizeof *p->workers);
     if (!p->workers) {
         free(p);
-        return NULL;
+        return WF_ERR_NOMEM;
     }
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) {
+        free(p->workers);
+        free(p);
+        return WF_ERR_THREADS;
+    }
+    pthread_attr_setstacksize(&attr, WF_POOL_STACK);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -112,13 +120,15 @@ wf_pool *wf_pool_create_wait(int n, double wait) {
     atomic_store(&p->refs, 1);
     for (int i = 0; i < n - 1; i++) {
         atomic_fetch_add(&p->refs, 1); /* before the worker can exit and let go */
-        if (pthread_create(&p->workers[i], NULL, worker, p) != 0) {
+        if (pthread_create(&p->workers[i], &attr, worker, p) != 0) {
             atomic_fetch_sub(&p->refs, 1);
+            pthread_attr_destroy(&attr);
             wf_pool_free(p);
-            return NULL;
+            return WF_ERR_THREADS;
         }
         p->n++;
     }
+    pthread_attr_destroy(&attr);
     /* A worker that never starts would leave wf_pool_run waiting for it forever. In the
      * browser a thread starts without the main thread's help only on a Web Worker loaded
      * in advance (-sPTHREAD_POOL_SIZE, which loader.js sets from the thread count, and
@@ -134,21 +144,12 @@ wf_pool *wf_pool_create_wait(int n, double wait) {
             stop_all(p);
             for (int i = 0; i < p->n - 1; i++) pthread_detach(p->workers[i]);
             let_go(p);
-            return NULL;
+            return WF_ERR_THREADS;
         }
         sched_yield();
     }
-    return p;
-}
-
-/* The waiting spins (in a page's main thread Emscripten has no other wait), so it is kept
- * short there; natively a loaded machine may take a while to schedule a thread. */
-wf_pool *wf_pool_create(int n) {
-#if defined(__EMSCRIPTEN__)
-    return wf_pool_create_wait(n, 0.5);
-#else
-    return wf_pool_create_wait(n, 2.0);
-#endif
+    *out = p;
+    return WF_OK;
 }
 
 void wf_pool_free(wf_pool *p) {
@@ -186,15 +187,11 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
 
 #else /* no threads in this build */
 
-wf_pool *wf_pool_create(int n) {
-    (void)n;
-    return NULL;
-}
-
-wf_pool *wf_pool_create_wait(int n, double wait) {
+wf_status wf_pool_start(wf_pool **out, int n, double wait) {
     (void)n;
     (void)wait;
-    return NULL;
+    *out = NULL;
+    return WF_ERR_UNSUPPORTED;
 }
 
 void wf_pool_free(wf_pool *p) { (void)p; }

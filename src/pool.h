@@ -2,20 +2,40 @@
  * so a pool of n threads starts n - 1 workers. Tasks are handed out in order from a shared
  * counter; an op that splits its output into tasks computes every element the same way
  * whichever thread runs it, so results do not depend on the thread count.
- * Without WF_THREADS (the single-thread wasm build) there are no threads: wf_pool_create
- * returns NULL for n > 1, and a NULL pool runs every task on the caller. */
+ * Without WF_THREADS (the single-thread wasm build) there are no threads: wf_pool_start
+ * refuses n > 1, and a NULL pool runs every task on the caller. */
 #ifndef WF_POOL_H
 #define WF_POOL_H
+
+#include "wasmformer.h"
 
 typedef struct wf_pool wf_pool;
 typedef void (*wf_task_fn)(void *ctx, int task);
 
-/* n >= 2 threads in all (caller included); NULL when threads are unavailable or could
- * not be started. */
-wf_pool *wf_pool_create(int n);
-/* The same, giving the workers `wait` seconds to start (wf_pool_create: 2 natively, 0.5 in
- * wasm) before giving up; tests pass 0 to take the give-up path. */
-wf_pool *wf_pool_create_wait(int n, double wait);
+/* Each worker's stack, set explicitly because the default varies (8 MB with glibc, 128 KB
+ * with musl, 64 KB to 2 MB in Emscripten's versions). The deepest task is a matrix
+ * product's packing buffers (matmul.c: 311 KB with AVX2's tiles, 192 KB in the double
+ * build) under an attention head's 9 KB tile. 2 MB leaves room for the sanitizers, whose
+ * per-thread state can take part of the stack's area (gcc's ThreadSanitizer: ~770 KB,
+ * which overflowed a 1 MB stack); in the -pthread wasm build each worker's stack is taken
+ * from the module's linear memory, and 2 MB is what build.sh already gave every thread. */
+#define WF_POOL_STACK (2 << 20)
+
+/* How long a pool waits for its workers to check in before giving up: natively a loaded
+ * machine may take a while to schedule a thread; in a page's main thread the wait spins
+ * (Emscripten has no other), so it is kept short there. */
+#if defined(__EMSCRIPTEN__)
+#define WF_POOL_WAIT 0.5
+#else
+#define WF_POOL_WAIT 2.0
+#endif
+
+/* A pool of n >= 2 threads in all (caller included) into *out, its workers given `wait`
+ * seconds to start (tests pass 0 to take the give-up path). WF_ERR_NOMEM; WF_ERR_THREADS
+ * when a thread could not be created or did not check in in time (the started ones are
+ * told to stop and free the pool when the last lets go); WF_ERR_UNSUPPORTED without
+ * WF_THREADS. */
+wf_status wf_pool_start(wf_pool **out, int n, double wait);
 void wf_pool_free(wf_pool *p); /* NULL is fine; joins the workers */
 int wf_pool_threads(const wf_pool *p); /* 1 for NULL */
 

@@ -174,7 +174,7 @@ wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char
     *st_len = *config_len = 0;
     wf_config mc;
     wf_tensor_info table[WF_N_PARAMS];
-    if (wf_model_config(m, &mc) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to export");
+    if (wf_model_get_config(m, &mc) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to export");
     wf_tensor_table(&mc, table);
     const int layout = wf_hf_layout_of(&mc);
     const wf_hf_layout *lay = &wf_hf_layouts[layout];

@@ -65,10 +65,10 @@ static void swap_ptr(wf_real **a, wf_real **b) {
     *b = t;
 }
 
-wf_status wf_seq2seq_decode(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos, int32_t beam,
-                            int32_t max_new, int32_t *out, int32_t *n_out) {
+wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos, int32_t beam,
+                               int32_t max_new, int32_t *out, int32_t *n_out) {
     WF_NEED_READY(m);
-    if (!m->d.xa) return WF_ERR(m, WF_ERR_STATE, "wf_seq2seq_decode needs an encoder-decoder (arch 2)");
+    if (!m->d.xa) return WF_ERR(m, WF_ERR_STATE, "wf_model_beam_search needs an encoder-decoder (arch 2)");
     const int32_t T = m->cfg.context, V = m->cfg.vocab_size;
     if (!src || S < 1 || S > T) return WF_ERR(m, WF_ERR_ARG, "the source needs 1 to context = %d tokens, not %d", T, S);
     if (!out || !n_out) return WF_ERR(m, WF_ERR_ARG, "out and n_out must not be NULL");

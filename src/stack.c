@@ -131,7 +131,7 @@ void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train) {
         wf_norm_forward(m, a->enc_lnf, a->enc_lnf_mean, a->enc_lnf_rstd, x, m->p.enc_lnfw, m->p.enc_lnfb, B * S);
         enc = a->enc_lnf;
     }
-    wf_stack_embed(m, WF_STACK_MAIN, a->encoded, a->emb_mask, b->inputs, b->input_vecs, B, T, 0, drop_rng);
+    wf_stack_embed(m, WF_STACK_MAIN, a->encoded, a->emb_mask, b->inputs, WF_CREALS(b->input_vecs), B, T, 0, drop_rng);
     const wf_stack_run r = {.io = batch_io(m, b, WF_STACK_MAIN, drop_rng), .enc = enc};
     const wf_real *x = wf_stack_forward(m, WF_STACK_MAIN, &r, a->encoded);
     m->have_logits = b->target_vecs == NULL;
@@ -184,16 +184,14 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
 
 /* ---- results of the last forward ---- */
 
-const wf_real *wf_logits(const wf_model *m) { return m && m->ready && m->B > 0 && m->have_logits ? m->a.logits : NULL; }
-
-const wf_real *wf_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? m->a.lnf : NULL; }
-
-const wf_real *wf_cross_attention(const wf_model *m, int32_t layer) {
-    if (!m || !m->ready || m->B == 0 || !m->d.xa || layer < 0 || layer >= m->d.L) return NULL;
-    return wf_stack_acts(m, WF_STACK_MAIN, layer).catt;
+const float *wf_model_logits(const wf_model *m) {
+    return m && m->ready && m->B > 0 && m->have_logits ? WF_CFLOATS(m->a.logits) : NULL;
 }
 
-const wf_real *wf_self_attention(const wf_model *m, int32_t layer) {
-    if (!m || !m->ready || m->B == 0 || layer < 0 || layer >= m->d.L) return NULL;
-    return wf_stack_acts(m, WF_STACK_MAIN, layer).att;
+const float *wf_model_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? WF_CFLOATS(m->a.lnf) : NULL; }
+
+const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross) {
+    if (!m || !m->ready || m->B == 0 || (cross && !m->d.xa) || layer < 0 || layer >= m->d.L) return NULL;
+    const wf_layer_acts a = wf_stack_acts(m, WF_STACK_MAIN, layer);
+    return WF_CFLOATS(cross ? a.catt : a.att);
 }

@@ -53,11 +53,14 @@ int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) {
     return 0;
 }
 
-int32_t wf_tokenizer_max_bytes(const wf_tokenizer *t) {
-    if (!t) return 0;
-    if (t->kind == WF_TOKENIZER_CHAR) return 4; /* the longest UTF-8 sequence */
-    if (t->kind == WF_TOKENIZER_BPE) return t->bpe.max_len;
-    return 0;
+wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out) {
+    if (!t) return WF_ERR_ARG;
+    if (!out) return TOK_ERR(t, WF_ERR_ARG, "out is NULL");
+    out->kind = t->kind;
+    out->vocab_size = wf_tokenizer_vocab_size(t);
+    /* char: the longest UTF-8 sequence */
+    out->max_bytes = t->kind == WF_TOKENIZER_CHAR ? 4 : t->kind == WF_TOKENIZER_BPE ? t->bpe.max_len : 0;
+    return WF_OK;
 }
 
 /* Decodes one code point at s[0, len) into *cp; returns the bytes consumed (>= 1). */
@@ -198,8 +201,6 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
     t->err[0] = 0;
     return WF_OK;
 }
-
-int32_t wf_tokenizer_get_kind(const wf_tokenizer *t) { return t ? t->kind : WF_TOKENIZER_NONE; }
 
 wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size) {
     if (!t) return WF_ERR_ARG;

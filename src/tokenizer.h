@@ -49,6 +49,9 @@ wf_status wf_bpe_encode(const wf_bpe *b, const uint8_t *s, size_t len, int32_t *
  * caller checked). Takes ownership of chars; fills a cleared tokenizer's fields. */
 void wf_tokenizer_set_chars(wf_tokenizer *t, uint32_t *chars, int32_t n);
 
+/* The ids t knows; 0 when empty. */
+int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t);
+
 /* Frees the vocabulary; the handle becomes empty (kind NONE). The message stays. */
 void wf_tokenizer_clear(wf_tokenizer *t);
 

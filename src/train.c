@@ -41,7 +41,7 @@ static wf_status check_batch(wf_model *m, const wf_batch *b, int need_targets) {
         return WF_ERR(m, WF_ERR_ARG, "batch %d x %d is too large: %d rows of up to %.0f values exceed 2^31 - 1", B, T,
                       B * T, wide);
     if (arch == WF_ARCH_ENCODER_DECODER) {
-        if (!b->src) return WF_ERR(m, WF_ERR_ARG, "an encoder-decoder needs a source: src is NULL (use wf_batch_*)");
+        if (!b->src) return WF_ERR(m, WF_ERR_ARG, "an encoder-decoder needs a source: src is NULL");
         if (S < 1 || S > m->cfg.context)
             return WF_ERR(m, WF_ERR_ARG, "source length %d is outside [1, context = %d]", S, m->cfg.context);
         if ((double)B * S > 2147483647.0 / 4) return WF_ERR(m, WF_ERR_ARG, "source batch %d x %d is too large", B, S);
@@ -72,7 +72,7 @@ static wf_status check_batch(wf_model *m, const wf_batch *b, int need_targets) {
  * or mean squared error of the final states; *count gets the number of terms. */
 static double loss_forward(wf_model *m, const wf_batch *b, double *count) {
     const int B = m->B, T = m->T;
-    if (b->target_vecs) return wf_mse_forward(count, m->a.lnf, b->target_vecs, b->lengths, B, T, m->d.C);
+    if (b->target_vecs) return wf_mse_forward(count, m->a.lnf, WF_CREALS(b->target_vecs), b->lengths, B, T, m->d.C);
     int32_t *tg = (int32_t *)m->a.targets; /* int32 ids in wf_real-sized slots */
     for (int i = 0; i < B; i++)
         for (int t = 0; t < T; t++) tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
@@ -89,7 +89,7 @@ static void loss_backward(wf_model *m, const wf_batch *b, double count) {
     const wf_real dloss = (wf_real)(1.0 / count);
     memset(a->dln, 0, (size_t)B * T * C * sizeof(wf_real));
     if (b->target_vecs)
-        wf_mse_backward(a->dln, dloss, a->lnf, b->target_vecs, b->lengths, B, T, C);
+        wf_mse_backward(a->dln, dloss, a->lnf, WF_CREALS(b->target_vecs), b->lengths, B, T, C);
     else
         wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, B * T, m->d.V);
 }
@@ -116,35 +116,24 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
     return WF_OK;
 }
 
-/* ---- entry points ---- */
+/* ---- forward and backward ---- */
 
-static wf_batch ids_batch(const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T) {
-    wf_batch b;
-    memset(&b, 0, sizeof b);
-    b.inputs = inputs;
-    b.targets = targets;
-    b.B = B;
-    b.T = T;
-    return b;
-}
-
-wf_status wf_batch_forward(wf_model *m, const wf_batch *b, wf_real *loss) {
-    wf_status s = run(m, b, 0, loss);
+wf_status wf_model_loss(wf_model *m, const wf_batch *b, int grads, wf_real *loss) {
+    wf_status s = run(m, b, grads, loss);
     if (s == WF_OK) m->err[0] = 0;
     return s;
 }
 
-wf_status wf_batch_grads(wf_model *m, const wf_batch *b, wf_real *loss) {
-    wf_status s = run(m, b, 1, loss);
-    if (s == WF_OK) m->err[0] = 0;
+/* The same with a float loss, written whenever the loss was computed (a non-finite one too). */
+static wf_status loss_as_float(wf_model *m, const wf_batch *b, int grads, float *loss) {
+    wf_real l = loss ? (wf_real)*loss : 0;
+    wf_status s = wf_model_loss(m, b, grads, loss ? &l : NULL);
+    if (loss) *loss = (float)l;
     return s;
 }
 
-wf_status wf_forward(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                     wf_real *loss) {
-    wf_batch b = ids_batch(inputs, targets, B, T);
-    return wf_batch_forward(m, &b, loss);
-}
+wf_status wf_model_forward(wf_model *m, const wf_batch *b, float *loss) { return loss_as_float(m, b, 0, loss); }
+wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss) { return loss_as_float(m, b, 1, loss); }
 
 /* ---- the step ---- */
 
@@ -182,7 +171,7 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     return WF_OK;
 }
 
-wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
+wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real loss = 0;
     wf_status s = run(m, b, 1, &loss);
     if (s != WF_OK) return s;
@@ -195,8 +184,8 @@ wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     m->step++;
     m->gen.active = 0; /* the cached keys and values belong to the old weights */
     if (info) {
-        info->loss = loss;
-        info->grad_norm = (wf_real)norm;
+        info->loss = (float)loss;
+        info->grad_norm = (float)norm;
         info->lr = lr;
         info->step = m->step;
     }
@@ -204,14 +193,8 @@ wf_status wf_batch_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     return WF_OK;
 }
 
-wf_status wf_train_step(wf_model *m, const int32_t *inputs, const int32_t *targets, int32_t B, int32_t T,
-                        wf_step_info *info) {
-    wf_batch b = ids_batch(inputs, targets, B, T);
-    return wf_batch_step(m, &b, info);
-}
-
-wf_status wf_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction, int32_t split,
-                          int32_t B, int32_t T, int32_t *inputs, int32_t *targets) {
+wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction, int32_t split,
+                                int32_t B, int32_t T, int32_t *inputs, int32_t *targets) {
     WF_NEED_READY(m);
     if (!tokens || !inputs || !targets) return WF_ERR(m, WF_ERR_ARG, "tokens, inputs and targets must not be NULL");
     if (split != 0 && split != 1) return WF_ERR(m, WF_ERR_ARG, "split must be 0 (train) or 1 (validation), not %d", split);

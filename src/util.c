@@ -19,6 +19,7 @@ const char *wf_status_string(wf_status s) {
     case WF_ERR_NUMERIC: return "non-finite loss or gradient";
     case WF_ERR_STATE: return "invalid state";
     case WF_ERR_FORMAT: return "malformed data";
+    case WF_ERR_THREADS: return "worker threads could not be started";
     }
     return "unknown status";
 }

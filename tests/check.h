@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api.h"
+
 static int wf_checks_run, wf_checks_failed;
 
 #define CHECK(cond, ...)                                                    \

@@ -28,8 +28,8 @@ static inline wf_config small(void) {
 /* Elements in each of the arena's blocks (params | grads | m | v), padded to 4; 0 empty. */
 static inline size_t block(wf_model *m) {
     wf_tensor_info t;
-    if (!wf_model_tensor_count(m)) return 0;
-    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    if (!model_info(m).n_tensors) return 0;
+    wf_model_get_tensor(m, model_info(m).n_tensors - 1, &t);
     return ((size_t)t.offset + t.size + 3) / 4 * 4;
 }
 
@@ -44,9 +44,9 @@ typedef struct {
 static inline state capture(wf_model *m) {
     state s;
     memset(&s, 0, sizeof s);
-    wf_model_config(m, &s.cfg);
+    wf_model_get_config(m, &s.cfg);
     wf_model_get_optim(m, &s.opt);
-    s.step = wf_model_step(m);
+    s.step = model_info(m).step;
     s.n = block(m);
     s.copy = WF_STATE_MALLOC(3 * s.n * sizeof(float) + 1);
     if (s.n) {
@@ -59,9 +59,9 @@ static inline state capture(wf_model *m) {
 static inline int unchanged(wf_model *m, const state *s) {
     wf_config c;
     wf_optim o;
-    wf_model_config(m, &c);
+    wf_model_get_config(m, &c);
     wf_model_get_optim(m, &o);
-    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && wf_model_step(m) == s->step &&
+    return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && model_info(m).step == s->step &&
            block(m) == s->n && (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
                                           !memcmp(wf_model_params(m) + 2 * s->n, s->copy + s->n, 2 * s->n * sizeof(float))));
 }

@@ -41,9 +41,9 @@ static wf_model *build_scaled(const wf_config *c, float scale) {
     CHECK_OK(wf_model_init(m, c), m);
     wf_rng r;
     wf_rng_seed(&r, 99);
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         for (int j = 0; j < t.size; j++) wf_model_params(m)[t.offset + j] += scale * (float)wf_rng_normal(&r);
     }
     return m;
@@ -118,10 +118,10 @@ static void test_causality(void) {
             for (int i = t + 1; i < T; i++) b[i] = (b[i] + 3) % V;
             wf_batch ba = batch_of(a, NULL, arch == ED ? src : NULL, NULL, 1, T, S);
             wf_batch bb = batch_of(b, NULL, arch == ED ? src : NULL, NULL, 1, T, S);
-            CHECK_OK(wf_batch_forward(m, &ba, NULL), m);
-            float *la = copy(wf_logits(m), (size_t)T * V);
-            CHECK_OK(wf_batch_forward(m, &bb, NULL), m);
-            const float *lb = wf_logits(m);
+            CHECK_OK(wf_model_forward(m, &ba, NULL), m);
+            float *la = copy(wf_model_logits(m), (size_t)T * V);
+            CHECK_OK(wf_model_forward(m, &bb, NULL), m);
+            const float *lb = wf_model_logits(m);
             float before = max_diff(la, lb, (size_t)(t + 1) * V);
             float after = max_diff(la + (t + 1) * V, lb + (t + 1) * V, (size_t)(T - t - 1) * V);
             if (arch == EN) {
@@ -137,8 +137,8 @@ static void test_causality(void) {
                 memcpy(src2, src, sizeof src);
                 src2[S - 1] = (src2[S - 1] + 1) % V;
                 wf_batch bs = batch_of(a, NULL, src2, NULL, 1, T, S);
-                CHECK_OK(wf_batch_forward(m, &bs, NULL), m);
-                CHECK(max_diff(la, wf_logits(m), (size_t)T * V) > 1e-4f, "the source's last token changed nothing");
+                CHECK_OK(wf_model_forward(m, &bs, NULL), m);
+                CHECK(max_diff(la, wf_model_logits(m), (size_t)T * V) > 1e-4f, "the source's last token changed nothing");
             }
             free(la);
             wf_model_free(m);
@@ -165,8 +165,8 @@ static void test_padding(void) {
             wf_batch b = batch_of(in, len, arch == ED ? src : NULL, arch == ED ? slen : NULL, B, T, S);
             b.targets = tg;
             float loss;
-            CHECK_OK(wf_batch_forward(m, &b, &loss), m);
-            float *full = copy(wf_logits(m), (size_t)B * T * V);
+            CHECK_OK(wf_model_forward(m, &b, &loss), m);
+            float *full = copy(wf_model_logits(m), (size_t)B * T * V);
             /* garbage in the padding */
             for (int i = 0; i < B; i++) {
                 for (int t = len[i]; t < T; t++) {
@@ -176,9 +176,9 @@ static void test_padding(void) {
                 for (int s = slen[i]; s < S; s++) src[i * S + s] = (src[i * S + s] + 7) % V;
             }
             float loss2;
-            CHECK_OK(wf_batch_forward(m, &b, &loss2), m);
+            CHECK_OK(wf_model_forward(m, &b, &loss2), m);
             for (int i = 0; i < B; i++) {
-                float d = max_diff(full + (size_t)i * T * V, wf_logits(m) + (size_t)i * T * V, (size_t)len[i] * V);
+                float d = max_diff(full + (size_t)i * T * V, wf_model_logits(m) + (size_t)i * T * V, (size_t)len[i] * V);
                 CHECK(d == 0, "%s: padding content changed real logits of sequence %d by %g", variant_name(k), i, d);
             }
             CHECK(loss == loss2, "%s: padding content changed the loss %g -> %g", variant_name(k), loss, loss2);
@@ -186,8 +186,8 @@ static void test_padding(void) {
             for (int i = 0; i < B; i++) {
                 wf_batch one = batch_of(in + i * T, NULL, arch == ED ? src + i * S : NULL, NULL, 1, len[i],
                                         arch == ED ? slen[i] : 0);
-                CHECK_OK(wf_batch_forward(m, &one, NULL), m);
-                float d = max_diff(full + (size_t)i * T * V, wf_logits(m), (size_t)len[i] * V);
+                CHECK_OK(wf_model_forward(m, &one, NULL), m);
+                float d = max_diff(full + (size_t)i * T * V, wf_model_logits(m), (size_t)len[i] * V);
                 worst = fmax(worst, d);
                 CHECK(d < 1e-5f, "%s: sequence %d alone differs from its padded self by %g", variant_name(k), i, d);
             }
@@ -209,14 +209,14 @@ static void test_attention_rows(void) {
     fill_ids(in, B * T, V, 6);
     fill_ids(src, B * S, V, 7);
     wf_batch b = batch_of(in, len, src, slen, B, T, S);
-    CHECK_OK(wf_batch_forward(m, &b, NULL), m);
+    CHECK_OK(wf_model_forward(m, &b, NULL), m);
     double worst_row = 0, masked = 0;
     int rows = 0;
     for (int l = 0; l < c.n_layer; l++) {
         wf_layer_acts la;
         wf_layer_carve(&la, m->a.layers + l * m->layer_elems[WF_STACK_MAIN], &m->d, B * T, T, S, B * S, 1, 0);
-        const float *cross = wf_cross_attention(m, l);
-        CHECK(cross == la.catt, "wf_cross_attention returns layer %d's saved weights", l);
+        const float *cross = wf_model_attention(m, l, 1);
+        CHECK(cross == la.catt, "wf_model_attention (cross) returns layer %d's saved weights", l);
         for (int which = 0; which < 2; which++) {
             const float *att = which ? cross : la.att;
             const int Tk = which ? S : T;
@@ -235,7 +235,7 @@ static void test_attention_rows(void) {
                     }
         }
     }
-    CHECK(wf_cross_attention(m, c.n_layer) == NULL && wf_cross_attention(m, -1) == NULL, "layer out of range");
+    CHECK(wf_model_attention(m, c.n_layer, 1) == NULL && wf_model_attention(m, -1, 1) == NULL, "layer out of range");
     printf("attention rows: %d rows (self and cross), |sum - 1| <= %.1e, weight on masked keys %g\n", rows, worst_row,
            masked);
     CHECK(worst_row < 1e-6, "a row sums to 1 +- %g", worst_row);
@@ -260,18 +260,18 @@ static void test_cross_through_kv(void) {
     for (int l = 0; l < c.n_layer; l++)
         for (int r = 0; r < 2 * C; r++) m->p.ckvw[((size_t)l * 2 * C + r) * C + j] = 0;
     float loss;
-    CHECK_OK(wf_batch_grads(m, &b, &loss), m);
-    float *base = copy(wf_logits(m), (size_t)B * T * V);
+    CHECK_OK(wf_model_backward(m, &b, &loss), m);
+    float *base = copy(wf_model_logits(m), (size_t)B * T * V);
     CHECK(m->g.enc_lnfb[j] == 0 && m->g.enc_lnfw[j] == 0, "channel j of the encoder output got gradient %g, %g",
           m->g.enc_lnfb[j], m->g.enc_lnfw[j]);
     CHECK(m->g.enc_lnfb[i] != 0, "channel i's gradient is 0: the test would prove nothing");
     m->p.enc_lnfb[j] += 1.5f;
-    CHECK_OK(wf_batch_forward(m, &b, NULL), m);
-    float dj = max_diff(base, wf_logits(m), (size_t)B * T * V);
+    CHECK_OK(wf_model_forward(m, &b, NULL), m);
+    float dj = max_diff(base, wf_model_logits(m), (size_t)B * T * V);
     m->p.enc_lnfb[j] -= 1.5f;
     m->p.enc_lnfb[i] += 1.5f;
-    CHECK_OK(wf_batch_forward(m, &b, NULL), m);
-    float di = max_diff(base, wf_logits(m), (size_t)B * T * V);
+    CHECK_OK(wf_model_forward(m, &b, NULL), m);
+    float di = max_diff(base, wf_model_logits(m), (size_t)B * T * V);
     printf("cross-attention: moving the encoder output off the keys' and values' rows changes logits by %g, "
            "along them by %g\n", dj, di);
     CHECK(dj == 0, "the decoder saw the encoder outside keys and values (%g)", dj);
@@ -291,18 +291,18 @@ static void test_decoder_cache(void) {
         int32_t seq[12];
         fill_ids(seq, T, V, 11);
         wf_batch b = batch_of(seq, NULL, NULL, NULL, 1, T, 0);
-        CHECK_OK(wf_batch_forward(m, &b, NULL), m);
-        float *full = copy(wf_logits(m), (size_t)T * V);
-        CHECK_OK(wf_gen_start(m, seq, 1, 0), m);
+        CHECK_OK(wf_model_forward(m, &b, NULL), m);
+        float *full = copy(wf_model_logits(m), (size_t)T * V);
+        CHECK_OK(wf_model_gen_start(m, seq, 1, 0), m);
         wf_sampling greedy = {0, 0, 1, 0};
         for (int t = 0; t < T; t++) {
-            worst = fmax(worst, max_diff(wf_gen_logits(m), full + (size_t)t * V, V));
-            if (t + 1 < T) CHECK_OK(wf_gen_start(m, seq, t + 2, 0), m);
+            worst = fmax(worst, max_diff(wf_model_gen_logits(m), full + (size_t)t * V, V));
+            if (t + 1 < T) CHECK_OK(wf_model_gen_start(m, seq, t + 2, 0), m);
         }
         /* and decoding step by step (one token at a time over the cache) agrees too */
         int32_t tok;
-        CHECK_OK(wf_gen_start(m, seq, 3, 0), m);
-        CHECK_OK(wf_gen_next(m, &greedy, &tok), m);
+        CHECK_OK(wf_model_gen_start(m, seq, 3, 0), m);
+        CHECK_OK(wf_model_gen_next(m, &greedy, &tok), m);
         int best = 0;
         for (int u = 1; u < V; u++)
             if (full[2 * V + u] > full[2 * V + best]) best = u;
@@ -320,8 +320,8 @@ static double sequence_score(wf_model *m, const int32_t *src, int S, int32_t bos
     in[0] = bos;
     for (int t = 1; t < n; t++) in[t] = y[t - 1];
     wf_batch b = batch_of(in, NULL, src, NULL, 1, n, S);
-    CHECK_OK(wf_batch_forward(m, &b, NULL), m);
-    const float *lg = wf_logits(m);
+    CHECK_OK(wf_model_forward(m, &b, NULL), m);
+    const float *lg = wf_model_logits(m);
     const int V = m->cfg.vocab_size;
     double total = 0;
     for (int t = 0; t < n; t++) {
@@ -345,15 +345,15 @@ static void test_seq2seq_decode(void) {
         const int32_t bos = 1, eos = 2;
         int32_t src[5], out[12], n_out;
         fill_ids(src, S, V, 12 + k);
-        CHECK_OK(wf_seq2seq_decode(m, src, S, bos, eos, 1, 10, out, &n_out), m);
+        CHECK_OK(wf_model_beam_search(m, src, S, bos, eos, 1, 10, out, &n_out), m);
         CHECK(n_out >= 1 && n_out <= 10, "greedy length %d", n_out);
         int32_t in[12];
         in[0] = bos;
         for (int t = 1; t < n_out; t++) in[t] = out[t - 1];
         wf_batch b = batch_of(in, NULL, src, NULL, 1, n_out, S);
-        CHECK_OK(wf_batch_forward(m, &b, NULL), m);
+        CHECK_OK(wf_model_forward(m, &b, NULL), m);
         for (int t = 0; t < n_out; t++) {
-            const float *lg = wf_logits(m) + (size_t)t * V;
+            const float *lg = wf_model_logits(m) + (size_t)t * V;
             int best = 0;
             for (int u = 1; u < V; u++)
                 if (lg[u] > lg[best]) best = u;
@@ -394,12 +394,12 @@ static void test_seq2seq_decode(void) {
                 }
             }
         }
-        CHECK_OK(wf_seq2seq_decode(m, src, S, 0, 1, 64, max_new, out, &n_out), m);
+        CHECK_OK(wf_model_beam_search(m, src, S, 0, 1, 64, max_new, out, &n_out), m);
         double got = sequence_score(m, src, S, 0, out, n_out);
         agree += n_out == best_n && !memcmp(out, best_seq, (size_t)n_out * sizeof(int32_t));
         CHECK(got >= best - 1e-4, "trial %d: beam 64 found log p %.6f, exhaustive %.6f", trial, got, best);
         int32_t g[3], gn;
-        CHECK_OK(wf_seq2seq_decode(m, src, S, 0, 1, 1, max_new, g, &gn), m);
+        CHECK_OK(wf_model_beam_search(m, src, S, 0, 1, 1, max_new, g, &gn), m);
         beats_greedy += got > sequence_score(m, src, S, 0, g, gn) + 1e-6;
         wf_model_free(m);
     }
@@ -425,11 +425,11 @@ static void test_dropout(void) {
     wf_batch b = batch_of(in, NULL, src, NULL, B, T, S);
     b.targets = tg;
     float e1, e2, t1, t2, t3;
-    CHECK_OK(wf_batch_forward(plain, &b, &e1), plain);
-    CHECK_OK(wf_batch_forward(drop, &b, &e2), drop);
+    CHECK_OK(wf_model_forward(plain, &b, &e1), plain);
+    CHECK_OK(wf_model_forward(drop, &b, &e2), drop);
     CHECK(e1 == e2, "evaluation with dropout configured differs from without: %g vs %g", e1, e2);
-    CHECK_OK(wf_batch_grads(drop, &b, &t1), drop);
-    CHECK_OK(wf_batch_grads(drop, &b, &t2), drop);
+    CHECK_OK(wf_model_backward(drop, &b, &t1), drop);
+    CHECK_OK(wf_model_backward(drop, &b, &t2), drop);
     CHECK(t1 == t2, "the same step drew other masks: %g vs %g", t1, t2);
     CHECK(t1 != e2, "training loss equals evaluation loss: dropout did nothing");
     /* the masks drop about p of the embedding entries, and scale the rest by 1/(1-p) */
@@ -442,8 +442,8 @@ static void test_dropout(void) {
     double frac = (double)zeros / n;
     CHECK(fabs(frac - 0.3) < 0.05, "dropped fraction %.3f, want 0.3", frac);
     wf_step_info info;
-    CHECK_OK(wf_batch_step(drop, &b, &info), drop);
-    CHECK_OK(wf_batch_grads(drop, &b, &t3), drop);
+    CHECK_OK(wf_model_step(drop, &b, &info), drop);
+    CHECK_OK(wf_model_backward(drop, &b, &t3), drop);
     CHECK(t3 != t1, "the next step reused the masks");
     printf("dropout: evaluation unaffected; training loss %.4f vs evaluation %.4f; %.3f of entries dropped\n", t1, e2,
            frac);
@@ -452,7 +452,7 @@ static void test_dropout(void) {
 }
 
 /* An encoder with vectors in and a mean squared error: the loss is the mean of the real
- * rows' squared errors of wf_hidden. */
+ * rows' squared errors of wf_model_hidden. */
 static void test_encoder_mse(void) {
     wf_config c = config(EN, WF_NORM_LAYERNORM, WF_BLOCK_POST_LN, WF_ACT_RELU, WF_POS_SINUSOIDAL);
     wf_model *m = build(&c);
@@ -473,9 +473,9 @@ static void test_encoder_mse(void) {
     b.B = B;
     b.T = T;
     float loss;
-    CHECK_OK(wf_batch_forward(m, &b, &loss), m);
-    CHECK(wf_logits(m) == NULL, "an MSE forward computes no logits");
-    const float *h = wf_hidden(m);
+    CHECK_OK(wf_model_forward(m, &b, &loss), m);
+    CHECK(wf_model_logits(m) == NULL, "an MSE forward computes no logits");
+    const float *h = wf_model_hidden(m);
     double sum = 0;
     int n = 0;
     for (int i = 0; i < B; i++)
@@ -484,14 +484,14 @@ static void test_encoder_mse(void) {
                 double d = h[(i * T + t) * C + k] - vtg[(i * T + t) * C + k];
                 sum += d * d;
             }
-    CHECK(fabs(sum / n - loss) < 1e-6 * loss, "MSE %g, from wf_hidden %g", loss, sum / n);
+    CHECK(fabs(sum / n - loss) < 1e-6 * loss, "MSE %g, from wf_model_hidden %g", loss, sum / n);
     float first = loss;
     wf_optim o;
     wf_optim_default(&o);
     o.lr = 1e-2f;
     CHECK_OK(wf_model_set_optim(m, &o), m);
     wf_step_info info;
-    for (int s = 0; s < 30; s++) CHECK_OK(wf_batch_step(m, &b, &info), m);
+    for (int s = 0; s < 30; s++) CHECK_OK(wf_model_step(m, &b, &info), m);
     printf("encoder MSE on vectors: %.4f -> %.4f in 30 steps\n", first, info.loss);
     CHECK(info.loss < 0.7f * first, "MSE did not fall: %g -> %g", first, info.loss);
     wf_model_free(m);
@@ -517,7 +517,7 @@ static void test_errors(void) {
     cases[1].b.targets = in;
     cases[2].b.targets = in;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        wf_status s = wf_batch_step(cases[i].m, &cases[i].b, &info);
+        wf_status s = wf_model_step(cases[i].m, &cases[i].b, &info);
         CHECK(s == cases[i].want, "case %zu: %s, want %s (%s)", i, wf_status_string(s), wf_status_string(cases[i].want),
               wf_model_error(cases[i].m));
         CHECK(strstr(wf_model_error(cases[i].m), cases[i].what), "case %zu message: %s", i, wf_model_error(cases[i].m));
@@ -525,42 +525,42 @@ static void test_errors(void) {
     int32_t bad_len[1] = {9};
     wf_batch bl = b;
     bl.lengths = bad_len;
-    CHECK(wf_batch_step(dec, &bl, &info) == WF_ERR_ARG && strstr(wf_model_error(dec), "lengths"), "lengths > T");
+    CHECK(wf_model_step(dec, &bl, &info) == WF_ERR_ARG && strstr(wf_model_error(dec), "lengths"), "lengths > T");
     int32_t bad_src[8] = {3, 3, 3, 99, 3, 3, 3, 3};
     wf_batch bs = batch_of(in, NULL, bad_src, NULL, 1, 8, 8);
     bs.targets = in;
-    CHECK(wf_batch_step(ed, &bs, &info) == WF_ERR_TOKEN, "source id 99");
+    CHECK(wf_model_step(ed, &bs, &info) == WF_ERR_TOKEN, "source id 99");
     wf_batch bv = b;
     bv.inputs = NULL;
     bv.input_vecs = vec;
-    CHECK(wf_batch_step(dec, &bv, &info) == WF_ERR_ARG && strstr(wf_model_error(dec), "encoder"), "vectors into a decoder");
+    CHECK(wf_model_step(dec, &bv, &info) == WF_ERR_ARG && strstr(wf_model_error(dec), "encoder"), "vectors into a decoder");
     wf_batch bt = b;
     bt.targets = NULL;
     bt.target_vecs = vec;
-    CHECK(wf_batch_step(dec, &bt, &info) == WF_ERR_ARG, "target vectors for a decoder");
+    CHECK(wf_model_step(dec, &bt, &info) == WF_ERR_ARG, "target vectors for a decoder");
     bt.targets = in;
     bt.inputs = NULL;
     bt.input_vecs = vec;
-    CHECK(wf_batch_step(enc, &bt, &info) == WF_ERR_ARG && strstr(wf_model_error(enc), "not both"), "both targets");
-    CHECK(wf_batch_step(enc, NULL, &info) == WF_ERR_ARG, "NULL batch");
+    CHECK(wf_model_step(enc, &bt, &info) == WF_ERR_ARG && strstr(wf_model_error(enc), "not both"), "both targets");
+    CHECK(wf_model_step(enc, NULL, &info) == WF_ERR_ARG, "NULL batch");
     /* generation calls that do not fit the architecture */
-    CHECK(wf_gen_start(enc, in, 2, 0) == WF_ERR_STATE && strstr(wf_model_error(enc), "encoder"), "generate with an encoder");
-    CHECK(wf_gen_start(ed, in, 2, 0) == WF_ERR_STATE && strstr(wf_model_error(ed), "wf_seq2seq_decode"), "generate with an encoder-decoder");
-    CHECK(wf_seq2seq_decode(dec, src, 8, 1, 2, 1, 4, out, &n_out) == WF_ERR_STATE, "seq2seq with a decoder");
-    CHECK(wf_seq2seq_decode(ed, src, 8, 1, 2, ce.max_beam + 1, 4, out, &n_out) == WF_ERR_ARG, "beam > max_beam");
-    CHECK(wf_seq2seq_decode(ed, src, 8, 1, 99, 1, 4, out, &n_out) == WF_ERR_TOKEN, "eos out of range");
-    CHECK(wf_seq2seq_decode(ed, src, 0, 1, 2, 1, 4, out, &n_out) == WF_ERR_ARG, "empty source");
-    CHECK(wf_seq2seq_decode(ed, src, 8, 1, 2, 1, ce.context + 1, out, &n_out) == WF_ERR_ARG, "max_new > context");
+    CHECK(wf_model_gen_start(enc, in, 2, 0) == WF_ERR_STATE && strstr(wf_model_error(enc), "encoder"), "generate with an encoder");
+    CHECK(wf_model_gen_start(ed, in, 2, 0) == WF_ERR_STATE && strstr(wf_model_error(ed), "wf_model_beam_search"), "generate with an encoder-decoder");
+    CHECK(wf_model_beam_search(dec, src, 8, 1, 2, 1, 4, out, &n_out) == WF_ERR_STATE, "seq2seq with a decoder");
+    CHECK(wf_model_beam_search(ed, src, 8, 1, 2, ce.max_beam + 1, 4, out, &n_out) == WF_ERR_ARG, "beam > max_beam");
+    CHECK(wf_model_beam_search(ed, src, 8, 1, 99, 1, 4, out, &n_out) == WF_ERR_TOKEN, "eos out of range");
+    CHECK(wf_model_beam_search(ed, src, 0, 1, 2, 1, 4, out, &n_out) == WF_ERR_ARG, "empty source");
+    CHECK(wf_model_beam_search(ed, src, 8, 1, 2, 1, ce.context + 1, out, &n_out) == WF_ERR_ARG, "max_new > context");
     (void)tok;
     /* decoding allocates nothing: the model's memory is what it was */
     wf_memory before, after;
-    wf_model_memory(ed, &before);
-    CHECK_OK(wf_seq2seq_decode(ed, src, 8, 1, 2, ce.max_beam, 8, out, &n_out), ed);
-    wf_model_memory(ed, &after);
+    before = model_info(ed).memory;
+    CHECK_OK(wf_model_beam_search(ed, src, 8, 1, 2, ce.max_beam, 8, out, &n_out), ed);
+    after = model_info(ed).memory;
     CHECK(before.total == after.total, "decoding changed the model's memory");
     /* the estimate of an encoder-decoder (sources as long as T) is what training takes */
     wf_memory est;
-    CHECK(wf_memory_estimate(&ce, 2, 8, &est) == WF_OK, "estimate");
+    CHECK(wf_config_memory(&ce, 2, 8, &est, NULL, 0) == WF_OK, "estimate");
     wf_model *fresh = wf_model_create();
     CHECK_OK(wf_model_init(fresh, &ce), fresh);
     int32_t in2[16], src2[16];
@@ -568,8 +568,8 @@ static void test_errors(void) {
     fill_ids(src2, 16, ce.vocab_size, 18);
     wf_batch b2 = batch_of(in2, NULL, src2, NULL, 2, 8, 8);
     b2.targets = in2;
-    CHECK_OK(wf_batch_step(fresh, &b2, &info), fresh);
-    wf_model_memory(fresh, &after);
+    CHECK_OK(wf_model_step(fresh, &b2, &info), fresh);
+    after = model_info(fresh).memory;
     CHECK(est.total == after.total, "estimate %.0f, actual %.0f", est.total, after.total);
     wf_model_free(fresh);
     wf_model_free(ed);
@@ -591,8 +591,8 @@ static void test_files(void) {
     fill_ids(in, B * T, V, 19);
     fill_ids(src, B * S, V, 20);
     wf_batch b = batch_of(in, len, src, slen, B, T, S);
-    CHECK_OK(wf_batch_forward(m, &b, NULL), m);
-    float *ref = copy(wf_logits(m), (size_t)B * T * V);
+    CHECK_OK(wf_model_forward(m, &b, NULL), m);
+    float *ref = copy(wf_model_logits(m), (size_t)B * T * V);
     uint8_t *buf;
     int32_t n;
     CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &buf, &n), m);
@@ -600,11 +600,11 @@ static void test_files(void) {
     CHECK_OK(wf_model_load(back, NULL, buf, n), back);
     wf_buffer_free(buf);
     wf_config got;
-    CHECK_OK(wf_model_config(back, &got), back);
+    CHECK_OK(wf_model_get_config(back, &got), back);
     CHECK(memcmp(&got, &c, sizeof c) == 0, "the checkpoint changed the config (n_enc_layer %d, dropout %g, max_beam %d)",
           got.n_enc_layer, got.dropout, got.max_beam);
-    CHECK_OK(wf_batch_forward(back, &b, NULL), back);
-    CHECK(max_diff(ref, wf_logits(back), (size_t)B * T * V) == 0, "checkpoint round trip changed the logits");
+    CHECK_OK(wf_model_forward(back, &b, NULL), back);
+    CHECK(max_diff(ref, wf_model_logits(back), (size_t)B * T * V) == 0, "checkpoint round trip changed the logits");
     uint8_t *st;
     char *json;
     int32_t st_len, json_len;
@@ -612,11 +612,11 @@ static void test_files(void) {
     CHECK(strstr(json, "\"n_enc_layer\": 3") && strstr(json, "\"max_beam\": 5"), "config.json: %s", json);
     wf_model *imported = wf_model_create();
     CHECK_OK(wf_safetensors_import(imported, json, json_len, st, st_len), imported);
-    CHECK_OK(wf_model_config(imported, &got), imported);
+    CHECK_OK(wf_model_get_config(imported, &got), imported);
     CHECK(got.n_enc_layer == 3 && got.dropout == c.dropout && got.max_beam == 5 && got.arch == ED,
           "safetensors round trip changed the config");
-    CHECK_OK(wf_batch_forward(imported, &b, NULL), imported);
-    CHECK(max_diff(ref, wf_logits(imported), (size_t)B * T * V) == 0, "safetensors round trip changed the logits");
+    CHECK_OK(wf_model_forward(imported, &b, NULL), imported);
+    CHECK(max_diff(ref, wf_model_logits(imported), (size_t)B * T * V) == 0, "safetensors round trip changed the logits");
     wf_buffer_free(st);
     wf_buffer_free(json);
     printf("files: an encoder-decoder (RMSNorm, SwiGLU, RoPE, Post-LN, dropout) round-trips through a checkpoint and "
@@ -630,9 +630,9 @@ static void test_files(void) {
 /* The residual projections start at 0.02 / sqrt(2 x the depth of their own stack): an
  * encoder of 8 layers under a decoder of 1 gets the smaller scale (review #23). */
 static double rms_of(wf_model *m, const char *name) {
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         if (strcmp(t.name, name)) continue;
         double s = 0;
         for (int32_t j = 0; j < t.size; j++) s += (double)wf_model_params(m)[t.offset + j] * wf_model_params(m)[t.offset + j];

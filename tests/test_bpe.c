@@ -17,7 +17,7 @@ static int32_t encode(wf_tokenizer *t, const char *s, int32_t len, int32_t *ids,
 static int round_trips(wf_tokenizer *t, const char *s, int32_t len) {
     int32_t *ids = malloc((len + 1) * sizeof(int32_t));
     int32_t n = encode(t, s, len, ids, len);
-    int32_t cap = (n > 0 ? n : 1) * wf_tokenizer_max_bytes(t), back_len = -1;
+    int32_t cap = (n > 0 ? n : 1) * tok_info(t).max_bytes, back_len = -1;
     char *back = malloc(cap + 1);
     int ok = n >= 0 && n <= len && wf_tokenizer_decode(t, ids, n, back, cap, &back_len) == WF_OK && back_len == len &&
              !memcmp(back, s, len);
@@ -54,13 +54,13 @@ static void test_by_hand(void) {
     /* chunks "ab", " ab", " ab": (a,b) occurs 3 times -> 256; then (' ', 256) twice -> 257;
      * then no pair occurs twice, so training stops short of the 1000 asked for */
     CHECK(wf_tokenizer_train_bpe(t, "ab ab ab", 8, 1000) == WF_OK, "%s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_get_kind(t) == WF_TOKENIZER_BPE && wf_tokenizer_vocab_size(t) == 258, "vocab %d", wf_tokenizer_vocab_size(t));
+    CHECK(tok_info(t).kind == WF_TOKENIZER_BPE && tok_info(t).vocab_size == 258, "vocab %d", tok_info(t).vocab_size);
     n = encode(t, "ab ab", 5, ids, 64);
     CHECK(n == 2 && ids[0] == 256 && ids[1] == 257, "ab ab -> %d ids: %d %d", n, ids[0], ids[1]);
     /* ties: "xy", " xy", " yx", " yx" gives (' ',y) = (x,y) = (y,x) = 2; the smallest left id
      * wins: 256 = " y". Then (x,y) = (256,x) = 2: 257 = "xy". Then 258 = " yx" (256, x). */
     CHECK(wf_tokenizer_train_bpe(t, "xy xy yx yx", 11, 300) == WF_OK, "%s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_vocab_size(t) == 259, "vocab %d", wf_tokenizer_vocab_size(t));
+    CHECK(tok_info(t).vocab_size == 259, "vocab %d", tok_info(t).vocab_size);
     n = encode(t, "xy yx xy", 8, ids, 64);
     CHECK(n == 4 && ids[0] == 257 && ids[1] == 258 && ids[2] == ' ' && ids[3] == 257,
           "xy yx xy -> %d: %d %d %d %d", n, ids[0], ids[1], ids[2], ids[3]);
@@ -68,17 +68,17 @@ static void test_by_hand(void) {
     int32_t len;
     int32_t one = 258;
     CHECK(wf_tokenizer_decode(t, &one, 1, out, 64, &len) == WF_OK && len == 3 && !memcmp(out, " yx", 3), "258 is \" yx\"");
-    CHECK(wf_tokenizer_max_bytes(t) == 3, "longest token %d", wf_tokenizer_max_bytes(t));
+    CHECK(tok_info(t).max_bytes == 3, "longest token %d", tok_info(t).max_bytes);
     /* merges never cross chunks: letters and punctuation alternate, so no pair is inside one */
-    CHECK(wf_tokenizer_train_bpe(t, "a.a.a.a.a.a.", 12, 300) == WF_OK && wf_tokenizer_vocab_size(t) == 256,
-          "no merge across chunks: vocab %d", wf_tokenizer_vocab_size(t));
+    CHECK(wf_tokenizer_train_bpe(t, "a.a.a.a.a.a.", 12, 300) == WF_OK && tok_info(t).vocab_size == 256,
+          "no merge across chunks: vocab %d", tok_info(t).vocab_size);
     /* a whitespace run leaves its last space to the word after it: "  cat\n cat" is
      * " ", " cat", "\n", " cat", so " cat" occurs twice and becomes one token */
     CHECK(wf_tokenizer_train_bpe(t, "  cat\n cat", 10, 300) == WF_OK, "%s", wf_tokenizer_error(t));
     n = encode(t, " cat", 4, ids, 64);
     CHECK(n == 1, "\" cat\" is one token after training on \"  cat\\n cat\": %d ids", n);
     /* 256: only the bytes */
-    CHECK(wf_tokenizer_train_bpe(t, "hello hello", 11, 256) == WF_OK && wf_tokenizer_vocab_size(t) == 256, "256 = bytes only");
+    CHECK(wf_tokenizer_train_bpe(t, "hello hello", 11, 256) == WF_OK && tok_info(t).vocab_size == 256, "256 = bytes only");
     n = encode(t, "hi\xFF", 3, ids, 64);
     CHECK(n == 3 && ids[0] == 'h' && ids[1] == 'i' && ids[2] == 0xFF, "bytes are their own ids");
     wf_tokenizer_free(t);
@@ -90,7 +90,7 @@ static void test_errors(void) {
     CHECK(wf_tokenizer_train_bpe(t, "abc", 3, (1 << 20) + 1) == WF_ERR_ARG, "vocab above 2^20");
     CHECK(wf_tokenizer_train_bpe(t, "", 0, 300) == WF_ERR_ARG, "empty text");
     CHECK(wf_tokenizer_train_bpe(t, NULL, 3, 300) == WF_ERR_ARG, "NULL text");
-    CHECK(wf_tokenizer_get_kind(t) == WF_TOKENIZER_NONE && wf_tokenizer_max_bytes(t) == 0, "still empty");
+    CHECK(tok_info(t).kind == WF_TOKENIZER_NONE && tok_info(t).max_bytes == 0, "still empty");
     CHECK(wf_tokenizer_train_bpe(t, "abab abab", 9, 260) == WF_OK, "train");
     int32_t ids[4], n, bad = 260, len;
     char out[8];
@@ -98,14 +98,14 @@ static void test_errors(void) {
     CHECK(wf_tokenizer_decode(t, &bad, 1, out, 8, &len) == WF_ERR_TOKEN, "decode id == vocab size");
     bad = -1;
     CHECK(wf_tokenizer_decode(t, &bad, 1, out, 8, &len) == WF_ERR_TOKEN, "decode id -1");
-    int32_t v = wf_tokenizer_vocab_size(t);
+    int32_t v = tok_info(t).vocab_size;
     CHECK(v > 256, "learned merges");
     ids[0] = v - 1;
     CHECK(wf_tokenizer_decode(t, ids, 1, out, 1, &len) == WF_ERR_ARG, "decode buffer too small");
-    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 100) == WF_ERR_ARG && wf_tokenizer_vocab_size(t) == v, "a failed retrain keeps the vocabulary");
+    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 100) == WF_ERR_ARG && tok_info(t).vocab_size == v, "a failed retrain keeps the vocabulary");
     /* retraining as char replaces BPE and back */
-    CHECK(wf_tokenizer_train_char(t, "xyz", 3) == WF_OK && wf_tokenizer_get_kind(t) == WF_TOKENIZER_CHAR &&
-          wf_tokenizer_vocab_size(t) == 4 && wf_tokenizer_max_bytes(t) == 4, "char after bpe");
+    CHECK(wf_tokenizer_train_char(t, "xyz", 3) == WF_OK && tok_info(t).kind == WF_TOKENIZER_CHAR &&
+          tok_info(t).vocab_size == 4 && tok_info(t).max_bytes == 4, "char after bpe");
     wf_tokenizer_free(t);
 }
 
@@ -114,11 +114,11 @@ static void test_round_trips(const char *novel, int32_t novel_len) {
     clock_t c0 = clock();
     CHECK(wf_tokenizer_train_bpe(t, novel, novel_len, 1024) == WF_OK, "%s", wf_tokenizer_error(t));
     double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
-    CHECK(wf_tokenizer_vocab_size(t) == 1024, "vocab size honoured: %d", wf_tokenizer_vocab_size(t));
+    CHECK(tok_info(t).vocab_size == 1024, "vocab size honoured: %d", tok_info(t).vocab_size);
     int32_t *ids = malloc(novel_len * sizeof(int32_t));
     int32_t n = encode(t, novel, novel_len, ids, novel_len);
     printf("Pride and Prejudice (%d bytes): BPE 1024 trained in %.3f s (native, one run), %d tokens, %.3f tokens/byte, "
-           "longest token %d bytes\n", novel_len, secs, n, (double)n / novel_len, wf_tokenizer_max_bytes(t));
+           "longest token %d bytes\n", novel_len, secs, n, (double)n / novel_len, tok_info(t).max_bytes);
     CHECK(n > 0 && n < novel_len / 2, "BPE compresses the novel at least 2x: %d tokens for %d bytes", n, novel_len);
     CHECK(round_trips(t, novel, novel_len), "the novel round-trips");
 
@@ -168,7 +168,7 @@ static void test_determinism_and_sizes(const char *novel, int32_t novel_len) {
         memcpy(copy, novel, novel_len);
         CHECK(wf_tokenizer_train_bpe(a, novel, novel_len, sizes[i]) == WF_OK, "train %d", sizes[i]);
         CHECK(wf_tokenizer_train_bpe(b, copy, novel_len, sizes[i]) == WF_OK, "train %d again", sizes[i]);
-        CHECK(wf_tokenizer_vocab_size(a) == sizes[i], "vocab %d, asked %d", wf_tokenizer_vocab_size(a), sizes[i]);
+        CHECK(tok_info(a).vocab_size == sizes[i], "vocab %d, asked %d", tok_info(a).vocab_size, sizes[i]);
         int32_t na, nb;
         uint8_t *fa = save_tok(a, &na), *fb = save_tok(b, &nb);
         CHECK(na == nb && !memcmp(fa, fb, na), "same text, same merges (vocab %d)", sizes[i]);
@@ -424,7 +424,7 @@ static void test_in_checkpoint(const char *novel, int32_t novel_len) {
     wf_model *e = wf_model_create();
     wf_tokenizer *te = wf_tokenizer_create();
     CHECK_OK(wf_model_load(e, te, buf, n), e);
-    CHECK(wf_tokenizer_get_kind(te) == WF_TOKENIZER_BPE && wf_tokenizer_vocab_size(te) == 300, "BPE tokenizer from the checkpoint");
+    CHECK(tok_info(te).kind == WF_TOKENIZER_BPE && tok_info(te).vocab_size == 300, "BPE tokenizer from the checkpoint");
     CHECK(round_trips(te, novel, 10000), "and it round-trips");
     wf_buffer_free(buf);
     c.vocab_size = 299;

@@ -45,8 +45,8 @@ static void train(wf_model *m, const int32_t *tokens, int n, int steps) {
     const int B = 3, T = 8;
     int32_t in[3 * 8], tg[3 * 8];
     for (int s = 0; s < steps; s++) {
-        CHECK_OK(wf_sample_batch(m, tokens, n, 0.1f, 0, B, T, in, tg), m);
-        CHECK_OK(wf_train_step(m, in, tg, B, T, NULL), m);
+        CHECK_OK(wf_model_sample_batch(m, tokens, n, 0.1f, 0, B, T, in, tg), m);
+        CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
     }
 }
 
@@ -54,7 +54,7 @@ static void train(wf_model *m, const int32_t *tokens, int n, int steps) {
 static uint8_t *state_of(wf_model *m, int32_t *n) {
     uint8_t *b = NULL;
     *n = 0;
-    if (wf_model_param_count(m) == 0) return NULL;
+    if (param_count(m) == 0) return NULL;
     CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &b, n), m);
     return b;
 }
@@ -70,7 +70,7 @@ static int same_state(wf_model *m, const uint8_t *before, int32_t n_before) {
 static uint8_t *tok_state(wf_tokenizer *t, int32_t *n) {
     uint8_t *b = NULL;
     *n = 0;
-    if (wf_tokenizer_get_kind(t) == WF_TOKENIZER_NONE) return NULL;
+    if (tok_info(t).kind == WF_TOKENIZER_NONE) return NULL;
     wf_tokenizer_save(t, &b, n);
     return b;
 }
@@ -184,30 +184,30 @@ static void test_round_trip(void) {
         wf_tokenizer *te = wf_tokenizer_create();
         CHECK_OK(wf_model_load(e, te, buf, n), e);
         wf_config a, b;
-        wf_model_config(m, &a);
-        wf_model_config(e, &b);
+        wf_model_get_config(m, &a);
+        wf_model_get_config(e, &b);
         CHECK(!memcmp(&a, &b, sizeof a), "config survives (flags %d)", flags);
-        CHECK(wf_model_param_count(e) == wf_model_param_count(m), "param count");
+        CHECK(param_count(e) == param_count(m), "param count");
         wf_tensor_info last;
-        wf_model_tensor(m, wf_model_tensor_count(m) - 1, &last);
+        wf_model_get_tensor(m, model_info(m).n_tensors - 1, &last);
         CHECK(!memcmp(wf_model_params(m), wf_model_params(e), ((size_t)last.offset + last.size) * sizeof(float)),
               "weights bit-identical (flags %d)", flags);
         wf_optim oe;
         wf_model_get_optim(e, &oe);
         if (flags) {
             CHECK(!memcmp(&oe, &o, sizeof o), "optimizer settings survive");
-            CHECK(wf_model_step(e) == 5 && wf_model_lr(e) == wf_model_lr(m), "step %d and lr", wf_model_step(e));
+            CHECK(model_info(e).step == 5 && model_info(e).lr == model_info(m).lr, "step %d and lr", model_info(e).step);
         } else {
             wf_optim d;
             wf_optim_default(&d);
-            CHECK(!memcmp(&oe, &d, sizeof d) && wf_model_step(e) == 0, "weights only: default optimizer, step 0");
+            CHECK(!memcmp(&oe, &d, sizeof d) && model_info(e).step == 0, "weights only: default optimizer, step 0");
         }
         /* save(load(x)) == x, byte for byte, with the tokenizer */
         uint8_t *again;
         int32_t n2;
         CHECK_OK(wf_model_save(e, te, flags, &again, &n2), e);
         CHECK(n2 == n && !memcmp(again, buf, n), "save after load gives the same bytes (flags %d)", flags);
-        CHECK(wf_tokenizer_vocab_size(te) == wf_tokenizer_vocab_size(t), "tokenizer vocabulary");
+        CHECK(tok_info(te).vocab_size == tok_info(t).vocab_size, "tokenizer vocabulary");
         wf_buffer_free(again);
         /* without a tokenizer handle the tokenizer is skipped; a file without one leaves t alone */
         wf_model *e2 = wf_model_create();
@@ -236,7 +236,7 @@ static void test_round_trip(void) {
     CHECK(wf_tokenizer_encode(t2, text, (int32_t)strlen(text), ids, 64, &k) == WF_OK &&
           wf_tokenizer_decode(t2, ids, k, out, 128, &len) == WF_OK && len == (int32_t)strlen(text) &&
           !memcmp(out, text, len), "loaded tokenizer round-trips the text");
-    CHECK(wf_tokenizer_get_kind(t2) == WF_TOKENIZER_CHAR, "kind");
+    CHECK(tok_info(t2).kind == WF_TOKENIZER_CHAR, "kind");
     wf_buffer_free(tb);
 
     /* errors when saving */
@@ -296,7 +296,7 @@ static void test_exact_resume(void) {
         uint8_t *a = state_of(straight, &na), *r = state_of(resumed, &nr);
         int same = na == nr && !memcmp(a, r, na);
         wf_tensor_info last;
-        wf_model_tensor(straight, wf_model_tensor_count(straight) - 1, &last);
+        wf_model_get_tensor(straight, model_info(straight).n_tensors - 1, &last);
         int same_w = !memcmp(wf_model_params(straight), wf_model_params(resumed),
                              ((size_t)last.offset + last.size) * sizeof(float));
         if (flags) {
@@ -410,8 +410,8 @@ static void test_hostile(void) {
             if (wf_model_load(e, te, b, n) == WF_OK) {
                 repaired_ok++;
             } else {
-                CHECK(strlen(wf_model_error(e)) > 0 && wf_model_param_count(e) == 0 &&
-                      wf_tokenizer_get_kind(te) == WF_TOKENIZER_NONE, "byte %d: failed load changed the empty handle", i);
+                CHECK(strlen(wf_model_error(e)) > 0 && param_count(e) == 0 &&
+                      tok_info(te).kind == WF_TOKENIZER_NONE, "byte %d: failed load changed the empty handle", i);
             }
             wf_model_free(e);
             wf_tokenizer_free(te);
@@ -550,7 +550,7 @@ static void test_hostile(void) {
         bad = join(&s, &nb);
         CHECK_OK(wf_model_load(e, NULL, bad, nb), e);
         CHECK(wf_model_get_optim(e, &o) == WF_OK && o.start == 7, "start 7 saved and loaded: %d", o.start);
-        const int32_t step = wf_model_step(e);
+        const int32_t step = model_info(e).step;
         free(bad);
         uint8_t *p = s.payload[optm];
         wr32(p, 9);
@@ -559,7 +559,7 @@ static void test_hostile(void) {
         bad = join(&s, &nb);
         CHECK_OK(wf_model_load(e, NULL, bad, nb), e);
         CHECK(wf_model_get_optim(e, &o) == WF_OK && o.start == 0, "9 fields: start %d, want 0", o.start);
-        CHECK(step > 0 && wf_model_step(e) == step, "9 fields: the step %d follows them, want %d", wf_model_step(e), step);
+        CHECK(step > 0 && model_info(e).step == step, "9 fields: the step %d follows them, want %d", model_info(e).step, step);
         free(bad);
         free_sections(&s);
         wf_model_free(e);
@@ -583,7 +583,7 @@ static void test_hostile(void) {
     wf_model *e = wf_model_create();
     memcpy(b, good, n);
     b[100] ^= 1;
-    CHECK(wf_model_load(e, NULL, b, n) == WF_ERR_FORMAT && wf_model_param_count(e) == 0, "empty handle stays empty");
+    CHECK(wf_model_load(e, NULL, b, n) == WF_ERR_FORMAT && param_count(e) == 0, "empty handle stays empty");
     wf_model_free(e);
 
     /* tokenizer files: every truncation and flip, and bad vocabularies behind a valid checksum */

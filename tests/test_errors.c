@@ -16,7 +16,7 @@ static wf_model *trained(void) {
     CHECK_OK(wf_model_init(m, &c), m);
     int32_t in[32], tg[32];
     for (int i = 0; i < 32; i++) in[i] = tg[i] = (i * 7) % c.vocab_size;
-    for (int k = 0; k < 3; k++) CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    for (int k = 0; k < 3; k++) CHECK_OK(step_ids(m, in, tg, 2, 16, NULL), m);
     return m;
 }
 
@@ -135,7 +135,7 @@ static void row_e5_memory(void) {
     c.d_ff = 4096;
     c.n_layer = 4;
     wf_memory est;
-    CHECK(wf_memory_estimate(&c, 0, 0, &est) == WF_OK && est.total > limit, "the example needs more than 256 MB");
+    CHECK(wf_config_memory(&c, 0, 0, &est, NULL, 0) == WF_OK && est.total > limit, "the example needs more than 256 MB");
     CHECK(est.total == est.params + est.grads + est.optimizer + est.inference && est.optimizer == 2 * est.params,
           "weights, gradients, both moments and the KV cache");
     char want[128];
@@ -157,7 +157,7 @@ static void row_e5_memory(void) {
     g.d_model = 64;
     g.d_ff = 1;
     g.context = 65536;
-    CHECK(wf_memory_estimate(&g, 0, 0, &est) == WF_OK, "estimate of a huge KV cache");
+    CHECK(wf_config_memory(&g, 0, 0, &est, NULL, 0) == WF_OK, "estimate of a huge KV cache");
     const double cache = 2.0 * g.n_layer * g.context * g.d_model * sizeof(float);
     CHECK(est.inference >= cache && est.inference < cache * 1.01, "the KV cache is counted: %.0f, want about %.0f",
           est.inference, cache);
@@ -173,15 +173,15 @@ static void row_e5_memory(void) {
     /* a batch whose activations exceed the limit, on a model that fits */
     int32_t B = 64;
     wf_memory need;
-    while (wf_memory_estimate(&before.cfg, B, 16, &need) == WF_OK && need.activations <= limit) B *= 2;
+    while (wf_config_memory(&before.cfg, B, 16, &need, NULL, 0) == WF_OK && need.activations <= limit) B *= 2;
     int32_t *ids = calloc((size_t)B * 16, sizeof(int32_t));
     snprintf(want, sizeof want, "a batch of %d x 16 needs %.2f GB of activations", B, need.activations / 1e9);
     heap = wf_heap_in_use();
-    CHECK(wf_train_step(m, ids, ids, B, 16, NULL) == WF_ERR_NOMEM, "a batch beyond the limit");
+    CHECK(step_ids(m, ids, ids, B, 16, NULL) == WF_ERR_NOMEM, "a batch beyond the limit");
     CHECK(strstr(wf_model_error(m), want) != NULL, "message \"%s\", want \"%s\"", wf_model_error(m), want);
     CHECK(wf_heap_in_use() == heap, "refused before allocating");
     CHECK(unchanged(m, &before), "a refused batch changed the model");
-    CHECK_OK(wf_train_step(m, ids, ids, 2, 16, NULL), m); /* and the model still trains */
+    CHECK_OK(step_ids(m, ids, ids, 2, 16, NULL), m); /* and the model still trains */
     free(ids);
     release(&before);
     wf_model_free(m);
@@ -194,17 +194,17 @@ static void row_e6_tokens(void) {
     int32_t in[32], tg[32];
     for (int i = 0; i < 32; i++) in[i] = tg[i] = i % 11;
     in[5] = 11;
-    CHECK(wf_train_step(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "input id == V");
+    CHECK(step_ids(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "input id == V");
     CHECK(strstr(wf_model_error(m), "input token 11 at position 5 is outside [0, 11)") != NULL, "%s", wf_model_error(m));
     in[5] = -3;
-    CHECK(wf_forward(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "input id -3");
+    CHECK(forward_ids(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "input id -3");
     in[5] = 1;
     tg[30] = 1000;
-    CHECK(wf_train_step(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "target 1000");
+    CHECK(step_ids(m, in, tg, 2, 16, NULL) == WF_ERR_TOKEN, "target 1000");
     CHECK(strstr(wf_model_error(m), "target token 1000 at position 30") != NULL, "%s", wf_model_error(m));
     tg[30] = 1;
     int32_t prompt[3] = {1, 99, 2};
-    CHECK(wf_gen_start(m, prompt, 3, 1) == WF_ERR_TOKEN, "prompt id 99");
+    CHECK(wf_model_gen_start(m, prompt, 3, 1) == WF_ERR_TOKEN, "prompt id 99");
     CHECK(strstr(wf_model_error(m), "prompt token 99 at position 1") != NULL, "%s", wf_model_error(m));
     CHECK(unchanged(m, &before), "bad ids changed the model");
     release(&before);
@@ -227,15 +227,15 @@ static void row_e7_shapes(void) {
     state before = capture(m);
     int32_t in[34], tg[34];
     for (int i = 0; i < 34; i++) in[i] = tg[i] = i % 11;
-    CHECK(wf_train_step(m, in, tg, 0, 16, NULL) == WF_ERR_ARG, "B = 0");
-    CHECK(wf_train_step(m, in, tg, 2, -1, NULL) == WF_ERR_ARG, "T = -1");
+    CHECK(step_ids(m, in, tg, 0, 16, NULL) == WF_ERR_ARG, "B = 0");
+    CHECK(step_ids(m, in, tg, 2, -1, NULL) == WF_ERR_ARG, "T = -1");
     CHECK(strstr(wf_model_error(m), "both must be >= 1") != NULL, "%s", wf_model_error(m));
-    CHECK(wf_train_step(m, in, tg, 2, 17, NULL) == WF_ERR_ARG, "T = context + 1");
+    CHECK(step_ids(m, in, tg, 2, 17, NULL) == WF_ERR_ARG, "T = context + 1");
     CHECK(strstr(wf_model_error(m), "exceeds the model's context of 16") != NULL, "%s", wf_model_error(m));
-    CHECK(wf_train_step(m, NULL, tg, 2, 16, NULL) == WF_ERR_ARG, "NULL inputs");
-    CHECK(wf_train_step(m, in, NULL, 2, 16, NULL) == WF_ERR_ARG, "NULL targets");
+    CHECK(step_ids(m, NULL, tg, 2, 16, NULL) == WF_ERR_ARG, "NULL inputs");
+    CHECK(step_ids(m, in, NULL, 2, 16, NULL) == WF_ERR_ARG, "NULL targets");
     for (int i = 0; i < 34; i++) tg[i] = -1;
-    CHECK(wf_train_step(m, in, tg, 2, 16, NULL) == WF_ERR_ARG, "every target ignored");
+    CHECK(step_ids(m, in, tg, 2, 16, NULL) == WF_ERR_ARG, "every target ignored");
     CHECK(strstr(wf_model_error(m), "nothing to learn from") != NULL, "%s", wf_model_error(m));
     CHECK(unchanged(m, &before), "bad shapes changed the model");
     release(&before);
@@ -249,19 +249,19 @@ static void row_e8_corpora(void) {
     CHECK(strstr(wf_tokenizer_error(t), "the text is empty") != NULL, "%s", wf_tokenizer_error(t));
     CHECK(wf_tokenizer_train_bpe(t, "", 0, 300) == WF_ERR_ARG, "bpe: empty text");
     CHECK(strstr(wf_tokenizer_error(t), "the text is empty") != NULL, "%s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_get_kind(t) == WF_TOKENIZER_NONE, "still empty");
+    CHECK(tok_info(t).kind == WF_TOKENIZER_NONE, "still empty");
     /* one character is a vocabulary: <unk> and it; BPE learns no merges from it */
-    CHECK(wf_tokenizer_train_char(t, "x", 1) == WF_OK && wf_tokenizer_vocab_size(t) == 2, "char: one character");
-    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 300) == WF_OK && wf_tokenizer_vocab_size(t) == 256, "bpe: one character");
+    CHECK(wf_tokenizer_train_char(t, "x", 1) == WF_OK && tok_info(t).vocab_size == 2, "char: one character");
+    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 300) == WF_OK && tok_info(t).vocab_size == 256, "bpe: one character");
     wf_tokenizer_free(t);
     /* too few tokens for one training window */
     wf_model *m = trained();
     state before = capture(m);
     int32_t one = 1, in[16], tg[16];
-    CHECK(wf_sample_batch(m, &one, 1, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "a corpus of 1 token");
+    CHECK(wf_model_sample_batch(m, &one, 1, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "a corpus of 1 token");
     CHECK(strstr(wf_model_error(m), "the training split has 1 tokens; a window of T = 16 needs at least 17") != NULL, "%s",
           wf_model_error(m));
-    CHECK(wf_sample_batch(m, &one, 0, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "an empty corpus");
+    CHECK(wf_model_sample_batch(m, &one, 0, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "an empty corpus");
     CHECK(unchanged(m, &before), "a short corpus changed the model");
     release(&before);
     wf_model_free(m);
@@ -297,34 +297,28 @@ static void row_e10_long_prompt(void) {
     int32_t prompt[40], a[20], b[20];
     for (int i = 0; i < 40; i++) prompt[i] = (i * 5 + 3) % 11;
     wf_sampling s = {0.9f, 0, 1.0f, 0};
-    CHECK_OK(wf_generate(m, prompt, 40, 20, &s, 7, a), m);
-    CHECK_OK(wf_generate(m, prompt + 24, 16, 20, &s, 7, b), m);
+    CHECK_OK(generate(m, prompt, 40, 20, &s, 7, a), m);
+    CHECK_OK(generate(m, prompt + 24, 16, 20, &s, 7, b), m);
     CHECK(!memcmp(a, b, sizeof a), "a 40-token prompt generates as its last 16 tokens");
-    CHECK(wf_gen_start(m, prompt, 0, 1) == WF_ERR_ARG, "an empty prompt");
+    CHECK(wf_model_gen_start(m, prompt, 0, 1) == WF_ERR_ARG, "an empty prompt");
     CHECK(strstr(wf_model_error(m), "at least one token") != NULL, "%s", wf_model_error(m));
     wf_model_free(m);
 }
 
-/* E11: zero or negative counts of work: tokens to generate, beam widths, source lengths.
- * (A step count exists only above the C API, in JavaScript and the CLI.) */
+/* E11: zero or negative counts of work: beam widths, new tokens, source lengths. (Step
+ * counts and tokens to generate exist only above the C API, in JavaScript and the CLI:
+ * C generates one token per wf_model_gen_next.) */
 static void row_e11_counts(void) {
-    wf_model *m = trained();
-    int32_t prompt[2] = {1, 2}, out[4];
-    wf_sampling s = {1.0f, 0, 1.0f, 0};
-    CHECK(wf_generate(m, prompt, 2, -1, &s, 1, out) == WF_ERR_ARG, "n_new -1");
-    CHECK(strstr(wf_model_error(m), "n_new must be >= 0") != NULL, "%s", wf_model_error(m));
-    CHECK(wf_generate(m, prompt, 2, 0, &s, 1, out) == WF_OK, "n_new 0 is nothing to do");
-    wf_model_free(m);
-
+    int32_t out[4];
     wf_config c = small();
     c.arch = WF_ARCH_ENCODER_DECODER;
     c.n_enc_layer = 1;
     wf_model *x = wf_model_create();
     CHECK_OK(wf_model_init(x, &c), x);
     int32_t src[3] = {3, 4, 5}, n_out;
-    CHECK(wf_seq2seq_decode(x, src, 3, 1, 2, 0, 8, out, &n_out) == WF_ERR_ARG, "beam 0");
-    CHECK(wf_seq2seq_decode(x, src, 3, 1, 2, 1, 0, out, &n_out) == WF_ERR_ARG, "max_new 0");
-    CHECK(wf_seq2seq_decode(x, src, 0, 1, 2, 1, 4, out, &n_out) == WF_ERR_ARG, "empty source");
+    CHECK(wf_model_beam_search(x, src, 3, 1, 2, 0, 8, out, &n_out) == WF_ERR_ARG, "beam 0");
+    CHECK(wf_model_beam_search(x, src, 3, 1, 2, 1, 0, out, &n_out) == WF_ERR_ARG, "max_new 0");
+    CHECK(wf_model_beam_search(x, src, 0, 1, 2, 1, 4, out, &n_out) == WF_ERR_ARG, "empty source");
     wf_model_free(x);
 }
 
@@ -360,7 +354,7 @@ static void row_e12_settings(void) {
     wf_sampling s[] = {{-1.0f, 0, 1.0f, 0}, {NAN, 0, 1.0f, 0}, {1.0f, -2, 1.0f, 0}, {1.0f, 0, 0.0f, 0},
                        {1.0f, 0, 1.5f, 0}, {1.0f, 0, 1.0f, 12}};
     for (size_t i = 0; i < sizeof s / sizeof *s; i++)
-        CHECK(wf_generate(m, prompt, 2, 2, &s[i], 1, out) == WF_ERR_ARG, "sampling setting %zu", i);
+        CHECK(generate(m, prompt, 2, 2, &s[i], 1, out) == WF_ERR_ARG, "sampling setting %zu", i);
     release(&before);
     wf_model_free(m);
 }
@@ -370,15 +364,15 @@ static void row_e12_settings(void) {
  * an empty handle, or an architecture the call is not for. */
 static void row_e13_handles(void) {
     int32_t ids[2] = {1, 2};
-    CHECK(wf_train_step(NULL, ids, ids, 1, 2, NULL) == WF_ERR_ARG, "NULL model");
-    CHECK(wf_gen_start(NULL, ids, 2, 1) == WF_ERR_ARG, "NULL model");
+    CHECK(step_ids(NULL, ids, ids, 1, 2, NULL) == WF_ERR_ARG, "NULL model");
+    CHECK(wf_model_gen_start(NULL, ids, 2, 1) == WF_ERR_ARG, "NULL model");
     CHECK(strlen(wf_model_error(NULL)) > 0, "NULL has a message too");
     wf_model_free(NULL);
     wf_tokenizer_free(NULL);
     wf_model *m = wf_model_create();
-    CHECK(wf_train_step(m, ids, ids, 1, 2, NULL) == WF_ERR_STATE, "an empty handle trains");
+    CHECK(step_ids(m, ids, ids, 1, 2, NULL) == WF_ERR_STATE, "an empty handle trains");
     CHECK(strstr(wf_model_error(m), "call wf_model_init first") != NULL, "%s", wf_model_error(m));
-    CHECK(wf_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an empty handle generates");
+    CHECK(wf_model_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an empty handle generates");
     uint8_t *buf;
     int32_t n;
     CHECK(wf_model_save(m, NULL, 0, &buf, &n) == WF_ERR_STATE, "an empty handle saves");
@@ -387,7 +381,7 @@ static void row_e13_handles(void) {
     c.arch = WF_ARCH_ENCODER;
     m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
-    CHECK(wf_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an encoder generates");
+    CHECK(wf_model_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an encoder generates");
     CHECK(strstr(wf_model_error(m), "an encoder does not generate") != NULL, "%s", wf_model_error(m));
     wf_model_free(m);
     wf_tokenizer *t = wf_tokenizer_create();

@@ -58,14 +58,14 @@ static wf_model *trained(void) {
         in[i] = (i * 7) % c.vocab_size;
         tg[i] = (i * 3) % c.vocab_size;
     }
-    for (int k = 0; k < 3; k++) CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    for (int k = 0; k < 3; k++) CHECK_OK(step_ids(m, in, tg, 2, 16, NULL), m);
     return m;
 }
 
 static float *tensor(wf_model *m, const char *name, int32_t *size) {
     wf_tensor_info t;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
-        wf_model_tensor(m, i, &t);
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
+        wf_model_get_tensor(m, i, &t);
         if (!strcmp(t.name, name)) {
             *size = t.size;
             return wf_model_params(m) + t.offset;
@@ -92,7 +92,7 @@ static void refused_step(const char *name, double scale, float lr, const char *t
     for (int32_t j = 0; j < size; j++) w[j] = w[j] == 0 ? (float)scale : (float)(w[j] * scale);
     state before = capture(m);
     wf_step_info info;
-    wf_status s = wf_train_step(m, in, tg, 2, 16, &info);
+    wf_status s = step_ids(m, in, tg, 2, 16, &info);
     CHECK(s == WF_ERR_NUMERIC, "%s x %g, lr %g: got %s", name ? name : "-", scale, (double)lr, wf_status_string(s));
     CHECK(strstr(wf_model_error(m), text) != NULL, "message \"%s\" lacks \"%s\"", wf_model_error(m), text);
     CHECK(strstr(wf_model_error(m), "weights and optimizer state are unchanged") != NULL, "%s", wf_model_error(m));
@@ -104,8 +104,8 @@ static void refused_step(const char *name, double scale, float lr, const char *t
     o.lr = 1e-3f;
     o.grad_clip = 1;
     CHECK_OK(wf_model_set_optim(m, &o), m);
-    CHECK_OK(wf_train_step(m, in, tg, 2, 16, &info), m);
-    CHECK(wf_model_step(m) == before.step + 1 && isfinite(info.loss), "the next step is taken");
+    CHECK_OK(step_ids(m, in, tg, 2, 16, &info), m);
+    CHECK(model_info(m).step == before.step + 1 && isfinite(info.loss), "the next step is taken");
     free(saved);
     release(&before);
     wf_model_free(m);
@@ -124,7 +124,7 @@ static void f1_non_finite_steps(void) {
     o.lr = 1e3f;
     o.weight_decay = 0;
     CHECK_OK(wf_model_set_optim(m, &o), m);
-    CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
+    CHECK_OK(step_ids(m, in, tg, 2, 16, NULL), m);
     wf_model_free(m);
 }
 
@@ -148,7 +148,7 @@ static wf_status call_init(fixture *f) {
 }
 static wf_status call_bigger_batch(fixture *f) {
     static int32_t ids[4 * 16];
-    return wf_train_step(f->m, ids, ids, 4, 16, NULL);
+    return step_ids(f->m, ids, ids, 4, 16, NULL);
 }
 static wf_status call_save(fixture *f) {
     uint8_t *b = NULL;
@@ -192,7 +192,7 @@ static void every_allocation_fails(const char *what, call_fn call, fixture *f) {
     long k = 0;
     for (;; k++) {
         state before = capture(f->m);
-        int32_t vocab = wf_tokenizer_vocab_size(f->t);
+        int32_t vocab = tok_info(f->t).vocab_size;
         arm(k);
         wf_status s = call(f);
         int hit = failed;
@@ -204,13 +204,13 @@ static void every_allocation_fails(const char *what, call_fn call, fixture *f) {
         }
         CHECK(s == WF_ERR_NOMEM, "%s, allocation %ld failed: got %s (%s)", what, k, wf_status_string(s), wf_model_error(f->m));
         CHECK(unchanged(f->m, &before), "%s, allocation %ld failed: the model changed", what, k);
-        CHECK(wf_tokenizer_vocab_size(f->t) == vocab, "%s, allocation %ld failed: the tokenizer changed", what, k);
+        CHECK(tok_info(f->t).vocab_size == vocab, "%s, allocation %ld failed: the tokenizer changed", what, k);
         release(&before);
     }
     printf("%s: each of %ld allocations failed in turn\n", what, k);
     CHECK(k > 0, "%s allocates nothing: the test tests nothing", what);
     /* still usable */
-    CHECK_OK(wf_train_step(f->m, in, tg, 2, 16, NULL), f->m);
+    CHECK_OK(step_ids(f->m, in, tg, 2, 16, NULL), f->m);
 }
 
 static void f4_allocation_failures(void) {
@@ -225,7 +225,7 @@ static void f4_allocation_failures(void) {
     every_allocation_fails("wf_model_init over a model", call_init, &f);
     wf_config c = small();
     CHECK_OK(wf_model_init(f.m, &c), f.m); /* back to the shape the rest expects */
-    every_allocation_fails("wf_train_step on a larger batch", call_bigger_batch, &f);
+    every_allocation_fails("wf_model_step on a larger batch", call_bigger_batch, &f);
     every_allocation_fails("wf_model_save", call_save, &f);
     every_allocation_fails("wf_model_load", call_load, &f);
     every_allocation_fails("wf_safetensors_export", call_export, &f);
@@ -262,15 +262,15 @@ static void f4_allocation_failures(void) {
 static void no_allocation_on_the_hot_path(void) {
     wf_model *m = trained();
     arm(-1);
-    CHECK_OK(wf_train_step(m, in, tg, 2, 16, NULL), m);
-    CHECK_OK(wf_train_step(m, in, tg, 1, 8, NULL), m); /* smaller: re-carved, not reallocated */
+    CHECK_OK(step_ids(m, in, tg, 2, 16, NULL), m);
+    CHECK_OK(step_ids(m, in, tg, 1, 8, NULL), m); /* smaller: re-carved, not reallocated */
     CHECK(allocations == 0, "training steps allocated %ld times", allocations);
     int32_t out[40];
     wf_sampling s = {0.8f, 5, 0.9f, 0};
     arm(-1);
-    CHECK_OK(wf_generate(m, in, 10, 40, &s, 3, out), m); /* 10 + 40 > 16: the window slides */
-    wf_real loss;
-    CHECK_OK(wf_forward(m, in, tg, 2, 16, &loss), m);
+    CHECK_OK(generate(m, in, 10, 40, &s, 3, out), m); /* 10 + 40 > 16: the window slides */
+    float loss;
+    CHECK_OK(forward_ids(m, in, tg, 2, 16, &loss), m);
     CHECK(allocations == 0, "generation and forward allocated %ld times", allocations);
     wf_model_free(m);
 }

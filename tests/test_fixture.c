@@ -68,9 +68,9 @@ static void run_case(const char *name, const char *dump_dir) {
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &cfg), m);
     int n_loaded = 0;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         if (!t.size) continue;
         char key[80];
         snprintf(key, sizeof key, "param.%s", t.name);
@@ -87,7 +87,7 @@ static void run_case(const char *name, const char *dump_dir) {
         const int n_new = (int)gt->count;
         CHECK(n_new <= 64, "%s: %d golden tokens", name, n_new);
         wf_sampling greedy = {0, 0, 1, 0};
-        CHECK_OK(wf_generate(m, gp->data, (int32_t)gp->count, n_new, &greedy, 7, got), m);
+        CHECK_OK(generate(m, gp->data, (int32_t)gp->count, n_new, &greedy, 7, got), m);
         const int32_t *want = gt->data;
         int same = !memcmp(got, want, (size_t)n_new * sizeof(int32_t));
         printf("%s: greedy generation of %d tokens %s PyTorch's\n", name, n_new, same ? "matches" : "DIFFERS from");
@@ -107,14 +107,14 @@ static void run_case(const char *name, const char *dump_dir) {
     const int B = b.B, T = b.T, V = cfg.vocab_size;
 
     float loss = 0;
-    CHECK_OK(wf_batch_forward(m, &b, &loss), m);
+    CHECK_OK(wf_model_forward(m, &b, &loss), m);
     /* logits, or for a mean squared error the final states it is taken on */
     fx_entry *ref_out = fx_get(&fx, "logits");
-    const float *out = wf_logits(m);
+    const float *out = wf_model_logits(m);
     size_t n_out = (size_t)B * T * V;
     if (!ref_out) {
         ref_out = fx_get(&fx, "hidden");
-        out = wf_hidden(m);
+        out = wf_model_hidden(m);
         n_out = (size_t)B * T * cfg.d_model;
     }
     float ref_loss = ((float *)fx_get(&fx, "loss")->data)[0];
@@ -128,20 +128,20 @@ static void run_case(const char *name, const char *dump_dir) {
         dump(dump_dir, name, "loss", &loss, 1);
     }
 
-    CHECK_OK(wf_batch_grads(m, &b, &loss), m);
+    CHECK_OK(wf_model_backward(m, &b, &loss), m);
     /* our first gradients, to tell exact zeros from rounding noise after the steps */
     size_t n_all = 0;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         n_all = (size_t)t.offset + t.size;
     }
     float *ours0 = malloc(n_all * sizeof(float));
     memcpy(ours0, wf_model_grads(m), n_all * sizeof(float));
     double worst = 0;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         if (!t.size) continue;
         char key[80];
         snprintf(key, sizeof key, "grad.%s", t.name);
@@ -160,7 +160,7 @@ static void run_case(const char *name, const char *dump_dir) {
     double step_err = 0;
     for (int s = 0; s < 5; s++) {
         wf_step_info info;
-        CHECK_OK(wf_batch_step(m, &b, &info), m);
+        CHECK_OK(wf_model_step(m, &b, &info), m);
         step_err = fmax(step_err, fabs(info.loss - ref_steps[s]));
         printf("  step %d: loss %.6f vs PyTorch %.6f, lr %.5f\n", s + 1, info.loss, ref_steps[s], info.lr);
     }
@@ -173,9 +173,9 @@ static void run_case(const char *name, const char *dump_dir) {
      * are exactly 0 (a row nothing reads: then both must only decay). */
     double diff2 = 0, ref2 = 0, final_max = 0;
     int skipped = 0;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         char key[80];
         snprintf(key, sizeof key, "final.%s", t.name);
         fx_entry *e = fx_get(&fx, key);

@@ -520,7 +520,7 @@ typedef struct {
 static double model_loss(void *p) {
     model_ctx *c = p;
     wf_real loss = 0;
-    wf_status s = c->train ? wf_batch_grads(c->m, &c->b, &loss) : wf_batch_forward(c->m, &c->b, &loss);
+    wf_status s = wf_model_loss(c->m, &c->b, c->train, &loss); /* the double build's loss, in double */
     CHECK(s == WF_OK, "forward: %s", wf_model_error(c->m));
     return loss;
 }
@@ -536,10 +536,10 @@ static void test_model_grads(const char *name, wf_config cfg, int flags) {
     /* non-trivial norms and biases, so their gradients are not a special case */
     wf_rng r;
     wf_rng_seed(&r, 7);
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
-        wf_real *w = wf_model_params(m) + t.offset;
+        wf_model_get_tensor(m, i, &t);
+        wf_real *w = WF_REALS(wf_model_params(m)) + t.offset;
         for (int j = 0; j < t.size; j++) w[j] += PERTURB * wf_rng_normal(&r);
     }
     const int xa = cfg.arch == WF_ARCH_ENCODER_DECODER;
@@ -567,8 +567,9 @@ static void test_model_grads(const char *name, wf_config cfg, int flags) {
     tg[1] = -1; /* one ignored target */
     c.b.B = B;
     c.b.T = T;
-    if (flags & VEC_INPUTS) c.b.input_vecs = vin; else c.b.inputs = in;
-    if (flags & MSE) c.b.target_vecs = vtg; else c.b.targets = tg;
+    /* the double build: the batch's float pointers carry doubles (internal.h) */
+    if (flags & VEC_INPUTS) c.b.input_vecs = WF_CFLOATS(vin); else c.b.inputs = in;
+    if (flags & MSE) c.b.target_vecs = WF_CFLOATS(vtg); else c.b.targets = tg;
     if (flags & PADDED) c.b.lengths = len;
     if (xa) {
         c.b.src = src;
@@ -576,19 +577,19 @@ static void test_model_grads(const char *name, wf_config cfg, int flags) {
         if (flags & PADDED) c.b.src_lengths = slen;
     }
     wf_real loss;
-    CHECK_OK(wf_batch_grads(m, &c.b, &loss), m);
+    CHECK_OK(wf_model_loss(m, &c.b, 1, &loss), m);
     int stride = 0;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         stride = t.offset + t.size;
     }
     double *grads = alloc_d(stride);
-    memcpy(grads, wf_model_grads(m), stride * sizeof(double));
+    memcpy(grads, WF_REALS(wf_model_grads(m)), stride * sizeof(double));
     int checked = 0;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
-        wf_model_tensor(m, i, &t);
+        wf_model_get_tensor(m, i, &t);
         if (!t.size) continue;
         /* what the objective does not reach: the head under an MSE on the states, the token
          * table under vector inputs; their gradients must be exactly zero */
@@ -600,7 +601,7 @@ static void test_model_grads(const char *name, wf_config cfg, int flags) {
             CHECK(mx == 0, "%s: %s is unused yet has gradient %g", name, t.name, mx);
             continue;
         }
-        check_tensor("  model", t.name, model_loss, &c, wf_model_params(m) + t.offset, grads + t.offset, t.size);
+        check_tensor("  model", t.name, model_loss, &c, WF_REALS(wf_model_params(m)) + t.offset, grads + t.offset, t.size);
         checked++;
     }
     CHECK(checked > 5, "%s: only %d tensors checked", name, checked);

@@ -11,7 +11,7 @@
 
 static size_t param_block(wf_model *m) {
     wf_tensor_info t;
-    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    wf_model_get_tensor(m, model_info(m).n_tensors - 1, &t);
     return (size_t)t.offset + t.size;
 }
 
@@ -68,7 +68,7 @@ static void test_config_errors(void) {
         s = wf_model_init(m, &c);
         CHECK(s == bad[i].want, "%s: init got %s", bad[i].name, wf_status_string(s));
         CHECK(strlen(wf_model_error(m)) > 0, "%s: init left no message", bad[i].name);
-        CHECK(wf_model_param_count(m) > 0 && same_weights(m, snap), "%s: a failed init changed the model", bad[i].name);
+        CHECK(param_count(m) > 0 && same_weights(m, snap), "%s: a failed init changed the model", bad[i].name);
     }
     wf_config c = small();
     c.norm_eps = 0;
@@ -110,9 +110,9 @@ static void test_config_errors(void) {
     /* an empty handle refuses work with a message */
     m = wf_model_create();
     int32_t tok[2] = {1, 2};
-    CHECK(wf_train_step(m, tok, tok, 1, 2, NULL) == WF_ERR_STATE, "train on an empty handle");
+    CHECK(step_ids(m, tok, tok, 1, 2, NULL) == WF_ERR_STATE, "train on an empty handle");
     CHECK(strstr(wf_model_error(m), "init") != NULL, "empty-handle message: %s", wf_model_error(m));
-    CHECK(wf_model_param_count(m) == 0, "empty handle has no params");
+    CHECK(param_count(m) == 0, "empty handle has no params");
     wf_model_free(m);
     wf_model_free(NULL);
 }
@@ -124,26 +124,26 @@ static void test_bad_input_changes_nothing(void) {
     int32_t in[2 * 8], tg[2 * 8];
     for (int i = 0; i < 16; i++) in[i] = tg[i] = i % c.vocab_size;
     wf_step_info info;
-    CHECK_OK(wf_train_step(m, in, tg, 2, 8, &info), m);
+    CHECK_OK(step_ids(m, in, tg, 2, 8, &info), m);
     float *snap = snapshot(m);
-    int32_t step = wf_model_step(m);
+    int32_t step = model_info(m).step;
 
     in[5] = c.vocab_size;
-    CHECK(wf_train_step(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "input id == V");
+    CHECK(step_ids(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "input id == V");
     in[5] = -1;
-    CHECK(wf_train_step(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "input id -1");
+    CHECK(step_ids(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "input id -1");
     in[5] = 1;
     tg[3] = 99;
-    CHECK(wf_train_step(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "target id 99");
+    CHECK(step_ids(m, in, tg, 2, 8, &info) == WF_ERR_TOKEN, "target id 99");
     tg[3] = 1;
-    CHECK(wf_train_step(m, in, tg, 2, c.context + 1, &info) == WF_ERR_ARG, "T > context");
-    CHECK(wf_train_step(m, in, tg, 0, 8, &info) == WF_ERR_ARG, "B = 0");
-    CHECK(wf_train_step(m, in, tg, 2, -1, &info) == WF_ERR_ARG, "T < 0");
-    CHECK(wf_train_step(m, NULL, tg, 2, 8, &info) == WF_ERR_ARG, "NULL inputs");
-    CHECK(wf_train_step(m, in, NULL, 2, 8, &info) == WF_ERR_ARG, "NULL targets");
+    CHECK(step_ids(m, in, tg, 2, c.context + 1, &info) == WF_ERR_ARG, "T > context");
+    CHECK(step_ids(m, in, tg, 0, 8, &info) == WF_ERR_ARG, "B = 0");
+    CHECK(step_ids(m, in, tg, 2, -1, &info) == WF_ERR_ARG, "T < 0");
+    CHECK(step_ids(m, NULL, tg, 2, 8, &info) == WF_ERR_ARG, "NULL inputs");
+    CHECK(step_ids(m, in, NULL, 2, 8, &info) == WF_ERR_ARG, "NULL targets");
     int32_t ignored[16];
     for (int i = 0; i < 16; i++) ignored[i] = -1;
-    CHECK(wf_train_step(m, in, ignored, 2, 8, &info) == WF_ERR_ARG, "all targets ignored");
+    CHECK(step_ids(m, in, ignored, 2, 8, &info) == WF_ERR_ARG, "all targets ignored");
 
     wf_optim o;
     wf_model_get_optim(m, &o);
@@ -165,21 +165,21 @@ static void test_bad_input_changes_nothing(void) {
 
     /* a non-finite loss is rejected before any update */
     wf_tensor_info t;
-    wf_model_tensor(m, 0, &t);
+    wf_model_get_tensor(m, 0, &t);
     float saved = wf_model_params(m)[t.offset];
     wf_model_params(m)[t.offset] = INFINITY;
     float *snap_inf = snapshot(m);
     for (int i = 0; i < 16; i++) in[i] = 0;
-    wf_status s = wf_train_step(m, in, tg, 2, 8, &info);
+    wf_status s = step_ids(m, in, tg, 2, 8, &info);
     CHECK(s == WF_ERR_NUMERIC, "infinite weight: got %s", wf_status_string(s));
     CHECK(strstr(wf_model_error(m), "unchanged") != NULL, "numeric error message: %s", wf_model_error(m));
     CHECK(same_weights(m, snap_inf), "a rejected step changed the weights");
-    CHECK(wf_model_step(m) == step, "a rejected step advanced the step counter");
+    CHECK(model_info(m).step == step, "a rejected step advanced the step counter");
     wf_model_params(m)[t.offset] = saved;
     free(snap_inf);
     CHECK(same_weights(m, snap), "weights restored");
-    CHECK_OK(wf_train_step(m, in, tg, 2, 8, &info), m); /* training continues */
-    CHECK(wf_model_step(m) == step + 1, "step counter after recovery");
+    CHECK_OK(step_ids(m, in, tg, 2, 8, &info), m); /* training continues */
+    CHECK(model_info(m).step == step + 1, "step counter after recovery");
     free(snap);
     wf_model_free(m);
 }
@@ -192,13 +192,13 @@ static void test_causality(void) {
     const int T = c.context, V = c.vocab_size;
     int32_t a[16], b[16];
     for (int i = 0; i < T; i++) a[i] = b[i] = (i * 7 + 3) % V;
-    CHECK_OK(wf_forward(m, a, NULL, 1, T, NULL), m);
+    CHECK_OK(forward_ids(m, a, NULL, 1, T, NULL), m);
     float *la = malloc(sizeof(float) * T * V);
-    memcpy(la, wf_logits(m), sizeof(float) * T * V);
+    memcpy(la, wf_model_logits(m), sizeof(float) * T * V);
     const int t = 9;
     for (int i = t + 1; i < T; i++) b[i] = (b[i] + 5) % V;
-    CHECK_OK(wf_forward(m, b, NULL, 1, T, NULL), m);
-    const float *lb = wf_logits(m);
+    CHECK_OK(forward_ids(m, b, NULL, 1, T, NULL), m);
+    const float *lb = wf_model_logits(m);
     CHECK(memcmp(la, lb, sizeof(float) * (t + 1) * V) == 0, "logits at or before t changed");
     CHECK(memcmp(la + (t + 1) * V, lb + (t + 1) * V, sizeof(float) * (T - t - 1) * V) != 0,
           "logits after t did not change: the test would prove nothing");
@@ -217,12 +217,12 @@ static void test_schedule(void) {
     o.decay_steps = 10;
     o.min_lr_ratio = 0.1f;
     CHECK_OK(wf_model_set_optim(m, &o), m);
-    CHECK(fabsf(wf_model_lr(m) - 0.25f) < 1e-7f, "warmup step 0: %g", wf_model_lr(m));
+    CHECK(fabsf(model_info(m).lr - 0.25f) < 1e-7f, "warmup step 0: %g", model_info(m).lr);
     int32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, tg[8] = {2, 3, 4, 5, 6, 7, 8, 9};
     float lrs[20];
     for (int s = 0; s < 20; s++) {
         wf_step_info info;
-        CHECK_OK(wf_train_step(m, in, tg, 1, 8, &info), m);
+        CHECK_OK(step_ids(m, in, tg, 1, 8, &info), m);
         lrs[s] = info.lr;
     }
     CHECK(fabsf(lrs[3] - 1.0f) < 1e-6f, "end of warmup %g", lrs[3]);
@@ -234,10 +234,10 @@ static void test_schedule(void) {
      * and the same decay, shifted, not the tail end of a ramp that began at step 0 */
     o.start = 20;
     CHECK_OK(wf_model_set_optim(m, &o), m);
-    CHECK(fabsf(wf_model_lr(m) - 0.25f) < 1e-7f, "warmup of a schedule starting at step 20: %g", wf_model_lr(m));
+    CHECK(fabsf(model_info(m).lr - 0.25f) < 1e-7f, "warmup of a schedule starting at step 20: %g", model_info(m).lr);
     for (int s = 0; s < 20; s++) {
         wf_step_info info;
-        CHECK_OK(wf_train_step(m, in, tg, 1, 8, &info), m);
+        CHECK_OK(step_ids(m, in, tg, 1, 8, &info), m);
         CHECK(info.lr == lrs[s], "step %d of the second schedule: lr %g, the first had %g", s, info.lr, lrs[s]);
     }
     o.start = -1;
@@ -259,9 +259,9 @@ static void test_training_lowers_loss(void) {
     int32_t in[4 * 16], tg[4 * 16];
     float first = 0, last = 0;
     for (int s = 0; s < 150; s++) {
-        CHECK_OK(wf_sample_batch(m, corpus, 400, 0.1f, 0, 4, 16, in, tg), m);
+        CHECK_OK(wf_model_sample_batch(m, corpus, 400, 0.1f, 0, 4, 16, in, tg), m);
         wf_step_info info;
-        CHECK_OK(wf_train_step(m, in, tg, 4, 16, &info), m);
+        CHECK_OK(step_ids(m, in, tg, 4, 16, &info), m);
         if (s == 0) first = info.loss;
         last = info.loss;
     }
@@ -279,14 +279,14 @@ static void test_batch_sampler(void) {
     for (int i = 0; i < 100; i++) tokens[i] = i; /* token = its own position */
     int32_t in[8 * 5], tg[8 * 5];
     for (int rep = 0; rep < 50; rep++) {
-        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
         for (int i = 0; i < 40; i++) {
             CHECK(tg[i] == in[i] + 1, "target is the next token");
             CHECK(in[i] >= 0 && tg[i] < 80, "train window inside the first 80 tokens: %d..%d", in[i], tg[i]);
         }
         for (int b = 0; b < 8; b++)
             for (int t = 1; t < 5; t++) CHECK(in[b * 5 + t] == in[b * 5 + t - 1] + 1, "windows are contiguous");
-        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m);
+        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m);
         for (int i = 0; i < 40; i++) CHECK(in[i] >= 80 && tg[i] < 100, "validation window in the last 20 tokens");
     }
     /* the validation stream does not disturb the training stream */
@@ -297,28 +297,28 @@ static void test_batch_sampler(void) {
     CHECK_OK(wf_model_init(m, &c), m);
     int32_t in2[40], tg2[40];
     for (int rep = 0; rep < 5; rep++) {
-        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m); /* only in m */
-        CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
-        CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m); /* only in m */
+        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+        CHECK_OK(wf_model_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
         CHECK(memcmp(in, in2, sizeof in) == 0, "training batches depend on validation sampling");
     }
     /* reseeding replays a stream: m2 was built from the same cfg.seed, so reseeding both
      * with it starts them in step again; another seed draws other windows */
-    CHECK_OK(wf_sample_seed(m, c.seed), m);
-    CHECK_OK(wf_sample_seed(m2, c.seed), m2);
-    CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
-    CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+    CHECK_OK(wf_model_sample_seed(m, c.seed), m);
+    CHECK_OK(wf_model_sample_seed(m2, c.seed), m2);
+    CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+    CHECK_OK(wf_model_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
     CHECK(memcmp(in, in2, sizeof in) == 0, "same seed, same batch");
-    CHECK_OK(wf_sample_seed(m2, c.seed + 1), m2);
-    CHECK_OK(wf_sample_seed(m, c.seed), m);
-    CHECK_OK(wf_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
-    CHECK_OK(wf_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+    CHECK_OK(wf_model_sample_seed(m2, c.seed + 1), m2);
+    CHECK_OK(wf_model_sample_seed(m, c.seed), m);
+    CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+    CHECK_OK(wf_model_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
     CHECK(memcmp(in, in2, sizeof in) != 0, "another seed, another batch");
-    CHECK(wf_sample_seed(NULL, 1) == WF_ERR_ARG, "NULL model");
-    CHECK(wf_sample_batch(m, tokens, 100, 0.2f, 1, 1, 20, in, tg) == WF_ERR_ARG, "a 20-token val split holds no 21-token window");
+    CHECK(wf_model_sample_seed(NULL, 1) == WF_ERR_ARG, "NULL model");
+    CHECK(wf_model_sample_batch(m, tokens, 100, 0.2f, 1, 1, 20, in, tg) == WF_ERR_ARG, "a 20-token val split holds no 21-token window");
     CHECK(strstr(wf_model_error(m), "validation") != NULL, "message names the split: %s", wf_model_error(m));
-    CHECK(wf_sample_batch(m, tokens, 100, 1.0f, 0, 1, 4, in, tg) == WF_ERR_ARG, "val_fraction 1");
-    CHECK(wf_sample_batch(m, tokens, 100, 0.1f, 2, 1, 4, in, tg) == WF_ERR_ARG, "split 2");
+    CHECK(wf_model_sample_batch(m, tokens, 100, 1.0f, 0, 1, 4, in, tg) == WF_ERR_ARG, "val_fraction 1");
+    CHECK(wf_model_sample_batch(m, tokens, 100, 0.1f, 2, 1, 4, in, tg) == WF_ERR_ARG, "split 2");
     wf_model_free(m);
     wf_model_free(m2);
 }
@@ -333,12 +333,12 @@ static void test_kv_cache(void) {
         const int V = c.vocab_size, T = c.context;
         int32_t prompt[3] = {4, 1, 7}, out[13];
         wf_sampling greedy = {0, 0, 1, 0};
-        CHECK_OK(wf_generate(m, prompt, 3, 13, &greedy, 1, out), m);
+        CHECK_OK(generate(m, prompt, 3, 13, &greedy, 1, out), m);
         int32_t seq[16];
         memcpy(seq, prompt, sizeof prompt);
         memcpy(seq + 3, out, sizeof out);
-        CHECK_OK(wf_forward(m, seq, NULL, 1, T, NULL), m);
-        const float *full = wf_logits(m);
+        CHECK_OK(forward_ids(m, seq, NULL, 1, T, NULL), m);
+        const float *full = wf_model_logits(m);
         /* greedy picks the argmax of the full forward's logits at every step */
         for (int t = 2; t < T - 1; t++) {
             int best = 0;
@@ -348,11 +348,11 @@ static void test_kv_cache(void) {
         }
         /* and the cached logits equal the full forward's at every position */
         double worst = 0;
-        CHECK_OK(wf_gen_start(m, seq, 1, 0), m);
+        CHECK_OK(wf_model_gen_start(m, seq, 1, 0), m);
         for (int t = 0; t < T; t++) {
-            const float *cached = wf_gen_logits(m);
+            const float *cached = wf_model_gen_logits(m);
             for (int v = 0; v < V; v++) worst = fmax(worst, fabs(cached[v] - full[t * V + v]));
-            if (t + 1 < T) CHECK_OK(wf_gen_start(m, seq, t + 2, 0), m);
+            if (t + 1 < T) CHECK_OK(wf_model_gen_start(m, seq, t + 2, 0), m);
         }
         printf("kv cache (%s positions): max |cached - full| logit %.2e\n", pos_kind ? "sinusoidal" : "learned", worst);
         CHECK(worst < 1e-5, "cached logits differ from the full forward by %g", worst);
@@ -360,30 +360,73 @@ static void test_kv_cache(void) {
     }
 }
 
+/* Generation after the window slides is the generation of the window it kept: at every
+ * token through two slides (the newest half kept and re-read, then decoding on from it),
+ * the next token's logits equal, bit for bit, those of a fresh wf_model_gen_start of the
+ * tokens the window holds, on a second model with the same weights. For every kind of
+ * positions, since a slide moves every kept token to a new position. */
+static void test_slide(void) {
+    static const int kinds[] = {WF_POS_LEARNED, WF_POS_SINUSOIDAL, WF_POS_ROPE};
+    for (int k = 0; k < 3; k++) {
+        wf_config c = small();
+        c.positions = kinds[k];
+        wf_model *m = wf_model_create(), *fresh = wf_model_create();
+        CHECK_OK(wf_model_init(m, &c), m);
+        CHECK_OK(wf_model_init(fresh, &c), fresh); /* the same seed: the same weights */
+        const int T = c.context, V = c.vocab_size;
+        int32_t prompt[5] = {3, 1, 4, 1, 5}, window[16], n = 5;
+        memcpy(window, prompt, sizeof prompt);
+        const wf_sampling s = {.temperature = 0.9f, .top_p = 1};
+        CHECK_OK(wf_model_gen_start(m, prompt, 5, 11), m);
+        int slides = 0, compared = 0, differ = 0;
+        for (int i = 0; i < 2 * T + 3; i++) {
+            int32_t tok;
+            CHECK_OK(wf_model_gen_next(m, &s, &tok), m);
+            if (n == T) { /* the rule of wf_model_gen_next: keep the newest half */
+                memmove(window, window + T / 2, (size_t)(T / 2) * sizeof(int32_t));
+                n = T / 2;
+                slides++;
+            }
+            window[n++] = tok;
+            if (!slides) continue;
+            CHECK_OK(wf_model_gen_start(fresh, window, n, 0), fresh);
+            differ += memcmp(wf_model_gen_logits(m), wf_model_gen_logits(fresh), (size_t)V * sizeof(float)) != 0;
+            compared++;
+        }
+        printf("slide (%s positions): %d slides, %d tokens after the first, %d with logits unlike a fresh prefill\n",
+               k == 0 ? "learned" : k == 1 ? "sinusoidal" : "rotary", slides, compared, differ);
+        CHECK(slides >= 2 && compared > T, "%d slides, %d comparisons", slides, compared);
+        CHECK(differ == 0, "%d of %d tokens after a slide have logits unlike a fresh prefill of the window", differ,
+              compared);
+        wf_model_free(m);
+        wf_model_free(fresh);
+    }
+}
+
 /* Weights of tensor `name` (layer 0 of a stacked one): borrowed from m. */
 static const float *tensor_named(wf_model *m, const char *name) {
     wf_tensor_info t;
-    for (int i = 0; i < wf_model_tensor_count(m); i++) {
-        wf_model_tensor(m, i, &t);
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
+        wf_model_get_tensor(m, i, &t);
         if (t.size && strcmp(t.name, name) == 0) return wf_model_params(m) + t.offset;
     }
     return NULL;
 }
 
-/* wf_self_attention: layer 0's map recomputed in double from the weights (embedding,
+/* wf_model_attention (self): layer 0's map recomputed in double from the weights (embedding,
  * LayerNorm, the query and key rows of qkvw, softmax over the visible keys), and in every
  * layer rows that sum to 1 with no weight on a later key. */
 static void test_self_attention(void) {
     wf_config c = small();
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
-    CHECK(wf_self_attention(m, 0) == NULL, "no map before a forward");
+    CHECK(wf_model_attention(m, 0, 0) == NULL, "no map before a forward");
     const int B = 2, T = 7, C = c.d_model, NH = c.n_head, HS = C / NH;
     int32_t in[14], tg[14];
     for (int i = 0; i < B * T; i++) in[i] = tg[(i + 13) % (B * T)] = (i * 5 + 2) % c.vocab_size;
     wf_step_info info;
-    CHECK_OK(wf_train_step(m, in, tg, B, T, &info), m); /* weights move: the map must follow them */
-    CHECK_OK(wf_forward(m, in, NULL, B, T, NULL), m);
+    CHECK_OK(step_ids(m, in, tg, B, T, &info), m); /* weights move: the map must follow them */
+    CHECK_OK(forward_ids(m, in, NULL, B, T, NULL), m);
     const float *wte = tensor_named(m, "wte"), *wpe = tensor_named(m, "wpe"), *lnw = tensor_named(m, "ln1w"),
                 *lnb = tensor_named(m, "ln1b"), *qkvw = tensor_named(m, "qkvw"), *qkvb = tensor_named(m, "qkvb");
     double q[16][16], k[16][16], worst = 0;
@@ -404,7 +447,7 @@ static void test_self_attention(void) {
                 }
             }
         }
-        const float *att = wf_self_attention(m, 0) + (size_t)b * NH * T * T;
+        const float *att = wf_model_attention(m, 0, 0) + (size_t)b * NH * T * T;
         for (int h = 0; h < NH; h++)
             for (int i = 0; i < T; i++) {
                 double s[16], max = -1e300, sum = 0;
@@ -424,7 +467,7 @@ static void test_self_attention(void) {
     CHECK(worst < 1e-5, "layer 0's map differs from the recomputation by %g", worst);
     double row = 0, future = 0;
     for (int l = 0; l < c.n_layer; l++) {
-        const float *att = wf_self_attention(m, l);
+        const float *att = wf_model_attention(m, l, 0);
         CHECK(att != NULL, "layer %d has a map", l);
         if (!att) continue;
         for (int r = 0; r < B * NH * T; r++) {
@@ -437,8 +480,8 @@ static void test_self_attention(void) {
         }
     }
     CHECK(row < 1e-6 && future == 0, "rows sum to 1 +- %g; weight on later keys %g", row, future);
-    CHECK(wf_self_attention(m, c.n_layer) == NULL && wf_self_attention(m, -1) == NULL, "layer out of range");
-    CHECK(wf_self_attention(NULL, 0) == NULL, "NULL handle");
+    CHECK(wf_model_attention(m, c.n_layer, 0) == NULL && wf_model_attention(m, -1, 0) == NULL, "layer out of range");
+    CHECK(wf_model_attention(NULL, 0, 0) == NULL, "NULL handle");
     wf_model_free(m);
 }
 
@@ -448,24 +491,24 @@ static void test_sampling(void) {
     CHECK_OK(wf_model_init(m, &c), m);
     int32_t prompt[2] = {3, 5}, a[40], b[40], g[40], k1[40];
     wf_sampling warm = {1.0f, 0, 1.0f, 0}, greedy = {0, 0, 1, 0}, top1 = {1.5f, 1, 1, 0}, nucleus_tiny = {1.0f, 0, 1e-6f, 0};
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 42, a), m);
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 42, b), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &warm, 42, a), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &warm, 42, b), m);
     CHECK(memcmp(a, b, sizeof a) == 0, "same seed, same tokens");
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 43, b), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &warm, 43, b), m);
     CHECK(memcmp(a, b, sizeof a) != 0, "another seed, other tokens");
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &greedy, 1, g), m);
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &top1, 9, k1), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &greedy, 1, g), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &top1, 9, k1), m);
     CHECK(memcmp(g, k1, sizeof g) == 0, "top-k 1 is greedy");
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &nucleus_tiny, 9, k1), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &nucleus_tiny, 9, k1), m);
     CHECK(memcmp(g, k1, sizeof g) == 0, "top-p -> 0 is greedy");
     /* a tiny temperature is greedy (review #13: 1e-39 made 1/t infinite, the probabilities
      * NaN, and the sampler returned its last token) */
     for (int i = 0; i < 3; i++) {
         const float tiny[3] = {1e-39f, 1e-7f, 9.9e-7f};
         wf_sampling cold = {tiny[i], 0, 1, 0}, cold_top = {tiny[i], 3, 0.5f, 0};
-        CHECK_OK(wf_generate(m, prompt, 2, 40, &cold, 9, k1), m);
+        CHECK_OK(generate(m, prompt, 2, 40, &cold, 9, k1), m);
         CHECK(memcmp(g, k1, sizeof g) == 0, "temperature %g is greedy", tiny[i]);
-        CHECK_OK(wf_generate(m, prompt, 2, 40, &cold_top, 9, k1), m);
+        CHECK_OK(generate(m, prompt, 2, 40, &cold_top, 9, k1), m);
         CHECK(memcmp(g, k1, sizeof g) == 0, "temperature %g with top-k and top-p is greedy", tiny[i]);
         /* logits whose largest is not the last id, so a NaN fall-through cannot pass */
         const wf_real logits[4] = {0.5f, 3.0f, 1.0f, 2.0f};
@@ -479,44 +522,44 @@ static void test_sampling(void) {
     }
     /* n_vocab keeps the sampler inside a smaller tokenizer's ids */
     wf_sampling limited = {1.0f, 0, 1.0f, 3};
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &limited, 9, k1), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &limited, 9, k1), m);
     for (int i = 0; i < 40; i++) CHECK(k1[i] >= 0 && k1[i] < 3, "n_vocab 3 sampled %d", k1[i]);
     /* generating past the context slides the window without error */
     int32_t longer[100];
-    CHECK_OK(wf_generate(m, prompt, 2, 100, &warm, 5, longer), m);
+    CHECK_OK(generate(m, prompt, 2, 100, &warm, 5, longer), m);
     for (int i = 0; i < 100; i++) CHECK(longer[i] >= 0 && longer[i] < c.vocab_size, "token in range");
     /* a prompt longer than the context keeps its tail */
     int32_t long_prompt[40];
     for (int i = 0; i < 40; i++) long_prompt[i] = i % c.vocab_size;
-    CHECK_OK(wf_generate(m, long_prompt, 40, 5, &greedy, 1, a), m);
-    CHECK_OK(wf_generate(m, long_prompt + 40 - c.context, c.context, 5, &greedy, 1, b), m);
+    CHECK_OK(generate(m, long_prompt, 40, 5, &greedy, 1, a), m);
+    CHECK_OK(generate(m, long_prompt + 40 - c.context, c.context, 5, &greedy, 1, b), m);
     CHECK(memcmp(a, b, 5 * sizeof(int32_t)) == 0, "long prompt == its last context tokens");
 
     wf_sampling bad = {-1, 0, 1, 0};
-    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative temperature");
+    CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative temperature");
     bad = (wf_sampling){1, -2, 1, 0};
-    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative top_k");
+    CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative top_k");
     bad = (wf_sampling){1, 0, 0, 0};
-    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
+    CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
     bad = (wf_sampling){1, 0, 1, 12};
-    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "n_vocab > V");
+    CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "n_vocab > V");
     bad = (wf_sampling){1, 0, 0, 0};
-    CHECK(wf_generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
-    CHECK(wf_generate(m, prompt, 0, 4, &warm, 1, a) == WF_ERR_ARG, "empty prompt");
+    CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
+    CHECK(generate(m, prompt, 0, 4, &warm, 1, a) == WF_ERR_ARG, "empty prompt");
     int32_t badp[2] = {1, 11};
-    CHECK(wf_generate(m, badp, 2, 4, &warm, 1, a) == WF_ERR_TOKEN, "prompt id out of range");
+    CHECK(generate(m, badp, 2, 4, &warm, 1, a) == WF_ERR_TOKEN, "prompt id out of range");
     wf_model *fresh = wf_model_create();
     CHECK_OK(wf_model_init(fresh, &c), fresh);
     int32_t tok;
-    CHECK(wf_gen_next(fresh, &warm, &tok) == WF_ERR_STATE, "gen_next before gen_start");
+    CHECK(wf_model_gen_next(fresh, &warm, &tok) == WF_ERR_STATE, "gen_next before gen_start");
     wf_model_free(fresh);
 
     /* frequencies follow the distribution: a 2-token vocabulary model is too indirect, so
      * check that temperature 1 picks more distinct tokens than temperature 0.1 */
     int distinct_hot = 0, distinct_cold = 0, seen_hot[11] = {0}, seen_cold[11] = {0};
     wf_sampling cold = {0.05f, 0, 1, 0};
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &warm, 8, a), m);
-    CHECK_OK(wf_generate(m, prompt, 2, 40, &cold, 8, b), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &warm, 8, a), m);
+    CHECK_OK(generate(m, prompt, 2, 40, &cold, 8, b), m);
     for (int i = 0; i < 40; i++) {
         distinct_hot += !seen_hot[a[i]]++;
         distinct_cold += !seen_cold[b[i]]++;
@@ -529,29 +572,29 @@ static void test_memory(void) {
     wf_config c;
     wf_config_default(&c);
     wf_memory est, got;
-    CHECK(wf_memory_estimate(&c, 8, 64, &est) == WF_OK, "estimate");
+    CHECK(wf_config_memory(&c, 8, 64, &est, NULL, 0) == WF_OK, "estimate");
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
-    printf("tiny GPT: %d parameters\n", wf_model_param_count(m));
-    CHECK(wf_model_param_count(m) > 800000 && wf_model_param_count(m) < 820000, "tiny has ~0.8M parameters: %d",
-          wf_model_param_count(m));
+    printf("tiny GPT: %d parameters\n", param_count(m));
+    CHECK(param_count(m) > 800000 && param_count(m) < 820000, "tiny has ~0.8M parameters: %d",
+          param_count(m));
     int32_t in[8 * 64], tg[8 * 64];
     for (int i = 0; i < 8 * 64; i++) in[i] = tg[i] = i % 96;
-    CHECK_OK(wf_train_step(m, in, tg, 8, 64, NULL), m);
-    CHECK_OK(wf_model_memory(m, &got), m);
+    CHECK_OK(step_ids(m, in, tg, 8, 64, NULL), m);
+    got = model_info(m).memory;
     CHECK(est.total == got.total && est.activations == got.activations, "estimate %.0f == actual %.0f", est.total,
           got.total);
     CHECK(got.params == got.grads && got.optimizer == 2 * got.params, "the arena is params | grads | m | v");
-    CHECK(est.count == wf_model_param_count(m) && got.count == est.count && got.params >= 4 * got.count,
+    CHECK(est.count == param_count(m) && got.count == est.count && got.params >= 4 * got.count,
           "the count %.0f (model: %.0f) is the parameters without the padding the bytes include (%d)", est.count,
-          got.count, wf_model_param_count(m));
+          got.count, param_count(m));
     /* a smaller shape reuses the plan */
-    CHECK_OK(wf_train_step(m, in, tg, 2, 32, NULL), m);
+    CHECK_OK(step_ids(m, in, tg, 2, 32, NULL), m);
     wf_memory again;
-    wf_model_memory(m, &again);
+    again = model_info(m).memory;
     CHECK(again.activations == got.activations, "a smaller batch reallocated");
     c.context = 0;
-    CHECK(wf_memory_estimate(&c, 1, 1, &est) == WF_ERR_CONFIG, "estimate of a bad config");
+    CHECK(wf_config_memory(&c, 1, 1, &est, NULL, 0) == WF_ERR_CONFIG, "estimate of a bad config");
     wf_model_free(m);
 }
 
@@ -570,13 +613,13 @@ static void test_int_sized_batches(void) {
     const int32_t B = 256, T = 32; /* 8192 rows x 2^18 = 2^31 values */
     int32_t *ids = calloc((size_t)B * T, sizeof(int32_t));
     wf_memory before, after;
-    wf_model_memory(m, &before);
-    CHECK(wf_train_step(m, ids, ids, B, T, NULL) == WF_ERR_ARG, "a batch of 2^31 hidden values");
+    before = model_info(m).memory;
+    CHECK(step_ids(m, ids, ids, B, T, NULL) == WF_ERR_ARG, "a batch of 2^31 hidden values");
     CHECK(strstr(wf_model_error(m), "exceed 2^31 - 1") != NULL, "message: %s", wf_model_error(m));
-    CHECK(wf_forward(m, ids, NULL, B, T, NULL) == WF_ERR_ARG, "the same batch forward only");
-    wf_model_memory(m, &after);
-    CHECK(after.total == before.total && wf_model_step(m) == 0, "refused before planning");
-    CHECK_OK(wf_train_step(m, ids, ids, 1, 4, NULL), m); /* and a small batch still trains */
+    CHECK(forward_ids(m, ids, NULL, B, T, NULL) == WF_ERR_ARG, "the same batch forward only");
+    after = model_info(m).memory;
+    CHECK(after.total == before.total && model_info(m).step == 0, "refused before planning");
+    CHECK_OK(step_ids(m, ids, ids, 1, 4, NULL), m); /* and a small batch still trains */
     free(ids);
     wf_model_free(m);
 }
@@ -589,6 +632,7 @@ int main(void) {
     test_training_lowers_loss();
     test_batch_sampler();
     test_kv_cache();
+    test_slide();
     test_self_attention();
     test_sampling();
     test_memory();

@@ -9,8 +9,6 @@
 
 #include "check.h"
 #include "fixture.h"
-#include "model.h" /* the handle's thread pool, for test_thread_setting */
-#include "pool.h"
 #include "wasmformer.h"
 
 static char *read_file(const char *path, int32_t *n) {
@@ -28,7 +26,7 @@ static char *read_file(const char *path, int32_t *n) {
 
 static size_t param_block(wf_model *m) {
     wf_tensor_info t;
-    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    wf_model_get_tensor(m, model_info(m).n_tensors - 1, &t);
     return (size_t)t.offset + t.size;
 }
 
@@ -71,10 +69,10 @@ static void test_pytorch_fixtures(void) {
         fx_entry *in = fx_get(&fx, "inputs"), *want = fx_get(&fx, "logits");
         const int B = in->dims[0], T = in->dims[1], V = want->dims[2];
         wf_config got;
-        wf_model_config(m, &got);
+        wf_model_get_config(m, &got);
         CHECK(got.vocab_size == V && got.context == T, "%s: config from config.json", cases[c]);
-        CHECK_OK(wf_forward(m, in->data, NULL, B, T, NULL), m);
-        const float *logits = wf_logits(m), *ref = want->data;
+        CHECK_OK(forward_ids(m, in->data, NULL, B, T, NULL), m);
+        const float *logits = wf_model_logits(m), *ref = want->data;
         double err = 0;
         for (size_t i = 0; i < (size_t)B * T * V; i++) err = fmax(err, fabs((double)logits[i] - ref[i]));
         printf("%s: imported logits vs PyTorch's %s forward: max abs err %.2e\n", cases[c],
@@ -89,8 +87,8 @@ static void test_pytorch_fixtures(void) {
 
 static void tensor_named(wf_model *m, const char *name, wf_tensor_info *out) {
     memset(out, 0, sizeof *out);
-    for (int32_t i = 0; i < wf_model_tensor_count(m); i++) {
-        wf_model_tensor(m, i, out);
+    for (int32_t i = 0; i < model_info(m).n_tensors; i++) {
+        wf_model_get_tensor(m, i, out);
         if (!strcmp(out->name, name)) return;
     }
     CHECK(0, "no tensor %s", name);
@@ -173,7 +171,7 @@ static void test_round_trip(void) {
         wf_model *e = wf_model_create();
         CHECK_OK(wf_safetensors_import(e, config, nc, st, ns), e);
         wf_config back;
-        wf_model_config(e, &back);
+        wf_model_get_config(e, &back);
         if (!native) back.seed = cfg.seed; /* Hugging Face configs have no seed */
         CHECK(!memcmp(&back, &cfg, sizeof cfg), "%s: config survives", cases[c].name);
         CHECK(param_block(e) == param_block(m) &&
@@ -308,7 +306,7 @@ static void test_hostile(void) {
         b[i] ^= i < 8 ? 0x01 : 0x41;
         wf_model *e = wf_model_create();
         if (wf_safetensors_import(e, config, nc, b, ns) == WF_OK) loaded++;
-        else bad_refusal += wf_model_param_count(e) != 0 || strlen(wf_model_error(e)) == 0;
+        else bad_refusal += param_count(e) != 0 || strlen(wf_model_error(e)) == 0;
         wf_model_free(e);
     }
     CHECK(bad_refusal == 0, "%d refusals left a model or no message", bad_refusal);
@@ -517,14 +515,14 @@ static void test_thread_setting(void) {
         wf_config_default(&c);
         c.n_layer = 1;
         CHECK_OK(wf_model_init(m, &c), m);
-        CHECK(wf_pool_threads(m->pool) == 3, "after wf_model_init: %d threads", wf_pool_threads(m->pool));
+        CHECK(model_info(m).threads == 3, "after wf_model_init: %d threads", model_info(m).threads);
         CHECK_OK(wf_safetensors_import(m, config, nc, st, ns), m);
-        CHECK(wf_pool_threads(m->pool) == 3, "after wf_safetensors_import: %d threads", wf_pool_threads(m->pool));
+        CHECK(model_info(m).threads == 3, "after wf_safetensors_import: %d threads", model_info(m).threads);
         uint8_t *ck;
         int32_t nk;
         CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &ck, &nk), m);
         CHECK_OK(wf_model_load(m, NULL, ck, nk), m);
-        CHECK(wf_pool_threads(m->pool) == 3, "after wf_model_load: %d threads", wf_pool_threads(m->pool));
+        CHECK(model_info(m).threads == 3, "after wf_model_load: %d threads", model_info(m).threads);
         wf_buffer_free(ck);
     }
     wf_model_free(m);

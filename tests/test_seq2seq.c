@@ -36,7 +36,7 @@ static double accuracy(wf_model *m, const example *test, int beam) {
     for (int k = 0; k < HELD_OUT; k++) {
         const example *e = &test[k];
         int32_t out[T], n_out;
-        CHECK_OK(wf_seq2seq_decode(m, e->x, e->n, BOS, EOS, beam, T, out, &n_out), m);
+        CHECK_OK(wf_model_beam_search(m, e->x, e->n, BOS, EOS, beam, T, out, &n_out), m);
         int ok = n_out == e->n + 1 && out[e->n] == EOS;
         for (int i = 0; i < e->n && ok; i++) ok = out[i] == e->x[e->n - 1 - i];
         good += ok;
@@ -96,7 +96,7 @@ int main(void) {
             len[i] = e.n + 1;
             for (int t = e.n + 1; t < T; t++) in[i * T + t] = tg[i * T + t] = 0;
         }
-        CHECK_OK(wf_batch_step(m, &b, &info), m);
+        CHECK_OK(wf_model_step(m, &b, &info), m);
         if (step == 0) first = info.loss;
     }
     double greedy = accuracy(m, test, 1), beam = accuracy(m, test, 4);

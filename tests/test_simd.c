@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* nanosleep, for test_pool_gives_up */
+#define _GNU_SOURCE /* nanosleep (test_pool_gives_up), pthread_getattr_np (test_worker_stack) */
 /* The fast kernels against their plain scalar references (the *_scalar functions in src/), on shapes
  * that hit every edge: sizes that are not multiples of the vector width or the register
  * tile, sums deeper than one KC block, transposed operands, the causal triangle, padding,
@@ -212,6 +212,7 @@ static void test_rowwise(int N, int C) {
     wf_free(v); wf_free(v_ref); free(targets);
 }
 
+#if defined(WF_THREADS)
 /* The whole model: a training step with 2 threads equals the single-thread step bit for bit. */
 static void test_model_threads(void) {
     wf_config cfg;
@@ -227,14 +228,15 @@ static void test_model_threads(void) {
         tg[i] = (int32_t)(wf_rng_u32(&rng) % 96);
     }
     for (int s = 0; s < 2; s++) {
-        CHECK_OK(wf_train_step(m1, in, tg, 4, 64, NULL), m1);
-        CHECK_OK(wf_train_step(m2, in, tg, 4, 64, NULL), m2);
+        CHECK_OK(step_ids(m1, in, tg, 4, 64, NULL), m1);
+        CHECK_OK(step_ids(m2, in, tg, 4, 64, NULL), m2);
     }
-    same("model step threads", wf_model_params(m2), wf_model_params(m1), (size_t)wf_model_param_count(m1));
+    same("model step threads", wf_model_params(m2), wf_model_params(m1), (size_t)param_count(m1));
     CHECK_OK(wf_model_set_threads(m2, 1), m2);
     wf_model_free(m1);
     wf_model_free(m2);
 }
+#endif
 
 #if defined(WF_THREADS)
 /* A pool whose workers do not check in within its wait gives up (review #14): the workers
@@ -244,8 +246,10 @@ static void test_model_threads(void) {
 static void test_pool_gives_up(void) {
     int gave_up = 0;
     for (int i = 0; i < 20; i++) {
-        wf_pool *p = wf_pool_create_wait(4, 0.0); /* no time at all: gives up unless the 3 workers win the race */
-        gave_up += p == NULL;
+        wf_pool *p;
+        const wf_status s = wf_pool_start(&p, 4, 0.0); /* no time at all: gives up unless the 3 workers win the race */
+        CHECK(s == WF_OK || (s == WF_ERR_THREADS && !p), "a pool that gave up: status %s", wf_status_string(s));
+        gave_up += s == WF_ERR_THREADS;
         wf_pool_free(p);
     }
     CHECK(gave_up > 0, "a pool with no time to start gave up in none of 20 tries");
@@ -256,13 +260,78 @@ static void test_pool_gives_up(void) {
 }
 #endif
 
+#if defined(WF_THREADS)
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Each worker has the stack WF_POOL_STACK sets, and the deepest task (a matrix product's
+ * ~330 KB) fits below where a task starts with room: the pool's tasks that run on a worker
+ * read their stack's size and how much of it lies below them, and use KERNEL_STACK of it.
+ * A worker with the platform's default (8 MB with glibc) would show that the size was not
+ * set; one with too little would report it, or crash on the deep frame natively. */
+#define KERNEL_STACK (512 << 10)
+
+typedef struct {
+    pthread_t caller;
+    atomic_int on_workers;
+    atomic_llong smallest, largest, least_free; /* bytes */
+} stack_probe;
+
+static __attribute__((noinline)) int deep_frame(int seed) {
+    volatile char frame[KERNEL_STACK];
+    for (size_t i = 0; i < sizeof frame; i += 4096) frame[i] = (char)(seed + i);
+    frame[sizeof frame - 1] = (char)seed;
+    return frame[0] + frame[sizeof frame - 1];
+}
+
+static void at_most(atomic_llong *x, long long v) {
+    long long seen = atomic_load(x);
+    while (v < seen && !atomic_compare_exchange_weak(x, &seen, v)) {
+    }
+}
+
+static void probe_task(void *ctx, int task) {
+    stack_probe *p = ctx;
+    struct timespec nap = {0, 200 * 1000}; /* long enough for the workers to take some tasks */
+    nanosleep(&nap, NULL);
+    if (pthread_equal(pthread_self(), p->caller)) return;
+    pthread_attr_t a;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        pthread_attr_getstack(&a, &low, &size);
+        pthread_attr_destroy(&a);
+    }
+    char here;
+    at_most(&p->smallest, (long long)size);
+    at_most(&p->least_free, (long long)(&here - (char *)low));
+    long long seen = atomic_load(&p->largest);
+    while ((long long)size > seen && !atomic_compare_exchange_weak(&p->largest, &seen, (long long)size)) {
+    }
+    if (&here - (char *)low > KERNEL_STACK + (64 << 10)) (void)deep_frame(task);
+    atomic_fetch_add(&p->on_workers, 1);
+}
+
+static void test_worker_stack(wf_pool *pool) {
+    stack_probe p = {.caller = pthread_self(), .smallest = (long long)1 << 40, .least_free = (long long)1 << 40};
+    wf_pool_run(pool, 64, probe_task, &p);
+    const int n = atomic_load(&p.on_workers);
+    const long long least = atomic_load(&p.smallest), most = atomic_load(&p.largest), room = atomic_load(&p.least_free);
+    printf("worker stacks: %d of 64 tasks ran on a worker, stacks of %lld to %lld KB (WF_POOL_STACK %d KB), at least "
+           "%lld KB free below a task\n", n, least / 1024, most / 1024, WF_POOL_STACK / 1024, room / 1024);
+    CHECK(n > 0, "no task ran on a worker");
+    CHECK(least >= WF_POOL_STACK, "a worker's stack is %lld bytes, below WF_POOL_STACK %d", least, WF_POOL_STACK);
+    CHECK(most < 2 * WF_POOL_STACK, "a worker's stack is %lld bytes: the platform's default, not WF_POOL_STACK", most);
+    CHECK(room > KERNEL_STACK + (64 << 10), "only %lld bytes of a worker's stack are free below a task", room);
+}
+#endif
+
 int main(void) {
     wf_rng_seed(&rng, 7);
     printf("test_simd: kernels built for %s\n", wf_simd_name());
     wf_pool *pool = NULL;
 #if defined(WF_THREADS)
-    pool = wf_pool_create(2);
-    CHECK(pool != NULL, "could not start a pool of 2 threads");
+    CHECK(wf_pool_start(&pool, 2, WF_POOL_WAIT) == WF_OK, "could not start a pool of 2 threads");
 #endif
     static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
                                     {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3},
@@ -272,21 +341,26 @@ int main(void) {
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     static const int32_t lens[3] = {70, 13, 0};
-    test_attention("attn causal", (wf_attn_dims){2, 3, 16, 100, 100, 144, 144, 1, NULL, 0}, 1, pool);
-    test_attention("attn causal hs64", (wf_attn_dims){1, 2, 64, 130, 130, 384, 384, 1, NULL, 0}, 1, pool);
-    test_attention("attn padded", (wf_attn_dims){3, 2, 8, 70, 70, 48, 48, 0, lens, 0}, 1, pool);
-    test_attention("attn cross", (wf_attn_dims){2, 2, 12, 37, 61, 30, 56, 0, NULL, 0}, 0, pool);
-    test_attention("attn decode", (wf_attn_dims){1, 4, 32, 1, 50, 384, 256, 1, NULL, 0}, 0, pool);
-    test_attention("attn cached", (wf_attn_dims){1, 2, 6, 2, 9, 12, 24, 1, NULL, 0}, 0, pool);
-    test_attention("attn prefill", (wf_attn_dims){1, 4, 32, 16, 40, 384, 256, 1, NULL, 0}, 0, pool);
-    test_attention("attn prefill by rows", (wf_attn_dims){1, 4, 32, 17, 33, 384, 256, 1, NULL, 1}, 0, pool);
-    test_attention("attn by rows, odd head", (wf_attn_dims){1, 3, 22, 9, 9, 66, 132, 1, NULL, 1}, 0, pool);
+    /* B, NH, HS, Tq, Tk, q and kv strides, then causal, key lengths and by rows where set */
+#define DIMS(b, nh, hs, tq, tk, qs, kvs, ...) \
+    (wf_attn_dims){.B = b, .NH = nh, .HS = hs, .Tq = tq, .Tk = tk, .q_stride = qs, .kv_stride = kvs, __VA_ARGS__}
+    test_attention("attn causal", DIMS(2, 3, 16, 100, 100, 144, 144, .causal = 1), 1, pool);
+    test_attention("attn causal hs64", DIMS(1, 2, 64, 130, 130, 384, 384, .causal = 1), 1, pool);
+    test_attention("attn padded", DIMS(3, 2, 8, 70, 70, 48, 48, .key_len = lens), 1, pool);
+    test_attention("attn cross", DIMS(2, 2, 12, 37, 61, 30, 56, .causal = 0), 0, pool);
+    test_attention("attn decode", DIMS(1, 4, 32, 1, 50, 384, 256, .causal = 1), 0, pool);
+    test_attention("attn cached", DIMS(1, 2, 6, 2, 9, 12, 24, .causal = 1), 0, pool);
+    test_attention("attn prefill", DIMS(1, 4, 32, 16, 40, 384, 256, .causal = 1), 0, pool);
+    test_attention("attn prefill by rows", DIMS(1, 4, 32, 17, 33, 384, 256, .causal = 1, .by_rows = 1), 0, pool);
+    test_attention("attn by rows, odd head", DIMS(1, 3, 22, 9, 9, 66, 132, .causal = 1, .by_rows = 1), 0, pool);
+#undef DIMS
 
     test_rowwise(9, 128);
     test_rowwise(5, 97);
     test_rowwise(3, 3);
 
 #if defined(WF_THREADS)
+    test_worker_stack(pool);
     test_model_threads();
     test_pool_gives_up();
 #endif

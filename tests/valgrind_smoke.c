@@ -25,7 +25,7 @@ int main(void) {
 
     wf_config c;
     wf_config_default(&c);
-    c.vocab_size = wf_tokenizer_vocab_size(tok);
+    c.vocab_size = tok_info(tok).vocab_size;
     c.context = T;
     c.n_layer = 2;
     c.n_head = 4;
@@ -40,18 +40,18 @@ int main(void) {
     int32_t in[4 * 32], tg[4 * 32];
     wf_step_info first, last;
     for (int s = 0; s < 30; s++) {
-        CHECK_OK(wf_sample_batch(m, ids, n, 0.1f, 0, B, T, in, tg), m);
-        CHECK_OK(wf_train_step(m, in, tg, B, T, s == 0 ? &first : &last), m);
+        CHECK_OK(wf_model_sample_batch(m, ids, n, 0.1f, 0, B, T, in, tg), m);
+        CHECK_OK(step_ids(m, in, tg, B, T, s == 0 ? &first : &last), m);
     }
-    wf_real val;
-    CHECK_OK(wf_sample_batch(m, ids, n, 0.1f, 1, B, T, in, tg), m);
-    CHECK_OK(wf_forward(m, in, tg, B, T, &val), m);
+    float val;
+    CHECK_OK(wf_model_sample_batch(m, ids, n, 0.1f, 1, B, T, in, tg), m);
+    CHECK_OK(forward_ids(m, in, tg, B, T, &val), m);
     printf("loss %.3f -> %.3f (validation %.3f)\n", (double)first.loss, (double)last.loss, (double)val);
     CHECK(last.loss < first.loss, "training lowers the loss");
 
     int32_t out[80];
     wf_sampling samp = {0.8f, 10, 0.95f, 0};
-    CHECK_OK(wf_generate(m, ids, 10, 80, &samp, 1, out), m); /* 90 tokens > context 32: the window slides */
+    CHECK_OK(generate(m, ids, 10, 80, &samp, 1, out), m); /* 90 tokens > context 32: the window slides */
     char text[80 * 4];
     int32_t nt;
     CHECK(wf_tokenizer_decode(tok, out, 80, text, sizeof text, &nt) == WF_OK, "decode");
@@ -63,14 +63,14 @@ int main(void) {
     wf_model *back = wf_model_create();
     wf_tokenizer *tback = wf_tokenizer_create();
     CHECK_OK(wf_model_load(back, tback, ckpt, nc), back);
-    CHECK_OK(wf_train_step(back, in, tg, B, T, NULL), back);
+    CHECK_OK(step_ids(back, in, tg, B, T, NULL), back);
     uint8_t *st;
     char *cfg;
     int32_t nst, ncfg;
     CHECK_OK(wf_safetensors_export(back, &st, &nst, &cfg, &ncfg), back);
     wf_model *imported = wf_model_create();
     CHECK_OK(wf_safetensors_import(imported, cfg, ncfg, st, nst), imported);
-    CHECK_OK(wf_forward(imported, in, tg, B, T, &val), imported);
+    CHECK_OK(forward_ids(imported, in, tg, B, T, &val), imported);
 
     wf_config x = c;
     x.arch = WF_ARCH_ENCODER_DECODER;
@@ -87,9 +87,9 @@ int main(void) {
     b.B = B;
     b.T = T;
     b.S = T;
-    CHECK_OK(wf_batch_step(s2s, &b, NULL), s2s);
+    CHECK_OK(wf_model_step(s2s, &b, NULL), s2s);
     int32_t dec[8], nd;
-    CHECK_OK(wf_seq2seq_decode(s2s, in, 12, 1, 2, 3, 8, dec, &nd), s2s);
+    CHECK_OK(wf_model_beam_search(s2s, in, 12, 1, 2, 3, 8, dec, &nd), s2s);
 
     wf_buffer_free(ckpt);
     wf_buffer_free(st);

@@ -26,7 +26,7 @@ export const CONFIG_TABLE = [
   { name: 'seed', js: 'seed', type: 'seed', default: 1337, doc: "seeds weight init and the model's training RNG streams" },
   { name: 'n_enc_layer', js: 'nEncLayer', type: 'int', default: 0, min: 1, max: 1024, encoderDecoderOnly: true, doc: 'encoder layers of an encoder-decoder; 0 for the others' },
   { name: 'dropout', js: 'dropout', type: 'real', default: 0, min: 0, max: 1, bounds: '[)', doc: 'training only: drop probability of embeddings and sublayer outputs' },
-  { name: 'max_beam', js: 'maxBeam', type: 'int', default: 4, min: 1, max: 64, encoderDecoderOnly: true, doc: 'widest beam of wf_seq2seq_decode (encoder-decoders; else ignored)' },
+  { name: 'max_beam', js: 'maxBeam', type: 'int', default: 4, min: 1, max: 64, encoderDecoderOnly: true, doc: 'widest beam of wf_model_beam_search (encoder-decoders)' },
 ];
 
 export const OPTIM_TABLE = [

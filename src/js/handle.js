@@ -53,11 +53,11 @@ export class ModelHandle {
   get native() { return this.rt.modelConfig(this.live()); }
   /** The config in JavaScript form (strings and booleans). */
   get config() { return fromNative(this.native); }
-  get paramCount() { return this.rt.modelParamCount(this.live()); }
-  get step() { return this.rt.modelStep(this.live()); }
-  get lr() { return this.rt.modelLr(this.live()); }
+  get paramCount() { return this.rt.modelInfo(this.live()).memory.count; }
+  get step() { return this.rt.modelInfo(this.live()).step; }
+  get lr() { return this.rt.modelInfo(this.live()).lr; }
   get optimizer() { return this.rt.modelGetOptim(this.live()); }
-  memory() { return this.rt.modelMemory(this.live()); }
+  memory() { return this.rt.modelInfo(this.live()).memory; }
 
   /** Changes the optimizer settings given; the rest stay. Returns all of them. */
   setOptimizer(settings) {
@@ -68,10 +68,10 @@ export class ModelHandle {
 
   /** Everything about the model in one plain object (Model.info). */
   info() {
-    const tok = this.tokenizer, step = this.step;
+    const tok = this.tokenizer, { memory, step, lr } = this.rt.modelInfo(this.live());
     return {
-      config: this.config, paramCount: this.paramCount, step, lr: this.lr,
-      optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory: this.memory(),
+      config: this.config, paramCount: memory.count, step, lr,
+      optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1,
     };
@@ -260,7 +260,7 @@ export class ModelHandle {
 
   /** The Tokenizer of a filled tokenizer handle, or null (the handle freed) when empty. */
   static #tokenizerOf(rt, th) {
-    if (rt.tokenizerKind(th) !== 0) return new Tokenizer(rt, th);
+    if (rt.tokenizerInfo(th).kind !== 0) return new Tokenizer(rt, th);
     rt.tokenizerFree(th);
     return null;
   }

@@ -9,7 +9,7 @@ import { STRUCTS, readStruct, writeStruct } from './structs.js';
 
 /** Names of wf_status values, by number (include/wasmformer.h). */
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
-  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT'];
+  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
@@ -18,7 +18,7 @@ export const MEMORY_LIMIT = 4294967296;
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
 const MESSAGE_BYTES = 256; // wf_config_check's message buffer
-const SCRATCH_BYTES = 64; // Runtime.scratch: a wf_step_info or a loss
+const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info or a wf_tokenizer_info
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
@@ -27,8 +27,8 @@ export class Runtime {
     /** Threads the loaded build offers (1: the single-thread build). */
     this.threads = threads;
     this.encoder = new TextEncoder();
-    // where the calls of a training or evaluation loop write their small results (a step
-    // info, a loss): taken once here, so that no step allocates (and so cannot fail to)
+    // where calls write their small results (a step info, a loss, a handle's info): taken
+    // once here, so that no step and no getter allocates (and so none can fail to)
     this.scratch = M._malloc(SCRATCH_BYTES) >>> 0;
     if (!this.scratch) throw new WfError('WF_ERR_NOMEM', 'could not allocate the runtime\'s scratch buffer');
   }
@@ -184,9 +184,11 @@ export class Runtime {
   /** Bytes a native config needs, trained at batch B and length T (wf_memory). */
   memoryEstimate(native, B, T) {
     const at = Math.ceil(STRUCTS.config.size / 8) * 8; // after the config, 8-byte aligned for the doubles
-    return this.withBuffer(at + STRUCTS.memory.size, (p) => {
+    const msg = at + STRUCTS.memory.size;
+    return this.withBuffer(msg + MESSAGE_BYTES, (p) => {
       writeStruct(this, STRUCTS.config, p, native);
-      this.check(this.M._wf_memory_estimate(p, B, T, p + at));
+      const s = this.M._wf_config_memory(p, B, T, p + at, p + msg, MESSAGE_BYTES);
+      this.check(s, s === 0 ? '' : this.cstring(p + msg));
       return readStruct(this, STRUCTS.memory, p + at);
     });
   }
@@ -209,7 +211,7 @@ export class Runtime {
   /** The native config of h. */
   modelConfig(h) {
     return this.withStruct(STRUCTS.config, null, (p) => {
-      this.checkModel(h, this.M._wf_model_config(h, p));
+      this.checkModel(h, this.M._wf_model_get_config(h, p));
       return readStruct(this, STRUCTS.config, p);
     });
   }
@@ -218,15 +220,11 @@ export class Runtime {
    * get them keeps one thread). */
   modelSetThreads(h, n) { return this.M._wf_model_set_threads(h, n); }
 
-  modelParamCount(h) { return this.M._wf_model_param_count(h); }
-  modelStep(h) { return this.M._wf_model_step(h); }
-  modelLr(h) { return this.M._wf_model_lr(h); }
-
-  modelMemory(h) {
-    return this.withStruct(STRUCTS.memory, null, (p) => {
-      this.checkModel(h, this.M._wf_model_memory(h, p));
-      return readStruct(this, STRUCTS.memory, p);
-    });
+  /** h's memory use (memory.count: its parameters), tensor rows, steps taken, the next
+   * step's learning rate and thread setting: {memory, nTensors, step, lr, threads}. */
+  modelInfo(h) {
+    this.checkModel(h, this.M._wf_model_get_info(h, this.scratch));
+    return readStruct(this, STRUCTS.modelInfo, this.scratch);
   }
 
   modelGetOptim(h) {
@@ -242,10 +240,10 @@ export class Runtime {
 
   /** h's parameter tensors with elements: [{name, offset, size, shape, decay}]. */
   modelTensors(h) {
-    const out = [], n = this.M._wf_model_tensor_count(h);
+    const out = [], n = this.modelInfo(h).nTensors;
     this.withStruct(STRUCTS.tensorInfo, null, (p) => {
       for (let i = 0; i < n; i++) {
-        this.checkModel(h, this.M._wf_model_tensor(h, i, p));
+        this.checkModel(h, this.M._wf_model_get_tensor(h, i, p));
         const t = readStruct(this, STRUCTS.tensorInfo, p);
         if (!t.size) continue;
         out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim), decay: t.decay === 1 });
@@ -264,30 +262,30 @@ export class Runtime {
 
   /** One optimizer step on the batch at pb: {loss, gradNorm, lr, step}. */
   batchStep(h, pb) {
-    this.checkModel(h, this.M._wf_batch_step(h, pb, this.scratch));
+    this.checkModel(h, this.M._wf_model_step(h, pb, this.scratch));
     return readStruct(this, STRUCTS.stepInfo, this.scratch);
   }
 
   /** A forward pass on the batch at pb: its loss (meaningless without targets). */
   batchForward(h, pb) {
-    this.checkModel(h, this.M._wf_batch_forward(h, pb, this.scratch));
+    this.checkModel(h, this.M._wf_model_forward(h, pb, this.scratch));
     return this.f32[this.scratch >>> 2];
   }
 
   /** Copies of the last forward's results, or null where it has none: logits (n floats),
    * final states (n), a layer's self- or cross-attention (n). */
-  logits(h, n) { return this.floats(this.M._wf_logits(h), n); }
-  hidden(h, n) { return this.floats(this.M._wf_hidden(h), n); }
-  selfAttention(h, layer, n) { return this.floats(this.M._wf_self_attention(h, layer), n); }
-  crossAttention(h, layer, n) { return this.floats(this.M._wf_cross_attention(h, layer), n); }
+  logits(h, n) { return this.floats(this.M._wf_model_logits(h), n); }
+  hidden(h, n) { return this.floats(this.M._wf_model_hidden(h), n); }
+  selfAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 0), n); }
+  crossAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 1), n); }
 
   /** Restarts h's batch sampler streams from seed. */
-  sampleSeed(h, seed) { this.checkModel(h, this.M._wf_sample_seed(h, seed >>> 0)); }
+  sampleSeed(h, seed) { this.checkModel(h, this.M._wf_model_sample_seed(h, seed >>> 0)); }
 
   /** B windows of split (0 train, 1 validation) of the n tokens at ptok into the inputs and
    * targets at pin and ptg. */
   sampleBatch(h, ptok, n, valFraction, split, B, T, pin, ptg) {
-    this.checkModel(h, this.M._wf_sample_batch(h, ptok, n, valFraction, split, B, T, pin, ptg));
+    this.checkModel(h, this.M._wf_model_sample_batch(h, ptok, n, valFraction, split, B, T, pin, ptg));
   }
 
   // ---- generation ----
@@ -295,7 +293,7 @@ export class Runtime {
   /** Starts a generation from the prompt ids with its own RNG seeded by seed. */
   genStart(h, ids, seed) {
     const p = this.putInt32(ids);
-    try { this.checkModel(h, this.M._wf_gen_start(h, p, ids.length, seed >>> 0)); } finally { this.free(p); }
+    try { this.checkModel(h, this.M._wf_model_gen_start(h, p, ids.length, seed >>> 0)); } finally { this.free(p); }
   }
 
   /** A wf_sampling in the heap for genNext; caller frees. */
@@ -308,17 +306,17 @@ export class Runtime {
   /** The next token of h's generation, sampled with the wf_sampling at ps (putSampling). */
   genNext(h, ps) {
     const tok = ps + STRUCTS.sampling.size;
-    this.checkModel(h, this.M._wf_gen_next(h, ps, tok));
+    this.checkModel(h, this.M._wf_model_gen_next(h, ps, tok));
     return this.i32[tok >>> 2];
   }
 
   /** Encoder-decoder: the best hypothesis from bos for the source ids (Int32Array, eos
-   * included when reached). */
-  seq2seqDecode(h, src, bos, eos, beam, maxNew) {
+   * included when reached); beam 1 is greedy. */
+  beamSearch(h, src, bos, eos, beam, maxNew) {
     const ps = this.putInt32(src);
     try {
       return this.withBuffer(maxNew * 4 + 4, (out) => {
-        this.checkModel(h, this.M._wf_seq2seq_decode(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
+        this.checkModel(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
         const n = this.i32[(out + maxNew * 4) >>> 2];
         return this.i32.slice(out >>> 2, (out >>> 2) + n);
       });
@@ -397,10 +395,12 @@ export class Runtime {
     });
   }
 
-  /** 0 (empty), 1 (char) or 2 (bpe): wf_tokenizer_kind. */
-  tokenizerKind(t) { return this.M._wf_tokenizer_get_kind(t); }
-  tokenizerVocabSize(t) { return this.M._wf_tokenizer_vocab_size(t); }
-  tokenizerMaxBytes(t) { return this.M._wf_tokenizer_max_bytes(t); }
+  /** t's kind (0 empty, 1 char, 2 bpe: wf_tokenizer_kind), the ids it knows and the most
+   * bytes one id decodes to: {kind, vocabSize, maxBytes}. */
+  tokenizerInfo(t) {
+    this.checkTokenizer(t, this.M._wf_tokenizer_get_info(t, this.scratch));
+    return readStruct(this, STRUCTS.tokenizerInfo, this.scratch);
+  }
 
   /** Token ids (Int32Array) of text: a string (UTF-8) or bytes. */
   tokenizerEncode(t, text) {
@@ -415,7 +415,7 @@ export class Runtime {
   tokenizerDecode(t, ids) {
     const p = this.putInt32(ids);
     try {
-      const cap = ids.length * this.tokenizerMaxBytes(t);
+      const cap = ids.length * this.tokenizerInfo(t).maxBytes;
       const at = (cap + 3) & ~3; // the byte count, 4-byte aligned after the text
       return this.withBuffer(at + 4, (out) => {
         this.checkTokenizer(t, this.M._wf_tokenizer_decode(t, p, ids.length, out, cap, out + at));

@@ -214,7 +214,7 @@ export class Seq2Seq extends ModelView {
   /** One decode, the model held by the caller: {ids without eos, finished}. */
   #decode(source, { beam = 1, maxTokens } = {}) {
     const core = this.core, src = this.ids(source), eos = this.eos;
-    const ids = core.rt.seq2seqDecode(core.live(), src, this.bos, eos, beam, maxTokens ?? this.config.context);
+    const ids = core.rt.beamSearch(core.live(), src, this.bos, eos, beam, maxTokens ?? this.config.context);
     const finished = ids.length > 0 && ids[ids.length - 1] === eos;
     return { ids: finished ? ids.subarray(0, ids.length - 1) : ids, finished };
   }

@@ -110,13 +110,13 @@ export class Tokenizer {
   }
 
   /** 'char' or 'bpe'. */
-  get kind() { return KINDS[this.#rt.tokenizerKind(this.#live())]; }
+  get kind() { return KINDS[this.#rt.tokenizerInfo(this.#live()).kind]; }
 
   /** Number of ids, <unk> included. */
-  get vocabSize() { return this.#rt.tokenizerVocabSize(this.#live()); }
+  get vocabSize() { return this.#rt.tokenizerInfo(this.#live()).vocabSize; }
 
   /** Most bytes one id decodes to (4 for char, the longest token for BPE). */
-  get maxBytes() { return this.#rt.tokenizerMaxBytes(this.#live()); }
+  get maxBytes() { return this.#rt.tokenizerInfo(this.#live()).maxBytes; }
 
   /** The tokenizer as bytes (a tokenizer file, docs/FORMATS.md).
    * @example writeFileSync('tok.wft', tokenizer.save()); */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "wasmformer.h"
+#include "api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n);
 
@@ -41,7 +41,7 @@ static inline wf_config fuzz_small_config(void) {
 /* A copy of the weights, to prove a refused load changed nothing. Caller frees. */
 static inline float *fuzz_snapshot(wf_model *m, size_t *n_out) {
     wf_tensor_info t;
-    wf_model_tensor(m, wf_model_tensor_count(m) - 1, &t);
+    wf_model_get_tensor(m, model_info(m).n_tensors - 1, &t);
     size_t n = (size_t)t.offset + (size_t)t.size;
     float *s = malloc(n * sizeof(float));
     if (s) memcpy(s, wf_model_params(m), n * sizeof(float));

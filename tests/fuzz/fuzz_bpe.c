@@ -29,9 +29,9 @@ static int round_trips(wf_tokenizer *t, const uint8_t *text, int32_t len) {
     int32_t *ids = malloc((size_t)(len ? len : 1) * sizeof(int32_t)), k = 0;
     REQUIRE(ids, "out of memory");
     REQUIRE(wf_tokenizer_encode(t, (const char *)text, len, ids, len, &k) == WF_OK, "encode: %s", wf_tokenizer_error(t));
-    int32_t V = wf_tokenizer_vocab_size(t);
+    int32_t V = tok_info(t).vocab_size;
     for (int32_t i = 0; i < k; i++) REQUIRE(ids[i] >= 0 && ids[i] < V, "id %d outside [0, %d)", ids[i], V);
-    size_t cap = (size_t)k * (size_t)wf_tokenizer_max_bytes(t);
+    size_t cap = (size_t)k * (size_t)tok_info(t).max_bytes;
     char *out = malloc(cap ? cap : 1);
     int32_t n = 0;
     REQUIRE(out && cap <= INT32_MAX, "decode buffer");
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         REQUIRE(s == WF_ERR_ARG && wf_tokenizer_error(t)[0], "empty text: %s", wf_status_string(s));
     } else {
         REQUIRE(s == WF_OK, "bpe on %d bytes: %s: %s", len, wf_status_string(s), wf_tokenizer_error(t));
-        REQUIRE(wf_tokenizer_vocab_size(t) <= vocab, "vocabulary %d > %d", wf_tokenizer_vocab_size(t), vocab);
+        REQUIRE(tok_info(t).vocab_size <= vocab, "vocabulary %d > %d", tok_info(t).vocab_size, vocab);
         REQUIRE(round_trips(t, text, len), "BPE did not round-trip its own training text");
         /* and the file of what it learned loads back */
         uint8_t *file = NULL;
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         REQUIRE(wf_tokenizer_save(t, &file, &nf) == WF_OK, "save");
         wf_tokenizer *back = wf_tokenizer_create();
         REQUIRE(back && wf_tokenizer_load(back, file, nf) == WF_OK, "reload: %s", wf_tokenizer_error(back));
-        REQUIRE(wf_tokenizer_vocab_size(back) == wf_tokenizer_vocab_size(t), "reloaded vocabulary size");
+        REQUIRE(tok_info(back).vocab_size == tok_info(t).vocab_size, "reloaded vocabulary size");
         wf_tokenizer_free(back);
         wf_buffer_free(file);
     }

@@ -23,12 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     if (s != WF_OK) {
         REQUIRE(wf_model_error(m)[0] != 0, "refused with %s but no message", wf_status_string(s));
         wf_config now;
-        wf_model_config(m, &now);
+        wf_model_get_config(m, &now);
         REQUIRE(memcmp(&now, &small, sizeof now) == 0, "a refused import changed the config");
         REQUIRE(memcmp(wf_model_params(m), before, n_before * sizeof(float)) == 0, "a refused import changed the weights");
     } else {
         wf_config c;
-        wf_model_config(m, &c);
+        wf_model_get_config(m, &c);
         int32_t tok = 0, src = 0;
         wf_batch b;
         memset(&b, 0, sizeof b);
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
             b.src = &src;
             b.S = 1;
         }
-        s = wf_batch_forward(m, &b, NULL);
+        s = wf_model_forward(m, &b, NULL);
         REQUIRE(s == WF_OK || s == WF_ERR_NOMEM, "forward: %s", wf_model_error(m));
 
         uint8_t *st1 = NULL, *st2 = NULL;

@@ -11,7 +11,7 @@ static void check_file(const uint8_t *data, size_t n) {
     wf_status s = wf_tokenizer_load(t, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_tokenizer_error(t)[0] != 0, "refused with %s but no message", wf_status_string(s));
-        REQUIRE(wf_tokenizer_get_kind(t) == WF_TOKENIZER_CHAR && wf_tokenizer_vocab_size(t) == 5,
+        REQUIRE(tok_info(t).kind == WF_TOKENIZER_CHAR && tok_info(t).vocab_size == 5,
                 "a refused file changed the tokenizer");
         int32_t ids[5], k = 0;
         REQUIRE(wf_tokenizer_encode(t, "hello", 5, ids, 5, &k) == WF_OK && k == 5 && ids[0] == 2, "the old vocabulary still encodes");
@@ -30,15 +30,15 @@ static void check_file(const uint8_t *data, size_t n) {
     int32_t k = 0;
     REQUIRE(ids, "out of memory");
     REQUIRE(wf_tokenizer_encode(t, (const char *)data, len, ids, len, &k) == WF_OK, "encode: %s", wf_tokenizer_error(t));
-    int32_t V = wf_tokenizer_vocab_size(t);
+    int32_t V = tok_info(t).vocab_size;
     for (int32_t i = 0; i < k; i++) REQUIRE(ids[i] >= 0 && ids[i] < V, "id %d outside [0, %d)", ids[i], V);
-    size_t cap = (size_t)k * (size_t)wf_tokenizer_max_bytes(t);
+    size_t cap = (size_t)k * (size_t)tok_info(t).max_bytes;
     char *text = malloc(cap ? cap : 1);
     int32_t nt = 0;
     REQUIRE(text, "out of memory");
     if (cap <= INT32_MAX) {
         REQUIRE(wf_tokenizer_decode(t, ids, k, text, (int32_t)cap, &nt) == WF_OK, "decode: %s", wf_tokenizer_error(t));
-        if (wf_tokenizer_get_kind(t) == WF_TOKENIZER_BPE)
+        if (tok_info(t).kind == WF_TOKENIZER_BPE)
             REQUIRE(nt == len && memcmp(text, data, n) == 0, "BPE did not round-trip %d bytes", len);
     }
     free(text);

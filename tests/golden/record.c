@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "wasmformer.h"
+#include "api.h" /* include/wasmformer.h, and its info getters as values */
 
 /* ---- the record's settings: record.mjs's, one for one ---- */
 #define TEXT_PATH "data/austen/pride_and_prejudice.txt"
@@ -303,9 +303,9 @@ static void log_step(train_log *lg, int s, const wf_step_info *info) {
 }
 
 /* name, param_count, train, val_loss (a float32 itself, or a mean in double) */
-static void put_training(out *o, const golden_case *c, const wf_model *m, const train_log *lg, double val, int val_float) {
+static void put_training(out *o, const golden_case *c, wf_model *m, const train_log *lg, double val, int val_float) {
     key(o, "name"), put(o, "\"%s\"", c->name);
-    key(o, "param_count"), put(o, "%d", wf_model_param_count(m));
+    key(o, "param_count"), put(o, "%d", (int32_t)model_info(m).memory.count);
     begin(o, "train", '{');
     put_floats(o, "loss", lg->loss, STEPS);
     put_floats(o, "grad_norm", lg->grad_norm, STEPS);
@@ -340,10 +340,10 @@ static void put_files(out *o, wf_model *m, const wf_tokenizer *tok) {
 static void put_generation(out *o, const char *k, wf_model *m, wf_tokenizer *tok, wf_sampling s, uint32_t seed) {
     int32_t n, gen[GEN_TOKENS], len;
     int32_t *prompt = encode(tok, PROMPT, (int32_t)strlen(PROMPT), &n);
-    ok(wf_gen_start(m, prompt, n, seed), m);
-    s.n_vocab = wf_tokenizer_vocab_size(tok); /* never ids the tokenizer cannot decode */
-    for (int i = 0; i < GEN_TOKENS; i++) ok(wf_gen_next(m, &s, &gen[i]), m);
-    int32_t cap = GEN_TOKENS * wf_tokenizer_max_bytes(tok);
+    ok(wf_model_gen_start(m, prompt, n, seed), m);
+    s.n_vocab = tok_info(tok).vocab_size; /* never ids the tokenizer cannot decode */
+    for (int i = 0; i < GEN_TOKENS; i++) ok(wf_model_gen_next(m, &s, &gen[i]), m);
+    int32_t cap = GEN_TOKENS * tok_info(tok).max_bytes;
     char *bytes = xmalloc((size_t)cap);
     tok_ok(wf_tokenizer_decode(tok, gen, GEN_TOKENS, bytes, cap, &len), tok);
     key(o, k), put_string(o, bytes, (size_t)len);
@@ -355,22 +355,22 @@ static void put_generation(out *o, const char *k, wf_model *m, wf_tokenizer *tok
 static void run_decoder(out *o, const golden_case *c, int threads) {
     enum { B = DECODER_B, T = CONTEXT };
     wf_tokenizer *tok = tokenizer_of(c->tokenizer);
-    wf_model *m = model_of(c, wf_tokenizer_vocab_size(tok), threads);
+    wf_model *m = model_of(c, tok_info(tok).vocab_size, threads);
     int32_t n, in[B * T], tg[B * T];
     int32_t *ids = encode(tok, text, TEXT_BYTES, &n);
     train_log lg;
-    ok(wf_sample_seed(m, SAMPLER_SEED), m);
+    ok(wf_model_sample_seed(m, SAMPLER_SEED), m);
     for (int s = 0; s < STEPS; s++) {
         wf_step_info info;
-        ok(wf_sample_batch(m, ids, n, VAL_FRACTION, 0, B, T, in, tg), m);
-        ok(wf_train_step(m, in, tg, B, T, &info), m);
+        ok(wf_model_sample_batch(m, ids, n, VAL_FRACTION, 0, B, T, in, tg), m);
+        ok(wf_model_step(m, &(wf_batch){.inputs = in, .targets = tg, .B = B, .T = T}, &info), m);
         log_step(&lg, s, &info);
     }
     double sum = 0;
     for (int i = 0; i < EVAL_BATCHES; i++) {
-        wf_real loss;
-        ok(wf_sample_batch(m, ids, n, VAL_FRACTION, 1, B, T, in, tg), m);
-        ok(wf_forward(m, in, tg, B, T, &loss), m);
+        float loss;
+        ok(wf_model_sample_batch(m, ids, n, VAL_FRACTION, 1, B, T, in, tg), m);
+        ok(wf_model_forward(m, &(wf_batch){.inputs = in, .targets = tg, .B = B, .T = T}, &loss), m);
         sum += loss;
     }
     put_training(o, c, m, &lg, sum / EVAL_BATCHES, 0);
@@ -421,12 +421,12 @@ static void run_encoder(out *o, const golden_case *c, int threads) {
     if (c->kind == ENCODER_CE) {
         wf_tokenizer *tok = tokenizer_of(c->tokenizer);
         ids = encode(tok, text, TEXT_BYTES, &n);
-        V = wf_tokenizer_vocab_size(tok);
+        V = tok_info(tok).vocab_size;
         wf_tokenizer_free(tok);
     }
     wf_model *m = model_of(c, V, threads);
     wf_config cfg;
-    ok(wf_model_config(m, &cfg), m);
+    ok(wf_model_get_config(m, &cfg), m);
     encoder_batch x;
     x.vecs = xmalloc((size_t)ENCODER_B * CONTEXT * cfg.d_model * sizeof(float));
     x.target_vecs = xmalloc((size_t)ENCODER_B * CONTEXT * cfg.d_model * sizeof(float));
@@ -434,12 +434,12 @@ static void run_encoder(out *o, const golden_case *c, int threads) {
     for (int k = 0; k < STEPS; k++) {
         wf_step_info info;
         make_encoder_batch(&x, k, ids, n, cfg.d_model);
-        ok(wf_batch_step(m, &x.b, &info), m);
+        ok(wf_model_step(m, &x.b, &info), m);
         log_step(&lg, k, &info);
     }
-    wf_real val;
+    float val;
     make_encoder_batch(&x, STEPS, ids, n, cfg.d_model);
-    ok(wf_batch_forward(m, &x.b, &val), m);
+    ok(wf_model_forward(m, &x.b, &val), m);
     put_training(o, c, m, &lg, val, 1);
     key(o, "generate"), put(o, "null");
     key(o, "decode"), put(o, "null");
@@ -483,7 +483,7 @@ static void make_seq2seq_batch(seq2seq_batch *x, const pair *const *chosen, int 
 
 static void run_seq2seq(out *o, const golden_case *c, int threads) {
     wf_tokenizer *tok = tokenizer_of(c->tokenizer);
-    const int32_t V = wf_tokenizer_vocab_size(tok) + 2, bos = V - 2, eos = V - 1; /* two ids past the letters */
+    const int32_t V = tok_info(tok).vocab_size + 2, bos = V - 2, eos = V - 1; /* two ids past the letters */
     wf_model *m = model_of(c, V, threads);
     pair pairs[WORDS + HELD];
     uint32_t rng = 7;
@@ -503,15 +503,15 @@ static void run_seq2seq(out *o, const golden_case *c, int threads) {
         wf_step_info info;
         for (int b = 0; b < SEQ2SEQ_B; b++) chosen[b] = &pairs[(uint64_t)mulberry32(&rng) * WORDS >> 32];
         make_seq2seq_batch(&x, chosen, SEQ2SEQ_B, bos, eos);
-        ok(wf_batch_step(m, &x.b, &info), m);
+        ok(wf_model_step(m, &x.b, &info), m);
         log_step(&lg, s, &info);
     }
     /* Seq2Seq.evaluate: the mean over target tokens, eos included (one batch of HELD) */
-    wf_real loss;
+    float loss;
     int tokens = 0;
     for (int i = 0; i < HELD; i++) chosen[i] = &pairs[WORDS + i], tokens += pairs[WORDS + i].n + 1;
     make_seq2seq_batch(&x, chosen, HELD, bos, eos);
-    ok(wf_batch_forward(m, &x.b, &loss), m);
+    ok(wf_model_forward(m, &x.b, &loss), m);
     double total = 0;
     total += loss * (double)tokens;
     put_training(o, c, m, &lg, total / tokens, 0);
@@ -524,7 +524,7 @@ static void run_seq2seq(out *o, const golden_case *c, int threads) {
         for (int i = 0; i < HELD; i++) {
             const pair *p = &pairs[WORDS + i];
             int32_t ids[CONTEXT], n;
-            ok(wf_seq2seq_decode(m, p->src, p->n, bos, eos, beam, CONTEXT, ids, &n), m);
+            ok(wf_model_beam_search(m, p->src, p->n, bos, eos, beam, CONTEXT, ids, &n), m);
             int finished = n > 0 && ids[n - 1] == eos;
             begin(o, NULL, '{');
             put_ints(o, "ids", ids, finished ? n - 1 : n);
@@ -629,7 +629,7 @@ int main(int argc, char **argv) {
             for (int j = 0; j < 4; j++) le[4 * i + j] = (uint8_t)((uint32_t)ids[i] >> (8 * j));
         tok_ok(wf_tokenizer_save(tok, &file, &nb), tok);
         begin(&o, k == CHAR ? "char" : "bpe", '{');
-        key(&o, "vocab_size"), put(&o, "%d", wf_tokenizer_vocab_size(tok));
+        key(&o, "vocab_size"), put(&o, "%d", tok_info(tok).vocab_size);
         put_sha(&o, "file_sha256", file, (size_t)nb);
         key(&o, "n_ids"), put(&o, "%d", n);
         put_sha(&o, "ids_sha256", le, (size_t)n * 4);

@@ -1,5 +1,5 @@
 // What the web page reads from models, in Node: self-attention maps (Model.selfAttention,
-// over the core's wf_self_attention), and an encoder-decoder in a worker (WorkerSeq2Seq),
+// over the core's wf_model_attention), and an encoder-decoder in a worker (WorkerSeq2Seq),
 // which must train, decode and map attention exactly like a Seq2Seq in this thread.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -12,6 +12,17 @@ import { STRUCTS } from '../../src/js/structs.js';
 import { ROOT } from './pack.js';
 
 const SIZE = { i32: 4, u32: 4, f32: 4, f64: 8, ptr: 4 };
+const sizeOf = (f) => (typeof f.type === 'string' ? SIZE[f.type] : f.type.size) * f.count;
+const typeOf = (f) => (typeof f.type === 'string' ? f.type : 'struct');
+
+/** Every field of a layout with its C path from the outer struct ('memory.params') and its
+ * offset there: a struct inside the struct, and then each of its fields. */
+function flat(s, prefix = '', base = 0) {
+  return s.fields.flatMap((f) => {
+    const row = { ...f, path: `${prefix}${f.c}`, offset: base + f.offset };
+    return typeof f.type === 'string' ? [row] : [row, ...flat(f.type, `${row.path}.`, row.offset)];
+  });
+}
 
 /** The C program: one JSON object {"wf_config": {"size": n, "fields": {"arch": [offset, size, type]}}}. */
 function program() {
@@ -23,9 +34,10 @@ function program() {
     'int main(void) {', '  printf("{");'];
   Object.values(STRUCTS).forEach((s, i) => {
     lines.push(`  { ${s.c} x; (void)x; printf("%s\\"${s.c}\\": {\\"size\\": %zu, \\"fields\\": {", ${i ? '","' : '""'}, sizeof x);`);
-    s.fields.forEach((f, j) => {
-      const el = f.count > 1 ? `x.${f.c}[0]` : `x.${f.c}`;
-      lines.push(`    printf("%s\\"${f.c}\\": [%zu, %zu, \\"%s\\"]", ${j ? '","' : '""'}, offsetof(${s.c}, ${f.c}), sizeof x.${f.c}, TAG(${el}));`);
+    flat(s).forEach((f, j) => {
+      const el = f.count > 1 ? `x.${f.path}[0]` : `x.${f.path}`;
+      const tag = typeof f.type === 'string' ? `TAG(${el})` : '"struct"';
+      lines.push(`    printf("%s\\"${f.path}\\": [%zu, %zu, \\"%s\\"]", ${j ? '","' : '""'}, offsetof(${s.c}, ${f.path}), sizeof x.${f.path}, ${tag});`);
     });
     lines.push('    printf("}}"); }');
   });
@@ -48,8 +60,8 @@ test('the JavaScript struct layouts are the C header\'s, as emcc compiles it for
   for (const s of Object.values(STRUCTS)) {
     const got = c[s.c];
     assert.ok(got, `${s.c} is not in the header`);
-    for (const f of s.fields) {
-      assert.deepEqual(got.fields[f.c], [f.offset, SIZE[f.type] * f.count, f.type], `${s.c}.${f.c}: [offset, size, type]`);
+    for (const f of flat(s)) {
+      assert.deepEqual(got.fields[f.path], [f.offset, sizeOf(f), typeOf(f)], `${s.c}.${f.path}: [offset, size, type]`);
     }
     assert.equal(got.size, s.size, `sizeof(${s.c}): a field the layout does not know, or one it has too many`);
   }
@@ -59,8 +71,9 @@ test('the layouts are well formed: fields in order, none overlapping, the struct
   for (const s of Object.values(STRUCTS)) {
     let end = 0;
     for (const f of s.fields) {
-      assert.ok(f.offset >= end && f.offset % SIZE[f.type] === 0, `${s.c}.${f.c} at ${f.offset}`);
-      end = f.offset + SIZE[f.type] * f.count;
+      const align = typeof f.type === 'string' ? SIZE[f.type] : f.type.align;
+      assert.ok(f.offset >= end && f.offset % align === 0, `${s.c}.${f.c} at ${f.offset}`);
+      end = f.offset + sizeOf(f);
     }
     assert.ok(s.size >= end && s.size % s.align === 0, `${s.c}: size ${s.size}`);
   }
