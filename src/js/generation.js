@@ -28,7 +28,7 @@ export async function* generate(core, prompt = '', opts = {}) {
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${maxTokens}`);
   const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
   const signal = opts.signal;
-  const pause = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
+  const clock = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
   throwIfAborted(signal);
   const ids = tokenizer.encode(prompt.length ? prompt : '\n');
   const sampling = rt.putSampling({
@@ -62,7 +62,7 @@ export async function* generate(core, prompt = '', opts = {}) {
         pending = pending.slice(pending.length - keep);
         yield emit(out, i + 1);
       }
-      await pause();
+      if (clock.due) await clock.yield();
     }
     pending += decoder.decode();
     if (pending) yield emit(pending, maxTokens);

@@ -195,7 +195,7 @@ export class Seq2Seq extends ModelView {
     const core = this.core;
     core.idle();
     positiveInt('batchSize', batchSize);
-    const pause = yielder(yieldInterval(yieldMs));
+    const clock = yielder(yieldInterval(yieldMs));
     throwIfAborted(signal);
     return core.busyWith('evaluation', async () => {
       let total = 0, tokens = 0;
@@ -205,7 +205,7 @@ export class Seq2Seq extends ModelView {
         const n = batch.lengths.reduce((a, b) => a + b, 0);
         total += core.forwardBatch(batch, { logits: false }).loss * n;
         tokens += n;
-        await pause();
+        if (clock.due) await clock.yield();
       }
       return { loss: total / tokens, tokens };
     });
@@ -251,7 +251,7 @@ export class Seq2Seq extends ModelView {
   async accuracy(pairs, opts = {}) {
     const core = this.core;
     core.idle();
-    const pause = yielder(yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs));
+    const clock = yielder(yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs));
     throwIfAborted(opts.signal);
     return core.busyWith('decoding', async () => {
       let good = 0;
@@ -260,7 +260,7 @@ export class Seq2Seq extends ModelView {
         const { ids, finished } = this.#decode(s, opts);
         const want = this.ids(t);
         good += finished && ids.length === want.length && ids.every((v, i) => v === want[i]) ? 1 : 0;
-        await pause();
+        if (clock.due) await clock.yield();
       }
       return good / pairs.length;
     });

@@ -28,13 +28,16 @@ export function yieldInterval(v) {
   return v;
 }
 
-/** A function that yields to the event loop once yieldMs have passed since it last did. */
+/** The clock of a loop that yields to the event loop every yieldMs: `if (clock.due) await
+ * clock.yield()` (a loop that is not due awaits nothing, not even a resolved promise). */
 export function yielder(yieldMs) {
   let last = performance.now();
-  return async () => {
-    if (performance.now() - last < yieldMs) return;
-    await yieldToEventLoop();
-    last = performance.now();
+  return {
+    get due() { return performance.now() - last >= yieldMs; },
+    async yield() {
+      await yieldToEventLoop();
+      last = performance.now();
+    },
   };
 }
 
@@ -187,7 +190,7 @@ export async function evaluateDecoder(core, data, { maxTokens = Infinity, batchS
   const B = Math.min(positiveInt('batchSize', batchSize ?? core.batchSize), windows);
   core.assertBatchFits(B, T);
   const hb = HeapBatch.ids(rt, B, T);
-  const pause = yielder(yieldMs);
+  const clock = yielder(yieldMs);
   try {
     return await core.busyWith('evaluation', async () => {
       let total = 0, counted = 0;
@@ -203,7 +206,7 @@ export async function evaluateDecoder(core, data, { maxTokens = Infinity, batchS
         hb.shape(b, T);
         total += core.forwardBatch(hb, { logits: false }).loss * b * T;
         counted += b * T;
-        await pause();
+        if (clock.due) await clock.yield();
       }
       const loss = total / counted;
       return { loss, perplexity: Math.exp(loss), tokens: counted };
