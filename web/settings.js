@@ -74,8 +74,10 @@ export class SettingsForm {
     this.applyPreset('tiny');
   }
 
-  /** The advanced settings' controls, from the package's tables. */
+  /** The advanced settings' controls, from the package's tables, and the validation
+   * split's default. */
   build() {
+    setField($('val-fraction'), TRAIN_DEFAULTS.valFraction);
     $('cfg-fields').replaceChildren(...modelKeys.map((k) => fieldControl(FIELDS[k], { id: `cfg-${k}`, label: MODEL_LABELS[k], ...CONTROL[k] })));
     $('tr-fields').replaceChildren(...trainKeys.map((k) => fieldControl(rowOf(k), { id: `tr-${k}`, label: TRAIN_LABELS[k] })));
   }
