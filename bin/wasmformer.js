@@ -17,6 +17,63 @@ class UsageError extends Error {}
 
 const help = { type: 'boolean', short: 'h', help: 'show this help' };
 
+// ---- flags from the config table: one per model config field and optimizer setting ----
+
+/** nLayer -> n-layer */
+const kebab = (name) => name.replace(/[A-Z]+/g, (m) => `-${m.toLowerCase()}`);
+const PLACEHOLDER = { enum: 'NAME', bool: 'BOOL', int: 'N', seed: 'N', real: 'X' };
+
+/** A field's range in words: "in [1, 1024]", "in (0, 1)", ">= 0". */
+function range(f) {
+  if (f.max === undefined) return `${f.bounds[0] === '(' ? '>' : '>='} ${f.min}`;
+  return `in ${f.bounds[0]}${f.min}, ${f.max}${f.bounds[1]}`;
+}
+
+/** Whether n is in a field's range. */
+function inRange(f, n) {
+  return (f.bounds[0] === '(' ? n > f.min : n >= f.min) && (f.max === undefined || (f.bounds[1] === ')' ? n < f.max : n <= f.max));
+}
+
+/** parseArgs options for the table's fields but those the command has its own way to set. */
+function tableOptions(fields, skip, group, defaultText) {
+  return Object.fromEntries(fields.filter((f) => !skip.has(f.name)).map((f) => [kebab(f.name), {
+    type: 'string', value: PLACEHOLDER[f.type], group, field: f,
+    help: `${f.meaning}; ${f.values ? f.values.join(', ') : f.type === 'bool' ? 'true or false' : range(f)} (default ${defaultText(f)})`,
+  }]));
+}
+
+// the command trains decoders (no arch, nor an encoder-decoder's fields); the tokenizer sizes
+// the vocabulary; --seed seeds the weights and the batches
+const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS.tiny));
+const MODEL_OPTIONS = tableOptions(wf.CONFIG_FIELDS, new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed']), 'Model (over the preset; not with --resume)',
+  (f) => (PRESET_FIELDS.has(f.name) ? 'the preset\'s' : f.default));
+// --lr has its own flag; train() sets where the schedule starts
+const OPTIM_OPTIONS = tableOptions(wf.OPTIM_FIELDS, new Set(['lr', 'start']), 'Optimizer',
+  (f) => (f.name === 'warmup' ? 'a tenth of the run, at most 100' : f.name === 'decaySteps' ? 'the rest of the run' : f.default));
+
+/** The value of a table field's flag, checked against the field's type and range. */
+function fieldValue(flag, f, text) {
+  if (f.type === 'enum') {
+    if (!f.values.includes(text)) throw new UsageError(`--${flag} must be one of ${f.values.join(', ')}, not "${text}"`);
+    return text;
+  }
+  if (f.type === 'bool') {
+    if (text !== 'true' && text !== 'false') throw new UsageError(`--${flag} must be true or false, not "${text}"`);
+    return text === 'true';
+  }
+  const n = Number(text), int = f.type !== 'real';
+  const ok = text.trim() !== '' && Number.isFinite(n) && (!int || Number.isInteger(n)) && inRange(f, n);
+  if (!ok) throw new UsageError(`--${flag} must be ${int ? 'an integer' : 'a number'} ${range(f)}, not "${text}"`);
+  return n;
+}
+
+/** The values of the table flags given, by the fields' JavaScript names. */
+function tableValues(options, o) {
+  const out = {};
+  for (const [flag, { field }] of Object.entries(options)) if (o[flag] !== undefined) out[field.name] = fieldValue(flag, field, o[flag]);
+  return out;
+}
+
 const COMMANDS = {
   train: {
     args: '[file.txt]',
@@ -30,12 +87,14 @@ const COMMANDS = {
       force: { type: 'boolean', help: 'overwrite --out with a new model' },
       batch: { type: 'string', short: 'b', value: 'N', help: 'windows per batch (default: the preset\'s)' },
       lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
-      'eval-interval': { type: 'string', value: 'N', help: 'validate every N steps (default 100; 0: never)' },
-      'val-fraction': { type: 'string', value: 'F', help: 'share of the text held out for validation (default 0.1)' },
+      'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
+      'val-fraction': { type: 'string', value: 'F', help: `share of the text held out for validation (default ${wf.TRAIN_DEFAULTS.valFraction})` },
       seed: { type: 'string', value: 'N', help: 'seed of the weights and the batch order' },
       tokenizer: { type: 'string', short: 't', value: 'KIND', help: 'char (default) or bpe, learned from the text' },
       vocab: { type: 'string', value: 'N', help: 'with --tokenizer bpe: tokens, 256 bytes + merges (default 512)' },
       help,
+      ...MODEL_OPTIONS,
+      ...OPTIM_OPTIONS,
     },
     run: train,
   },
@@ -97,16 +156,18 @@ const COMMANDS = {
 
 // ---- help and argument checking ----
 
+/** The options' help, a block per group (the command's own options first). */
 function optionLines(options) {
   const rows = Object.entries(options).map(([name, o]) => [
-    `${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.help]);
+    `${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.help, o.group ?? 'Options']);
   const width = Math.max(...rows.map(([left]) => left.length));
-  return rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`).join('\n');
+  const groups = [...new Set(rows.map(([, , g]) => g))];
+  return groups.map((g) => `${g}:\n${rows.filter((r) => r[2] === g).map(([left, text]) => `  ${left.padEnd(width)}  ${text}`).join('\n')}`).join('\n\n');
 }
 
 function commandHelp(name) {
   const c = COMMANDS[name];
-  return `Usage: wasmformer ${name} ${c.args} [options]\n\n${c.summary[0].toUpperCase()}${c.summary.slice(1)}.\n\nOptions:\n${optionLines(c.options)}\n`;
+  return `Usage: wasmformer ${name} ${c.args} [options]\n\n${c.summary[0].toUpperCase()}${c.summary.slice(1)}.\n\n${optionLines(c.options)}\n`;
 }
 
 function mainHelp() {
@@ -198,8 +259,9 @@ async function train(argv, o) {
   const total = integer('steps', o.steps ?? '2000', 1);
   const batchSize = o.batch === undefined ? undefined : integer('batch', o.batch, 1);
   const lr = o.lr === undefined ? undefined : number('lr', o.lr, (x) => x > 0, 'a number > 0');
-  const evalInterval = integer('eval-interval', o['eval-interval'] ?? '100', 0);
-  const valFraction = number('val-fraction', o['val-fraction'] ?? '0.1', (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+  const evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
+  const valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+  const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
   if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
@@ -210,7 +272,7 @@ async function train(argv, o) {
     try { config = JSON.parse(o.config); } catch { config = null; }
     if (!config || typeof config !== 'object' || Array.isArray(config)) throw new UsageError(`--config must be a JSON object, not ${o.config}`);
   }
-  for (const flag of ['preset', 'config', 'seed', 'tokenizer']) {
+  for (const flag of ['preset', 'config', 'seed', 'tokenizer', ...Object.keys(MODEL_OPTIONS)]) {
     if (o.resume && o[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --resume: the model's config comes from ${path}`);
   }
   if (o.resume && o.force) throw new UsageError('--resume and --force contradict each other');
@@ -221,7 +283,7 @@ async function train(argv, o) {
   const model = o.resume
     ? (await readModel(path)).model
     // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
-    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...(seed === undefined ? {} : { seed }) },
+    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
       { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
   const start = model.step;
   if (start >= total) {
@@ -230,7 +292,8 @@ async function train(argv, o) {
     return 0;
   }
   const B = batchSize ?? model.defaultBatchSize, T = model.config.context;
-  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}`;
+  const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
+  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}${flags}`;
   out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
     `(${text.length.toLocaleString('en-US')} characters) until step ${total}, batches of ${B} x ${T} tokens; saving to ${path}\n`);
 
@@ -252,6 +315,7 @@ async function train(argv, o) {
       ...(seed === undefined ? {} : { seed }),
       // resuming continues the schedule the model was saved with, stretched to this --steps
       ...(o.resume ? { keepSchedule: true, decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) } : {}),
+      ...optimFields,
     });
   } catch (e) {
     if (e.name !== 'AbortError') failure = e;

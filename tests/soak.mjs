@@ -45,7 +45,7 @@ const MB = (x) => (x / 2 ** 20).toFixed(1);
 function sample(part, at) {
   globalThis.gc();
   const mem = process.memoryUsage();
-  return { part, at, wasm: rt.M.HEAP8.length, inUse: rt.M._wf_heap_in_use(), rss: mem.rss, js: mem.heapUsed, t: performance.now() / 1000 };
+  return { part, at, wasm: rt.heapSize, inUse: rt.heapInUse(), rss: mem.rss, js: mem.heapUsed, t: performance.now() / 1000 };
 }
 
 /** Checks the samples of one part after its warm-up; returns the failures. */

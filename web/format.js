@@ -85,3 +85,15 @@ export function fitCanvas(canvas) {
   g.clearRect(0, 0, W, H);
   return { g, W, H };
 }
+
+/** Runs the async action fn; a failure is shown in words (app.error), never swallowed, and
+ * after() runs either way. */
+export async function guard(app, doing, fn, after) {
+  try {
+    await fn();
+  } catch (e) {
+    app.error(explain(e, doing));
+  } finally {
+    after?.();
+  }
+}

@@ -4,11 +4,19 @@
 import { checkConfig, createWorkerSeq2Seq } from './pkg/src/js/index.js';
 import { LossChart } from './chart.js';
 import { Heatmap } from './heatmap.js';
+import { chosenMap, fillLayerHeads } from './attention.js';
+import { FIELDS, fieldControl, labelOf, readField } from './fields.js';
 import { LETTERS, MAX_LEN, TASKS, checkInput, taskData } from './tasks.js';
 import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
-const FIELDS = ['nLayer', 'dModel', 'nHead', 'dFF'];
+// the config fields the form sets, in its order and words, with its own defaults and bounds
+const SHAPE = {
+  nLayer: { label: 'Layers', value: 1, min: 1, max: 8 },
+  dModel: { label: 'Width (d_model)', value: 24, min: 4, max: 512, step: 4 },
+  nHead: { label: 'Attention heads', value: 4, min: 1, max: 16 },
+  dFF: { label: 'Feed-forward width', value: 48, min: 4, max: 2048, step: 4 },
+};
 
 export class Seq2SeqUI {
   constructor(app) {
@@ -20,23 +28,17 @@ export class Seq2SeqUI {
     this.decoding = false;
     this.chart = new LossChart($('s2s-chart'));
     this.heatmap = new Heatmap($('s2s-map'), $('s2s-readout'), { rowName: 'output', colName: 'input', label: 'Cross-attention map' });
-    $('s2s-train').addEventListener('click', () => this.guard(() => this.train(), 'Seq2seq training failed'));
+    // the shape's controls, from the package's config table, go before the steps
+    const before = $('s2s-steps').closest('label');
+    for (const [k, o] of Object.entries(SHAPE)) before.before(fieldControl(FIELDS[k], { id: `s2s-${k}`, ...o }));
+    const act = (doing, fn) => () => fmt.guard(this.app, doing, fn, () => this.refresh());
+    $('s2s-train').addEventListener('click', act('Seq2seq training failed', () => this.train()));
     $('s2s-stop').addEventListener('click', () => this.abort?.abort());
-    $('s2s-decode').addEventListener('click', () => this.guard(() => this.decode(), 'Decoding failed'));
+    $('s2s-decode').addEventListener('click', act('Decoding failed', () => this.decode()));
     $('s2s-input').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('s2s-decode').disabled) $('s2s-decode').click(); });
     $('s2s-layer').addEventListener('change', () => this.drawMap());
     $('s2s-head').addEventListener('change', () => this.drawMap());
     this.refresh();
-  }
-
-  async guard(fn, doing) {
-    try {
-      await fn();
-    } catch (e) {
-      this.app.error(fmt.explain(e, doing));
-    } finally {
-      this.refresh();
-    }
   }
 
   get training() { return this.abort !== null; }
@@ -50,9 +52,9 @@ export class Seq2SeqUI {
 
   readConfig() {
     const config = { context: MAX_LEN + 1, maxBeam: 4 };
-    for (const k of FIELDS) {
-      const v = Number($(`s2s-${k}`).value);
-      if (!Number.isInteger(v) || v < 1) throw new Error(`“${$(`s2s-${k}`).closest('label').firstChild.textContent.trim()}” must be a whole number of at least 1`);
+    for (const k of Object.keys(SHAPE)) {
+      const v = readField($(`s2s-${k}`), FIELDS[k]);
+      if (v === undefined) throw new Error(`“${labelOf($(`s2s-${k}`))}” must be a whole number of at least 1`);
       config[k] = v;
     }
     const steps = Number($('s2s-steps').value), lr = Number($('s2s-lr').value), batchSize = Number($('s2s-batch').value);
@@ -127,7 +129,7 @@ export class Seq2SeqUI {
     this.map = null;
     this.heatmap.clear('nothing shown yet');
     const cfg = ws.config;
-    for (const k of FIELDS) $(`s2s-${k}`).value = cfg[k];
+    for (const k of Object.keys(SHAPE)) $(`s2s-${k}`).value = cfg[k];
     $('s2s-params').textContent = fmt.count(ws.paramCount);
     $('s2s-step').textContent = fmt.count(ws.step);
     this.app.threads(ws.snapshot.threads ?? 1);
@@ -140,11 +142,7 @@ export class Seq2SeqUI {
   }
 
   fillSelects() {
-    const cfg = this.ws.config;
-    $('s2s-layer').replaceChildren(...Array.from({ length: cfg.nLayer }, (_, l) => new Option(`${l + 1} of ${cfg.nLayer}`, String(l))));
-    $('s2s-layer').value = String(cfg.nLayer - 1);
-    $('s2s-head').replaceChildren(new Option('mean of all heads', 'mean'),
-      ...Array.from({ length: cfg.nHead }, (_, h) => new Option(`${h + 1} of ${cfg.nHead}`, String(h))));
+    fillLayerHeads($('s2s-layer'), $('s2s-head'), this.ws.config);
   }
 
   async decode() {
@@ -183,18 +181,7 @@ export class Seq2SeqUI {
   drawMap() {
     const m = this.map;
     if (!m) return;
-    const l = Number($('s2s-layer').value), hv = $('s2s-head').value, n = m.T * m.S;
-    const layer = m.layers[Math.min(l, m.layers.length - 1)];
-    let values;
-    if (hv === 'mean') {
-      values = new Float32Array(n);
-      for (let h = 0; h < m.nHead; h++) for (let i = 0; i < n; i++) values[i] += layer[h * n + i] / m.nHead;
-    } else {
-      values = layer.subarray(Number(hv) * n, (Number(hv) + 1) * n);
-    }
-    this.heatmap.show({
-      rows: [...m.output, '⟨end⟩'], cols: [...m.input], values,
-      caption: `layer ${l + 1}, ${hv === 'mean' ? 'mean of all heads' : `head ${Number(hv) + 1}`}, “${m.input}” to “${m.output}”`,
-    });
+    const { values, caption } = chosenMap(m, $('s2s-layer'), $('s2s-head'), m.T * m.S);
+    this.heatmap.show({ rows: [...m.output, '⟨end⟩'], cols: [...m.input], values, caption: `${caption}, “${m.input}” to “${m.output}”` });
   }
 }

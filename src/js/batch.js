@@ -1,11 +1,8 @@
-// wf_batch across the boundary: one batch for any architecture, copied into the wasm heap.
-// The struct is 7 pointers then B, T, S (int32), every field 4 bytes in wasm32, in the
-// order of include/wasmformer.h.
-import { WfError } from './runtime.js';
-
-const POINTERS = ['inputs', 'inputVecs', 'lengths', 'targets', 'targetVecs', 'src', 'srcLengths'];
-const FLOATS = new Set(['inputVecs', 'targetVecs']);
-export const BATCH_BYTES = (POINTERS.length + 3) * 4;
+// wf_batch in the heap: one batch for any architecture, the struct and the arrays it points
+// to owned together. Every step and forward of every model kind goes through one
+// (ModelHandle.step, ModelHandle.forward); training loops keep one and refill it.
+import { WfError } from './errors.js';
+import { STRUCTS, writeStruct } from './structs.js';
 
 /**
  * @typedef {object} Batch
@@ -21,6 +18,10 @@ export const BATCH_BYTES = (POINTERS.length + 3) * 4;
  * @property {Int32Array|number[]} [srcLengths] [B] real source tokens
  */
 
+const ARRAYS = STRUCTS.batch.fields.filter((f) => f.type === 'ptr').map((f) => f.name);
+const FLOATS = new Set(['inputVecs', 'targetVecs']);
+
+/** Elements array `name` of batch b has, for a model of width dModel. */
 function expected(name, b, dModel) {
   switch (name) {
     case 'inputs': case 'targets': return b.B * b.T;
@@ -30,63 +31,91 @@ function expected(name, b, dModel) {
   }
 }
 
-/**
- * Copies a batch into the heap. Returns {ptr, free}: ptr is the wf_batch, free() releases it
- * and every array it points to. Array sizes are checked here; values are checked by the core.
- * @param {import('./runtime.js').Runtime} rt
- * @param {Batch} batch
- * @param {number} dModel the model's width (for vector inputs and targets)
- */
-export function putBatch(rt, batch, dModel) {
-  const { B, T } = batch;
+function checkShape(B, T) {
   // the core's words for the same refusal (model.c check_batch)
   if (!Number.isInteger(B) || !Number.isInteger(T)) throw new WfError('WF_ERR_ARG', `batch shape ${B} x ${T}: both must be integers`);
   if (B < 1 || T < 1) throw new WfError('WF_ERR_ARG', `batch shape ${B} x ${T}: both must be >= 1`);
-  const owned = [];
-  try {
-    const ptrs = POINTERS.map((k) => {
-      const v = batch[k];
-      if (v === undefined || v === null) return 0;
-      const n = expected(k, batch, dModel);
-      if (v.length !== n) throw new WfError('WF_ERR_ARG', `batch.${k} has ${v.length} values; B, T, S and dModel make it ${n}`);
-      const p = rt.alloc(n * 4);
-      owned.push(p);
-      if (FLOATS.has(k)) rt.f32.set(v, p >>> 2); else rt.i32.set(v, p >>> 2);
-      return p;
-    });
-    const p = rt.alloc(BATCH_BYTES);
-    owned.push(p);
-    const base = p >>> 2;
-    ptrs.forEach((q, i) => { rt.u32[base + i] = q; });
-    rt.i32[base + 7] = batch.B;
-    rt.i32[base + 8] = batch.T;
-    rt.i32[base + 9] = batch.S ?? 0;
-    return { ptr: p, free: () => owned.forEach((q) => rt.free(q)) };
-  } catch (e) {
-    owned.forEach((q) => rt.free(q));
-    throw e;
+}
+
+export class HeapBatch {
+  #rt;
+  #owned = [];
+  #fields = { B: 0, T: 0, S: 0 }; // what the struct holds: pointers and shape
+  /** The wf_batch's address. */
+  ptr = 0;
+
+  /** @internal use HeapBatch.copy or HeapBatch.ids */
+  constructor(rt) { this.#rt = rt; }
+
+  /**
+   * A batch copied into the heap from JavaScript arrays (each array's length checked
+   * against B, T, S and dModel; the values are the core's to check).
+   * @param {import('./runtime.js').Runtime} rt
+   * @param {Batch} batch
+   * @param {number} dModel the model's width (for vector inputs and targets)
+   */
+  static copy(rt, batch, dModel) {
+    checkShape(batch.B, batch.T);
+    const hb = new HeapBatch(rt);
+    try {
+      for (const k of ARRAYS) {
+        const v = batch[k];
+        if (v === undefined || v === null) continue;
+        const n = expected(k, batch, dModel);
+        if (v.length !== n) throw new WfError('WF_ERR_ARG', `batch.${k} has ${v.length} values; B, T, S and dModel make it ${n}`);
+        const p = hb.#take(n * 4);
+        if (FLOATS.has(k)) rt.f32.set(v, p >>> 2); else rt.i32.set(v, p >>> 2);
+        hb.#fields[k] = p;
+      }
+      hb.#place({ B: batch.B, T: batch.T, S: batch.S ?? 0 });
+    } catch (e) {
+      hb.free();
+      throw e;
+    }
+    return hb;
   }
-}
 
-/** Writes a wf_batch at p for ids already in the heap (pointers inputs, targets; 0: none). */
-export function writeIdsBatch(rt, p, inputs, targets, B, T) {
-  const base = p >>> 2;
-  for (let i = 0; i < POINTERS.length; i++) rt.u32[base + i] = 0;
-  rt.u32[base] = inputs;
-  rt.u32[base + 3] = targets;
-  rt.i32[base + 7] = B;
-  rt.i32[base + 8] = T;
-  rt.i32[base + 9] = 0;
-}
+  /** Room for B x T input and target ids (the `inputs` and `targets` addresses), filled by
+   * the caller before each use: a training or evaluation loop's batch. */
+  static ids(rt, B, T) {
+    const hb = new HeapBatch(rt);
+    try {
+      hb.#fields.inputs = hb.#take(B * T * 4);
+      hb.#fields.targets = hb.#take(B * T * 4);
+      hb.#place({ B, T, S: 0 });
+    } catch (e) {
+      hb.free();
+      throw e;
+    }
+    return hb;
+  }
 
-/** Runs fn(ptr) with the batch in the heap, freed afterwards. */
-export function withBatch(rt, batch, dModel, fn) {
-  const b = putBatch(rt, batch, dModel);
-  try { return fn(b.ptr); } finally { b.free(); }
-}
+  /** The addresses of the input and target ids (0 for none). */
+  get inputs() { return this.#fields.inputs ?? 0; }
+  get targets() { return this.#fields.targets ?? 0; }
+  /** The shape the struct holds. */
+  get B() { return this.#fields.B; }
+  get T() { return this.#fields.T; }
 
-/** Reads a wf_step_info at p. */
-export function readStepInfo(rt, p) {
-  const b = p >>> 2;
-  return { loss: rt.f32[b], gradNorm: rt.f32[b + 1], lr: rt.f32[b + 2], step: rt.i32[b + 3] };
+  /** Sets B and T (within the room the batch was made with). */
+  shape(B, T) { this.#place({ B, T }); }
+
+  #take(bytes) {
+    const p = this.#rt.alloc(bytes);
+    this.#owned.push(p);
+    return p;
+  }
+
+  #place(values) {
+    Object.assign(this.#fields, values);
+    if (!this.ptr) this.ptr = this.#take(STRUCTS.batch.size);
+    writeStruct(this.#rt, STRUCTS.batch, this.ptr, this.#fields);
+  }
+
+  /** Frees the struct and every array it owns. */
+  free() {
+    for (const p of this.#owned) this.#rt.free(p);
+    this.#owned = [];
+    this.ptr = 0;
+  }
 }

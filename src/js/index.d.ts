@@ -1,6 +1,10 @@
 // Types of the wasmformer package, written by hand next to the JavaScript they describe
 // (src/js/*.js). The browser entry (index.js) and the Node entry (node.js, see node.d.ts)
-// share everything here; node.d.ts adds the file functions.
+// share everything here; node.d.ts adds the file functions. ModelConfig and
+// OptimizerSettings list the config table's fields (src/js/config-table.js), and the
+// worker classes the worker protocol's operations (src/js/worker-ops.js): tests/js/config.test.mjs
+// holds both lists against those tables.
+/// <reference lib="esnext.disposable" />
 
 /** Preset names: `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights) and
  * `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). */
@@ -106,7 +110,7 @@ export interface WorkerOptions extends LoadOptions {
 /** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side. */
 export type ErrorCode =
   | 'WF_ERR_ARG' | 'WF_ERR_CONFIG' | 'WF_ERR_UNSUPPORTED' | 'WF_ERR_NOMEM' | 'WF_ERR_TOKEN'
-  | 'WF_ERR_NUMERIC' | 'WF_ERR_STATE' | 'WF_ERR_FORMAT'
+  | 'WF_ERR_NUMERIC' | 'WF_ERR_STATE' | 'WF_ERR_FORMAT' | 'WF_ERR_THREADS'
   | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER';
 
 /**
@@ -363,6 +367,12 @@ export class Tokenizer {
    * tok.dispose();
    */
   dispose(): void;
+  /**
+   * dispose(), for `using`.
+   * @example
+   * { using tok = await createTokenizer(text); console.log(tok.vocabSize); }
+   */
+  [Symbol.dispose](): void;
 }
 
 /**
@@ -383,7 +393,12 @@ export class Model {
   /** The optimizer settings. */
   readonly optimizer: OptimizerSettings;
   /** The model's tokenizer: null until it is trained on text or given one. */
-  tokenizer: Tokenizer | null;
+  readonly tokenizer: Tokenizer | null;
+  /** What the model is busy with ('training', 'evaluation', 'generation', 'decoding'), or null. */
+  readonly busy: string | null;
+  /** The batch size train() and evaluate() use unless told otherwise: the config's
+   * batchSize, else the preset's whose shape the model has (tiny 8, baby 4), else 8. */
+  readonly defaultBatchSize: number;
 
   /**
    * Trains on text (or token ids) and resolves to a summary. The first text builds a
@@ -437,11 +452,12 @@ export class Model {
   memory(): MemoryUsage;
 
   /**
-   * Changes some optimizer settings; the others stay.
+   * Changes some optimizer settings; the others stay. Returns all of them, as the model
+   * now holds them (float32).
    * @example
    * model.setOptimizer({ lr: 1e-3, gradClip: 0.5 });
    */
-  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  setOptimizer(settings: Partial<OptimizerSettings>): OptimizerSettings;
 
   /**
    * One optimizer step on a [B, T] batch of token ids (row-major); inputs and targets hold
@@ -516,6 +532,13 @@ export class Model {
    * model.dispose();
    */
   dispose(): void;
+
+  /**
+   * dispose(), for `using` (where the runtime has Symbol.dispose).
+   * @example
+   * { using model = await createModel('tiny'); await model.train(text, { steps: 10 }); } // disposed here
+   */
+  [Symbol.dispose](): void;
 }
 
 /**
@@ -528,6 +551,8 @@ export class WorkerModel {
   readonly config: ModelConfig;
   readonly paramCount: number;
   readonly step: number;
+  /** The last `info()` the worker sent: refreshed after each call (and its step by progress reports). */
+  readonly snapshot: ModelInfo;
 
   /**
    * Trains in the worker; onProgress is called in this thread.
@@ -635,7 +660,59 @@ export class WorkerModel {
    * wm.dispose();
    */
   dispose(): void;
+
+  /**
+   * dispose(), for `using`.
+   * @example
+   * { using wm = await createWorkerModel('tiny'); await wm.train(text, { steps: 10 }); }
+   */
+  [Symbol.dispose](): void;
 }
+
+/** One field of the config table (src/js/config-table.js): a model config field or an
+ * optimizer setting, as the C core defines it. */
+export interface ConfigField<Name extends string = string> {
+  /** The JavaScript name (`nLayer`). */
+  readonly name: Name;
+  /** The C field (`n_layer`). */
+  readonly c: string;
+  /** 'enum' (a string of `values`), 'bool', 'int' (int32), 'real' (float32) or 'seed' (uint32). */
+  readonly type: 'enum' | 'bool' | 'int' | 'real' | 'seed';
+  /** The core's default, in the JavaScript form. */
+  readonly default: string | number | boolean;
+  /** The range the core accepts, from min to max (none when absent); `bounds` says which
+   * ends are in: '[]', '[)', '(]' or '()'. */
+  readonly min?: number;
+  readonly max?: number;
+  readonly bounds?: '[]' | '[)' | '(]' | '()';
+  /** The range holds for encoder-decoders (the field means nothing to the other archs). */
+  readonly encoderDecoderOnly?: boolean;
+  /** An enum's names, by C value. */
+  readonly values?: readonly string[];
+  /** One line of meaning. */
+  readonly meaning: string;
+}
+
+/**
+ * Every field of a model config, in the C struct's order, with its default and range: what
+ * the CLI's flags and the web page's form are made from.
+ * @example
+ * for (const f of CONFIG_FIELDS) console.log(f.name, f.default, f.meaning);
+ */
+export const CONFIG_FIELDS: readonly ConfigField<keyof ModelConfig>[];
+
+/**
+ * Every optimizer setting, in the C struct's order, with its default and range.
+ * @example
+ * const lr = OPTIM_FIELDS.find((f) => f.name === 'lr')?.default; // 3e-4, the core's default
+ */
+export const OPTIM_FIELDS: readonly ConfigField<keyof OptimizerSettings>[];
+
+/** The defaults of train()'s own options (the optimizer's are in OPTIM_FIELDS). */
+export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; evalInterval: number; evalBatches: number; yieldMs: number }>;
+
+/** The defaults of generate()'s options. */
+export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: number; topK: number; topP: number; yieldMs: number }>;
 
 /** The presets' configs, with their training defaults `batchSize` and `lr`. */
 export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number }>>>;
@@ -796,15 +873,19 @@ export const SEQ2SEQ_DEFAULTS: Readonly<Partial<ModelConfig>>;
  */
 export class Encoder {
   private constructor();
-  /** The underlying Model (tensors, memory, optimizer, save, dispose). */
+  /** The underlying Model (tensors, memory, optimizer, save). */
   readonly model: Model;
   readonly config: ModelConfig;
   readonly step: number;
   readonly paramCount: number;
   /**
-   * Wraps a Model whose arch is 'encoder', e.g. one loaded from a checkpoint.
+   * A view of a Model whose arch is 'encoder', e.g. one loaded from a checkpoint. The model
+   * stays the caller's: the view's dispose() leaves it alone.
    * @example
-   * const enc = Encoder.from(await loadModel(bytes));
+   * const model = await loadModel(bytes);
+   * const enc = Encoder.from(model);
+   * const { hidden } = enc.forward({ inputs: [1, 2, 3], B: 1, T: 3 });
+   * model.dispose();
    */
   static from(model: Model): Encoder;
   /**
@@ -812,7 +893,7 @@ export class Encoder {
    * @example
    * enc.setOptimizer({ lr: 3e-4, weightDecay: 0 });
    */
-  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  setOptimizer(settings: Partial<OptimizerSettings>): OptimizerSettings;
   /**
    * One optimizer step on a batch; positions past lengths[b] are padding.
    * @example
@@ -827,11 +908,18 @@ export class Encoder {
    */
   forward(batch: Batch): { loss: number | null; logits: Float32Array | null; hidden: Float32Array };
   /**
-   * Frees the wasm memory; later use throws WF_ERR_DISPOSED.
+   * Ends the encoder: one made by createEncoder frees its model's wasm memory, one made by
+   * Encoder.from(model) leaves the model to its owner. Later use throws WF_ERR_DISPOSED.
    * @example
    * enc.dispose();
    */
   dispose(): void;
+  /**
+   * dispose(), for `using`.
+   * @example
+   * { using enc = await createEncoder(); enc.trainStep({ inputs: [1, 2], targets: [2, 3], B: 1, T: 2 }); }
+   */
+  [Symbol.dispose](): void;
 }
 
 /** A source and its target: strings (through the shared tokenizer) or id arrays. */
@@ -844,7 +932,7 @@ export type Pair = [string | ArrayLike<number>, string | ArrayLike<number>];
  */
 export class Seq2Seq {
   private constructor();
-  /** The underlying Model (tensors, memory, optimizer, save, dispose). */
+  /** The underlying Model (tensors, memory, optimizer, save). */
   readonly model: Model;
   readonly config: ModelConfig;
   readonly step: number;
@@ -854,9 +942,12 @@ export class Seq2Seq {
   readonly bos: number;
   readonly eos: number;
   /**
-   * Wraps a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * A view of a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * The model stays the caller's: the view's dispose() leaves it alone.
    * @example
-   * const s2s = Seq2Seq.from(await loadModel(bytes));
+   * const model = await loadModel(bytes);
+   * console.log(await Seq2Seq.from(model).translate('stressed'));
+   * model.dispose();
    */
   static from(model: Model): Seq2Seq;
   /**
@@ -864,7 +955,7 @@ export class Seq2Seq {
    * @example
    * s2s.setOptimizer({ lr: 1e-3 });
    */
-  setOptimizer(settings: Partial<OptimizerSettings>): void;
+  setOptimizer(settings: Partial<OptimizerSettings>): OptimizerSettings;
   /**
    * Ids of a string (through the tokenizer) or a copy of an id array.
    * @example
@@ -901,27 +992,27 @@ export class Seq2Seq {
   /**
    * Mean cross-entropy per target token over pairs.
    * @example
-   * const { loss } = s2s.evaluate(heldOut);
+   * const { loss } = await s2s.evaluate(heldOut);
    */
-  evaluate(pairs: Pair[], options?: { batchSize?: number }): { loss: number; tokens: number };
+  evaluate(pairs: Pair[], options?: Seq2SeqEvaluateOptions): Promise<{ loss: number; tokens: number }>;
   /**
    * Decodes one source: greedy (beam 1) or beam search.
    * @example
-   * const { ids, finished } = s2s.decodeIds([5, 6, 7], { beam: 4 });
+   * const { ids, finished } = await s2s.decodeIds([5, 6, 7], { beam: 4 });
    */
-  decodeIds(source: string | ArrayLike<number>, options?: { beam?: number; maxTokens?: number }): { ids: Int32Array; finished: boolean };
+  decodeIds(source: string | ArrayLike<number>, options?: DecodeOptions): Promise<{ ids: Int32Array; finished: boolean }>;
   /**
    * Decodes a string to a string.
    * @example
-   * s2s.translate('stressed', { beam: 4 }); // 'desserts' once trained to reverse
+   * await s2s.translate('stressed', { beam: 4 }); // 'desserts' once trained to reverse
    */
-  translate(text: string, options?: { beam?: number; maxTokens?: number }): string;
+  translate(text: string, options?: DecodeOptions): Promise<string>;
   /**
    * Exact-match accuracy of decoding every source against its target, in [0, 1].
    * @example
-   * const acc = s2s.accuracy(heldOut, { beam: 4 });
+   * const acc = await s2s.accuracy(heldOut, { beam: 4 });
    */
-  accuracy(pairs: Pair[], options?: { beam?: number; maxTokens?: number }): number;
+  accuracy(pairs: Pair[], options?: AccuracyOptions): Promise<number>;
   /**
    * Cross-attention weights of an output over its source, per layer [nHead * T * S].
    * @example
@@ -929,11 +1020,18 @@ export class Seq2Seq {
    */
   crossAttention(source: string | ArrayLike<number>, output: string | ArrayLike<number>): { nHead: number; T: number; S: number; layers: Float32Array[] };
   /**
-   * Frees the wasm memory (and the tokenizer's).
+   * Ends the model: one made by createSeq2Seq frees its wasm memory (and the tokenizer's),
+   * one made by Seq2Seq.from(model) leaves the model to its owner.
    * @example
    * s2s.dispose();
    */
   dispose(): void;
+  /**
+   * dispose(), for `using`.
+   * @example
+   * { using s2s = await createSeq2Seq({ dModel: 32 }, { texts: ['abc'] }); s2s.trainStep([['abc', 'cba']]); }
+   */
+  [Symbol.dispose](): void;
 }
 
 /**
@@ -960,6 +1058,30 @@ export interface Seq2SeqTrainOptions {
   onProgress?: (p: { step: number; steps: number; loss: number; lr: number; gradNorm: number; tokensPerSecond: number; elapsed: number; eta: number }) => void;
 }
 
+/** Options of Seq2Seq.evaluate (and WorkerSeq2Seq.evaluate). */
+export interface Seq2SeqEvaluateOptions {
+  /** Pairs per forward pass (default 32). */
+  batchSize?: number;
+  signal?: AbortSignal;
+  /** Milliseconds between yields to the event loop (default 30). */
+  yieldMs?: number;
+}
+
+/** Options of Seq2Seq.decodeIds and translate. */
+export interface DecodeOptions {
+  /** 1 (default): greedy; up to config.maxBeam: beam search of that width. */
+  beam?: number;
+  /** Most new tokens (default: the context). */
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+/** Options of Seq2Seq.accuracy. */
+export interface AccuracyOptions extends DecodeOptions {
+  /** Milliseconds between yields to the event loop (default 30). */
+  yieldMs?: number;
+}
+
 /** What Seq2Seq.train resolves to; tokens counts the decoder positions trained on. */
 export interface Seq2SeqTrainResult { steps: number; step: number; loss: number; tokens: number; seconds: number; tokensPerSecond: number }
 
@@ -973,6 +1095,8 @@ export class WorkerSeq2Seq {
   readonly config: ModelConfig;
   readonly paramCount: number;
   readonly step: number;
+  /** The last `info()` the worker sent: refreshed after each call (and its step by progress reports). */
+  readonly snapshot: ModelInfo;
 
   /**
    * Trains on pairs in the worker; onProgress is called in this thread.
@@ -985,25 +1109,25 @@ export class WorkerSeq2Seq {
    * @example
    * const { loss } = await ws.evaluate(heldOut);
    */
-  evaluate(pairs: Pair[], options?: { batchSize?: number }): Promise<{ loss: number; tokens: number }>;
+  evaluate(pairs: Pair[], options?: Seq2SeqEvaluateOptions): Promise<{ loss: number; tokens: number }>;
   /**
    * Decodes one source: greedy (beam 1) or beam search.
    * @example
    * const { ids, finished } = await ws.decodeIds('abc', { beam: 4 });
    */
-  decodeIds(source: string | ArrayLike<number>, options?: { beam?: number; maxTokens?: number }): Promise<{ ids: Int32Array; finished: boolean }>;
+  decodeIds(source: string | ArrayLike<number>, options?: DecodeOptions): Promise<{ ids: Int32Array; finished: boolean }>;
   /**
    * Decodes a string to a string.
    * @example
    * await ws.translate('stressed'); // 'desserts' once trained to reverse
    */
-  translate(text: string, options?: { beam?: number; maxTokens?: number }): Promise<string>;
+  translate(text: string, options?: DecodeOptions): Promise<string>;
   /**
    * Exact-match accuracy over pairs, in [0, 1].
    * @example
    * const acc = await ws.accuracy(heldOut, { beam: 4 });
    */
-  accuracy(pairs: Pair[], options?: { beam?: number; maxTokens?: number }): Promise<number>;
+  accuracy(pairs: Pair[], options?: AccuracyOptions): Promise<number>;
   /**
    * Cross-attention weights of an output over its source, per layer [nHead * T * S].
    * @example
@@ -1059,6 +1183,12 @@ export class WorkerSeq2Seq {
    * ws.dispose();
    */
   dispose(): void;
+  /**
+   * dispose(), for `using`.
+   * @example
+   * { using ws = await createWorkerSeq2Seq({ dModel: 32 }, { texts: ['abc'] }); await ws.train([['abc', 'cba']], { steps: 10 }); }
+   */
+  [Symbol.dispose](): void;
 }
 
 /**

@@ -4,14 +4,7 @@
 // other host.
 import { makeApi } from './loader.js';
 
-export { WfError } from './runtime.js';
-export { Model, PRESETS, resolveConfig } from './model.js';
-export { Tokenizer } from './tokenizer.js';
-export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
-export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
-export { saveModel } from './checkpoint.js';
-export { exportSafetensors } from './safetensors.js';
-export { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
+export * from './api.js';
 
 // A port over a Web Worker (see worker-host.js for the protocol): opts.worker, or a new one.
 function workerPort(opts) {
@@ -37,8 +30,6 @@ export const {
   load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
   importSafetensors, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
 } = makeApi({
-  wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
-  wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
   readWasm: async () => undefined, // the glue fetches it
   // the threaded build needs SharedArrayBuffer: only crossOriginIsolated pages (COOP + COEP)
   threads: () => (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'

@@ -8,16 +8,20 @@
 // when the threaded build cannot load (e.g. a bundler did not copy it), and whenever the
 // caller passes its own wasmBinary or wasmUrl (those name one file: the single-thread build).
 import createWasmformerModule from '../../dist/wasmformer.mjs';
-import { Runtime, WfError } from './runtime.js';
-import { Model, resolveConfig, toNative } from './model.js';
+import { WfError } from './errors.js';
+import { Runtime } from './runtime.js';
+import { resolveConfig, toNative } from './config.js';
+import { Model, modelHandle } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
-import { loadModel as loadModelWith } from './checkpoint.js';
 import { importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
 
 const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
+// where the two builds are by default, found as bundlers follow: new URL(..., import.meta.url)
+const WASM_URL = new URL('../../dist/wasmformer.wasm', import.meta.url);
+const WASM_MT_URL = new URL('../../dist/wasmformer-mt.wasm', import.meta.url);
 const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
 
 /** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
@@ -25,10 +29,9 @@ const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
  * model's workers not yet returned), or whose workers do not start in time, runs on one
  * thread; results are the same. */
 export function useThreads(rt, obj) {
-  const model = obj.model ?? obj;
   if (rt.threads > 1 && rt.M.PThread.unusedWorkers.length >= rt.threads - 1) {
-    // WF_ERR_NOMEM: the workers could not start; the model keeps its one thread
-    rt.M._wf_model_set_threads(model.handle, rt.threads);
+    // a failure (the workers could not start) leaves the model its one thread
+    rt.modelSetThreads(modelHandle(obj.model ?? obj).live(), rt.threads);
   }
   return obj;
 }
@@ -39,8 +42,6 @@ function transferableCopy(bytes) {
 }
 
 /**
- * platform.wasmUrl: where the single-thread wasm is by default (a URL, found through
- * import.meta.url); platform.wasmMtUrl: the threaded one.
  * platform.readWasm(url): bytes of the wasm at url, or undefined to let the glue fetch it.
  * platform.threads(): threads the platform offers (1: no threaded build).
  * platform.aroundThreadedLoad(create): wraps the threaded glue's instantiation (Node).
@@ -52,7 +53,7 @@ export function makeApi(platform) {
   const cache = new Map(); // build and wasm location -> Promise<Runtime>
 
   // a wasmUrl naming the default location is the default
-  const custom = (opts) => opts.wasmBinary || (opts.wasmUrl && String(opts.wasmUrl) !== String(platform.wasmUrl));
+  const custom = (opts) => opts.wasmBinary || (opts.wasmUrl && String(opts.wasmUrl) !== String(WASM_URL));
 
   // opts.threads: 1 = the single-thread build; default: what the platform offers, at most 4
   function threadsFor(opts) {
@@ -65,7 +66,7 @@ export function makeApi(platform) {
     // The glue reports a failed load by printing and rejecting with a bare string or a
     // RuntimeError; one WfError says what happened instead.
     const moduleOpts = { printErr: () => {} };
-    const defaultUrl = threads > 1 ? platform.wasmMtUrl : platform.wasmUrl;
+    const defaultUrl = threads > 1 ? WASM_MT_URL : WASM_URL;
     const glueUrl = new URL(MT_GLUE, import.meta.url); // the threaded glue; its worker script sits beside it
     try {
       if (opts.wasmBinary) {
@@ -87,9 +88,7 @@ export function makeApi(platform) {
       } else {
         M = await createWasmformerModule(moduleOpts);
       }
-      const rt = new Runtime(M);
-      rt.threads = threads;
-      return rt;
+      return new Runtime(M, threads);
     } catch (e) {
       const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? defaultUrl);
       throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}`);
@@ -101,7 +100,7 @@ export function makeApi(platform) {
   function load(opts = {}) {
     const threads = threadsFor(opts);
     if (opts.wasmBinary) return instantiate(opts, 1);
-    const key = threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? platform.wasmUrl);
+    const key = threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? WASM_URL);
     let promise = cache.get(key);
     if (!promise) {
       // the single-thread build is the fallback when the threaded one cannot load
@@ -124,7 +123,7 @@ export function makeApi(platform) {
      * Options are load()'s. @example const model = await loadModel(bytes); */
     async loadModel(bytes, opts = {}) {
       const rt = await load(opts);
-      return useThreads(rt, loadModelWith(rt, bytes));
+      return useThreads(rt, Model.fromCheckpoint(rt, bytes));
     },
     /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
      * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
@@ -187,7 +186,7 @@ export function makeApi(platform) {
     /** Checks a config without building it: null when valid, else {code, message}. */
     async checkConfig(config, opts = {}) {
       const rt = await load(opts);
-      return rt.checkConfig(toNative(resolveConfig(config)));
+      return rt.configCheck(toNative(resolveConfig(config)));
     },
     /** Memory in bytes a config needs, trained at batch B and length T. */
     async estimateMemory(config, B = 0, T = 0, opts = {}) {

@@ -9,16 +9,9 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { makeApi } from './loader.js';
-import { saveModel } from './checkpoint.js';
 import { exportSafetensors } from './safetensors.js';
 
-export { WfError } from './runtime.js';
-export { Model, PRESETS, resolveConfig } from './model.js';
-export { Tokenizer } from './tokenizer.js';
-export { Encoder, ENCODER_DEFAULTS } from './encoder.js';
-export { Seq2Seq, SEQ2SEQ_DEFAULTS } from './seq2seq.js';
-export { saveModel, exportSafetensors };
-export { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
+export * from './api.js';
 
 // wasmUrl may be a path, a file: URL, or an http(s) URL the caller chose.
 async function readWasm(url) {
@@ -82,8 +75,6 @@ export const {
   load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
   importSafetensors, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
 } = makeApi({
-  wasmUrl: new URL('../../dist/wasmformer.wasm', import.meta.url),
-  wasmMtUrl: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
   readWasm,
   threads: () => (os.availableParallelism ? os.availableParallelism() : os.cpus().length),
   aroundThreadedLoad,
@@ -99,7 +90,7 @@ export const {
  * @example await saveModelFile(model, 'model.wf');
  */
 export async function saveModelFile(model, path, opts = {}) {
-  const bytes = saveModel(model, opts); // synchronous: the state of this moment
+  const bytes = model.save(opts); // synchronous: the state of this moment
   await writeAtomic(path, bytes);
   return bytes.length;
 }

@@ -1,68 +1,49 @@
-// The C/JS boundary: one instance of the wasm module, its heap, its structs and its
-// status codes. Everything above this file speaks JavaScript values; nothing below it
-// knows about models. Heap views are re-read on every access because memory growth
-// replaces them.
+// The C/JS boundary: one instance of the wasm module, its heap, and every call into it.
+// This is the only file that calls the module's exports (M._wf_*): each C function has one
+// method here that copies its arguments into the heap, calls it, turns a failed status into
+// a thrown WfError with the handle's message, and copies the results out. Everything above
+// speaks JavaScript values and handles (numbers); struct layouts are structs.js's. Heap
+// views are re-read on every access because memory growth replaces them.
+import { WfError } from './errors.js';
+import { STRUCTS, readStruct, writeStruct } from './structs.js';
 
 /** Names of wf_status values, by number (include/wasmformer.h). */
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
   'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
-
-/** An error from wasmformer: `code` is a status name such as 'WF_ERR_CONFIG' (or one of the
- * JavaScript side's: 'WF_ERR_DISPOSED', 'WF_ERR_BUSY', 'WF_ERR_LOAD', 'WF_ERR_WORKER');
- * `message` is the core's message. */
-export class WfError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = 'WfError';
-    this.code = code;
-  }
-}
-
-/** The error a cancelled operation throws: a DOMException named 'AbortError'. */
-export function abortError(signal) {
-  const reason = signal?.reason;
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
-  return new DOMException(typeof reason === 'string' ? reason : 'The operation was aborted', 'AbortError');
-}
-
-// wf_config: 13 int32 fields, a float, a uint32, then the appended int32, float, int32
-// (all 4 bytes, in this order).
-export const CONFIG_FIELDS = ['arch', 'norm', 'block', 'activation', 'positions', 'tiedHead', 'bias',
-  'vocabSize', 'context', 'nLayer', 'nHead', 'dModel', 'dFF', 'normEps', 'seed', 'nEncLayer', 'dropout', 'maxBeam'];
-const CONFIG_FLOAT = new Set(['normEps', 'dropout']);
-export const CONFIG_BYTES = CONFIG_FIELDS.length * 4;
-// wf_optim: lr, beta1, beta2, eps, weight_decay (float), warmup, decay_steps (int32),
-// min_lr_ratio, grad_clip (float), start (int32).
-export const OPTIM_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'warmup', 'decaySteps',
-  'minLrRatio', 'gradClip', 'start'];
-const OPTIM_INT = new Set(['warmup', 'decaySteps', 'start']);
-const MEMORY_FIELDS = ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count'];
-export const MEMORY_BYTES = MEMORY_FIELDS.length * 8; // sizeof(wf_memory): doubles only
-// wf_model_info: a wf_memory, then n_tensors, step (int32), lr (float), threads (int32).
-export const MODEL_INFO_BYTES = MEMORY_BYTES + 16;
+const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
 export const MEMORY_LIMIT = 4294967296;
 // The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
+const MESSAGE_BYTES = 256; // wf_config_check's message buffer
+const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info or a wf_tokenizer_info
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
-  constructor(M) {
+  constructor(M, threads = 1) {
     this.M = M;
+    /** Threads the loaded build offers (1: the single-thread build). */
+    this.threads = threads;
     this.encoder = new TextEncoder();
-    // the info getters' struct, allocated once: reading a model's step or a tokenizer's
-    // size never allocates, so it cannot fail halfway through a call
-    this.infoBuffer = M._malloc(MODEL_INFO_BYTES) >>> 0;
-    if (!this.infoBuffer) throw new WfError('WF_ERR_NOMEM', 'could not allocate the runtime\'s info buffer');
+    // where calls write their small results (a step info, a loss, a handle's info): taken
+    // once here, so that no step and no getter allocates (and so none can fail to)
+    this.scratch = M._malloc(SCRATCH_BYTES) >>> 0;
+    if (!this.scratch) throw new WfError('WF_ERR_NOMEM', 'could not allocate the runtime\'s scratch buffer');
   }
+
+  // ---- the heap ----
 
   get u8() { return this.M.HEAPU8; }
   get i32() { return this.M.HEAP32; }
   get u32() { return this.M.HEAPU32; }
   get f32() { return this.M.HEAPF32; }
   get f64() { return this.M.HEAPF64; }
+  /** Bytes of the wasm memory, grown or not. */
+  get heapSize() { return this.M.HEAP8.length; }
+  /** Bytes malloc'ed and not yet freed in this module (wf_heap_in_use). */
+  heapInUse() { return this.M._wf_heap_in_use(); }
 
   /** malloc that throws instead of returning 0, and instead of passing malloc a size its
    * 32-bit argument would truncate (2 ** 35 bytes would become malloc(0)). */
@@ -95,6 +76,21 @@ export class Runtime {
     try { return fn(p); } finally { this.free(p); }
   }
 
+  /** Runs fn(ptr) with a temporary struct (a structs.js layout), written from `values`
+   * first when given; returns what fn returns. */
+  withStruct(s, values, fn) {
+    return this.withBuffer(s.size, (p) => {
+      if (values) writeStruct(this, s, p, values);
+      return fn(p);
+    });
+  }
+
+  /** A copy of `n` floats at pointer p (null for a null pointer). */
+  floats(p, n) {
+    p >>>= 0;
+    return p ? this.f32.slice(p >>> 2, (p >>> 2) + n) : null;
+  }
+
   cstring(p) {
     p >>>= 0;
     if (!p) return '';
@@ -105,105 +101,11 @@ export class Runtime {
     return new TextDecoder().decode(u8.slice(p, end));
   }
 
-  /** Throws a WfError for a failed status, with the handle's message (or the status name). */
-  check(status, message) {
-    if (status === 0) return;
-    const code = STATUS[status] ?? `WF_STATUS_${status}`;
-    const text = message || this.cstring(this.M._wf_status_string(status));
-    throw new WfError(code, text);
-  }
-
-  // ---- structs ----
-  writeConfig(p, cfg) {
-    const i32 = this.i32, f32 = this.f32, u32 = this.u32, base = p >>> 2;
-    CONFIG_FIELDS.forEach((k, i) => {
-      if (CONFIG_FLOAT.has(k)) f32[base + i] = cfg[k];
-      else if (k === 'seed') u32[base + i] = cfg[k] >>> 0;
-      else i32[base + i] = cfg[k];
-    });
-  }
-
-  readConfig(p) {
-    const i32 = this.i32, f32 = this.f32, u32 = this.u32, base = p >>> 2, cfg = {};
-    CONFIG_FIELDS.forEach((k, i) => {
-      cfg[k] = CONFIG_FLOAT.has(k) ? f32[base + i] : k === 'seed' ? u32[base + i] : i32[base + i];
-    });
-    return cfg;
-  }
-
-  defaultConfig() {
-    return this.withBuffer(CONFIG_BYTES, (p) => { this.M._wf_config_default(p); return this.readConfig(p); });
-  }
-
-  /** Validates a config; returns null or {code, message}. */
-  checkConfig(cfg) {
-    return this.withBuffer(CONFIG_BYTES + 256, (p) => {
-      this.writeConfig(p, cfg);
-      const s = this.M._wf_config_check(p, p + CONFIG_BYTES, 256);
-      return s === 0 ? null : { code: STATUS[s], message: this.cstring(p + CONFIG_BYTES) };
-    });
-  }
-
-  memoryEstimate(cfg, B, T) {
-    const out = Math.ceil(CONFIG_BYTES / 8) * 8; // after the config, 8-byte aligned for the doubles
-    return this.withBuffer(out + MEMORY_BYTES, (p) => {
-      this.writeConfig(p, cfg);
-      this.check(this.M._wf_config_memory(p, B, T, p + out, 0, 0));
-      return this.readMemory(p + out);
-    });
-  }
-
-  /** wf_model_get_info of a model handle: {memory, nTensors, step, lr, threads}. */
-  modelInfo(h) {
-    const p = this.infoBuffer, s = this.M._wf_model_get_info(h, p);
-    if (s !== 0) this.check(s, this.cstring(this.M._wf_model_error(h)));
-    const b = (p + MEMORY_BYTES) >>> 2;
-    return { memory: this.readMemory(p), nTensors: this.i32[b], step: this.i32[b + 1], lr: this.f32[b + 2], threads: this.i32[b + 3] };
-  }
-
-  /** wf_tokenizer_get_info of a tokenizer handle: {kind (a number), vocabSize, maxBytes}. */
-  tokenizerInfo(h) {
-    const p = this.infoBuffer, s = this.M._wf_tokenizer_get_info(h, p);
-    if (s !== 0) this.check(s, this.cstring(this.M._wf_tokenizer_error(h)));
-    const b = p >>> 2;
-    return { kind: this.i32[b], vocabSize: this.i32[b + 1], maxBytes: this.i32[b + 2] };
-  }
-
-  readMemory(p) {
-    const f64 = this.f64, base = p >>> 3, out = {};
-    MEMORY_FIELDS.forEach((k, i) => { out[k] = f64[base + i]; });
-    return out;
-  }
-
-  writeOptim(p, o) {
-    const base = p >>> 2;
-    OPTIM_FIELDS.forEach((k, i) => {
-      if (OPTIM_INT.has(k)) this.i32[base + i] = o[k];
-      else this.f32[base + i] = o[k];
-    });
-  }
-
-  readOptim(p) {
-    const base = p >>> 2, o = {};
-    OPTIM_FIELDS.forEach((k, i) => { o[k] = OPTIM_INT.has(k) ? this.i32[base + i] : this.f32[base + i]; });
-    return o;
-  }
-
   /** Copies an Int32Array (or array of ids) into the heap; caller frees. */
   putInt32(values) {
     const p = this.alloc(values.length * 4);
     this.i32.set(values, p >>> 2);
     return p;
-  }
-
-  /** putInt32 for several arrays (null: no buffer, pointer 0): all of them or none. */
-  putInt32s(arrays) {
-    const ptrs = this.allocMany(arrays.map((a) => (a ? a.length * 4 : 0)));
-    arrays.forEach((a, i) => {
-      if (a) this.i32.set(a, ptrs[i] >>> 2);
-      else { this.free(ptrs[i]); ptrs[i] = 0; }
-    });
-    return ptrs;
   }
 
   /** Copies bytes into the heap: a string (as UTF-8, unless `text` is false: files are
@@ -216,6 +118,319 @@ export class Runtime {
     const p = this.alloc(bytes.length);
     this.u8.set(bytes, p);
     return [p, bytes.length];
+  }
+
+  /** Runs fn(ptr, length) with bytes in the heap (see putBytes), freed afterwards. */
+  withBytes(x, what, text, fn) {
+    const [p, n] = this.putBytes(x, what, text);
+    try { return fn(p, n); } finally { this.free(p); }
+  }
+
+  /** Runs fn(outPtr, lenPtr) for a C function that returns a new buffer through (uint8_t
+   * **out, int32_t *n); returns [status, a copy of the bytes (null on failure)] and frees
+   * the C buffer. */
+  takeBuffer(fn) {
+    return this.withBuffer(8, (p) => {
+      this.u32[p >>> 2] = 0;
+      this.i32[(p >>> 2) + 1] = 0;
+      const status = fn(p, p + 4);
+      const ptr = this.u32[p >>> 2] >>> 0, n = this.i32[(p >>> 2) + 1];
+      try {
+        return [status, status === 0 ? this.u8.slice(ptr, ptr + n) : null];
+      } finally {
+        this.M._wf_buffer_free(ptr);
+      }
+    });
+  }
+
+  // ---- statuses ----
+
+  /** Throws a WfError for a failed status, with the given message (or the status name). */
+  check(status, message) {
+    if (status === 0) return;
+    const code = STATUS[status] ?? `WF_STATUS_${status}`;
+    throw new WfError(code, message || this.cstring(this.M._wf_status_string(status)));
+  }
+
+  /** check() with model handle h's message. */
+  checkModel(h, status) {
+    if (status !== 0) this.check(status, this.cstring(this.M._wf_model_error(h)));
+  }
+
+  /** check() with tokenizer handle t's message. */
+  checkTokenizer(t, status) {
+    if (status !== 0) this.check(status, this.cstring(this.M._wf_tokenizer_error(t)));
+  }
+
+  // ---- configs (native form: numbers, see config.js) ----
+
+  configDefault() {
+    return this.withStruct(STRUCTS.config, null, (p) => { this.M._wf_config_default(p); return readStruct(this, STRUCTS.config, p); });
+  }
+
+  optimDefault() {
+    return this.withStruct(STRUCTS.optim, null, (p) => { this.M._wf_optim_default(p); return readStruct(this, STRUCTS.optim, p); });
+  }
+
+  /** Validates a native config: null, or {code, message}. */
+  configCheck(native) {
+    return this.withBuffer(STRUCTS.config.size + MESSAGE_BYTES, (p) => {
+      writeStruct(this, STRUCTS.config, p, native);
+      const s = this.M._wf_config_check(p, p + STRUCTS.config.size, MESSAGE_BYTES);
+      return s === 0 ? null : { code: STATUS[s], message: this.cstring(p + STRUCTS.config.size) };
+    });
+  }
+
+  /** Bytes a native config needs, trained at batch B and length T (wf_memory). */
+  memoryEstimate(native, B, T) {
+    const at = Math.ceil(STRUCTS.config.size / 8) * 8; // after the config, 8-byte aligned for the doubles
+    const msg = at + STRUCTS.memory.size;
+    return this.withBuffer(msg + MESSAGE_BYTES, (p) => {
+      writeStruct(this, STRUCTS.config, p, native);
+      const s = this.M._wf_config_memory(p, B, T, p + at, p + msg, MESSAGE_BYTES);
+      this.check(s, s === 0 ? '' : this.cstring(p + msg));
+      return readStruct(this, STRUCTS.memory, p + at);
+    });
+  }
+
+  // ---- model handles ----
+
+  /** A new empty model handle. */
+  modelCreate() {
+    const h = this.M._wf_model_create() >>> 0;
+    if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
+    return h;
+  }
+
+  modelFree(h) { this.M._wf_model_free(h); }
+
+  modelInit(h, native) {
+    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_init(h, p)));
+  }
+
+  /** The native config of h. */
+  modelConfig(h) {
+    return this.withStruct(STRUCTS.config, null, (p) => {
+      this.checkModel(h, this.M._wf_model_get_config(h, p));
+      return readStruct(this, STRUCTS.config, p);
+    });
+  }
+
+  /** Threads for h's training and prompt reading; returns the status (a model that cannot
+   * get them keeps one thread). */
+  modelSetThreads(h, n) { return this.M._wf_model_set_threads(h, n); }
+
+  /** h's memory use (memory.count: its parameters), tensor rows, steps taken, the next
+   * step's learning rate and thread setting: {memory, nTensors, step, lr, threads}. */
+  modelInfo(h) {
+    this.checkModel(h, this.M._wf_model_get_info(h, this.scratch));
+    return readStruct(this, STRUCTS.modelInfo, this.scratch);
+  }
+
+  modelGetOptim(h) {
+    return this.withStruct(STRUCTS.optim, null, (p) => {
+      this.checkModel(h, this.M._wf_model_get_optim(h, p));
+      return readStruct(this, STRUCTS.optim, p);
+    });
+  }
+
+  modelSetOptim(h, optim) {
+    this.withStruct(STRUCTS.optim, optim, (p) => this.checkModel(h, this.M._wf_model_set_optim(h, p)));
+  }
+
+  /** h's parameter tensors with elements: [{name, offset, size, shape, decay}]. */
+  modelTensors(h) {
+    const out = [], n = this.modelInfo(h).nTensors;
+    this.withStruct(STRUCTS.tensorInfo, null, (p) => {
+      for (let i = 0; i < n; i++) {
+        this.checkModel(h, this.M._wf_model_get_tensor(h, i, p));
+        const t = readStruct(this, STRUCTS.tensorInfo, p);
+        if (!t.size) continue;
+        out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim), decay: t.decay === 1 });
+      }
+    });
+    return out;
+  }
+
+  /** A copy of `size` weights from element `offset` of h's flat parameter block. */
+  modelReadParams(h, offset, size) { return this.floats(this.M._wf_model_params(h) + offset * 4, size); }
+
+  /** Overwrites weights from element `offset` of h's flat parameter block. */
+  modelWriteParams(h, offset, values) { this.f32.set(values, (this.M._wf_model_params(h) >>> 2) + offset); }
+
+  // ---- batches (a wf_batch at pointer pb: batch.js) ----
+
+  /** One optimizer step on the batch at pb: {loss, gradNorm, lr, step}. */
+  batchStep(h, pb) {
+    this.checkModel(h, this.M._wf_model_step(h, pb, this.scratch));
+    return readStruct(this, STRUCTS.stepInfo, this.scratch);
+  }
+
+  /** A forward pass on the batch at pb: its loss (meaningless without targets). */
+  batchForward(h, pb) {
+    this.checkModel(h, this.M._wf_model_forward(h, pb, this.scratch));
+    return this.f32[this.scratch >>> 2];
+  }
+
+  /** Copies of the last forward's results, or null where it has none: logits (n floats),
+   * final states (n), a layer's self- or cross-attention (n). */
+  logits(h, n) { return this.floats(this.M._wf_model_logits(h), n); }
+  hidden(h, n) { return this.floats(this.M._wf_model_hidden(h), n); }
+  selfAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 0), n); }
+  crossAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 1), n); }
+
+  /** Restarts h's batch sampler streams from seed. */
+  sampleSeed(h, seed) { this.checkModel(h, this.M._wf_model_sample_seed(h, seed >>> 0)); }
+
+  /** B windows of split (0 train, 1 validation) of the n tokens at ptok into the inputs and
+   * targets at pin and ptg. */
+  sampleBatch(h, ptok, n, valFraction, split, B, T, pin, ptg) {
+    this.checkModel(h, this.M._wf_model_sample_batch(h, ptok, n, valFraction, split, B, T, pin, ptg));
+  }
+
+  // ---- generation ----
+
+  /** Starts a generation from the prompt ids with its own RNG seeded by seed. */
+  genStart(h, ids, seed) {
+    const p = this.putInt32(ids);
+    try { this.checkModel(h, this.M._wf_model_gen_start(h, p, ids.length, seed >>> 0)); } finally { this.free(p); }
+  }
+
+  /** A wf_sampling in the heap for genNext; caller frees. */
+  putSampling(sampling) {
+    const p = this.alloc(STRUCTS.sampling.size + 4); // and the int32 genNext writes the token to
+    writeStruct(this, STRUCTS.sampling, p, sampling);
+    return p;
+  }
+
+  /** The next token of h's generation, sampled with the wf_sampling at ps (putSampling). */
+  genNext(h, ps) {
+    const tok = ps + STRUCTS.sampling.size;
+    this.checkModel(h, this.M._wf_model_gen_next(h, ps, tok));
+    return this.i32[tok >>> 2];
+  }
+
+  /** Encoder-decoder: the best hypothesis from bos for the source ids (Int32Array, eos
+   * included when reached); beam 1 is greedy. */
+  beamSearch(h, src, bos, eos, beam, maxNew) {
+    const ps = this.putInt32(src);
+    try {
+      return this.withBuffer(maxNew * 4 + 4, (out) => {
+        this.checkModel(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
+        const n = this.i32[(out + maxNew * 4) >>> 2];
+        return this.i32.slice(out >>> 2, (out >>> 2) + n);
+      });
+    } finally {
+      this.free(ps);
+    }
+  }
+
+  // ---- files ----
+
+  /** Checkpoint bytes of h (and tokenizer t, or 0), with the optimizer state when asked. */
+  modelSave(h, t, optimizer) {
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_model_save(h, t, optimizer ? SAVE_OPTIMIZER : 0, out, n));
+    this.checkModel(h, status);
+    return bytes;
+  }
+
+  /** Loads checkpoint bytes into h and tokenizer t; returns whether the file held the
+   * optimizer state: flag bit 0 of its header (docs/FORMATS.md), read once wf_model_load
+   * has checked the whole file. */
+  modelLoad(h, t, bytes) {
+    return this.withBytes(bytes, 'the checkpoint', false, (p, n) => {
+      this.checkModel(h, this.M._wf_model_load(h, t, p, n));
+      return (this.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
+    });
+  }
+
+  /** h as Hugging Face files: {st: safetensors bytes, config: config.json text}. */
+  safetensorsExport(h) {
+    return this.withBuffer(16, (p) => {
+      this.u32.fill(0, p >>> 2, (p >>> 2) + 4);
+      const status = this.M._wf_safetensors_export(h, p, p + 4, p + 8, p + 12);
+      const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
+      try {
+        this.checkModel(h, status);
+        // copies: the heap may be shared, which TextDecoder refuses
+        return { st: this.u8.slice(st, st + stLen), config: new TextDecoder().decode(this.u8.slice(cfg, cfg + cfgLen)) };
+      } finally {
+        this.M._wf_buffer_free(st);
+        this.M._wf_buffer_free(cfg);
+      }
+    });
+  }
+
+  /** Replaces h by the model of a config.json and a safetensors file (bytes). */
+  safetensorsImport(h, config, st) {
+    const [pc, ps] = this.allocMany([config.length, st.length]);
+    try {
+      this.u8.set(config, pc);
+      this.u8.set(st, ps);
+      this.checkModel(h, this.M._wf_safetensors_import(h, pc, config.length, ps, st.length));
+    } finally {
+      this.free(pc);
+      this.free(ps);
+    }
+  }
+
+  // ---- tokenizer handles ----
+
+  /** A new empty tokenizer handle. */
+  tokenizerCreate() {
+    const t = this.M._wf_tokenizer_create() >>> 0;
+    if (!t) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer handle');
+    return t;
+  }
+
+  tokenizerFree(t) { this.M._wf_tokenizer_free(t); }
+
+  /** Fills t from bytes: a char vocabulary, a BPE one of vocabSize tokens (kind 'bpe'), or
+   * a tokenizer file (kind 'file'). */
+  tokenizerFill(t, kind, data, what, vocabSize) {
+    this.withBytes(data, what, kind !== 'file', (p, n) => {
+      const M = this.M;
+      this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train_bpe(t, p, n, vocabSize)
+        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
+    });
+  }
+
+  /** t's kind (0 empty, 1 char, 2 bpe: wf_tokenizer_kind), the ids it knows and the most
+   * bytes one id decodes to: {kind, vocabSize, maxBytes}. */
+  tokenizerInfo(t) {
+    this.checkTokenizer(t, this.M._wf_tokenizer_get_info(t, this.scratch));
+    return readStruct(this, STRUCTS.tokenizerInfo, this.scratch);
+  }
+
+  /** Token ids (Int32Array) of text: a string (UTF-8) or bytes. */
+  tokenizerEncode(t, text) {
+    return this.withBytes(text, 'the text', true, (p, n) => this.withBuffer(n * 4 + 4, (out) => {
+      const count = out + n * 4;
+      this.checkTokenizer(t, this.M._wf_tokenizer_encode(t, p, n, out, n, count));
+      return this.i32.slice(out >>> 2, (out >>> 2) + this.i32[count >>> 2]);
+    }));
+  }
+
+  /** The UTF-8 bytes of ids. */
+  tokenizerDecode(t, ids) {
+    const p = this.putInt32(ids);
+    try {
+      const cap = ids.length * this.tokenizerInfo(t).maxBytes;
+      const at = (cap + 3) & ~3; // the byte count, 4-byte aligned after the text
+      return this.withBuffer(at + 4, (out) => {
+        this.checkTokenizer(t, this.M._wf_tokenizer_decode(t, p, ids.length, out, cap, out + at));
+        return this.u8.slice(out, out + this.i32[(out + at) >>> 2]);
+      });
+    } finally {
+      this.free(p);
+    }
+  }
+
+  /** t as the bytes of a tokenizer file. */
+  tokenizerSave(t) {
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save(t, out, n));
+    this.checkTokenizer(t, status);
+    return bytes;
   }
 }
 

@@ -2,9 +2,10 @@
 // GPT-2 style model becomes a GPT2LMHeadModel and a Llama-style one a LlamaForCausalLM that
 // PyTorch loads without conversion, and Hugging Face GPT-2 and Llama files come back as a
 // Model.
-import { CONFIG_BYTES, WfError, asBytes } from './runtime.js';
-import { Model } from './model.js';
-import { Tokenizer } from './tokenizer.js';
+import { WfError } from './errors.js';
+import { asBytes } from './runtime.js';
+import { Model, modelHandle } from './model.js';
+import { ModelHandle } from './handle.js';
 
 /**
  * The model's weights as Hugging Face files: {'model.safetensors': Uint8Array (float32),
@@ -13,25 +14,11 @@ import { Tokenizer } from './tokenizer.js';
  * @example const files = exportSafetensors(model); // PyTorch: see tests/pytorch/hf_reference.py
  */
 export function exportSafetensors(model) {
-  model.idle();
-  const rt = model.rt;
-  return rt.withBuffer(16, (p) => {
-    rt.u32.fill(0, p >>> 2, (p >>> 2) + 4);
-    const status = rt.M._wf_safetensors_export(model.handle, p, p + 4, p + 8, p + 12);
-    const b = p >>> 2, st = rt.u32[b] >>> 0, stLen = rt.i32[b + 1], cfg = rt.u32[b + 2] >>> 0, cfgLen = rt.i32[b + 3];
-    try {
-      model.call(status);
-      const files = {
-        'model.safetensors': rt.u8.slice(st, st + stLen),
-        'config.json': new TextDecoder().decode(rt.u8.slice(cfg, cfg + cfgLen)), // a copy: the heap may be shared
-      };
-      if (model.tokenizer) files['tokenizer.wft'] = model.tokenizer.save();
-      return files;
-    } finally {
-      rt.M._wf_buffer_free(st);
-      rt.M._wf_buffer_free(cfg);
-    }
-  });
+  const core = modelHandle(model);
+  const { st, config } = core.rt.safetensorsExport(core.idle());
+  const files = { 'model.safetensors': st, 'config.json': config };
+  if (core.tokenizer) files['tokenizer.wft'] = core.tokenizer.save();
+  return files;
 }
 
 /**
@@ -46,35 +33,8 @@ export function importSafetensors(rt, files) {
   if (!files || files['config.json'] === undefined || files['model.safetensors'] === undefined) {
     throw new WfError('WF_ERR_ARG', "importSafetensors needs files['config.json'] and files['model.safetensors']");
   }
-  const cfg = asBytes(files['config.json'], "files['config.json']");
+  const config = asBytes(files['config.json'], "files['config.json']");
   const st = asBytes(files['model.safetensors'], "files['model.safetensors']");
-  const h = rt.M._wf_model_create() >>> 0;
-  if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a model handle');
-  let tokenizer = null;
-  try {
-    const [pc, ps] = rt.allocMany([cfg.length, st.length]);
-    try {
-      rt.u8.set(cfg, pc);
-      rt.u8.set(st, ps);
-      const status = rt.M._wf_safetensors_import(h, pc, cfg.length, ps, st.length);
-      if (status !== 0) rt.check(status, rt.cstring(rt.M._wf_model_error(h)));
-    } finally {
-      rt.free(pc);
-      rt.free(ps);
-    }
-    if (files['tokenizer.wft'] !== undefined) {
-      tokenizer = Tokenizer.load(rt, asBytes(files['tokenizer.wft'], "files['tokenizer.wft']"));
-      const V = rt.withBuffer(CONFIG_BYTES, (p) => { rt.M._wf_model_get_config(h, p); return rt.readConfig(p).vocabSize; });
-      if (tokenizer.vocabSize > V) {
-        throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tokenizer.vocabSize} tokens but the model's vocabulary only ${V}`);
-      }
-    }
-    const model = new Model(rt, h, tokenizer); // reads the config: can fail
-    model.weightsOnly = true; // safetensors hold no optimizer state
-    return model;
-  } catch (e) {
-    tokenizer?.dispose();
-    rt.M._wf_model_free(h);
-    throw e;
-  }
+  const tok = files['tokenizer.wft'] === undefined ? undefined : asBytes(files['tokenizer.wft'], "files['tokenizer.wft']");
+  return new Model(ModelHandle.fromSafetensors(rt, config, st, tok));
 }

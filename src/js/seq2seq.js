@@ -2,16 +2,19 @@
 // pairs, greedy and beam-search decoding over the core's caches, and the cross-attention
 // map of a decoded output. Pairs are strings (a char tokenizer shared by both sides) or
 // arrays of ids. The two highest ids of the vocabulary are reserved: bos = vocabSize - 2
-// starts every decoder input, eos = vocabSize - 1 ends every target.
-import { WfError } from './runtime.js';
+// starts every decoder input, eos = vocabSize - 1 ends every target. A view of a Model
+// (view.js); its long calls (train, evaluate, decodeIds, translate, accuracy) are async.
+import { WfError, throwIfAborted } from './errors.js';
 import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
-import { readStepInfo, withBatch } from './batch.js';
+import { ModelView } from './view.js';
+import { TRAIN_DEFAULTS, positiveInt, runTraining, yielder, yieldInterval } from './training.js';
 
 /** Seq2seq defaults under the caller's config: small enough to train in seconds. */
 export const SEQ2SEQ_DEFAULTS = { nLayer: 2, nHead: 4, dModel: 64, dFF: 128, context: 32, maxBeam: 8 };
 // The optimizer settings a new Seq2Seq starts with; train() changes only those it is given.
 const TRAINING_DEFAULTS = { lr: 3e-3, weightDecay: 0.01, gradClip: 1 };
+const BATCH_SIZE = 32; // pairs per step of train() and per forward of evaluate()
 
 /** A small seeded generator (mulberry32) for batch sampling. */
 function rng(seed) {
@@ -25,13 +28,7 @@ function rng(seed) {
   };
 }
 
-export class Seq2Seq {
-  /** @internal use createSeq2Seq */
-  constructor(model) {
-    /** The underlying Model: tensors(), getTensor(), setTensor(), memory(), optimizer. */
-    this.model = model;
-  }
-
+export class Seq2Seq extends ModelView {
   /**
    * @internal use createSeq2Seq. With `texts`, a char tokenizer is built from them and
    * vocabSize defaults to its size + 2 (bos, eos). A tokenizer given is copied: the caller
@@ -58,34 +55,26 @@ export class Seq2Seq {
       }
       const model = Model.create(rt, full, { tokenizer });
       try {
-        model.setOptimizerNow(TRAINING_DEFAULTS);
+        model.setOptimizer(TRAINING_DEFAULTS);
       } catch (e) {
         model.dispose();
         throw e;
       }
-      return new Seq2Seq(model);
+      return new Seq2Seq(model, true);
     } finally {
       built?.dispose();
     }
   }
 
   /**
-   * Wraps a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * A view of a Model whose arch is 'encoder-decoder', e.g. one loaded from a checkpoint.
+   * The model stays the caller's: the view's dispose() leaves it alone.
    * @example const s2s = Seq2Seq.from(await loadModel(bytes));
    */
   static from(model) {
-    if (model.config.arch !== 'encoder-decoder') {
-      throw new WfError('WF_ERR_STATE', `Seq2Seq needs an encoder-decoder; this model is a ${model.config.arch}`);
-    }
-    return new Seq2Seq(model);
+    return new Seq2Seq(ModelView.checkArch(model, 'encoder-decoder', 'Seq2Seq'), false);
   }
 
-  get rt() { return this.model.rt; }
-  get handle() { return this.model.handle; }
-  /** The model's config (strings and booleans). */
-  get config() { return this.model.config; }
-  get step() { return this.model.step; }
-  get paramCount() { return this.model.paramCount; }
   /** The char tokenizer shared by sources and targets, or null (ids only). */
   get tokenizer() { return this.model.tokenizer; }
   /** Id that starts every decoder input: vocabSize - 2. */
@@ -93,15 +82,9 @@ export class Seq2Seq {
   /** Id that ends every target: vocabSize - 1. */
   get eos() { return this.config.vocabSize - 1; }
 
-  /**
-   * Changes optimizer settings; the rest stay (see Model.setOptimizer).
-   * @example s2s.setOptimizer({ lr: 1e-3, gradClip: 0.5 });
-   */
-  setOptimizer(settings) { this.model.setOptimizer(settings); }
-
   /** Ids of a string (through the tokenizer) or a copy of an id array. */
   ids(x) {
-    this.model.call();
+    this.core.live();
     if (typeof x !== 'string') return Int32Array.from(x);
     if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'this model has no tokenizer: create it with texts, or pass ids');
     return this.tokenizer.encode(x);
@@ -116,7 +99,7 @@ export class Seq2Seq {
    */
   makeBatch(pairs) {
     if (!pairs.length) throw new WfError('WF_ERR_ARG', 'no pairs');
-    const ctx = this.config.context;
+    const ctx = this.config.context, bos = this.bos, eos = this.eos;
     const enc = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]);
     const S = Math.max(...enc.map(([s]) => s.length));
     const T = Math.max(...enc.map(([, t]) => t.length)) + 1;
@@ -131,13 +114,18 @@ export class Seq2Seq {
       if (!s.length) throw new WfError('WF_ERR_ARG', `pair ${b} has an empty source`);
       src.set(s, b * S);
       srcLengths[b] = s.length;
-      inputs[b * T] = this.bos;
+      inputs[b * T] = bos;
       inputs.set(t, b * T + 1);
       targets.set(t, b * T);
-      targets[b * T + t.length] = this.eos;
+      targets[b * T + t.length] = eos;
       lengths[b] = t.length + 1;
     });
     return { src, srcLengths, inputs, targets, lengths, B, T, S };
+  }
+
+  /** A batch, or pairs made into one. */
+  #batch(batchOrPairs) {
+    return Array.isArray(batchOrPairs) ? this.makeBatch(batchOrPairs) : batchOrPairs;
   }
 
   /**
@@ -146,13 +134,9 @@ export class Seq2Seq {
    * @example s2s.trainStep([['abc', 'cba'], ['hello', 'olleh']]);
    */
   trainStep(batchOrPairs) {
-    this.model.idle();
-    const batch = Array.isArray(batchOrPairs) ? this.makeBatch(batchOrPairs) : batchOrPairs;
-    const rt = this.rt;
-    return withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (info) => {
-      this.model.call(rt.M._wf_model_step(this.handle, pb, info));
-      return readStepInfo(rt, info);
-    }));
+    const core = this.core;
+    core.idle();
+    return core.stepBatch(this.#batch(batchOrPairs));
   }
 
   /**
@@ -161,39 +145,34 @@ export class Seq2Seq {
    * @example const { loss, logits } = s2s.forward([['abc', 'cba']]);
    */
   forward(batchOrPairs) {
-    this.model.idle();
-    const batch = Array.isArray(batchOrPairs) ? this.makeBatch(batchOrPairs) : batchOrPairs;
-    const rt = this.rt, V = this.config.vocabSize;
-    return withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(4, (lossp) => {
-      this.model.call(rt.M._wf_model_forward(this.handle, pb, lossp));
-      const lp = rt.M._wf_model_logits(this.handle) >>> 2;
-      return { loss: batch.targets ? rt.f32[lossp >>> 2] : null, logits: rt.f32.slice(lp, lp + batch.B * batch.T * V) };
-    }));
+    const core = this.core;
+    core.idle();
+    return core.forwardBatch(this.#batch(batchOrPairs));
   }
 
   /**
    * Trains on [source, target] pairs, sampling batches with a seeded generator, through
-   * Model's training loop. Options: steps (1000), batchSize (32), and the optimizer settings
-   * lr, weightDecay, gradClip, minLrRatio, beta1, beta2, eps (each given one changes the
-   * model's; the others stay: a new Seq2Seq starts at lr 3e-3, weightDecay 0.01, gradClip
-   * 1), warmup (steps/10, at most 100), decaySteps (the rest: cosine), keepSchedule, seed,
-   * signal (AbortSignal), onProgress({step, steps, loss, lr, gradNorm, tokensPerSecond,
-   * elapsed, eta}), yieldMs (30). Resolves to {steps, step, loss, tokens, seconds,
-   * tokensPerSecond}; an abort rejects with an AbortError and keeps the steps done. A call
-   * refused before its first step leaves the optimizer settings as they were.
+   * the training loop every model kind shares. Options: steps (1000), batchSize (32), and
+   * the optimizer settings lr, weightDecay, gradClip, minLrRatio, beta1, beta2, eps (each
+   * given one changes the model's; the others stay: a new Seq2Seq starts at lr 3e-3,
+   * weightDecay 0.01, gradClip 1), warmup (steps/10, at most 100), decaySteps (the rest:
+   * cosine), keepSchedule, seed, signal (AbortSignal), onProgress({step, steps, loss, lr,
+   * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (30). Resolves to {steps, step, loss,
+   * tokens, seconds, tokensPerSecond}; an abort rejects with an AbortError and keeps the
+   * steps done. A call refused before its first step leaves the optimizer settings as they
+   * were.
    * @example
    * const pairs = words.map((w) => [w, [...w].reverse().join('')]);
    * const s2s = await createSeq2Seq({ dModel: 32 }, { texts: words });
    * await s2s.train(pairs, { steps: 400, onProgress: (p) => console.log(p.step, p.loss) });
    */
   async train(pairs, opts = {}) {
-    this.model.idle();
+    const core = this.core;
+    core.idle();
     if (!pairs?.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
-    const B = opts.batchSize ?? 32;
-    if (!Number.isInteger(B) || B < 1) throw new WfError('WF_ERR_ARG', `batchSize must be an integer >= 1, not ${B}`);
-    const rt = this.rt;
+    const B = positiveInt('batchSize', opts.batchSize ?? BATCH_SIZE);
     let encoded = null, next = null;
-    return this.model.runTraining(opts, {
+    return runTraining(core, opts, {
       prepare: () => {
         encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]); // ids once, then batches of random pairs
         next = rng(opts.seed ?? 1);
@@ -202,79 +181,89 @@ export class Seq2Seq {
         const chosen = [];
         for (let i = 0; i < B; i++) chosen.push(encoded[Math.floor(next() * encoded.length)]);
         const batch = this.makeBatch(chosen);
-        const info = withBatch(rt, batch, this.config.dModel, (pb) => rt.withBuffer(16, (p) => {
-          this.model.call(rt.M._wf_model_step(this.handle, pb, p));
-          return readStepInfo(rt, p);
-        }));
-        return { ...info, tokens: batch.B * batch.T };
+        return { ...core.stepBatch(batch), tokens: batch.B * batch.T };
       },
     });
   }
 
   /**
-   * Mean cross-entropy per target token (eos included) over pairs: {loss, tokens}.
-   * @example const { loss } = s2s.evaluate(heldOut);
+   * Mean cross-entropy per target token (eos included) over pairs: resolves to {loss,
+   * tokens}. Options: batchSize (32), signal, yieldMs (30).
+   * @example const { loss } = await s2s.evaluate(heldOut);
    */
-  evaluate(pairs, { batchSize = 32 } = {}) {
-    let total = 0, tokens = 0;
-    for (let i = 0; i < pairs.length; i += batchSize) {
-      const batch = this.makeBatch(pairs.slice(i, i + batchSize));
-      const n = batch.lengths.reduce((a, b) => a + b, 0);
-      total += this.forward(batch).loss * n;
-      tokens += n;
-    }
-    return { loss: total / tokens, tokens };
+  async evaluate(pairs, { batchSize = BATCH_SIZE, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = {}) {
+    const core = this.core;
+    core.idle();
+    positiveInt('batchSize', batchSize);
+    const clock = yielder(yieldInterval(yieldMs));
+    throwIfAborted(signal);
+    return core.busyWith('evaluation', async () => {
+      let total = 0, tokens = 0;
+      for (let i = 0; i < pairs.length; i += batchSize) {
+        throwIfAborted(signal);
+        const batch = this.makeBatch(pairs.slice(i, i + batchSize));
+        const n = batch.lengths.reduce((a, b) => a + b, 0);
+        total += core.forwardBatch(batch, { logits: false }).loss * n;
+        tokens += n;
+        if (clock.due) await clock.yield();
+      }
+      return { loss: total / tokens, tokens };
+    });
+  }
+
+  /** One decode, the model held by the caller: {ids without eos, finished}. */
+  #decode(source, { beam = 1, maxTokens } = {}) {
+    const core = this.core, src = this.ids(source), eos = this.eos;
+    const ids = core.rt.beamSearch(core.live(), src, this.bos, eos, beam, maxTokens ?? this.config.context);
+    const finished = ids.length > 0 && ids[ids.length - 1] === eos;
+    return { ids: finished ? ids.subarray(0, ids.length - 1) : ids, finished };
   }
 
   /**
    * Decodes one source (string or ids): greedy (beam 1) or beam search of width beam (at
-   * most config.maxBeam), up to maxTokens (default: the context) new tokens. Returns
-   * {ids: Int32Array without eos, finished: whether eos ended it}.
-   * @example const { ids } = s2s.decodeIds([5, 6, 7], { beam: 4 });
+   * most config.maxBeam), up to maxTokens (default: the context) new tokens. Resolves to
+   * {ids: Int32Array without eos, finished: whether eos ended it}. Options also: signal.
+   * @example const { ids } = await s2s.decodeIds([5, 6, 7], { beam: 4 });
    */
-  decodeIds(source, { beam = 1, maxTokens } = {}) {
-    this.model.idle();
-    const rt = this.rt, cfg = this.config;
-    const src = this.ids(source);
-    const maxNew = maxTokens ?? cfg.context;
-    const psrc = rt.putInt32(src);
-    try {
-      return rt.withBuffer(maxNew * 4 + 4, (out) => {
-        this.model.call(rt.M._wf_model_beam_search(this.handle, psrc, src.length, this.bos, this.eos, beam, maxNew, out, out + maxNew * 4));
-        const n = rt.i32[(out + maxNew * 4) >>> 2];
-        const ids = rt.i32.slice(out >>> 2, (out >>> 2) + n);
-        const finished = n > 0 && ids[n - 1] === this.eos;
-        return { ids: finished ? ids.subarray(0, n - 1) : ids, finished };
-      });
-    } finally {
-      rt.free(psrc);
-    }
+  async decodeIds(source, opts = {}) {
+    this.core.idle();
+    throwIfAborted(opts.signal);
+    return this.#decode(source, opts);
   }
 
   /**
    * Decodes a string to a string (needs the tokenizer). Options as decodeIds.
-   * @example s2s.translate('stressed', { beam: 4 }); // 'desserts' once trained to reverse
+   * @example await s2s.translate('stressed', { beam: 4 }); // 'desserts' once trained to reverse
    */
-  translate(text, opts = {}) {
-    this.model.call(); // a disposed model says so before anything else
+  async translate(text, opts = {}) {
+    this.core.live(); // a disposed model says so before anything else
     if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'this model has no tokenizer: use decodeIds');
-    const { ids } = this.decodeIds(text, opts);
+    const { ids } = await this.decodeIds(text, opts);
     // ids the tokenizer does not know (bos, unused ids) are dropped
     return this.tokenizer.decode(ids.filter((id) => id < this.tokenizer.vocabSize));
   }
 
   /**
-   * Exact-match accuracy of decoding every source against its target, in [0, 1].
-   * @example const acc = s2s.accuracy(heldOut, { beam: 4 });
+   * Exact-match accuracy of decoding every source against its target, in [0, 1]. Options:
+   * beam, maxTokens (as decodeIds), signal, yieldMs (30).
+   * @example const acc = await s2s.accuracy(heldOut, { beam: 4 });
    */
-  accuracy(pairs, opts = {}) {
-    let good = 0;
-    for (const [s, t] of pairs) {
-      const { ids, finished } = this.decodeIds(s, opts);
-      const want = this.ids(t);
-      good += finished && ids.length === want.length && ids.every((v, i) => v === want[i]) ? 1 : 0;
-    }
-    return good / pairs.length;
+  async accuracy(pairs, opts = {}) {
+    const core = this.core;
+    core.idle();
+    const clock = yielder(yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs));
+    throwIfAborted(opts.signal);
+    return core.busyWith('decoding', async () => {
+      let good = 0;
+      for (const [s, t] of pairs) {
+        throwIfAborted(opts.signal);
+        const { ids, finished } = this.#decode(s, opts);
+        const want = this.ids(t);
+        good += finished && ids.length === want.length && ids.every((v, i) => v === want[i]) ? 1 : 0;
+        if (clock.due) await clock.yield();
+      }
+      return good / pairs.length;
+    });
   }
 
   /**
@@ -290,14 +279,8 @@ export class Seq2Seq {
     inputs[0] = this.bos;
     inputs.set(out, 1);
     this.forward({ src, inputs, B: 1, T, S });
-    const rt = this.rt, layers = [], n = cfg.nHead * T * S;
-    for (let l = 0; l < cfg.nLayer; l++) {
-      const p = rt.M._wf_model_attention(this.handle, l, 1) >>> 2;
-      layers.push(rt.f32.slice(p, p + n));
-    }
+    const core = this.core, layers = [], n = cfg.nHead * T * S;
+    for (let l = 0; l < cfg.nLayer; l++) layers.push(core.rt.crossAttention(core.live(), l, n));
     return { nHead: cfg.nHead, T, S, layers };
   }
-
-  /** Frees the wasm memory (and the tokenizer's). Using the model afterwards throws. */
-  dispose() { this.model.dispose(); }
 }

@@ -1,5 +1,5 @@
 // A tokenizer handle (wf_tokenizer) over one Runtime.
-import { WfError } from './runtime.js';
+import { DISPOSE, WfError } from './errors.js';
 
 const KINDS = [null, 'char', 'bpe']; // wf_tokenizer_kind
 
@@ -20,32 +20,36 @@ function checkFits(tok, V, what) {
   throw new WfError('WF_ERR_CONFIG', `${what} has ${n} tokens but the model's vocabSize is ${V}`);
 }
 
-/** A new tokenizer handle filled by fill(handle, ptr, length) from data's bytes in the heap
- * (a C call returning a status; data a string too when `text`): the Tokenizer, or a throw
- * with nothing left allocated. */
-function filled(rt, data, what, fill, text = true) {
-  const h = rt.M._wf_tokenizer_create() >>> 0;
-  if (!h) throw new WfError('WF_ERR_NOMEM', 'could not allocate a tokenizer');
-  const tok = new Tokenizer(rt, h);
-  try {
-    const [p, n] = rt.putBytes(data, what, text);
-    try {
-      tok.call(fill(h, p, n));
-    } finally {
-      rt.free(p);
-    }
-  } catch (e) {
-    tok.dispose();
-    throw e;
-  }
-  return tok;
-}
+let handleOf; // Tokenizer's own: the package's modules reach a tokenizer's handle through tokenizerHandle
+
+/** @internal The runtime and wasm handle of a live tokenizer: {rt, handle}. */
+export function tokenizerHandle(tok) { return handleOf(tok); }
 
 export class Tokenizer {
+  #rt;
+  #h;
+
+  static {
+    handleOf = (tok) => ({ rt: tok.#rt, handle: tok.#live() });
+  }
+
   /** @internal use Tokenizer.fromText or Tokenizer.load */
   constructor(rt, handle) {
-    this.rt = rt;
-    this.handle = handle;
+    this.#rt = rt;
+    this.#h = handle;
+  }
+
+  /** A new tokenizer handle filled by rt.tokenizerFill(kind, data): the Tokenizer, or a
+   * throw with nothing left allocated. */
+  static #filled(rt, kind, data, what, vocabSize) {
+    const tok = new Tokenizer(rt, rt.tokenizerCreate());
+    try {
+      rt.tokenizerFill(tok.#h, kind, data, what, vocabSize);
+    } catch (e) {
+      tok.dispose();
+      throw e;
+    }
+    return tok;
   }
 
   /**
@@ -58,20 +62,28 @@ export class Tokenizer {
   static fromText(rt, text, { kind = 'char', vocabSize = 512 } = {}) {
     if (kind !== 'char' && kind !== 'bpe') throw new WfError('WF_ERR_ARG', `tokenizer kind must be 'char' or 'bpe', not ${kind}`);
     if (kind === 'bpe' && !Number.isInteger(vocabSize)) throw new WfError('WF_ERR_ARG', `vocabSize must be an integer, not ${vocabSize}`);
-    return filled(rt, text, 'the text', (h, p, n) => (kind === 'bpe'
-      ? rt.M._wf_tokenizer_train_bpe(h, p, n, vocabSize) : rt.M._wf_tokenizer_train_char(h, p, n)));
+    return Tokenizer.#filled(rt, kind, text, 'the text', vocabSize);
+  }
+
+  /** A tokenizer from the bytes of a tokenizer file; throws a WfError for a bad file.
+   * @example const tok = Tokenizer.load(rt, bytes); */
+  static load(rt, bytes) {
+    return Tokenizer.#filled(rt, 'file', bytes, 'the tokenizer file');
+  }
+
+  /** @internal A copy of tok in runtime rt (through its file bytes: it may live in another
+   * module instance). */
+  static copy(rt, tok) {
+    return Tokenizer.load(rt, tok.save());
   }
 
   /**
-   * The tokenizer a model of vocabulary V trains with, learned from text: spec is
+   * @internal The tokenizer a model of vocabulary V trains with, learned from text: spec is
    * undefined or 'char' (char-level), 'bpe' (BPE of V tokens), {kind, vocabSize}, or a
    * Tokenizer, which is copied (the model owns and disposes its own).
    */
   static forModel(rt, text, spec, V) {
-    if (spec instanceof Tokenizer) {
-      spec.call(0);
-      return checkFits(Tokenizer.load(rt, spec.save()), V, 'the tokenizer');
-    }
+    if (spec instanceof Tokenizer) return checkFits(Tokenizer.copy(rt, spec), V, 'the tokenizer');
     const opts = typeof spec === 'string' ? { kind: spec } : { ...(spec ?? {}) };
     const kind = opts.kind ?? 'char';
     if (kind === 'bpe') {
@@ -82,7 +94,7 @@ export class Tokenizer {
     return checkFits(tok, V, kind === 'char' ? 'chars' : 'the tokenizer');
   }
 
-  /** Throws unless this tokenizer is what spec (as for forModel) asks for. */
+  /** @internal Throws unless this tokenizer is what spec (as for forModel) asks for. */
   assertMatches(spec) {
     const same = spec instanceof Tokenizer
       ? sameBytes(spec.save(), this.save())
@@ -92,93 +104,40 @@ export class Tokenizer {
     }
   }
 
-  call(status) {
-    if (!this.handle) throw new WfError('WF_ERR_DISPOSED', 'this tokenizer has been disposed');
-    if (status !== 0) this.rt.check(status, this.rt.cstring(this.rt.M._wf_tokenizer_error(this.handle)));
+  #live() {
+    if (!this.#h) throw new WfError('WF_ERR_DISPOSED', 'this tokenizer has been disposed');
+    return this.#h;
   }
 
   /** 'char' or 'bpe'. */
-  get kind() {
-    this.call(0);
-    return KINDS[this.rt.tokenizerInfo(this.handle).kind];
-  }
+  get kind() { return KINDS[this.#rt.tokenizerInfo(this.#live()).kind]; }
+
+  /** Number of ids, <unk> included. */
+  get vocabSize() { return this.#rt.tokenizerInfo(this.#live()).vocabSize; }
+
+  /** Most bytes one id decodes to (4 for char, the longest token for BPE). */
+  get maxBytes() { return this.#rt.tokenizerInfo(this.#live()).maxBytes; }
 
   /** The tokenizer as bytes (a tokenizer file, docs/FORMATS.md).
    * @example writeFileSync('tok.wft', tokenizer.save()); */
-  save() {
-    this.call(0);
-    const rt = this.rt;
-    return rt.withBuffer(8, (p) => {
-      rt.u32[p >>> 2] = 0;
-      const status = rt.M._wf_tokenizer_save(this.handle, p, p + 4);
-      const ptr = rt.u32[p >>> 2] >>> 0, n = rt.i32[(p >>> 2) + 1];
-      try {
-        this.call(status);
-        return rt.u8.slice(ptr, ptr + n);
-      } finally {
-        rt.M._wf_buffer_free(ptr);
-      }
-    });
-  }
-
-  /** A tokenizer from the bytes of a tokenizer file; throws a WfError for a bad file.
-   * @example const tok = Tokenizer.load(rt, bytes); */
-  static load(rt, bytes) {
-    return filled(rt, bytes, 'the tokenizer file', (h, p, n) => rt.M._wf_tokenizer_load(h, p, n), false);
-  }
-
-  get vocabSize() {
-    this.call(0);
-    return this.rt.tokenizerInfo(this.handle).vocabSize;
-  }
-
-  /** Most bytes one id decodes to (4 for char, the longest token for BPE). */
-  get maxBytes() {
-    this.call(0);
-    return this.rt.tokenizerInfo(this.handle).maxBytes;
-  }
+  save() { return this.#rt.tokenizerSave(this.#live()); }
 
   /** Text (a string, as UTF-8, or raw bytes as a Uint8Array) to token ids (an Int32Array). */
-  encode(text) {
-    this.call(0);
-    const rt = this.rt;
-    const [p, n] = rt.putBytes(text, 'the text');
-    try {
-      return rt.withBuffer(n * 4 + 4, (out) => rt.withBuffer(4, (count) => {
-        this.call(rt.M._wf_tokenizer_encode(this.handle, p, n, out, n, count));
-        const len = rt.i32[count >>> 2];
-        return rt.i32.slice(out >>> 2, (out >>> 2) + len);
-      }));
-    } finally {
-      rt.free(p);
-    }
-  }
+  encode(text) { return this.#rt.tokenizerEncode(this.#live(), text); }
 
   /** Token ids to UTF-8 bytes (a Uint8Array); see decode for text. */
-  decodeBytes(ids) {
-    this.call(0);
-    const rt = this.rt;
-    const p = rt.putInt32(ids);
-    try {
-      const cap = ids.length * this.maxBytes;
-      const at = (cap + 3) & ~3; // the byte count, 4-byte aligned after the text
-      return rt.withBuffer(at + 4, (out) => {
-        this.call(rt.M._wf_tokenizer_decode(this.handle, p, ids.length, out, cap, out + at));
-        const len = rt.i32[(out + at) >>> 2];
-        return rt.u8.slice(out, out + len);
-      });
-    } finally {
-      rt.free(p);
-    }
-  }
+  decodeBytes(ids) { return this.#rt.tokenizerDecode(this.#live(), ids); }
 
   /** Token ids to text. */
   decode(ids) {
     return new TextDecoder().decode(this.decodeBytes(ids));
   }
 
+  /** Frees the tokenizer's wasm memory; using it afterwards throws WF_ERR_DISPOSED. */
   dispose() {
-    if (this.handle) this.rt.M._wf_tokenizer_free(this.handle);
-    this.handle = 0;
+    if (this.#h) this.#rt.tokenizerFree(this.#h);
+    this.#h = 0;
   }
+
+  [DISPOSE]() { this.dispose(); }
 }

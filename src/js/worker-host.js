@@ -1,13 +1,14 @@
-// The worker side of WorkerModel and WorkerSeq2Seq: one model in this thread (a Model; for
-// an encoder-decoder also its Seq2Seq view), driven by messages from worker-client.js. The protocol, both directions plain structured-clone objects:
-//   client -> worker  {id, op, args}            one call; {op: 'abort', target} cancels one
-//   worker -> client  {id, kind: 'progress' | 'piece' | 'done' | 'error', ...}
-// Calls run as they arrive, like calls on a Model in the main thread: a second call while
-// one runs fails with WF_ERR_BUSY from the Model itself.
+// The worker side of WorkerModel and WorkerSeq2Seq: one model in this thread, driven by
+// messages from worker-client.js under the protocol of worker-ops.js.
+import { WORKER_OPS } from './worker-ops.js';
 
 /** A structured-clone form of an error; the client rebuilds a WfError or an AbortError. */
 function wireError(e) {
   return { name: e?.name ?? 'Error', code: e?.code, message: e?.message ?? String(e) };
+}
+
+function stateError(message) {
+  return Object.assign(new Error(message), { name: 'WfError', code: 'WF_ERR_STATE' });
 }
 
 /** The buffers of the typed arrays in value (or in its fields, or in arrays there), to
@@ -23,113 +24,85 @@ function transferables(value, depth = 0) {
  * package's entry point of this thread (createModel, loadModel, ...).
  */
 export function serveModel(api, port) {
-  let model = null;
-  let s2s = null; // the Seq2Seq view of model, when it is an encoder-decoder
+  let model = null; // the Model, owned here
+  let main = null;  // what the client's calls go to: the model, or its Seq2Seq view
+  let kind = null;  // 'model' or 'seq2seq': the client's class, and so its table of operations
   const running = new Map(); // call id -> AbortController
 
-  function use(next) {
+  function use(next, nextKind) {
     if (model !== next) model?.dispose();
     model = next;
-    s2s = model.config.arch === 'encoder-decoder' ? api.Seq2Seq.from(model) : null;
-    return model.info();
+    kind = nextKind;
+    main = kind === 'seq2seq' ? api.Seq2Seq.from(model) : model;
   }
 
-  const ops = {
-    async create(id, [config, opts]) {
+  /** A loaded model of the kind asked for, or a WF_ERR_STATE that says which it is. */
+  async function loadChecked(bytes, opts, asKind) {
+    const next = await api.loadModel(bytes, opts);
+    try {
+      if (asKind === 'seq2seq') api.Seq2Seq.from(next);
+    } catch (e) {
+      next.dispose();
+      throw e;
+    }
+    return next;
+  }
+
+  const lifecycle = {
+    /** A new model: ['create', config, opts], ['createSeq2Seq', config, opts] or ['load', bytes, opts, kind]. */
+    async start([how, what, opts, asKind = 'model']) {
       model?.dispose();
       model = null;
-      return use(await api.createModel(config, opts));
-    },
-    async createSeq2Seq(id, [config, opts]) {
-      model?.dispose();
-      model = null;
-      return use((await api.createSeq2Seq(config, opts)).model);
-    },
-    async load(id, [bytes, opts, kind]) {
-      const next = await api.loadModel(bytes, opts);
-      try {
-        if (kind === 'seq2seq') api.Seq2Seq.from(next); // the right arch, or a WF_ERR_STATE that says which
-      } catch (e) {
-        next.dispose();
-        throw e;
-      }
-      return use(next);
-    },
-    info: () => need().info(),
-    async train(id, [data, opts]) {
-      const summary = await need().train(data, {
-        ...opts, signal: running.get(id).signal,
-        onProgress: opts.progress ? (p) => port.post({ id, kind: 'progress', value: p }) : undefined,
-      });
-      return { summary, info: model.info() };
-    },
-    evaluate: (id, [data, opts]) => need().evaluate(data, { ...opts, signal: running.get(id).signal }),
-    async generate(id, [prompt, opts]) {
-      const it = need().generate(prompt, {
-        ...opts, signal: running.get(id).signal,
-        onToken: (piece, tokens) => port.post({ id, kind: 'piece', value: piece, tokens }),
-      });
-      for await (const piece of it); // eslint-disable-line no-unused-vars
+      if (how === 'create') use(await api.createModel(what, opts), 'model');
+      else if (how === 'createSeq2Seq') use((await api.createSeq2Seq(what, opts)).model, 'seq2seq');
+      else use(await loadChecked(what, opts, asKind), asKind);
       return null;
     },
-    save: (id, [opts]) => need().save(opts),
-    async loadInto(id, [bytes, kind]) {
-      if (kind !== 'seq2seq') {
-        need().load(bytes);
-        return use(model);
-      }
-      // a decoder's file must not replace an encoder-decoder: load aside, check, swap
-      const next = await api.loadModel(bytes);
-      try {
-        api.Seq2Seq.from(next);
-      } catch (e) {
-        next.dispose();
-        throw e;
-      }
-      return use(next);
-    },
-    tensors: () => need().tensors(),
-    getTensor: (id, [name]) => need().getTensor(name),
-    setTensor: (id, [name, values]) => need().setTensor(name, values),
-    setOptimizer: (id, [settings]) => { need().setOptimizer(settings); return need().optimizer; },
-    selfAttention: (id, [data]) => need().selfAttention(data),
-    async trainPairs(id, [pairs, opts]) {
-      const result = await seq2seq().train(pairs, {
-        ...opts, signal: running.get(id).signal,
-        onProgress: opts.progress ? (p) => port.post({ id, kind: 'progress', value: p }) : undefined,
-      });
-      return { result, info: model.info() };
-    },
-    evaluatePairs: (id, [pairs, opts]) => seq2seq().evaluate(pairs, opts),
-    decodeIds: (id, [source, opts]) => seq2seq().decodeIds(source, opts),
-    translate: (id, [text, opts]) => seq2seq().translate(text, opts),
-    accuracy: (id, [pairs, opts]) => seq2seq().accuracy(pairs, opts),
-    crossAttention: (id, [source, output]) => seq2seq().crossAttention(source, output),
-    encode: (id, [text]) => tokenizer().encode(text),
-    decode: (id, [ids]) => tokenizer().decode(ids),
-    dispose() {
-      model?.dispose();
-      model = null;
-      s2s = null;
+    /** The model replaced by a checkpoint's of the same kind: in place for a Model, loaded
+     * aside and checked for a Seq2Seq (a decoder's file must not replace it). */
+    async replace([bytes]) {
+      need();
+      if (kind === 'seq2seq') use(await loadChecked(bytes, undefined, 'seq2seq'), 'seq2seq');
+      else model.load(bytes);
       return null;
     },
   };
 
   function need() {
-    if (!model) throw Object.assign(new Error('the worker has no model'), { name: 'WfError', code: 'WF_ERR_STATE' });
+    if (!model) throw stateError('the worker has no model');
     return model;
   }
 
-  function seq2seq() {
+  function target(on) {
+    if (on === 'model') return need();
+    if (on === 'tokenizer') {
+      const tok = need().tokenizer;
+      if (!tok) throw stateError('the model has no tokenizer yet: train it on text first');
+      return tok;
+    }
     need();
-    if (!s2s) throw Object.assign(new Error(`this worker's model is a ${model.config.arch}, not an encoder-decoder`), { name: 'WfError', code: 'WF_ERR_STATE' });
-    return s2s;
+    return main;
   }
 
-  function tokenizer() {
-    const tok = need().tokenizer;
-    if (!tok) throw Object.assign(new Error('the model has no tokenizer yet: train it on text first'), { name: 'WfError', code: 'WF_ERR_STATE' });
-    return tok;
+  /** Runs operation op of the table with the client's args. */
+  async function call(id, op, args) {
+    const spec = WORKER_OPS[kind ?? 'model'][op];
+    if (!spec || !Object.hasOwn(WORKER_OPS[kind ?? 'model'], op)) {
+      throw Object.assign(new Error(`unknown operation "${op}"`), { name: 'WfError', code: 'WF_ERR_ARG' });
+    }
+    if (spec.opts !== undefined) {
+      const opts = { ...(args[spec.opts] ?? {}) };
+      if (spec.signal) opts.signal = running.get(id).signal;
+      if (spec.event && opts[spec.event]) opts[spec.event] = (...a) => port.post({ id, kind: 'event', args: a });
+      args[spec.opts] = opts;
+    }
+    const obj = target(spec.on);
+    const value = await obj[op](...args);
+    if (spec.stream) {
+      for await (const piece of value); // eslint-disable-line no-unused-vars
+      return null;
+    }
+    return value;
   }
 
   port.listen(async (msg) => {
@@ -140,10 +113,8 @@ export function serveModel(api, port) {
     }
     running.set(id, new AbortController());
     try {
-      const fn = ops[op];
-      if (!fn) throw Object.assign(new Error(`unknown operation "${op}"`), { name: 'WfError', code: 'WF_ERR_ARG' });
-      const value = await fn(id, args ?? []);
-      port.post({ id, kind: 'done', value }, transferables(value));
+      const value = Object.hasOwn(lifecycle, op) ? await lifecycle[op](args ?? []) : await call(id, op, [...(args ?? [])]);
+      port.post({ id, kind: 'done', value, info: model?.info() ?? null }, transferables(value));
     } catch (e) {
       port.post({ id, kind: 'error', error: wireError(e) });
     } finally {

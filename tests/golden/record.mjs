@@ -137,12 +137,16 @@ async function runCase(c, threads) {
     const s2s = await createSeq2Seq(config, { texts: [LETTERS], threads });
     model = s2s.model;
     await s2s.train(pairs, { ...OPTIM, steps: STEPS, batchSize: SEQ2SEQ_B, seed: 3, yieldMs: 0, onProgress: logStep });
-    valLoss = s2s.evaluate(held).loss;
-    const decode = (beam) => held.map(([w]) => {
-      const { ids, finished } = s2s.decodeIds(w, { beam });
-      return { ids: Array.from(ids), finished };
-    });
-    out.decode = { greedy: decode(1), beam: decode(4) };
+    valLoss = (await s2s.evaluate(held)).loss;
+    const decode = async (beam) => {
+      const all = [];
+      for (const [w] of held) {
+        const { ids, finished } = await s2s.decodeIds(w, { beam });
+        all.push({ ids: Array.from(ids), finished });
+      }
+      return all;
+    };
+    out.decode = { greedy: await decode(1), beam: await decode(4) };
   } else {
     let ids = null, vocabSize = 96; // an MSE encoder's ids are unused: the default vocabulary
     if (c.kind === 'encoder_ce') {

@@ -3,14 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createModel, createEncoder, createSeq2Seq, WfError } from '../../src/js/node.js';
+import { createModel, createEncoder, createSeq2Seq, Encoder, WfError } from '../../src/js/node.js';
 import { readFixture, fixtureConfig, maxAbs, readF32, withNativeDump } from './fixture.js';
-import { withBatch } from '../../src/js/batch.js';
+import { modelHandle } from '../../src/js/model.js';
 
 const CASES = ['encdec_post_ln', 'llama_decoder', 'encoder_mse'];
 const NATIVE = 'build/native/test_fixture';
 
-// The fixture's batch through the Model's handle: logits, or the final states for an MSE.
+// The fixture's batch through the Model's handle (the batch path every model kind takes):
+// logits, or the final states for an MSE.
 async function wasmForward(name) {
   const fx = readFixture(`tests/fixtures/${name}.bin`);
   const model = await createModel(fixtureConfig(fx));
@@ -21,17 +22,10 @@ async function wasmForward(name) {
     inputs: get('inputs'), inputVecs: get('input_vecs'), targets: get('targets'), targetVecs: get('target_vecs'),
     lengths: get('lengths'), src: get('src'), srcLengths: get('src_lengths'), B: dims[0], T: dims[1], S: fx.src?.dims[1],
   };
-  const { rt, handle } = model;
-  const C = model.config.dModel, V = model.config.vocabSize;
-  const out = withBatch(rt, batch, C, (pb) => rt.withBuffer(4, (lossp) => {
-    model.call(rt.M._wf_model_forward(handle, pb, lossp));
-    const mse = !fx.logits;
-    const p = (mse ? rt.M._wf_model_hidden(handle) : rt.M._wf_model_logits(handle)) >>> 2;
-    const n = batch.B * batch.T * (mse ? C : V);
-    return { loss: rt.f32[lossp >>> 2], out: rt.f32.slice(p, p + n), ref: mse ? fx.hidden.data : fx.logits.data };
-  }));
+  const mse = !fx.logits;
+  const r = modelHandle(model).forwardBatch(batch, { logits: !mse, hidden: mse });
   model.dispose();
-  return out;
+  return { loss: r.loss, out: mse ? r.hidden : r.logits, ref: mse ? fx.hidden.data : fx.logits.data };
 }
 
 for (const name of CASES) {
@@ -103,9 +97,28 @@ test('Encoder: cross-entropy with padding, MSE on vectors, hidden states', async
   assert.throws(() => enc.trainStep({ inputs, targets, lengths: [9, 1], B, T }),
     (e) => e.code === 'WF_ERR_ARG' && /lengths/.test(e.message));
   assert.throws(() => enc.trainStep({ inputs, targets, targetVecs, B, T }), (e) => e.code === 'WF_ERR_ARG');
+  // a view of a caller's model (Encoder.from) leaves it alone when it ends (by dispose or
+  // Symbol.dispose, which `using` calls); the encoder createEncoder made takes its model with it
+  const model = enc.model;
+  const view = Encoder.from(model);
+  assert.deepEqual(view.forward({ inputs, B, T }).hidden, enc.forward({ inputs, B, T }).hidden);
+  view.dispose();
+  assert.throws(() => view.forward({ inputs, B, T }), (e) => e.code === 'WF_ERR_DISPOSED');
+  assert.equal(enc.forward({ inputs, B, T }).hidden.length, B * T * C, 'the model is still there');
+  const scoped = Encoder.from(model);
+  scoped[Symbol.dispose]();
+  assert.throws(() => scoped.config, (e) => e.code === 'WF_ERR_DISPOSED');
+  assert.equal(model.config.arch, 'encoder', 'Symbol.dispose on a view ends the view only');
+  assert.throws(() => Encoder.from(createModelLike('decoder')), (e) => e.code === 'WF_ERR_STATE');
   enc.dispose();
   assert.throws(() => enc.forward({ inputs, B, T }), (e) => e.code === 'WF_ERR_DISPOSED');
+  assert.throws(() => model.config, (e) => e.code === 'WF_ERR_DISPOSED', 'createEncoder\'s model goes with it');
 });
+
+/** Enough of a Model for from() to refuse it. */
+function createModelLike(arch) {
+  return { config: { arch } };
+}
 
 test('config errors of the new fields', async () => {
   await assert.rejects(createSeq2Seq({ nLayer: 1, nEncLayer: 0, vocabSize: 8 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_enc_layer/.test(e.message));

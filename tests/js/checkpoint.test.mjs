@@ -6,10 +6,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withNativeDump } from './fixture.js';
-import { writeIdsBatch } from '../../src/js/batch.js';
 import {
   createModel, createTokenizer, load, loadModel, loadModelFile, loadTokenizer, saveModel, saveModelFile, WfError,
 } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
+import { HeapBatch } from '../../src/js/batch.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
@@ -61,20 +62,20 @@ test('exact resume in wasm: N steps, save, load, M steps == N + M steps, bit for
   assert.equal(resumed.step, N + M);
   assert.ok(sameBytes(resumed.save(), straight.save()), 'weights, moments, step and sampler streams identical');
 
-  // through the C calls directly, with warmup and cosine decay spanning the save
-  const rt = straight.rt;
+  // through the core's sampler and steps directly, with warmup and cosine decay spanning the save
   const schedule = { lr: 5e-3, warmup: 4, decaySteps: 10, gradClip: 0.5 };
   const tokens = straight.tokenizer.encode(TEXT);
   const steps = async (model, k) => {
-    const B = 3, T = 16, p = rt.putInt32(tokens), pin = rt.alloc(B * T * 4), ptg = rt.alloc(B * T * 4), pb = rt.alloc(40);
-    writeIdsBatch(rt, pb, pin, ptg, B, T);
+    const core = modelHandle(model), rt = core.rt;
+    const B = 3, T = 16, p = rt.putInt32(tokens), batch = HeapBatch.ids(rt, B, T);
     try {
       for (let i = 0; i < k; i++) {
-        model.call(rt.M._wf_model_sample_batch(model.handle, p, tokens.length, 0.1, 0, B, T, pin, ptg));
-        model.call(rt.M._wf_model_step(model.handle, pb, 0));
+        rt.sampleBatch(core.live(), p, tokens.length, 0.1, 0, B, T, batch.inputs, batch.targets);
+        core.stepBatch(batch);
       }
     } finally {
-      for (const x of [p, pin, ptg, pb]) rt.free(x);
+      rt.free(p);
+      batch.free();
     }
   };
   const a = await createModel({ ...SMALL, seed: 4 });

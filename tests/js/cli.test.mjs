@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
+import { CONFIG_FIELDS, OPTIM_FIELDS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
 
 const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
@@ -55,6 +55,14 @@ test('--help on the program and on every command', () => {
       for (const f of [...flags, '--help']) assert.match(r.out, new RegExp(` ${f}\\b`), `${c} --help lists ${f}`);
     }
   }
+  // train has a flag per config field and optimizer setting of the package's table (but
+  // those it sets its own way), with the field's meaning
+  const train = cli(['train', '--help']).out;
+  const own = new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'lr', 'start']);
+  for (const f of [...CONFIG_FIELDS, ...OPTIM_FIELDS].filter((x) => !own.has(x.name))) {
+    const flag = f.name.replace(/[A-Z]+/g, (m) => `-${m.toLowerCase()}`);
+    assert.ok(train.split('\n').some((l) => l.includes(` --${flag} `) && l.includes(f.meaning)), `train --help lists --${flag}: ${f.meaning}`);
+  }
   assert.match(cli(['--version']).out, /^\d+\.\d+\.\d+\n$/);
 });
 
@@ -96,6 +104,15 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
     [['import', 'dir'], /--out FILE is required/],
     [['import', 'dir', '--out', 'exists.wf'], /exists.wf exists: add --force/],
     [['info', 'a.wf', 'b.wf'], /unexpected argument "b.wf"/],
+    // the table's flags, checked against each field's type and range
+    [['train', '--n-layer', '0'], /--n-layer must be an integer in \[1, 1024\], not "0"/],
+    [['train', '--d-model', '1.5'], /--d-model must be an integer in \[1, 1048576\], not "1.5"/],
+    [['train', '--norm-eps', '0'], /--norm-eps must be a number in \(0, 1\), not "0"/],
+    [['train', '--dropout', '1'], /--dropout must be a number in \[0, 1\), not "1"/],
+    [['train', '--positions', 'alibi'], /--positions must be one of learned, sinusoidal, rope, not "alibi"/],
+    [['train', '--bias', 'yes'], /--bias must be true or false, not "yes"/],
+    [['train', '--weight-decay=-1'], /--weight-decay must be a number >= 0, not "-1"/],
+    [['train', '--out', 'exists.wf', '--resume', '--n-head', '2'], /--n-head cannot be combined with --resume/],
   ];
   for (const [args, message] of cases) {
     const r = cli(args);
@@ -128,6 +145,20 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
     assert.match(r.err.trimEnd(), message);
   }
   assert.ok(!existsSync(join(dir, 'n.wf')), 'a failed start writes no model');
+});
+
+test('the table\'s flags build the model and set the optimizer', async () => {
+  const r = cli(['train', TEXT, '--n-layer', '1', '--n-head', '2', '--d-model', '32', '--d-ff', '64', '--context', '32',
+    '--norm', 'rmsnorm', '--positions', 'rope', '--bias', 'false', '--tied-head', 'false', '--weight-decay', '0.05',
+    '--grad-clip', '0.5', '--steps', '3', '--eval-interval', '0', '--out', 'flags.wf']);
+  assert.equal(r.code, 0, r.err);
+  const model = await loadModelFile(join(dir, 'flags.wf'));
+  assert.deepEqual(
+    Object.fromEntries(['nLayer', 'nHead', 'dModel', 'dFF', 'context', 'norm', 'positions', 'bias', 'tiedHead'].map((k) => [k, model.config[k]])),
+    { nLayer: 1, nHead: 2, dModel: 32, dFF: 64, context: 32, norm: 'rmsnorm', positions: 'rope', bias: false, tiedHead: false });
+  assert.equal(model.optimizer.weightDecay, Math.fround(0.05));
+  assert.equal(model.optimizer.gradClip, 0.5);
+  model.dispose();
 });
 
 test('train, info, generate and eval on one model', async () => {

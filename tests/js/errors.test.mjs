@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import {
   checkConfig, createModel, createTokenizer, createWorkerModel, estimateMemory, load, WfError,
 } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 4 };
 const TEXT = 'the cat sat on the mat. '.repeat(100);
@@ -81,11 +82,11 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const big = { ...SMALL, vocabSize: 50000, dModel: 4096, nHead: 32, dFF: 16384, nLayer: 8, context: 2048 };
   const est = await estimateMemory(big);
   assert.ok(est.total > 4294967296);
-  const heapSize = rt.M.HEAP8.length, inUse = rt.M._wf_heap_in_use();
+  const heapSize = rt.heapSize, inUse = rt.heapInUse();
   const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
   await assert.rejects(createModel(big), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
-  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
-  assert.equal(rt.M._wf_heap_in_use(), inUse, 'nothing was allocated (or everything was freed)');
+  assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
+  assert.equal(rt.heapInUse(), inUse, 'nothing was allocated (or everything was freed)');
 
   // a batch whose activations do not fit, on a model that does: train and evaluate refuse it
   // before copying a single id into the heap
@@ -94,20 +95,20 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const need = (await estimateMemory(SMALL, B, 16)).activations;
   const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations`;
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: B }), 'WF_ERR_NOMEM', new RegExp(batchMsg));
-  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   // a batch size past int32 would wrap to 0 in C's estimate: refused on its ids' size
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: 2 ** 32 }), 'WF_ERR_NOMEM',
     /a batch of 4294967296 x 16 needs 274.88 GB for its ids alone/);
-  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   model.dispose();
 
   // one buffer beyond malloc's 32-bit size would wrap (2 ** 35 bytes to malloc(0)) and be
   // written past: the JavaScript side refuses it, and sizes that are not integers
-  const mrt = model.rt;
+  const mrt = modelHandle(model).rt;
   for (const bytes of [2 ** 35, 2 ** 32, 2 ** 32 - 63, 2 ** 53, NaN, Infinity, 1.5]) {
     assert.throws(() => mrt.alloc(bytes), (e) => e.code === 'WF_ERR_NOMEM' && /could not allocate .* bytes in the wasm heap/.test(e.message), String(bytes));
   }
-  assert.equal(mrt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
+  assert.equal(mrt.heapSize, heapSize, 'the wasm memory did not grow');
 });
 
 test('E6: token ids out of range', async () => {
@@ -141,7 +142,7 @@ test('E7: batch shapes: below 1, beyond the context, every target ignored', asyn
 });
 
 test('E8: empty and one-character corpora', async () => {
-  const model = await createModel(SMALL);
+  let model = await createModel(SMALL);
   // evaluate never builds a tokenizer from the text it is asked to measure
   await assert.rejects(model.evaluate(TEXT), (e) => e.code === 'WF_ERR_STATE' && /has no tokenizer yet/.test(e.message));
   assert.equal(model.tokenizer, null, 'evaluate keeps no tokenizer');
@@ -156,8 +157,8 @@ test('E8: empty and one-character corpora', async () => {
   let seen;
   await model.train(TEXT, { steps: 2, evalInterval: 0, yieldMs: 0, onProgress: () => { seen ??= model.tokenizer; } });
   assert.ok(seen && seen === model.tokenizer, 'attached by the first step');
-  model.tokenizer.dispose();
-  model.tokenizer = null;
+  model.dispose();
+  model = await createModel(SMALL); // without a tokenizer again
   await assert.rejects(model.train('', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the text is empty/.test(e.message));
   await assert.rejects(model.train('x', { steps: 1 }), (e) => e.code === 'WF_ERR_ARG' && /the training split has 1 tokens; a window of T = 16 needs at least 17/.test(e.message));
   assert.equal(model.tokenizer, null, 'a refused run keeps no tokenizer built from its text');
@@ -247,7 +248,7 @@ test('E12: learning rates that are NaN, negative or infinite; other settings out
 test('E13: calls on a disposed model, a model without a tokenizer, the wrong architecture', async () => {
   const rt = await load();
   const model = await trained();
-  const inUse = rt.M._wf_heap_in_use();
+  const inUse = rt.heapInUse();
   // dispose in the middle of training: the run stops with WF_ERR_DISPOSED and frees everything
   const running = model.train(TEXT, { steps: 100000, yieldMs: 0, evalInterval: 0 });
   await new Promise((resolve) => setTimeout(resolve, 20));
@@ -261,7 +262,7 @@ test('E13: calls on a disposed model, a model without a tokenizer, the wrong arc
   await assert.rejects(model.generateText('x'), (e) => e.code === 'WF_ERR_DISPOSED');
   await assert.rejects(model.evaluate(TEXT), (e) => e.code === 'WF_ERR_DISPOSED');
   model.dispose(); // twice is fine
-  assert.ok(rt.M._wf_heap_in_use() < inUse - 4 * 3 * 9000, 'the model and the run\'s buffers were freed');
+  assert.ok(rt.heapInUse() < inUse - 4 * 3 * 9000, 'the model and the run\'s buffers were freed');
 
   const wm = await createWorkerModel(SMALL);
   wm.dispose();

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import {
   createModel, createWorkerModel, exportSafetensors, importSafetensors, loadModel, loadModelFile, saveModelFile, WfError,
 } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
 import { Runtime } from '../../src/js/runtime.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 40, batchSize: 4, seed: 4 };
@@ -65,7 +66,7 @@ test('F1: a step with a non-finite loss, gradient or update is refused, nothing 
 test('F2: every JavaScript-side allocation of a call failing in turn: WF_ERR_NOMEM, nothing changed, leaked or left busy', async () => {
   const model = await createModel(SMALL);
   await model.train(TEXT, { steps: 2, evalInterval: 0 });
-  const rt = model.rt, good = model.save(), hf = exportSafetensors(model);
+  const rt = modelHandle(model).rt, good = model.save(), hf = exportSafetensors(model);
   const ids = Array.from({ length: 16 }, (_, i) => i % 40);
   const calls = {
     train: () => model.train(TEXT, { steps: 2, evalInterval: 0 }),
@@ -86,7 +87,7 @@ test('F2: every JavaScript-side allocation of a call failing in turn: WF_ERR_NOM
   let injected = 0;
   for (const [name, call] of Object.entries(calls)) {
     for (let k = 0; ; k++) {
-      const before = model.save(), inUse = rt.M._wf_heap_in_use();
+      const before = model.save(), inUse = rt.heapInUse();
       let n = 0;
       // the k-th allocation of the call fails, as malloc returning 0 would
       rt.alloc = function failing(bytes) {
@@ -101,7 +102,7 @@ test('F2: every JavaScript-side allocation of a call failing in turn: WF_ERR_NOM
       }
       injected++;
       assert.equal(error?.code, 'WF_ERR_NOMEM', `${name}, allocation ${k}: ${error}`);
-      assert.equal(rt.M._wf_heap_in_use(), inUse, `${name}, allocation ${k}: leaked`);
+      assert.equal(rt.heapInUse(), inUse, `${name}, allocation ${k}: leaked`);
       assert.ok(same(model.save(), before), `${name}, allocation ${k}: the model changed`);
       assert.equal(model.busy, null, `${name}, allocation ${k}: left busy`);
     }
@@ -122,18 +123,18 @@ test('F3: the wasm memory running out refuses one model and leaves the others in
   const opts = { wasmUrl: join(dir, 'wasmformer.wasm') };
   const a = await createModel(big, opts);
   const b = await createModel(big, opts);
-  const rt = a.rt;
-  assert.equal(b.rt, rt, 'one module');
-  assert.ok(rt.M.HEAP8.length > 2.8e9, `two models fill ${rt.M.HEAP8.length} bytes`);
+  const rt = modelHandle(a).rt;
+  assert.equal(modelHandle(b).rt, rt, 'one module');
+  assert.ok(rt.heapSize > 2.8e9, `two models fill ${rt.heapSize} bytes`);
   for (const m of [a, b]) await m.train(TEXT, { steps: 2, context: 16, evalInterval: 0 });
   const savedA = a.save(), savedB = b.save();
   const textA = await a.generateText('the ', { maxTokens: 20, seed: 1 });
-  const inUse = rt.M._wf_heap_in_use();
+  const inUse = rt.heapInUse();
 
   // a third passes the size check (it alone would fit) but its memory cannot grow
   await assert.rejects(createModel(big, opts), (e) => e instanceof WfError && e.code === 'WF_ERR_NOMEM'
     && /could not allocate \d+\.\d MB for the model/.test(e.message));
-  assert.equal(rt.M._wf_heap_in_use(), inUse, 'the failed model freed what it had allocated');
+  assert.equal(rt.heapInUse(), inUse, 'the failed model freed what it had allocated');
   // the others are untouched and still work, at addresses above 2 GB
   assert.ok(same(a.save(), savedA) && same(b.save(), savedB), 'the live models are unchanged');
   assert.equal(await a.generateText('the ', { maxTokens: 20, seed: 1 }), textA);
@@ -145,7 +146,7 @@ test('F3: the wasm memory running out refuses one model and leaves the others in
   const c = await createModel(big, opts);
   await c.train(TEXT, { steps: 1, context: 16, evalInterval: 0 });
   for (const m of [a, c, small]) m.dispose();
-  assert.ok(rt.M._wf_heap_in_use() < 1e6, 'everything freed');
+  assert.ok(rt.heapInUse() < 1e6, 'everything freed');
   rmSync(dir, { recursive: true, force: true });
 });
 

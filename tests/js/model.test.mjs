@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import {
   createModel, createTokenizer, checkConfig, estimateMemory, load, resolveConfig, PRESETS, WfError, Model,
 } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
 
 // A small model that learns a short periodic text in a few seconds.
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
@@ -296,8 +297,8 @@ test('the wasm is found by default, and wasmBinary / wasmUrl override it', async
   assert.notEqual(own, a, 'a wasmBinary makes its own instance');
   const fromUrl = await createModel(SMALL, { wasmUrl: wasmPath });
   const fromPath = await createModel(SMALL, { wasmUrl: wasmPath.pathname });
-  assert.equal(fromUrl.rt, a, 'the default location given explicitly: the same instance');
-  assert.notEqual(fromPath.rt, a, 'another location, another instance');
+  assert.equal(modelHandle(fromUrl).rt, a, 'the default location given explicitly: the same instance');
+  assert.notEqual(modelHandle(fromPath).rt, a, 'another location, another instance');
   assert.ok(fromUrl instanceof Model);
   // two models on two instances train independently to the same weights
   const other = await createModel(SMALL, { wasmBinary: readFileSync(wasmPath) });

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createModel, estimateMemory, exportSafetensors, importSafetensorsDir, load } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
 import { CASES as EXPORT_CASES, readTensor } from '../pytorch/make_export_fixture.mjs';
 import { fixtureConfig, readFixture } from './fixture.js';
 
@@ -14,11 +15,11 @@ test('review #1: a KV cache beyond 4 GB is counted and refused, not wrapped arou
   const cache = 2 * 1024 * 65536 * 64 * 4;
   const est = await estimateMemory(cfg);
   assert.ok(est.inference >= cache && est.inference < cache * 1.01, `inference ${est.inference}, want about ${cache}`);
-  const heapSize = rt.M.HEAP8.length, inUse = rt.M._wf_heap_in_use();
+  const heapSize = rt.heapSize, inUse = rt.heapInUse();
   const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
   await assert.rejects(createModel(cfg), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
-  assert.equal(rt.M.HEAP8.length, heapSize, 'the wasm memory did not grow');
-  assert.equal(rt.M._wf_heap_in_use(), inUse, 'nothing was allocated (or everything was freed)');
+  assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
+  assert.equal(rt.heapInUse(), inUse, 'nothing was allocated (or everything was freed)');
 });
 
 test('review #5: a later train() call warms up from lr / warmup again, from its own first step', async () => {
@@ -45,26 +46,15 @@ test('review #35: greedy generation in wasm matches PyTorch\'s golden tokens on 
     const fx = readFixture(`tests/fixtures/${name}.bin`);
     const model = await createModel(fixtureConfig(fx));
     for (const t of model.tensors()) model.setTensor(t.name, fx[`param.${t.name}`].data);
-    const rt = model.rt, prompt = fx['greedy.prompt'].data, want = Array.from(fx['greedy.tokens'].data);
+    const { rt, h } = modelHandle(model), prompt = fx['greedy.prompt'].data, want = Array.from(fx['greedy.tokens'].data);
     assert.ok(want.length > 0);
-    const [sampling, tokp] = rt.allocMany([16, 4]);
-    const pids = rt.putInt32(prompt);
+    const sampling = rt.putSampling({ temperature: 0, topK: 0, topP: 1, nVocab: 0 }); // temperature 0: greedy
     const got = [];
     try {
-      const base = sampling >>> 2;
-      rt.f32[base] = 0; // temperature 0: greedy
-      rt.i32[base + 1] = 0;
-      rt.f32[base + 2] = 1;
-      rt.i32[base + 3] = 0;
-      model.call(rt.M._wf_model_gen_start(model.handle, pids, prompt.length, 7));
-      for (let i = 0; i < want.length; i++) {
-        model.call(rt.M._wf_model_gen_next(model.handle, sampling, tokp));
-        got.push(rt.i32[tokp >>> 2]);
-      }
+      rt.genStart(h, prompt, 7);
+      for (let i = 0; i < want.length; i++) got.push(rt.genNext(h, sampling));
     } finally {
-      rt.free(pids);
       rt.free(sampling);
-      rt.free(tokp);
       model.dispose();
     }
     assert.deepEqual(got, want, `${name}: greedy tokens`);

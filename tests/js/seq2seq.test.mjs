@@ -14,17 +14,17 @@ test('an encoder-decoder learns to reverse strings: greedy and beam exact match 
   const s2s = await createSeq2Seq(REVERSE_CONFIG, { texts: [LETTERS] });
   assert.equal(s2s.config.vocabSize, LETTERS.length + 1 + 2); // <unk>, the letters, bos, eos
   assert.equal(s2s.config.nEncLayer, 1);
-  const before = s2s.evaluate(heldOut).loss;
+  const before = (await s2s.evaluate(heldOut)).loss;
   const summary = await s2s.train(train, { steps: 800, lr: 5e-3, batchSize: 32 });
-  const after = s2s.evaluate(heldOut).loss;
-  const greedy = s2s.accuracy(heldOut), beam = s2s.accuracy(heldOut, { beam: 4 });
+  const after = (await s2s.evaluate(heldOut)).loss;
+  const greedy = await s2s.accuracy(heldOut), beam = await s2s.accuracy(heldOut, { beam: 4 });
   console.log(`reverse: held-out loss ${before.toFixed(3)} -> ${after.toFixed(3)} in ${summary.seconds.toFixed(1)} s; ` +
     `exact match greedy ${(100 * greedy).toFixed(1)}%, beam 4 ${(100 * beam).toFixed(1)}%`);
   assert.ok(greedy >= 0.9, `greedy ${greedy}`);
   assert.ok(beam >= 0.9, `beam ${beam}`);
-  assert.equal(s2s.translate('abcdefg'), 'gfedcba');
+  assert.equal(await s2s.translate('abcdefg'), 'gfedcba');
   // decoding stops at maxTokens without eos
-  const cut = s2s.decodeIds('abcdef', { maxTokens: 3 });
+  const cut = await s2s.decodeIds('abcdef', { maxTokens: 3 });
   assert.equal(cut.finished, false);
   assert.equal(cut.ids.length, 3);
   // the cross-attention map: rows are distributions over the source; reversing reads the
@@ -41,30 +41,50 @@ test('an encoder-decoder learns to reverse strings: greedy and beam exact match 
   for (let h = 0; h < map.nHead; h++) mean = mean.map((v, j) => v + last[h * map.T * map.S + j] / map.nHead);
   assert.equal(mean.indexOf(Math.max(...mean)), 3, `first output row attends ${mean}`);
   // a checkpoint brings back the same translator, tokenizer included
-  const again = Seq2Seq.from(await loadModel(saveModel(s2s.model)));
+  const loaded = await loadModel(saveModel(s2s.model));
+  const again = Seq2Seq.from(loaded);
   assert.equal(again.config.nEncLayer, 1);
-  assert.equal(again.translate('hgfedcba', { beam: 4 }), s2s.translate('hgfedcba', { beam: 4 }));
+  assert.equal(await again.translate('hgfedcba', { beam: 4 }), await s2s.translate('hgfedcba', { beam: 4 }));
   assert.deepEqual(again.forward(heldOut.slice(0, 4)).logits, s2s.forward(heldOut.slice(0, 4)).logits);
   assert.throws(() => Seq2Seq.from(decoderLike()), (e) => e.code === 'WF_ERR_STATE');
+  // a view made by from() leaves the caller's model alone; one made by createSeq2Seq owns its model
   again.dispose();
+  assert.throws(() => again.config, (e) => e.code === 'WF_ERR_DISPOSED', 'the view is ended');
+  assert.equal(loaded.config.nEncLayer, 1, 'the caller\'s model is not');
+  assert.equal(await Seq2Seq.from(loaded).translate('hgfedcba'), await s2s.translate('hgfedcba'));
+  loaded.dispose();
+  const model = s2s.model;
   s2s.dispose();
+  assert.throws(() => model.config, (e) => e.code === 'WF_ERR_DISPOSED', 'createSeq2Seq\'s model goes with it');
 });
 
 test('Seq2Seq errors, busy and abort', async () => {
   const s2s = await createSeq2Seq({ dModel: 16, dFF: 32, nLayer: 1, nHead: 2, context: 6, maxBeam: 2 }, { texts: ['abc'] });
-  assert.throws(() => s2s.decodeIds('abc', { beam: 3 }), (e) => e.code === 'WF_ERR_ARG' && /max_beam/.test(e.message));
+  await assert.rejects(s2s.decodeIds('abc', { beam: 3 }), (e) => e.code === 'WF_ERR_ARG' && /max_beam/.test(e.message));
   assert.throws(() => s2s.trainStep([['abcabcabc', 'a']]), (e) => e.code === 'WF_ERR_ARG' && /context/.test(e.message));
   assert.throws(() => s2s.trainStep([['', 'a']]), (e) => e.code === 'WF_ERR_ARG');
   const ac = new AbortController();
   let seen = 0;
   const pairs = [['abc', 'cba'], ['ab', 'ba']];
   const running = s2s.train(pairs, { steps: 5000, yieldMs: 0, signal: ac.signal, onProgress: () => { if (++seen === 3) ac.abort(); } });
-  assert.throws(() => s2s.decodeIds('ab'), (e) => e.code === 'WF_ERR_BUSY');
+  for (const call of [() => s2s.decodeIds('ab'), () => s2s.translate('ab'), () => s2s.accuracy(pairs), () => s2s.evaluate(pairs)]) {
+    await assert.rejects(call(), (e) => e.code === 'WF_ERR_BUSY');
+  }
   await assert.rejects(running, (e) => e.name === 'AbortError');
   assert.ok(s2s.step >= 3 && s2s.step < 5000);
-  assert.equal(typeof s2s.translate('abc'), 'string');
+  assert.equal(typeof await s2s.translate('abc'), 'string');
+  // the long calls take a signal and yield: an abort stops them between pairs
+  const many = Array.from({ length: 400 }, () => ['abc', 'cba']);
+  for (const call of [(signal) => s2s.accuracy(many, { signal, yieldMs: 0 }), (signal) => s2s.evaluate(many, { signal, yieldMs: 0, batchSize: 2 })]) {
+    const stop = new AbortController();
+    const p = call(stop.signal);
+    setTimeout(() => stop.abort(), 0);
+    await assert.rejects(p, (e) => e.name === 'AbortError');
+    assert.equal(s2s.model.busy, null);
+  }
+  await assert.rejects(s2s.decodeIds('abc', { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
   s2s.dispose();
-  assert.throws(() => s2s.translate('abc'), (e) => e.code === 'WF_ERR_DISPOSED');
+  await assert.rejects(s2s.translate('abc'), (e) => e.code === 'WF_ERR_DISPOSED');
 });
 
 test('Seq2Seq.train runs Model\'s training loop: the caller\'s optimizer settings stay, batchSize is checked, a refused call changes nothing', async () => {

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withNativeDump } from './fixture.js';
 import { createModel, createSeq2Seq, createTokenizer, loadModel, loadTokenizer, WfError } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
+import { tokenizerHandle } from '../../src/js/tokenizer.js';
 
 const NOVEL = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
 const NATIVE_BPE = 'build/native/test_bpe';
@@ -117,8 +119,8 @@ test('a tokenizer given to createModel is copied into the model\'s module instan
   // Node's default is the threaded build; threads: 1 is another module instance with its own heap
   const mine = await createTokenizer(text);
   const model = await createModel(config, { threads: 1, tokenizer: mine });
-  assert.notEqual(model.rt, mine.rt, 'two module instances');
-  assert.equal(model.tokenizer.rt, model.rt, 'the model\'s tokenizer lives in its heap');
+  assert.notEqual(modelHandle(model).rt, tokenizerHandle(mine).rt, 'two module instances');
+  assert.equal(tokenizerHandle(model.tokenizer).rt, modelHandle(model).rt, 'the model\'s tokenizer lives in its heap');
   assert.ok(sameBytes(model.tokenizer.save(), mine.save()));
   await model.train(text, { steps: 1, evalInterval: 0 });
   const copy = await loadModel(model.save(), { threads: 1 });
@@ -139,7 +141,7 @@ test('a tokenizer given to createModel is copied into the model\'s module instan
   }
   const s2s = await createSeq2Seq({ nLayer: 1, dModel: 16, dFF: 32 }, { threads: 1, tokenizer: mine });
   assert.equal(s2s.config.vocabSize, mine.vocabSize + 2);
-  assert.ok(s2s.tokenizer !== mine && s2s.tokenizer.rt === s2s.rt, 'a copy in the model\'s heap');
+  assert.ok(s2s.tokenizer !== mine && tokenizerHandle(s2s.tokenizer).rt === modelHandle(s2s.model).rt, 'a copy in the model\'s heap');
   s2s.dispose();
   assert.equal(mine.decode(mine.encode('sat')), 'sat');
   mine.dispose();

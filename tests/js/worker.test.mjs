@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createModel, createWorkerModel, loadModel, loadWorkerModel, WorkerModel, WfError } from '../../src/js/node.js';
+import { workerPort } from '../../src/js/worker-client.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
@@ -90,7 +91,7 @@ test('a worker that dies rejects its pending calls and every later one at once w
   let started;
   const running = wm.train(TEXT, { steps: 100000, evalInterval: 0, onProgress: () => started?.() });
   await new Promise((resolve) => { started = resolve; });
-  wm.port.terminate(); // the thread ends under the model, as a crash or an out-of-memory kill would end it
+  workerPort(wm).terminate(); // the thread ends under the model, as a crash or an out-of-memory kill would end it
   const dead = (e) => e instanceof WfError && e.code === 'WF_ERR_WORKER' && /the model's worker failed: the worker thread exited/.test(e.message);
   await assert.rejects(running, dead);
   // later calls settle at once instead of waiting for a worker that will never answer

@@ -3,7 +3,7 @@
 import {
   createModel, createTokenizer, createWorkerModel, checkConfig, estimateMemory, load, resolveConfig,
   PRESETS, WfError, Model, WorkerModel, Tokenizer, createSeq2Seq, createEncoder, exportSafetensors, importSafetensors,
-  loadModel, Seq2Seq, type Pair,
+  loadModel, Seq2Seq, type Pair, CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS,
   type TrainProgress, type ModelConfig, type GenerateOptions, type ErrorCode,
 } from 'wasmformer';
 
@@ -14,6 +14,10 @@ export async function main(text: string): Promise<string> {
   const back: string = tok.decode(ids);
   const model: Model = await createModel({ preset: 'tiny', nLayer: 2, activation: 'relu', positions: 'sinusoidal', tiedHead: false }, { tokenizer: tok });
   const cfg: ModelConfig = model.config;
+  const names: (keyof ModelConfig)[] = CONFIG_FIELDS.map((f) => f.name);
+  const lr = OPTIM_FIELDS.find((f) => f.name === 'lr')?.default;
+  const every: number = TRAIN_DEFAULTS.evalInterval;
+  tok[Symbol.dispose];
   const layers: number = cfg.nLayer + PRESETS.baby.batchSize + resolveConfig('baby').dModel;
   const ac = new AbortController();
   const summary = await model.train(text, {
@@ -44,11 +48,11 @@ export async function main(text: string): Promise<string> {
   const pairs: Pair[] = [['abc', 'cba']];
   const s2s = await createSeq2Seq({ dModel: 32 }, { texts: ['abc', 'cba'] });
   await s2s.train(pairs, { steps: 3 });
-  const rev: string = s2s.translate('abc', { beam: 2 });
+  const rev: string = await s2s.translate('abc', { beam: 2, signal: ac.signal });
   const again: Seq2Seq = Seq2Seq.from(await loadModel(s2s.model.save()));
   const enc = await createEncoder({ block: 'post_ln' });
   const hidden: Float32Array = enc.forward({ inputs: [1, 2], B: 1, T: 2 }).hidden;
-  out += rev + hidden.length + bpe.kind + again.bos + imported.paramCount;
+  out += rev + hidden.length + bpe.kind + again.bos + imported.paramCount + names.length + String(lr) + every;
   model.dispose();
   return [out, back, layers, summary.tokensPerSecond, loss, perplexity, code, mem.total, s2.step].join(' ');
 }

@@ -1,0 +1,73 @@
+// A decoder's text generation over a ModelHandle (Model.generate): the core's sampler one
+// token at a time, decoded as a stream, cut at stop strings, with abort and yields.
+import { WfError, throwIfAborted } from './errors.js';
+import { decoderConfig, yielder, yieldInterval } from './training.js';
+
+/** The defaults of generate()'s options. */
+export const GENERATE_DEFAULTS = Object.freeze({ maxTokens: 100, temperature: 1, topK: 0, topP: 1, yieldMs: 16 });
+
+/** The length of the longest end of `pending` that starts some stop string (and so must
+ * be held back: it may still become one). */
+function heldBack(pending, stops) {
+  let keep = 0;
+  for (const s of stops) {
+    for (let k = Math.min(s.length - 1, pending.length); k > keep; k--) {
+      if (s.startsWith(pending.slice(pending.length - k))) { keep = k; break; }
+    }
+  }
+  return keep;
+}
+
+/** Generated text as an async iterator of pieces; see Model.generate for the options. */
+export async function* generate(core, prompt = '', opts = {}) {
+  const h = core.idle();
+  decoderConfig(core, 'generate');
+  const rt = core.rt, tokenizer = core.tokenizer;
+  if (!tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
+  const maxTokens = opts.maxTokens ?? GENERATE_DEFAULTS.maxTokens;
+  if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${maxTokens}`);
+  const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
+  const signal = opts.signal;
+  const clock = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
+  throwIfAborted(signal);
+  const ids = tokenizer.encode(prompt.length ? prompt : '\n');
+  const sampling = rt.putSampling({
+    temperature: opts.temperature ?? GENERATE_DEFAULTS.temperature,
+    topK: opts.topK ?? GENERATE_DEFAULTS.topK,
+    topP: opts.topP ?? GENERATE_DEFAULTS.topP,
+    nVocab: tokenizer.vocabSize, // never ids the tokenizer cannot decode
+  });
+  const seed = (opts.seed ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
+  const decoder = new TextDecoder();
+  core.busy = 'generation';
+  let pending = ''; // text held back while it could still become a stop string
+  const emit = (piece, count) => { opts.onToken?.(piece, count); return piece; };
+  try {
+    rt.genStart(h, ids, seed);
+    for (let i = 0; i < maxTokens; i++) {
+      throwIfAborted(signal);
+      const id = rt.genNext(core.live(), sampling); // the model may have been disposed meanwhile
+      pending += decoder.decode(tokenizer.decodeBytes([id]), { stream: true });
+      const hit = stops.map((s) => pending.indexOf(s)).filter((k) => k >= 0);
+      if (hit.length) {
+        const cut = Math.min(...hit);
+        if (cut > 0) yield emit(pending.slice(0, cut), i + 1);
+        pending = '';
+        return;
+      }
+      // release all but the longest suffix that starts some stop string
+      const keep = heldBack(pending, stops);
+      if (pending.length > keep) {
+        const out = pending.slice(0, pending.length - keep);
+        pending = pending.slice(pending.length - keep);
+        yield emit(out, i + 1);
+      }
+      if (clock.due) await clock.yield();
+    }
+    pending += decoder.decode();
+    if (pending) yield emit(pending, maxTokens);
+  } finally {
+    rt.free(sampling);
+    if (core.h) core.busy = null;
+  }
+}

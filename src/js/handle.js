@@ -1,0 +1,275 @@
+// One model handle (wf_model) and what hangs off it: its runtime, its tokenizer, what it is
+// busy with, whether it holds optimizer state. Model, Encoder and Seq2Seq are views of one;
+// the training loop and generation work on one. Not exported by the package: its fields
+// are the package's own.
+import { WfError } from './errors.js';
+import { fromNative, presetBatchSize } from './config.js';
+import { HeapBatch } from './batch.js';
+import { MEMORY_LIMIT } from './runtime.js';
+import { STRUCTS, roundTrip } from './structs.js';
+import { Tokenizer, tokenizerHandle } from './tokenizer.js';
+
+export class ModelHandle {
+  /**
+   * @param {import('./runtime.js').Runtime} rt
+   * @param {number} h a wf_model with a model in it, owned from here on
+   * @param {Tokenizer|null} tokenizer owned from here on
+   */
+  constructor(rt, h, tokenizer, { batchSize, weightsOnly = false } = {}) {
+    this.rt = rt;
+    this.h = h;
+    this.tokenizer = tokenizer ?? null;
+    this.busy = null; // what runs: 'training', 'evaluation', 'generation', 'decoding', or null
+    this.weightsOnly = weightsOnly; // loaded without optimizer state (see info())
+    this.batchSize = batchSize ?? presetBatchSize(this.config);
+  }
+
+  /** The handle, or a WF_ERR_DISPOSED. */
+  live() {
+    if (!this.h) throw new WfError('WF_ERR_DISPOSED', 'this model has been disposed');
+    return this.h;
+  }
+
+  /** The handle, or a WF_ERR_DISPOSED or WF_ERR_BUSY. */
+  idle() {
+    this.live();
+    if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
+    return this.h;
+  }
+
+  /** Runs the async fn() with the model marked busy with `what` (the caller checked idle()). */
+  async busyWith(what, fn) {
+    this.busy = what;
+    try {
+      return await fn();
+    } finally {
+      if (this.h) this.busy = null;
+    }
+  }
+
+  // ---- state ----
+
+  /** The config in the C struct's numeric form. */
+  get native() { return this.rt.modelConfig(this.live()); }
+  /** The config in JavaScript form (strings and booleans). */
+  get config() { return fromNative(this.native); }
+  get paramCount() { return this.rt.modelInfo(this.live()).memory.count; }
+  get step() { return this.rt.modelInfo(this.live()).step; }
+  get lr() { return this.rt.modelInfo(this.live()).lr; }
+  get optimizer() { return this.rt.modelGetOptim(this.live()); }
+  memory() { return this.rt.modelInfo(this.live()).memory; }
+
+  /** Changes the optimizer settings given; the rest stay. Returns all of them. */
+  setOptimizer(settings) {
+    const next = { ...this.optimizer, ...settings };
+    this.rt.modelSetOptim(this.live(), next);
+    return roundTrip(STRUCTS.optim, next); // what the core now holds, without another call that could fail
+  }
+
+  /** Everything about the model in one plain object (Model.info). */
+  info() {
+    const tok = this.tokenizer, { memory, step, lr } = this.rt.modelInfo(this.live());
+    return {
+      config: this.config, paramCount: memory.count, step, lr,
+      optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
+      tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
+      threads: this.rt.threads ?? 1,
+    };
+  }
+
+  // ---- the batch path: every step and forward of every kind of model ----
+  // A batch is a JavaScript one (batch.js: copied into the heap for the call) or a
+  // HeapBatch a loop keeps. The caller has checked idle() or holds the model busy.
+
+  /** One optimizer step: {loss, gradNorm, lr, step}. */
+  stepBatch(batch) {
+    return this.#inHeap(batch, (hb) => this.rt.batchStep(this.live(), hb.ptr));
+  }
+
+  /** A forward pass (no dropout): {loss (null without targets), logits (with `logits`,
+   * default on: null where the model has none), hidden (with `hidden`: the final states)}. */
+  forwardBatch(batch, { logits = true, hidden = false } = {}) {
+    return this.#inHeap(batch, (hb) => {
+      const h = this.live();
+      const loss = this.rt.batchForward(h, hb.ptr);
+      const targets = batch instanceof HeapBatch ? hb.targets !== 0 : batch.targets != null || batch.targetVecs != null;
+      const out = { loss: targets ? loss : null };
+      if (logits || hidden) {
+        const cfg = this.native, n = hb.B * hb.T;
+        if (logits) out.logits = this.rt.logits(h, n * cfg.vocabSize);
+        if (hidden) out.hidden = this.rt.hidden(h, n * cfg.dModel);
+      }
+      return out;
+    });
+  }
+
+  /** Runs fn(hb) with the batch in the heap: batch itself, or a copy freed afterwards. */
+  #inHeap(batch, fn) {
+    if (batch instanceof HeapBatch) return fn(batch);
+    const hb = HeapBatch.copy(this.rt, batch, this.native.dModel);
+    try { return fn(hb); } finally { hb.free(); }
+  }
+
+  /** Throws, before the batch's buffers are allocated, when a [B, T] batch does not fit:
+   * T beyond the context, or activations beyond the wasm memory. The core refuses both too,
+   * but only once the ids are in the heap, which would have grown for nothing (wasm memory
+   * never shrinks). */
+  assertBatchFits(B, T) {
+    const native = this.native;
+    if (T > native.context) throw new WfError('WF_ERR_ARG', `sequence length ${T} exceeds the model's context of ${native.context}`);
+    // B and T cross into C as int32: a size past this bound would wrap there
+    if (B * T * 4 > MEMORY_LIMIT) {
+      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(B * T * 4 / 1e9).toFixed(2)} GB for its ids alone; `
+        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+    }
+    const need = this.rt.memoryEstimate(native, B, T).activations;
+    if (need > 0.95 * MEMORY_LIMIT) {
+      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
+        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+    }
+  }
+
+  // ---- tokens ----
+
+  /** Token ids of a text with the model's tokenizer, which must exist. */
+  textIds(text) {
+    if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
+    return this.tokenizer.encode(text);
+  }
+
+  /** Token ids of data (a text, or ids checked against the vocabulary) and `built`: when
+   * the model has no tokenizer yet, the one learned from the text as `spec` says
+   * (Tokenizer.forModel: char by default), not attached to the model: the caller decides. */
+  tokensOf(data, spec) {
+    if (typeof data !== 'string') {
+      // checked here, so a bad id fails before the batch sampler or the optimizer moves
+      const ids = data instanceof Int32Array ? data : Int32Array.from(data);
+      const V = this.native.vocabSize;
+      const bad = ids.findIndex((id) => id < 0 || id >= V);
+      if (bad >= 0) throw new WfError('WF_ERR_TOKEN', `token ${ids[bad]} at position ${bad} is outside [0, ${V})`);
+      return { tokens: ids, built: null };
+    }
+    if (this.tokenizer) {
+      if (spec !== undefined) this.tokenizer.assertMatches(spec);
+      return { tokens: this.tokenizer.encode(data), built: null };
+    }
+    const built = Tokenizer.forModel(this.rt, data, spec, this.native.vocabSize);
+    try {
+      return { tokens: built.encode(data), built };
+    } catch (e) {
+      built.dispose();
+      throw e;
+    }
+  }
+
+  // ---- weights ----
+
+  /** The parameter tensors: [{name, offset, size, shape, decay}] in table order. */
+  tensors() { return this.rt.modelTensors(this.live()); }
+
+  tensorInfo(name) {
+    const t = this.tensors().find((x) => x.name === name);
+    if (!t) throw new WfError('WF_ERR_ARG', `the model has no tensor "${name}"`);
+    return t;
+  }
+
+  getTensor(name) {
+    const t = this.tensorInfo(name);
+    return this.rt.modelReadParams(this.h, t.offset, t.size);
+  }
+
+  setTensor(name, values) {
+    this.idle();
+    const t = this.tensorInfo(name);
+    if (values.length !== t.size) throw new WfError('WF_ERR_ARG', `tensor "${name}" has ${t.size} elements, not ${values.length}`);
+    const bad = Array.prototype.findIndex.call(values, (x) => !Number.isFinite(Math.fround(x)));
+    if (bad >= 0) throw new WfError('WF_ERR_ARG', `value ${bad} of tensor "${name}" is ${values[bad]}; weights must be finite float32 numbers`);
+    this.rt.modelWriteParams(this.h, t.offset, values);
+  }
+
+  // ---- checkpoints ----
+
+  /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer`, its state. */
+  save({ optimizer = true } = {}) {
+    const h = this.idle();
+    return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
+  }
+
+  /** Replaces the whole state with a checkpoint's, in place; unchanged on any error. */
+  load(bytes) {
+    const h = this.idle(), rt = this.rt;
+    const th = rt.tokenizerCreate();
+    let withOptimizer;
+    try {
+      withOptimizer = rt.modelLoad(h, th, bytes);
+    } catch (e) {
+      rt.tokenizerFree(th);
+      throw e;
+    }
+    this.weightsOnly = !withOptimizer;
+    this.tokenizer?.dispose();
+    this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
+  }
+
+  /** A new handle from checkpoint bytes, with the file's tokenizer when it has one. */
+  static fromCheckpoint(rt, bytes) {
+    const h = rt.modelCreate();
+    let th = 0, withOptimizer;
+    try {
+      th = rt.tokenizerCreate();
+      withOptimizer = rt.modelLoad(h, th, bytes);
+    } catch (e) {
+      rt.modelFree(h);
+      if (th) rt.tokenizerFree(th);
+      throw e;
+    }
+    return ModelHandle.adopt(rt, h, ModelHandle.#tokenizerOf(rt, th), { weightsOnly: !withOptimizer });
+  }
+
+  /** A new handle from Hugging Face files (bytes), with a tokenizer file if given. */
+  static fromSafetensors(rt, config, st, tokenizerFile) {
+    const h = rt.modelCreate();
+    let tok = null;
+    try {
+      rt.safetensorsImport(h, config, st);
+      if (tokenizerFile !== undefined) {
+        tok = Tokenizer.load(rt, tokenizerFile);
+        const V = rt.modelConfig(h).vocabSize;
+        if (tok.vocabSize > V) {
+          throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tok.vocabSize} tokens but the model's vocabulary only ${V}`);
+        }
+      }
+    } catch (e) {
+      tok?.dispose();
+      rt.modelFree(h);
+      throw e;
+    }
+    return ModelHandle.adopt(rt, h, tok, { weightsOnly: true }); // safetensors hold no optimizer state
+  }
+
+  /** A handle over wasm handle h (and tokenizer tok), both freed if that fails. */
+  static adopt(rt, h, tok, opts) {
+    try {
+      return new ModelHandle(rt, h, tok, opts); // reads the config: can fail
+    } catch (e) {
+      tok?.dispose();
+      rt.modelFree(h);
+      throw e;
+    }
+  }
+
+  /** The Tokenizer of a filled tokenizer handle, or null (the handle freed) when empty. */
+  static #tokenizerOf(rt, th) {
+    if (rt.tokenizerInfo(th).kind !== 0) return new Tokenizer(rt, th);
+    rt.tokenizerFree(th);
+    return null;
+  }
+
+  /** Frees the model's wasm memory and its tokenizer's. */
+  free() {
+    if (this.h) this.rt.modelFree(this.h);
+    this.h = 0;
+    this.tokenizer?.dispose();
+    this.tokenizer = null;
+  }
+}

@@ -1,0 +1,217 @@
+// Training and evaluation loops over a ModelHandle: the loop every kind of model trains
+// with (runTraining: schedule, abort, progress, validation, yields), a decoder's training
+// and evaluation on text (Model.train, Model.evaluate), and the option checks they share.
+import { WfError, throwIfAborted } from './errors.js';
+import { optimOf } from './config.js';
+import { HeapBatch } from './batch.js';
+
+/** The defaults of train()'s own options (the optimizer's are OPTIM_DEFAULTS). */
+export const TRAIN_DEFAULTS = Object.freeze({ steps: 1000, valFraction: 0.1, evalInterval: 100, evalBatches: 4, yieldMs: 30 });
+
+export const yieldToEventLoop = typeof setImmediate === 'function'
+  ? () => new Promise((resolve) => setImmediate(resolve))
+  : () => new Promise((resolve) => setTimeout(resolve, 0));
+
+export function positiveInt(name, v) {
+  if (!Number.isInteger(v) || v < 1) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 1, not ${v}`);
+  return v;
+}
+
+function nonNegativeInt(name, v) {
+  if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${v}`);
+  return v;
+}
+
+/** A number of milliseconds between yields to the event loop: >= 0 (Infinity: never). */
+export function yieldInterval(v) {
+  if (typeof v !== 'number' || !(v >= 0)) throw new WfError('WF_ERR_ARG', `yieldMs must be a number >= 0, not ${v}`);
+  return v;
+}
+
+/** The clock of a loop that yields to the event loop every yieldMs: `if (clock.due) await
+ * clock.yield()` (a loop that is not due awaits nothing, not even a resolved promise). */
+export function yielder(yieldMs) {
+  let last = performance.now();
+  return {
+    get due() { return performance.now() - last >= yieldMs; },
+    async yield() {
+      await yieldToEventLoop();
+      last = performance.now();
+    },
+  };
+}
+
+/** A decoder's config, or a WF_ERR_STATE naming the class an encoder or encoder-decoder
+ * wants: train, evaluate and generate work on text through the next-token objective. */
+export function decoderConfig(core, what) {
+  const cfg = core.config;
+  if (cfg.arch !== 'decoder') {
+    const use = cfg.arch === 'encoder' ? 'Encoder.from(model)' : 'Seq2Seq.from(model)';
+    throw new WfError('WF_ERR_STATE', `${what}() works on decoders; this model is an ${cfg.arch}: use ${use}`);
+  }
+  return cfg;
+}
+
+/**
+ * The training loop of every kind of model (Model.train, Seq2Seq.train): sets this call's
+ * optimizer settings and schedule from opts, then takes opts.steps steps of source.step()
+ * (which returns a step info and the tokens it trained on) with abort, progress,
+ * validation (source.validate() at multiples of source.validateEvery, counting earlier
+ * steps, and at the end) and yields to the event loop. source.prepare() runs first and
+ * may throw; source.cleanup() runs last, whatever happened. Everything up to the first
+ * step is undone if it fails: the optimizer settings are restored.
+ */
+export async function runTraining(core, opts, source) {
+  const steps = positiveInt('steps', opts.steps ?? TRAIN_DEFAULTS.steps);
+  const yieldMs = yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs);
+  const signal = opts.signal;
+  const start = core.step;
+  const before = core.optimizer;
+  let last = null, valLoss = null, tokens = 0;
+  try {
+    throwIfAborted(signal);
+    source.prepare();
+    const schedule = optimOf(opts);
+    if (!opts.keepSchedule) {
+      // a schedule for this call: warmup over its first steps, cosine decay to its last
+      const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
+      schedule.start = start;
+      schedule.warmup = warmup;
+      schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
+    }
+    core.idle();
+    core.setOptimizer(schedule);
+    core.busy = 'training';
+    const t0 = performance.now();
+    let lastYield = t0;
+    for (let s = 1; s <= steps; s++) {
+      throwIfAborted(signal);
+      last = source.step();
+      tokens += last.tokens;
+      const every = source.validateEvery ?? 0;
+      const validated = every > 0 && ((start + s) % every === 0 || s === steps);
+      if (validated) valLoss = source.validate();
+      const now = performance.now();
+      const elapsed = (now - t0) / 1000;
+      if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) {
+        opts.onProgress({
+          step: last.step, steps: start + steps, loss: last.loss, valLoss, validated,
+          lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
+          eta: (elapsed / s) * (steps - s),
+        });
+      }
+      if (now - lastYield >= yieldMs) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    return { steps, step: core.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds };
+  } catch (e) {
+    if (core.h && core.step === start) core.setOptimizer(before);
+    throw e;
+  } finally {
+    source.cleanup?.();
+    core.busy = null;
+  }
+}
+
+/** Model.train: a decoder on text or ids, batches drawn by the core's sampler. */
+export async function trainDecoder(core, data, opts = {}) {
+  core.idle();
+  const rt = core.rt;
+  const cfg = decoderConfig(core, 'train');
+  const B = positiveInt('batchSize', opts.batchSize ?? core.batchSize);
+  const T = positiveInt('context', opts.context ?? cfg.context);
+  const valFraction = opts.valFraction ?? TRAIN_DEFAULTS.valFraction;
+  if (typeof valFraction !== 'number' || !(valFraction >= 0 && valFraction < 1)) {
+    throw new WfError('WF_ERR_ARG', `valFraction (the validation split) must be a number in [0, 1), not ${valFraction}`);
+  }
+  const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? TRAIN_DEFAULTS.evalInterval);
+  const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? TRAIN_DEFAULTS.evalBatches);
+  throwIfAborted(opts.signal);
+  core.assertBatchFits(B, T);
+  let tokens = null, built = null, ptok = 0, hb = null;
+  return runTraining(core, opts, {
+    validateEvery: valFraction > 0 ? evalInterval : 0,
+    // a tokenizer this call builds joins the model only with its first step; nothing is
+    // allocated before the checks
+    prepare: () => {
+      ({ tokens, built } = core.tokensOf(data, opts.tokenizer));
+      // the sampler checks this too, but only when it first draws from a split: a validation
+      // split too short to validate would otherwise fail evalInterval steps into the run
+      const nVal = Math.floor(tokens.length * valFraction);
+      for (const [name, n, used] of [['training', tokens.length - nVal, true], ['validation', nVal, evalInterval > 0 && valFraction > 0]]) {
+        if (used && n < T + 1) {
+          throw new WfError('WF_ERR_ARG', `the ${name} split has ${n} tokens; a window of T = ${T} needs at least ${T + 1} (use a longer text${name === 'validation' ? ', a larger valFraction, or valFraction 0' : ' or a smaller valFraction'})`);
+        }
+      }
+      ptok = rt.putInt32(tokens);
+      hb = HeapBatch.ids(rt, B, T);
+      if (opts.seed !== undefined) rt.sampleSeed(core.live(), opts.seed);
+    },
+    step: () => {
+      rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 0, B, T, hb.inputs, hb.targets);
+      const info = core.stepBatch(hb);
+      if (built && !core.tokenizer) core.tokenizer = built;
+      return { ...info, tokens: B * T };
+    },
+    validate: () => {
+      let sum = 0;
+      for (let i = 0; i < evalBatches; i++) {
+        rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 1, B, T, hb.inputs, hb.targets);
+        sum += core.forwardBatch(hb, { logits: false }).loss;
+      }
+      return sum / evalBatches;
+    },
+    cleanup: () => {
+      if (built && core.tokenizer !== built) built.dispose();
+      rt.free(ptok);
+      hb?.free();
+    },
+  });
+}
+
+/** Model.evaluate: mean cross-entropy over non-overlapping windows of the context. */
+export async function evaluateDecoder(core, data, { maxTokens = Infinity, batchSize, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = {}) {
+  core.idle();
+  yieldInterval(yieldMs);
+  throwIfAborted(signal);
+  const rt = core.rt;
+  const T = decoderConfig(core, 'evaluate').context;
+  // a text needs the model's own tokenizer: one learned from the evaluation text would
+  // measure nothing the model knows
+  let tokens = typeof data === 'string' ? core.textIds(data) : core.tokensOf(data).tokens;
+  if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+  const windows = Math.floor((tokens.length - 1) / T);
+  if (windows < 1) {
+    throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);
+  }
+  const B = Math.min(positiveInt('batchSize', batchSize ?? core.batchSize), windows);
+  core.assertBatchFits(B, T);
+  const hb = HeapBatch.ids(rt, B, T);
+  const clock = yielder(yieldMs);
+  try {
+    return await core.busyWith('evaluation', async () => {
+      let total = 0, counted = 0;
+      for (let w = 0; w < windows; w += B) {
+        throwIfAborted(signal);
+        const b = Math.min(B, windows - w);
+        const base = hb.inputs >>> 2, tbase = hb.targets >>> 2;
+        for (let i = 0; i < b; i++) {
+          const off = (w + i) * T;
+          rt.i32.set(tokens.subarray(off, off + T), base + i * T);
+          rt.i32.set(tokens.subarray(off + 1, off + T + 1), tbase + i * T);
+        }
+        hb.shape(b, T);
+        total += core.forwardBatch(hb, { logits: false }).loss * b * T;
+        counted += b * T;
+        if (clock.due) await clock.yield();
+      }
+      const loss = total / counted;
+      return { loss, perplexity: Math.exp(loss), tokens: counted };
+    });
+  } finally {
+    hb.free();
+  }
+}

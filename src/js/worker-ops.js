@@ -1,0 +1,50 @@
+// The worker protocol, declared once. WorkerModel and WorkerSeq2Seq (worker-client.js) get
+// one method per operation of their kind from this table, and the worker (worker-host.js)
+// answers each by calling the method of the same name on the object the row names:
+//   on        'main' (default): the host's Model (WorkerModel) or Seq2Seq (WorkerSeq2Seq);
+//             'model': the Model under either; 'tokenizer': the model's tokenizer
+//   opts      the index of the options argument, for a row with either of:
+//   signal    the call takes opts.signal: aborting it stops the work in the worker
+//   event     the name of a callback option (onProgress, onToken) whose calls come back as
+//             messages; with `stream`, the method is an async iterator of the callback's
+//             first argument (generate)
+//
+// Messages, both directions plain structured-clone objects:
+//   client -> worker  {id, op, args}          one call; op 'start' and 'replace' make and
+//                                             swap the model; {op: 'abort', target} cancels one
+//   worker -> client  {id, kind: 'event', args}   a callback's arguments
+//                     {id, kind: 'done', value, info}  the result and Model.info() after it
+//                     {id, kind: 'error', error}
+// Calls run as they arrive, as on a Model in the main thread: a second call while one runs
+// fails with WF_ERR_BUSY from the Model itself.
+
+/** What both kinds have, on the Model. */
+const COMMON = {
+  info: { on: 'model' },
+  tensors: { on: 'model' },
+  getTensor: { on: 'model' },
+  setTensor: { on: 'model' },
+  setOptimizer: { on: 'model' },
+  save: { on: 'model' },
+};
+
+export const WORKER_OPS = {
+  model: {
+    ...COMMON,
+    train: { opts: 1, signal: true, event: 'onProgress' },
+    evaluate: { opts: 1, signal: true },
+    generate: { opts: 1, signal: true, event: 'onToken', stream: true },
+    selfAttention: {},
+    encode: { on: 'tokenizer' },
+    decode: { on: 'tokenizer' },
+  },
+  seq2seq: {
+    ...COMMON,
+    train: { opts: 1, signal: true, event: 'onProgress' },
+    evaluate: { opts: 1, signal: true },
+    decodeIds: { opts: 1, signal: true },
+    translate: { opts: 1, signal: true },
+    accuracy: { opts: 1, signal: true },
+    crossAttention: {},
+  },
+};

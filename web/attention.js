@@ -1,0 +1,70 @@
+// Attention maps on the page: the language model's panel (which earlier tokens each token
+// of a text looks at, in one layer and head) and what the seq2seq half's cross-attention
+// map shares with it: the layer and head choices, and a map's values for one head or the
+// mean of all.
+import { Heatmap } from './heatmap.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** Fills the layer and head selects for a model of cfg (the last layer, the mean of heads). */
+export function fillLayerHeads(layerSelect, headSelect, cfg) {
+  layerSelect.replaceChildren(...Array.from({ length: cfg.nLayer }, (_, l) => new Option(`${l + 1} of ${cfg.nLayer}`, String(l))));
+  layerSelect.value = String(cfg.nLayer - 1);
+  headSelect.replaceChildren(new Option('mean of all heads', 'mean'),
+    ...Array.from({ length: cfg.nHead }, (_, h) => new Option(`${h + 1} of ${cfg.nHead}`, String(h))));
+}
+
+/** One layer's map [nHead * n] as the selects choose it: {values [n], caption}. */
+export function chosenMap(maps, layerSelect, headSelect, n) {
+  const l = Number(layerSelect.value), hv = headSelect.value;
+  const layer = maps.layers[Math.min(l, maps.layers.length - 1)];
+  let values;
+  if (hv === 'mean') {
+    values = new Float32Array(n);
+    for (let h = 0; h < maps.nHead; h++) for (let i = 0; i < n; i++) values[i] += layer[h * n + i] / maps.nHead;
+  } else {
+    values = layer.subarray(Number(hv) * n, (Number(hv) + 1) * n);
+  }
+  return { values, caption: `layer ${l + 1}, ${hv === 'mean' ? 'mean of all heads' : `head ${Number(hv) + 1}`}` };
+}
+
+export class AttentionPanel {
+  /** model(): the WorkerModel; checkpoint(fn): runs fn with the model idle */
+  constructor(model, checkpoint) {
+    this.model = model;
+    this.checkpoint = checkpoint;
+    this.heatmap = new Heatmap($('att-map'), $('att-readout'));
+    this.maps = null; // the last selfAttention result
+    $('att-layer').addEventListener('change', () => this.draw());
+    $('att-head').addEventListener('change', () => this.draw());
+  }
+
+  /** A new model: no map, its layers and heads to choose from. */
+  setModel(cfg) {
+    this.maps = null;
+    this.heatmap.clear('nothing shown yet');
+    fillLayerHeads($('att-layer'), $('att-head'), cfg);
+  }
+
+  async show() {
+    const text = $('att-text').value;
+    if (!text.length) throw new Error('type a text to look at');
+    $('att-status').textContent = 'Computing…';
+    let all = 0;
+    const wm = this.model();
+    this.maps = await this.checkpoint(async () => {
+      all = (await wm.encode(text)).length;
+      return wm.selfAttention(text);
+    });
+    const cut = this.maps.T < all ? ` (the last ${this.maps.T} of its ${all}: the model’s context)` : '';
+    $('att-status').textContent = `${this.maps.T} tokens${cut}.`;
+    this.draw();
+  }
+
+  draw() {
+    const m = this.maps;
+    if (!m) return;
+    const { values, caption } = chosenMap(m, $('att-layer'), $('att-head'), m.T * m.T);
+    this.heatmap.show({ rows: m.tokens, cols: m.tokens, values, caption });
+  }
+}

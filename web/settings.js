@@ -1,0 +1,247 @@
+// The language model's settings form: the text (a novel, pasted text or a file), its
+// tokenizer and validation split, the size preset, and the advanced settings, which are
+// made here from the package's config table (fields.js) with the package's defaults. Any
+// change re-checks the settings with the core (checkConfig, estimateMemory) and says why
+// they cannot be trained, if they cannot.
+import { CONFIG_FIELDS, OPTIM_FIELDS, PRESETS, TRAIN_DEFAULTS, checkConfig, estimateMemory } from './pkg/src/js/index.js';
+import { Corpus } from './corpus.js';
+import { FIELDS, fieldControl, labelOf, numberIn, readField, setField } from './fields.js';
+import * as fmt from './format.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** The page's presets: the package's tiny and baby, and a micro one that trains in minutes
+ * on one core. steps is the page's default run length. */
+export const PAGE_PRESETS = {
+  micro: { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, batchSize: 16, lr: 3e-3, steps: 1000 },
+  tiny: { ...PRESETS.tiny, steps: 2000 },
+  baby: { ...PRESETS.baby, steps: 2000 },
+};
+const SHAPE = ['nLayer', 'nHead', 'dModel', 'dFF', 'context']; // what a preset sets of the architecture
+
+// The advanced settings the page shows, in its order and words: the config fields but
+// those the page decides (a decoder; the vocabulary is the tokenizer's), then the training
+// settings. A config field the table has and this list does not comes last, in the
+// table's words.
+const MODEL_LABELS = {
+  nLayer: 'Layers', nHead: 'Attention heads', dModel: 'Width (d_model)', dFF: 'Feed-forward width', context: 'Context (tokens)',
+  norm: 'Normalization', block: 'Block', activation: 'Activation', positions: 'Positions', normEps: 'Norm epsilon',
+  dropout: 'Dropout', seed: 'Weight seed', tiedHead: 'Output head tied to the token embedding', bias: 'Biases in linear layers and norms',
+};
+const PAGE_DECIDES = new Set(['arch', 'vocabSize', 'nEncLayer', 'maxBeam']);
+// train()'s own options the form has, as rows of the table's shape
+const TRAIN_ROWS = {
+  batchSize: { name: 'batchSize', type: 'int', min: 1, max: 1024 },
+  evalInterval: { name: 'evalInterval', type: 'int', min: 0 },
+  evalBatches: { name: 'evalBatches', type: 'int', min: 1, max: 1000 },
+  steps: { name: 'steps', type: 'int', min: 1, max: 10000000 },
+};
+const TRAIN_LABELS = {
+  batchSize: 'Batch size', lr: 'Learning rate', warmup: 'Warmup steps', minLrRatio: 'Final learning rate (fraction)',
+  weightDecay: 'Weight decay', gradClip: 'Gradient clip (0 = off)', beta1: 'Adam beta1', beta2: 'Adam beta2', eps: 'Adam epsilon',
+  evalInterval: 'Validate every (steps)', evalBatches: 'Batches per validation',
+};
+const CONTROL = { dropout: { max: 0.9, step: 0.05 } }; // where the page's spinner is finer than the table's range
+
+const modelKeys = [...Object.keys(MODEL_LABELS), ...CONFIG_FIELDS.map((f) => f.name).filter((k) => !PAGE_DECIDES.has(k) && !(k in MODEL_LABELS))];
+const trainKeys = Object.keys(TRAIN_LABELS);
+const rowOf = (k) => FIELDS[k] ?? TRAIN_ROWS[k];
+
+/** Every advanced setting's value before a preset's: the core's defaults, and the run's
+ * (warmup empty: a tenth of the run, at most 100). */
+const DEFAULTS = {
+  ...Object.fromEntries([...CONFIG_FIELDS, ...OPTIM_FIELDS].map((f) => [f.name, f.default])),
+  warmup: '', evalInterval: TRAIN_DEFAULTS.evalInterval, evalBatches: TRAIN_DEFAULTS.evalBatches,
+};
+
+/** The largest model the page trains: a wasm32 module addresses at most 4 GB, and the tab
+ * needs room besides; devices that say they have little memory get less. */
+export function memoryLimit() {
+  const device = navigator.deviceMemory ? navigator.deviceMemory * 1e9 / 4 : Infinity;
+  return Math.min(2e9, device);
+}
+
+export class SettingsForm {
+  /** app: {error(text)}; changed(): called when what can be trained may have changed */
+  constructor(app, changed) {
+    this.app = app;
+    this.changed = changed;
+    this.corpus = new Corpus();
+    this.problem = null; // why the settings cannot be trained, or null
+    this.bpeTokens = null; // tokens of the text once a BPE tokenizer has been learned
+    this.build();
+    this.wire();
+    this.applyPreset('tiny');
+  }
+
+  /** The advanced settings' controls, from the package's tables, and the validation
+   * split's default. */
+  build() {
+    setField($('val-fraction'), TRAIN_DEFAULTS.valFraction);
+    $('cfg-fields').replaceChildren(...modelKeys.map((k) => fieldControl(FIELDS[k], { id: `cfg-${k}`, label: MODEL_LABELS[k], ...CONTROL[k] })));
+    $('tr-fields').replaceChildren(...trainKeys.map((k) => fieldControl(rowOf(k), { id: `tr-${k}`, label: TRAIN_LABELS[k] })));
+  }
+
+  wire() {
+    $('corpus-source').addEventListener('change', () => this.chooseSource());
+    $('corpus-paste').addEventListener('input', () => {
+      this.corpus.setPasted($('corpus-paste').value);
+      this.corpusChanged();
+    });
+    $('corpus-file').addEventListener('change', () => this.readFile());
+    for (const id of ['tokenizer-kind', 'bpe-vocab', 'val-fraction']) $(id).addEventListener('input', () => this.corpusChanged());
+    $('preset').addEventListener('change', () => {
+      if ($('preset').value !== 'custom') this.applyPreset($('preset').value);
+      this.settingsChanged();
+    });
+    for (const id of [...modelKeys.map((k) => `cfg-${k}`), ...trainKeys.map((k) => `tr-${k}`), 'tr-steps']) {
+      // what a preset sets (the architecture, batch size and learning rate) makes it custom
+      $(id).addEventListener('input', () => {
+        if (id.startsWith('cfg-') || id === 'tr-batchSize' || id === 'tr-lr') $('preset').value = 'custom';
+        this.settingsChanged();
+      });
+    }
+  }
+
+  async chooseSource() {
+    const source = $('corpus-source').value;
+    $('corpus-paste-row').hidden = source !== 'paste';
+    $('corpus-file-row').hidden = source !== 'file';
+    $('stat-chars').textContent = '…';
+    await fmt.guard(this.app, 'Could not load the text', async () => {
+      await this.corpus.select(source);
+      this.corpusChanged();
+    });
+  }
+
+  async readFile() {
+    const file = $('corpus-file').files[0];
+    if (!file) return;
+    await fmt.guard(this.app, `Could not read ${file.name}`, async () => {
+      await this.corpus.setFile(file);
+      this.corpusChanged();
+    });
+  }
+
+  corpusChanged() {
+    $('bpe-row').hidden = $('tokenizer-kind').value !== 'bpe';
+    this.bpeTokens = null;
+    const text = this.corpus.text;
+    $('corpus-preview').textContent = text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+    this.settingsChanged();
+  }
+
+  /** The number of tokens a learned BPE tokenizer made of the text, for the stats. */
+  setBpeTokens(n) {
+    this.bpeTokens = n;
+    this.showCorpusStats();
+  }
+
+  showCorpusStats() {
+    const kind = $('tokenizer-kind').value, valFraction = numberIn($('val-fraction'));
+    const s = this.corpus.stats({ kind, bpeVocab: numberIn($('bpe-vocab')), valFraction, bpeTokens: this.bpeTokens });
+    $('stat-chars').textContent = fmt.count(s.chars);
+    $('stat-vocab').textContent = kind === 'bpe' ? `${fmt.count(s.vocab)} BPE tokens` : `${fmt.count(s.vocab)} (${fmt.count(s.distinct)} characters + unknown)`;
+    $('stat-tokens').textContent = s.tokens === null ? 'counted when training starts' : fmt.count(s.tokens);
+    $('stat-split').textContent = s.tokens === null ? `${fmt.count(100 * (1 - valFraction))}% / ${fmt.count(100 * valFraction)}%`
+      : `${fmt.count(s.train)} / ${fmt.count(s.val)} tokens`;
+  }
+
+  applyPreset(name) {
+    const p = { ...DEFAULTS, ...PAGE_PRESETS[name] };
+    for (const k of modelKeys) setField($(`cfg-${k}`), p[k]);
+    for (const k of [...trainKeys, 'steps']) setField($(`tr-${k}`), p[k]);
+    $('preset').value = name;
+  }
+
+  /** Shows a loaded model's config and tokenizer in the form. */
+  showModel(cfg, tokenizer) {
+    for (const k of modelKeys) setField($(`cfg-${k}`), cfg[k]);
+    const preset = Object.entries(PAGE_PRESETS).find(([, p]) => SHAPE.every((k) => p[k] === cfg[k]));
+    $('preset').value = preset ? preset[0] : 'custom';
+    if (tokenizer) {
+      $('tokenizer-kind').value = tokenizer.kind;
+      if (tokenizer.kind === 'bpe') $('bpe-vocab').value = tokenizer.vocabSize;
+    }
+    this.corpusChanged();
+  }
+
+  /** The settings as {config, train, tokenizer}, or throws an Error naming the first bad field. */
+  read() {
+    const config = {};
+    for (const k of modelKeys) config[k] = readField($(`cfg-${k}`), FIELDS[k]);
+    for (const k of SHAPE) {
+      if (config[k] === undefined) throw new Error(`“${labelOf($(`cfg-${k}`))}” must be a whole number of at least 1`);
+    }
+    const train = {};
+    for (const k of [...trainKeys, 'steps']) train[k] = readField($(`tr-${k}`), rowOf(k));
+    if (!train.steps) throw new Error('“Steps” must be at least 1');
+    if (!train.batchSize) throw new Error('“Batch size” must be at least 1');
+    if (train.lr === undefined) throw new Error('give a learning rate');
+    const kind = $('tokenizer-kind').value;
+    const bpeVocab = numberIn($('bpe-vocab'));
+    if (kind === 'bpe' && !(Number.isInteger(bpeVocab) && bpeVocab >= 257)) throw new Error('the BPE vocabulary needs at least 257 tokens (256 bytes and one merge)');
+    config.vocabSize = kind === 'bpe' ? bpeVocab : this.corpus.chars().distinct + 1;
+    const valFraction = numberIn($('val-fraction')) ?? 0;
+    if (!(valFraction >= 0 && valFraction < 1)) throw new Error('the validation fraction must be in [0, 1)');
+    return { config, train: { ...train, valFraction }, tokenizer: kind === 'bpe' ? { kind: 'bpe', vocabSize: bpeVocab } : 'char' };
+  }
+
+  /** Re-checks the settings (config, memory) after any change, a moment later. */
+  settingsChanged() {
+    this.showCorpusStats();
+    clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(() => this.check(), 150);
+  }
+
+  /** Checks the settings of this moment; sets and shows `problem` (null when they train). */
+  async check() {
+    clearTimeout(this.checkTimer);
+    const seq = (this.checkSeq = (this.checkSeq ?? 0) + 1);
+    let problem = null, estimate = null;
+    try {
+      const { config, train } = this.read();
+      const bad = await checkConfig(config, { threads: 1 });
+      if (bad) problem = `These settings do not make a model: ${bad.message}.`;
+      else {
+        estimate = await estimateMemory(config, train.batchSize, config.context, { threads: 1 });
+        const limit = memoryLimit();
+        if (estimate.total > limit) {
+          problem = `This model would need ${fmt.bytes(estimate.total)} to train (weights ${fmt.bytes(estimate.params)}, ` +
+            `gradients and optimizer ${fmt.bytes(estimate.grads + estimate.optimizer)}, activations ${fmt.bytes(estimate.activations)}); ` +
+            `this page trains models up to ${fmt.bytes(limit)}, because a WebAssembly module addresses at most 4 GB and the ` +
+            'tab needs room besides. Use fewer layers, a smaller width or context, or a smaller batch.';
+        }
+      }
+    } catch (e) {
+      problem = `These settings cannot be used: ${fmt.explain(e)}`;
+    }
+    if (seq !== this.checkSeq) return; // a newer check is on its way
+    $('stat-params').textContent = estimate ? fmt.count(estimate.count) : '–';
+    $('stat-memory').textContent = estimate ? fmt.bytes(estimate.total) : '–';
+    $('stat-acts').textContent = estimate ? fmt.bytes(estimate.activations) : '–';
+    this.problem = problem;
+    $('model-problem').textContent = problem ?? '';
+    $('model-problem').hidden = !problem;
+    this.changed();
+  }
+
+  /** The form's values, by element id, for the autosave record. */
+  values() {
+    const out = {};
+    for (const el of document.querySelectorAll('#lm-mode input:not([type=file]), #lm-mode select, #lm-mode textarea')) {
+      if (el.id === 'corpus-paste') continue; // kept as corpus.text
+      out[el.id] = el.type === 'checkbox' ? el.checked : el.value;
+    }
+    return out;
+  }
+
+  restoreValues(values) {
+    for (const [id, v] of Object.entries(values ?? {})) {
+      const el = $(id);
+      if (!el || el.type === 'file') continue;
+      if (el.type === 'checkbox') el.checked = v;
+      else el.value = v;
+    }
+  }
+}

@@ -1,0 +1,298 @@
+// The language model's training controller: a GPT in a Web Worker (the package's
+// WorkerModel), trained with pause, resume and stop, its progress on the stats and the loss
+// chart, the record autosave keeps, and the model coming back from a record or a file.
+//
+// Training runs as calls of WorkerModel.train over the remaining steps. Pausing aborts the
+// call (the steps taken stay); resuming starts another with keepSchedule, so the learning
+// rate schedule, the batch sampler and the optimizer continue exactly. Saving while
+// training (autosave, download) pauses the same way for the moment of the save.
+import { OPTIM_FIELDS, createWorkerModel, loadWorkerModel } from './pkg/src/js/index.js';
+import { LossChart } from './chart.js';
+import { NOVELS } from './corpus.js';
+import * as fmt from './format.js';
+
+const $ = (id) => document.getElementById(id);
+const AUTOSAVE_MS = 60_000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class TrainingController {
+  /**
+   * app: {error(text), autosave(record) -> Promise, autosaveOn(), threads(n)};
+   * settings: the SettingsForm; hooks: changed() (the buttons may change), model(wm) (a
+   * new model is in place), quiet() -> Promise (everything else the model runs has ended)
+   */
+  constructor(app, settings, hooks) {
+    this.app = app;
+    this.settings = settings;
+    this.hooks = hooks;
+    this.chart = new LossChart($('loss-chart'));
+    this.wm = null;
+    this.phase = 'none'; // none | creating | training | pausing | paused | stopped | done
+    this.run = null;     // {target, startStep, fresh, abort, reason, saves, activeMs, chunkStart}
+    this.lastSave = 0;
+    this.train = null;   // the settings of the run: {config, train, tokenizer}
+  }
+
+  /** Training, or on its way to or from it: the model is not free. */
+  get running() { return this.phase === 'training' || this.phase === 'pausing' || this.phase === 'creating'; }
+
+  setStatus(text) { $('train-status').textContent = text; }
+
+  async startNew() {
+    const s = this.settings.read();
+    if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
+    await this.settings.check(); // the settings of this moment, not of the last debounced check
+    if (this.settings.problem) throw new Error(this.settings.problem);
+    await this.stopAndWait();
+    this.phase = 'creating';
+    this.hooks.changed();
+    this.setStatus('Starting the model’s worker…');
+    this.wm?.dispose();
+    this.wm = null;
+    this.chart.clear();
+    this.settings.bpeTokens = null;
+    try {
+      this.wm = await createWorkerModel({ ...s.config, batchSize: s.train.batchSize, lr: s.train.lr });
+    } catch (e) {
+      this.phase = 'none';
+      this.setStatus('No model yet.');
+      throw e;
+    }
+    this.train = s;
+    this.hooks.model(this.wm);
+    await this.runTo({ steps: s.train.steps });
+  }
+
+  async trainMore() {
+    const s = this.settings.read();
+    if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
+    this.train = { ...s, config: this.wm.config };
+    await this.runTo({ steps: s.train.steps });
+  }
+
+  /** A run to step (now + steps), with a new learning-rate schedule for it. */
+  async runTo({ steps }) {
+    const start = this.wm.step;
+    this.run = { target: start + steps, startStep: start, fresh: true, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null };
+    this.chart.setTarget(this.run.target);
+    await this.loop();
+  }
+
+  async resume() {
+    if (this.phase !== 'paused' || !this.run) return;
+    this.run.reason = null;
+    await this.loop();
+  }
+
+  /** The options of the next train call of the run. */
+  options(remaining) {
+    const run = this.run, s = this.train.train;
+    const opts = {
+      steps: remaining, batchSize: s.batchSize, valFraction: s.valFraction,
+      evalInterval: s.evalInterval ?? 0, evalBatches: s.evalBatches,
+      signal: run.abort.signal, onProgress: (p) => this.progress(p),
+    };
+    if (!run.fresh) return { ...opts, keepSchedule: true };
+    for (const { name } of OPTIM_FIELDS) if (s[name] !== undefined) opts[name] = s[name];
+    if (!this.wm.snapshot.tokenizer) opts.tokenizer = this.train.tokenizer;
+    return opts;
+  }
+
+  /** Calls train until the run's target, a pause or a stop. Between two calls it runs the
+   * saves that asked for an idle model (checkpoint). */
+  async loop() {
+    const run = this.run, wm = this.wm;
+    this.phase = 'training';
+    this.hooks.changed();
+    this.lastSave = performance.now();
+    const flush = async () => {
+      while (run.saves.length) await run.saves.shift()();
+    };
+    for (;;) {
+      const remaining = run.target - wm.step;
+      if (remaining <= 0 || run.reason === 'stop') break;
+      if (run.reason === 'pause') {
+        this.phase = 'paused';
+        await flush();
+        this.setStatus(`Paused at step ${fmt.count(wm.step)} of ${fmt.count(run.target)}. Generate, look at the attention, or resume.`);
+        $('stat-eta').textContent = '–';
+        this.hooks.changed();
+        await this.autosave();
+        return;
+      }
+      run.abort = new AbortController();
+      const opts = this.options(remaining);
+      this.setStatus(`Training: ${fmt.count(remaining)} steps to go.`);
+      run.chunkStart = performance.now();
+      let failure = null;
+      try {
+        await wm.train(this.settings.corpus.text, opts);
+      } catch (e) {
+        if (e.name !== 'AbortError') failure = e;
+      }
+      run.activeMs += performance.now() - run.chunkStart;
+      run.chunkStart = null;
+      run.abort = null;
+      await wm.info().catch(() => {}); // the step and the tokenizer after the call
+      // the schedule is set once a call took a step (one aborted before restores the old one)
+      if (wm.step > run.startStep) run.fresh = false;
+      if (failure) {
+        this.phase = wm.step > run.startStep ? 'paused' : 'stopped';
+        run.reason = 'pause';
+        await flush().catch(() => {});
+        this.setStatus(`Training stopped at step ${fmt.count(wm.step)} because of an error.`);
+        this.hooks.changed();
+        throw failure;
+      }
+      if (this.settings.bpeTokens === null && $('tokenizer-kind').value === 'bpe' && wm.snapshot.tokenizer?.kind === 'bpe') {
+        this.settings.setBpeTokens((await wm.encode(this.settings.corpus.text)).length);
+      }
+      await flush();
+    }
+    this.phase = wm.step >= run.target ? 'done' : 'stopped';
+    await flush();
+    this.setStatus(this.phase === 'done'
+      ? `Done: ${fmt.count(wm.step)} steps in ${fmt.duration(run.activeMs / 1000)}.`
+      : `Stopped at step ${fmt.count(wm.step)}.`);
+    $('stat-eta').textContent = '–';
+    this.hooks.changed();
+    await this.autosave();
+  }
+
+  progress(p) {
+    const run = this.run;
+    this.chart.addTrain(p.step, p.loss);
+    if (p.validated && p.valLoss !== null) this.chart.addVal(p.step, p.valLoss);
+    const elapsed = (run.activeMs + (performance.now() - run.chunkStart)) / 1000;
+    $('stat-step').textContent = `${fmt.count(p.step)} / ${fmt.count(run.target)}`;
+    $('stat-loss').textContent = fmt.loss(p.loss);
+    $('stat-val').textContent = fmt.loss(this.chart.val.at(-1)?.[1]);
+    $('stat-speed').textContent = fmt.rate(p.tokensPerSecond);
+    $('stat-elapsed').textContent = fmt.duration(elapsed);
+    $('stat-eta').textContent = fmt.duration(p.eta);
+    $('train-progress').max = run.target - run.startStep;
+    $('train-progress').value = p.step - run.startStep;
+    if (this.app.autosaveOn() && performance.now() - this.lastSave > AUTOSAVE_MS && !run.reason && !run.saves.length) {
+      this.lastSave = performance.now();
+      this.checkpoint(() => this.autosave()).catch((e) => this.app.error(fmt.explain(e, 'Autosave failed')));
+    }
+  }
+
+  pause() {
+    if (this.phase !== 'training' || !this.run) return;
+    this.run.reason = 'pause';
+    this.phase = 'pausing';
+    this.setStatus('Pausing after this step…');
+    this.hooks.changed();
+    this.run.abort?.abort();
+  }
+
+  stop() {
+    if (this.phase === 'paused') {
+      this.phase = 'stopped';
+      this.setStatus(`Stopped at step ${fmt.count(this.wm.step)}.`);
+      this.hooks.changed();
+      return;
+    }
+    if ((this.phase !== 'training' && this.phase !== 'pausing') || !this.run) return;
+    this.run.reason = 'stop';
+    this.phase = 'pausing';
+    this.setStatus('Stopping after this step…');
+    this.hooks.changed();
+    this.run.abort?.abort();
+  }
+
+  /** Ends training, and whatever else runs on the model, and waits until the worker is idle. */
+  async stopAndWait() {
+    this.stop();
+    await this.hooks.quiet();
+    while (this.phase === 'pausing' || this.phase === 'training') await sleep(20);
+  }
+
+  /** Runs fn with the model idle: while training, between two train calls. */
+  async checkpoint(fn) {
+    while (this.phase === 'pausing' || this.phase === 'creating') await sleep(20);
+    if (this.phase !== 'training') return fn();
+    return new Promise((resolve, reject) => {
+      this.run.saves.push(() => fn().then(resolve, reject));
+      this.run.abort?.abort();
+    });
+  }
+
+  /** The record autosave keeps, bytes included. */
+  async record() {
+    const bytes = await this.wm.save();
+    const info = this.wm.snapshot;
+    const corpus = this.settings.corpus;
+    return {
+      version: 1, kind: 'lm', savedAt: Date.now(), bytes, step: info.step, paramCount: info.paramCount,
+      target: this.run && this.wm.step < this.run.target ? this.run.target : null,
+      chart: this.chart.snapshot(),
+      corpus: { source: corpus.source, name: corpus.name, text: NOVELS[corpus.source] ? null : corpus.text },
+      settings: this.settings.values(),
+    };
+  }
+
+  async autosave() {
+    if (!this.wm || !this.app.autosaveOn()) return;
+    this.lastSave = performance.now();
+    const record = await this.record();
+    await this.app.autosave(record);
+  }
+
+  /** Takes a saved record back: the model into a new worker, the chart, the text, the form. */
+  async restore(record) {
+    await this.stopAndWait();
+    const wm = await loadWorkerModel(record.bytes);
+    this.wm?.dispose();
+    this.wm = wm;
+    const settings = this.settings, corpus = settings.corpus;
+    settings.restoreValues(record.settings);
+    const c = record.corpus ?? {};
+    $('corpus-source').value = c.source in NOVELS || c.source === 'paste' || c.source === 'file' ? c.source : 'pride_and_prejudice';
+    if (c.text !== null && c.text !== undefined) {
+      if (c.source === 'file') {
+        corpus.fileText = c.text;
+        corpus.fileName = c.name;
+      } else {
+        corpus.pasted = c.text;
+        $('corpus-paste').value = c.text;
+      }
+    }
+    await settings.chooseSource();
+    this.train = { ...settings.read(), config: wm.config };
+    this.chart.restore(record.chart);
+    this.hooks.model(wm);
+    const step = wm.step;
+    if (record.target && record.target > step) {
+      this.run = { target: record.target, startStep: step, fresh: false, activeMs: 0, reason: 'pause', saves: [], abort: null, chunkStart: null };
+      this.phase = 'paused';
+      this.setStatus(`Restored at step ${fmt.count(step)} of ${fmt.count(record.target)}: resume training, or generate.`);
+    } else {
+      this.run = null;
+      this.phase = 'stopped';
+      this.setStatus(`Restored the model trained for ${fmt.count(step)} steps.`);
+    }
+    $('stat-step').textContent = fmt.count(step);
+    $('stat-loss').textContent = fmt.loss(record.chart?.train?.at(-1)?.[1]);
+    $('stat-val').textContent = fmt.loss(record.chart?.val?.at(-1)?.[1]);
+    this.hooks.changed();
+  }
+
+  /** Uses a WorkerModel loaded from a file. */
+  async adopt(wm, fileName) {
+    await this.stopAndWait();
+    this.wm?.dispose();
+    this.wm = wm;
+    this.settings.showModel(wm.config, wm.snapshot.tokenizer);
+    this.train = { ...this.settings.read(), config: wm.config };
+    this.run = null;
+    this.phase = 'stopped';
+    this.chart.clear();
+    this.hooks.model(wm);
+    $('stat-step').textContent = fmt.count(wm.step);
+    for (const id of ['stat-loss', 'stat-val', 'stat-speed', 'stat-elapsed', 'stat-eta']) $(id).textContent = '–';
+    this.setStatus(`Opened ${fileName}: ${fmt.count(wm.paramCount)} parameters, trained for ${fmt.count(wm.step)} steps.`);
+    this.hooks.changed();
+  }
+}
