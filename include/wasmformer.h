@@ -41,7 +41,7 @@ WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid confi
 typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
 typedef enum { WF_NORM_LAYERNORM = 0, WF_NORM_RMSNORM = 1 } wf_norm;
 typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
-typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2 } wf_activation;
+typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
 /* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json
@@ -55,7 +55,7 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
     ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "wf_arch (docs/ARCHITECTURES.md)")        \
     ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "wf_norm")                                            \
     ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln", "wf_block: where the norm sits around each sublayer")    \
-    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu", "wf_activation of the feed-forward sublayer")    \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2", "wf_activation of the feed-forward sublayer")\
     ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope", "wf_positions")                          \
     BOOL(tied_head, tiedHead, 1, "1: the output head is the token embedding (GPT-2); 0: its own")                  \
     BOOL(bias, bias, 1, "1: linear layers and LayerNorms have biases; 0: none (Llama)")                           \
@@ -69,7 +69,10 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
     SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                               \
     INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")       \
     REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")    \
-    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam of wf_model_beam_search (encoder-decoders)")
+    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam of wf_model_beam_search (encoder-decoders)")            \
+    BOOL(qk_norm, qkNorm, 0, "1: RMS-normalise each head's queries and keys (no gain), before RoPE")              \
+    BOOL(zero_proj, zeroProj, 0, "1: attention and feed-forward output projections start at zero")               \
+    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")
 enum { WF_ALL = 0, WF_ED = 1 };
 
 #define WF_I32_FIELD_(name, ...) int32_t name;
@@ -134,7 +137,9 @@ WF_API float *wf_model_grads(wf_model *m);  /* their gradients, same layout */
     INT(decay_steps, decaySteps, 0, 0, INT32_MAX, WF_ALL, "then cosine decay over these steps; 0: constant lr")  \
     REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr; then constant") \
     REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the global gradient norm to this; 0: no clipping")   \
-    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where warmup and decay start (a later run: the current step)")
+    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where warmup and decay start (a later run: the current step)") \
+    INT(muon, muon, 0, 0, 1, WF_ALL, "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW")     \
+    REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
 typedef struct {
     WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_)
 } wf_optim;

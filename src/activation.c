@@ -114,6 +114,39 @@ void wf_relu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, in
     }
 }
 
+/* ReLU squared (Primer, So et al. 2021; modded-nanogpt's MLP): a ReLU whose output keeps
+ * growing, cheaper than GELU and no worse in small models. Shapes as above.
+ *   out = max(x, 0)^2;  d out/dx = 2 max(x, 0) (continuous at 0, so no kink in the loss). */
+void wf_relu2_forward(wf_real *out, const wf_real *inp, int N) {
+    for (int i = 0; i < N; i++) {
+        wf_real r = inp[i] > 0 ? inp[i] : 0;
+        out[i] = r * r;
+    }
+}
+
+void wf_relu2_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+    for (int i = 0; i < N; i++) {
+        /* out = max(x, 0)^2 */
+        if (inp[i] > 0) dinp[i] += 2 * inp[i] * dout[i];
+    }
+}
+
+/* Logit soft-capping (Gemma 2; modded-nanogpt): logits stay inside (-cap, cap), so no
+ * token's score runs away early in training. In place over x [N]; saves nothing: the
+ * capped value y gives the derivative.
+ *   y = cap tanh(z / cap);  dy/dz = 1 - tanh^2(z / cap) = 1 - (y / cap)^2 */
+void wf_softcap_forward(wf_real *x, int N, wf_real cap) {
+    for (int i = 0; i < N; i++) x[i] = cap * WF_TANH(x[i] / cap);
+}
+
+void wf_softcap_backward(wf_real *dx, const wf_real *y, int N, wf_real cap) {
+    for (int i = 0; i < N; i++) {
+        /* y = cap tanh(z / cap) */
+        wf_real t = y[i] / cap;
+        dx[i] *= 1 - t * t;
+    }
+}
+
 void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N) {
     for (int i = 0; i < N; i++) out[i] = a[i] + b[i];
 }

@@ -25,6 +25,7 @@ static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int
     const int F = m->d.F;
     switch (m->cfg.activation) {
     case WF_ACT_RELU: wf_relu_forward(out, inp, N * F); break;
+    case WF_ACT_RELU2: wf_relu2_forward(out, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_forward(out, inp, N, F); break;
     default: wf_gelu_forward(out, inp, N * F, m->pool); break;
     }
@@ -34,6 +35,7 @@ static void act_backward(const wf_model *m, wf_real *dinp, const wf_real *dout, 
     const int F = m->d.F;
     switch (m->cfg.activation) {
     case WF_ACT_RELU: wf_relu_backward(dinp, dout, inp, N * F); break;
+    case WF_ACT_RELU2: wf_relu2_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_backward(dinp, dout, inp, N, F); break;
     default: wf_gelu_backward(dinp, dout, inp, N * F, m->pool); break;
     }
@@ -62,7 +64,9 @@ static wf_attn_dims cross_dims(const wf_model *m, const wf_layer_io *io) {
                           .kv_stride = 2 * C, .key_len = io->src_len};
 }
 
-/* Wiring of one layer, Pre-LN (seed 000, eq. 5-9) and Post-LN (seeds 002, 003):
+/* Wiring of one layer, Pre-LN (seed 000, eq. 5-9) and Post-LN (seeds 002, 003). With
+ * QK-norm, self-attention's queries and keys are RMS-normalised per head right after the
+ * projection, before RoPE (cross-attention's are not):
  *   pre:  h1 = x + A(ln1(x));    hc = h1 + X(lnc(h1));    out = hc + FF(ln2(hc))
  *   post: h1 = ln1(x + A(x));    hc = lnc(h1 + X(h1));    out = ln2(hc + FF(hc))
  * A: causal or bidirectional self-attention, X: cross-attention over the encoder's keys and
@@ -81,6 +85,11 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         in = a->ln1;
     }
     wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, 3 * C, m->pool);
+    if (m->d.qkn) {
+        const wf_real eps = (wf_real)m->cfg.norm_eps;
+        wf_headnorm_forward(a->qkv, a->qk_rstd, N, NH, HS, 3 * C, eps);
+        wf_headnorm_forward(a->qkv + C, a->qk_rstd + (size_t)N * NH, N, NH, HS, 3 * C, eps);
+    }
     if (m->d.rope) {
         wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
         wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
@@ -228,6 +237,12 @@ void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, c
     const wf_attn_dims ad = self_dims(m, io);
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
                           la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
+    if (m->d.qkn) {
+        /* the saved q and k are normed (and rotated: the norm's gradient is the same in
+         * either frame, norm.c), so this comes before RoPE's backward */
+        wf_headnorm_backward(a->dqkv, la->qkv, la->qk_rstd, N, NH, HS, 3 * C);
+        wf_headnorm_backward(a->dqkv + C, la->qkv + C, la->qk_rstd + (size_t)N * NH, N, NH, HS, 3 * C);
+    }
     if (m->d.rope) {
         /* the saved q and k are rotated; their gradients turn back to the projection's frame */
         wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);

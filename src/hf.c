@@ -69,9 +69,11 @@ const wf_hf_layout wf_hf_layouts[] = {
 #undef ROWS
 
 /* Decoders only: GPT-2's Pre-LN LayerNorm with biases and learned positions, or Llama's
- * Pre-LN RMSNorm, SwiGLU and RoPE without biases (head tied or not in both). */
+ * Pre-LN RMSNorm, SwiGLU and RoPE without biases (head tied or not in both); neither with
+ * QK-norm or capped logits. */
 int wf_hf_layout_of(const wf_config *c) {
     if (c->arch != WF_ARCH_DECODER || c->block != WF_BLOCK_PRE_LN) return WF_LAYOUT_NATIVE;
+    if (c->qk_norm || c->logit_cap > 0) return WF_LAYOUT_NATIVE; /* neither class has them */
     if (c->norm == WF_NORM_LAYERNORM && c->positions == WF_POS_LEARNED && c->bias == 1 &&
         (c->activation == WF_ACT_GELU || c->activation == WF_ACT_RELU))
         return WF_LAYOUT_GPT2;

@@ -12,6 +12,7 @@ wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
 static void release(wf_model *m) {
     wf_free(m->arena);
+    wf_free(m->muon_mem);
     wf_free(m->pos_table);
     wf_free(m->rope_cos);
     wf_free(m->act_mem);
@@ -43,7 +44,11 @@ wf_status wf_model_ready(wf_model *m) {
 
 /* ---- building a model ---- */
 
-/* GPT-2's init: N(0, 0.02), residual projections shrinking with the depth of their stack. */
+/* GPT-2's init: N(0, 0.02), residual projections shrinking with the depth of their stack.
+ * zero_proj (modded-nanogpt): those projections start at zero instead, so every block starts
+ * as the identity and the residual stream is the embedding; their gradients are not zero
+ * (dL/dW = dout^T x), so they move at the first step, and the weights upstream of them start
+ * moving one step later. The draws are made anyway: the other tensors stay as without it. */
 static void init_weights(wf_model *m) {
 #define X(name, ndim, d0, d1, d2, decay, init) init,
     static const int INIT[WF_N_PARAMS] = {WF_PARAMS(X)};
@@ -63,6 +68,7 @@ static void init_weights(wf_model *m) {
             default: w[j] = (wf_real)((encoder ? enc_resid_std : resid_std) * wf_rng_normal(&r)); break;
             }
         }
+        if (INIT[i] == WF_INIT_RESIDUAL && m->cfg.zero_proj) memset(w, 0, (size_t)t->size * sizeof(wf_real));
     }
 }
 
@@ -107,6 +113,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random) {
     next.stride = wf_plan_tensors(&d, next.tensors);
     for (int i = 0; i < WF_N_PARAMS; i++) next.n_params += (size_t)next.tensors[i].size;
     next.arena = wf_calloc(4 * next.stride * sizeof(wf_real));
+    next.muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
     next.gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
@@ -117,7 +124,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random) {
     } else {
         next.pos_table = tables;
     }
-    if (!next.arena || !next.gen.mem || (table && !tables)) {
+    if (!next.arena || !next.muon_mem || !next.gen.mem || (table && !tables)) {
         release(&next);
         return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", mem.total / 1e6);
     }
@@ -156,7 +163,7 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     const double bytes = sizeof(wf_real), stride = (double)m->stride;
     mem->params = stride * bytes;
     mem->grads = stride * bytes;
-    mem->optimizer = 2 * stride * bytes;
+    mem->optimizer = (2 * stride + wf_plan_muon(&m->d)) * bytes;
     mem->activations = (double)m->act_cap * bytes;
     mem->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes;
     mem->total = mem->params + mem->grads + mem->optimizer + mem->activations + mem->inference;

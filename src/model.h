@@ -23,6 +23,7 @@ struct wf_model {
     size_t n_params;
     size_t stride;  /* elements of each arena block */
     wf_real *arena; /* [params | grads | m | v], each stride elements */
+    wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements */
     wf_params p, g;
 
     wf_real *pos_table;           /* [context, C]: sinusoidal positions, else NULL */

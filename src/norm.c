@@ -190,3 +190,39 @@ void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const 
         }
     }
 }
+
+/* QK-norm (Dehghani et al. 2023; OLMo 2, modded-nanogpt): each head's query and key RMS-
+ * normalised, without a gain, so attention scores stay within sqrt(HS) and cannot grow
+ * with the weights. In place, like RoPE (which it precedes; a rotation keeps the RMS, so
+ * either order gives the same scores). Shapes: x [N rows, stride apart][NH, HS]; saves
+ * rstd [N, NH] and leaves y = x * rstd in place of x.
+ *   y = x * rstd, rstd = 1/sqrt(mean(x^2) + eps)
+ *   dx = rstd * (dy - y * mean(dy * y))   (RMSNorm's with w = 1, written in y)
+ * Backward needs only y and dy, and a rotation R keeps both dot products: the gradient may
+ * be taken in RoPE's rotated frame (R dx from R dy and R y) before RoPE's backward. */
+void wf_headnorm_forward(wf_real *x, wf_real *rstd, int N, int NH, int HS, int stride, wf_real eps) {
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < NH; h++) {
+            wf_real *v = x + (size_t)n * stride + (size_t)h * HS;
+            wf_real ms = 0;
+            for (int i = 0; i < HS; i++) ms += v[i] * v[i];
+            wf_real s = 1 / WF_SQRT(ms / HS + eps);
+            for (int i = 0; i < HS; i++) v[i] *= s;
+            rstd[(size_t)n * NH + h] = s;
+        }
+}
+
+void wf_headnorm_backward(wf_real *dx, const wf_real *y, const wf_real *rstd, int N, int NH, int HS, int stride) {
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < NH; h++) {
+            const size_t at = (size_t)n * stride + (size_t)h * HS;
+            const wf_real *yv = y + at;
+            wf_real *d = dx + at;
+            /* y = x * rstd */
+            wf_real dy_y = 0;
+            for (int i = 0; i < HS; i++) dy_y += d[i] * yv[i];
+            dy_y /= HS;
+            const wf_real s = rstd[(size_t)n * NH + h];
+            for (int i = 0; i < HS; i++) d[i] = s * (d[i] - yv[i] * dy_y);
+        }
+}

@@ -39,6 +39,10 @@ void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const w
                         int N, int C, wf_real eps);
 void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
                          const wf_real *rstd, const wf_real *w, int N, int C);
+/* QK-norm: RMSNorm without a gain over each head of NH heads of HS channels, in place, on
+ * N rows spaced stride apart (the queries or keys inside the packed qkv); rstd [N, NH]. */
+void wf_headnorm_forward(wf_real *x, wf_real *rstd, int N, int NH, int HS, int stride, wf_real eps);
+void wf_headnorm_backward(wf_real *dx, const wf_real *y, const wf_real *rstd, int N, int NH, int HS, int stride);
 
 /* ---- linear.c ---- */
 void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
@@ -94,6 +98,12 @@ void wf_gelu_forward_scalar(wf_real *out, const wf_real *inp, int N);
 void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_relu_forward(wf_real *out, const wf_real *inp, int N);
 void wf_relu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
+void wf_relu2_forward(wf_real *out, const wf_real *inp, int N);
+void wf_relu2_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
+/* In place: forward caps x, backward scales dx (dL/dy on entry, dL/dz on return) by the
+ * derivative at the capped values y. */
+void wf_softcap_forward(wf_real *x, int N, wf_real cap);
+void wf_softcap_backward(wf_real *dx, const wf_real *y, int N, wf_real cap);
 void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N);
 void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N);
 void wf_swiglu_forward(wf_real *out, const wf_real *inp, int N, int F);
@@ -129,6 +139,16 @@ void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_
 void wf_adamw_update_scalar(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
                             wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
 /* The first of n elements whose update (same arguments) would overflow, or n if none. */
+/* Muon for one weight matrix W [R, C] (optim.c derives it): buf is its momentum [R, C] (the
+ * arena's m), scratch holds wf_muon_scratch(R, C) elements. wf_newton_schulz orthogonalises
+ * x [r, c], r <= c, in place (5 steps on x / ||x||_F) with r c + 2 r^2 elements of scratch. */
+size_t wf_muon_scratch(int R, int C);
+void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool);
+void wf_muon_update(wf_real *p, wf_real *buf, const wf_real *g, int R, int C, wf_real grad_scale,
+                    const wf_optim *o, float lr, int decay, wf_real *scratch, wf_pool *pool);
+/* The first element whose momentum or weight the update could overflow, or R * C if none. */
+size_t wf_muon_check(const wf_real *p, const wf_real *buf, const wf_real *g, int R, int C, wf_real grad_scale,
+                     const wf_optim *o, float lr, int decay);
 size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
                       wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
 

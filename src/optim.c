@@ -99,3 +99,94 @@ size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, cons
     }
     return n;
 }
+
+/* Muon (Jordan et al. 2024, "Muon: an optimizer for hidden layers"), for the blocks' weight
+ * matrices W [R, C]; its momentum lives in the arena's m block, its v block stays unused.
+ *   buf = mu buf + (1 - mu) g;  u = (1 - mu) g + mu buf          (Nesterov, EMA form)
+ *   O = NS5(u / ||u||_F);  W = W (1 - lr wd) - lr * 0.2 sqrt(max(R, C)) * O
+ * Newton-Schulz: with u = U S V^T, X X^T X = U S^3 V^T, so X <- a X + (b A + c A^2) X with
+ * A = X X^T maps every singular value s to phi(s) = a s + b s^3 + c s^5 and keeps U, V:
+ * the iteration pushes S toward the identity, i.e. O toward the nearest semi-orthogonal
+ * matrix U V^T, without an SVD and with matrix products only. Dividing by the Frobenius
+ * norm puts every s in [0, 1]. The coefficients (3.4445, -4.7750, 2.0315; Keller Jordan's,
+ * modded-nanogpt) buy speed over exactness: the slope phi'(0) = a = 3.4445 (the classic
+ * cubic's is 1.5) multiplies a small s by ~480 in 5 steps, and phi is fitted so that its
+ * iterates stay in a band around 1 instead of converging to it: after 5 steps every
+ * s >= 3e-3 lies in [0.68, 1.21] (phi(1) = 0.701: 1 is not a fixed point). An update needs
+ * only the directions U V^T, not exact unit singular values.
+ * Scale: an R x C matrix with unit singular values has an RMS of 1/sqrt(max(R, C)); times
+ * 0.2 sqrt(max(R, C)) its RMS is 0.2, about that of AdamW's updates (Liu et al. 2025,
+ * "Muon is scalable"), so Muon shares AdamW's learning rate, schedule and weight decay
+ * rather than needing its own (the sqrt(max(1, R/C)) rule of modded-nanogpt does). */
+#define NS_A ((wf_real)3.4445)
+#define NS_B ((wf_real)-4.7750)
+#define NS_C ((wf_real)2.0315)
+#define NS_STEPS 5
+#define MUON_RMS 0.2
+
+size_t wf_muon_scratch(int R, int C) {
+    const size_t r = (size_t)(R < C ? R : C), c = (size_t)(R < C ? C : R);
+    return 2 * r * c + 2 * r * r;
+}
+
+void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool) {
+    const size_t n = (size_t)r * c;
+    const double norm = sqrt(wf_sum_squares(x, n));
+    const wf_real inv = (wf_real)(1 / (norm + 1e-7));
+    for (size_t i = 0; i < n; i++) x[i] *= inv;
+    wf_real *X = x, *Xn = scratch, *A = scratch + n, *AA = A + (size_t)r * r;
+    for (int it = 0; it < NS_STEPS; it++) {
+        /* A = X X^T [r, r], then AA = b A + c A A */
+        wf_matmul(A, (size_t)r, X, (size_t)c, 1, X, 1, (size_t)c, r, r, c, 0, pool);
+        wf_matmul(AA, (size_t)r, A, (size_t)r, 1, A, (size_t)r, 1, r, r, r, 0, pool);
+        for (size_t i = 0; i < (size_t)r * r; i++) AA[i] = NS_B * A[i] + NS_C * AA[i];
+        /* Xn = a X + AA X */
+        wf_matmul(Xn, (size_t)c, AA, (size_t)r, 1, X, (size_t)c, 1, r, c, r, 0, pool);
+        for (size_t i = 0; i < n; i++) Xn[i] += NS_A * X[i];
+        wf_real *t = X;
+        X = Xn;
+        Xn = t;
+    }
+    if (X != x) memcpy(x, X, n * sizeof(wf_real));
+}
+
+void wf_muon_update(wf_real *p, wf_real *buf, const wf_real *g, int R, int C, wf_real grad_scale,
+                    const wf_optim *o, float lr, int decay, wf_real *scratch, wf_pool *pool) {
+    const int tr = R > C; /* work on the wide form: A = X X^T is then the smaller square */
+    const int r = tr ? C : R, c = tr ? R : C;
+    const wf_real mu = o->muon_momentum;
+    wf_real *X = scratch;
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++) {
+            const size_t at = (size_t)i * C + j;
+            const wf_real gi = g[at] * grad_scale;
+            buf[at] = mu * buf[at] + (1 - mu) * gi;
+            X[tr ? (size_t)j * R + i : at] = (1 - mu) * gi + mu * buf[at];
+        }
+    wf_newton_schulz(X, r, c, scratch + (size_t)r * c, pool);
+    const wf_real step = (wf_real)(lr * MUON_RMS * sqrt((double)c));
+    const wf_real shrink = decay ? 1 - lr * o->weight_decay : 1;
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++) {
+            const size_t at = (size_t)i * C + j;
+            p[at] = p[at] * shrink - step * X[tr ? (size_t)j * R + i : at];
+        }
+}
+
+/* As wf_adamw_check, for wf_muon_update: the momentum in double, and the weight's update
+ * bounded by |p shrink| + step * 2, since no element of NS5's result exceeds its largest
+ * singular value, which stays below 1.21 (above). */
+size_t wf_muon_check(const wf_real *p, const wf_real *buf, const wf_real *g, int R, int C, wf_real grad_scale,
+                     const wf_optim *o, float lr, int decay) {
+    const double limit = 0.5 * FLT_MAX, mu = o->muon_momentum;
+    const double step = lr * MUON_RMS * sqrt((double)(R > C ? R : C)), shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
+    if (!(step <= limit) || !(fabs(shrink) <= limit)) return 0;
+    const size_t n = (size_t)R * C;
+    for (size_t i = 0; i < n; i++) {
+        double gi = (double)g[i] * grad_scale;
+        double bi = mu * buf[i] + (1 - mu) * gi;
+        int ok = fabs(gi) <= limit && fabs(bi) <= limit && fabs(p[i] * shrink) + 2 * step <= limit;
+        if (!ok) return i;
+    }
+    return n;
+}

@@ -21,6 +21,7 @@ void wf_dims_of(const wf_config *c, wf_dims *d) {
     d->post = c->block == WF_BLOCK_POST_LN;
     d->rope = c->positions == WF_POS_ROPE;
     d->drop = c->dropout > 0;
+    d->qkn = c->qk_norm;
     d->K = c->arch == WF_ARCH_DECODER ? 1 : d->xa ? c->max_beam : 0;
 }
 
@@ -69,7 +70,7 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
     off += PAD4((size_t)(n));
 
 static double layer_elems(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
-    double C = dd->C, NH = dd->NH, F = dd->F, fc = dd->fc, total = 0;
+    double C = dd->C, NH = dd->NH, F = dd->F, fc = dd->fc, qkn = dd->qkn, total = 0;
 #define X(name, n) total += PAD4D(n);
     WF_LAYER_ACTS(X)
 #undef X
@@ -78,7 +79,7 @@ static double layer_elems(const wf_dims *dd, double N, double Tk, double S, doub
 
 size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t BS,
                       size_t x, size_t drop) {
-    const size_t C = d->C, NH = d->NH, F = d->F, fc = d->fc;
+    const size_t C = d->C, NH = d->NH, F = d->F, fc = d->fc, qkn = d->qkn;
     size_t off = 0;
     WF_LAYER_ACTS(CARVE)
     a->branch = NULL;
@@ -188,6 +189,16 @@ double wf_address_limit(void) {
 #endif
 }
 
+static double muon_scratch(double R, double C) {
+    const double r = R < C ? R : C, c = R < C ? C : R;
+    return 2 * r * c + 2 * r * r;
+}
+
+double wf_plan_muon(const wf_dims *d) {
+    const double a = muon_scratch(d->C, d->C), f = muon_scratch(d->F, d->C);
+    return a > f ? a : f;
+}
+
 wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap) {
     wf_status s = wf_config_check(cfg, msg, cap);
     if (s != WF_OK) return s;
@@ -201,7 +212,7 @@ wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory
     double P = wf_plan_params(&d, 1);
     out->params = P * bytes;
     out->grads = P * bytes;
-    out->optimizer = 2 * P * bytes;
+    out->optimizer = (2 * P + wf_plan_muon(&d)) * bytes;
     out->activations = (B > 0 && T > 0) ? wf_plan_acts(&d, B, T, d.xa ? T : 0) * bytes : 0;
     out->inference = wf_plan_gen(&d) * bytes + wf_plan_tables(&d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;

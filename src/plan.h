@@ -31,6 +31,7 @@ typedef struct {
     int post;   /* 1: Post-LN blocks */
     int rope;   /* 1: rotary positions in self-attention */
     int drop;   /* 1: dropout masks are planned (cfg.dropout > 0) */
+    int qkn;    /* 1: QK-norm (per-head RMS of queries and keys; their rstd is saved) */
     int K;      /* decoding hypotheses, each with a KV cache: 1 for decoders, max_beam for
                    encoder-decoders, 0 for encoders (which do not generate) */
 } wf_dims;
@@ -102,12 +103,14 @@ typedef struct {
 /* X(name, elements) for one layer of N rows: Tk keys per sequence in self-attention, S
  * source rows per sequence and BS source rows in all for cross-attention (x = 1), drop = 1
  * for dropout masks. The norms' outputs ln1, lnc, ln2 sit before their sublayer (Pre-LN)
- * or after its residual add (Post-LN); mean is unused by RMSNorm. */
+ * or after its residual add (Post-LN); mean is unused by RMSNorm. qk_rstd holds QK-norm's
+ * [N, NH] query then [N, NH] key scales (qkn = 1). */
 #define WF_LAYER_ACTS(X)                     \
     X(ln1,      N * C)                       \
     X(ln1_mean, N)                           \
     X(ln1_rstd, N)                           \
     X(qkv,      N * 3 * C)                   \
+    X(qk_rstd,  qkn * N * 2 * NH)            \
     X(atty,     N * C)                       \
     X(att,      N * NH * Tk)                 \
     X(res1,     N * C)                       \
@@ -232,6 +235,10 @@ size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem);
 double wf_plan_gen(const wf_dims *d); /* the same count in double, for the size checks */
 /* Fixed tables: the sinusoids [context, C] or the rotary cos and sin [2, context, HS/2]. */
 double wf_plan_tables(const wf_dims *d);
+/* Muon's scratch (wf_muon_update), for the largest matrix it orthogonalises: a block's
+ * [C, C] (attention; qkv and the cross keys and values as separate C x C matrices) or its
+ * [F, C] and [C, F] (feed-forward; SwiGLU's gate and up rows separately). */
+double wf_plan_muon(const wf_dims *d);
 /* The largest memory this build can address in bytes: 4 GB in wasm32, effectively
  * unlimited natively; WF_MEMORY_LIMIT lowers it (the fuzzing build). */
 double wf_address_limit(void);

@@ -99,6 +99,7 @@ void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *
                      const wf_real *x, int N) {
     wf_norm_forward(m, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
     wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
+    if (m->cfg.logit_cap > 0) wf_softcap_forward(logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
 }
 
 void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S) {
@@ -162,7 +163,8 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
     wf_acts *a = &m->a;
     const int B = m->B, T = m->T, S = m->S, N = B * T, C = m->d.C;
     if (m->have_logits) {
-        /* logits = lnf head^T */
+        /* logits = cap tanh(lnf head^T / cap), or without a cap lnf head^T */
+        if (m->cfg.logit_cap > 0) wf_softcap_backward(a->probs, a->logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
         wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
         wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, m->d.V, m->pool);
     }

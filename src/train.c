@@ -145,14 +145,25 @@ static wf_real clip_scale(const wf_model *m, double norm) {
     return coef < 1 ? (wf_real)coef : 1;
 }
 
-/* AdamW on every tensor, as step t. A finite gradient can still overflow the update (an
- * absurd learning rate): every element is checked first, so a refused step leaves weights
- * and moments as they were. */
+/* Muon's matrices: a block's weight matrices (the tensors of rank 3, [layers, R, C]), each
+ * layer's split into the matrices the layer multiplies by separately: queries, keys and
+ * values; cross keys and values; SwiGLU's gate and up rows. */
+static int muon_parts(const wf_model *m, int i) {
+    if (!m->opt.muon || m->tensors[i].ndim != 3) return 0;
+    if (i == WF_P_qkvw || i == WF_P_enc_qkvw) return 3;
+    if (i == WF_P_ckvw) return 2;
+    if (i == WF_P_fcw || i == WF_P_enc_fcw) return m->d.fc;
+    return 1;
+}
+
+/* AdamW on every tensor Muon does not update, as step t. A finite gradient can still
+ * overflow the update (an absurd learning rate): every element is checked first, so a
+ * refused step leaves weights and moments as they were. */
 static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     const size_t stride = m->stride;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
-        if (!ti->size) continue;
+        if (!ti->size || muon_parts(m, i)) continue;
         const wf_real *p = m->arena + ti->offset;
         size_t bad = wf_adamw_check(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt,
                                     lr, ti->decay, t);
@@ -163,12 +174,47 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     }
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
-        if (!ti->size) continue;
+        if (!ti->size || muon_parts(m, i)) continue;
         wf_real *p = m->arena + ti->offset;
         wf_adamw_update(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt, lr,
                         ti->decay, t);
     }
     return WF_OK;
+}
+
+/* Muon over each of its matrices: check = 1 only checks (WF_ERR_NUMERIC for the first that
+ * could overflow, nothing written), check = 0 updates. */
+static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
+    const size_t stride = m->stride;
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *ti = &m->tensors[i];
+        const int parts = muon_parts(m, i);
+        if (!parts || !ti->size) continue;
+        const int R = ti->shape[1] / parts, C = ti->shape[2];
+        for (int k = 0; k < ti->shape[0] * parts; k++) {
+            const size_t at = (size_t)k * R * C;
+            wf_real *p = m->arena + ti->offset + at;
+            if (!check) {
+                wf_muon_update(p, p + 2 * stride, p + stride, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);
+                continue;
+            }
+            size_t bad = wf_muon_check(p, p + 2 * stride, p + stride, R, C, scale, &m->opt, lr, ti->decay);
+            if (bad < (size_t)R * C)
+                return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
+                              "(weight or momentum); the step was rejected and weights and optimizer state are "
+                              "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name, at + bad);
+        }
+    }
+    return WF_OK;
+}
+
+/* The optimizer on every tensor, as step t: AdamW, or with opt.muon Muon for the blocks'
+ * matrices and AdamW for the rest. Every check runs before any update. */
+static wf_status optim_step(wf_model *m, wf_real scale, float lr, int32_t t) {
+    wf_status s = muon_pass(m, 1, scale, lr);
+    if (s == WF_OK) s = adamw_step(m, scale, lr, t);
+    if (s == WF_OK) muon_pass(m, 0, scale, lr);
+    return s;
 }
 
 wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
@@ -180,7 +226,7 @@ wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
         return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer "
                       "state are unchanged (try a lower learning rate or gradient clipping)");
     const float lr = wf_lr_at(&m->opt, m->step);
-    if ((s = adamw_step(m, clip_scale(m, norm), lr, m->step + 1)) != WF_OK) return s;
+    if ((s = optim_step(m, clip_scale(m, norm), lr, m->step + 1)) != WF_OK) return s;
     m->step++;
     m->gen.active = 0; /* the cached keys and values belong to the old weights */
     if (info) {

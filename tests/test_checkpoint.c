@@ -495,8 +495,9 @@ static void test_hostile(void) {
     REBUILD((free(s.payload[optm]), s.n = 3), WF_ERR_FORMAT, "OPTM is missing", "missing section");
     REBUILD((s.len[tens] += 4, memset(s.payload[tens] + s.len[tens] - 4, 0, 4)), WF_ERR_FORMAT, "unexplained", "trailing bytes in a section");
     REBUILD((s.len[tens] -= 4), WF_ERR_FORMAT, "bytes left", "section shorter than its tensors");
-    /* this build writes 18 config fields (15 in version 1, then n_enc_layer, dropout, max_beam) */
-    REBUILD((wr32(s.payload[conf], 19), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED, "19 fields", "config from a newer version");
+    /* this build writes 21 config fields (15 in version 1, then n_enc_layer, dropout, max_beam,
+     * qk_norm, zero_proj, logit_cap) */
+    REBUILD((wr32(s.payload[conf], 22), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED, "22 fields", "config from a newer version");
     REBUILD((wr32(s.payload[conf], 14), s.len[conf] -= 4), WF_ERR_FORMAT, "14 fields", "config too short");
     REBUILD(wr32(s.payload[conf], 0xFFFFFFFFu), WF_ERR_UNSUPPORTED, "fields", "absurd field count");
     /* config fields: 1 + index words into CONF */
@@ -530,16 +531,17 @@ static void test_hostile(void) {
         memcpy(&u, &neg, 4);
         REBUILD(wr32(s.payload[tens] + 27 + 4 * (2 * 13 * 8 + 3), u), WF_ERR_FORMAT, "AdamW v", "negative second moment");
     }
-    /* the optimizer section: 10 fields (9 in files from before the schedule's start), step,
-     * RNG streams */
+    /* the optimizer section: 12 fields (9 in files from before the schedule's start, 10 before
+     * Muon), step, RNG streams */
     REBUILD(wr32(s.payload[optm] + 4 * (1 + 0), 0xFFC00000u), WF_ERR_FORMAT, "lr must be", "NaN learning rate");
     REBUILD(wr32(s.payload[optm] + 4 * (1 + 9), 0x80000000u), WF_ERR_FORMAT, "start", "negative schedule start");
-    REBUILD(wr32(s.payload[optm] + 4 * (1 + 10), 0x80000000u), WF_ERR_FORMAT, "step", "negative step");
-    REBUILD(wr32(s.payload[optm] + 4 * (1 + 11), 3), WF_ERR_FORMAT, "RNG", "RNG count");
-    REBUILD((wr32(s.payload[optm] + 4 * (1 + 12), 0), wr32(s.payload[optm] + 4 * (1 + 13), 0)), WF_ERR_FORMAT,
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 10), 2), WF_ERR_FORMAT, "muon 2", "muon out of range");
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 12), 0x80000000u), WF_ERR_FORMAT, "step", "negative step");
+    REBUILD(wr32(s.payload[optm] + 4 * (1 + 13), 3), WF_ERR_FORMAT, "RNG", "RNG count");
+    REBUILD((wr32(s.payload[optm] + 4 * (1 + 14), 0), wr32(s.payload[optm] + 4 * (1 + 15), 0)), WF_ERR_FORMAT,
             "state 0", "RNG state 0");
-    REBUILD((wr32(s.payload[optm], 11), wr32(s.payload[optm] + s.len[optm], 0), s.len[optm] += 4), WF_ERR_UNSUPPORTED,
-            "11 fields", "optimizer settings from a newer version");
+    REBUILD((wr32(s.payload[optm], 13), wr32(s.payload[optm] + s.len[optm], 0), s.len[optm] += 4), WF_ERR_UNSUPPORTED,
+            "13 fields", "optimizer settings from a newer version");
     {
         /* a schedule start survives the file; a file of 9 optimizer fields (written before
          * the start existed) loads with start 0 */
@@ -554,8 +556,8 @@ static void test_hostile(void) {
         free(bad);
         uint8_t *p = s.payload[optm];
         wr32(p, 9);
-        memmove(p + 4 * (1 + 9), p + 4 * (1 + 10), s.len[optm] - 4 * (1 + 10));
-        s.len[optm] -= 4;
+        memmove(p + 4 * (1 + 9), p + 4 * (1 + 12), s.len[optm] - 4 * (1 + 12));
+        s.len[optm] -= 3 * 4;
         bad = join(&s, &nb);
         CHECK_OK(wf_model_load(e, NULL, bad, nb), e);
         CHECK(wf_model_get_optim(e, &o) == WF_OK && o.start == 0, "9 fields: start %d, want 0", o.start);

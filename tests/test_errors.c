@@ -136,7 +136,7 @@ static void row_e5_memory(void) {
     c.n_layer = 4;
     wf_memory est;
     CHECK(wf_config_memory(&c, 0, 0, &est, NULL, 0) == WF_OK && est.total > limit, "the example needs more than 256 MB");
-    CHECK(est.total == est.params + est.grads + est.optimizer + est.inference && est.optimizer == 2 * est.params,
+    CHECK(est.total == est.params + est.grads + est.optimizer + est.inference && est.optimizer > 2 * est.params,
           "weights, gradients, both moments and the KV cache");
     char want[128];
     snprintf(want, sizeof want, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",

@@ -153,8 +153,12 @@ static void run_case(const char *name, const char *dump_dir) {
     }
     printf("%s: gradients max rel err %.2e\n", name, worst);
 
-    const float *of = fx_get(&fx, "optim")->data; /* written as float32 */
-    wf_optim opt = {of[0], of[1], of[2], of[3], of[4], (int32_t)of[5], (int32_t)of[6], of[7], of[8], 0};
+    fx_entry *oe = fx_get(&fx, "optim");
+    const float *of = oe->data; /* written as float32; the recipe fixtures add muon, muon_momentum */
+    wf_optim opt = {.lr = of[0], .beta1 = of[1], .beta2 = of[2], .eps = of[3], .weight_decay = of[4],
+                    .warmup = (int32_t)of[5], .decay_steps = (int32_t)of[6], .min_lr_ratio = of[7],
+                    .grad_clip = of[8], .muon = oe->count > 9 ? (int32_t)of[9] : 0,
+                    .muon_momentum = oe->count > 10 ? of[10] : 0.95f};
     CHECK_OK(wf_model_set_optim(m, &opt), m);
     const float *ref_steps = fx_get(&fx, "step_losses")->data;
     double step_err = 0;

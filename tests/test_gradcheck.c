@@ -253,13 +253,18 @@ static double pw_loss(void *p) {
     pw_ctx *c = p;
     if (c->which == 0) wf_gelu_forward(c->out, c->a, c->N, NULL);
     else if (c->which == 1) wf_relu_forward(c->out, c->a, c->N);
-    else wf_residual_forward(c->out, c->a, c->b, c->N);
+    else if (c->which == 2) wf_residual_forward(c->out, c->a, c->b, c->N);
+    else if (c->which == 3) wf_relu2_forward(c->out, c->a, c->N);
+    else {
+        memcpy(c->out, c->a, c->N * sizeof(double)); /* soft-capping works in place */
+        wf_softcap_forward(c->out, c->N, 2.5);
+    }
     return dot(c->out, c->R, c->N);
 }
 
 static void test_pointwise(wf_rng *r) {
-    static const char *names[] = {"gelu", "relu", "residual"};
-    for (int which = 0; which < 3; which++) {
+    static const char *names[] = {"gelu", "relu", "residual", "relu2", "softcap 2.5"};
+    for (int which = 0; which < 5; which++) {
         pw_ctx c = {64, which, alloc_d(64), alloc_d(64), alloc_d(64), alloc_d(64)};
         fill(r, c.a, 64, 3); /* wide enough to reach GELU's tails */
         fill(r, c.b, 64, 1);
@@ -267,7 +272,14 @@ static void test_pointwise(wf_rng *r) {
         double *da = alloc_d(64), *db = alloc_d(64);
         if (which == 0) wf_gelu_backward(da, c.R, c.a, c.N, NULL);
         else if (which == 1) wf_relu_backward(da, c.R, c.a, c.N);
-        else wf_residual_backward(da, db, c.R, c.N);
+        else if (which == 2) wf_residual_backward(da, db, c.R, c.N);
+        else if (which == 3) wf_relu2_backward(da, c.R, c.a, c.N);
+        else {
+            /* backward scales dL/dy in place, at the capped values (|z| up to ~9: deep in tanh's tails) */
+            pw_loss(&c);
+            memcpy(da, c.R, 64 * sizeof(double));
+            wf_softcap_backward(da, c.out, c.N, 2.5);
+        }
         check_tensor(names[which], "inp", pw_loss, &c, c.a, da, 64);
         if (which == 2) check_tensor(names[which], "b", pw_loss, &c, c.b, db, 64);
         free(c.a); free(c.b); free(c.out); free(c.R); free(da); free(db);
@@ -412,6 +424,105 @@ static void test_rope(wf_rng *r) {
             }
     CHECK(worst < 1e-12, "rope changed a pair's length by %g", worst);
     free(c.x); free(c.work); free(c.R); free(c.cos); free(c.sin); free(dx);
+}
+
+/* ---- QK-norm: per-head RMS of q and k inside a packed qkv buffer, in place ---- */
+typedef struct {
+    int N, NH, HS, stride;
+    double *x, *work, *rstd, *R;
+} headnorm_ctx;
+
+static double headnorm_loss(void *p) {
+    headnorm_ctx *c = p;
+    size_t n = (size_t)c->N * c->stride;
+    memcpy(c->work, c->x, n * sizeof(double));
+    wf_headnorm_forward(c->work, c->rstd, c->N, c->NH, c->HS, c->stride, 1e-5);
+    return dot(c->work, c->R, n);
+}
+
+static void test_headnorm(wf_rng *r) {
+    headnorm_ctx c = {5, 2, 4, 3 * 8, NULL, NULL, NULL, NULL};
+    const size_t n = (size_t)c.N * c.stride;
+    c.x = alloc_d(n); c.work = alloc_d(n); c.R = alloc_d(n); c.rstd = alloc_d((size_t)c.N * c.NH);
+    fill(r, c.x, n, 2);
+    fill(r, c.R, n, 1);
+    headnorm_loss(&c);
+    /* the channels it touches (the first C of each row) get dL/dx; the rest pass dL/dy */
+    double *dx = alloc_d(n);
+    memcpy(dx, c.R, n * sizeof(double));
+    wf_headnorm_backward(dx, c.work, c.rstd, c.N, c.NH, c.HS, c.stride);
+    check_tensor("headnorm", "x", headnorm_loss, &c, c.x, dx, n);
+    /* every head comes out with a mean square of 1 (up to eps) */
+    double worst = 0;
+    for (int row = 0; row < c.N; row++)
+        for (int h = 0; h < c.NH; h++) {
+            double ms = 0;
+            for (int i = 0; i < c.HS; i++) ms += c.work[(size_t)row * c.stride + h * c.HS + i] * c.work[(size_t)row * c.stride + h * c.HS + i];
+            worst = fmax(worst, fabs(ms / c.HS - 1));
+        }
+    CHECK(worst < 1e-4, "headnorm: a head's mean square is off 1 by %g", worst);
+    free(c.x); free(c.work); free(c.R); free(c.rstd); free(dx);
+}
+
+/* ---- Muon's Newton-Schulz: what it does to singular values ---- */
+
+/* Orthonormal columns: Gram-Schmidt, twice for double's accuracy, on a random [n, k]. */
+static void orthonormal(wf_rng *r, double *q, int n, int k) {
+    fill(r, q, (size_t)n * k, 1);
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < k; j++) {
+            for (int i = 0; i < j; i++) {
+                double d = 0;
+                for (int t = 0; t < n; t++) d += q[t * k + i] * q[t * k + j];
+                for (int t = 0; t < n; t++) q[t * k + j] -= d * q[t * k + i];
+            }
+            double nn = 0;
+            for (int t = 0; t < n; t++) nn += q[t * k + j] * q[t * k + j];
+            for (int t = 0; t < n; t++) q[t * k + j] /= sqrt(nn);
+        }
+}
+
+/* G = U diag(s) V^T with known U [r, r], V [c, r] and singular values s spread over two
+ * decades: NS5 must return U diag(phi^5(s / |s|)) V^T with phi(x) = a x + b x^3 + c x^5
+ * (optim.c), so it keeps the singular vectors and only moves the values, and every value
+ * must land in [0.68, 1.21]: the orthogonalisation Muon relies on. */
+static void test_newton_schulz(wf_rng *r) {
+    enum { RR = 6, CC = 10 };
+    double U[RR * RR], V[CC * RR], s[RR], g[RR * CC], want[RR * CC];
+    orthonormal(r, U, RR, RR);
+    orthonormal(r, V, CC, RR);
+    double norm = 0;
+    for (int i = 0; i < RR; i++) {
+        s[i] = 3 * pow(100.0, -(double)i / (RR - 1)); /* 3 ... 0.03 */
+        norm += s[i] * s[i];
+    }
+    norm = sqrt(norm);
+    double lo = INFINITY, hi = 0, f[RR];
+    for (int i = 0; i < RR; i++) {
+        double x = s[i] / (norm + 1e-7);
+        for (int it = 0; it < 5; it++) x = 3.4445 * x - 4.7750 * x * x * x + 2.0315 * x * x * x * x * x;
+        f[i] = x;
+        lo = fmin(lo, x);
+        hi = fmax(hi, x);
+    }
+    for (int i = 0; i < RR; i++)
+        for (int j = 0; j < CC; j++) {
+            double gij = 0, wij = 0;
+            for (int k = 0; k < RR; k++) {
+                gij += U[i * RR + k] * s[k] * V[j * RR + k];
+                wij += U[i * RR + k] * f[k] * V[j * RR + k];
+            }
+            g[i * CC + j] = gij;
+            want[i * CC + j] = wij;
+        }
+    double scratch[RR * CC + 2 * RR * RR];
+    wf_newton_schulz(g, RR, CC, scratch, NULL);
+    double err = 0;
+    for (int i = 0; i < RR * CC; i++) err = fmax(err, fabs(g[i] - want[i]));
+    printf("  newton-schulz: singular values %.3g..%.3g -> %.3f..%.3f, max abs err vs U phi^5(S) V^T %.2e\n",
+           s[RR - 1], s[0], lo, hi, err);
+    CHECK(err < 1e-12, "newton-schulz: differs from U phi^5(S) V^T by %g", err);
+    CHECK(lo >= 0.68 && hi <= 1.21, "newton-schulz: singular values end in [%g, %g], not [0.68, 1.21]", lo, hi);
 }
 
 /* ---- mean squared error over real rows ---- */
@@ -650,6 +761,8 @@ int main(void) {
     test_rmsnorm(&r);
     test_misc_pointwise(&r);
     test_rope(&r);
+    test_headnorm(&r);
+    test_newton_schulz(&r);
     test_mse(&r);
     test_softmax_jacobian(&r);
 
@@ -666,7 +779,7 @@ int main(void) {
     test_model_grads("decoder: sinusoidal positions, no biases", c, 0);
     enum { D = WF_ARCH_DECODER, EN = WF_ARCH_ENCODER, ED = WF_ARCH_ENCODER_DECODER };
     enum { LN = WF_NORM_LAYERNORM, RMS = WF_NORM_RMSNORM, PRE = WF_BLOCK_PRE_LN, POST = WF_BLOCK_POST_LN };
-    enum { GELU = WF_ACT_GELU, RELU = WF_ACT_RELU, SWIGLU = WF_ACT_SWIGLU };
+    enum { GELU = WF_ACT_GELU, RELU = WF_ACT_RELU, SWIGLU = WF_ACT_SWIGLU, RELU2 = WF_ACT_RELU2 };
     enum { LEARNED = WF_POS_LEARNED, SINUS = WF_POS_SINUSOIDAL, ROPE = WF_POS_ROPE };
     test_model_grads("decoder: Post-LN, LayerNorm, GELU, padding", small(D, LN, POST, GELU, LEARNED, 1, 1), PADDED);
     test_model_grads("decoder, Llama-style: RMSNorm, SwiGLU, RoPE, untied, no biases",
@@ -689,6 +802,27 @@ int main(void) {
     c.dropout = 0.1f;
     test_model_grads("encoder-decoder: RMSNorm, SwiGLU, RoPE, no biases, dropout 0.1", c, PADDED);
     test_model_grads("encoder-decoder: Post-LN, RMSNorm, GELU, learned, tied", small(ED, RMS, POST, GELU, LEARNED, 1, 1), 0);
+
+
+    printf("whole models with the recipe options (issue 14)\n");
+    c = small(D, RMS, PRE, RELU2, ROPE, 0, 0);
+    c.qk_norm = 1;
+    c.logit_cap = 1.5f; /* small: the logits reach tanh's curved part */
+    test_model_grads("decoder: QK-norm before RoPE, ReLU^2, logit cap 1.5, RMSNorm, untied", c, 0);
+    c = small_gpt();
+    c.qk_norm = 1;
+    c.zero_proj = 1;
+    c.logit_cap = 2.0f;
+    c.activation = WF_ACT_RELU2;
+    test_model_grads("decoder: QK-norm, zero-init projections, ReLU^2, logit cap 2, learned, tied", c, 0);
+    c = small(ED, LN, POST, RELU2, SINUS, 0, 1);
+    c.qk_norm = 1;
+    c.logit_cap = 3.0f;
+    test_model_grads("encoder-decoder: Post-LN, QK-norm, ReLU^2, logit cap 3, padding", c, PADDED);
+    c = small(EN, RMS, PRE, GELU, ROPE, 1, 0);
+    c.qk_norm = 1;
+    c.dropout = 0.2f;
+    test_model_grads("encoder: QK-norm, RoPE, dropout 0.2, MSE", c, MSE);
 
     printf("largest relative error over every check: %.2e (tolerance %.0e); %zu elements on a ReLU kink skipped\n",
            worst_overall, TOL, kinks_overall);

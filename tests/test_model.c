@@ -39,7 +39,7 @@ static void test_config_errors(void) {
         {&base.n_enc_layer, 2, WF_ERR_CONFIG, "encoder layers in a decoder"},
         {&base.norm, -1, WF_ERR_CONFIG, "norm -1"},
         {&base.block, 2, WF_ERR_CONFIG, "block 2"},
-        {&base.activation, 3, WF_ERR_CONFIG, "activation 3"},
+        {&base.activation, 4, WF_ERR_CONFIG, "activation 4"},
         {&base.positions, 9, WF_ERR_CONFIG, "positions 9"},
         {&base.tied_head, 2, WF_ERR_CONFIG, "tied_head 2"},
         {&base.bias, -1, WF_ERR_CONFIG, "bias -1"},
@@ -584,7 +584,11 @@ static void test_memory(void) {
     got = model_info(m).memory;
     CHECK(est.total == got.total && est.activations == got.activations, "estimate %.0f == actual %.0f", est.total,
           got.total);
-    CHECK(got.params == got.grads && got.optimizer == 2 * got.params, "the arena is params | grads | m | v");
+    /* Muon's Newton-Schulz scratch for its largest matrix, fc [F = 512, C = 128]: X and its
+     * next iterate [128, 512], X X^T and its square [128, 128] */
+    const double muon = sizeof(float) * (2.0 * 128 * 512 + 2.0 * 128 * 128);
+    CHECK(got.params == got.grads && got.optimizer == 2 * got.params + muon,
+          "the arena is params | grads | m | v, then Muon's scratch");
     CHECK(est.count == param_count(m) && got.count == est.count && got.params >= 4 * got.count,
           "the count %.0f (model: %.0f) is the parameters without the padding the bytes include (%d)", est.count,
           got.count, param_count(m));
@@ -624,6 +628,111 @@ static void test_int_sized_batches(void) {
     wf_model_free(m);
 }
 
+/* Issue 14's options: zero-initialised projections (the rest of the init unchanged), and
+ * Muon: it trains, keeps AdamW's v untouched for its matrices, gives the same weights on
+ * any number of threads, refuses an overflowing step with nothing changed, and resumes
+ * from a checkpoint exactly. */
+static void test_recipe_options(void) {
+    wf_config c;
+    wf_config_default(&c);
+    c.vocab_size = 16;
+    c.context = 16;
+    c.n_layer = 2;
+    c.d_model = 32;
+    c.d_ff = 48;
+    wf_model *a = wf_model_create(), *z = wf_model_create();
+    CHECK_OK(wf_model_init(a, &c), a);
+    c.zero_proj = 1;
+    CHECK_OK(wf_model_init(z, &c), z);
+    int32_t in[4 * 16], tg[4 * 16];
+    for (int i = 0; i < 4 * 16; i++) in[i] = i % 7, tg[i] = (i + 1) % 7;
+    CHECK_OK(step_ids(z, in, tg, 4, 16, NULL), z);
+    for (int i = 0; i < model_info(a).n_tensors; i++) {
+        wf_tensor_info t;
+        wf_model_get_tensor(a, i, &t);
+        const int proj = !strcmp(t.name, "attprojw") || !strcmp(t.name, "fcprojw");
+        const float *wa = wf_model_params(a) + t.offset, *wz = wf_model_params(z) + t.offset;
+        float mx = 0;
+        for (int j = 0; j < t.size; j++) mx = fmaxf(mx, fabsf(wz[j]));
+        if (proj) CHECK(mx > 0, "zero_proj: %s did not move in the first step", t.name);
+        if (!proj && !strcmp(t.name, "qkvw")) {
+            /* upstream of a zero projection: no gradient at the first step, only decay */
+            int same = 1;
+            for (int j = 0; j < t.size; j++) same &= fabsf(wz[j] - wa[j] * (1 - 3e-4f * 0.1f)) <= 1e-6f * fabsf(wa[j]);
+            CHECK(same, "zero_proj: qkvw had a gradient behind a zero projection");
+        }
+    }
+    wf_model_free(z);
+    z = wf_model_create();
+    CHECK_OK(wf_model_init(z, &c), z);
+    for (int i = 0; i < model_info(a).n_tensors; i++) {
+        wf_tensor_info t;
+        wf_model_get_tensor(a, i, &t);
+        const int proj = !strcmp(t.name, "attprojw") || !strcmp(t.name, "fcprojw");
+        const float *wa = wf_model_params(a) + t.offset, *wz = wf_model_params(z) + t.offset;
+        int zero = 1, same = !memcmp(wa, wz, (size_t)t.size * sizeof(float));
+        for (int j = 0; j < t.size; j++) zero &= wz[j] == 0;
+        if (proj) CHECK(t.size > 0 && zero, "zero_proj: %s starts non-zero", t.name);
+        else CHECK(same, "zero_proj: %s differs from the default init", t.name);
+    }
+    wf_model_free(z);
+
+    /* Muon */
+    wf_optim o;
+    wf_model_get_optim(a, &o);
+    o.muon = 1;
+    o.lr = 0.02f;
+    CHECK_OK(wf_model_set_optim(a, &o), a);
+    uint8_t *ck = NULL;
+    int32_t ck_n = 0;
+    float first = 0, last = 0;
+    for (int s = 0; s < 30; s++) {
+        wf_step_info info;
+        CHECK_OK(step_ids(a, in, tg, 4, 16, &info), a);
+        if (s == 0) first = info.loss;
+        last = info.loss;
+        if (s == 9) CHECK_OK(wf_model_save(a, NULL, WF_SAVE_OPTIMIZER, &ck, &ck_n), a);
+    }
+    printf("Muon: loss %.4f -> %.4f in 30 steps\n", first, last);
+    CHECK(last < 0.5f * first, "Muon: loss %.4f -> %.4f in 30 steps", first, last);
+    const float *v = wf_model_params(a) + 3 * (size_t)(wf_model_grads(a) - wf_model_params(a));
+    const float *mom = wf_model_params(a) + 2 * (size_t)(wf_model_grads(a) - wf_model_params(a));
+    for (int i = 0; i < model_info(a).n_tensors; i++) {
+        wf_tensor_info t;
+        wf_model_get_tensor(a, i, &t);
+        if (t.ndim != 3 || !t.size) continue;
+        float vmax = 0, mmax = 0;
+        for (int j = 0; j < t.size; j++) vmax = fmaxf(vmax, fabsf(v[t.offset + j])), mmax = fmaxf(mmax, fabsf(mom[t.offset + j]));
+        CHECK(vmax == 0 && mmax > 0, "Muon: %s has v up to %g and momentum up to %g", t.name, vmax, mmax);
+    }
+    /* resumed from step 10 on one thread and on two: the same bytes as the run through */
+    for (int threads = 1; threads <= 2; threads++) {
+        wf_model *r = wf_model_create();
+        CHECK_OK(wf_model_load(r, NULL, ck, ck_n), r);
+        if (wf_model_set_threads(r, threads) != WF_OK) {
+            wf_model_free(r);
+            continue; /* a build without threads */
+        }
+        for (int s = 10; s < 30; s++) CHECK_OK(step_ids(r, in, tg, 4, 16, NULL), r);
+        const size_t stride = (size_t)(wf_model_grads(a) - wf_model_params(a));
+        CHECK(!memcmp(wf_model_params(r), wf_model_params(a), stride * sizeof(float)),
+              "Muon: resumed at step 10 on %d thread(s), the weights differ from the straight run", threads);
+        wf_model_free(r);
+    }
+    wf_buffer_free(ck);
+    /* an absurd learning rate: refused, nothing changed */
+    float *snap = snapshot(a);
+    o.lr = 3e38f;
+    o.weight_decay = 0;
+    CHECK_OK(wf_model_set_optim(a, &o), a);
+    wf_status st = step_ids(a, in, tg, 4, 16, NULL);
+    CHECK(st == WF_ERR_NUMERIC && strstr(wf_model_error(a), "Muon"), "Muon at lr 3e38: %s (%s)", wf_status_string(st),
+          wf_model_error(a));
+    CHECK(same_weights(a, snap), "Muon: a refused step changed the weights");
+    free(snap);
+    wf_model_free(a);
+}
+
 int main(void) {
     test_config_errors();
     test_bad_input_changes_nothing();
@@ -637,5 +746,6 @@ int main(void) {
     test_sampling();
     test_memory();
     test_int_sized_batches();
+    test_recipe_options();
     return check_summary("test_model");
 }

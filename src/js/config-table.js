@@ -12,7 +12,7 @@ export const CONFIG_TABLE = [
   { name: 'arch', js: 'arch', type: 'enum', default: 0, names: ['decoder', 'encoder', 'encoder-decoder'], doc: 'wf_arch (docs/ARCHITECTURES.md)' },
   { name: 'norm', js: 'norm', type: 'enum', default: 0, names: ['layernorm', 'rmsnorm'], doc: 'wf_norm' },
   { name: 'block', js: 'block', type: 'enum', default: 0, names: ['pre_ln', 'post_ln'], doc: 'wf_block: where the norm sits around each sublayer' },
-  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu'], doc: 'wf_activation of the feed-forward sublayer' },
+  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2'], doc: 'wf_activation of the feed-forward sublayer' },
   { name: 'positions', js: 'positions', type: 'enum', default: 0, names: ['learned', 'sinusoidal', 'rope'], doc: 'wf_positions' },
   { name: 'tied_head', js: 'tiedHead', type: 'bool', default: true, doc: '1: the output head is the token embedding (GPT-2); 0: its own' },
   { name: 'bias', js: 'bias', type: 'bool', default: true, doc: '1: linear layers and LayerNorms have biases; 0: none (Llama)' },
@@ -27,6 +27,9 @@ export const CONFIG_TABLE = [
   { name: 'n_enc_layer', js: 'nEncLayer', type: 'int', default: 0, min: 1, max: 1024, encoderDecoderOnly: true, doc: 'encoder layers of an encoder-decoder; 0 for the others' },
   { name: 'dropout', js: 'dropout', type: 'real', default: 0, min: 0, max: 1, bounds: '[)', doc: 'training only: drop probability of embeddings and sublayer outputs' },
   { name: 'max_beam', js: 'maxBeam', type: 'int', default: 4, min: 1, max: 64, encoderDecoderOnly: true, doc: 'widest beam of wf_model_beam_search (encoder-decoders)' },
+  { name: 'qk_norm', js: 'qkNorm', type: 'bool', default: false, doc: "1: RMS-normalise each head's queries and keys (no gain), before RoPE" },
+  { name: 'zero_proj', js: 'zeroProj', type: 'bool', default: false, doc: '1: attention and feed-forward output projections start at zero' },
+  { name: 'logit_cap', js: 'logitCap', type: 'real', default: 0, min: 0, max: null, bounds: '[]', doc: 'logits = cap * tanh(logits / cap); 0: no capping' },
 ];
 
 export const OPTIM_TABLE = [
@@ -40,4 +43,6 @@ export const OPTIM_TABLE = [
   { name: 'min_lr_ratio', js: 'minLrRatio', type: 'real', default: 0.1, min: 0, max: 1, bounds: '[]', doc: 'where the decay ends, as a fraction of lr; then constant' },
   { name: 'grad_clip', js: 'gradClip', type: 'real', default: 1, min: 0, max: null, bounds: '[]', doc: 'clip the global gradient norm to this; 0: no clipping' },
   { name: 'start', js: 'start', type: 'int', default: 0, min: 0, max: 2147483647, doc: 'step where warmup and decay start (a later run: the current step)' },
+  { name: 'muon', js: 'muon', type: 'int', default: 0, min: 0, max: 1, doc: "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW" },
+  { name: 'muon_momentum', js: 'muonMomentum', type: 'real', default: 0.95, min: 0, max: 1, bounds: '[)', doc: "Muon's Nesterov momentum" },
 ];
