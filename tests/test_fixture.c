@@ -1,8 +1,9 @@
 /* The fp32 core against PyTorch on the committed fixtures (tests/fixtures/NAME.bin, written by
- * gen_gpt_fixture.py and gen_arch_fixture.py): logits (or final states) and loss to 1e-5,
- * every gradient to 1e-4 relative, and the losses of 5 AdamW steps with warmup, cosine decay
- * and clipping to 1e-5. GPTs, an encoder-decoder, a Llama-style decoder and an encoder
- * trained with a mean squared error, all through the one wf_batch entry point. The GPT
+ * gen_gpt_fixture.py, gen_arch_fixture.py and gen_recipe_fixture.py): logits (or final
+ * states) and loss to 1e-5, every gradient to 1e-4 relative, and the losses of 5 AdamW (or
+ * Muon + AdamW) steps with warmup, cosine decay and clipping to 1e-5. GPTs, an
+ * encoder-decoder, a Llama-style decoder, an encoder trained with a mean squared error and
+ * issue 14's recipe options, all through the one wf_batch entry point. The GPT and recipe
  * fixtures also hold PyTorch's greedy continuation of a prompt: generation must match it
  * token for token.
  * With --dump DIR it also writes DIR/<case>.logits.f32 (the final states for an MSE
@@ -15,7 +16,8 @@
 #include "fixture.h"
 #include "wasmformer.h"
 
-static const char *cases[] = {"gpt2_tied", "gpt_untied_relu", "encdec_post_ln", "llama_decoder", "encoder_mse"};
+static const char *cases[] = {"gpt2_tied",   "gpt_untied_relu", "encdec_post_ln", "llama_decoder",
+                               "encoder_mse", "recipe_options",  "recipe_muon"};
 
 static void dump(const char *dir, const char *name, const char *what, const float *x, size_t n) {
     char path[512];
@@ -63,6 +65,13 @@ static void run_case(const char *name, const char *dump_dir) {
     if (ext) {
         cfg.n_enc_layer = ((int32_t *)ext->data)[0];
         cfg.max_beam = ((int32_t *)ext->data)[1];
+    }
+    fx_entry *rec = fx_get(&fx, "config_recipe"); /* issue 14's options (gen_recipe_fixture.py) */
+    if (rec) {
+        const float *r = rec->data;
+        cfg.qk_norm = (int32_t)r[0];
+        cfg.zero_proj = (int32_t)r[1];
+        cfg.logit_cap = r[2];
     }
 
     wf_model *m = wf_model_create();
@@ -199,9 +208,10 @@ static void run_case(const char *name, const char *dump_dir) {
         }
     }
     double final_rel = sqrt(diff2 / ref2);
-    printf("%s: 5 AdamW steps: loss max abs err %.2e; weights relative L2 err %.2e, max abs %.2e "
-           "(%d zero-gradient elements left out)\n", name, step_err, final_rel, final_max, skipped);
-    CHECK(final_rel < 1e-5, "%s: weights after 5 AdamW steps differ from PyTorch by %.3g (relative L2)", name,
+    const char *optimizer = opt.muon ? "Muon + AdamW" : "AdamW";
+    printf("%s: 5 %s steps: loss max abs err %.2e; weights relative L2 err %.2e, max abs %.2e "
+           "(%d zero-gradient elements left out)\n", name, optimizer, step_err, final_rel, final_max, skipped);
+    CHECK(final_rel < 1e-5, "%s: weights after 5 %s steps differ from PyTorch by %.3g (relative L2)", name, optimizer,
           final_rel);
     free(ours0);
     wf_model_free(m);

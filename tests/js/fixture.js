@@ -42,6 +42,11 @@ export function fixtureConfig(fx) {
     cfg.nEncLayer = fx.config_ext.data[0];
     cfg.maxBeam = fx.config_ext.data[1];
   }
+  if (fx.config_recipe) { // issue 14's options (tests/fixtures/gen_recipe_fixture.py)
+    cfg.qkNorm = fx.config_recipe.data[0] === 1;
+    cfg.zeroProj = fx.config_recipe.data[1] === 1;
+    cfg.logitCap = fx.config_recipe.data[2];
+  }
   return cfg;
 }
 
