@@ -20,7 +20,7 @@ export interface ModelConfig {
   /** Where the norm sits around each sublayer: before it (GPT-2) or after the residual add. */
   block: 'pre_ln' | 'post_ln';
   /** Activation of the feed-forward sublayer. */
-  activation: 'gelu' | 'relu' | 'swiglu';
+  activation: 'gelu' | 'relu' | 'swiglu' | 'relu2';
   /** Position information: a learned table, fixed sinusoids, or rotary. */
   positions: 'learned' | 'sinusoidal' | 'rope';
   /** true: the output head reuses the token embedding (GPT-2); false: its own matrix. */
@@ -49,6 +49,12 @@ export interface ModelConfig {
   dropout: number;
   /** Widest beam an encoder-decoder can decode with. */
   maxBeam: number;
+  /** QK-norm: each head's queries and keys divided by their RMS (no gain), before RoPE. */
+  qkNorm: boolean;
+  /** The attention and feed-forward output projections start at zero (an init choice). */
+  zeroProj: boolean;
+  /** Soft-capping of the logits: cap * tanh(logits / cap); 0 = off. */
+  logitCap: number;
 }
 
 /** What createModel accepts: a preset name, or any part of a config (the rest comes from
@@ -151,6 +157,11 @@ export interface OptimizerSettings {
   gradClip: number;
   /** The step the schedule starts at (train() sets it to the model's step). */
   start: number;
+  /** 1: Muon (orthogonalised momentum) for the blocks' weight matrices, AdamW for
+   * embeddings, norms, biases and the head, all at the same lr; 0: AdamW everywhere. */
+  muon: 0 | 1;
+  /** Muon's Nesterov momentum (default 0.95). */
+  muonMomentum: number;
 }
 
 export interface TrainProgress {

@@ -161,6 +161,20 @@ test('the table\'s flags build the model and set the optimizer', async () => {
   model.dispose();
 });
 
+test('the recipe options of issue 14 have flags: QK-norm, ReLU², zero projections, a logit cap, Muon', async () => {
+  const r = cli(['train', TEXT, '--n-layer', '1', '--n-head', '2', '--d-model', '32', '--d-ff', '64', '--context', '32',
+    '--qk-norm', 'true', '--activation', 'relu2', '--zero-proj', 'true', '--logit-cap', '30', '--muon', '1',
+    '--muon-momentum', '0.9', '--steps', '3', '--eval-interval', '0', '--out', 'recipe.wf']);
+  assert.equal(r.code, 0, r.err);
+  const model = await loadModelFile(join(dir, 'recipe.wf'));
+  assert.deepEqual(Object.fromEntries(['qkNorm', 'activation', 'zeroProj', 'logitCap'].map((k) => [k, model.config[k]])),
+    { qkNorm: true, activation: 'relu2', zeroProj: true, logitCap: 30 });
+  assert.equal(model.optimizer.muon, 1);
+  assert.equal(model.optimizer.muonMomentum, Math.fround(0.9));
+  assert.equal(model.step, 3);
+  model.dispose();
+});
+
 test('train, info, generate and eval on one model', async () => {
   const r = cli(['train', TEXT, '--config', MICRO, '--steps', '60', '--eval-interval', '20', '--seed', '4', '--out', 'm.wf']);
   assert.equal(r.code, 0, r.err);
