@@ -179,7 +179,8 @@ void wf_muon_update(wf_real *p, wf_real *buf, const wf_real *g, int R, int C, wf
 size_t wf_muon_check(const wf_real *p, const wf_real *buf, const wf_real *g, int R, int C, wf_real grad_scale,
                      const wf_optim *o, float lr, int decay) {
     const double limit = 0.5 * FLT_MAX, mu = o->muon_momentum;
-    const double step = lr * MUON_RMS * sqrt((double)(R > C ? R : C)), shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
+    const double step = lr * MUON_RMS * sqrt((double)(R > C ? R : C));
+    const double shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
     if (!(step <= limit) || !(fabs(shrink) <= limit)) return 0;
     const size_t n = (size_t)R * C;
     for (size_t i = 0; i < n; i++) {

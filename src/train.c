@@ -202,7 +202,8 @@ static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
             if (bad < (size_t)R * C)
                 return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
                               "(weight or momentum); the step was rejected and weights and optimizer state are "
-                              "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name, at + bad);
+                              "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name,
+                              at + bad);
         }
     }
     return WF_OK;

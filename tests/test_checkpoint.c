@@ -497,7 +497,8 @@ static void test_hostile(void) {
     REBUILD((s.len[tens] -= 4), WF_ERR_FORMAT, "bytes left", "section shorter than its tensors");
     /* this build writes 21 config fields (15 in version 1, then n_enc_layer, dropout, max_beam,
      * qk_norm, zero_proj, logit_cap) */
-    REBUILD((wr32(s.payload[conf], 22), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED, "22 fields", "config from a newer version");
+    REBUILD((wr32(s.payload[conf], 22), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED,
+            "22 fields", "config from a newer version");
     REBUILD((wr32(s.payload[conf], 14), s.len[conf] -= 4), WF_ERR_FORMAT, "14 fields", "config too short");
     REBUILD(wr32(s.payload[conf], 0xFFFFFFFFu), WF_ERR_UNSUPPORTED, "fields", "absurd field count");
     /* config fields: 1 + index words into CONF */

@@ -456,8 +456,9 @@ static void test_headnorm(wf_rng *r) {
     double worst = 0;
     for (int row = 0; row < c.N; row++)
         for (int h = 0; h < c.NH; h++) {
+            const double *y = c.work + (size_t)row * c.stride + h * c.HS;
             double ms = 0;
-            for (int i = 0; i < c.HS; i++) ms += c.work[(size_t)row * c.stride + h * c.HS + i] * c.work[(size_t)row * c.stride + h * c.HS + i];
+            for (int i = 0; i < c.HS; i++) ms += y[i] * y[i];
             worst = fmax(worst, fabs(ms / c.HS - 1));
         }
     CHECK(worst < 1e-4, "headnorm: a head's mean square is off 1 by %g", worst);

@@ -702,7 +702,10 @@ static void test_recipe_options(void) {
         wf_model_get_tensor(a, i, &t);
         if (t.ndim != 3 || !t.size) continue;
         float vmax = 0, mmax = 0;
-        for (int j = 0; j < t.size; j++) vmax = fmaxf(vmax, fabsf(v[t.offset + j])), mmax = fmaxf(mmax, fabsf(mom[t.offset + j]));
+        for (int j = 0; j < t.size; j++) {
+            vmax = fmaxf(vmax, fabsf(v[t.offset + j]));
+            mmax = fmaxf(mmax, fabsf(mom[t.offset + j]));
+        }
         CHECK(vmax == 0 && mmax > 0, "Muon: %s has v up to %g and momentum up to %g", t.name, vmax, mmax);
     }
     /* resumed from step 10 on one thread and on two: the same bytes as the run through */
