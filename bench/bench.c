@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
         double *g = malloc(sizeof(double) * (size_t)gen_runs);
         int32_t prompt[16], out[128];
         for (int i = 0; i < 16; i++) prompt[i] = (int32_t)(wf_rng_u32(&r) % 96);
-        wf_sampling smp = {0.8f, 0, 1.0f, 0};
+        wf_sampling smp = {0.8f, 0, 1.0f, 0, 0};
         for (int i = 0; i < gen_runs + 1; i++) {
             double t0 = now();
             wf_model_gen_start(m, prompt, 16, (uint32_t)i);

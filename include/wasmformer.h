@@ -192,6 +192,7 @@ typedef struct {
     int32_t top_k;     /* keep the k most likely tokens; 0: all */
     float top_p;       /* keep the smallest set whose probability reaches p; 1: all */
     int32_t n_vocab;   /* sample only ids below this (a smaller tokenizer's); 0: all */
+    int32_t no_unk;    /* 1: never sample id 0 (the char tokenizer's <unk>); 0: any id */
 } wf_sampling;
 /* Decoders: a generation from prompt[0, n), n >= 1 (its last `context` tokens), with its own
  * RNG seeded by seed; then each next samples a token into *token and appends it (a full
@@ -236,6 +237,11 @@ WF_API void wf_buffer_free(void *p); /* NULL is fine */
 /* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its
  * tokenizer into t; the whole file is validated before m or t is touched. */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
+/* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle
+ * and saved with it; loading a checkpoint gives the file's. get: borrowed, and its length. */
+#define WF_NOTE_MAX (1 << 20)
+WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n);
+WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
 /* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);

@@ -16,7 +16,8 @@
 #define HEADER_BYTES 24 /* magic, version, flags, reserved, u64 length */
 #define CRC_BYTES 4
 #define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
-#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER) /* every flag version 1 knows */
+#define CKPT_NOTE 4 /* flag bit 2: a NOTE section, the application's bytes (wf_model_set_note) */
+#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE) /* every flag version 1 knows */
 #define MAX_NAME 63
 
 /* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
@@ -102,7 +103,9 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     const int opt = (flags & WF_SAVE_OPTIMIZER) != 0;
     wf_config cfg;
     wf_model_get_config(m, &cfg);
-    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0));
+    int32_t note_n;
+    const uint8_t *note = wf_model_get_note(m, &note_n);
+    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0));
 
     size_t at = begin_section(w, "CONF");
     put_words(w, &cfg, N_CONFIG);
@@ -151,6 +154,11 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         wf_put_u32(w, (uint32_t)st.step);
         wf_put_u32(w, N_RNG);
         for (int i = 0; i < N_RNG; i++) wf_put_u64(w, st.rng[i]);
+        end_section(w, at);
+    }
+    if (note_n) {
+        at = begin_section(w, "NOTE");
+        wf_put(w, note, (size_t)note_n);
         end_section(w, at);
     }
     end_file(w, start);
@@ -373,6 +381,8 @@ typedef struct {
     wf_train_state state;
     wf_tensor_info table[WF_N_PARAMS];
     const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v) */
+    const uint8_t *note;              /* the NOTE section's bytes in the file, or NULL */
+    int32_t note_n;
 } parsed_ckpt;
 
 static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
@@ -471,6 +481,12 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
         }
         if ((s = close_section(&sec, "OPTM", msg, cap)) != WF_OK) return s;
     }
+    if (flags & CKPT_NOTE) {
+        if ((s = open_section(&r, "NOTE", &sec, msg, cap)) != WF_OK) return s;
+        if (sec.n == 0 || sec.n > WF_NOTE_MAX) FAIL(WF_ERR_FORMAT, "the note has %zu bytes; a note has 1 to %d", sec.n, WF_NOTE_MAX);
+        pc->note = sec.p;
+        pc->note_n = (int32_t)sec.n;
+    }
     if (wf_left(&r)) FAIL(WF_ERR_FORMAT, "%zu unexplained bytes after the last section", wf_left(&r));
     if (pc->has_opt && (s = wf_optim_check(&pc->opt, why, sizeof why)) != WF_OK)
         FAIL(WF_ERR_FORMAT, "the file's optimizer settings: %s", why);
@@ -486,12 +502,21 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     if (!pc) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     /* parsed and checked: only building the model can fail now, and it leaves m as it was */
     wf_status s = parse_checkpoint(data, (size_t)n, pc, &tok, m->err, sizeof m->err);
+    /* the note is copied first: once the model is rebuilt nothing may fail */
+    uint8_t *note = NULL;
+    if (s == WF_OK && pc->note_n > 0 && !(note = malloc((size_t)pc->note_n)))
+        s = WF_ERR(m, WF_ERR_NOMEM, "could not allocate the note's %d bytes", pc->note_n);
+    if (note) memcpy(note, pc->note, (size_t)pc->note_n);
     if (s == WF_OK) s = wf_model_init_zero(m, &pc->cfg);
     if (s != WF_OK) {
+        free(note);
         wf_tokenizer_clear(&tok);
         free(pc);
         return s;
     }
+    free(m->note);
+    m->note = note;
+    m->note_n = pc->note_n;
     wf_real *weights = wf_model_block(m, WF_WEIGHTS), *adam_m = wf_model_block(m, WF_ADAM_M);
     wf_real *adam_v = wf_model_block(m, WF_ADAM_V);
     for (int i = 0; i < WF_N_PARAMS; i++) {

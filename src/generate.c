@@ -96,6 +96,7 @@ static wf_status check_sampling(wf_model *m, const wf_sampling *s) {
     if (s->n_vocab < 0 || s->n_vocab > m->cfg.vocab_size)
         return WF_ERR(m, WF_ERR_ARG, "n_vocab must be in [0, vocab_size = %d] (0 = all), not %d", m->cfg.vocab_size,
                       s->n_vocab);
+    if (s->no_unk != 0 && s->no_unk != 1) return WF_ERR(m, WF_ERR_ARG, "no_unk must be 0 or 1, not %d", s->no_unk);
     return WF_OK;
 }
 
@@ -126,7 +127,10 @@ wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
     wf_status st = check_sampling(m, s);
     if (st != WF_OK) return st;
     wf_gen *g = &m->gen;
-    int32_t id = wf_sample_token(g->logits, s->n_vocab > 0 ? s->n_vocab : m->d.V, s, &g->rng, g->probs, g->order);
+    /* with no_unk the draw is over ids [1, n): id 0's probability goes to the others */
+    int32_t n = s->n_vocab > 0 ? s->n_vocab : m->d.V;
+    int32_t lo = s->no_unk && n > 1 ? 1 : 0;
+    int32_t id = lo + wf_sample_token(g->logits + lo, n - lo, s, &g->rng, g->probs, g->order);
     if (g->n == m->cfg.context) {
         /* full: keep the newest half of the window, then re-read it with the new token */
         int32_t keep = m->cfg.context / 2;

@@ -22,6 +22,8 @@ static void release(wf_model *m) {
 /* Moves next's model into m, keeping m's thread pool (the setting belongs to the handle). */
 static void adopt(wf_model *m, wf_model *next) {
     next->pool = m->pool;
+    next->note = m->note;
+    next->note_n = m->note_n;
     release(m);
     *m = *next;
     m->err[0] = 0;
@@ -31,7 +33,29 @@ void wf_model_free(wf_model *m) {
     if (!m) return;
     release(m);
     wf_pool_free(m->pool);
+    free(m->note);
     free(m);
+}
+
+/* ---- the application's note ---- */
+
+wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n) {
+    if (!m) return WF_ERR_ARG;
+    if (n < 0 || n > WF_NOTE_MAX) return WF_ERR(m, WF_ERR_ARG, "a note is 0 to %d bytes, not %d", WF_NOTE_MAX, n);
+    if (n > 0 && !bytes) return WF_ERR(m, WF_ERR_ARG, "bytes is NULL");
+    uint8_t *copy = NULL;
+    if (n > 0 && !(copy = malloc((size_t)n))) return WF_ERR(m, WF_ERR_NOMEM, "could not allocate a note of %d bytes", n);
+    if (n > 0) memcpy(copy, bytes, (size_t)n);
+    free(m->note);
+    m->note = copy;
+    m->note_n = n;
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n) {
+    if (n) *n = m ? m->note_n : 0;
+    return m ? m->note : NULL;
 }
 
 const char *wf_model_error(const wf_model *m) { return m ? m->err : "model is NULL"; }

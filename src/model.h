@@ -38,6 +38,8 @@ struct wf_model {
 
     wf_gen gen;
     wf_pool *pool; /* worker threads (wf_model_set_threads), or NULL: one thread */
+    uint8_t *note;   /* the application's bytes (wf_model_set_note), or NULL */
+    int32_t note_n;
     char err[256];
 };
 

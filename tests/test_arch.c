@@ -294,7 +294,7 @@ static void test_decoder_cache(void) {
         CHECK_OK(wf_model_forward(m, &b, NULL), m);
         float *full = copy(wf_model_logits(m), (size_t)T * V);
         CHECK_OK(wf_model_gen_start(m, seq, 1, 0), m);
-        wf_sampling greedy = {0, 0, 1, 0};
+        wf_sampling greedy = {0, 0, 1, 0, 0};
         for (int t = 0; t < T; t++) {
             worst = fmax(worst, max_diff(wf_model_gen_logits(m), full + (size_t)t * V, V));
             if (t + 1 < T) CHECK_OK(wf_model_gen_start(m, seq, t + 2, 0), m);

@@ -656,8 +656,61 @@ static int dump(const char *dir) {
     return ok ? 0 : 1;
 }
 
+/* The application's note: saved with the model, given back by a load, replaced by a load
+ * of a file without one, bounded, and refused whole when damaged. */
+static void test_note(void) {
+    wf_config c = tiny();
+    wf_model *m = wf_model_create(), *e = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t n = -1;
+    CHECK(wf_model_get_note(m, &n) == NULL && n == 0, "a new model has no note");
+    const char *plan = "{\"batchSize\":4,\"text\":\"sha256:ab\"}";
+    CHECK_OK(wf_model_set_note(m, (const uint8_t *)plan, (int32_t)strlen(plan)), m);
+    uint8_t *with = NULL, *without = NULL;
+    int32_t n_with, n_without;
+    CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &with, &n_with), m);
+    CHECK_OK(wf_model_set_note(m, NULL, 0), m);
+    CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &without, &n_without), m);
+    CHECK(n_with == n_without + 16 + (int32_t)strlen(plan), "the NOTE section: 16 bytes of header and the note");
+    CHECK_OK(wf_model_load(e, NULL, with, n_with), e);
+    const uint8_t *got = wf_model_get_note(e, &n);
+    CHECK(n == (int32_t)strlen(plan) && got && !memcmp(got, plan, (size_t)n), "the note comes back");
+    CHECK_OK(wf_model_load(e, NULL, without, n_without), e);
+    CHECK(wf_model_get_note(e, &n) == NULL && n == 0, "a file without a note leaves none");
+    CHECK(wf_model_set_note(m, (const uint8_t *)plan, WF_NOTE_MAX + 1) == WF_ERR_ARG, "too long");
+    CHECK(wf_model_set_note(m, NULL, 3) == WF_ERR_ARG, "NULL bytes");
+    /* a note whose length field says 0 is refused, and the model keeps its state */
+    sections s;
+    split(with, n_with, &s);
+    int k = find(&s, "NOTE");
+    CHECK(k >= 0, "the file has a NOTE section");
+    CHECK_OK(wf_model_load(e, NULL, with, n_with), e);
+    if (k >= 0) {
+        s.len[k] = 0;
+        int32_t n_empty;
+        uint8_t *empty = join(&s, &n_empty);
+        repair(empty, n_empty);
+        CHECK(wf_model_load(e, NULL, empty, n_empty) == WF_ERR_FORMAT && strstr(wf_model_error(e), "note"), "an empty NOTE: %s",
+              wf_model_error(e));
+        free(empty);
+    }
+    uint8_t *bad = malloc((size_t)n_with);
+    memcpy(bad, with, (size_t)n_with);
+    bad[n_with - 4 - (int32_t)strlen(plan) - 1] ^= 0xff; /* the note's last byte before the CRC */
+    CHECK(wf_model_load(e, NULL, bad, n_with) == WF_ERR_FORMAT, "a damaged note fails the checksum");
+    got = wf_model_get_note(e, &n);
+    CHECK(n == (int32_t)strlen(plan) && !memcmp(got, plan, (size_t)n), "a refused load keeps the note");
+    free(bad);
+    free_sections(&s);
+    wf_buffer_free(with);
+    wf_buffer_free(without);
+    wf_model_free(m);
+    wf_model_free(e);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
+    test_note();
     test_round_trip();
     test_exact_resume();
     test_hostile();

@@ -296,7 +296,7 @@ static void row_e10_long_prompt(void) {
     wf_model *m = trained();
     int32_t prompt[40], a[20], b[20];
     for (int i = 0; i < 40; i++) prompt[i] = (i * 5 + 3) % 11;
-    wf_sampling s = {0.9f, 0, 1.0f, 0};
+    wf_sampling s = {0.9f, 0, 1.0f, 0, 0};
     CHECK_OK(generate(m, prompt, 40, 20, &s, 7, a), m);
     CHECK_OK(generate(m, prompt + 24, 16, 20, &s, 7, b), m);
     CHECK(!memcmp(a, b, sizeof a), "a 40-token prompt generates as its last 16 tokens");
@@ -351,8 +351,8 @@ static void row_e12_settings(void) {
     CHECK(unchanged(m, &before), "refused settings changed the model");
 
     int32_t prompt[2] = {1, 2}, out[2];
-    wf_sampling s[] = {{-1.0f, 0, 1.0f, 0}, {NAN, 0, 1.0f, 0}, {1.0f, -2, 1.0f, 0}, {1.0f, 0, 0.0f, 0},
-                       {1.0f, 0, 1.5f, 0}, {1.0f, 0, 1.0f, 12}};
+    wf_sampling s[] = {{-1.0f, 0, 1.0f, 0, 0}, {NAN, 0, 1.0f, 0, 0}, {1.0f, -2, 1.0f, 0, 0}, {1.0f, 0, 0.0f, 0, 0},
+                       {1.0f, 0, 1.5f, 0, 0}, {1.0f, 0, 1.0f, 12, 0}};
     for (size_t i = 0; i < sizeof s / sizeof *s; i++)
         CHECK(generate(m, prompt, 2, 2, &s[i], 1, out) == WF_ERR_ARG, "sampling setting %zu", i);
     release(&before);

@@ -266,7 +266,7 @@ static void no_allocation_on_the_hot_path(void) {
     CHECK_OK(step_ids(m, in, tg, 1, 8, NULL), m); /* smaller: re-carved, not reallocated */
     CHECK(allocations == 0, "training steps allocated %ld times", allocations);
     int32_t out[40];
-    wf_sampling s = {0.8f, 5, 0.9f, 0};
+    wf_sampling s = {0.8f, 5, 0.9f, 0, 0};
     arm(-1);
     CHECK_OK(generate(m, in, 10, 40, &s, 3, out), m); /* 10 + 40 > 16: the window slides */
     float loss;

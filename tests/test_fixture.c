@@ -95,7 +95,7 @@ static void run_case(const char *name, const char *dump_dir) {
         int32_t got[64] = {0};
         const int n_new = (int)gt->count;
         CHECK(n_new <= 64, "%s: %d golden tokens", name, n_new);
-        wf_sampling greedy = {0, 0, 1, 0};
+        wf_sampling greedy = {0, 0, 1, 0, 0};
         CHECK_OK(generate(m, gp->data, (int32_t)gp->count, n_new, &greedy, 7, got), m);
         const int32_t *want = gt->data;
         int same = !memcmp(got, want, (size_t)n_new * sizeof(int32_t));

@@ -332,7 +332,7 @@ static void test_kv_cache(void) {
         CHECK_OK(wf_model_init(m, &c), m);
         const int V = c.vocab_size, T = c.context;
         int32_t prompt[3] = {4, 1, 7}, out[13];
-        wf_sampling greedy = {0, 0, 1, 0};
+        wf_sampling greedy = {0, 0, 1, 0, 0};
         CHECK_OK(generate(m, prompt, 3, 13, &greedy, 1, out), m);
         int32_t seq[16];
         memcpy(seq, prompt, sizeof prompt);
@@ -490,7 +490,7 @@ static void test_sampling(void) {
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
     int32_t prompt[2] = {3, 5}, a[40], b[40], g[40], k1[40];
-    wf_sampling warm = {1.0f, 0, 1.0f, 0}, greedy = {0, 0, 1, 0}, top1 = {1.5f, 1, 1, 0}, nucleus_tiny = {1.0f, 0, 1e-6f, 0};
+    wf_sampling warm = {1.0f, 0, 1.0f, 0, 0}, greedy = {0, 0, 1, 0, 0}, top1 = {1.5f, 1, 1, 0, 0}, nucleus_tiny = {1.0f, 0, 1e-6f, 0, 0};
     CHECK_OK(generate(m, prompt, 2, 40, &warm, 42, a), m);
     CHECK_OK(generate(m, prompt, 2, 40, &warm, 42, b), m);
     CHECK(memcmp(a, b, sizeof a) == 0, "same seed, same tokens");
@@ -505,7 +505,7 @@ static void test_sampling(void) {
      * NaN, and the sampler returned its last token) */
     for (int i = 0; i < 3; i++) {
         const float tiny[3] = {1e-39f, 1e-7f, 9.9e-7f};
-        wf_sampling cold = {tiny[i], 0, 1, 0}, cold_top = {tiny[i], 3, 0.5f, 0};
+        wf_sampling cold = {tiny[i], 0, 1, 0, 0}, cold_top = {tiny[i], 3, 0.5f, 0, 0};
         CHECK_OK(generate(m, prompt, 2, 40, &cold, 9, k1), m);
         CHECK(memcmp(g, k1, sizeof g) == 0, "temperature %g is greedy", tiny[i]);
         CHECK_OK(generate(m, prompt, 2, 40, &cold_top, 9, k1), m);
@@ -521,9 +521,19 @@ static void test_sampling(void) {
               tiny[i]);
     }
     /* n_vocab keeps the sampler inside a smaller tokenizer's ids */
-    wf_sampling limited = {1.0f, 0, 1.0f, 3};
+    wf_sampling limited = {1.0f, 0, 1.0f, 3, 0};
     CHECK_OK(generate(m, prompt, 2, 40, &limited, 9, k1), m);
     for (int i = 0; i < 40; i++) CHECK(k1[i] >= 0 && k1[i] < 3, "n_vocab 3 sampled %d", k1[i]);
+    /* no_unk: id 0 is never drawn, not even greedily, and with 2 ids left only id 1 is */
+    wf_sampling no_unk = {1.0f, 0, 1.0f, 2, 1}, no_unk_greedy = {0, 0, 1, 0, 1};
+    int unk_seen = 0;
+    CHECK_OK(generate(m, prompt, 2, 40, &limited, 9, k1), m);
+    for (int i = 0; i < 40; i++) unk_seen += k1[i] == 0;
+    CHECK_OK(generate(m, prompt, 2, 40, &no_unk, 9, k1), m);
+    for (int i = 0; i < 40; i++) CHECK(k1[i] == 1, "no_unk over 2 ids sampled %d", k1[i]);
+    CHECK_OK(generate(m, prompt, 2, 40, &no_unk_greedy, 9, k1), m);
+    for (int i = 0; i < 40; i++) CHECK(k1[i] != 0, "no_unk greedy sampled 0");
+    CHECK(unk_seen > 0, "the check above can fail: without no_unk, id 0 is drawn (%d of 40)", unk_seen);
     /* generating past the context slides the window without error */
     int32_t longer[100];
     CHECK_OK(generate(m, prompt, 2, 100, &warm, 5, longer), m);
@@ -535,15 +545,17 @@ static void test_sampling(void) {
     CHECK_OK(generate(m, long_prompt + 40 - c.context, c.context, 5, &greedy, 1, b), m);
     CHECK(memcmp(a, b, 5 * sizeof(int32_t)) == 0, "long prompt == its last context tokens");
 
-    wf_sampling bad = {-1, 0, 1, 0};
+    wf_sampling bad = {-1, 0, 1, 0, 0};
     CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative temperature");
-    bad = (wf_sampling){1, -2, 1, 0};
+    bad = (wf_sampling){1, -2, 1, 0, 0};
     CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "negative top_k");
-    bad = (wf_sampling){1, 0, 0, 0};
+    bad = (wf_sampling){1, 0, 0, 0, 0};
     CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
-    bad = (wf_sampling){1, 0, 1, 12};
+    bad = (wf_sampling){1, 0, 1, 12, 0};
     CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "n_vocab > V");
-    bad = (wf_sampling){1, 0, 0, 0};
+    bad = (wf_sampling){1, 0, 1, 0, 2};
+    CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "no_unk 2");
+    bad = (wf_sampling){1, 0, 0, 0, 0};
     CHECK(generate(m, prompt, 2, 4, &bad, 1, a) == WF_ERR_ARG, "top_p 0");
     CHECK(generate(m, prompt, 0, 4, &warm, 1, a) == WF_ERR_ARG, "empty prompt");
     int32_t badp[2] = {1, 11};
@@ -557,7 +569,7 @@ static void test_sampling(void) {
     /* frequencies follow the distribution: a 2-token vocabulary model is too indirect, so
      * check that temperature 1 picks more distinct tokens than temperature 0.1 */
     int distinct_hot = 0, distinct_cold = 0, seen_hot[11] = {0}, seen_cold[11] = {0};
-    wf_sampling cold = {0.05f, 0, 1, 0};
+    wf_sampling cold = {0.05f, 0, 1, 0, 0};
     CHECK_OK(generate(m, prompt, 2, 40, &warm, 8, a), m);
     CHECK_OK(generate(m, prompt, 2, 40, &cold, 8, b), m);
     for (int i = 0; i < 40; i++) {

@@ -50,7 +50,7 @@ int main(void) {
     CHECK(last.loss < first.loss, "training lowers the loss");
 
     int32_t out[80];
-    wf_sampling samp = {0.8f, 10, 0.95f, 0};
+    wf_sampling samp = {0.8f, 10, 0.95f, 0, 0};
     CHECK_OK(generate(m, ids, 10, 80, &samp, 1, out), m); /* 90 tokens > context 32: the window slides */
     char text[80 * 4];
     int32_t nt;

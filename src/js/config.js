@@ -4,6 +4,7 @@
 // numbers of the C struct).
 import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 import { WfError } from './errors.js';
+import { checkKeys, float32Plain, show } from './options.js';
 
 const UINT32_MAX = 4294967295;
 
@@ -49,19 +50,24 @@ export const PRESETS = {
 /** The batch size of a model without a preset's: train() and evaluate() use it. */
 const DEFAULT_BATCH_SIZE = 8;
 
+/** The keys a config object may have: the table's fields, a preset to start from, and the
+ * training defaults that come with a config (batchSize, lr). */
+const CONFIG_KEYS = new Set([...CONFIG_FIELDS.map((f) => f.name), 'preset', 'batchSize', 'lr']);
+
 /** A full config in JavaScript form (strings and booleans) from a preset name or a partial
  * config, filling the rest from the tiny preset and the table's defaults. `batchSize` and
  * `lr` are training defaults, not part of the model. */
 export function resolveConfig(config = 'tiny') {
   let base = config;
+  if (config !== null && typeof config === 'object') checkKeys(config, CONFIG_KEYS, 'the config', 'WF_ERR_CONFIG');
   if (typeof config === 'string') {
     base = PRESETS[config];
-    if (!base) throw new WfError('WF_ERR_CONFIG', `unknown preset "${config}"; presets: ${Object.keys(PRESETS).join(', ')}`);
+    if (!Object.hasOwn(PRESETS, config)) throw new WfError('WF_ERR_CONFIG', `unknown preset "${config}"; presets: ${Object.keys(PRESETS).join(', ')}`);
   } else if (config === null || typeof config !== 'object') {
-    throw new WfError('WF_ERR_CONFIG', 'config must be a preset name or an object');
+    throw new WfError('WF_ERR_CONFIG', `the config must be a preset name or an object, not ${show(config)}`);
   } else if (config.preset !== undefined) {
-    const preset = PRESETS[config.preset];
-    if (!preset) throw new WfError('WF_ERR_CONFIG', `unknown preset "${config.preset}"`);
+    const preset = Object.hasOwn(PRESETS, config.preset) ? PRESETS[config.preset] : null;
+    if (!preset) throw new WfError('WF_ERR_CONFIG', `unknown preset ${show(config.preset)}; presets: ${Object.keys(PRESETS).join(', ')}`);
     base = { ...preset, ...config };
     delete base.preset;
   }
@@ -82,15 +88,17 @@ export function toNative(cfg) {
     const v = cfg[r.name];
     if (r.type === 'enum') {
       const i = typeof v === 'number' ? v : r.values.indexOf(v);
-      if (i < 0) throw new WfError('WF_ERR_CONFIG', `${r.name} "${v}" is not one of ${r.values.join(', ')}`);
+      if (i < 0 || !Number.isInteger(i) || i >= r.values.length) throw new WfError('WF_ERR_CONFIG', `${r.name} must be one of ${r.values.map((x) => `"${x}"`).join(', ')}, not ${show(v)}`);
       out[r.name] = i;
     } else if (r.type === 'bool') {
+      if (typeof v !== 'boolean' && v !== 0 && v !== 1) throw new WfError('WF_ERR_CONFIG', `${r.name} must be true or false, not ${show(v)}`);
       out[r.name] = v ? 1 : 0;
-    } else if (r.type === 'int') {
-      if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${r.name} must be an integer, not ${v}`);
-      out[r.name] = v;
-    } else {
+    } else if (r.type === 'int' || r.type === 'seed') {
+      if (!Number.isInteger(v)) throw new WfError('WF_ERR_CONFIG', `${r.name} must be an integer, not ${show(v)}`);
       out[r.name] = r.type === 'seed' ? v >>> 0 : v;
+    } else {
+      if (typeof v !== 'number') throw new WfError('WF_ERR_CONFIG', `${r.name} must be a number, not ${show(v)}`);
+      out[r.name] = v;
     }
   }
   return out;
@@ -101,7 +109,7 @@ export function fromNative(n) {
   const out = {};
   for (const r of CONFIG_FIELDS) {
     const v = n[r.name];
-    out[r.name] = r.type === 'enum' ? r.values[v] : r.type === 'bool' ? v === 1 : v;
+    out[r.name] = r.type === 'enum' ? r.values[v] : r.type === 'bool' ? v === 1 : r.type === 'real' ? float32Plain(v) : v;
   }
   return out;
 }

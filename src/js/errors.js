@@ -12,10 +12,12 @@ export class WfError extends Error {
   }
 }
 
-/** The error a cancelled operation throws: a DOMException named 'AbortError'. */
+/** The error a cancelled operation throws: the signal's reason when it is an error
+ * (abort(new Error(...)), AbortSignal.timeout()'s TimeoutError), else a DOMException named
+ * 'AbortError' (with a string reason as its message). */
 export function abortError(signal) {
   const reason = signal?.reason;
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  if (reason instanceof Error || (typeof DOMException === 'function' && reason instanceof DOMException)) return reason;
   return new DOMException(typeof reason === 'string' ? reason : 'The operation was aborted', 'AbortError');
 }
 

@@ -2,9 +2,14 @@
 // token at a time, decoded as a stream, cut at stop strings, with abort and yields.
 import { WfError, throwIfAborted } from './errors.js';
 import { decoderConfig, yielder, yieldInterval } from './training.js';
+import { checkKeys, show } from './options.js';
 
-/** The defaults of generate()'s options. */
-export const GENERATE_DEFAULTS = Object.freeze({ maxTokens: 100, temperature: 1, topK: 0, topP: 1, yieldMs: 16 });
+/** The defaults of generate()'s options (the CLI's too). allowUnknown: whether a char
+ * tokenizer's <unk> (id 0, which decodes to U+FFFD) may be sampled. */
+export const GENERATE_DEFAULTS = Object.freeze({ maxTokens: 100, temperature: 0.8, topK: 0, topP: 1, allowUnknown: false, yieldMs: 16 });
+
+/** The keys of generate()'s options. */
+export const GENERATE_KEYS = new Set(['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal', 'onToken', 'allowUnknown', 'yieldMs']);
 
 /** The length of the longest end of `pending` that starts some stop string (and so must
  * be held back: it may still become one). */
@@ -20,12 +25,17 @@ function heldBack(pending, stops) {
 
 /** Generated text as an async iterator of pieces; see Model.generate for the options. */
 export async function* generate(core, prompt = '', opts = {}) {
+  checkKeys(opts, GENERATE_KEYS, 'generate() options');
+  if (typeof prompt !== 'string') throw new TypeError(`the prompt must be a string, not ${show(prompt)}`);
   const h = core.idle();
   decoderConfig(core, 'generate');
   const rt = core.rt, tokenizer = core.tokenizer;
   if (!tokenizer) throw new WfError('WF_ERR_STATE', 'the model has no tokenizer yet: train it on text first');
   const maxTokens = opts.maxTokens ?? GENERATE_DEFAULTS.maxTokens;
-  if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${maxTokens}`);
+  if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new WfError('WF_ERR_ARG', `maxTokens must be an integer >= 0, not ${show(maxTokens)}`);
+  for (const k of ['temperature', 'topK', 'topP']) {
+    if (opts[k] !== undefined && typeof opts[k] !== 'number') throw new WfError('WF_ERR_ARG', `${k} must be a number, not ${show(opts[k])}`);
+  }
   const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
   const signal = opts.signal;
   const clock = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
@@ -36,6 +46,7 @@ export async function* generate(core, prompt = '', opts = {}) {
     topK: opts.topK ?? GENERATE_DEFAULTS.topK,
     topP: opts.topP ?? GENERATE_DEFAULTS.topP,
     nVocab: tokenizer.vocabSize, // never ids the tokenizer cannot decode
+    noUnk: tokenizer.kind === 'char' && !(opts.allowUnknown ?? GENERATE_DEFAULTS.allowUnknown) ? 1 : 0,
   });
   const seed = (opts.seed ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
   const decoder = new TextDecoder();

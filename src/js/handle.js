@@ -3,11 +3,19 @@
 // the training loop and generation work on one. Not exported by the package: its fields
 // are the package's own.
 import { WfError } from './errors.js';
-import { fromNative, presetBatchSize } from './config.js';
+import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
+import { checkKeys, float32Plain } from './options.js';
 import { HeapBatch } from './batch.js';
 import { MEMORY_LIMIT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
+
+const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
+
+/** Optimizer settings as the package shows them: float32 values as their shortest decimal. */
+function plainOptim(o) {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, float32Plain(v)]));
+}
 
 export class ModelHandle {
   /**
@@ -55,25 +63,47 @@ export class ModelHandle {
   get config() { return fromNative(this.native); }
   get paramCount() { return this.rt.modelInfo(this.live()).memory.count; }
   get step() { return this.rt.modelInfo(this.live()).step; }
-  get lr() { return this.rt.modelInfo(this.live()).lr; }
-  get optimizer() { return this.rt.modelGetOptim(this.live()); }
+  get lr() { return float32Plain(this.rt.modelInfo(this.live()).lr); }
+  get optimizer() { return plainOptim(this.rt.modelGetOptim(this.live())); }
   memory() { return this.rt.modelInfo(this.live()).memory; }
 
   /** Changes the optimizer settings given; the rest stay. Returns all of them. */
   setOptimizer(settings) {
+    checkKeys(settings, OPTIM_KEYS, 'the optimizer settings');
     const next = { ...this.optimizer, ...settings };
     this.rt.modelSetOptim(this.live(), next);
-    return roundTrip(STRUCTS.optim, next); // what the core now holds, without another call that could fail
+    return plainOptim(roundTrip(STRUCTS.optim, next)); // what the core now holds, without another call that could fail
+  }
+
+  /** The metadata saved with the model (any JSON value), or null. */
+  get metadata() {
+    const bytes = this.rt.modelGetNote(this.live());
+    if (bytes.length === 0) return null;
+    try {
+      return JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      return null; // a note some other program wrote, not JSON: not ours to read
+    }
+  }
+
+  /** Replaces the metadata (a JSON-serialisable value; null: none). */
+  setMetadata(value) {
+    const h = this.live();
+    const text = value === null || value === undefined ? '' : JSON.stringify(value);
+    if (text === undefined) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value (an object, array, string, number or boolean)');
+    const bytes = new TextEncoder().encode(text);
+    if (bytes.length > 1 << 20) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${1 << 20} are saved with a model`);
+    this.rt.modelSetNote(h, bytes);
   }
 
   /** Everything about the model in one plain object (Model.info). */
   info() {
     const tok = this.tokenizer, { memory, step, lr } = this.rt.modelInfo(this.live());
     return {
-      config: this.config, paramCount: memory.count, step, lr,
+      config: this.config, paramCount: memory.count, step, lr: float32Plain(lr),
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
-      threads: this.rt.threads ?? 1,
+      threads: this.rt.threads ?? 1, metadata: this.metadata,
     };
   }
 

@@ -9,7 +9,8 @@
 // caller passes its own wasmBinary or wasmUrl (those name one file: the single-thread build).
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
-import { Runtime } from './runtime.js';
+import { LOAD_OPTIONS, checkKeys } from './options.js';
+import { MEMORY_LIMIT, Runtime } from './runtime.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
 import { Tokenizer } from './tokenizer.js';
@@ -122,41 +123,49 @@ export function makeApi(platform) {
     /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
      * Options are load()'s. @example const model = await loadModel(bytes); */
     async loadModel(bytes, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'loadModel() options');
       const rt = await load(opts);
       return useThreads(rt, Model.fromCheckpoint(rt, bytes));
     },
     /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
      * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
     async importSafetensors(files, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importSafetensors() options');
       const rt = await load(opts);
       return useThreads(rt, importSafetensorsWith(rt, files));
     },
     /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
     async loadTokenizer(bytes, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'loadTokenizer() options');
       return Tokenizer.load(await load(opts), bytes);
     },
     /** createModel in a worker: same API, every method async. */
     createWorkerModel(config = 'tiny', opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'worker']], 'createWorkerModel() options');
       return inWorker(WorkerModel, 'create', [config], opts);
     },
     /** loadModel in a worker. The bytes are copied once, then transferred. */
     loadWorkerModel(bytes, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerModel() options');
       const copy = transferableCopy(bytes);
       return inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]);
     },
     /** createSeq2Seq in a worker: the Seq2Seq API, every method async. */
     createWorkerSeq2Seq(config = {}, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['texts', 'tokenizer', 'worker']], 'createWorkerSeq2Seq() options');
       return inWorker(WorkerSeq2Seq, 'createSeq2Seq', [config], opts);
     },
     /** An encoder-decoder from checkpoint bytes in a worker. The bytes are copied once, then
      * transferred; a file of another arch fails with WF_ERR_STATE. */
     loadWorkerSeq2Seq(bytes, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerSeq2Seq() options');
       const copy = transferableCopy(bytes);
       return inWorker(WorkerSeq2Seq, 'load', [copy, 'seq2seq'], opts, [copy.buffer]);
     },
     /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config.
      * opts.threads picks the build and the model's thread count (see load, useThreads). */
     async createModel(config = 'tiny', opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text']], 'createModel() options');
       const rt = await load(opts);
       return useThreads(rt, Model.create(rt, config, opts));
     },
@@ -166,6 +175,7 @@ export function makeApi(platform) {
      * @example const enc = await createEncoder({ dModel: 64, block: 'post_ln', positions: 'sinusoidal' });
      */
     async createEncoder(config = {}, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'createEncoder() options');
       const rt = await load(opts);
       return useThreads(rt, Encoder.create(rt, config));
     },
@@ -175,21 +185,39 @@ export function makeApi(platform) {
      * @example const s2s = await createSeq2Seq({ dModel: 32 }, { texts: sources.concat(targets) });
      */
     async createSeq2Seq(config = {}, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['texts', 'tokenizer']], 'createSeq2Seq() options');
       const rt = await load(opts);
       return useThreads(rt, Seq2Seq.create(rt, config, opts));
     },
     /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['kind', 'vocabSize']], 'createTokenizer() options');
       const rt = await load(opts);
       return Tokenizer.fromText(rt, text, opts);
     },
-    /** Checks a config without building it: null when valid, else {code, message}. */
+    /** Checks a config without building it: null when createModel would build it, else
+     * {code, message} (never throws for a bad config): unknown keys, wrong types, values
+     * out of range, and a model too large for this build's memory. */
     async checkConfig(config, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'checkConfig() options');
       const rt = await load(opts);
-      return rt.configCheck(toNative(resolveConfig(config)));
+      try {
+        const native = toNative(resolveConfig(config));
+        const refused = rt.configCheck(native);
+        if (refused) return refused;
+        const need = rt.memoryEstimate(native, 0, 0);
+        if (need.total > MEMORY_LIMIT) {
+          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need.total / 1e9).toFixed(2)} GB for its weights, gradients and optimizer state; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
+        }
+        return null;
+      } catch (e) {
+        if (e instanceof WfError) return { code: e.code, message: e.message };
+        throw e;
+      }
     },
     /** Memory in bytes a config needs, trained at batch B and length T. */
     async estimateMemory(config, B = 0, T = 0, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'estimateMemory() options');
       const rt = await load(opts);
       return rt.memoryEstimate(toNative(resolveConfig(config)), B, T);
     },

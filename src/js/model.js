@@ -101,6 +101,18 @@ export class Model {
    * tiny, 4 for baby) or the config's batchSize. */
   get defaultBatchSize() { return this.#core.batchSize; }
 
+  /** What the application saved with the model (setMetadata): a JSON value, or null. The
+   * CLI keeps its run plan here ({run: {text, batchSize, ...}}); a page may keep its loss
+   * history. */
+  get metadata() { return this.#core.metadata; }
+
+  /** Replaces the metadata saved with the model: any JSON-serialisable value up to 1 MiB
+   * as JSON; null removes it. It travels in save()/load() and the model file. */
+  setMetadata(value) {
+    this.#core.idle();
+    this.#core.setMetadata(value);
+  }
+
   /** Bytes of weights, gradients, optimizer state, activations and inference buffers. */
   memory() { return this.#core.memory(); }
 

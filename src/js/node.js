@@ -66,6 +66,7 @@ function workerPort() {
 // Worker options cross a thread: URLs become strings.
 function workerLoadOpts(opts) {
   const out = { ...opts };
+  delete out.worker;
   if (out.wasmUrl instanceof URL) out.wasmUrl = out.wasmUrl.href;
   return out;
 }

@@ -6,6 +6,18 @@
 // views are re-read on every access because memory growth replaces them.
 import { WfError } from './errors.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
+import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
+
+// The core's messages name C fields (n_head, weight_decay); a JavaScript caller knows them
+// as the package's keys (nHead, weightDecay): the messages are rewritten with those.
+const JS_NAMES = new Map([...[...CONFIG_TABLE, ...OPTIM_TABLE].filter((r) => r.name !== r.js).map((r) => [r.name, r.js]),
+  ['top_k', 'topK'], ['top_p', 'topP'], ['n_vocab', 'nVocab'], ['no_unk', 'allowUnknown']]);
+const C_NAME = new RegExp(`\\b(${[...JS_NAMES.keys()].join('|')})\\b`, 'g');
+
+/** A core message in the package's words: C field names become JavaScript keys. */
+export function jsMessage(message) {
+  return message.replace(C_NAME, (name) => JS_NAMES.get(name));
+}
 
 /** Names of wf_status values, by number (include/wasmformer.h). */
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
@@ -149,7 +161,7 @@ export class Runtime {
   check(status, message) {
     if (status === 0) return;
     const code = STATUS[status] ?? `WF_STATUS_${status}`;
-    throw new WfError(code, message || this.cstring(this.M._wf_status_string(status)));
+    throw new WfError(code, jsMessage(message || this.cstring(this.M._wf_status_string(status))));
   }
 
   /** check() with model handle h's message. */
@@ -177,7 +189,7 @@ export class Runtime {
     return this.withBuffer(STRUCTS.config.size + MESSAGE_BYTES, (p) => {
       writeStruct(this, STRUCTS.config, p, native);
       const s = this.M._wf_config_check(p, p + STRUCTS.config.size, MESSAGE_BYTES);
-      return s === 0 ? null : { code: STATUS[s], message: this.cstring(p + STRUCTS.config.size) };
+      return s === 0 ? null : { code: STATUS[s], message: jsMessage(this.cstring(p + STRUCTS.config.size)) };
     });
   }
 
@@ -342,6 +354,17 @@ export class Runtime {
       this.checkModel(h, this.M._wf_model_load(h, t, p, n));
       return (this.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
     });
+  }
+
+  /** Sets h's note (bytes saved with the model; empty: none). */
+  modelSetNote(h, bytes) {
+    this.withBytes(bytes, 'the note', true, (p, n) => this.checkModel(h, this.M._wf_model_set_note(h, p, n)));
+  }
+
+  /** h's note: a copy of its bytes (empty: none). */
+  modelGetNote(h) {
+    const p = this.M._wf_model_get_note(h, this.scratch) >>> 0, n = this.i32[this.scratch >>> 2];
+    return p ? this.u8.slice(p, p + n) : new Uint8Array(0);
   }
 
   /** h as Hugging Face files: {st: safetensors bytes, config: config.json text}. */

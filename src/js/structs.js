@@ -31,7 +31,7 @@ export const STRUCTS = {
   config: layout('wf_config', fromTable(CONFIG_TABLE)),
   optim: layout('wf_optim', fromTable(OPTIM_TABLE)),
   stepInfo: layout('wf_step_info', [['loss', 'loss', 'f32'], ['gradNorm', 'grad_norm', 'f32'], ['lr', 'lr', 'f32'], ['step', 'step', 'i32']]),
-  sampling: layout('wf_sampling', [['temperature', 'temperature', 'f32'], ['topK', 'top_k', 'i32'], ['topP', 'top_p', 'f32'], ['nVocab', 'n_vocab', 'i32']]),
+  sampling: layout('wf_sampling', [['temperature', 'temperature', 'f32'], ['topK', 'top_k', 'i32'], ['topP', 'top_p', 'f32'], ['nVocab', 'n_vocab', 'i32'], ['noUnk', 'no_unk', 'i32']]),
   memory,
   modelInfo: layout('wf_model_info', [['memory', 'memory', memory], ['nTensors', 'n_tensors', 'i32'], ['step', 'step', 'i32'],
     ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32']]),

@@ -2,7 +2,8 @@
 // with (runTraining: schedule, abort, progress, validation, yields), a decoder's training
 // and evaluation on text (Model.train, Model.evaluate), and the option checks they share.
 import { WfError, throwIfAborted } from './errors.js';
-import { optimOf } from './config.js';
+import { OPTIM_FIELDS, optimOf } from './config.js';
+import { checkKeys, show } from './options.js';
 import { HeapBatch } from './batch.js';
 
 /** The defaults of train()'s own options (the optimizer's are OPTIM_DEFAULTS). */
@@ -12,19 +13,35 @@ export const yieldToEventLoop = typeof setImmediate === 'function'
   ? () => new Promise((resolve) => setImmediate(resolve))
   : () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** The keys of train()'s options: its own, the optimizer settings (start aside: where a
+ * schedule starts is train()'s to say), and those of how it reads text. */
+export const TRAIN_KEYS = new Set(['steps', 'batchSize', 'context', 'tokenizer', 'valFraction', 'evalInterval', 'evalBatches',
+  'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'yieldMs', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+
+/** The keys of evaluate()'s options. */
+export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'yieldMs']);
+
+/** Text or token ids as train() and evaluate() take them; anything else is a TypeError
+ * that says what came instead. */
+export function checkData(data, what) {
+  const ok = typeof data === 'string' || ArrayBuffer.isView(data) || Array.isArray(data);
+  if (!ok) throw new TypeError(`${what}() takes a text (a string) or token ids (an array or Int32Array), not ${show(data)}`);
+  return data;
+}
+
 export function positiveInt(name, v) {
-  if (!Number.isInteger(v) || v < 1) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 1, not ${v}`);
+  if (!Number.isInteger(v) || v < 1) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 1, not ${show(v)}`);
   return v;
 }
 
 function nonNegativeInt(name, v) {
-  if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${v}`);
+  if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${show(v)}`);
   return v;
 }
 
 /** A number of milliseconds between yields to the event loop: >= 0 (Infinity: never). */
 export function yieldInterval(v) {
-  if (typeof v !== 'number' || !(v >= 0)) throw new WfError('WF_ERR_ARG', `yieldMs must be a number >= 0, not ${v}`);
+  if (typeof v !== 'number' || !(v >= 0)) throw new WfError('WF_ERR_ARG', `yieldMs must be a number >= 0, not ${show(v)}`);
   return v;
 }
 
@@ -95,7 +112,7 @@ export async function runTraining(core, opts, source) {
       const elapsed = (now - t0) / 1000;
       if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) {
         opts.onProgress({
-          step: last.step, steps: start + steps, loss: last.loss, valLoss, validated,
+          step: last.step, stepsDone: s, steps, lastStep: start + steps, loss: last.loss, valLoss, validated,
           lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
           eta: (elapsed / s) * (steps - s),
         });
@@ -116,8 +133,29 @@ export async function runTraining(core, opts, source) {
   }
 }
 
+/** Tells (through onWarning, else console.warn) what share of a text's tokens a char
+ * tokenizer does not know: they all train as <unk>, id 0, and say nothing of the text. */
+export function warnUnknown(tokenizer, text, tokens, onWarning) {
+  if (tokenizer?.kind !== 'char' || tokens.length === 0) return;
+  let unknown = 0;
+  for (const id of tokens) unknown += id === 0;
+  if (unknown === 0) return;
+  const seen = new Set();
+  for (const ch of text) {
+    if (seen.size >= 5) break;
+    if (tokenizer.encode(ch)[0] === 0) seen.add(ch);
+  }
+  const share = (100 * unknown) / tokens.length;
+  const message = `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of the text's tokens (${unknown} of ${tokens.length}) are `
+    + `characters the model's tokenizer does not know (${[...seen].map((c) => JSON.stringify(c)).join(', ')}${unknown > seen.size ? ', …' : ''}); `
+    + 'they all train as <unk>. A new model learns its vocabulary from its first text.';
+  (onWarning ?? console.warn)(message);
+}
+
 /** Model.train: a decoder on text or ids, batches drawn by the core's sampler. */
 export async function trainDecoder(core, data, opts = {}) {
+  checkData(data, 'train');
+  checkKeys(opts, TRAIN_KEYS, 'train() options');
   core.idle();
   const rt = core.rt;
   const cfg = decoderConfig(core, 'train');
@@ -125,7 +163,7 @@ export async function trainDecoder(core, data, opts = {}) {
   const T = positiveInt('context', opts.context ?? cfg.context);
   const valFraction = opts.valFraction ?? TRAIN_DEFAULTS.valFraction;
   if (typeof valFraction !== 'number' || !(valFraction >= 0 && valFraction < 1)) {
-    throw new WfError('WF_ERR_ARG', `valFraction (the validation split) must be a number in [0, 1), not ${valFraction}`);
+    throw new WfError('WF_ERR_ARG', `valFraction (the validation split) must be a number in [0, 1), not ${show(valFraction)}`);
   }
   const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? TRAIN_DEFAULTS.evalInterval);
   const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? TRAIN_DEFAULTS.evalBatches);
@@ -138,6 +176,7 @@ export async function trainDecoder(core, data, opts = {}) {
     // allocated before the checks
     prepare: () => {
       ({ tokens, built } = core.tokensOf(data, opts.tokenizer));
+      if (!built && typeof data === 'string') warnUnknown(core.tokenizer, data, tokens, opts.onWarning);
       // the sampler checks this too, but only when it first draws from a split: a validation
       // split too short to validate would otherwise fail evalInterval steps into the run
       const nVal = Math.floor(tokens.length * valFraction);
@@ -173,7 +212,10 @@ export async function trainDecoder(core, data, opts = {}) {
 }
 
 /** Model.evaluate: mean cross-entropy over non-overlapping windows of the context. */
-export async function evaluateDecoder(core, data, { maxTokens = Infinity, batchSize, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = {}) {
+export async function evaluateDecoder(core, data, opts = {}) {
+  checkData(data, 'evaluate');
+  checkKeys(opts, EVALUATE_KEYS, 'evaluate() options');
+  const { maxTokens = Infinity, batchSize, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = opts;
   core.idle();
   yieldInterval(yieldMs);
   throwIfAborted(signal);

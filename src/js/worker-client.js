@@ -21,7 +21,7 @@ export function workerPort(wm) { return portOf(wm); }
 /** What both worker-backed kinds share: the calls, the snapshot, checkpoints. */
 class WorkerHandle {
   #port;
-  #calls = new Map(); // id -> {resolve, reject, onEvent}
+  #calls = new Map(); // id -> {resolve, reject, onEvent, thrown}
   #nextId = 1;
   #disposed = false;
   #failure = null; // why the worker failed, once it has
@@ -38,17 +38,23 @@ class WorkerHandle {
       const call = this.#calls.get(msg.id);
       if (!call) return;
       if (msg.kind === 'event') {
-        call.onEvent?.(msg.args);
+        if (call.thrown) return;
+        try {
+          call.onEvent?.(msg.name, msg.args);
+        } catch (e) {
+          // the caller's callback threw: the call stops and rejects with that error
+          call.thrown = { error: e };
+          this.#abort(msg.id);
+        }
         return;
       }
       this.#calls.delete(msg.id);
       if (this.#calls.size === 0) port.unref?.();
-      if (msg.kind === 'done') {
-        if (msg.info) this.#snapshot = msg.info;
-        call.resolve(msg.value);
-      } else {
-        call.reject(rebuildError(msg.error));
-      }
+      if (msg.info) this.#snapshot = msg.info;
+      if (call.thrown) call.reject(call.thrown.error);
+      else if (msg.kind === 'done') call.resolve(msg.value);
+      else if (msg.error.name === 'AbortError' && call.signal?.aborted) call.reject(abortError(call.signal)); // the caller's reason
+      else call.reject(rebuildError(msg.error));
     });
     port.onError((e) => {
       if (this.#disposed || this.#failure) return;
@@ -93,7 +99,7 @@ class WorkerHandle {
     if (this.#failure) return Promise.reject(new WfError('WF_ERR_WORKER', this.#failure));
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const id = this.#nextId++;
-    const done = new Promise((resolve, reject) => this.#calls.set(id, { resolve, reject, onEvent }));
+    const done = new Promise((resolve, reject) => this.#calls.set(id, { resolve, reject, onEvent, signal }));
     done.id = id;
     this.#port.ref?.();
     this.#port.post({ id, op, args }, transfer);
@@ -110,35 +116,38 @@ class WorkerHandle {
     if (!this.#disposed) this.#port.post({ op: 'abort', target: id });
   }
 
-  /** The arguments as they cross: the options' signal kept here, the event callback
-   * replaced by `true` (the worker sends its calls back). */
+  /** The arguments as they cross: the options' signal kept here, each event callback
+   * replaced by `true` (the worker sends its calls back); callbacks: name -> function. */
   #crossing(spec, args) {
     args = [...args];
-    let signal, callback;
+    let signal;
+    const callbacks = {};
     if (spec.opts !== undefined) {
-      const opts = { ...(args[spec.opts] ?? {}) };
+      const given = args[spec.opts] ?? {};
+      if (typeof given !== 'object') return { args, signal, callbacks }; // the worker's method says what is wrong
+      const opts = { ...given };
       if (spec.signal) {
         signal = opts.signal;
         delete opts.signal;
       }
-      if (spec.event) {
-        callback = opts[spec.event];
-        if (callback || spec.stream) opts[spec.event] = true;
-        else delete opts[spec.event];
+      for (const [i, name] of (spec.events ?? []).entries()) {
+        if (typeof opts[name] === 'function') callbacks[name] = opts[name];
+        if (opts[name] === undefined && !(spec.stream && i === 0)) continue;
+        opts[name] = typeof opts[name] === 'function' || opts[name] === undefined ? true : opts[name];
       }
       args[spec.opts] = opts;
     }
-    return { args, signal, callback };
+    return { args, signal, callbacks };
   }
 
   /** One operation of the table that resolves to a value. */
   #call(op, spec, args) {
-    const { args: wire, signal, callback } = this.#crossing(spec, args);
+    const { args: wire, signal, callbacks } = this.#crossing(spec, args);
     return this.#request(op, wire, {
       signal,
-      onEvent: (a) => {
-        if (spec.event === 'onProgress') this.#snapshot = { ...this.#snapshot, step: a[0].step };
-        callback?.(...a);
+      onEvent: (name, a) => {
+        if (name === 'onProgress') this.#snapshot = { ...this.#snapshot, step: a[0].step };
+        callbacks[name]?.(...a);
       },
     });
   }
@@ -146,14 +155,14 @@ class WorkerHandle {
   /** One operation of the table that streams: an async iterator of its events' first
    * argument. Leaving the loop early stops the worker too. */
   async* #stream(op, spec, args) {
-    const { args: wire, signal, callback } = this.#crossing(spec, args);
+    const { args: wire, signal, callbacks } = this.#crossing(spec, args);
     const queue = [];
     let wake = null, finished = false, failure = null;
     const done = this.#request(op, wire, {
       signal,
-      onEvent: (a) => {
-        callback?.(...a);
-        queue.push(a[0]);
+      onEvent: (name, a) => {
+        callbacks[name]?.(...a);
+        if (name === spec.events[0]) queue.push(a[0]);
         wake?.();
       },
     });

@@ -93,7 +93,9 @@ export function serveModel(api, port) {
     if (spec.opts !== undefined) {
       const opts = { ...(args[spec.opts] ?? {}) };
       if (spec.signal) opts.signal = running.get(id).signal;
-      if (spec.event && opts[spec.event]) opts[spec.event] = (...a) => port.post({ id, kind: 'event', args: a });
+      for (const name of spec.events ?? []) {
+        if (opts[name]) opts[name] = (...a) => port.post({ id, kind: 'event', name, args: a });
+      }
       args[spec.opts] = opts;
     }
     const obj = target(spec.on);
@@ -116,7 +118,9 @@ export function serveModel(api, port) {
       const value = Object.hasOwn(lifecycle, op) ? await lifecycle[op](args ?? []) : await call(id, op, [...(args ?? [])]);
       port.post({ id, kind: 'done', value, info: model?.info() ?? null }, transferables(value));
     } catch (e) {
-      port.post({ id, kind: 'error', error: wireError(e) });
+      let info = null;
+      try { info = model?.info() ?? null; } catch { /* a disposed or failed model: no snapshot */ }
+      port.post({ id, kind: 'error', error: wireError(e), info });
     } finally {
       running.delete(id);
     }

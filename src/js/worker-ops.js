@@ -5,16 +5,17 @@
 //             'model': the Model under either; 'tokenizer': the model's tokenizer
 //   opts      the index of the options argument, for a row with either of:
 //   signal    the call takes opts.signal: aborting it stops the work in the worker
-//   event     the name of a callback option (onProgress, onToken) whose calls come back as
-//             messages; with `stream`, the method is an async iterator of the callback's
-//             first argument (generate)
+//   events    the names of the callback options (onProgress, onToken, onWarning) whose
+//             calls come back as messages; with `stream`, the method is an async iterator
+//             of the first one's first argument (generate). A callback that throws stops
+//             the call: the worker is told to abort it, and the call rejects with that error
 //
 // Messages, both directions plain structured-clone objects:
 //   client -> worker  {id, op, args}          one call; op 'start' and 'replace' make and
 //                                             swap the model; {op: 'abort', target} cancels one
-//   worker -> client  {id, kind: 'event', args}   a callback's arguments
+//   worker -> client  {id, kind: 'event', name, args}   callback `name`'s arguments
 //                     {id, kind: 'done', value, info}  the result and Model.info() after it
-//                     {id, kind: 'error', error}
+//                     {id, kind: 'error', error, info}  why it failed, and Model.info() after it
 // Calls run as they arrive, as on a Model in the main thread: a second call while one runs
 // fails with WF_ERR_BUSY from the Model itself.
 
@@ -25,22 +26,23 @@ const COMMON = {
   getTensor: { on: 'model' },
   setTensor: { on: 'model' },
   setOptimizer: { on: 'model' },
+  setMetadata: { on: 'model' },
   save: { on: 'model' },
 };
 
 export const WORKER_OPS = {
   model: {
     ...COMMON,
-    train: { opts: 1, signal: true, event: 'onProgress' },
+    train: { opts: 1, signal: true, events: ['onProgress', 'onWarning'] },
     evaluate: { opts: 1, signal: true },
-    generate: { opts: 1, signal: true, event: 'onToken', stream: true },
+    generate: { opts: 1, signal: true, events: ['onToken'], stream: true },
     selfAttention: {},
     encode: { on: 'tokenizer' },
     decode: { on: 'tokenizer' },
   },
   seq2seq: {
     ...COMMON,
-    train: { opts: 1, signal: true, event: 'onProgress' },
+    train: { opts: 1, signal: true, events: ['onProgress'] },
     evaluate: { opts: 1, signal: true },
     decodeIds: { opts: 1, signal: true },
     translate: { opts: 1, signal: true },

@@ -121,8 +121,8 @@ function createModelLike(arch) {
 }
 
 test('config errors of the new fields', async () => {
-  await assert.rejects(createSeq2Seq({ nLayer: 1, nEncLayer: 0, vocabSize: 8 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_enc_layer/.test(e.message));
-  await assert.rejects(createSeq2Seq({ vocabSize: 8, maxBeam: 0 }), (e) => e.code === 'WF_ERR_CONFIG' && /max_beam/.test(e.message));
+  await assert.rejects(createSeq2Seq({ nLayer: 1, nEncLayer: 0, vocabSize: 8 }), (e) => e.code === 'WF_ERR_CONFIG' && /nEncLayer/.test(e.message));
+  await assert.rejects(createSeq2Seq({ vocabSize: 8, maxBeam: 0 }), (e) => e.code === 'WF_ERR_CONFIG' && /maxBeam/.test(e.message));
   await assert.rejects(createEncoder({ positions: 'rope', dModel: 12, nHead: 4 }), (e) => e.code === 'WF_ERR_CONFIG' && /even/.test(e.message));
   await assert.rejects(createSeq2Seq({}), (e) => e.code === 'WF_ERR_CONFIG' && /vocabSize/.test(e.message));
   await assert.rejects(createSeq2Seq({ vocabSize: 4 }, { texts: ['abcdef'] }), (e) => e.code === 'WF_ERR_CONFIG' && /bos and eos/.test(e.message));

@@ -37,7 +37,7 @@ test('E1: zero or negative sizes', async () => {
   const model = await trained();
   for (const [field, name, value] of [['vocabSize', 'vocab_size', 0], ['vocabSize', 'vocab_size', -5], ['nLayer', 'n_layer', 0],
     ['nLayer', 'n_layer', -1], ['nHead', 'n_head', 0], ['dModel', 'd_model', -16], ['dFF', 'd_ff', 0], ['dFF', 'd_ff', -32]]) {
-    const re = new RegExp(`${name} ${value} is outside`);
+    const re = new RegExp(`${field} ${value} is outside`);
     const checked = await checkConfig({ ...SMALL, [field]: value });
     assert.equal(checked.code, 'WF_ERR_CONFIG');
     assert.match(checked.message, re);
@@ -48,9 +48,9 @@ test('E1: zero or negative sizes', async () => {
 });
 
 test('E2: heads that do not divide the width', async () => {
-  assert.match((await checkConfig({ ...SMALL, nHead: 3 })).message, /n_head 3 does not divide d_model 16/);
+  assert.match((await checkConfig({ ...SMALL, nHead: 3 })).message, /nHead 3 does not divide dModel 16/);
   await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => e.code === 'WF_ERR_CONFIG' && /does not divide/.test(e.message));
-  await assert.rejects(createModel({ ...SMALL, nHead: 32 }), (e) => e.code === 'WF_ERR_CONFIG' && /n_head 32 is outside \[1, d_model = 16\]/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, nHead: 32 }), (e) => e.code === 'WF_ERR_CONFIG' && /nHead 32 is outside \[1, dModel = 16\]/.test(e.message));
   await assert.rejects(createModel({ ...SMALL, positions: 'rope', nHead: 16 }), (e) => e.code === 'WF_ERR_CONFIG' && /must be even/.test(e.message));
 });
 
@@ -61,13 +61,13 @@ test('E3: context 0', async () => {
 
 test('E4: absurd sizes and choices that do not exist', async () => {
   const cases = [
-    [{ vocabSize: 2 ** 30 }, 'WF_ERR_CONFIG', /vocab_size 1073741824 is outside \[2, 16777216\]/],
-    [{ nLayer: 100000 }, 'WF_ERR_CONFIG', /n_layer 100000 is outside/],
+    [{ vocabSize: 2 ** 30 }, 'WF_ERR_CONFIG', /vocabSize 1073741824 is outside \[2, 16777216\]/],
+    [{ nLayer: 100000 }, 'WF_ERR_CONFIG', /nLayer 100000 is outside/],
     [{ dModel: 2 ** 20, nHead: 1, nLayer: 1000 }, 'WF_ERR_CONFIG', /parameters; at most 2\^31 - 1/],
-    [{ activation: 'tanh' }, 'WF_ERR_CONFIG', /activation "tanh" is not one of gelu, relu, swiglu/],
+    [{ activation: 'tanh' }, 'WF_ERR_CONFIG', /activation must be one of "gelu", "relu", "swiglu", "relu2", not "tanh" \(a string\)/],
     [{ nLayer: 1.5 }, 'WF_ERR_CONFIG', /nLayer must be an integer, not 1.5/],
     [{ dModel: '16' }, 'WF_ERR_CONFIG', /dModel must be an integer/],
-    [{ normEps: NaN }, 'WF_ERR_CONFIG', /norm_eps must be in \(0, 1\)/],
+    [{ normEps: NaN }, 'WF_ERR_CONFIG', /normEps must be in \(0, 1\)/],
     [{ dropout: 1 }, 'WF_ERR_CONFIG', /dropout must be in \[0, 1\)/],
     [{ preset: 'huge' }, 'WF_ERR_CONFIG', /unknown preset "huge"/],
   ];
@@ -210,8 +210,8 @@ test('E11: zero or negative steps and counts', async () => {
     [{ steps: 2.5 }, /steps must be an integer >= 1, not 2.5/], [{ evalInterval: -1 }, /evalInterval must be an integer >= 0/],
     [{ evalBatches: 0 }, /evalBatches must be an integer >= 1/],
     [{ valFraction: -0.1 }, /valFraction \(the validation split\) must be a number in \[0, 1\), not -0.1/], [{ valFraction: 1 }, /valFraction .* not 1$/],
-    [{ valFraction: NaN }, /valFraction .* not NaN/], [{ valFraction: '0.1' }, /valFraction .* not 0.1/],
-    [{ yieldMs: -1 }, /yieldMs must be a number >= 0, not -1/], [{ yieldMs: NaN }, /yieldMs .* not NaN/], [{ yieldMs: '5' }, /yieldMs .* not 5/]]) {
+    [{ valFraction: NaN }, /valFraction .* not NaN/], [{ valFraction: '0.1' }, /valFraction .* not "0.1" \(a string\)/],
+    [{ yieldMs: -1 }, /yieldMs must be a number >= 0, not -1/], [{ yieldMs: NaN }, /yieldMs .* not NaN/], [{ yieldMs: '5' }, /yieldMs .* not "5" \(a string\)/]]) {
     await refuses(model, () => model.train(TEXT, opts), 'WF_ERR_ARG', re);
   }
   await refuses(model, () => model.evaluate(TEXT, { yieldMs: -5 }), 'WF_ERR_ARG', /yieldMs must be a number >= 0, not -5/);
@@ -231,13 +231,13 @@ test('E12: learning rates that are NaN, negative or infinite; other settings out
     [{ lr: 1e39 }, /lr must be >= 0 and finite, not inf/], // beyond float32
     [{ beta2: 1 }, /beta2 must be in \[0, 1\)/],
     [{ eps: 0 }, /eps must be > 0/],
-    [{ gradClip: -1 }, /grad_clip must be >= 0/],
+    [{ gradClip: -1 }, /gradClip must be >= 0/],
   ]) {
     await refuses(model, () => model.train(TEXT, { steps: 1, ...opts }), 'WF_ERR_ARG', re);
     await refuses(model, () => model.setOptimizer(opts), 'WF_ERR_ARG', re);
   }
   for (const [opts, re] of [[{ temperature: -1 }, /temperature must be a finite number >= 0/], [{ temperature: NaN }, /temperature/],
-    [{ topK: -2 }, /top_k must be >= 0/], [{ topP: 0 }, /top_p must be in \(0, 1\]/], [{ topP: 1.5 }, /top_p/]]) {
+    [{ topK: -2 }, /topK must be >= 0/], [{ topP: 0 }, /topP must be in \(0, 1\]/], [{ topP: 1.5 }, /topP/]]) {
     await refuses(model, () => model.generateText('the', opts), 'WF_ERR_ARG', re);
   }
   await refuses(model, () => model.setTensor('lnfw', new Float32Array(16).fill(NaN)), 'WF_ERR_ARG', /value 0 of tensor "lnfw" is NaN/);

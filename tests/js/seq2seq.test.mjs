@@ -60,7 +60,7 @@ test('an encoder-decoder learns to reverse strings: greedy and beam exact match 
 
 test('Seq2Seq errors, busy and abort', async () => {
   const s2s = await createSeq2Seq({ dModel: 16, dFF: 32, nLayer: 1, nHead: 2, context: 6, maxBeam: 2 }, { texts: ['abc'] });
-  await assert.rejects(s2s.decodeIds('abc', { beam: 3 }), (e) => e.code === 'WF_ERR_ARG' && /max_beam/.test(e.message));
+  await assert.rejects(s2s.decodeIds('abc', { beam: 3 }), (e) => e.code === 'WF_ERR_ARG' && /maxBeam/.test(e.message));
   assert.throws(() => s2s.trainStep([['abcabcabc', 'a']]), (e) => e.code === 'WF_ERR_ARG' && /context/.test(e.message));
   assert.throws(() => s2s.trainStep([['', 'a']]), (e) => e.code === 'WF_ERR_ARG');
   const ac = new AbortController();
@@ -96,7 +96,7 @@ test('Seq2Seq.train runs Model\'s training loop: the caller\'s optimizer setting
   const progress = [];
   const r = await s2s.train(train, { steps: 12, batchSize: 4, yieldMs: 0, onProgress: (p) => progress.push(p) });
   const o = s2s.model.optimizer;
-  assert.equal(o.lr, Math.fround(1e-4), 'the lr set before stays');
+  assert.equal(o.lr, 1e-4, 'the lr set before stays');
   assert.equal(o.weightDecay, 0);
   assert.equal(o.gradClip, 0.5);
   assert.equal(o.warmup, 1, 'the schedule is this call\'s');

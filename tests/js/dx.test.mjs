@@ -1,0 +1,106 @@
+// A JavaScript developer's first hour (issue 17): each test here failed before its fix.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkConfig, createModel, createWorkerModel, GENERATE_DEFAULTS } from '../../src/js/node.js';
+import { nearest, show, float32Plain } from '../../src/js/options.js';
+
+const SMALL = { nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 8 };
+const TEXT = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(8);
+
+test('1: a misspelled key in a config or options object is an error naming the nearest known key', async () => {
+  await assert.rejects(createModel({ nlayer: 2, dmodel: 64 }, { threads: 1 }),
+    (e) => e.code === 'WF_ERR_CONFIG' && /unknown key "nlayer" in the config; did you mean "nLayer"\?/.test(e.message));
+  const model = await createModel(SMALL, { threads: 1 });
+  await assert.rejects(model.train(TEXT, { stpes: 3, lerningRate: 0.1 }),
+    (e) => e.code === 'WF_ERR_ARG' && /unknown key "stpes" in train\(\) options; did you mean "steps"\?/.test(e.message));
+  assert.equal(model.step, 0, 'nothing trained');
+  await assert.rejects(model.evaluate(TEXT, { maxToken: 10 }), /did you mean "maxTokens"/);
+  await assert.rejects(model.generateText('a', { temprature: 0 }), /unknown key "temprature".*did you mean "temperature"/);
+  assert.throws(() => model.setOptimizer({ learningRate: 1 }), /unknown key "learningRate" in the optimizer settings/);
+  await assert.rejects(createModel('tiny', { thread: 1 }), /unknown key "thread" in createModel\(\) options; did you mean "threads"\?/);
+  assert.deepEqual(await checkConfig({ nlayer: 2 }), {
+    code: 'WF_ERR_CONFIG',
+    message: (await checkConfig({ nlayer: 2 })).message,
+  });
+  assert.match((await checkConfig({ nlayer: 2 })).message, /did you mean "nLayer"/);
+  assert.equal(nearest('n_layer', ['nLayer', 'nHead']), 'nLayer', 'a C name finds its JS key');
+  assert.equal(nearest('zzzz', ['nLayer', 'nHead']), null, 'nothing close: no suggestion');
+  model.dispose();
+});
+
+test('2: a worker model whose callback throws rejects the call with that error, and stops', async () => {
+  const wm = await createWorkerModel(SMALL, { threads: 1 });
+  await wm.train(TEXT, { steps: 3, evalInterval: 0 });
+  const boom = new Error('boom');
+  let calls = 0;
+  await assert.rejects(wm.train(TEXT, { steps: 200, evalInterval: 0, yieldMs: 0, onProgress: () => { calls++; throw boom; } }), (e) => e === boom);
+  assert.equal(calls, 1, 'the callback is not called again after it threw');
+  const info = await wm.info();
+  assert.ok(info.step < 203, `the work stopped (step ${info.step})`);
+  assert.equal(wm.step, info.step, 'step is in sync with info() after the failed call');
+  let tokens = 0;
+  await assert.rejects(wm.generateText('It', { maxTokens: 50, onToken: () => { tokens++; throw boom; } }), (e) => e === boom);
+  assert.equal(tokens, 1);
+  // the model is still usable
+  assert.equal(typeof (await wm.generateText('It', { maxTokens: 3 })), 'string');
+  // an aborted call leaves step in sync too
+  const ac = new AbortController();
+  const run = wm.train(TEXT, { steps: 100000, evalInterval: 0, yieldMs: 0, signal: ac.signal, onProgress: (p) => { if (p.stepsDone >= 5) ac.abort(); } });
+  await assert.rejects(run, { name: 'AbortError' });
+  assert.equal(wm.step, (await wm.info()).step);
+  wm.dispose();
+});
+
+test('5: unknown characters are reported with their share, and <unk> is never sampled unless asked', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: 'abc abd abe ' });
+  const warnings = [];
+  await model.train('日本語のテキスト abc', { steps: 1, evalInterval: 0, valFraction: 0, onWarning: (w) => warnings.push(w) });
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /^\d+(\.\d+)?% of the text's tokens \(8 of 12\) are characters the model's tokenizer does not know \("日", "本", "語", "の", "テ", …\)/);
+  const clean = [];
+  await model.train('abc abd abe '.repeat(2), { steps: 1, evalInterval: 0, valFraction: 0, onWarning: (w) => clean.push(w) });
+  assert.equal(clean.length, 0, 'a text the tokenizer knows: no warning');
+  // an untrained model puts real mass on <unk>; by default it is never drawn
+  const text = await model.generateText('a', { maxTokens: 300, temperature: 2, seed: 3 });
+  assert.ok(!text.includes('\uFFFD'), 'no U+FFFD by default');
+  const allowed = await model.generateText('a', { maxTokens: 300, temperature: 2, seed: 3, allowUnknown: true });
+  assert.ok(allowed.includes('\uFFFD'), 'allowUnknown: <unk> can be drawn (the check above can fail)');
+  model.dispose();
+});
+
+test('6: checkConfig returns {code, message} for every bad config, never throws, and knows the memory limit', async () => {
+  for (const [config, re] of [[{ nLayer: '2' }, /nLayer must be an integer, not "2" \(a string\)/],
+    [{ activation: 'silu' }, /activation must be one of .* not "silu"/], [{ preset: 'small' }, /unknown preset "small"/],
+    [5, /the config must be a preset name or an object, not 5/], [null, /not null/]]) {
+    const r = await checkConfig(config);
+    assert.equal(r.code, 'WF_ERR_CONFIG', JSON.stringify(config));
+    assert.match(r.message, re);
+  }
+  const big = await checkConfig({ nLayer: 24, dModel: 2048, nHead: 16, dFF: 8192, vocabSize: 32000 });
+  assert.equal(big.code, 'WF_ERR_NOMEM');
+  assert.match(big.message, /needs \d+\.\d\d GB .* at most 4\.29 GB/);
+  assert.equal(await checkConfig('tiny'), null);
+});
+
+test('7: one default temperature, the same in the API and the CLI', () => {
+  assert.equal(GENERATE_DEFAULTS.temperature, 0.8);
+});
+
+test('10: messages show values with their type, JS names, and plain float values; TypeErrors for non-text', async () => {
+  assert.equal(show('5'), '"5" (a string)');
+  assert.equal(show(5), '5');
+  assert.equal(float32Plain(Math.fround(1e-5)), 1e-5);
+  assert.equal(float32Plain(Math.fround(0.1)), 0.1);
+  const model = await createModel({ ...SMALL, normEps: 1e-5 }, { threads: 1 });
+  assert.equal(model.config.normEps, 0.00001, 'no float32 noise');
+  assert.equal(model.optimizer.beta1, 0.9);
+  await assert.rejects(model.train(TEXT, { steps: '5' }), /steps must be an integer >= 1, not "5" \(a string\)/);
+  await assert.rejects(model.train(undefined), (e) => e instanceof TypeError && /takes a text .* not undefined/.test(e.message));
+  await assert.rejects(model.train(12345), (e) => e instanceof TypeError && /not 12345/.test(e.message));
+  await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => /nHead 3 does not divide dModel 16/.test(e.message));
+  // an abort's reason is what the call rejects with
+  const why = new Error('user closed the tab');
+  await assert.rejects(model.train(TEXT, { steps: 5, signal: AbortSignal.abort(why) }), (e) => e === why);
+  await assert.rejects(model.train(TEXT, { steps: 100000, signal: AbortSignal.timeout(30) }), { name: 'TimeoutError' });
+  model.dispose();
+});
