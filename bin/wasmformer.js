@@ -3,6 +3,7 @@
 // it, describe it. Arguments are parsed with node:util's parseArgs. Exit codes: 0 done,
 // 1 the work failed (a message says why), 2 bad arguments, 130 stopped by Ctrl-C (after
 // saving what training had done).
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,9 +82,9 @@ const COMMANDS = {
     options: {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default tiny)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
-      steps: { type: 'string', short: 's', value: 'N', help: 'train until the model has taken N steps (default 2000)' },
+      steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run)' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
-      resume: { type: 'boolean', short: 'r', help: 'continue training the model in --out' },
+      resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
       force: { type: 'boolean', help: 'overwrite --out with a new model' },
       batch: { type: 'string', short: 'b', value: 'N', help: 'windows per batch (default: the preset\'s)' },
       lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
@@ -104,7 +105,7 @@ const COMMANDS = {
     options: {
       prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
       tokens: { type: 'string', short: 'n', value: 'N', help: 'tokens to generate (default 200)' },
-      temperature: { type: 'string', short: 't', value: 'X', help: 'sampling temperature, 0 = greedy (default 0.8)' },
+      temperature: { type: 'string', short: 't', value: 'X', help: `sampling temperature, 0 = greedy (default ${wf.GENERATE_DEFAULTS.temperature})` },
       'top-k': { type: 'string', value: 'K', help: 'sample among the K most likely tokens (default: all)' },
       'top-p': { type: 'string', value: 'P', help: 'sample among the tokens holding probability P (default 1)' },
       seed: { type: 'string', value: 'N', help: 'sampler seed: the same seed gives the same text (default: random)' },
@@ -229,19 +230,19 @@ function progressPrinter(tty, evalInterval) {
       const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(p.eta)}`;
       if (tty) {
         const now = Date.now();
-        if (now - lastDraw < 100 && p.step !== p.steps && !p.validated) return;
+        if (now - lastDraw < 100 && p.step !== p.lastStep && !p.validated) return;
         lastDraw = now;
-        const width = 24, done = Math.round((width * p.step) / p.steps);
+        const width = 24, done = Math.round((width * p.stepsDone) / p.steps);
         const bar = `[${'#'.repeat(done)}${'.'.repeat(width - done)}]`;
-        out.write(`\r\x1b[2Kstep ${p.step}/${p.steps} ${bar} ${Math.floor((100 * p.step) / p.steps)}%  ${stats}`);
+        out.write(`\r\x1b[2Kstep ${p.step}/${p.lastStep} ${bar} ${Math.floor((100 * p.stepsDone) / p.steps)}%  ${stats}`);
         drawn = true;
         return;
       }
       const every = evalInterval > 0 ? null : Math.max(1, Math.ceil(p.steps / 10));
-      const due = p.validated || p.step === p.steps || (every && Math.floor(p.step / every) > Math.floor(lastLine / every));
+      const due = p.validated || p.step === p.lastStep || (every && Math.floor(p.step / every) > Math.floor(lastLine / every));
       if (!due) return;
       lastLine = p.step;
-      out.write(`step ${p.step}/${p.steps}  ${stats}\n`);
+      out.write(`step ${p.step}/${p.lastStep}  ${stats}\n`);
     },
     end() {
       if (tty && drawn) out.write('\n');
@@ -252,15 +253,50 @@ function progressPrinter(tty, evalInterval) {
 
 // ---- commands ----
 
+/** The identity of a training text, kept in the model file's run plan: a resumed run must
+ * read the same tokens. */
+function textIdentity(file, text) {
+  return { file: basename(file), sha256: createHash('sha256').update(text).digest('hex'), chars: text.length };
+}
+
+/**
+ * What a resumed run continues with, from the run plan the model file holds (metadata.run,
+ * written by every `train`): the same text (refused when it differs or is not given), the
+ * same batch size, validation split and interval (refused when a flag says otherwise), and
+ * the planned last step. Files written before plans existed resume only with every flag given.
+ */
+function resumePlan(model, path, argv, o, text) {
+  const plan = model.metadata?.run;
+  if (!plan) {
+    if (argv[0] === undefined || o.batch === undefined || o.steps === undefined) {
+      throw new UsageError(`${path} holds no run plan (written by an older wasmformer): resume it with the text, --batch and --steps given`);
+    }
+    return null;
+  }
+  const given = textIdentity(argv[0] ?? BUNDLED_TEXT, text);
+  if (argv[0] === undefined && given.sha256 !== plan.text.sha256) {
+    throw new UsageError(`${path} was trained on ${plan.text.file}: give that file to resume (wasmformer train ${plan.text.file} --out ${path} --resume)`);
+  }
+  if (given.sha256 !== plan.text.sha256) {
+    throw new UsageError(`${argv[0]} is not the text ${path} was trained on (${plan.text.file}, ${plan.text.chars.toLocaleString('en-US')} characters, sha256 ${plan.text.sha256.slice(0, 12)}…); a resumed run must read the same text`);
+  }
+  for (const [flag, key] of [['batch', 'batchSize'], ['eval-interval', 'evalInterval'], ['val-fraction', 'valFraction']]) {
+    if (o[flag] !== undefined && Number(o[flag]) !== plan[key]) {
+      throw new UsageError(`--${flag} ${o[flag]} differs from the run saved in ${path} (${plan[key]}); a resumed run keeps it`);
+    }
+  }
+  return plan;
+}
+
 async function train(argv, o) {
   positionals('train', argv, 0, 1);
   const file = argv[0] ?? BUNDLED_TEXT;
   const path = o.out ?? 'model.wf';
-  const total = integer('steps', o.steps ?? '2000', 1);
-  const batchSize = o.batch === undefined ? undefined : integer('batch', o.batch, 1);
+  const stepsGiven = o.steps === undefined ? undefined : integer('steps', o.steps, 1);
+  let batchSize = o.batch === undefined ? undefined : integer('batch', o.batch, 1);
   const lr = o.lr === undefined ? undefined : number('lr', o.lr, (x) => x > 0, 'a number > 0');
-  const evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
-  const valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+  let evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
+  let valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
@@ -286,12 +322,28 @@ async function train(argv, o) {
     : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
       { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
   const start = model.step;
-  if (start >= total) {
-    out.write(`${path} has already taken ${start} steps (--steps ${total}): nothing to do\n`);
+  let plan = null;
+  try {
+    plan = o.resume ? resumePlan(model, path, argv, o, text) : null;
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  if (plan) ({ batchSize, evalInterval, valFraction } = plan);
+  // --steps: the steps this run takes; a resumed run without it finishes its plan
+  const steps = stepsGiven ?? (plan ? plan.lastStep - start : 2000);
+  const total = start + steps;
+  if (steps <= 0) {
+    out.write(`${path} has finished its run (step ${start} of ${plan.lastStep}): nothing to do; --steps N trains N more\n`);
     model.dispose();
     return 0;
   }
   const B = batchSize ?? model.defaultBatchSize, T = model.config.context;
+  // the run plan travels in the model file, so that --resume continues this run exactly
+  model.setMetadata({
+    ...(model.metadata ?? {}),
+    run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: total },
+  });
   const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
   const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}${flags}`;
   out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
@@ -309,12 +361,12 @@ async function train(argv, o) {
   let summary = null, failure = null;
   try {
     summary = await model.train(text, {
-      steps: total - start, batchSize, evalInterval, valFraction, signal: ac.signal,
+      steps, batchSize: B, evalInterval, valFraction, signal: ac.signal,
       onProgress: (p) => progress.update(p),
       ...(lr === undefined ? {} : { lr }),
       ...(seed === undefined ? {} : { seed }),
-      // resuming continues the schedule the model was saved with, stretched to this --steps
-      ...(o.resume ? { keepSchedule: true, decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) } : {}),
+      // resuming continues the schedule the model was saved with; --steps past the plan stretches it
+      ...(o.resume ? { keepSchedule: true, ...(plan && total === plan.lastStep ? {} : { decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) }) } : {}),
       ...optimFields,
     });
   } catch (e) {
@@ -333,7 +385,7 @@ async function train(argv, o) {
         `${duration(summary.seconds)}; saved ${path} (${size})\n`);
     } else {
       out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
-        `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume --steps ${total}\n`);
+        `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume\n`);
     }
   }
   model.dispose();
@@ -346,7 +398,7 @@ async function generate(argv, o) {
   positionals('generate', argv, 1, 1);
   const opts = {
     maxTokens: integer('tokens', o.tokens ?? '200', 0),
-    temperature: number('temperature', o.temperature ?? '0.8', (x) => x >= 0, 'a number >= 0'),
+    temperature: number('temperature', o.temperature ?? String(wf.GENERATE_DEFAULTS.temperature), (x) => x >= 0, 'a number >= 0'),
     topK: integer('top-k', o['top-k'] ?? '0', 0),
     topP: number('top-p', o['top-p'] ?? '1', (x) => x > 0 && x <= 1, 'a number in (0, 1]'),
     stop: (o.stop ?? []).map((s) => s.replace(/\\n/g, '\n').replace(/\\t/g, '\t')),
@@ -512,6 +564,11 @@ async function main(argv) {
 // stdout closed early (e.g. piped into head): stop quietly
 out.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
 
+// The package's messages name its option keys; on the command line they are flags.
+const FLAG_OF = { valFraction: '--val-fraction', evalInterval: '--eval-interval', maxTokens: '--tokens',
+  topK: '--top-k', topP: '--top-p' };
+const inFlags = (message) => message.replace(/\b(valFraction|evalInterval|maxTokens|topK|topP)\b/g, (k) => FLAG_OF[k]);
+
 const argv = process.argv.slice(2);
 main(argv).then((code) => { process.exitCode = code; }, (e) => {
   const command = COMMANDS[argv[0]] ? `wasmformer ${argv[0]}` : 'wasmformer';
@@ -519,7 +576,7 @@ main(argv).then((code) => { process.exitCode = code; }, (e) => {
     process.stderr.write(`${command}: ${e.message} (see ${command} --help)\n`);
     process.exitCode = 2;
   } else {
-    process.stderr.write(`${command}: ${e.message}\n`);
+    process.stderr.write(`${command}: ${inFlags(e.message)}\n`);
     process.exitCode = 1;
   }
 });

@@ -220,14 +220,18 @@ test('train, info, generate and eval on one model', async () => {
   assert.equal(plain.out, `loss ${want.loss.toFixed(4)}  perplexity ${want.perplexity.toFixed(3)}  (${want.tokens.toLocaleString('en-US')} tokens of part.txt)\n`);
   model.dispose();
 
-  // --steps below what the model has taken: nothing to do
-  const done = cli(['train', TEXT, '--out', 'm.wf', '--resume', '--steps', '50']);
-  assert.equal(done.code, 0);
-  assert.match(done.out, /has already taken 60 steps/);
+  // --resume of a finished run: nothing to do; --steps N then trains N more (issue 17, item 7)
+  const done = cli(['train', TEXT, '--out', 'm.wf', '--resume']);
+  assert.equal(done.code, 0, done.err);
+  assert.match(done.out, /has finished its run \(step 60 of 60\)/);
+  const more = cli(['train', TEXT, '--out', 'm.wf', '--resume', '--steps', '5', '--eval-interval', '20']);
+  assert.equal(more.code, 0, more.err);
+  assert.match(more.out, /until step 65,/);
+  assert.equal(JSON.parse(cli(['info', 'm.wf', '--json']).out).step, 65);
 });
 
 test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninterrupted run', async () => {
-  const args = (out) => ['train', TEXT, '--config', MICRO, '--steps', '1500', '--eval-interval', '20', '--seed', '2', '--out', out];
+  const args = (out) => ['train', TEXT, '--config', MICRO, '--steps', '1500', '--batch', '4', '--eval-interval', '20', '--seed', '2', '--out', out];
   const full = cli(args('full.wf'));
   assert.equal(full.code, 0, full.err);
 
@@ -240,14 +244,24 @@ test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninte
   });
   const code = await new Promise((resolve) => child.on('close', resolve));
   assert.equal(code, 130, out);
-  const m = out.match(/^interrupted at step (\d+); saved cut.wf \(0\.\d MB\)\. Continue with: wasmformer train \S+ --out cut.wf --resume --steps 1500$/m);
+  const m = out.match(/^interrupted at step (\d+); saved cut.wf \(0\.\d MB\)\. Continue with: wasmformer train \S+ --out cut.wf --resume$/m);
   assert.ok(m, out);
   const stoppedAt = Number(m[1]);
   assert.ok(stoppedAt >= 20 && stoppedAt < 1500, `stopped at ${stoppedAt}`);
   assert.equal(JSON.parse(cli(['info', 'cut.wf', '--json']).out).step, stoppedAt);
   assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind');
 
-  const resumed = cli(['train', TEXT, '--steps', '1500', '--eval-interval', '20', '--out', 'cut.wf', '--resume']);
+  // the printed command, as printed: the batch size, the text and the schedule come from the file
+  const bundled = cli(['train', '--out', 'cut.wf', '--resume']);
+  assert.equal(bundled.code, 2, 'without its text a resume refuses, rather than training on the bundled novel');
+  assert.match(bundled.err, /cut.wf was trained on part.txt: give that file to resume/);
+  writeFileSync(join(dir, 'other.txt'), readFileSync(TEXT, 'utf8').slice(1));
+  const other = cli(['train', join(dir, 'other.txt'), '--out', 'cut.wf', '--resume']);
+  assert.equal(other.code, 2);
+  assert.match(other.err, /is not the text cut.wf was trained on/);
+  const batch = cli(['train', TEXT, '--out', 'cut.wf', '--resume', '--batch', '8']);
+  assert.match(batch.err, /--batch 8 differs from the run saved in cut.wf \(4\)/);
+  const resumed = cli(['train', TEXT, '--out', 'cut.wf', '--resume']);
   assert.equal(resumed.code, 0, resumed.err);
   assert.match(resumed.out, new RegExp(`^training cut.wf \\(step ${stoppedAt}\\)`));
   assert.ok(readFileSync(join(dir, 'cut.wf')).equals(readFileSync(join(dir, 'full.wf'))),
