@@ -241,6 +241,18 @@ export class ModelHandle {
     this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
   }
 
+  /** The whole training state (weights, optimizer state, settings, step, sampler streams,
+   * metadata) without the tokenizer, for restore(). */
+  snapshot() {
+    return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
+  }
+
+  /** Puts back a snapshot() of this model in place (its tokenizer stays as it is). */
+  restore({ bytes, weightsOnly }) {
+    this.rt.modelLoad(this.live(), 0, bytes);
+    this.weightsOnly = weightsOnly;
+  }
+
   /** A new handle from checkpoint bytes, with the file's tokenizer when it has one. */
   static fromCheckpoint(rt, bytes) {
     const h = rt.modelCreate();

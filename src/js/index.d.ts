@@ -117,7 +117,7 @@ export interface WorkerOptions extends LoadOptions {
 export type ErrorCode =
   | 'WF_ERR_ARG' | 'WF_ERR_CONFIG' | 'WF_ERR_UNSUPPORTED' | 'WF_ERR_NOMEM' | 'WF_ERR_TOKEN'
   | 'WF_ERR_NUMERIC' | 'WF_ERR_STATE' | 'WF_ERR_FORMAT' | 'WF_ERR_THREADS'
-  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER';
+  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER' | 'WF_ERR_DIVERGED';
 
 /**
  * Every failure of the library: `code` says which kind, `message` is the core's one-line

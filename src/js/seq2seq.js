@@ -8,7 +8,9 @@ import { WfError, throwIfAborted } from './errors.js';
 import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { ModelView } from './view.js';
-import { TRAIN_DEFAULTS, positiveInt, runTraining, yielder, yieldInterval } from './training.js';
+import { checkKeys } from './options.js';
+import { OPTIM_FIELDS } from './config.js';
+import { TRAIN_DEFAULTS, lossBound, positiveInt, runTraining, yielder, yieldInterval } from './training.js';
 
 /** Seq2seq defaults under the caller's config: small enough to train in seconds. */
 export const SEQ2SEQ_DEFAULTS = { nLayer: 2, nHead: 4, dModel: 64, dFF: 128, context: 32, maxBeam: 8 };
@@ -27,6 +29,10 @@ function rng(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The keys of Seq2Seq.train()'s options. */
+const SEQ2SEQ_TRAIN_KEYS = new Set(['steps', 'batchSize', 'seed', 'signal', 'onProgress', 'onDivergence', 'keepSchedule', 'yieldMs',
+  ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 
 export class Seq2Seq extends ModelView {
   /**
@@ -167,12 +173,14 @@ export class Seq2Seq extends ModelView {
    * await s2s.train(pairs, { steps: 400, onProgress: (p) => console.log(p.step, p.loss) });
    */
   async train(pairs, opts = {}) {
+    checkKeys(opts, SEQ2SEQ_TRAIN_KEYS, 'Seq2Seq train() options');
     const core = this.core;
     core.idle();
     if (!pairs?.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
     const B = positiveInt('batchSize', opts.batchSize ?? BATCH_SIZE);
     let encoded = null, next = null;
     return runTraining(core, opts, {
+      lossBound: lossBound(core.native.vocabSize),
       prepare: () => {
         encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]); // ids once, then batches of random pairs
         next = rng(opts.seed ?? 1);

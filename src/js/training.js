@@ -3,7 +3,7 @@
 // and evaluation on text (Model.train, Model.evaluate), and the option checks they share.
 import { WfError, throwIfAborted } from './errors.js';
 import { OPTIM_FIELDS, optimOf } from './config.js';
-import { checkKeys, show } from './options.js';
+import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
 
 /** The defaults of train()'s own options (the optimizer's are OPTIM_DEFAULTS). */
@@ -16,7 +16,7 @@ export const yieldToEventLoop = typeof setImmediate === 'function'
 /** The keys of train()'s options: its own, the optimizer settings (start aside: where a
  * schedule starts is train()'s to say), and those of how it reads text. */
 export const TRAIN_KEYS = new Set(['steps', 'batchSize', 'context', 'tokenizer', 'valFraction', 'evalInterval', 'evalBatches',
-  'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'yieldMs', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+  'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 
 /** The keys of evaluate()'s options. */
 export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'yieldMs']);
@@ -80,11 +80,15 @@ export function decoderConfig(core, what) {
  */
 export async function runTraining(core, opts, source) {
   const steps = positiveInt('steps', opts.steps ?? TRAIN_DEFAULTS.steps);
+  const onDivergence = opts.onDivergence ?? 'rollback';
+  if (onDivergence !== 'rollback' && onDivergence !== 'stop') {
+    throw new WfError('WF_ERR_ARG', `onDivergence must be "rollback" or "stop", not ${show(onDivergence)}`);
+  }
   const yieldMs = yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs);
   const signal = opts.signal;
   const start = core.step;
   const before = core.optimizer;
-  let last = null, valLoss = null, tokens = 0;
+  let last = null, valLoss = null, tokens = 0, snapshot = null, s = 0;
   try {
     throwIfAborted(signal);
     source.prepare();
@@ -97,13 +101,19 @@ export async function runTraining(core, opts, source) {
       schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
     }
     core.idle();
+    // the state this call started from: a diverged call goes back to it (see diverged())
+    if (onDivergence === 'rollback') snapshot = core.snapshot();
     core.setOptimizer(schedule);
     core.busy = 'training';
     const t0 = performance.now();
     let lastYield = t0;
-    for (let s = 1; s <= steps; s++) {
+    for (s = 1; s <= steps; s++) {
       throwIfAborted(signal);
       last = source.step();
+      if (source.lossBound !== undefined && !(last.loss <= source.lossBound)) {
+        throw new WfError('WF_ERR_DIVERGED', `training diverged: the loss of step ${last.step} is ${last.loss.toPrecision(4)}, `
+          + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
+      }
       tokens += last.tokens;
       const every = source.validateEvery ?? 0;
       const validated = every > 0 && ((start + s) % every === 0 || s === steps);
@@ -126,11 +136,31 @@ export async function runTraining(core, opts, source) {
     return { steps, step: core.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds };
   } catch (e) {
     if (core.h && core.step === start) core.setOptimizer(before);
+    else if (core.h && (e.code === 'WF_ERR_DIVERGED' || e.code === 'WF_ERR_NUMERIC')) throw diverged(core, e, snapshot, start, source);
     throw e;
   } finally {
     source.cleanup?.();
     core.busy = null;
   }
+}
+
+/**
+ * The error a diverged call rejects with, saying exactly what state the model is in: with a
+ * snapshot (onDivergence 'rollback', the default), the model is put back as it was when the
+ * call started, tokenizer aside (a tokenizer the call learned is dropped with its steps);
+ * without one ('stop'), the steps before the diverged one stay applied, and it says how many.
+ */
+function diverged(core, e, snapshot, start, source) {
+  const applied = core.step - start;
+  const advice = 'try a lower lr (or a smaller gradClip)';
+  if (snapshot) {
+    core.restore(snapshot);
+    source.rolledBack?.();
+    return new WfError(e.code, `${e.message}; this call's ${applied} applied step${applied === 1 ? '' : 's'} were rolled back: `
+      + `the model is as it was at step ${start}, where the call started; ${advice}`);
+  }
+  return new WfError(e.code, `${e.message}; this call's ${applied} step${applied === 1 ? '' : 's'} stay applied `
+    + `(onDivergence 'stop': the model is at step ${core.step}); ${advice}`);
 }
 
 /** Tells (through onWarning, else console.warn) what share of a text's tokens a char
@@ -150,6 +180,13 @@ export function warnUnknown(tokenizer, text, tokens, onWarning) {
     + `characters the model's tokenizer does not know (${[...seen].map((c) => JSON.stringify(c)).join(', ')}${unknown > seen.size ? ', …' : ''}); `
     + 'they all train as <unk>. A new model learns its vocabulary from its first text.';
   (onWarning ?? console.warn)(message);
+}
+
+/** The cross-entropy beyond which a model over V tokens has diverged: random guessing
+ * scores ln V, a fresh model about that; 1.5 ln V + 1 is far worse than guessing, where a
+ * sound run never goes. */
+export function lossBound(V) {
+  return 1.5 * Math.log(V) + 1;
 }
 
 /** Model.train: a decoder on text or ids, batches drawn by the core's sampler. */
@@ -172,6 +209,8 @@ export async function trainDecoder(core, data, opts = {}) {
   let tokens = null, built = null, ptok = 0, hb = null;
   return runTraining(core, opts, {
     validateEvery: valFraction > 0 ? evalInterval : 0,
+    lossBound: lossBound(core.native.vocabSize),
+    rolledBack: () => { if (built && core.tokenizer === built) core.tokenizer = null; },
     // a tokenizer this call builds joins the model only with its first step; nothing is
     // allocated before the checks
     prepare: () => {

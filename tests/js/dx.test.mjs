@@ -51,6 +51,36 @@ test('2: a worker model whose callback throws rejects the call with that error, 
   wm.dispose();
 });
 
+test('3: a diverging call is rolled back to its start and says so; with onDivergence "stop" it says what stays applied', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 30, evalInterval: 0 });
+  const weights = model.getTensor('wte'), optimizer = model.optimizer, saved = model.save();
+  await assert.rejects(model.train(TEXT, { steps: 5, lr: 1e6, evalInterval: 0 }), (e) => e.code === 'WF_ERR_DIVERGED'
+    && /training diverged: the loss of step 3\d is .* were rolled back: the model is as it was at step 30, where the call started/.test(e.message));
+  assert.equal(model.step, 30);
+  assert.deepEqual(model.getTensor('wte'), weights, 'weights as they were');
+  assert.deepEqual(model.optimizer, optimizer, 'optimizer settings as they were');
+  assert.deepEqual(model.save(), saved, 'the whole state as it was, byte for byte');
+  assert.ok((await model.evaluate(TEXT)).loss < 4, 'the model still works');
+  await assert.rejects(model.train(TEXT, { steps: 5, lr: 1e6, evalInterval: 0, onDivergence: 'stop' }), (e) => {
+    const m = e.message.match(/this call's (\d+) steps? stay applied \(onDivergence 'stop': the model is at step (\d+)\)/);
+    return e.code === 'WF_ERR_DIVERGED' && m && Number(m[2]) === 30 + Number(m[1]) && Number(m[2]) === model.step;
+  });
+  await assert.rejects(model.train(TEXT, { steps: 1, onDivergence: 'ignore' }), /onDivergence must be "rollback" or "stop", not "ignore"/);
+  model.dispose();
+});
+
+test('7: progress says the model\'s step, this call\'s steps done and its total, and the last step; the summary counts this call', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 4, evalInterval: 0 });
+  const seen = [];
+  const summary = await model.train(TEXT, { steps: 3, evalInterval: 0, yieldMs: 0, onProgress: (p) => seen.push(p) });
+  assert.deepEqual(seen.map((p) => [p.step, p.stepsDone, p.steps, p.lastStep]), [[5, 1, 3, 7], [6, 2, 3, 7], [7, 3, 3, 7]]);
+  assert.equal(summary.steps, 3);
+  assert.equal(summary.step, 7);
+  model.dispose();
+});
+
 test('5: unknown characters are reported with their share, and <unk> is never sampled unless asked', async () => {
   const model = await createModel(SMALL, { threads: 1, text: 'abc abd abe ' });
   const warnings = [];
