@@ -267,9 +267,13 @@ function textIdentity(file, text) {
  */
 function resumePlan(model, path, argv, o, text) {
   const plan = model.metadata?.run;
-  if (!plan) {
+  const sound = plan && typeof plan.text?.sha256 === 'string' && typeof plan.text.file === 'string'
+    && Number.isInteger(plan.text.chars) && Number.isInteger(plan.batchSize) && plan.batchSize >= 1
+    && Number.isInteger(plan.evalInterval) && plan.evalInterval >= 0 && typeof plan.valFraction === 'number'
+    && plan.valFraction >= 0 && plan.valFraction < 1 && Number.isInteger(plan.lastStep);
+  if (!sound) {
     if (argv[0] === undefined || o.batch === undefined || o.steps === undefined) {
-      throw new UsageError(`${path} holds no run plan (written by an older wasmformer): resume it with the text, --batch and --steps given`);
+      throw new UsageError(`${path} holds no ${plan ? 'readable ' : ''}run plan (${plan ? 'its metadata is malformed' : 'written by an older wasmformer'}): resume it with the text, --batch and --steps given`);
     }
     return null;
   }

@@ -165,10 +165,14 @@ export interface OptimizerSettings {
 }
 
 export interface TrainProgress {
-  /** Optimizer steps taken so far (counting earlier runs). */
+  /** The model's step counter: optimizer steps taken so far, counting earlier calls. */
   step: number;
-  /** The step this run ends at. */
+  /** Steps this call has taken so far. */
+  stepsDone: number;
+  /** Steps this call takes (its `steps` option: `steps` always counts one call's steps). */
   steps: number;
+  /** The model's step counter when this call ends (step - stepsDone + steps). */
+  lastStep: number;
   /** Training loss of the last batch. */
   loss: number;
   /** The latest validation loss of this run, or null before the first. */
@@ -211,8 +215,16 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
   evalBatches?: number;
   /** Stops the run at the next step: train rejects with an AbortError; the steps taken stay. */
   signal?: AbortSignal;
-  /** Called at every validation, at the end, and about every yieldMs. */
+  /** Called at every validation, at the end, and about every yieldMs. A callback that
+   * throws stops the call, which rejects with that error. */
   onProgress?: (progress: TrainProgress) => void;
+  /** Called with warnings about the text (e.g. the share of characters the model's
+   * tokenizer does not know); default console.warn. */
+  onWarning?: (message: string) => void;
+  /** What a call that diverges (a loss far worse than random guessing, or a non-finite
+   * step) does before it rejects with WF_ERR_DIVERGED: 'rollback' (default) puts the model
+   * back as it was when the call started; 'stop' keeps the steps taken, and says how many. */
+  onDivergence?: 'rollback' | 'stop';
   /** Milliseconds between yields to the event loop (default 30). */
   yieldMs?: number;
 }
@@ -254,8 +266,11 @@ export interface EvaluateResult {
 export interface GenerateOptions {
   /** Tokens to generate (default 100). */
   maxTokens?: number;
-  /** Softmax temperature (default 1; 0 = always the most likely token). */
+  /** Softmax temperature (default 0.8, as in the CLI; 0 = always the most likely token). */
   temperature?: number;
+  /** Allow the char tokenizer's unknown token (<unk>, printed as U+FFFD) to be sampled
+   * (default false: it never is). */
+  allowUnknown?: boolean;
   /** Sample only among the k most likely tokens (default 0 = all). */
   topK?: number;
   /** Sample only among the most likely tokens whose probabilities add up to p (default 1 = all). */
@@ -311,6 +326,8 @@ export interface ModelInfo {
   busy: string | null;
   /** Threads the loaded wasm build offers (1: the single-thread build). */
   threads: number;
+  /** What the application saved with the model (setMetadata), or null. */
+  metadata: unknown;
 }
 
 export interface SaveOptions {
@@ -470,6 +487,18 @@ export class Model {
    */
   setOptimizer(settings: Partial<OptimizerSettings>): OptimizerSettings;
 
+  /** What the application saved with the model (a JSON value), or null. The CLI keeps its
+   * run plan here as `{ run: {...} }`. */
+  readonly metadata: unknown;
+
+  /**
+   * Replaces the metadata saved with the model: any JSON-serialisable value (at most 1 MiB
+   * as JSON); null removes it. It travels in save(), load() and model files.
+   * @example
+   * model.setMetadata({ losses: history });
+   */
+  setMetadata(value: unknown): void;
+
   /**
    * One optimizer step on a [B, T] batch of token ids (row-major); inputs and targets hold
    * exactly B * T ids each (WF_ERR_ARG otherwise).
@@ -628,6 +657,43 @@ export class WorkerModel {
    */
   setOptimizer(settings: Partial<OptimizerSettings>): Promise<OptimizerSettings>;
 
+  /** The learning rate of the next step, as of the last call that returned. */
+  readonly lr: number;
+  /** The optimizer settings, as of the last call that returned. */
+  readonly optimizer: OptimizerSettings;
+  /** The tokenizer's kind and size, or null; the Tokenizer stays in the worker (use encode and decode). */
+  readonly tokenizer: { kind: string; vocabSize: number } | null;
+  /** The metadata saved with the model, as of the last call that returned. */
+  readonly metadata: unknown;
+
+  /**
+   * Replaces the metadata saved with the model (see Model.setMetadata).
+   * @example
+   * await wm.setMetadata({ note: 'fine-tuned on my letters' });
+   */
+  setMetadata(value: unknown): Promise<void>;
+
+  /**
+   * Bytes of memory the model uses, read now in the worker.
+   * @example
+   * const { total } = await wm.memory();
+   */
+  memory(): Promise<MemoryUsage>;
+
+  /**
+   * One optimizer step on a [B, T] batch of token ids, in the worker.
+   * @example
+   * const { loss } = await wm.trainStep(inputs, targets, 8, 64);
+   */
+  trainStep(inputs: ArrayLike<number>, targets: ArrayLike<number>, B: number, T: number): Promise<StepResult>;
+
+  /**
+   * A forward pass on a [B, T] batch in the worker; the logits are moved out.
+   * @example
+   * const { logits } = await wm.forward(ids, null, 1, ids.length);
+   */
+  forward(inputs: ArrayLike<number>, targets: ArrayLike<number> | null, B: number, T: number): Promise<{ loss: number | null; logits: Float32Array }>;
+
   /**
    * Token ids of text, with the model's tokenizer.
    * @example
@@ -723,7 +789,7 @@ export const OPTIM_FIELDS: readonly ConfigField<keyof OptimizerSettings>[];
 export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; evalInterval: number; evalBatches: number; yieldMs: number }>;
 
 /** The defaults of generate()'s options. */
-export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: number; topK: number; topP: number; yieldMs: number }>;
+export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: number; topK: number; topP: number; allowUnknown: boolean; yieldMs: number }>;
 
 /** The presets' configs, with their training defaults `batchSize` and `lr`. */
 export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number }>>>;
@@ -1175,6 +1241,34 @@ export class WorkerSeq2Seq {
    * await ws.setOptimizer({ lr: 1e-3 });
    */
   setOptimizer(settings: Partial<OptimizerSettings>): Promise<OptimizerSettings>;
+
+  /**
+   * Replaces the metadata saved with the model (see Model.setMetadata).
+   * @example
+   * await ws.setMetadata({ task: 'reverse words' });
+   */
+  setMetadata(value: unknown): Promise<void>;
+
+  /**
+   * Bytes of memory the model uses, read now in the worker.
+   * @example
+   * const { total } = await ws.memory();
+   */
+  memory(): Promise<MemoryUsage>;
+
+  /**
+   * One optimizer step on a batch or pairs, in the worker.
+   * @example
+   * const { loss } = await ws.trainStep([['abc', 'cba']]);
+   */
+  trainStep(batchOrPairs: Batch | Pair[]): Promise<StepResult>;
+
+  /**
+   * An evaluation forward of a batch or pairs, in the worker.
+   * @example
+   * const { loss } = await ws.forward([['abc', 'cba']]);
+   */
+  forward(batchOrPairs: Batch | Pair[]): Promise<{ loss: number | null; logits: Float32Array }>;
   /**
    * A checkpoint of the model, moved out of the worker without a copy.
    * @example

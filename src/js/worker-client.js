@@ -192,6 +192,15 @@ class WorkerHandle {
   get paramCount() { return this.#live().paramCount; }
   /** Optimizer steps taken, as of the last call that returned (or progress report). */
   get step() { return this.#live().step; }
+  /** The learning rate of the next step, as of the last call that returned. */
+  get lr() { return this.#live().lr; }
+  /** The optimizer settings, as of the last call that returned. */
+  get optimizer() { return this.#live().optimizer; }
+  /** The model's tokenizer as {kind, vocabSize}, or null: the Tokenizer itself stays in the
+   * worker (encode and decode reach it). */
+  get tokenizer() { return this.#live().tokenizer; }
+  /** The metadata saved with the model, as of the last call that returned. */
+  get metadata() { return this.#live().metadata; }
 
   #live() {
     if (this.#disposed) throw new WfError('WF_ERR_DISPOSED', 'this model has been disposed');

@@ -22,6 +22,7 @@
 /** What both kinds have, on the Model. */
 const COMMON = {
   info: { on: 'model' },
+  memory: { on: 'model' },
   tensors: { on: 'model' },
   getTensor: { on: 'model' },
   setTensor: { on: 'model' },
@@ -37,6 +38,8 @@ export const WORKER_OPS = {
     evaluate: { opts: 1, signal: true },
     generate: { opts: 1, signal: true, events: ['onToken'], stream: true },
     selfAttention: {},
+    trainStep: {},
+    forward: {},
     encode: { on: 'tokenizer' },
     decode: { on: 'tokenizer' },
   },
@@ -48,5 +51,7 @@ export const WORKER_OPS = {
     translate: { opts: 1, signal: true },
     accuracy: { opts: 1, signal: true },
     crossAttention: {},
+    trainStep: {},
+    forward: {},
   },
 };

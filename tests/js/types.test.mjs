@@ -14,9 +14,11 @@ function compile(file, resolution) {
   const options = {
     strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [],
     skipLibCheck: false,
-    ...(resolution === 'node'
-      ? { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
-      : { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }),
+    ...({
+      node: { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext },
+      node16: { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 },
+      bundler: { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler },
+    })[resolution],
   };
   const program = ts.createProgram([file], options);
   const diagnostics = ts.getPreEmitDiagnostics(program)
@@ -33,6 +35,14 @@ for (const resolution of ['node', 'bundler']) {
     const used = program.getSourceFiles().map((f) => f.fileName);
     assert.ok(used.includes(ENTRIES.browser), 'index.d.ts is read');
     assert.equal(used.includes(ENTRIES.node), resolution === 'node', 'node.d.ts only under Node resolution');
+  });
+}
+
+for (const resolution of ['node16', 'node', 'bundler']) {
+  test(`'wasmformer/node' and 'wasmformer/worker' have types under every resolution (${resolution === 'node' ? 'nodenext' : resolution})`, () => {
+    const { program, diagnostics } = compile(here('types/node-entry.ts'), resolution);
+    assert.deepEqual(diagnostics, []);
+    assert.ok(program.getSourceFiles().some((f) => f.fileName === ENTRIES.node), 'node.d.ts is read through wasmformer/node');
   });
 }
 
