@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pack, installInto, serve } from './pack.js';
@@ -26,6 +26,21 @@ test('the tarball holds the package files and nothing else', () => {
   assert.deepEqual(files.filter((f) => !allowed.test(f)), [], 'unexpected files in the tarball');
   const size = packed.files.reduce((s, f) => s + f.size, 0);
   console.log(`${files.length} files, ${(size / 1e6).toFixed(2)} MB unpacked`);
+});
+
+test('the README speaks first to people who installed the package, and every file it names is in the tarball', () => {
+  execFileSync('tar', ['-xzf', packed.tarball, '-C', packed.dir, 'package/README.md']);
+  const readme = readFileSync(join(packed.dir, 'package', 'README.md'), 'utf8');
+  const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+  assert.equal(sections[0], 'Install', 'the first section installs and uses the package');
+  assert.ok(sections.indexOf('Install') < sections.findIndex((h) => /two commands/i.test(h)), 'contributors\' commands come after');
+  const first = readme.slice(0, readme.indexOf('\n## ', readme.indexOf('## Install') + 5));
+  assert.doesNotMatch(first, /npm (start|test)/, 'no repository scripts in the first screen');
+  // every file of the package's own kinds the README names (docs/, the changelog, src/js types) ships
+  const files = new Set(packed.files.map((f) => f.path));
+  const named = new Set([...readme.matchAll(/`((?:docs\/[A-Z]+\.md)|CHANGELOG\.md|src\/js\/[\w-]+\.d\.ts)`/g)].map((m) => m[1]));
+  assert.ok(named.size >= 3, [...named].join(', '));
+  for (const f of named) assert.ok(files.has(f), `${f} is named in the README and shipped`);
 });
 
 const CONSUMER = `
