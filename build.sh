@@ -3,13 +3,17 @@
 #   dist/wasmformer.mjs/.wasm        SIMD, single thread: runs everywhere (the fallback)
 #   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads (+ .worker.js): Node, and browsers when
 #                                    crossOriginIsolated (src/js/loader.js picks it)
+#   dist/wasmformer-relaxed{,-mt}.*  the same two with relaxed SIMD (f32x4.relaxed_madd: one
+#                                    fused multiply-add where the engine has it), compiled by
+#                                    Debian's clang-19 under emcc; loader.js picks them where
+#                                    WebAssembly.validate accepts relaxed SIMD
 #   dist/bench/wasmformer-ref.*      reference kernels, no SIMD: the benchmark's baseline,
 #                                    built only by `./build.sh ref` (bench/run.mjs does it)
 #   build/wasm-tests/test_simd{,-mt}.js  tests/test_simd.c in wasm, single-thread and with
 #                                    pthreads, built only by `./build.sh tests` (npm test runs
 #                                    them in Node: the wasm SIMD kernels against their scalar
 #                                    references, the pool and its workers' stacks)
-# Usage: ./build.sh [--force] [ref] [tests]
+# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -18,13 +22,14 @@ SOURCES=(src/util.c src/config.c src/embed.c src/norm.c src/matmul.c src/linear.
          src/rope.c src/loss.c src/optim.c src/plan.c src/block.c src/model.c src/stack.c src/train.c src/generate.c src/seq2seq.c src/tokenizer.c src/bpe.c
          src/checkpoint.c src/json.c src/hf.c src/safetensors.c src/pool.c)
 FORCE=""
-VARIANTS=(st mt)
+VARIANTS=(st mt relaxed relaxed-mt)
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=--force ;;
     ref) VARIANTS=(ref) ;;
     tests) VARIANTS=(tests) ;;
-    *) echo "build.sh: unknown argument $arg (use --force, ref or tests)" >&2; exit 2 ;;
+    relaxed-tests) VARIANTS=(relaxed-tests) ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref, tests or relaxed-tests)" >&2; exit 2 ;;
   esac
 done
 
@@ -46,6 +51,33 @@ build.sh: emcc (Emscripten) is not installed. On Debian 12 or Ubuntu run:
 then run this script again.
 MSG
   exit 1
+}
+
+# Relaxed SIMD needs the standard opcodes (f32x4.relaxed_madd = 0xfd 0x85 0x02), which LLVM 14
+# (emscripten 3.1.6's) does not emit; Debian's clang-19 does. emcc drives it through a folder
+# of the tool names it looks for: clang, clang++ and wasm-ld from LLVM 19, the archive and
+# symbol tools from LLVM 14 (Debian has no llvm-19 tools package to install beside them).
+need_clang19() {
+  if ! command -v clang-19 >/dev/null 2>&1 || ! command -v wasm-ld-19 >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && { [ -n "${CI:-}" ] || [ ! -t 0 ]; }; then
+      echo "build.sh: clang-19 or wasm-ld-19 not found; installing Debian's clang-19 lld-19" >&2
+      DEBIAN_FRONTEND=noninteractive apt-get update -q >&2 &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang-19 lld-19 >&2
+    fi
+  fi
+  if ! command -v clang-19 >/dev/null 2>&1 || ! command -v wasm-ld-19 >/dev/null 2>&1; then
+    cat >&2 <<'MSG'
+build.sh: the relaxed-SIMD builds need clang-19 and lld-19. On Debian 12 run:
+    sudo apt-get install -y clang-19 lld-19
+then run this script again.
+MSG
+    exit 1
+  fi
+  local tools=$PWD/build/llvm19
+  mkdir -p "$tools"
+  for t in clang clang++ wasm-ld; do ln -sf "$(command -v $t-19)" "$tools/$t"; done
+  for t in llvm-ar llvm-nm llvm-ranlib llvm-objcopy llvm-dwarfdump llvm-strip; do ln -sf "/usr/bin/$t-14" "$tools/$t"; done
+  export EM_LLVM_ROOT=$tools EM_LLVM_ADD_VERSION= EM_CLANG_ADD_VERSION=
 }
 
 # Skip a build when its outputs are newer than every input.
@@ -83,6 +115,12 @@ FLAGS=(
   -sEXPORTED_RUNTIME_METHODS=[]    # the JS side reads the heap views directly; no runtime helpers
 )
 SIMD=(-msimd128)               # wasm SIMD (Node 16+, every current browser); src/simd.h's wasm backend
+RELAXED=(
+  -msimd128 -mrelaxed-simd     # src/simd.h's wf_vmadd becomes f32x4.relaxed_madd
+  -sWASM_BIGINT                # no i64 legalisation: binaryen (108, which cannot read the standard
+                               # relaxed opcodes) then never rewrites the module
+  -sERROR_ON_WASM_CHANGES_AFTER_LINK  # and if a flag ever made it, the build fails here, loudly
+)
 ST=(-sENVIRONMENT=web,worker)  # 3.1.6's node glue mis-loads in ESM; Node passes wasmBinary instead
 MT=(
   -pthread -DWF_THREADS        # shared memory + Web Workers; src/pool.c's worker threads
@@ -110,6 +148,32 @@ build() { # base name, flags...
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
 }
 
+# The relaxed-SIMD builds: each source compiled at -O3 by clang-19, then linked at -O1, where
+# emcc runs no wasm-opt (binaryen 108 cannot parse the standard relaxed opcodes). V8 compiles
+# the module itself; the cost of skipping wasm-opt is measured in bench/ (relaxed vs simd128).
+build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
+  local base=$1
+  shift
+  if up_to_date "$base"; then
+    echo "build.sh: $base.wasm is up to date"
+    exit 0
+  fi
+  need_emcc
+  need_clang19
+  local obj
+  obj=build/relaxed-obj/$(basename "$base")
+  mkdir -p "$obj" "$(dirname "$base")"
+  local objs=() cflags=()
+  for f in "${FLAGS[@]}" "$@"; do case "$f" in -s*) ;; *) cflags+=("$f") ;; esac; done  # settings are the linker's
+  for s in "${SOURCES[@]}"; do
+    emcc "${cflags[@]}" -c "$s" -o "$obj/$(basename "$s" .c).o"
+    objs+=("$obj/$(basename "$s" .c).o")
+  done
+  emcc "${FLAGS[@]/-O3/-O1}" "$@" "${objs[@]}" -o "$base.mjs"
+  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
+)
+
 # A C test as a Node program: its own main, exit status and stdout; the glue is CommonJS.
 TEST_FLAGS=(
   -O3 -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -Itests  # as above
@@ -132,9 +196,12 @@ for v in "${VARIANTS[@]}"; do
   case "$v" in
     st) build "$OUT/wasmformer" "${SIMD[@]}" "${ST[@]}" ;;
     mt) build "$OUT/wasmformer-mt" "${SIMD[@]}" "${MT[@]}" ;;
+    relaxed) build_relaxed "$OUT/wasmformer-relaxed" "${RELAXED[@]}" "${ST[@]}" ;;
+    relaxed-mt) build_relaxed "$OUT/wasmformer-relaxed-mt" "${RELAXED[@]}" "${MT[@]}" ;;
     ref) build "$OUT/bench/wasmformer-ref" -DWF_REFERENCE_KERNELS "${ST[@]}" ;;
     tests)
       test_build test_simd "${SIMD[@]}"
       test_build test_simd-mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
+    relaxed-tests) ( need_clang19; test_build test_simd-relaxed -msimd128 -mrelaxed-simd -sWASM_BIGINT -O1 ) ;;
   esac
 done

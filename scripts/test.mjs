@@ -93,6 +93,15 @@ run('build the C kernel tests for wasm', './build.sh', ['tests']);
 run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
 run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
 run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
+// The relaxed-SIMD builds (build.sh: clang-19), which Node 20 runs only behind a flag: the C
+// kernels against their scalar references, and the tests that hold for any kernel set (the
+// PyTorch fixtures, training, threads, exact resume within one build), with the package told
+// to insist on relaxed (WASMFORMER_SIMD). The golden records are simd128's bits: not here.
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
+run('C kernel tests in wasm (relaxed SIMD)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
+run('Node tests of the relaxed-SIMD builds', process.execPath, [RELAXED_FLAG, '--test', ...['relaxed', 'fixture', 'model', 'arch',
+  'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx', 'worker'].map((t) => `tests/js/${t}.test.mjs`)], { env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
 run('the web page in headless Chromium', process.execPath, ['--test', 'tests/web/']);
 
 // libFuzzer on the four hostile-input loaders, from the committed seeds (scripts/fuzz.sh;

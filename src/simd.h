@@ -34,7 +34,11 @@
 
 /* ---------------------------------------------------------------- wasm simd128 */
 #if defined(WF_SIMD_WASM)
+#if defined(__wasm_relaxed_simd__)
+#define WF_SIMD_NAME "wasm-relaxed-simd"
+#else
 #define WF_SIMD_NAME "wasm-simd128"
+#endif
 #define WF_VL 4
 #define WF_MR 6
 #define WF_NV 2
@@ -54,7 +58,14 @@ WF_INLINE wf_v wf_vdiv(wf_v a, wf_v b) { return wasm_f32x4_div(a, b); }
 WF_INLINE wf_v wf_vmax(wf_v a, wf_v b) { return wasm_f32x4_pmax(a, b); }
 WF_INLINE wf_v wf_vmin(wf_v a, wf_v b) { return wasm_f32x4_pmin(a, b); }
 WF_INLINE wf_v wf_vsqrt(wf_v a) { return wasm_f32x4_sqrt(a); }
+/* relaxed SIMD (clang-19 -mrelaxed-simd): one f32x4.relaxed_madd, which the engine may fuse
+ * (one rounding, x86 FMA3 / arm64 fmla) or not (mul then add): results may differ in the
+ * last bits between machines, never within one */
+#if defined(__wasm_relaxed_simd__)
+WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return wasm_f32x4_relaxed_madd(a, b, c); }
+#else
 WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
+#endif
 WF_INLINE float wf_vsum(wf_v a) {
     return (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1)) +
            (wasm_f32x4_extract_lane(a, 2) + wasm_f32x4_extract_lane(a, 3));

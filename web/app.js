@@ -42,9 +42,10 @@ const app = {
   },
   keepChanged() { refreshKeep(); },
   /** A model's worker reported its thread count. */
-  threads(n) {
+  threads(n, simd = 'simd128') {
     const line = $('env-status');
-    line.textContent = `${line.textContent.replace(/ The model’s worker uses .*$/, '')} The model’s worker uses ${n} thread${n === 1 ? '' : 's'}.`;
+    const kernels = simd === 'relaxed' ? 'relaxed-SIMD kernels (fused multiply-add)' : 'SIMD128 kernels';
+    line.textContent = `${line.textContent.replace(/ The model’s worker uses .*$/, '')} The model’s worker uses ${n} thread${n === 1 ? '' : 's'} and ${kernels}.`;
   },
 };
 

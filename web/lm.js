@@ -18,7 +18,7 @@ export class LanguageModelUI {
     this.training = new TrainingController(app, this.settings, {
       changed,
       model: (wm) => {
-        app.threads(wm.snapshot.threads ?? 1);
+        app.threads(wm.snapshot.threads ?? 1, wm.snapshot.simd);
         this.attention.setModel(wm.config);
       },
       quiet: () => this.generation.stop(),

@@ -85,7 +85,7 @@ export class Seq2SeqUI {
     try {
       this.ws = await createWorkerSeq2Seq(config, { texts: [LETTERS] });
       this.task = task;
-      this.app.threads(this.ws.snapshot.threads ?? 1);
+      this.app.threads(this.ws.snapshot.threads ?? 1, this.ws.snapshot.simd);
       $('s2s-params').textContent = fmt.count(this.ws.paramCount);
       this.fillSelects();
       $('s2s-status').textContent = `Training to ${TASKS[task].name} strings: ${fmt.count(steps)} steps of ${batchSize} pairs…`;
@@ -132,7 +132,7 @@ export class Seq2SeqUI {
     for (const k of Object.keys(SHAPE)) $(`s2s-${k}`).value = cfg[k];
     $('s2s-params').textContent = fmt.count(ws.paramCount);
     $('s2s-step').textContent = fmt.count(ws.step);
-    this.app.threads(ws.snapshot.threads ?? 1);
+    this.app.threads(ws.snapshot.threads ?? 1, ws.snapshot.simd);
     for (const id of ['s2s-loss', 's2s-accuracy']) $(id).textContent = '–';
     $('s2s-output').textContent = '';
     $('s2s-verdict').textContent = '';

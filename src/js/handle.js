@@ -103,7 +103,7 @@ export class ModelHandle {
       config: this.config, paramCount: memory.count, step, lr: float32Plain(lr),
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
-      threads: this.rt.threads ?? 1, metadata: this.metadata,
+      threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
     };
   }
 

@@ -86,6 +86,14 @@ export interface LoadOptions {
    * does a wasmUrl or wasmBinary. Results do not depend on it.
    * @example const model = await createModel('tiny', { threads: 1 }); */
   threads?: number;
+  /** The kernel set. 'auto' (default): the relaxed-SIMD build (`wasmformer-relaxed*.wasm`:
+   * a fused multiply-add per vector product) where the engine validates relaxed SIMD
+   * (Chromium, Firefox, Node 22+; Node 20 with --experimental-wasm-relaxed-simd), else
+   * SIMD128. 'simd128' gives the same bits on every machine; 'relaxed' may differ between
+   * machines in the last bits (within one machine and build, the same seed still gives the
+   * same weights), and rejects where the engine lacks it. Node: WASMFORMER_SIMD sets the default.
+   * @example const model = await createModel('tiny', { simd: 'simd128' }); */
+  simd?: 'auto' | 'relaxed' | 'simd128';
 }
 
 export interface CreateModelOptions extends LoadOptions {
@@ -326,6 +334,8 @@ export interface ModelInfo {
   busy: string | null;
   /** Threads the loaded wasm build offers (1: the single-thread build). */
   threads: number;
+  /** The loaded build's kernel set: 'relaxed' (fused multiply-add) or 'simd128'. */
+  simd: 'relaxed' | 'simd128';
   /** What the application saved with the model (setMetadata), or null. */
   metadata: unknown;
 }

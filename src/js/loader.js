@@ -7,9 +7,13 @@
 // crossOriginIsolated), dist/wasmformer (SIMD, one thread) everywhere else, as the fallback
 // when the threaded build cannot load (e.g. a bundler did not copy it), and whenever the
 // caller passes its own wasmBinary or wasmUrl (those name one file: the single-thread build).
+// Each comes in two kernel sets: 'simd128' (mul then add: the same bits on every machine) and
+// 'relaxed' (dist/wasmformer-relaxed*: f32x4.relaxed_madd, a fused multiply-add where the CPU
+// has one), picked where the engine validates relaxed SIMD (Chromium, Firefox, Node 22+;
+// Node 20 with --experimental-wasm-relaxed-simd), else simd128, which is also the fallback.
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
-import { LOAD_OPTIONS, checkKeys } from './options.js';
+import { LOAD_OPTIONS, checkKeys, show } from './options.js';
 import { MEMORY_LIMIT, Runtime } from './runtime.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
@@ -24,6 +28,31 @@ const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
 const WASM_URL = new URL('../../dist/wasmformer.wasm', import.meta.url);
 const WASM_MT_URL = new URL('../../dist/wasmformer-mt.wasm', import.meta.url);
 const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
+// the relaxed-SIMD builds, each with its own glue (imported by a computed specifier, like the
+// threaded glue: a bundler that does not copy them leaves the simd128 builds in charge)
+const RELAXED = {
+  glue: ['..', '..', 'dist', 'wasmformer-relaxed.mjs'].join('/'), wasm: new URL('../../dist/wasmformer-relaxed.wasm', import.meta.url),
+};
+const RELAXED_MT = {
+  glue: ['..', '..', 'dist', 'wasmformer-relaxed-mt.mjs'].join('/'), wasm: new URL('../../dist/wasmformer-relaxed-mt.wasm', import.meta.url),
+};
+
+/** A 37-byte module whose one function is f32x4.relaxed_madd (0xfd 0x85 0x02, the standard
+ * opcode): WebAssembly.validate says whether this engine has relaxed SIMD. */
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // \0asm, version 1
+  0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b, // type 0: (v128, v128, v128) -> v128
+  0x03, 0x02, 0x01, 0x00, // function 0 has type 0
+  0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b, // its body
+]);
+
+/** Whether this engine runs relaxed SIMD (checked once, before any glue loads). */
+export function hasRelaxedSimd() {
+  hasRelaxedSimd.known ??= typeof WebAssembly === 'object' && WebAssembly.validate(RELAXED_PROBE);
+  return hasRelaxedSimd.known;
+}
+
+const SIMD_CHOICES = ['auto', 'relaxed', 'simd128'];
 
 /** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
  * no idle worker left (more threaded models alive than were planned for, or a disposed
@@ -56,6 +85,19 @@ export function makeApi(platform) {
   // a wasmUrl naming the default location is the default
   const custom = (opts) => opts.wasmBinary || (opts.wasmUrl && String(opts.wasmUrl) !== String(WASM_URL));
 
+  /** The kernel set: opts.simd 'simd128' (same bits everywhere) or 'relaxed' (a WF_ERR_LOAD
+   * where the engine lacks it), else platform.simd() (Node: WASMFORMER_SIMD), else 'auto':
+   * relaxed where the engine has it. A wasmBinary or wasmUrl names a simd128 file. */
+  function kernelsFor(opts) {
+    const want = opts.simd ?? platform.simd?.() ?? 'auto';
+    if (!SIMD_CHOICES.includes(want)) throw new WfError('WF_ERR_ARG', `simd must be one of ${SIMD_CHOICES.map((c) => `"${c}"`).join(', ')}, not ${show(want)}`);
+    if (custom(opts) || want === 'simd128') return 'simd128';
+    if (want === 'relaxed' && !hasRelaxedSimd()) {
+      throw new WfError('WF_ERR_LOAD', 'this engine has no relaxed SIMD (Node 20: run with --experimental-wasm-relaxed-simd); use simd: "auto" or "simd128"');
+    }
+    return hasRelaxedSimd() ? 'relaxed' : 'simd128';
+  }
+
   // opts.threads: 1 = the single-thread build; default: what the platform offers, at most 4
   function threadsFor(opts) {
     const offered = platform.threads?.() ?? 1;
@@ -63,12 +105,14 @@ export function makeApi(platform) {
     return Math.max(1, Math.floor(opts.threads ?? Math.min(offered, MAX_DEFAULT_THREADS)));
   }
 
-  async function instantiate(opts, threads) {
+  async function instantiate(opts, threads, kernels = 'simd128') {
     // The glue reports a failed load by printing and rejecting with a bare string or a
     // RuntimeError; one WfError says what happened instead.
     const moduleOpts = { printErr: () => {} };
-    const defaultUrl = threads > 1 ? WASM_MT_URL : WASM_URL;
-    const glueUrl = new URL(MT_GLUE, import.meta.url); // the threaded glue; its worker script sits beside it
+    const relaxed = kernels === 'relaxed' ? (threads > 1 ? RELAXED_MT : RELAXED) : null;
+    const defaultUrl = relaxed ? relaxed.wasm : threads > 1 ? WASM_MT_URL : WASM_URL;
+    // the glue a dynamic import loads (the threaded build's worker script sits beside it)
+    const glueUrl = new URL(relaxed ? relaxed.glue : MT_GLUE, import.meta.url);
     try {
       if (opts.wasmBinary) {
         moduleOpts.wasmBinary = opts.wasmBinary;
@@ -79,17 +123,18 @@ export function makeApi(platform) {
         else moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? url : new URL(f, glueUrl).href);
       }
       let M;
-      if (threads > 1) {
-        moduleOpts.wfWorkers = 2 * (threads - 1); // Web Workers loaded up front: two models' worth
-        // a computed specifier: bundlers leave the threaded glue (and its worker script, which
-        // needs Node's modules under Node) alone; where it is missing, load() falls back
+      if (threads > 1 || relaxed) {
+        if (threads > 1) moduleOpts.wfWorkers = 2 * (threads - 1); // Web Workers loaded up front: two models' worth
+        // a computed specifier: bundlers leave the threaded and relaxed glue (and the worker
+        // script, which needs Node's modules under Node) alone; where it is missing, load()
+        // falls back
         const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ glueUrl.href);
         const create = () => glue.default(moduleOpts);
-        M = platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create) : await create();
+        M = threads > 1 && platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create) : await create();
       } else {
         M = await createWasmformerModule(moduleOpts);
       }
-      return new Runtime(M, threads);
+      return new Runtime(M, threads, kernels);
     } catch (e) {
       const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? defaultUrl);
       throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}`);
@@ -97,16 +142,26 @@ export function makeApi(platform) {
   }
 
   /** Loads (once per build and wasm location) and returns the runtime. Options: threads,
-   * wasmBinary (bytes) or wasmUrl. A wasmBinary always makes a new instance. */
+   * simd ('auto', 'relaxed', 'simd128'), wasmBinary (bytes) or wasmUrl. A wasmBinary always
+   * makes a new instance. */
   function load(opts = {}) {
-    const threads = threadsFor(opts);
+    let threads, kernels;
+    try {
+      threads = threadsFor(opts);
+      kernels = kernelsFor(opts);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (opts.wasmBinary) return instantiate(opts, 1);
-    const key = threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? WASM_URL);
+    const key = `${kernels}:${threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? WASM_URL)}`;
     let promise = cache.get(key);
     if (!promise) {
-      // the single-thread build is the fallback when the threaded one cannot load
-      promise = threads > 1 ? instantiate(opts, threads).catch(() => load({ ...opts, threads: 1 }))
-        : instantiate(opts, threads);
+      // the simd128 build is the fallback when a relaxed one cannot load (unless relaxed was
+      // insisted on), and the single-thread build when the threaded one cannot
+      const fallback = kernels === 'relaxed' && opts.simd !== 'relaxed' ? () => load({ ...opts, simd: 'simd128' })
+        : threads > 1 ? () => load({ ...opts, threads: 1 }) : null;
+      promise = instantiate(opts, threads, kernels);
+      if (fallback) promise = promise.catch(fallback);
       cache.set(key, promise);
       promise.catch(() => cache.delete(key));
     }

@@ -77,6 +77,8 @@ export const {
   importSafetensors, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
 } = makeApi({
   readWasm,
+  // WASMFORMER_SIMD=simd128 (or relaxed) picks the kernel set for a whole program (the CLI)
+  simd: () => process.env.WASMFORMER_SIMD || undefined,
   threads: () => (os.availableParallelism ? os.availableParallelism() : os.cpus().length),
   aroundThreadedLoad,
   workerPort,

@@ -34,10 +34,12 @@ const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_mode
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
-  constructor(M, threads = 1) {
+  constructor(M, threads = 1, simd = 'simd128') {
     this.M = M;
     /** Threads the loaded build offers (1: the single-thread build). */
     this.threads = threads;
+    /** The kernel set of the loaded build: 'simd128' or 'relaxed' (loader.js). */
+    this.simd = simd;
     this.encoder = new TextEncoder();
     // where calls write their small results (a step info, a loss, a handle's info): taken
     // once here, so that no step and no getter allocates (and so none can fail to)

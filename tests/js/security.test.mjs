@@ -106,7 +106,7 @@ test('S1: no code is made from strings (eval, Function, string timers) in anythi
   // Emscripten's pthread worker gives Node's worker_threads an importScripts made of eval,
   // inside if (ENVIRONMENT_IS_NODE); browsers never run it (and the page's CSP would refuse
   // it: tests/web/page.test.mjs runs the threaded build with no CSP violation)
-  assert.ok(nodeOnlyUses.every((w) => w.startsWith('dist/wasmformer-mt.worker.js:')), nodeOnlyUses.join(', '));
+  assert.ok(nodeOnlyUses.every((w) => /^dist\/wasmformer(-relaxed)?-mt\.worker\.js:/.test(w)), nodeOnlyUses.join(', '));
 });
 
 test('S3: network APIs only fetch the wasm from where the page or the caller says, and the page\'s own files', () => {
@@ -121,6 +121,13 @@ test('S3: network APIs only fetch the wasm from where the page or the caller say
     ['dist/wasmformer-mt.mjs XMLHttpRequest', 'the threaded glue: the same fallback'],
     ['dist/wasmformer-mt.mjs importScripts', 'the threaded glue: the same check'],
     ['dist/wasmformer-mt.worker.js importScripts', 'the pthread worker loads the glue beside it'],
+    ['dist/wasmformer-relaxed.mjs fetch', 'the relaxed-SIMD glue: its own .wasm'],
+    ['dist/wasmformer-relaxed.mjs XMLHttpRequest', 'the relaxed-SIMD glue: the same fallback'],
+    ['dist/wasmformer-relaxed.mjs importScripts', 'the relaxed-SIMD glue: the same check'],
+    ['dist/wasmformer-relaxed-mt.mjs fetch', 'the threaded relaxed-SIMD glue: its own .wasm'],
+    ['dist/wasmformer-relaxed-mt.mjs XMLHttpRequest', 'the threaded relaxed-SIMD glue: the same fallback'],
+    ['dist/wasmformer-relaxed-mt.mjs importScripts', 'the threaded relaxed-SIMD glue: the same check'],
+    ['dist/wasmformer-relaxed-mt.worker.js importScripts', 'its pthread worker loads the glue beside it'],
     ['web/corpus.js fetch', 'the bundled novels, at a path relative to the page (checked below)'],
   ]);
   const found = new Set();

@@ -160,6 +160,8 @@ for (const mode of ['isolated', 'plain']) {
       await page.waitForFunction(() => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) >= 120, null, { timeout: 120_000 });
       await shot('training');
       lap('trained');
+      // Chromium has relaxed SIMD: the worker runs the relaxed build (src/js/loader.js's probe)
+      await waitText(page, '#env-status', /uses \d+ threads? and relaxed-SIMD kernels/);
 
       // ---- pause: the step stands still; resume moves it; pausing autosaves ----
       await page.click('#train-pause');
