@@ -202,7 +202,8 @@ export class SettingsForm {
     try {
       const { config, train } = this.read();
       const bad = await checkConfig(config, { threads: 1 });
-      if (bad) problem = `These settings do not make a model: ${bad.message}.`;
+      // too large for the memory is said below, with the page's own limit and the numbers
+      if (bad && bad.code !== 'WF_ERR_NOMEM') problem = `These settings do not make a model: ${bad.message}.`;
       else {
         estimate = await estimateMemory(config, train.batchSize, config.context, { threads: 1 });
         const limit = memoryLimit();
