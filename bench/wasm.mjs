@@ -1,6 +1,6 @@
 // Times one wasm build in this Node process (or, imported, in a browser page): config A or B,
 // training steps and generation, through the C API. Used by bench/run.mjs; prints JSON.
-//   node bench/wasm.mjs simd|mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--pair 1]
+//   node bench/wasm.mjs simd|mt|relaxed|relaxed-mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--pair 1]
 // --pair 1 (with threads > 1): a second, single-thread model alternates steps with the first
 // on the same batch; pair_speedup = their summed step times' ratio (steadier on a busy machine).
 // simd and mt load the package's builds the way users get them (src/js/node.js); ref is
@@ -99,7 +99,10 @@ if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv
     M = await (await import(glue.href)).default({ wasmBinary: await readFile(new URL('wasmformer-ref.wasm', glue)) });
   } else {
     const { load } = await import('../src/js/node.js');
-    M = (await load({ threads: build === 'mt' ? opt.threads || 2 : 1 })).M;
+    // simd, mt: SIMD128; relaxed, relaxed-mt: the relaxed-SIMD builds (Node 20 needs
+    // --experimental-wasm-relaxed-simd: bench/relaxed.mjs passes it)
+    const threads = build.endsWith('mt') ? opt.threads || 2 : 1;
+    M = (await load({ threads, simd: build.startsWith('relaxed') ? 'relaxed' : 'simd128' })).M;
   }
   const r = await benchWasm(M, which, opt);
   r.max_rss_bytes = process.resourceUsage().maxRSS * 1024;
