@@ -82,7 +82,8 @@ const COMMANDS = {
     options: {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default tiny)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
-      steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run)' },
+      steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run; with --time: at most)' },
+      time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
       resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
       force: { type: 'boolean', help: 'overwrite --out with a new model' },
@@ -226,6 +227,10 @@ function progressPrinter(tty, evalInterval) {
   let lastDraw = 0, lastLine = 0, drawn = false;
   return {
     update(p) {
+      if (p.seconds) {
+        // a time budget: the bar and the label follow the clock
+        p = { ...p, lastStep: null, stepsDone: p.secondsDone, steps: p.seconds, label: `${duration(p.secondsDone)}/${duration(p.seconds)}` };
+      }
       const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}`;
       const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(p.eta)}`;
       if (tty) {
@@ -234,7 +239,7 @@ function progressPrinter(tty, evalInterval) {
         lastDraw = now;
         const width = 24, done = Math.round((width * p.stepsDone) / p.steps);
         const bar = `[${'#'.repeat(done)}${'.'.repeat(width - done)}]`;
-        out.write(`\r\x1b[2Kstep ${p.step}/${p.lastStep} ${bar} ${Math.floor((100 * p.stepsDone) / p.steps)}%  ${stats}`);
+        out.write(`\r\x1b[2Kstep ${p.step}${p.label ? ` (${p.label})` : `/${p.lastStep}`} ${bar} ${Math.floor((100 * p.stepsDone) / p.steps)}%  ${stats}`);
         drawn = true;
         return;
       }
@@ -242,7 +247,7 @@ function progressPrinter(tty, evalInterval) {
       const due = p.validated || p.step === p.lastStep || (every && Math.floor(p.step / every) > Math.floor(lastLine / every));
       if (!due) return;
       lastLine = p.step;
-      out.write(`step ${p.step}/${p.lastStep}  ${stats}\n`);
+      out.write(`step ${p.step}${p.label ? ` (${p.label})` : `/${p.lastStep}`}  ${stats}\n`);
     },
     end() {
       if (tty && drawn) out.write('\n');
@@ -252,6 +257,13 @@ function progressPrinter(tty, evalInterval) {
 }
 
 // ---- commands ----
+
+/** Seconds of a --time value: a number with s (default), m or h. */
+function timeBudget(value) {
+  const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(value);
+  if (!m || !(Number(m[1]) > 0)) throw new UsageError(`--time must be a duration such as 90s, 5m or 1.5h, not "${value}"`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] ?? 's'];
+}
 
 /** The identity of a training text, kept in the model file's run plan: a resumed run must
  * read the same tokens. */
@@ -270,7 +282,8 @@ function resumePlan(model, path, argv, o, text) {
   const sound = plan && typeof plan.text?.sha256 === 'string' && typeof plan.text.file === 'string'
     && Number.isInteger(plan.text.chars) && Number.isInteger(plan.batchSize) && plan.batchSize >= 1
     && Number.isInteger(plan.evalInterval) && plan.evalInterval >= 0 && typeof plan.valFraction === 'number'
-    && plan.valFraction >= 0 && plan.valFraction < 1 && Number.isInteger(plan.lastStep);
+    && plan.valFraction >= 0 && plan.valFraction < 1
+    && (Number.isInteger(plan.lastStep) || (plan.lastStep === null && plan.seconds > 0 && plan.secondsDone >= 0));
   if (!sound) {
     if (argv[0] === undefined || o.batch === undefined || o.steps === undefined) {
       throw new UsageError(`${path} holds no ${plan ? 'readable ' : ''}run plan (${plan ? 'its metadata is malformed' : 'written by an older wasmformer'}): resume it with the text, --batch and --steps given`);
@@ -334,11 +347,19 @@ async function train(argv, o) {
     throw e;
   }
   if (plan) ({ batchSize, evalInterval, valFraction } = plan);
+  if (o.time !== undefined && o.resume) {
+    model.dispose();
+    throw new UsageError('--time cannot be combined with --resume: a resumed run keeps the budget saved with it');
+  }
+  // a time budget: --time, or the saved run's (what is left of it); --steps then caps it
+  const budget = o.time !== undefined ? { seconds: timeBudget(o.time), done: 0 }
+    : plan?.seconds ? { seconds: plan.seconds, done: plan.secondsDone } : null;
   // --steps: the steps this run takes; a resumed run without it finishes its plan
-  const steps = stepsGiven ?? (plan ? plan.lastStep - start : 2000);
-  const total = start + steps;
-  if (steps <= 0) {
-    out.write(`${path} has finished its run (step ${start} of ${plan.lastStep}): nothing to do; --steps N trains N more\n`);
+  const steps = budget ? stepsGiven : stepsGiven ?? (plan ? plan.lastStep - start : 2000);
+  const total = budget ? null : start + steps;
+  if (budget ? budget.done >= budget.seconds : steps <= 0) {
+    out.write(`${path} has finished its run (${budget ? `${duration(budget.done)} of ${duration(budget.seconds)}` : `step ${start} of ${plan.lastStep}`}): `
+      + `nothing to do${budget ? '' : '; --steps N trains N more'}\n`);
     model.dispose();
     return 0;
   }
@@ -346,12 +367,16 @@ async function train(argv, o) {
   // the run plan travels in the model file, so that --resume continues this run exactly
   model.setMetadata({
     ...(model.metadata ?? {}),
-    run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: total },
+    run: {
+      text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: total,
+      ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
+    },
   });
   const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
   const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}${flags}`;
   out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
-    `(${text.length.toLocaleString('en-US')} characters) until step ${total}, batches of ${B} x ${T} tokens; saving to ${path}\n`);
+    `(${text.length.toLocaleString('en-US')} characters) ${budget ? `for ${duration(budget.seconds - budget.done)} of training` : `until step ${total}`}, `
+    + `batches of ${B} x ${T} tokens; saving to ${path}\n`);
 
   const ac = new AbortController();
   let interrupted = false;
@@ -362,15 +387,16 @@ async function train(argv, o) {
   };
   process.on('SIGINT', onSigint);
   const progress = progressPrinter(!!out.isTTY, evalInterval);
-  let summary = null, failure = null;
+  let summary = null, failure = null, secondsDone = budget?.done;
   try {
     summary = await model.train(text, {
-      steps, batchSize: B, evalInterval, valFraction, signal: ac.signal,
-      onProgress: (p) => progress.update(p),
+      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, signal: ac.signal,
+      ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
+      onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
       ...(lr === undefined ? {} : { lr }),
       ...(seed === undefined ? {} : { seed }),
       // resuming continues the schedule the model was saved with; --steps past the plan stretches it
-      ...(o.resume ? { keepSchedule: true, ...(plan && total === plan.lastStep ? {} : { decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) }) } : {}),
+      ...(o.resume && !budget ? { keepSchedule: true, ...(plan && total === plan.lastStep ? {} : { decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) }) } : {}),
       ...optimFields,
     });
   } catch (e) {
@@ -381,6 +407,8 @@ async function train(argv, o) {
   // every step taken is saved, whether the run ended, was interrupted or failed; a run that
   // took none writes nothing (a failed start leaves no untrained model to trip over)
   if (model.step > start) {
+    // how much of a time budget is spent travels with the plan: --resume goes on from there
+    if (budget) model.setMetadata({ ...model.metadata, run: { ...model.metadata.run, secondsDone: summary?.secondsDone ?? secondsDone } });
     await wf.saveModelFile(model, path);
     const size = megabytes(statSync(path).size);
     if (summary) {

@@ -177,10 +177,14 @@ export interface TrainProgress {
   step: number;
   /** Steps this call has taken so far. */
   stepsDone: number;
-  /** Steps this call takes (its `steps` option: `steps` always counts one call's steps). */
-  steps: number;
-  /** The model's step counter when this call ends (step - stepsDone + steps). */
-  lastStep: number;
+  /** Steps this call takes (its `steps` option: `steps` always counts one call's steps);
+   * null for a time budget without a `steps` cap. */
+  steps: number | null;
+  /** The model's step counter when this call ends (step - stepsDone + steps); null for a time budget. */
+  lastStep: number | null;
+  /** With a time budget: its seconds, and the training seconds spent so far (earlier calls' included). */
+  seconds?: number;
+  secondsDone?: number;
   /** Training loss of the last batch. */
   loss: number;
   /** The latest validation loss of this run, or null before the first. */
@@ -204,8 +208,17 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
    * 'bpe' (as many tokens as the model's vocabSize), {kind, vocabSize}, or a Tokenizer to
    * copy. A model that has one checks that it matches. */
   tokenizer?: 'char' | 'bpe' | TokenizerOptions | Tokenizer;
-  /** Steps to take (default 1000). */
+  /** Steps to take (default 1000; with `seconds`, at most this many). */
   steps?: number;
+  /** Train for this many seconds of training time (validation is off the clock) instead of
+   * a step count. The learning rate follows the clock: a warmup over the first
+   * warmupFraction of the budget, then a cosine down to minLrRatio as the budget ends.
+   * @example await model.train(text, { seconds: 300 }); */
+  seconds?: number;
+  /** Seconds of this budget earlier calls spent (a resumed run goes on from there; default 0). */
+  secondsDone?: number;
+  /** The share of a time budget spent warming up (default 0.05). */
+  warmupFraction?: number;
   /** Windows per batch (default: the model's, 8 for tiny). */
   batchSize?: number;
   /** Window length (default: the model's context). */
@@ -248,8 +261,13 @@ export interface TrainSummary {
   valLoss: number | null;
   /** Training tokens this run processed. */
   tokens: number;
+  /** Wall-clock seconds of the call, validation included. */
   seconds: number;
   tokensPerSecond: number;
+  /** Seconds spent in training steps (the time budget's clock). */
+  trainSeconds: number;
+  /** With a time budget: its seconds spent so far, earlier calls' included. */
+  secondsDone?: number;
 }
 
 export interface EvaluateOptions {

@@ -16,7 +16,7 @@ export const yieldToEventLoop = typeof setImmediate === 'function'
 /** The keys of train()'s options: its own, the optimizer settings (start aside: where a
  * schedule starts is train()'s to say), and those of how it reads text. */
 export const TRAIN_KEYS = new Set(['steps', 'batchSize', 'context', 'tokenizer', 'valFraction', 'evalInterval', 'evalBatches',
-  'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+  'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', 'seconds', 'secondsDone', 'warmupFraction', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 
 /** The keys of evaluate()'s options. */
 export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'yieldMs']);
@@ -37,6 +37,32 @@ export function positiveInt(name, v) {
 function nonNegativeInt(name, v) {
   if (!Number.isInteger(v) || v < 0) throw new WfError('WF_ERR_ARG', `${name} must be an integer >= 0, not ${show(v)}`);
   return v;
+}
+
+/**
+ * The learning-rate factor of a time budget at p = training seconds so far / the budget: the
+ * step schedule's shape with time in place of steps. A linear warmup over the first
+ * `warmup` of the budget (from 1 % of the peak, so the first step learns), then a cosine from
+ * the peak down to minLrRatio of it, reached as the budget ends. Validation time is not on the
+ * clock, so the same budget gives the same schedule however often a run validates.
+ */
+export function budgetFactor(p, warmup, minLrRatio) {
+  if (p < warmup) return Math.max(p / warmup, 0.01);
+  const q = Math.min(1, (p - warmup) / Math.max(1e-12, 1 - warmup));
+  return minLrRatio + (1 - minLrRatio) * 0.5 * (1 + Math.cos(Math.PI * q));
+}
+
+/** A time budget's options: {seconds, done, warmup} or null without `seconds`. */
+function budgetOf(opts) {
+  if (opts.seconds === undefined) {
+    for (const k of ['secondsDone', 'warmupFraction']) if (opts[k] !== undefined) throw new WfError('WF_ERR_ARG', `${k} goes with seconds (a time budget)`);
+    return null;
+  }
+  const seconds = opts.seconds, done = opts.secondsDone ?? 0, warmup = opts.warmupFraction ?? 0.05;
+  if (typeof seconds !== 'number' || !(seconds > 0) || seconds === Infinity) throw new WfError('WF_ERR_ARG', `seconds must be a finite number > 0, not ${show(seconds)}`);
+  if (typeof done !== 'number' || !(done >= 0 && done < seconds)) throw new WfError('WF_ERR_ARG', `secondsDone must be a number in [0, seconds = ${seconds}), not ${show(done)}`);
+  if (typeof warmup !== 'number' || !(warmup >= 0 && warmup < 1)) throw new WfError('WF_ERR_ARG', `warmupFraction must be a number in [0, 1), not ${show(warmup)}`);
+  return { seconds, done, warmup };
 }
 
 /** A number of milliseconds between yields to the event loop: >= 0 (Infinity: never). */
@@ -79,7 +105,9 @@ export function decoderConfig(core, what) {
  * step is undone if it fails: the optimizer settings are restored.
  */
 export async function runTraining(core, opts, source) {
-  const steps = positiveInt('steps', opts.steps ?? TRAIN_DEFAULTS.steps);
+  const budget = budgetOf(opts);
+  // with a time budget, steps (if given) only caps the call
+  const steps = budget && opts.steps === undefined ? Infinity : positiveInt('steps', opts.steps ?? TRAIN_DEFAULTS.steps);
   const onDivergence = opts.onDivergence ?? 'rollback';
   if (onDivergence !== 'rollback' && onDivergence !== 'stop') {
     throw new WfError('WF_ERR_ARG', `onDivergence must be "rollback" or "stop", not ${show(onDivergence)}`);
@@ -88,12 +116,16 @@ export async function runTraining(core, opts, source) {
   const signal = opts.signal;
   const start = core.step;
   const before = core.optimizer;
-  let last = null, valLoss = null, tokens = 0, snapshot = null, s = 0;
+  let last = null, valLoss = null, tokens = 0, snapshot = null, s = 0, trained = 0, peak = null;
   try {
     throwIfAborted(signal);
     source.prepare();
     const schedule = optimOf(opts);
-    if (!opts.keepSchedule) {
+    if (budget) {
+      // the schedule follows the clock: each step's lr is set from the budget's progress
+      peak = schedule.lr ?? before.lr;
+      Object.assign(schedule, { start, warmup: 0, decaySteps: 0 });
+    } else if (!opts.keepSchedule) {
       // a schedule for this call: warmup over its first steps, cosine decay to its last
       const warmup = opts.warmup ?? Math.min(100, Math.floor(steps / 10));
       schedule.start = start;
@@ -107,9 +139,18 @@ export async function runTraining(core, opts, source) {
     core.busy = 'training';
     const t0 = performance.now();
     let lastYield = t0;
+    const minLr = schedule.minLrRatio ?? before.minLrRatio;
+    let lastValidated = 0;
     for (s = 1; s <= steps; s++) {
       throwIfAborted(signal);
+      if (budget) {
+        const p = (budget.done + trained) / budget.seconds;
+        if (p >= 1) { s--; break; }
+        core.setOptimizer({ lr: peak * budgetFactor(p, budget.warmup, minLr) });
+      }
+      const t = performance.now();
       last = source.step();
+      trained += (performance.now() - t) / 1000;
       if (source.lossBound !== undefined && !(last.loss <= source.lossBound)) {
         throw new WfError('WF_ERR_DIVERGED', `training diverged: the loss of step ${last.step} is ${last.loss.toPrecision(4)}, `
           + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
@@ -117,28 +158,52 @@ export async function runTraining(core, opts, source) {
       tokens += last.tokens;
       const every = source.validateEvery ?? 0;
       const validated = every > 0 && ((start + s) % every === 0 || s === steps);
-      if (validated) valLoss = source.validate();
-      const now = performance.now();
-      const elapsed = (now - t0) / 1000;
-      if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) {
-        opts.onProgress({
-          step: last.step, stepsDone: s, steps, lastStep: start + steps, loss: last.loss, valLoss, validated,
-          lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
-          eta: (elapsed / s) * (steps - s),
-        });
+      if (validated) {
+        valLoss = source.validate();
+        lastValidated = s;
       }
+      const now = performance.now();
+      if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) opts.onProgress(progress(validated));
+      
       if (now - lastYield >= yieldMs) {
         await yieldToEventLoop();
         lastYield = performance.now();
       }
     }
+    s = Math.min(s, steps); // the steps taken: the loop's index ran one past the last
+    if (!last) throw new WfError('WF_ERR_ARG', `the time budget was already spent (secondsDone ${budget.done} of ${budget.seconds}): nothing to train`);
+    if (budget) {
+      // a budget ends on the clock, not at a known step: its last validation happens here
+      if ((source.validateEvery ?? 0) > 0 && lastValidated !== s) valLoss = source.validate();
+      opts.onProgress?.(progress(lastValidated !== s && (source.validateEvery ?? 0) > 0));
+    }
     const seconds = (performance.now() - t0) / 1000;
-    return { steps, step: core.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds };
+    return {
+      steps: s, step: core.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds,
+      trainSeconds: trained, ...(budget ? { secondsDone: budget.done + trained } : {}),
+    };
+
+    function progress(validated) {
+      const elapsed = (performance.now() - t0) / 1000;
+      return {
+        step: last.step, stepsDone: s, steps: budget ? null : steps, lastStep: budget ? null : start + steps, loss: last.loss,
+        valLoss, validated, lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
+        eta: budget ? Math.max(0, budget.seconds - budget.done - trained) : (elapsed / s) * (steps - s),
+        ...(budget ? { secondsDone: budget.done + trained, seconds: budget.seconds } : {}),
+      };
+    }
   } catch (e) {
-    if (core.h && core.step === start) core.setOptimizer(before);
-    else if (core.h && (e.code === 'WF_ERR_DIVERGED' || e.code === 'WF_ERR_NUMERIC')) throw diverged(core, e, snapshot, start, source);
+    if (core.h && core.step === start) {
+      peak = null; // nothing trained: the settings go back as they were
+      core.setOptimizer(before);
+    } else if (core.h && (e.code === 'WF_ERR_DIVERGED' || e.code === 'WF_ERR_NUMERIC')) {
+      if (snapshot) peak = null; // rolled back with the rest of the state
+      throw diverged(core, e, snapshot, start, source);
+    }
     throw e;
   } finally {
+    // a budget's per-step lr is put back to its peak: the model's settings say what was asked
+    if (budget && peak !== null && core.h) core.setOptimizer({ lr: peak });
     source.cleanup?.();
     core.busy = null;
   }

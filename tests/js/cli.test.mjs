@@ -268,6 +268,18 @@ test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninte
     'interrupted + resumed == uninterrupted, byte for byte');
 });
 
+test('--time trains for a time budget, saves what it spent, and a resume of a spent budget has nothing to do', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--time', '2s', '--eval-interval', '0', '--out', 'timed.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /for 2s of training, batches of 8 x 32 tokens/);
+  assert.match(r.out, /^done: step \d+, /m);
+  const again = cli(['train', TEXT, '--out', 'timed.wf', '--resume']);
+  assert.equal(again.code, 0, again.err);
+  assert.match(again.out, /has finished its run \(2s of 2s\): nothing to do$/m);
+  assert.match(cli(['train', TEXT, '--out', 'x.wf', '--time', '5x']).err, /--time must be a duration such as 90s, 5m or 1\.5h, not "5x"/);
+  assert.match(cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1m']).err, /--time cannot be combined with --resume/);
+});
+
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   if (!existsSync('/usr/bin/script')) {
     t.skip('util-linux script is not installed');
