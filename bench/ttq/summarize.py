@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reads the runs of bench/ttq/queue.sh (OUT/NAME.jsonl, NAME = VARIANT-sSEED) and prints,
 per variant, the final val and Emma losses by seed, their mean, and the mean difference to
-the reference (`ref`) on the same seeds (paired: a seed gives both the same init and
-batches). With --json FILE, writes the same as JSON (a few KB).
+the reference of the same length on the same seeds (`ref1k-*` against `ref1k`, the rest
+against `ref`; paired: a seed gives both the same init and batches). With --json FILE, writes the same as JSON (a few KB).
   /usr/bin/python3 bench/ttq/summarize.py /tmp/ttq-runs [--json bench/ttq/results.json]"""
 import json
 import os
@@ -26,9 +26,10 @@ def load(out):
 def main():
     out = sys.argv[1]
     runs = load(out)
-    ref = runs.get("ref", {})
     rows = []
-    for name, by_seed in sorted(runs.items(), key=lambda kv: (kv[0] != "ref", kv[0])):
+    for name, by_seed in sorted(runs.items(), key=lambda kv: (kv[0].startswith("ref1k"), kv[0].startswith("wf"), kv[0])):
+        base = "ref1k" if name.startswith("ref1k") else "ref"
+        ref = runs.get(base, {})
         seeds = sorted(by_seed)
         val = [by_seed[s]["val_loss"] for s in seeds]
         emma = [by_seed[s]["emma_loss"] for s in seeds]
@@ -38,8 +39,8 @@ def main():
         rows.append({
             "variant": name, "seeds": seeds, "val": val, "emma": emma,
             "val_mean": sum(val) / len(val), "emma_mean": sum(emma) / len(emma),
-            "d_val_vs_ref": (sum(dval) / len(dval)) if dval and name != "ref" else None,
-            "d_emma_vs_ref": (sum(demma) / len(demma)) if demma and name != "ref" else None,
+            "d_val_vs_ref": (sum(dval) / len(dval)) if dval and name != base else None,
+            "d_emma_vs_ref": (sum(demma) / len(demma)) if demma and name != base else None,
             "train_seconds": [by_seed[s]["train_seconds"] for s in seeds],
             "ms_per_step": [by_seed[s]["ms_per_step"] for s in seeds],
             "loadavg_1min": [round(by_seed[s]["loadavg"][0], 2) for s in seeds],
