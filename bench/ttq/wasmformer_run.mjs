@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // wasmformer's side of bench/ttq/reference.py: the same recipe as far as today's package
 // API allows, scored by the same evaluation (bench/ttq/README.md), printing the same JSON
-// lines. Uses the current JS API (createModel, setOptimizer, train with keepSchedule,
-// evaluate on ids): it may need updating when the JS refactor of issue 12 lands.
+// lines, through the package's API (createModel, setOptimizer, train with keepSchedule,
+// evaluate on ids).
 //
 //   node bench/ttq/wasmformer_run.mjs --seed 1                  # wasmformer's defaults
 //   node bench/ttq/wasmformer_run.mjs --seed 1 --nanogpt        # nanoGPT's recipe where it can
