@@ -52,26 +52,37 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
  * max], scope WF_ED: checked for encoder-decoders only; REAL(..., min, max, bounds, ...): a
  * finite float, bounds "[]", "[)", "(]", "()" (max FLT_MAX: none); SEED: any uint32. */
 #define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                              \
-    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "wf_arch (docs/ARCHITECTURES.md)")        \
-    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "wf_norm")                                            \
-    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln", "wf_block: where the norm sits around each sublayer")    \
-    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2", "wf_activation of the feed-forward sublayer")\
-    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope", "wf_positions")                          \
-    BOOL(tied_head, tiedHead, 1, "1: the output head is the token embedding (GPT-2); 0: its own")                  \
-    BOOL(bias, bias, 1, "1: linear layers and LayerNorms have biases; 0: none (Llama)")                           \
-    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL, "V: token ids in [0, V)")                                   \
+    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder",                                           \
+         "model kind: a decoder (GPT), an encoder or an encoder-decoder (docs/ARCHITECTURES.md)")                  \
+    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm",                                                       \
+         "normalisation: LayerNorm or RMSNorm")                                                                    \
+    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln",                                                          \
+         "where the norm sits: before each sublayer (pre_ln, GPT-2) or after the residual sum (post_ln)")          \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2",                                            \
+         "feed-forward activation: GELU, ReLU, SwiGLU (gated) or ReLU squared")                                    \
+    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope",                                          \
+         "positions: learned, sinusoidal or rotary (RoPE)")                                                        \
+    BOOL(tied_head, tiedHead, 1,                                                                                   \
+         "the output head shares the token embedding's weights (GPT-2); off: its own")                             \
+    BOOL(bias, bias, 1,                                                                                            \
+         "linear layers and LayerNorms have biases (GPT-2); off: none (Llama)")                                    \
+    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL,                                                             \
+         "number of tokens: ids run from 0 to this minus 1")                                                       \
     INT(context, context, 64, 1, 1 << 16, WF_ALL, "longest sequence the model sees (learned positions, KV cache)") \
-    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL, "L: layers (an encoder-decoder's decoder layers)")                    \
-    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "NH: heads, dividing d_model; head size HS = d_model / n_head")      \
-    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL, "C: width of the residual stream")                               \
-    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL, "F: width of the feed-forward hidden layer")                           \
+    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL,                                                                       \
+         "transformer layers (an encoder-decoder's decoder layers)")                                               \
+    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "attention heads; they must divide the model width")                 \
+    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL,                                                                  \
+         "model width: the size of each token's vector")                                                           \
+    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL,                                                                        \
+         "width of the feed-forward hidden layer (usually 4x the model width)")                                    \
     REAL(norm_eps, normEps, 1e-5f, 0, 1, "()", "epsilon inside the norm's square root")                            \
     SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                               \
     INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")       \
     REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")    \
-    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam of wf_model_beam_search (encoder-decoders)")            \
-    BOOL(qk_norm, qkNorm, 0, "1: RMS-normalise each head's queries and keys (no gain), before RoPE")              \
-    BOOL(zero_proj, zeroProj, 0, "1: attention and feed-forward output projections start at zero")               \
+    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam search (encoder-decoders)")                               \
+    BOOL(qk_norm, qkNorm, 0, "RMS-normalise each head's queries and keys (no gain), before RoPE")                  \
+    BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                    \
     REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")
 enum { WF_ALL = 0, WF_ED = 1 };
 
@@ -128,17 +139,19 @@ WF_API float *wf_model_grads(wf_model *m);  /* their gradients, same layout */
 /* ---- Training ---- */
 /* The training settings, rows as in WF_CONFIG_FIELDS. */
 #define WF_OPTIM_FIELDS(INT, REAL)                                                                               \
-    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                  \
-    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                        \
-    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                      \
-    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                         \
-    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]", "decoupled; applied to matrices and embeddings only") \
-    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup from lr/warmup to lr")                 \
-    INT(decay_steps, decaySteps, 0, 0, INT32_MAX, WF_ALL, "then cosine decay over these steps; 0: constant lr")  \
-    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr; then constant") \
-    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the global gradient norm to this; 0: no clipping")   \
-    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where warmup and decay start (a later run: the current step)") \
-    INT(muon, muon, 0, 0, 1, WF_ALL, "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW")     \
+    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                    \
+    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                          \
+    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                        \
+    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                           \
+    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]",                                                        \
+         "decoupled weight decay (AdamW), on matrices and embeddings only")                                        \
+    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup up to lr")                                \
+    INT(decay_steps, decaySteps, 0, 0, INT32_MAX, WF_ALL, "steps of cosine decay after the warmup; 0: constant lr") \
+    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr")                  \
+    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the gradient norm to this; 0: no clipping")            \
+    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where the warmup and decay start")                            \
+    INT(muon, muon, 0, 0, 1, WF_ALL,                                                                               \
+         "1: Muon for the blocks' weight matrices and AdamW for the rest; 0: AdamW everywhere")                    \
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
 typedef struct {
     WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_)
