@@ -28,10 +28,12 @@ const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
 const WASM_URL = new URL('../../dist/wasmformer.wasm', import.meta.url);
 const WASM_MT_URL = new URL('../../dist/wasmformer-mt.wasm', import.meta.url);
 const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
-// the relaxed-SIMD builds, each with its own glue (imported by a computed specifier, like the
-// threaded glue: a bundler that does not copy them leaves the simd128 builds in charge)
+// the relaxed-SIMD builds, each with its own glue. The single-thread one is a plain browser
+// module, named by new URL(..., import.meta.url) so that bundlers copy it with its wasm; the
+// threaded one, like the simd128 threaded glue, by a computed name bundlers leave alone (it
+// needs Node's modules under Node). Where a glue is missing, the simd128 build loads instead.
 const RELAXED = {
-  glue: ['..', '..', 'dist', 'wasmformer-relaxed.mjs'].join('/'), wasm: new URL('../../dist/wasmformer-relaxed.wasm', import.meta.url),
+  glue: new URL('../../dist/wasmformer-relaxed.mjs', import.meta.url), wasm: new URL('../../dist/wasmformer-relaxed.wasm', import.meta.url),
 };
 const RELAXED_MT = {
   glue: ['..', '..', 'dist', 'wasmformer-relaxed-mt.mjs'].join('/'), wasm: new URL('../../dist/wasmformer-relaxed-mt.wasm', import.meta.url),
