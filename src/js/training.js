@@ -119,6 +119,11 @@ export async function runTraining(core, opts, source) {
   let last = null, valLoss = null, tokens = 0, snapshot = null, s = 0, trained = 0, peak = null;
   try {
     throwIfAborted(signal);
+    core.idle();
+    // the state this call started from, taken before the call's buffers are allocated (so
+    // that the snapshot's transient buffer is the same heap block call after call): a
+    // diverged call goes back to it (see diverged())
+    if (onDivergence === 'rollback') snapshot = core.snapshot();
     source.prepare();
     const schedule = optimOf(opts);
     if (budget) {
@@ -133,8 +138,6 @@ export async function runTraining(core, opts, source) {
       schedule.decaySteps = opts.decaySteps ?? Math.max(0, steps - warmup);
     }
     core.idle();
-    // the state this call started from: a diverged call goes back to it (see diverged())
-    if (onDivergence === 'rollback') snapshot = core.snapshot();
     core.setOptimizer(schedule);
     core.busy = 'training';
     const t0 = performance.now();
