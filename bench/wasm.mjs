@@ -47,9 +47,11 @@ export async function benchWasm(M, which, opts = {}) {
   const step = steps > 0 ? median(times) : 0;
   let genTps = 0, decodeTps = 0;
   if (gen > 0) {
-    const prompt = M._malloc(16 * 4), out = M._malloc(128 * 4), smp = M._malloc(16);
+    const prompt = M._malloc(16 * 4), out = M._malloc(128 * 4), smp = M._malloc(20);
     for (let i = 0; i < 16; i++) i32()[(prompt >>> 2) + i] = rnd();
+    // wf_sampling: temperature 0.8, top_k 0, top_p 1, n_vocab 0, no_unk 0
     M.HEAPF32[smp >>> 2] = 0.8; i32()[(smp >>> 2) + 1] = 0; M.HEAPF32[(smp >>> 2) + 2] = 1; i32()[(smp >>> 2) + 3] = 0;
+    i32()[(smp >>> 2) + 4] = 0;
     const g = [];
     for (let i = 0; i <= gen; i++) {
       const t0 = now();
