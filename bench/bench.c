@@ -103,7 +103,7 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
         wf_linear_backward(x, dw, NULL, logits, y, w, N, C, V, pool);
         t[P_LINEAR_BWD] += now() - t0;
 
-        wf_attn_dims ad = {B, NH, C / NH, T, T, 3 * C, 3 * C, 1, NULL, 0};
+        wf_attn_dims ad = {.B = B, .NH = NH, .HS = C / NH, .Tq = T, .Tk = T, .q_stride = 3 * C, .kv_stride = 3 * C, .causal = 1};
         t0 = now();
         for (int l = 0; l < L; l++) wf_attention_forward(o, att, qkv, qkv + C, qkv + 2 * C, &ad, pool);
         t[P_ATTN_FWD] += now() - t0;

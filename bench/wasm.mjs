@@ -11,7 +11,7 @@ import { CONFIGS, median } from './configs.mjs';
 export async function benchWasm(M, which, opts = {}) {
   const { steps = 5, warmup = 2, threads = 1, gen = 0, pair = 0, now = () => performance.now() / 1000 } = opts;
   const c = CONFIGS[which];
-  const cfgp = M._malloc(64);
+  const cfgp = M._malloc(4 * 64); // wf_config: 4 bytes per row of WF_CONFIG_FIELDS (room for 64)
   M._wf_config_default(cfgp);
   const i32 = () => M.HEAP32;
   // wf_config fields (4 bytes each): ..., vocab_size 7, context 8, n_layer 9, n_head 10, d_model 11, d_ff 12

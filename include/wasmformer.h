@@ -83,7 +83,10 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
     INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam search (encoder-decoders)")                               \
     BOOL(qk_norm, qkNorm, 0, "RMS-normalise each head's queries and keys (no gain), before RoPE")                  \
     BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                    \
-    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")
+    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")              \
+    INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL,                                                                 \
+        "key/value heads of self-attention, shared by equal groups of query heads (GQA; 1: MQA); 0: n_head")      \
+    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")
 enum { WF_ALL = 0, WF_ED = 1 };
 
 #define WF_I32_FIELD_(name, ...) int32_t name;
@@ -96,7 +99,8 @@ typedef struct {
 /* Fills cfg with the defaults of WF_CONFIG_FIELDS: the "tiny" GPT (docs/ARCHITECTURES.md). */
 WF_API void wf_config_default(wf_config *cfg);
 /* Checks cfg without allocating: each row's range, then what no row says alone (n_head
- * divides d_model, RoPE's even head size, encoder layers only in encoder-decoders). On
+ * divides d_model, n_kv_head divides n_head, RoPE's even head size, encoder layers only in
+ * encoder-decoders). On
  * failure the reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 

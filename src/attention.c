@@ -1,11 +1,16 @@
 /* Multi-head scaled dot-product attention, causal and padding masks. q [B,Tq,NH*HS] (row
- * stride q_stride), k, v [B,Tk,NH*HS] (kv_stride), out [B,Tq,C]; saves att [B,NH,Tq,Tk].
+ * stride q_stride), k, v [B,Tk,KV*HS] (kv_stride), out [B,Tq,C]; saves att [B,NH,Tq,Tk].
+ * Query head h reads key/value head g(h) = h / (NH/KV) (grouped-query attention).
  *   s_ij = q_i.k_j / sqrt(HS) (masked: -inf),  a_i = softmax(s_i),  o_i = sum_j a_ij v_j
  *   dv_j += sum_i a_ij do_i;  ds_ij = a_ij (do_i.v_j - do_i.o_i);  dq_i += sum_j ds_ij k_j/sqrt(HS);
- *   dk_j += sum_i ds_ij q_i/sqrt(HS)  (seed 000, 1.6). The row term sum_k a_ik (dA)_ik is
- *   do_i.o_i (o_i = sum_k a_ik v_k): backward needs no T x T scratch, O(Tq Tk HS) per head. */
+ *   dk_j += sum_i ds_ij q_i/sqrt(HS)  (seed 000, 1.6), summed over the query heads of a group
+ *   (k and v fan out to them). The row term sum_k a_ik (dA)_ik is do_i.o_i (o_i = sum_k
+ *   a_ik v_k): backward needs no T x T scratch, O(Tq Tk HS) per head. */
 #include "ops.h"
 #include "simd.h"
+
+/* Query heads per key/value head. */
+static int group_size(const wf_attn_dims *d) { return d->KV > 0 ? d->NH / d->KV : 1; }
 
 /* Last key index (exclusive) query i of sequence b may see. */
 static int key_limit(const wf_attn_dims *d, int b, int i) {
@@ -20,10 +25,11 @@ static int key_limit(const wf_attn_dims *d, int b, int i) {
 
 void wf_attention_forward_scalar(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
                                  const wf_real *v, const wf_attn_dims *d) {
-    const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
+    const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk, group = group_size(d);
     const wf_real scale = 1 / WF_SQRT((wf_real)HS);
     for (int b = 0; b < d->B; b++) {
         for (int h = 0; h < d->NH; h++) {
+            const int kh = h / group;
             for (int i = 0; i < Tq; i++) {
                 const wf_real *qi = q + ((size_t)b * Tq + i) * d->q_stride + h * HS;
                 wf_real *a = att + (((size_t)b * d->NH + h) * Tq + i) * Tk;
@@ -32,7 +38,7 @@ void wf_attention_forward_scalar(wf_real *out, wf_real *att, const wf_real *q, c
                 /* scores, and their max so exp never overflows */
                 wf_real maxs = -INFINITY;
                 for (int j = 0; j < lim; j++) {
-                    const wf_real *kj = k + ((size_t)b * Tk + j) * d->kv_stride + h * HS;
+                    const wf_real *kj = k + ((size_t)b * Tk + j) * d->kv_stride + kh * HS;
                     wf_real s = 0;
                     for (int c = 0; c < HS; c++) s += qi[c] * kj[c];
                     s *= scale;
@@ -49,7 +55,7 @@ void wf_attention_forward_scalar(wf_real *out, wf_real *att, const wf_real *q, c
                 for (int j = lim; j < Tk; j++) a[j] = 0; /* masked: exp(-inf) */
                 for (int c = 0; c < HS; c++) o[c] = 0;
                 for (int j = 0; j < lim; j++) {
-                    const wf_real *vj = v + ((size_t)b * Tk + j) * d->kv_stride + h * HS;
+                    const wf_real *vj = v + ((size_t)b * Tk + j) * d->kv_stride + kh * HS;
                     for (int c = 0; c < HS; c++) o[c] += a[j] * vj[c];
                 }
             }
@@ -60,10 +66,11 @@ void wf_attention_forward_scalar(wf_real *out, wf_real *att, const wf_real *q, c
 void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real *dout,
                                   const wf_real *out, const wf_real *att, const wf_real *q,
                                   const wf_real *k, const wf_real *v, const wf_attn_dims *d) {
-    const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
+    const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk, group = group_size(d);
     const wf_real scale = 1 / WF_SQRT((wf_real)HS);
     for (int b = 0; b < d->B; b++) {
         for (int h = 0; h < d->NH; h++) {
+            const int kh = h / group;
             for (int i = 0; i < Tq; i++) {
                 size_t qrow = ((size_t)b * Tq + i) * d->q_stride + h * HS;
                 const wf_real *qi = q + qrow;
@@ -74,7 +81,7 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
                 wf_real D = 0; /* do_i . o_i */
                 for (int c = 0; c < HS; c++) D += doi[c] * oi[c];
                 for (int j = 0; j < lim; j++) {
-                    size_t krow = ((size_t)b * Tk + j) * d->kv_stride + h * HS;
+                    size_t krow = ((size_t)b * Tk + j) * d->kv_stride + kh * HS;
                     const wf_real *kj = k + krow, *vj = v + krow;
                     /* o_i = sum_j a_ij v_j */
                     wf_real dA = 0;
@@ -103,7 +110,9 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
  * Per head, blocks of QB query rows: S = Q K^T, P V and the four backward products are
  * wf_matmul calls over only the keys the block can see (the causal triangle costs ~half of
  * the square), with backward's dS in a QB x KB tile on the stack. Heads are the tasks a
- * pool shares out; each writes its own columns. */
+ * pool shares out, each writing its own columns: forward one task per query head, backward
+ * one per key/value head (its group's query heads in turn, since they all add into its dk
+ * and dv columns). */
 #if !defined(WF_REFERENCE_KERNELS)
 
 #define QB 48 /* query rows per block: a multiple of every backend's WF_MR and WF_NR */
@@ -150,9 +159,10 @@ static void forward_head(void *ctx, int task) {
     const attn_job *J = ctx;
     const wf_attn_dims *d = J->d;
     const int b = task / d->NH, h = task % d->NH, HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
+    const int kh = h / group_size(d);
     const size_t qs = (size_t)d->q_stride, ks = (size_t)d->kv_stride;
     const wf_real scale = 1 / WF_SQRT((wf_real)HS);
-    const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, h, J->k, Tk, ks), *v = HEAD(d, b, h, J->v, Tk, ks);
+    const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, kh, J->k, Tk, ks), *v = HEAD(d, b, kh, J->v, Tk, ks);
     wf_real *o = HEAD(d, b, h, J->out, Tq, (size_t)C);
     wf_real *att = J->att + ((size_t)b * d->NH + h) * Tq * Tk;
     if (Tq < 4 || d->by_rows) {
@@ -208,17 +218,17 @@ static void forward_head(void *ctx, int task) {
     }
 }
 
-static void backward_head(void *ctx, int task) {
-    const attn_job *J = ctx;
+/* Query head h of sequence b; its key/value head's dk and dv are shared with its group. */
+static void backward_query_head(const attn_job *J, int b, int h) {
     const wf_attn_dims *d = J->d;
-    const int b = task / d->NH, h = task % d->NH, HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk;
+    const int HS = d->HS, C = d->NH * d->HS, Tq = d->Tq, Tk = d->Tk, kh = h / group_size(d);
     const size_t qs = (size_t)d->q_stride, ks = (size_t)d->kv_stride;
     const wf_real scale = 1 / WF_SQRT((wf_real)HS);
-    const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, h, J->k, Tk, ks), *v = HEAD(d, b, h, J->v, Tk, ks);
+    const wf_real *q = HEAD(d, b, h, J->q, Tq, qs), *k = HEAD(d, b, kh, J->k, Tk, ks), *v = HEAD(d, b, kh, J->v, Tk, ks);
     const wf_real *o = HEAD(d, b, h, J->out, Tq, (size_t)C), *dout = HEAD(d, b, h, J->dout, Tq, (size_t)C);
     wf_real *dq = J->dq ? HEAD(d, b, h, J->dq, Tq, qs) : NULL;
-    wf_real *dk = J->dk ? HEAD(d, b, h, J->dk, Tk, ks) : NULL;
-    wf_real *dv = J->dv ? HEAD(d, b, h, J->dv, Tk, ks) : NULL;
+    wf_real *dk = J->dk ? HEAD(d, b, kh, J->dk, Tk, ks) : NULL;
+    wf_real *dv = J->dv ? HEAD(d, b, kh, J->dv, Tk, ks) : NULL;
     const wf_real *att = J->att + ((size_t)b * d->NH + h) * Tq * Tk;
     wf_real tile[QB * KB] __attribute__((aligned(32)));
     wf_real D[QB];
@@ -250,6 +260,13 @@ static void backward_head(void *ctx, int task) {
     }
 }
 
+/* Task: key/value head kh of sequence b, and the query heads that share it. */
+static void backward_kv_head(void *ctx, int task) {
+    const attn_job *J = ctx;
+    const int group = group_size(J->d), KV = J->d->NH / group, b = task / KV, kh = task % KV;
+    for (int h = kh * group; h < (kh + 1) * group; h++) backward_query_head(J, b, h);
+}
+
 #endif /* !WF_REFERENCE_KERNELS */
 
 void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
@@ -274,6 +291,6 @@ void wf_attention_backward(wf_real *dq, wf_real *dk, wf_real *dv, const wf_real 
 #else
     attn_job j = {.out = (wf_real *)out, .att = (wf_real *)att, .dq = dq, .dk = dk, .dv = dv, .dout = dout, .q = q, .k = k,
                   .v = v, .d = d};
-    wf_pool_run(pool, d->B * d->NH, backward_head, &j);
+    wf_pool_run(pool, d->B * (d->NH / group_size(d)), backward_kv_head, &j);
 #endif
 }

@@ -50,18 +50,19 @@ void wf_drop_forward(const wf_model *m, wf_real *mask, wf_real *x, int n, wf_rng
 
 /* ---- the layer forward: training and generation ---- */
 
-/* Self-attention over the layer's own rows (the packed qkv, stride 3C), and cross-attention
- * of its queries (stride C) over the source's keys and values (stride 2C). */
+/* Self-attention over the layer's own rows (the packed qkv, stride C + 2 KC: KV key/value
+ * heads, shared by groups of query heads), and cross-attention of its queries (stride C)
+ * over the source's keys and values (stride 2C, one per query head). */
 static wf_attn_dims self_dims(const wf_model *m, const wf_layer_io *io) {
-    const int C = m->d.C;
-    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .HS = m->d.HS, .Tq = io->T, .Tk = io->T, .q_stride = 3 * C,
-                          .kv_stride = 3 * C, .causal = io->causal, .key_len = io->key_len};
+    const int QKV = m->d.C + 2 * m->d.KC;
+    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .KV = m->d.KV, .HS = m->d.HS, .Tq = io->T, .Tk = io->T,
+                          .q_stride = QKV, .kv_stride = QKV, .causal = io->causal, .key_len = io->key_len};
 }
 
 static wf_attn_dims cross_dims(const wf_model *m, const wf_layer_io *io) {
     const int C = m->d.C;
-    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .HS = m->d.HS, .Tq = io->T, .Tk = io->S, .q_stride = C,
-                          .kv_stride = 2 * C, .key_len = io->src_len};
+    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .KV = m->d.NH, .HS = m->d.HS, .Tq = io->T, .Tk = io->S,
+                          .q_stride = C, .kv_stride = 2 * C, .key_len = io->src_len};
 }
 
 /* Wiring of one layer, Pre-LN (seed 000, eq. 5-9) and Post-LN (seeds 002, 003). With
@@ -75,7 +76,8 @@ static wf_attn_dims cross_dims(const wf_model *m, const wf_layer_io *io) {
  * sublayer inputs in ln1, lnc, ln2; Post-LN the other way round. */
 void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
                       const wf_layer_io *io) {
-    const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
+    const int C = m->d.C, NH = m->d.NH, KV = m->d.KV, KC = m->d.KC, HS = m->d.HS, F = m->d.F, fc = m->d.fc;
+    const int QKV = C + 2 * KC, post = m->d.post;
     const int N = io->B * io->T;
 
     /* self-attention */
@@ -84,28 +86,29 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
         in = a->ln1;
     }
-    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, 3 * C, m->pool);
+    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, QKV, m->pool);
     if (m->d.qkn) {
         const wf_real eps = (wf_real)m->cfg.norm_eps;
-        wf_headnorm_forward(a->qkv, a->qk_rstd, N, NH, HS, 3 * C, eps);
-        wf_headnorm_forward(a->qkv + C, a->qk_rstd + (size_t)N * NH, N, NH, HS, 3 * C, eps);
+        wf_headnorm_forward(a->qkv, a->qk_rstd, N, NH, HS, QKV, eps);
+        wf_headnorm_forward(a->qkv + C, a->qk_rstd + (size_t)N * NH, N, KV, HS, QKV, eps);
     }
     if (m->d.rope) {
-        wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
-        wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, io->pos);
+        wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, QKV, io->pos);
+        wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, KV, HS, QKV, io->pos);
     }
     wf_attn_dims ad = self_dims(m, io);
-    const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + 2 * C;
+    const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + C + KC;
     if (io->kcache) {
         /* generation (B = 1): append this step's keys and values, attend over the cache */
         for (int t = 0; t < io->T; t++) {
-            memcpy(io->kcache + (size_t)(io->pos + t) * C, a->qkv + (size_t)t * 3 * C + C, C * sizeof(wf_real));
-            memcpy(io->vcache + (size_t)(io->pos + t) * C, a->qkv + (size_t)t * 3 * C + 2 * C, C * sizeof(wf_real));
+            const wf_real *row = a->qkv + (size_t)t * QKV;
+            memcpy(io->kcache + (size_t)(io->pos + t) * KC, row + C, KC * sizeof(wf_real));
+            memcpy(io->vcache + (size_t)(io->pos + t) * KC, row + C + KC, KC * sizeof(wf_real));
         }
         k = io->kcache;
         v = io->vcache;
         ad.Tk = io->pos + io->T;
-        ad.kv_stride = C;
+        ad.kv_stride = KC;
         ad.by_rows = 1;
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
@@ -191,7 +194,8 @@ static void sublayer_input_backward(wf_model *m, const wf_real *din, const wf_re
 void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *la,
                        const wf_real *x, const wf_layer_io *io, const wf_real *enc) {
     wf_acts *a = &m->a;
-    const int C = m->d.C, NH = m->d.NH, HS = m->d.HS, F = m->d.F, fc = m->d.fc, post = m->d.post;
+    const int C = m->d.C, NH = m->d.NH, KV = m->d.KV, KC = m->d.KC, HS = m->d.HS, F = m->d.F, fc = m->d.fc;
+    const int QKV = C + 2 * KC, post = m->d.post;
     const int N = io->B * io->T;
     /* the streams entering each sublayer, as in the forward */
     const wf_real *h1 = post ? la->ln1 : la->res1;
@@ -233,23 +237,23 @@ void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, c
     dbranch = wf_drop_backward(m, la->mask1, a->dres, N * C);
     zero(a->datty, (size_t)N * C);
     wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, m->pool);
-    zero(a->dqkv, (size_t)N * 3 * C);
+    zero(a->dqkv, (size_t)N * QKV);
     const wf_attn_dims ad = self_dims(m, io);
-    wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + 2 * C, a->datty, la->atty, la->att, la->qkv,
-                          la->qkv + C, la->qkv + 2 * C, &ad, m->pool);
+    wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + C + KC, a->datty, la->atty, la->att, la->qkv,
+                          la->qkv + C, la->qkv + C + KC, &ad, m->pool);
     if (m->d.qkn) {
         /* the saved q and k are normed (and rotated: the norm's gradient is the same in
          * either frame, norm.c), so this comes before RoPE's backward */
-        wf_headnorm_backward(a->dqkv, la->qkv, la->qk_rstd, N, NH, HS, 3 * C);
-        wf_headnorm_backward(a->dqkv + C, la->qkv + C, la->qk_rstd + (size_t)N * NH, N, NH, HS, 3 * C);
+        wf_headnorm_backward(a->dqkv, la->qkv, la->qk_rstd, N, NH, HS, QKV);
+        wf_headnorm_backward(a->dqkv + C, la->qkv + C, la->qk_rstd + (size_t)N * NH, N, KV, HS, QKV);
     }
     if (m->d.rope) {
         /* the saved q and k are rotated; their gradients turn back to the projection's frame */
-        wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
-        wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, 3 * C, 0);
+        wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, QKV, 0);
+        wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, KV, HS, QKV, 0);
     }
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, 3 * C, m->pool);
+    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, QKV, m->pool);
     sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
 }
 

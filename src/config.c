@@ -117,6 +117,9 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
     if (s != WF_OK) return s;
     CHECK(c->n_head <= c->d_model, "n_head %d is outside [1, d_model = %d]", c->n_head, c->d_model);
     CHECK(c->d_model % c->n_head == 0, "n_head %d does not divide d_model %d", c->n_head, c->d_model);
+    CHECK(c->n_kv_head == 0 || c->n_head % c->n_kv_head == 0,
+          "n_kv_head %d does not divide n_head %d: query heads share key/value heads in equal groups", c->n_kv_head,
+          c->n_head);
     CHECK(c->positions != WF_POS_ROPE || (c->d_model / c->n_head) % 2 == 0,
           "rope pairs channel i with i + HS/2, so the head size d_model / n_head = %d must be even", c->d_model / c->n_head);
     CHECK(ed || c->n_enc_layer == 0, "n_enc_layer is %d, but only an encoder-decoder has a separate encoder (arch 2); "

@@ -12,6 +12,7 @@
 #define LAYER(n, p) {.name = n, .param = WF_P_##p, .layered = 1, .parts = 1}
 #define LAYER_T(n, p) {.name = n, .param = WF_P_##p, .layered = 1, .parts = 1, .transpose = 1}
 #define PART(n, p, k, of) {.name = n, .param = WF_P_##p, .layered = 1, .part = k, .parts = of}
+#define QKV(n, k) {.name = n, .param = WF_P_qkvw, .layered = 1, .part = k, .parts = 3, .qkv = 1}
 
 /* GPT2LMHeadModel. lm_head.weight is written only when the head is untied (a tied head
  * is transformer.wte.weight, as save_pretrained writes it). */
@@ -36,14 +37,14 @@ static const wf_hf_row GPT2_ROWS[] = {
 };
 
 /* LlamaForCausalLM. Every matrix is [out, in] as ours; q/k/v and gate/up are row parts of
- * the fused qkvw and fcw (docs/ARCHITECTURES.md). lm_head.weight is written only when the
- * head is untied. */
+ * the fused qkvw and fcw (docs/ARCHITECTURES.md); with grouped-query attention k and v have
+ * fewer rows than q. lm_head.weight is written only when the head is untied. */
 static const wf_hf_row LLAMA_ROWS[] = {
     ONE("model.embed_tokens.weight", wte),
     LAYER("model.layers.%d.input_layernorm.weight", ln1w),
-    PART("model.layers.%d.self_attn.q_proj.weight", qkvw, 0, 3),
-    PART("model.layers.%d.self_attn.k_proj.weight", qkvw, 1, 3),
-    PART("model.layers.%d.self_attn.v_proj.weight", qkvw, 2, 3),
+    QKV("model.layers.%d.self_attn.q_proj.weight", 0),
+    QKV("model.layers.%d.self_attn.k_proj.weight", 1),
+    QKV("model.layers.%d.self_attn.v_proj.weight", 2),
     LAYER("model.layers.%d.self_attn.o_proj.weight", attprojw),
     LAYER("model.layers.%d.post_attention_layernorm.weight", ln2w),
     PART("model.layers.%d.mlp.gate_proj.weight", fcw, 0, 2),
@@ -68,13 +69,15 @@ const wf_hf_layout wf_hf_layouts[] = {
 };
 #undef ROWS
 
-/* Decoders only: GPT-2's Pre-LN LayerNorm with biases and learned positions, or Llama's
- * Pre-LN RMSNorm, SwiGLU and RoPE without biases (head tied or not in both); neither with
- * QK-norm or capped logits. */
+/* Decoders only: GPT-2's Pre-LN LayerNorm with biases, learned positions and a key/value
+ * head per query head, or Llama's Pre-LN RMSNorm, SwiGLU and RoPE without biases (with
+ * grouped-query attention or not); head tied or not in both; neither with QK-norm or
+ * capped logits. */
 int wf_hf_layout_of(const wf_config *c) {
     if (c->arch != WF_ARCH_DECODER || c->block != WF_BLOCK_PRE_LN) return WF_LAYOUT_NATIVE;
     if (c->qk_norm || c->logit_cap > 0) return WF_LAYOUT_NATIVE; /* neither class has them */
-    if (c->norm == WF_NORM_LAYERNORM && c->positions == WF_POS_LEARNED && c->bias == 1 &&
+    const int mha = c->n_kv_head == 0 || c->n_kv_head == c->n_head;
+    if (c->norm == WF_NORM_LAYERNORM && c->positions == WF_POS_LEARNED && c->bias == 1 && mha &&
         (c->activation == WF_ACT_GELU || c->activation == WF_ACT_RELU))
         return WF_LAYOUT_GPT2;
     if (c->norm == WF_NORM_RMSNORM && c->positions == WF_POS_ROPE && c->bias == 0 && c->activation == WF_ACT_SWIGLU)
@@ -82,12 +85,25 @@ int wf_hf_layout_of(const wf_config *c) {
     return WF_LAYOUT_NATIVE;
 }
 
+/* The rows of a part: [*start, *start + return value) of the slice's R rows. qkvw's are
+ * [C queries; KC keys; KC values], with C its input width (its last dimension). */
+static size_t part_rows(const wf_hf_row *r, const wf_tensor_info *ti, size_t R, size_t *start) {
+    if (!r->qkv) {
+        *start = (size_t)r->part * (R / (size_t)r->parts);
+        return R / (size_t)r->parts;
+    }
+    const size_t C = (size_t)ti->shape[ti->ndim - 1], KC = (R - C) / 2;
+    *start = r->part == 0 ? 0 : r->part == 1 ? C : C + KC;
+    return r->part == 0 ? C : KC;
+}
+
 /* The shape a row gives tensor ti in the file; returns its rank. */
 int wf_hf_row_shape(const wf_hf_row *r, const wf_tensor_info *ti, int64_t shape[4]) {
     int nd = 0;
     for (int k = r->layered ? 1 : 0; k < ti->ndim; k++) shape[nd++] = ti->shape[k];
     if (nd == 0) shape[nd++] = 1;
-    shape[0] /= r->parts;
+    size_t start;
+    shape[0] = (int64_t)part_rows(r, ti, (size_t)shape[0], &start);
     if (r->transpose && nd == 2) {
         int64_t t = shape[0];
         shape[0] = shape[1];
@@ -105,8 +121,8 @@ void wf_hf_row_name(const wf_hf_row *r, int layer, char *buf, size_t cap) {
 wf_hf_slice wf_hf_slice_of(const wf_hf_row *r, const wf_tensor_info *ti, int L, int layer) {
     size_t S = (size_t)ti->size / (size_t)(r->layered ? L : 1);
     size_t R = r->layered ? (ti->ndim > 1 ? (size_t)ti->shape[1] : 1) : (size_t)ti->shape[0];
-    size_t K = S / R, Rp = R / (size_t)r->parts;
-    return (wf_hf_slice){.offset = (size_t)ti->offset + (size_t)layer * S + (size_t)r->part * Rp * K, .rows = Rp, .cols = K};
+    size_t K = S / R, start, Rp = part_rows(r, ti, R, &start);
+    return (wf_hf_slice){.offset = (size_t)ti->offset + (size_t)layer * S + start * K, .rows = Rp, .cols = K};
 }
 
 
@@ -122,8 +138,10 @@ int wf_hf_entries(const wf_hf_layout *lay, const wf_tensor_info *table, int L, w
 /* ---- config.json ---- */
 
 void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
-    char eps[32];
+    char eps[32], theta[32];
     wf_json_float(eps, sizeof eps, c->norm_eps);
+    wf_json_float(theta, sizeof theta, c->rope_theta);
+    if (!strpbrk(theta, ".eE")) strcat(theta, ".0"); /* a Python float, as transformers writes it */
     if (layout == WF_LAYOUT_GPT2) {
         wf_text_put(t, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n");
         wf_text_put(t, "  \"vocab_size\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n", c->vocab_size,
@@ -144,9 +162,10 @@ void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
         wf_text_put(t, "  \"vocab_size\": %d,\n  \"max_position_embeddings\": %d,\n  \"hidden_size\": %d,\n"
                "  \"intermediate_size\": %d,\n", c->vocab_size, c->context, c->d_model, c->d_ff);
         wf_text_put(t, "  \"num_hidden_layers\": %d,\n  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n"
-               "  \"head_dim\": %d,\n", c->n_layer, c->n_head, c->n_head, c->d_model / c->n_head);
-        wf_text_put(t, "  \"hidden_act\": \"silu\",\n  \"rms_norm_eps\": %s,\n  \"rope_theta\": 10000.0,\n"
-               "  \"rope_scaling\": null,\n", eps); /* WF_LLAMA_ROPE_THETA, written without the locale */
+               "  \"head_dim\": %d,\n", c->n_layer, c->n_head, c->n_kv_head ? c->n_kv_head : c->n_head,
+               c->d_model / c->n_head);
+        wf_text_put(t, "  \"hidden_act\": \"silu\",\n  \"rms_norm_eps\": %s,\n  \"rope_theta\": %s,\n"
+               "  \"rope_scaling\": null,\n", eps, theta);
         wf_text_put(t, "  \"tie_word_embeddings\": %s,\n", c->tied_head ? "true" : "false");
         wf_text_put(t, "  \"attention_bias\": false,\n  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n"
                "  \"pretraining_tp\": 1,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
@@ -286,23 +305,24 @@ static wf_status get_str(const wf_json *j, int32_t obj, const char *key, char *b
     return WF_OK;
 }
 
-/* A RoPE base must be the core's; quoted as the file writes it. */
-static wf_status check_theta(const wf_json *j, int32_t x, const char *key, char *msg, size_t cap) {
+/* A RoPE base: a positive number a float holds, quoted as the file writes it. */
+static wf_status read_theta(const wf_json *j, int32_t x, const char *key, float *theta, char *msg, size_t cap) {
     const wf_jnode *n = &j->nodes[x];
     if (n->type != WF_J_NUM) FAIL(WF_ERR_FORMAT, "config.json: \"%s\" must be a number", key);
-    if (n->num != WF_LLAMA_ROPE_THETA)
-        FAIL(WF_ERR_UNSUPPORTED, "config.json: %s %.*s is not supported; wasmformer's rotary positions use base 10000 only",
-             key, (int)(n->len < 32 ? n->len : 32), j->s + n->start);
+    if (!(n->num > 0 && n->num <= FLT_MAX))
+        FAIL(WF_ERR_FORMAT, "config.json: %s %.*s must be a positive number", key, (int)(n->len < 32 ? n->len : 32),
+             j->s + n->start);
+    *theta = (float)n->num;
     return WF_OK;
 }
 
-/* RoPE as the core computes it: base 10000, unscaled, over the whole head. transformers 4.x
- * writes rope_theta and rope_scaling (null, or {"rope_type" or "type", parameters});
- * 5.x writes rope_parameters {"rope_type": "default", "rope_theta": ...}. */
-static wf_status read_llama_rope(const wf_json *j, char *msg, size_t cap) {
+/* RoPE as the core computes it: base rope_theta (10000 when absent), unscaled, over the
+ * whole head. transformers 4.x writes rope_theta and rope_scaling (null, or {"rope_type" or
+ * "type", parameters}); 5.x writes rope_parameters {"rope_type": "default", "rope_theta": ...}. */
+static wf_status read_llama_rope(const wf_json *j, float *theta, char *msg, size_t cap) {
     int32_t x = wf_json_get(j, 0, "rope_theta");
     if (x == -2) FAIL(WF_ERR_FORMAT, "config.json: \"rope_theta\" appears twice");
-    if (x >= 0) TRY(check_theta(j, x, "rope_theta", msg, cap));
+    if (x >= 0) TRY(read_theta(j, x, "rope_theta", theta, msg, cap));
     static const char *const groups[] = {"rope_scaling", "rope_parameters"};
     for (int g = 0; g < 2; g++) {
         int32_t o = wf_json_get(j, 0, groups[g]);
@@ -313,7 +333,7 @@ static wf_status read_llama_rope(const wf_json *j, char *msg, size_t cap) {
             char key[64], name[96];
             if (wf_json_str(j, j->nodes[c].key, key, sizeof key) < 0) snprintf(key, sizeof key, "(a long key)");
             snprintf(name, sizeof name, "%s.%s", groups[g], key);
-            if (!strcmp(key, "rope_theta")) TRY(check_theta(j, c, name, msg, cap));
+            if (!strcmp(key, "rope_theta")) TRY(read_theta(j, c, name, theta, msg, cap));
             else if ((!strcmp(key, "rope_type") || !strcmp(key, "type")) && !wf_json_is(j, c, "default")) {
                 char value[64] = "?";
                 if (j->nodes[c].type == WF_J_STR && wf_json_str(j, c, value, sizeof value) < 0) snprintf(value, sizeof value, "(long)");
@@ -321,8 +341,8 @@ static wf_status read_llama_rope(const wf_json *j, char *msg, size_t cap) {
                      "unscaled (\"default\")", name, value);
             }
             else if (strcmp(key, "rope_type") && strcmp(key, "type"))
-                FAIL(WF_ERR_UNSUPPORTED, "config.json: %s is not supported; wasmformer's rotary positions are unscaled, "
-                     "base 10000, over the whole head", name);
+                FAIL(WF_ERR_UNSUPPORTED, "config.json: %s is not supported; wasmformer's rotary positions are unscaled "
+                     "and turn the whole head", name);
         }
     }
     return WF_OK;
@@ -338,9 +358,10 @@ static wf_status read_llama_config(const wf_json *j, wf_config *c, char *msg, si
     TRY(get_ints(j, INTS, sizeof INTS / sizeof *INTS, c, msg, cap));
     int64_t v = c->n_head; /* Llama's default for a null or absent num_key_value_heads */
     TRY(get_int(j, o, "num_key_value_heads", 1, 1, INT32_MAX, &v, msg, cap));
-    if (v != c->n_head)
-        FAIL(WF_ERR_UNSUPPORTED, "config.json: num_key_value_heads %lld differs from num_attention_heads %d: grouped-query "
-             "attention is not supported (wasmformer has one key and value head per query head)", (long long)v, c->n_head);
+    if (c->n_head % v)
+        FAIL(WF_ERR_FORMAT, "config.json: num_key_value_heads %lld does not divide num_attention_heads %d", (long long)v,
+             c->n_head);
+    c->n_kv_head = v == c->n_head ? 0 : (int32_t)v; /* 0: one per query head, as our default */
     v = -1;
     TRY(get_int(j, o, "head_dim", 1, 1, INT32_MAX, &v, msg, cap));
     if (v >= 0 && (c->d_model % c->n_head || v != c->d_model / c->n_head))
@@ -360,7 +381,7 @@ static wf_status read_llama_config(const wf_json *j, wf_config *c, char *msg, si
     TRY(get_str(j, o, "hidden_act", act, sizeof act, msg, cap));
     if (strcmp(act, "silu") && strcmp(act, "swish"))
         FAIL(WF_ERR_UNSUPPORTED, "config.json: hidden_act \"%s\" is not supported; wasmformer's SwiGLU gates with silu", act);
-    TRY(read_llama_rope(j, msg, cap));
+    TRY(read_llama_rope(j, &c->rope_theta, msg, cap));
     c->arch = WF_ARCH_DECODER;
     c->norm = WF_NORM_RMSNORM;
     c->block = WF_BLOCK_PRE_LN;

@@ -13,13 +13,12 @@
 #include "json.h"
 #include "plan.h"
 
-#define WF_LLAMA_ROPE_THETA 10000.0 /* the only RoPE base the core has (src/rope.c) */
-
 typedef struct {
     const char *name; /* Hugging Face name; "%d" stands for the layer */
     int param;        /* WF_P_* */
     int layered;      /* one tensor per layer: a slice of the stacked tensor */
     int part, parts;  /* rows [part R / parts, (part + 1) R / parts) of the slice's R rows */
+    int qkv;          /* instead: part 0, 1, 2 of qkvw's rows [queries C; keys KC; values KC] */
     int transpose;    /* stored [in, out] (GPT-2's Conv1D) instead of our [out, in] */
 } wf_hf_row;
 

@@ -155,7 +155,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random) {
     point_params(&next);
     if (random) init_weights(&next);
     if (next.pos_table) wf_sinusoid_table(next.pos_table, d.T, d.C);
-    if (next.rope_cos) wf_rope_table(next.rope_cos, next.rope_sin, d.T, d.HS);
+    if (next.rope_cos) wf_rope_table(next.rope_cos, next.rope_sin, d.T, d.HS, next.cfg.rope_theta);
     wf_gen_carve(&next.gen, &d, next.gen.mem);
     next.gen.bytes = gen_elems * sizeof(wf_real);
     wf_optim_default(&next.opt);

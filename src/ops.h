@@ -78,6 +78,8 @@ typedef struct {
     int by_rows;            /* forward one query row at a time however many there are:
                                generation's passes over a KV cache (up to 32 rows), where
                                packing operands for matrix products costs more than it saves */
+    int KV;                 /* key/value heads, dividing NH: query head h reads k, v head
+                               h / (NH / KV) (grouped-query attention); 0 or NH: one each */
 } wf_attn_dims;
 
 void wf_attention_forward(wf_real *out, wf_real *att, const wf_real *q, const wf_real *k,
@@ -113,7 +115,7 @@ void wf_dropout_forward(wf_real *out, const wf_real *inp, const wf_real *mask, i
 void wf_dropout_backward(wf_real *dinp, const wf_real *dout, const wf_real *mask, int N);
 
 /* ---- rope.c (in place, forward and backward) ---- */
-void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS);
+void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS, double theta);
 void wf_rope_forward(wf_real *x, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
                      int stride, int pos0);
 void wf_rope_backward(wf_real *dx, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,

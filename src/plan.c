@@ -8,6 +8,8 @@ void wf_dims_of(const wf_config *c, wf_dims *d) {
     d->C = c->d_model;
     d->NH = c->n_head;
     d->HS = c->n_head > 0 ? c->d_model / c->n_head : 0;
+    d->KV = c->n_kv_head > 0 ? c->n_kv_head : c->n_head;
+    d->KC = d->KV * d->HS;
     d->F = c->d_ff;
     d->T = c->context;
     d->L = c->n_layer;
@@ -28,7 +30,7 @@ void wf_dims_of(const wf_config *c, wf_dims *d) {
 /* ---- parameters ---- */
 
 double wf_plan_params(const wf_dims *dd, int padded) {
-    double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
+    double V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
     double pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head, total = 0;
 #define X(name, ndim, d0, d1, d2, decay, init) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
     WF_PARAMS(X)
@@ -37,7 +39,7 @@ double wf_plan_params(const wf_dims *dd, int padded) {
 }
 
 size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
-    const int V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
+    const int V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
     const int pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head;
     size_t off = 0;
     wf_tensor_info *t = out;
@@ -70,7 +72,7 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
     off += PAD4((size_t)(n));
 
 static double layer_elems(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
-    double C = dd->C, NH = dd->NH, F = dd->F, fc = dd->fc, qkn = dd->qkn, total = 0;
+    double C = dd->C, NH = dd->NH, KV = dd->KV, KC = dd->KC, F = dd->F, fc = dd->fc, qkn = dd->qkn, total = 0;
 #define X(name, n) total += PAD4D(n);
     WF_LAYER_ACTS(X)
 #undef X
@@ -79,7 +81,7 @@ static double layer_elems(const wf_dims *dd, double N, double Tk, double S, doub
 
 size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t BS,
                       size_t x, size_t drop) {
-    const size_t C = d->C, NH = d->NH, F = d->F, fc = d->fc, qkn = d->qkn;
+    const size_t C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, F = d->F, fc = d->fc, qkn = d->qkn;
     size_t off = 0;
     WF_LAYER_ACTS(CARVE)
     a->branch = NULL;
@@ -88,7 +90,7 @@ size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N
 }
 
 double wf_plan_acts(const wf_dims *dd, double B, double T, double S) {
-    double V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
+    double V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
     double R = T > S ? T : S, total = 0;
     double main_layer = layer_elems(dd, B * T, T, S, B * S, xa, drop);
     double enc_layer = layer_elems(dd, B * S, S, 0, 0, 0, drop);
@@ -99,7 +101,8 @@ double wf_plan_acts(const wf_dims *dd, double B, double T, double S) {
 }
 
 void wf_acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t T, size_t S, size_t layer_elems[2]) {
-    const size_t V = dd->V, C = dd->C, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
+    const size_t V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa,
+                 drop = dd->drop;
     const size_t R = T > S ? T : S;
     wf_layer_acts scratch;
     const size_t main_layer = wf_layer_carve(&scratch, NULL, dd, B * T, T, S, B * S, xa, drop);
@@ -116,10 +119,10 @@ void wf_acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t
  * wf_dims letters and R (rows of layer scratch) are in scope. int32 ids live in
  * wf_real-sized slots: sizeof(int32_t) <= sizeof(wf_real). */
 #define GEN_BUFS(X)                              \
-    X(kcache,      wf_real, K * L * T * C)       \
-    X(vcache,      wf_real, K * L * T * C)       \
-    X(kalt,        wf_real, xa * K * L * T * C)  \
-    X(valt,        wf_real, xa * K * L * T * C)  \
+    X(kcache,      wf_real, K * L * T * KC)      \
+    X(vcache,      wf_real, K * L * T * KC)      \
+    X(kalt,        wf_real, xa * K * L * T * KC) \
+    X(valt,        wf_real, xa * K * L * T * KC) \
     X(xkv,         wf_real, xa * L * T * 2 * C)  \
     X(row.branch,  wf_real, R * C)               \
     X(enc.branch,  wf_real, xa * T * C)          \
@@ -148,7 +151,7 @@ void wf_acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t
 size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
     wf_gen scratch;
     if (!g) g = &scratch;
-    const size_t T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const size_t T = d->T, C = d->C, KC = d->KC, V = d->V, L = d->L, K = d->K, xa = d->xa;
     const size_t R = T < WF_GEN_ROWS ? T : WF_GEN_ROWS;
     size_t off = wf_layer_carve(&g->row, mem, d, R, T, xa * T, 0, xa, 0);
     if (xa)
@@ -166,7 +169,7 @@ size_t wf_gen_carve(wf_gen *g, const wf_dims *d, wf_real *mem) {
 }
 
 double wf_plan_gen(const wf_dims *d) {
-    const double T = d->T, C = d->C, V = d->V, L = d->L, K = d->K, xa = d->xa;
+    const double T = d->T, C = d->C, KC = d->KC, V = d->V, L = d->L, K = d->K, xa = d->xa;
     const double R = T < WF_GEN_ROWS ? T : WF_GEN_ROWS;
     double total = layer_elems(d, R, T, xa * T, 0, xa, 0) + (xa ? layer_elems(d, T, T, 0, 0, 0, 0) : 0);
 #define X(ptr, type, n) total += PAD4D(n);

@@ -20,6 +20,8 @@
 /* Letters the tables use, derived from a config. */
 typedef struct {
     int V, C, NH, HS, F, T;
+    int KV;     /* key/value heads of self-attention: NH, or fewer shared by groups (GQA) */
+    int KC;     /* their width KV * HS; the packed qkv rows are C + 2 KC wide */
     int L;      /* layers of the stack under the head: the decoder's, or the encoder-only's */
     int E;      /* encoder layers of an encoder-decoder; 0 for the other archs */
     int xa;     /* 1: encoder-decoder (an encoder stack, cross-attention in every decoder layer) */
@@ -42,7 +44,7 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
 /* X(name, ndim, d0, d1, d2, decay, init); dims beyond ndim are 1. Per-layer tensors are
  * stacked along a leading L (or E). The enc_ tensors exist in encoder-decoders only; the
  * cross-attention ones (lnc, cq, ckv, cproj) in their decoder layers. ckvw's rows are
- * [keys; values], qkvw's [queries; keys; values]. The order is the arena's. */
+ * [keys; values], qkvw's [queries (C); keys (KC); values (KC)]. The order is the arena's. */
 #define WF_PARAMS(X)                                                              \
     X(wte,          2, V,            C,              1, 1, WF_INIT_NORMAL)        \
     X(wpe,          2, pos * T,      C,              1, 1, WF_INIT_NORMAL)        \
@@ -60,8 +62,8 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
 #define WF_BLOCK_PARAMS(X, prefix, n, cross)                                      \
     X(prefix##ln1w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
     X(prefix##ln1b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(prefix##qkvw,     3, n,        3 * C,          C, 1, WF_INIT_NORMAL)        \
-    X(prefix##qkvb,     2, n,        bias * 3 * C,   1, 0, WF_INIT_ZERO)          \
+    X(prefix##qkvw,     3, n,        C + 2 * KC,     C, 1, WF_INIT_NORMAL)        \
+    X(prefix##qkvb,     2, n,        bias * (C + 2 * KC), 1, 0, WF_INIT_ZERO)     \
     X(prefix##attprojw, 3, n,        C,              C, 1, WF_INIT_RESIDUAL)      \
     X(prefix##attprojb, 2, n,        bias * C,       1, 0, WF_INIT_ZERO)          \
     cross                                                                         \
@@ -104,13 +106,13 @@ typedef struct {
  * source rows per sequence and BS source rows in all for cross-attention (x = 1), drop = 1
  * for dropout masks. The norms' outputs ln1, lnc, ln2 sit before their sublayer (Pre-LN)
  * or after its residual add (Post-LN); mean is unused by RMSNorm. qk_rstd holds QK-norm's
- * [N, NH] query then [N, NH] key scales (qkn = 1). */
+ * [N, NH] query then [N, KV] key scales (qkn = 1). */
 #define WF_LAYER_ACTS(X)                     \
     X(ln1,      N * C)                       \
     X(ln1_mean, N)                           \
     X(ln1_rstd, N)                           \
-    X(qkv,      N * 3 * C)                   \
-    X(qk_rstd,  qkn * N * 2 * NH)            \
+    X(qkv,      N * (C + 2 * KC))            \
+    X(qk_rstd,  qkn * N * (NH + KV))         \
     X(atty,     N * C)                       \
     X(att,      N * NH * Tk)                 \
     X(res1,     N * C)                       \
@@ -166,7 +168,7 @@ size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N
     X(branch,       B * R * C)                   \
     X(dres,         B * R * C)                   \
     X(dln,          B * R * C)                   \
-    X(dqkv,         B * R * 3 * C)               \
+    X(dqkv,         B * R * (C + 2 * KC))        \
     X(datty,        B * R * C)                   \
     X(dfch,         B * R * fc * F)              \
     X(dfch_act,     B * R * F)                   \
@@ -189,7 +191,7 @@ typedef struct {
  * source's cross-attention keys and values, layer scratch for up to WF_GEN_ROWS positions,
  * one encoder layer's scratch for a whole source, and the beam search's bookkeeping. */
 typedef struct {
-    wf_real *kcache, *vcache; /* [K, L, context, C] */
+    wf_real *kcache, *vcache; /* [K, L, context, KC] */
     wf_real *kalt, *valt;     /* the same for the beam search's next step (encoder-decoder) */
     wf_real *xkv;             /* [L, context, 2C]: cross-attention keys and values of the source */
     wf_layer_acts row;        /* the activations of up to WF_GEN_ROWS positions */

@@ -1,5 +1,6 @@
 /* Rotary positions (seed 004), Hugging Face Llama's rotate_half convention: in each head,
- * channel i pairs with i + HS/2 and turns by pos * 10000^(-2i/HS) (docs/ARCHITECTURES.md).
+ * channel i pairs with i + HS/2 and turns by pos * theta^(-2i/HS), theta = cfg.rope_theta
+ * (10000 by default; docs/ARCHITECTURES.md).
  * Shapes: B x T rows at positions pos0.., NH heads of HS, row stride `stride`; cos, sin
  * [context, HS/2]. In place; saves nothing (a rotation is its own record).
  *   out_i = x_i cos - x_{i+h} sin,  out_{i+h} = x_{i+h} cos + x_i sin,  h = HS/2
@@ -7,11 +8,11 @@
 #include "ops.h"
 
 /* Computed in double, so the float table is the same on every platform. */
-void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS) {
+void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS, double theta) {
     const int h = HS / 2;
     for (int t = 0; t < T; t++) {
         for (int i = 0; i < h; i++) {
-            double angle = (double)t * pow(10000.0, -2.0 * i / HS);
+            double angle = (double)t * pow(theta, -2.0 * i / HS);
             cos_t[(size_t)t * h + i] = (wf_real)cos(angle);
             sin_t[(size_t)t * h + i] = (wf_real)sin(angle);
         }

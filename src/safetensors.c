@@ -259,17 +259,17 @@ static int ends_with(const char *name, const char *tail) {
 static int gpt2_buffer(const char *name) { return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias"); }
 
 /* A Llama file from transformers before 4.31 carries each layer's RoPE frequencies, which
- * the model then used instead of rope_theta's: they must be the core's, 10000^(-2i/HS)
+ * the model then used instead of rope_theta's: they must be the core's, theta^(-2i/HS)
  * (HS/2 of them), within the rounding of the dtype they were saved in. */
-static wf_status llama_inv_freq(const st_tensor *t, int HS, char *msg, size_t cap) {
+static wf_status llama_inv_freq(const st_tensor *t, int HS, double theta, char *msg, size_t cap) {
     if (t->dtype == ST_OTHER || t->ndim != 1 || t->shape[0] != HS / 2)
         FAIL(WF_ERR_FORMAT, "safetensors: \"%s\" must be %d floats (the head size is %d)", t->name, HS / 2, HS);
     const double rel = t->dtype == ST_BF16 ? 8e-3 : t->dtype == ST_F16 ? 1e-3 : 1e-5;
     for (int i = 0; i < HS / 2; i++) {
-        double want = pow(WF_LLAMA_ROPE_THETA, -2.0 * i / HS), got = st_get(t, (size_t)i);
+        double want = pow(theta, -2.0 * i / HS), got = st_get(t, (size_t)i);
         if (!(fabs(got - want) <= rel * want))
-            FAIL(WF_ERR_UNSUPPORTED, "safetensors: \"%s\"[%d] is %g, not 10000^(-%d/%d): another RoPE base, which "
-                 "wasmformer does not support", t->name, i, got, 2 * i, HS);
+            FAIL(WF_ERR_FORMAT, "safetensors: \"%s\"[%d] is %g, not %g^(-%d/%d): the RoPE base of config.json's "
+                 "rope_theta", t->name, i, got, theta, 2 * i, HS);
     }
     return WF_OK;
 }
@@ -309,7 +309,7 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
         if (t->used) continue;
         if (layout == WF_LAYOUT_GPT2 && gpt2_buffer(t->name)) continue;
         if (layout == WF_LAYOUT_LLAMA && ends_with(t->name, ".self_attn.rotary_emb.inv_freq")) {
-            wf_status s = llama_inv_freq(t, cfg->d_model / cfg->n_head, msg, cap);
+            wf_status s = llama_inv_freq(t, cfg->d_model / cfg->n_head, cfg->rope_theta, msg, cap);
             if (s != WF_OK) return s;
             continue;
         }

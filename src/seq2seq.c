@@ -34,7 +34,7 @@ static void encode_source(wf_model *m, const int32_t *src, int S) {
 static void decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
     wf_gen *g = &m->gen;
     const int V = m->d.V;
-    const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.C; /* hypothesis k's caches */
+    const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.KC; /* hypothesis k's caches */
     wf_stack_decode(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S);
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
     /* log-softmax, in double */
@@ -81,8 +81,8 @@ wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32
     if (st != WF_OK) return st;
 
     wf_gen *g = &m->gen;
-    const int K = beam, L = m->d.L, C = m->d.C;
-    const size_t layer_cache = (size_t)T * C, row = (size_t)T + 1;
+    const int K = beam, L = m->d.L;
+    const size_t KC = m->d.KC, layer_cache = (size_t)T * KC, row = (size_t)T + 1;
     g->active = 0; /* the decoder-only generation state is overwritten */
     encode_source(m, src, S);
 
@@ -118,8 +118,8 @@ wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32
                 /* the new hypothesis continues its parent's cache, positions 0..t */
                 for (int l = 0; l < L; l++) {
                     size_t to = ((size_t)next * L + l) * layer_cache, from = ((size_t)k * L + l) * layer_cache;
-                    memcpy(g->kalt + to, g->kcache + from, (size_t)(t + 1) * C * sizeof(wf_real));
-                    memcpy(g->valt + to, g->vcache + from, (size_t)(t + 1) * C * sizeof(wf_real));
+                    memcpy(g->kalt + to, g->kcache + from, (size_t)(t + 1) * KC * sizeof(wf_real));
+                    memcpy(g->valt + to, g->vcache + from, (size_t)(t + 1) * KC * sizeof(wf_real));
                 }
             }
             next++;

@@ -65,7 +65,8 @@ static void embed_backward(wf_model *m, int stack, const wf_real *mask, const in
 
 const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, wf_real *x) {
     const int C = m->d.C;
-    const size_t cache = (size_t)m->d.T * C; /* one layer's KV cache: context rows */
+    const size_t cache = (size_t)m->d.T * m->d.KC; /* one layer's KV cache: context rows */
+    const size_t xcache = (size_t)m->d.T * 2 * C;  /* one layer's source keys and values */
     const wf_real *in = x;
     for (int l = 0; l < stack_layers(m, stack); l++) {
         wf_layer_w w;
@@ -81,7 +82,7 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
             wf_linear_forward(a.ckv, r->enc, w.ckvw, w.ckvb, io.B * io.S, C, 2 * C, m->pool);
             io.ckv = a.ckv;
         } else if (r->xkv) {
-            io.ckv = r->xkv + l * cache * 2;
+            io.ckv = r->xkv + l * xcache;
         }
         wf_block_forward(m, &w, &a, in, &io);
         if (r->scratch)

@@ -146,14 +146,21 @@ static wf_real clip_scale(const wf_model *m, double norm) {
 }
 
 /* Muon's matrices: a block's weight matrices (the tensors of rank 3, [layers, R, C]), each
- * layer's split into the matrices the layer multiplies by separately: queries, keys and
- * values; cross keys and values; SwiGLU's gate and up rows. */
-static int muon_parts(const wf_model *m, int i) {
+ * layer's split into the matrices the layer multiplies by separately: queries (C rows), keys
+ * and values (KC each); cross keys and values; SwiGLU's gate and up rows. Returns how many,
+ * their row counts in rows (may be NULL); 0: Muon does not update tensor i. */
+static int muon_parts(const wf_model *m, int i, int rows[3]) {
     if (!m->opt.muon || m->tensors[i].ndim != 3) return 0;
-    if (i == WF_P_qkvw || i == WF_P_enc_qkvw) return 3;
-    if (i == WF_P_ckvw) return 2;
-    if (i == WF_P_fcw || i == WF_P_enc_fcw) return m->d.fc;
-    return 1;
+    int r[3];
+    if (!rows) rows = r;
+    if (i == WF_P_qkvw || i == WF_P_enc_qkvw) {
+        rows[0] = m->d.C;
+        rows[1] = rows[2] = m->d.KC;
+        return 3;
+    }
+    const int n = i == WF_P_ckvw ? 2 : (i == WF_P_fcw || i == WF_P_enc_fcw) ? m->d.fc : 1;
+    for (int k = 0; k < n; k++) rows[k] = m->tensors[i].shape[1] / n;
+    return n;
 }
 
 /* AdamW on every tensor Muon does not update, as step t. A finite gradient can still
@@ -163,7 +170,7 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     const size_t stride = m->stride;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
-        if (!ti->size || muon_parts(m, i)) continue;
+        if (!ti->size || muon_parts(m, i, NULL)) continue;
         const wf_real *p = m->arena + ti->offset;
         size_t bad = wf_adamw_check(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt,
                                     lr, ti->decay, t);
@@ -174,7 +181,7 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     }
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
-        if (!ti->size || muon_parts(m, i)) continue;
+        if (!ti->size || muon_parts(m, i, NULL)) continue;
         wf_real *p = m->arena + ti->offset;
         wf_adamw_update(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt, lr,
                         ti->decay, t);
@@ -188,11 +195,13 @@ static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
     const size_t stride = m->stride;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
-        const int parts = muon_parts(m, i);
+        int rows[3];
+        const int parts = muon_parts(m, i, rows);
         if (!parts || !ti->size) continue;
-        const int R = ti->shape[1] / parts, C = ti->shape[2];
-        for (int k = 0; k < ti->shape[0] * parts; k++) {
-            const size_t at = (size_t)k * R * C;
+        const int C = ti->shape[2];
+        size_t at = 0;
+        for (int k = 0; k < ti->shape[0] * parts; at += (size_t)rows[k % parts] * C, k++) {
+            const int R = rows[k % parts];
             wf_real *p = m->arena + ti->offset + at;
             if (!check) {
                 wf_muon_update(p, p + 2 * stride, p + stride, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);

@@ -495,10 +495,14 @@ static void test_hostile(void) {
     REBUILD((free(s.payload[optm]), s.n = 3), WF_ERR_FORMAT, "OPTM is missing", "missing section");
     REBUILD((s.len[tens] += 4, memset(s.payload[tens] + s.len[tens] - 4, 0, 4)), WF_ERR_FORMAT, "unexplained", "trailing bytes in a section");
     REBUILD((s.len[tens] -= 4), WF_ERR_FORMAT, "bytes left", "section shorter than its tensors");
-    /* this build writes 21 config fields (15 in version 1, then n_enc_layer, dropout, max_beam,
-     * qk_norm, zero_proj, logit_cap) */
-    REBUILD((wr32(s.payload[conf], 22), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED,
-            "22 fields", "config from a newer version");
+    /* this build writes one config field per row of WF_CONFIG_FIELDS (15 in version 1, then
+     * n_enc_layer, dropout, max_beam, qk_norm, zero_proj, logit_cap, n_kv_head, rope_theta);
+     * a file with one more is from a newer version */
+    const uint32_t newer = (uint32_t)(sizeof(wf_config) / 4) + 1;
+    char newer_fields[32];
+    snprintf(newer_fields, sizeof newer_fields, "%u fields", newer);
+    REBUILD((wr32(s.payload[conf], newer), wr32(s.payload[conf] + s.len[conf], 0), s.len[conf] += 4), WF_ERR_UNSUPPORTED,
+            newer_fields, "config from a newer version");
     REBUILD((wr32(s.payload[conf], 14), s.len[conf] -= 4), WF_ERR_FORMAT, "14 fields", "config too short");
     REBUILD(wr32(s.payload[conf], 0xFFFFFFFFu), WF_ERR_UNSUPPORTED, "fields", "absurd field count");
     /* config fields: 1 + index words into CONF */

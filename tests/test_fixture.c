@@ -1,9 +1,10 @@
 /* The fp32 core against PyTorch on the committed fixtures (tests/fixtures/NAME.bin, written by
- * gen_gpt_fixture.py, gen_arch_fixture.py and gen_recipe_fixture.py): logits (or final
+ * gen_gpt_fixture.py, gen_arch_fixture.py, gen_recipe_fixture.py and gen_gqa_fixture.py): logits (or final
  * states) and loss to 1e-5, every gradient to 1e-4 relative, and the losses of 5 AdamW (or
  * Muon + AdamW) steps with warmup, cosine decay and clipping to 1e-5. GPTs, an
  * encoder-decoder, a Llama-style decoder, an encoder trained with a mean squared error and
- * issue 14's recipe options, all through the one wf_batch entry point. The GPT and recipe
+ * issue 14's recipe options, grouped- and multi-query attention with another RoPE base (issue
+ * 15), all through the one wf_batch entry point. The GPT and recipe
  * fixtures also hold PyTorch's greedy continuation of a prompt: generation must match it
  * token for token.
  * With --dump DIR it also writes DIR/<case>.logits.f32 (the final states for an MSE
@@ -17,7 +18,8 @@
 #include "wasmformer.h"
 
 static const char *cases[] = {"gpt2_tied",   "gpt_untied_relu", "encdec_post_ln", "llama_decoder",
-                               "encoder_mse", "recipe_options",  "recipe_muon"};
+                               "encoder_mse", "recipe_options",  "recipe_muon",    "gqa_decoder",
+                               "mqa_muon"};
 
 static void dump(const char *dir, const char *name, const char *what, const float *x, size_t n) {
     char path[512];
@@ -72,6 +74,11 @@ static void run_case(const char *name, const char *dump_dir) {
         cfg.qk_norm = (int32_t)r[0];
         cfg.zero_proj = (int32_t)r[1];
         cfg.logit_cap = r[2];
+    }
+    fx_entry *gqa = fx_get(&fx, "config_gqa"); /* issue 15's (gen_gqa_fixture.py) */
+    if (gqa) {
+        cfg.n_kv_head = (int32_t)((const float *)gqa->data)[0];
+        cfg.rope_theta = ((const float *)gqa->data)[1];
     }
 
     wf_model *m = wf_model_create();

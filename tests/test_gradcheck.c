@@ -187,7 +187,7 @@ static double att_loss(void *p) {
 }
 
 static void run_attention_case(wf_rng *r, const char *name, wf_attn_dims d, int packed) {
-    const size_t C = (size_t)d.NH * d.HS;
+    const size_t C = (size_t)d.NH * d.HS, KC = (size_t)(d.KV ? d.KV : d.NH) * d.HS; /* k, v: KC wide */
     const size_t qn = (size_t)d.B * d.Tq * d.q_stride, kn = (size_t)d.B * d.Tk * d.kv_stride;
     att_ctx c;
     c.d = d;
@@ -196,7 +196,7 @@ static void run_attention_case(wf_rng *r, const char *name, wf_attn_dims d, int 
     if (!packed) fill(r, kvbuf, kn, 1);
     c.q = qbuf;
     c.k = kvbuf + (packed ? C : 0);
-    c.v = kvbuf + (packed ? 2 * C : C);
+    c.v = kvbuf + (packed ? C + KC : KC);
     c.out = alloc_d((size_t)d.B * d.Tq * C);
     c.att = alloc_d((size_t)d.B * d.NH * d.Tq * d.Tk);
     c.R = alloc_d((size_t)d.B * d.Tq * C);
@@ -221,7 +221,7 @@ static void run_attention_case(wf_rng *r, const char *name, wf_attn_dims d, int 
     CHECK(masked_mass == 0, "%s: masked keys got weight %.3g", name, masked_mass);
 
     double *dqbuf = alloc_d(qn), *dkvbuf = packed ? dqbuf : alloc_d(kn);
-    double *dq = dqbuf, *dk = dkvbuf + (packed ? C : 0), *dv = dkvbuf + (packed ? 2 * C : C);
+    double *dq = dqbuf, *dk = dkvbuf + (packed ? C : 0), *dv = dkvbuf + (packed ? C + KC : KC);
     wf_attention_backward(dq, dk, dv, c.R, c.out, c.att, c.q, c.k, c.v, &d, NULL);
     /* check q, k and v through the buffers they live in */
     check_tensor(name, packed ? "qkv" : "q", att_loss, &c, qbuf, dqbuf, qn);
@@ -232,15 +232,26 @@ static void run_attention_case(wf_rng *r, const char *name, wf_attn_dims d, int 
 }
 
 static void test_attention(wf_rng *r) {
+#define ATT(...) (wf_attn_dims){__VA_ARGS__}
     /* GPT self-attention: q, k, v packed in one [B, T, 3C] buffer, causal */
-    run_attention_case(r, "attn causal", (wf_attn_dims){2, 2, 3, 5, 5, 18, 18, 1, NULL, 0}, 1);
+    run_attention_case(r, "attn causal", ATT(.B = 2, .NH = 2, .HS = 3, .Tq = 5, .Tk = 5, .q_stride = 18, .kv_stride = 18,
+                                             .causal = 1), 1);
     /* encoder: bidirectional with padding (sequence 1 has 3 real keys of 5) */
     static const int32_t lens[2] = {5, 3};
-    run_attention_case(r, "attn padded", (wf_attn_dims){2, 2, 3, 5, 5, 18, 18, 0, lens, 0}, 1);
+    run_attention_case(r, "attn padded", ATT(.B = 2, .NH = 2, .HS = 3, .Tq = 5, .Tk = 5, .q_stride = 18, .kv_stride = 18,
+                                             .key_len = lens), 1);
     /* cross-attention: 3 queries over 4 keys from another sequence, separate buffers */
-    run_attention_case(r, "attn cross", (wf_attn_dims){2, 2, 2, 3, 4, 4, 8, 0, NULL, 0}, 0);
+    run_attention_case(r, "attn cross", ATT(.B = 2, .NH = 2, .HS = 2, .Tq = 3, .Tk = 4, .q_stride = 4, .kv_stride = 8), 0);
     /* a KV-cache step: 2 new queries at the end of 6 keys, causal bottom-right */
-    run_attention_case(r, "attn cached", (wf_attn_dims){1, 2, 2, 2, 6, 4, 8, 1, NULL, 0}, 0);
+    run_attention_case(r, "attn cached", ATT(.B = 1, .NH = 2, .HS = 2, .Tq = 2, .Tk = 6, .q_stride = 4, .kv_stride = 8,
+                                             .causal = 1), 0);
+    /* grouped-query: 4 query heads over 2 key/value heads, packed [B, T, C + 2 KC], causal;
+     * and multi-query (1 key/value head) with padding */
+    run_attention_case(r, "attn gqa", ATT(.B = 2, .NH = 4, .KV = 2, .HS = 3, .Tq = 5, .Tk = 5, .q_stride = 24,
+                                          .kv_stride = 24, .causal = 1), 1);
+    run_attention_case(r, "attn mqa", ATT(.B = 2, .NH = 3, .KV = 1, .HS = 2, .Tq = 5, .Tk = 5, .q_stride = 10,
+                                          .kv_stride = 10, .key_len = lens), 1);
+#undef ATT
 }
 
 /* ---- pointwise ---- */
@@ -402,7 +413,7 @@ static void test_rope(wf_rng *r) {
     const int ctx = 8;
     c.x = alloc_d(n); c.work = alloc_d(n); c.R = alloc_d(n);
     c.cos = alloc_d(ctx * c.HS / 2); c.sin = alloc_d(ctx * c.HS / 2);
-    wf_rope_table(c.cos, c.sin, ctx, c.HS);
+    wf_rope_table(c.cos, c.sin, ctx, c.HS, 10000.0);
     /* the convention: position t, pair i turns by t * 10000^(-2i/HS) */
     CHECK(fabs(c.cos[5 * 2 + 1] - cos(5 * pow(10000.0, -2.0 / 4))) < 1e-15, "rope table angle");
     fill(r, c.x, n, 1);
@@ -586,7 +597,7 @@ static void test_softmax_jacobian(wf_rng *r) {
     enum { TK = 6 };
     for (int visible = 2; visible <= TK; visible += 2) {
         const int32_t key_len[1] = {visible};
-        wf_attn_dims d = {1, 1, TK, 1, TK, TK, TK, 0, key_len, 0};
+        wf_attn_dims d = {.B = 1, .NH = 1, .HS = TK, .Tq = 1, .Tk = TK, .q_stride = TK, .kv_stride = TK, .key_len = key_len};
         const double scale = 1 / sqrt((double)TK);
         double q[TK], k[TK * TK] = {0}, v[TK * TK] = {0}, out[TK], att[TK];
         fill(r, q, TK, 1.5);
@@ -824,6 +835,21 @@ int main(void) {
     c.qk_norm = 1;
     c.dropout = 0.2f;
     test_model_grads("encoder: QK-norm, RoPE, dropout 0.2, MSE", c, MSE);
+
+    printf("whole models with grouped-query attention (issue 15)\n");
+    c = small(D, RMS, PRE, SWIGLU, ROPE, 0, 0);
+    c.n_head = 4;
+    c.n_kv_head = 2;
+    c.d_model = 16; /* head size 4, even for RoPE */
+    c.rope_theta = 500.0f;
+    test_model_grads("decoder, Llama-style GQA: 4 query heads over 2 key/value heads, RoPE theta 500", c, 0);
+    c.n_kv_head = 1;
+    c.qk_norm = 1;
+    test_model_grads("decoder: multi-query (1 key/value head), QK-norm, RoPE", c, PADDED);
+    c = small(ED, LN, PRE, GELU, LEARNED, 1, 1);
+    c.n_head = 4;
+    c.n_kv_head = 2;
+    test_model_grads("encoder-decoder: GQA in both stacks' self-attention, padding both sides", c, PADDED);
 
     printf("largest relative error over every check: %.2e (tolerance %.0e); %zu elements on a ReLU kink skipped\n",
            worst_overall, TOL, kinks_overall);

@@ -325,9 +325,10 @@ static void test_batch_sampler(void) {
 
 /* The KV-cache path gives the logits of a full forward at every position. */
 static void test_kv_cache(void) {
-    for (int pos_kind = 0; pos_kind < 2; pos_kind++) {
+    for (int pos_kind = 0; pos_kind < 3; pos_kind++) {
         wf_config c = small();
-        c.positions = pos_kind == 0 ? WF_POS_LEARNED : WF_POS_SINUSOIDAL;
+        c.positions = pos_kind == 0 ? WF_POS_LEARNED : pos_kind == 1 ? WF_POS_SINUSOIDAL : WF_POS_ROPE;
+        if (pos_kind == 2) c.n_kv_head = 1; /* grouped-query: the cache holds one key/value head */
         wf_model *m = wf_model_create();
         CHECK_OK(wf_model_init(m, &c), m);
         const int V = c.vocab_size, T = c.context;
@@ -354,7 +355,9 @@ static void test_kv_cache(void) {
             for (int v = 0; v < V; v++) worst = fmax(worst, fabs(cached[v] - full[t * V + v]));
             if (t + 1 < T) CHECK_OK(wf_model_gen_start(m, seq, t + 2, 0), m);
         }
-        printf("kv cache (%s positions): max |cached - full| logit %.2e\n", pos_kind ? "sinusoidal" : "learned", worst);
+        printf("kv cache (%s): max |cached - full| logit %.2e\n",
+               pos_kind == 0 ? "learned positions" : pos_kind == 1 ? "sinusoidal positions" : "RoPE, 1 key/value head",
+               worst);
         CHECK(worst < 1e-5, "cached logits differ from the full forward by %g", worst);
         wf_model_free(m);
     }
@@ -370,6 +373,7 @@ static void test_slide(void) {
     for (int k = 0; k < 3; k++) {
         wf_config c = small();
         c.positions = kinds[k];
+        if (kinds[k] == WF_POS_ROPE) c.n_kv_head = c.n_head / 2; /* and grouped-query attention */
         wf_model *m = wf_model_create(), *fresh = wf_model_create();
         CHECK_OK(wf_model_init(m, &c), m);
         CHECK_OK(wf_model_init(fresh, &c), fresh); /* the same seed: the same weights */

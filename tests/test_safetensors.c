@@ -448,19 +448,24 @@ static void test_hostile_llama(void) {
             float other[4];
             for (int i = 0; i < 4; i++) other[i] = (float)pow(500000.0, -2.0 * i / 8);
             memcpy(bad + ((const uint8_t *)f - st), other, sizeof other);
-            expect(m, before, n0, config, nc, bad, ns, WF_ERR_UNSUPPORTED, "another RoPE base", "inv_freq of base 500000");
+            expect(m, before, n0, config, nc, bad, ns, WF_ERR_FORMAT, "the RoPE base of config.json's rope_theta",
+                   "inv_freq of base 500000 under rope_theta 10000");
             free(bad);
         }
     }
-    edit_config(&hb, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 2", WF_ERR_UNSUPPORTED, "grouped-query attention",
-                "grouped keys and values (GQA)");
-    edit_config(&hb, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 1", WF_ERR_UNSUPPORTED, "grouped-query attention",
-                "one key and value head (MQA)");
-    edit_config(&hb, "\"rope_theta\": 10000.0", "\"rope_theta\": 500000.0", WF_ERR_UNSUPPORTED, "rope_theta 500000.0",
-                "rope_theta 500000");
+    /* grouped-query attention and other RoPE bases load (tests/test_fixture.c); here the
+     * tensors and inv_freq buffers of a 4-head, base-10000 file contradict the edited config */
+    edit_config(&hb, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 2", WF_ERR_FORMAT, "config.json gives [16, 32]",
+                "2 key/value heads in config.json, 4 in the tensors");
+    edit_config(&hb, "\"num_key_value_heads\": 4", "\"num_key_value_heads\": 3", WF_ERR_FORMAT, "does not divide",
+                "3 key/value heads for 4 query heads");
+    edit_config(&hb, "\"rope_theta\": 10000.0", "\"rope_theta\": 500000.0", WF_ERR_FORMAT, "not 500000^(-2/8)",
+                "rope_theta 500000 against inv_freq of base 10000");
+    edit_config(&hb, "\"rope_theta\": 10000.0", "\"rope_theta\": -1", WF_ERR_FORMAT, "must be a positive number",
+                "negative rope_theta");
     edit_config(&hb, "\"rope_theta\": 10000.0", "\"rope_theta\": \"10000\"", WF_ERR_FORMAT, "must be a number", "rope_theta as a string");
     edit_config(&hb, "\"rope_theta\": 10000.0,", "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 1e6},",
-                WF_ERR_UNSUPPORTED, "rope_parameters.rope_theta 1e6", "rope_parameters with base 1e6");
+                WF_ERR_FORMAT, "not 1e+06^(-2/8)", "rope_parameters with base 1e6 against inv_freq of base 10000");
     edit_config(&hb, "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", WF_ERR_UNSUPPORTED,
                 "rope_scaling.type \"linear\"", "linear RoPE scaling");
     edit_config(&hb, "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"default\", \"partial_rotary_factor\": 0.5}",

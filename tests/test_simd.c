@@ -99,11 +99,11 @@ static void test_linear(int N, int C, int OC, int bias, wf_pool *pool) {
 /* ---- attention ---- */
 static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool *pool) {
     char what[96];
-    const size_t C = (size_t)d.NH * d.HS;
+    const size_t C = (size_t)d.NH * d.HS, KC = (size_t)(d.KV ? d.KV : d.NH) * d.HS; /* k, v: KC wide */
     const size_t qn = (size_t)d.B * d.Tq * d.q_stride, kn = (size_t)d.B * d.Tk * d.kv_stride;
     const size_t on = (size_t)d.B * d.Tq * C, an = (size_t)d.B * d.NH * d.Tq * d.Tk;
     float *qbuf = randv(qn, 1), *kvbuf = packed ? qbuf : randv(kn, 1);
-    const float *q = qbuf, *k = kvbuf + (packed ? C : 0), *v = kvbuf + (packed ? 2 * C : C);
+    const float *q = qbuf, *k = kvbuf + (packed ? C : 0), *v = kvbuf + (packed ? C + KC : KC);
     float *out = randv(on, 1), *out_ref = randv(on, 1), *att = randv(an, 1), *att_ref = randv(an, 1);
     wf_attention_forward(out, att, q, k, v, &d, NULL);
     wf_attention_forward_scalar(out_ref, att_ref, q, k, v, &d);
@@ -116,7 +116,7 @@ static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool
     float *dq = randv(qn, 1), *dkv = packed ? dq : randv(kn, 1);
     float *dq_ref = copyv(dq, qn), *dkv_ref = packed ? dq_ref : copyv(dkv, kn);
     float *dq_t = copyv(dq, qn), *dkv_t = packed ? dq_t : copyv(dkv, kn);
-    const size_t ko = packed ? C : 0, vo = packed ? 2 * C : C;
+    const size_t ko = packed ? C : 0, vo = packed ? C + KC : KC;
     wf_attention_backward(dq, dkv + ko, dkv + vo, dout, out_ref, att_ref, q, k, v, &d, NULL);
     wf_attention_backward_scalar(dq_ref, dkv_ref + ko, dkv_ref + vo, dout, out_ref, att_ref, q, k, v, &d);
     snprintf(what, sizeof what, "%s dq", name);
@@ -357,6 +357,11 @@ int main(void) {
     test_attention("attn prefill", DIMS(1, 4, 32, 16, 40, 384, 256, .causal = 1), 0, pool);
     test_attention("attn prefill by rows", DIMS(1, 4, 32, 17, 33, 384, 256, .causal = 1, .by_rows = 1), 0, pool);
     test_attention("attn by rows, odd head", DIMS(1, 3, 22, 9, 9, 66, 132, .causal = 1, .by_rows = 1), 0, pool);
+    /* grouped-query: 6 query heads over 2 key/value heads (packed rows C + 2 KC), multi-query
+     * with padding, and decoding over a GQA cache */
+    test_attention("attn gqa", DIMS(2, 6, 16, 100, 100, 160, 160, .causal = 1, .KV = 2), 1, pool);
+    test_attention("attn mqa padded", DIMS(3, 4, 8, 70, 70, 48, 48, .key_len = lens, .KV = 1), 1, pool);
+    test_attention("attn gqa decode", DIMS(1, 8, 16, 1, 50, 256, 64, .causal = 1, .KV = 2), 0, pool);
 #undef DIMS
 
     test_rowwise(9, 128);

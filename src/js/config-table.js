@@ -30,6 +30,8 @@ export const CONFIG_TABLE = [
   { name: 'qk_norm', js: 'qkNorm', type: 'bool', default: false, doc: "RMS-normalise each head's queries and keys (no gain), before RoPE" },
   { name: 'zero_proj', js: 'zeroProj', type: 'bool', default: false, doc: 'attention and feed-forward output projections start at zero' },
   { name: 'logit_cap', js: 'logitCap', type: 'real', default: 0, min: 0, max: null, bounds: '[]', doc: 'logits = cap * tanh(logits / cap); 0: no capping' },
+  { name: 'n_kv_head', js: 'nKvHead', type: 'int', default: 0, min: 0, max: 1048576, doc: 'key/value heads of self-attention, shared by equal groups of query heads (GQA; 1: MQA); 0: n_head' },
+  { name: 'rope_theta', js: 'ropeTheta', type: 'real', default: 10000, min: 0, max: null, bounds: '(]', doc: "RoPE's base: pair i turns by pos * theta^(-2i/head size)" },
 ];
 
 export const OPTIM_TABLE = [

@@ -55,6 +55,11 @@ export interface ModelConfig {
   zeroProj: boolean;
   /** Soft-capping of the logits: cap * tanh(logits / cap); 0 = off. */
   logitCap: number;
+  /** Key/value heads of self-attention, shared by equal groups of query heads (grouped-query
+   * attention; 1 = multi-query); must divide nHead; 0 = one per query head (nHead). */
+  nKvHead: number;
+  /** RoPE's base theta: pair i turns by position * theta^(-2i / head size) (10000; SmolLM 1e5). */
+  ropeTheta: number;
 }
 
 /** What createModel accepts: a preset name, or any part of a config (the rest comes from

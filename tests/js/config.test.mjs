@@ -48,8 +48,12 @@ test('the core takes each config field on the table\'s bounds and refuses it jus
   let tried = 0;
   for (const f of CONFIG_FIELDS) {
     const bases = f.encoderDecoderOnly ? [encdec] : [decoder, encdec];
-    // the relation the table does not state: nHead divides dModel
-    const fit = f.name === 'nHead' ? (v) => ({ dModel: v }) : f.name === 'dModel' ? () => ({ nHead: 1 }) : () => ({});
+    // the relations the table does not state: nHead divides dModel, nKvHead divides nHead
+    const fit = {
+      nHead: (v) => ({ dModel: v }),
+      dModel: () => ({ nHead: 1 }),
+      nKvHead: (v) => (v > 0 ? { nHead: v, dModel: v } : {}),
+    }[f.name] ?? (() => ({}));
     for (const v of bounds(f)) {
       for (const base of bases) assert.equal(rt.configCheck({ ...base, ...fit(v), [f.name]: v }), null, `${f.name} = ${v} is on the table's range: the core must take it`);
       tried++;

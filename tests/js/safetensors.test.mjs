@@ -39,6 +39,8 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     [base, 'gpt2'],
     [{ ...base, ...LLAMA }, 'llama'],
     [{ ...base, ...LLAMA, tiedHead: true }, 'llama'],
+    [{ ...base, ...LLAMA, nHead: 4, nKvHead: 2, ropeTheta: 1e5 }, 'llama'], // grouped-query, SmolLM's base
+    [{ ...base, nHead: 4, nKvHead: 1 }, 'wasmformer'], // GPT-2's class has no grouped-query attention
     [{ ...base, bias: false, positions: 'sinusoidal' }, 'wasmformer'],
   ]) {
     const model = await createModel(config);
@@ -46,7 +48,12 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     const files = exportSafetensors(model);
     const cfg = JSON.parse(files['config.json']);
     assert.equal(cfg.model_type, modelType);
+    if (modelType === 'llama') {
+      assert.equal(cfg.num_key_value_heads, config.nKvHead || config.nHead);
+      assert.equal(cfg.rope_theta, config.ropeTheta ?? 10000);
+    }
     const back = await importSafetensors(files);
+    assert.deepEqual(back.config, model.config, 'the config comes back');
     for (const t of model.tensors()) assert.deepEqual(back.getTensor(t.name), model.getTensor(t.name), t.name);
     assert.equal(back.tokenizer.vocabSize, model.tokenizer.vocabSize);
     const opts = { maxTokens: 20, temperature: 0.7, seed: 9 };
@@ -65,6 +72,8 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
 for (const [name, config] of [
   ['GPT-2 style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5 }],
   ['Llama-style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
+  ['Llama-style, grouped-query 4 over 2, rope_theta 1e5',
+    { nLayer: 2, nHead: 4, nKvHead: 2, ropeTheta: 1e5, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
 ]) test(`wasmformer (${name}) -> PyTorch -> wasmformer: the logits agree at every step`, async (t) => {
   const probe = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' });
   if (probe.status !== 0) {
