@@ -270,6 +270,9 @@ WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_le
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16, F64) hold. */
 WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st,
                                        int32_t st_len);
+/* Replaces m by the Llama-shaped model of a llama2.c model file (export.py's legacy .bin, as
+ * the tinyllamas ship; docs/FORMATS.md). Its tokenizer is a file of its own. */
+WF_API wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n);
 
 #ifdef __cplusplus
 }

@@ -289,6 +289,18 @@ export class ModelHandle {
     return ModelHandle.adopt(rt, h, tok, { weightsOnly: true }); // safetensors hold no optimizer state
   }
 
+  /** A handle over the model of a llama2.c model file (no tokenizer: llama2.c keeps it apart). */
+  static fromLlama2c(rt, bytes) {
+    const h = rt.modelCreate();
+    try {
+      rt.llama2cImport(h, bytes);
+    } catch (e) {
+      rt.modelFree(h);
+      throw e;
+    }
+    return ModelHandle.adopt(rt, h, null, { weightsOnly: true }); // no optimizer state in the file
+  }
+
   /** A handle over wasm handle h (and tokenizer tok), both freed if that fails. */
   static adopt(rt, h, tok, opts) {
     try {

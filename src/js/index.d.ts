@@ -947,6 +947,17 @@ export function importSafetensors(
   options?: LoadOptions,
 ): Promise<Model>;
 
+/**
+ * A model from a llama2.c model file (its export.py's legacy `.bin`, as the tinyllamas ship:
+ * a Llama-shaped decoder, grouped-query attention when n_kv_heads < n_heads). The file has no
+ * tokenizer (llama2.c keeps it in `tokenizer.bin`), so the model starts without one:
+ * `forward`, `trainStep` and `train` on token ids work; text generation needs a tokenizer.
+ * @example
+ * const model = await importLlama2c(readFileSync('stories260K.bin'));
+ * const { logits } = model.forward(ids, null, 1, ids.length);
+ */
+export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
+
 /** A batch for encoders and encoder-decoders: ids or vectors, with optional padding lengths. */
 export interface Batch {
   /** Sequences. */

@@ -14,7 +14,8 @@
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
-import { MEMORY_LIMIT, Runtime } from './runtime.js';
+import { MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
+import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
 import { Tokenizer } from './tokenizer.js';
@@ -190,6 +191,14 @@ export function makeApi(platform) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importSafetensors() options');
       const rt = await load(opts);
       return useThreads(rt, importSafetensorsWith(rt, files));
+    },
+    /** A model from a llama2.c model file (export.py's legacy .bin, e.g. the tinyllamas), without
+     * a tokenizer (llama2.c keeps it in tokenizer.bin): forward, trainStep and train on ids work.
+     * @example const model = await importLlama2c(readFileSync('stories260K.bin')); */
+    async importLlama2c(bytes, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importLlama2c() options');
+      const rt = await load(opts);
+      return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'))));
     },
     /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
     async loadTokenizer(bytes, opts = {}) {

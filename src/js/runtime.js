@@ -386,6 +386,17 @@ export class Runtime {
     });
   }
 
+  /** Replaces h by the model of a llama2.c model file (bytes). */
+  llama2cImport(h, bytes) {
+    const p = this.alloc(bytes.length);
+    try {
+      this.u8.set(bytes, p);
+      this.checkModel(h, this.M._wf_model_load_llama2c(h, p, bytes.length));
+    } finally {
+      this.free(p);
+    }
+  }
+
   /** Replaces h by the model of a config.json and a safetensors file (bytes). */
   safetensorsImport(h, config, st) {
     const [pc, ps] = this.allocMany([config.length, st.length]);

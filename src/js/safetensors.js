@@ -24,8 +24,8 @@ export function exportSafetensors(model) {
 /**
  * A Model from Hugging Face files: files['config.json'] (string or bytes) and
  * files['model.safetensors'] (F32, F16, BF16 or F64), as exportSafetensors writes them or as
- * PyTorch saves a GPT2LMHeadModel or a LlamaForCausalLM (no grouped-query attention, RoPE
- * base 10000, unscaled); files['tokenizer.wft'] is used when present. Everything
+ * PyTorch saves a GPT2LMHeadModel or a LlamaForCausalLM (grouped-query attention and any
+ * RoPE base; no RoPE scaling); files['tokenizer.wft'] is used when present. Everything
  * is checked first; a bad file throws a WfError saying what is wrong.
  * @example const model = importSafetensors(rt, { 'config.json': cfg, 'model.safetensors': bytes });
  */
