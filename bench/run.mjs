@@ -58,7 +58,32 @@ const ROWS = [
   { name: 'wasm SIMD, 1 thread, Node', key: 'wasm_simd', platform: 'wasm', run: node('bench/wasm.mjs', 'simd') },
   { name: 'wasm SIMD, 2 threads, Node', key: 'wasm_simd2', platform: 'wasm', run: node('bench/wasm.mjs', 'mt'), threads: 2 },
   { name: 'TF.js 4.22 wasm backend, Node', key: 'tfjs', platform: 'wasm', run: node('bench/tfjs.mjs'), skipB: quick },
+  ...torchRows(),
 ];
+
+/** PyTorch's rows (bench/torch_ref.py) when Debian's python3-torch is there, on OpenBLAS
+ * (the default reference BLAS is ~16x slower: no fair peer). */
+function torchRows() {
+  const python = '/usr/bin/python3';
+  const openblas = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
+  const has = spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+  if (!has || !existsSync(openblas)) {
+    console.log('bench: PyTorch rows skipped (they need: sudo apt-get install -y python3-torch libopenblas0-openmp)');
+    return [];
+  }
+  const row = (threads) => ({
+    name: `PyTorch ${torchVersion(python)} + OpenBLAS, ${threads} thread${threads > 1 ? 's' : ''}`, key: `torch${threads}`,
+    platform: 'torch', threads, pairless: true,
+    run: (which, opt) => [python, ['bench/torch_ref.py', which, ...opt]],
+    env: { ...process.env, LD_LIBRARY_PATH: openblas, OMP_NUM_THREADS: String(threads) },
+  });
+  return [row(1), row(2)];
+}
+
+function torchVersion(python) {
+  const r = spawnSync(python, ['-c', 'import torch; print(torch.__version__.split("a")[0])'], { encoding: 'utf8' });
+  return r.stdout.trim() || '?';
+}
 
 function runRow(row, which) {
   const [steps, warmup] = S[which];
@@ -69,8 +94,8 @@ function runRow(row, which) {
   if (which === 'A') opt.push('--gen', String(row.key === 'tfjs' ? 2 : S.genA));
   if (row.profile) opt.push('--profile');
   const [cmd, argv] = row.run(which, opt);
-  const r = JSON.parse(sh(cmd, argv).trim().split('\n').pop());
-  if (row.threads) {
+  const r = JSON.parse(sh(cmd, argv, { env: row.env }).trim().split('\n').pop());
+  if (row.threads && !row.pairless) {
     // the thread speed-up, steadier than two rows on a shared machine: a second process
     // alternates steps of a threaded and a single-thread model on the same batch
     const pairOpt = ['--steps', String(which === 'B' ? 3 : 8), '--warmup', '1', '--threads', String(row.threads), '--pair', '1'];
@@ -138,7 +163,7 @@ function table(res) {
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of ROWS) {
     const a = res.rows[`${row.key}_A`], bb = res.rows[`${row.key}_B`];
-    const ref = row.platform === 'native' ? 'native_ref' : 'wasm_ref';
+    const ref = { native: 'native_ref', wasm: 'wasm_ref' }[row.platform] ?? 'none';
     const ratio = (r, w, base) => {
       const x = res.rows[`${base}_${w}`];
       return r && x && x.train_tok_s ? (r.train_tok_s / x.train_tok_s).toFixed(1) : '–';
@@ -164,6 +189,13 @@ function table(res) {
     }
   }
   lines.push('');
+  const vsTorch = [['native SIMD', 'native_simd', 1], ['native SIMD', 'native_simd2', 2], ['wasm SIMD, Node', 'wasm_simd', 1],
+    ['wasm SIMD, Node', 'wasm_simd2', 2]].map(([name, key, n]) => {
+    const r = (w, k) => res.rows[`${k}_${w}`], t = (w) => r(w, `torch${n}`);
+    const x = (w, field) => (r(w, key)?.[field] && t(w)?.[field] ? (r(w, key)[field] / t(w)[field]).toFixed(2) : '–');
+    return t('A') ? `${name} ${n}t: train A ${x('A', 'train_tok_s')}x, B ${x('B', 'train_tok_s')}x, generation A ${x('A', 'gen_tok_s')}x` : null;
+  }).filter(Boolean);
+  if (vsTorch.length) lines.push(`wasmformer / PyTorch at the same thread count (tokens/s ratios, this run): ${vsTorch.join('; ')}.`);
   const pairs = ['native_simd2', 'wasm_simd2'].flatMap((k) => ['A', 'B'].map((w) => [k, w, res.rows[`${k}_${w}`]?.pair_speedup]))
     .filter(([, , x]) => x).map(([k, w, x]) => `${k.startsWith('native') ? 'native' : 'wasm'} ${w} ${x.toFixed(2)}x`);
   const iso = res.browser?.isolated;
