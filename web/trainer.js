@@ -13,6 +13,10 @@ import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const AUTOSAVE_MS = 60_000;
+// The samples shown while training: from the same start (a new line) and seed each time, so
+// what changes between two is the model.
+const SAMPLE_PROMPT = '';
+const SAMPLE = { maxTokens: 120, temperature: 0.8, seed: 1 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class TrainingController {
@@ -31,6 +35,7 @@ export class TrainingController {
     this.run = null;     // {target, startStep, fresh, abort, reason, saves, activeMs, chunkStart}
     this.lastSave = 0;
     this.train = null;   // the settings of the run: {config, train, tokenizer}
+    this.sampleMs = 0;   // time spent writing samples during this model's runs
   }
 
   /** Training, or on its way to or from it: the model is not free. */
@@ -50,6 +55,7 @@ export class TrainingController {
     this.wm?.dispose();
     this.wm = null;
     this.chart.clear();
+    this.clearSamples();
     this.settings.bpeTokens = null;
     try {
       this.wm = await createWorkerModel({ ...s.config, batchSize: s.train.batchSize, lr: s.train.lr });
@@ -73,6 +79,7 @@ export class TrainingController {
   /** A run to step (now + steps), with a new learning-rate schedule for it. */
   async runTo({ steps }) {
     const start = this.wm.step;
+    this.sampleMs = 0; // the samples' share is of this run's training time
     this.run = { target: start + steps, startStep: start, fresh: true, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null };
     this.chart.setTarget(this.run.target);
     await this.loop();
@@ -162,7 +169,11 @@ export class TrainingController {
   progress(p) {
     const run = this.run;
     this.chart.addTrain(p.step, p.loss);
-    if (p.validated && p.valLoss !== null) this.chart.addVal(p.step, p.valLoss);
+    if (p.validated && p.valLoss !== null) {
+      this.chart.addVal(p.step, p.valLoss);
+      // a sample from these weights, written between two train calls (checkpoint)
+      if (!run.reason) this.checkpoint(() => this.sample(p.step, p.valLoss)).catch((e) => this.app.error(fmt.explain(e, 'A sample failed')));
+    }
     const elapsed = (run.activeMs + (performance.now() - run.chunkStart)) / 1000;
     $('stat-step').textContent = `${fmt.count(p.step)} / ${fmt.count(run.target)}`;
     $('stat-loss').textContent = fmt.loss(p.loss);
@@ -219,6 +230,31 @@ export class TrainingController {
     });
   }
 
+  /** Writes a sample from the model as it is and adds it to the timeline, newest first. */
+  async sample(step, valLoss) {
+    const t0 = performance.now();
+    const text = await this.wm.generateText(SAMPLE_PROMPT, SAMPLE);
+    this.sampleMs += performance.now() - t0;
+    const li = document.createElement('li');
+    const at = document.createElement('span');
+    at.className = 'at';
+    at.textContent = `step ${fmt.count(step)} · validation loss ${fmt.loss(valLoss)}`;
+    const pre = document.createElement('pre');
+    pre.textContent = text.trim() || '(nothing yet)';
+    li.append(at, pre);
+    $('samples').prepend(li);
+    const active = this.run ? this.run.activeMs : 0;
+    if (active > 0) {
+      $('samples-cost').textContent = `Writing these samples took ${(100 * this.sampleMs / active).toFixed(1)} % of the training time.`;
+    }
+  }
+
+  clearSamples() {
+    $('samples').replaceChildren();
+    $('samples-cost').textContent = '';
+    this.sampleMs = 0;
+  }
+
   /** The record autosave keeps, bytes included. */
   async record() {
     const bytes = await this.wm.save();
@@ -246,6 +282,7 @@ export class TrainingController {
     const wm = await loadWorkerModel(record.bytes);
     this.wm?.dispose();
     this.wm = wm;
+    this.clearSamples();
     const settings = this.settings, corpus = settings.corpus;
     settings.restoreValues(record.settings);
     const c = record.corpus ?? {};
@@ -289,6 +326,7 @@ export class TrainingController {
     this.run = null;
     this.phase = 'stopped';
     this.chart.clear();
+    this.clearSamples();
     this.hooks.model(wm);
     $('stat-step').textContent = fmt.count(wm.step);
     for (const id of ['stat-loss', 'stat-val', 'stat-speed', 'stat-elapsed', 'stat-eta']) $(id).textContent = '–';

@@ -108,7 +108,8 @@ for (const mode of ['isolated', 'plain']) {
       assert.equal(await text(page, '#stat-chars'), '684,768', 'Pride and Prejudice is preloaded');
       assert.match(await text(page, '#stat-vocab'), /^76 /);
       assert.equal(await text(page, '#stat-split'), '616,292 / 68,476 tokens');
-      assert.equal(await text(page, '#stat-params'), '811,264', 'the tiny preset on a 76-token vocabulary');
+      assert.equal(await page.inputValue('#preset'), 'micro', 'the fastest-learning preset is the default');
+      assert.equal(await text(page, '#stat-params'), '109,056', 'the micro preset on a 76-token vocabulary');
       lap('loaded');
 
       // ---- usable: every control has a label, nothing uses inline style ----
@@ -158,6 +159,16 @@ for (const mode of ['isolated', 'plain']) {
       await page.fill('#gen-prompt', 'Elizabeth ');
       console.log(`  [${mode}] main thread answered a timer in ${lag.toFixed(1)} ms while training`);
       await page.waitForFunction(() => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) >= 120, null, { timeout: 120_000 });
+      // samples while training: one per validation, newest first, each from the same start and
+      // seed, with what writing them cost
+      await page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 3, null, { timeout: 60_000 });
+      const samples = await page.$$eval('#samples li', (lis) => lis.map((li) => [li.querySelector('.at').textContent, li.querySelector('pre').textContent]));
+      const steps = samples.map(([at]) => Number(at.match(/^step ([\d,]+)/)[1].replace(/,/g, '')));
+      assert.ok(steps.every((s, i) => i === 0 || s < steps[i - 1]), `newest first: ${steps}`);
+      assert.ok(samples.every(([, t]) => t.length > 0), 'every sample has text');
+      const cost = await text(page, '#samples-cost');
+      assert.match(cost, /took [\d.]+ % of the training time/);
+      console.log(`  [${mode}] ${samples.length} samples by step ${steps[0]}; ${cost}; newest: ${JSON.stringify(samples[0][1].slice(0, 60))}`);
       await shot('training');
       lap('trained');
       // Chromium has relaxed SIMD: the worker runs the relaxed build (src/js/loader.js's probe)
