@@ -69,7 +69,7 @@ function refreshKeep() {
 async function download() {
   let bytes, name;
   if (mode() === 'lm') {
-    bytes = await lm.checkpoint(() => lm.wm.save());
+    bytes = await lm.checkpoint(() => lm.training.saveBytes());
     name = `wasmformer-gpt-step${lm.wm.step}.wf`;
   } else {
     bytes = await s2s.ws.save();

@@ -4,7 +4,7 @@
 
 import { fitCanvas } from './format.js';
 
-const COLORS = { grid: '#d9dde3', axis: '#545b66', text: '#1c1f24', raw: '#9db8e3', train: '#1f5fbf', val: '#c2410c' };
+const COLORS = { grid: '#d9dde3', axis: '#545b66', text: '#1c1f24', raw: '#9db8e3', train: '#1f5fbf', val: '#c2410c', guess: '#6b21a8' };
 
 /** A round step near range / n: 1, 2 or 5 times a power of ten. */
 function niceStep(range, n) {
@@ -22,6 +22,7 @@ export class LossChart {
     this.train = []; // [step, loss]
     this.val = [];   // [step, loss]
     this.xMax = 0;
+    this.guess = null; // the loss of guessing uniformly over the vocabulary: ln V
     this.pending = false;
     new ResizeObserver(() => this.redraw()).observe(canvas);
   }
@@ -44,6 +45,12 @@ export class LossChart {
 
   addVal(step, loss) {
     if (Number.isFinite(loss) && this.val.at(-1)?.[0] !== step) this.val.push([step, loss]);
+    this.redraw();
+  }
+
+  /** The "random guessing" line: ln(vocabulary size), what a model that knows nothing scores. */
+  setGuess(loss) {
+    this.guess = Number.isFinite(loss) ? loss : null;
     this.redraw();
   }
 
@@ -90,6 +97,7 @@ export class LossChart {
       yMin = Math.min(yMin, v);
       yMax = Math.max(yMax, v);
     }
+    if (this.guess !== null) yMax = Math.max(yMax, this.guess);
     if (yMax - yMin < 1e-3) { yMin -= 0.5; yMax += 0.5; }
     const pad = (yMax - yMin) * 0.05;
     yMin = Math.max(0, yMin - pad);
@@ -144,6 +152,22 @@ export class LossChart {
     const smooth = this.train.map(([s, v]) => [s, (avg = avg === null ? v : 0.9 * avg + 0.1 * v)]);
     line(smooth.filter((_, i) => i % every === 0 || i === smooth.length - 1), COLORS.train, 2);
 
+    // random guessing: a dashed line at ln V
+    if (this.guess !== null) {
+      g.strokeStyle = COLORS.guess;
+      g.lineWidth = 1;
+      g.setLineDash([6, 4]);
+      g.beginPath();
+      g.moveTo(L, Y(this.guess));
+      g.lineTo(W - R, Y(this.guess));
+      g.stroke();
+      g.setLineDash([]);
+      g.fillStyle = COLORS.guess;
+      g.textAlign = 'left';
+      g.textBaseline = 'bottom';
+      g.fillText(`random guessing (ln ${Math.round(Math.exp(this.guess))} = ${this.guess.toFixed(2)})`, L + 6, Y(this.guess) - 2);
+    }
+
     // validation loss: dots joined by a faint line
     if (this.val.length) {
       line(this.val, COLORS.val, 1);
@@ -175,7 +199,8 @@ export class LossChart {
     if (last) {
       text = `${this.label}: step ${last[0]}${this.xMax ? ` of ${this.xMax}` : ''}, training loss ${last[1].toFixed(3)}` +
         (this.train.length > 1 ? ` (first ${this.train[0][1].toFixed(3)})` : '') +
-        (val ? `, validation loss ${val[1].toFixed(3)} at step ${val[0]}` : '');
+        (val ? `, validation loss ${val[1].toFixed(3)} at step ${val[0]}` : '') +
+        (this.guess !== null ? `; random guessing scores ${this.guess.toFixed(2)}` : '');
     }
     this.canvas.setAttribute('aria-label', text);
   }

@@ -44,6 +44,12 @@ export class TrainingController {
   setStatus(text) { $('train-status').textContent = text; }
 
   async startNew() {
+    // a trained model is replaced only when the user says so (its autosave stays until the
+    // new one is saved over it)
+    if (this.wm && this.wm.step > 0 && !window.confirm(`Replace the model trained for ${fmt.count(this.wm.step)} steps with a new one? `
+      + 'Download it first to keep it: the new model takes its place here and in the autosave.')) {
+      return;
+    }
     const s = this.settings.read();
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
     await this.settings.check(); // the settings of this moment, not of the last debounced check
@@ -65,6 +71,7 @@ export class TrainingController {
       throw e;
     }
     this.train = s;
+    this.chart.setGuess(Math.log(this.wm.config.vocabSize));
     this.hooks.model(this.wm);
     await this.runTo({ steps: s.train.steps });
   }
@@ -183,6 +190,8 @@ export class TrainingController {
     $('stat-eta').textContent = fmt.duration(p.eta);
     $('train-progress').max = run.target - run.startStep;
     $('train-progress').value = p.step - run.startStep;
+    if (!run.reason) this.setStatus(`Training: ${fmt.count(run.target - p.step)} steps to go.`);
+    if (p.validated) $('overfit-note').hidden = !this.overfitting();
     if (this.app.autosaveOn() && performance.now() - this.lastSave > AUTOSAVE_MS && !run.reason && !run.saves.length) {
       this.lastSave = performance.now();
       this.checkpoint(() => this.autosave()).catch((e) => this.app.error(fmt.explain(e, 'Autosave failed')));
@@ -249,6 +258,31 @@ export class TrainingController {
     }
   }
 
+  /** Validation loss rising over the last three validations while the training loss (its
+   * running average over the same steps) falls: the model learns this text by heart. */
+  overfitting() {
+    const val = this.chart.val, train = this.chart.train;
+    if (val.length < 4) return false;
+    const [a, b, c] = val.slice(-3).map(([, v]) => v);
+    if (!(c > b && b > a)) return false;
+    const mean = (from, to) => {
+      const xs = train.filter(([s]) => s > from && s <= to).map(([, v]) => v);
+      return xs.length ? xs.reduce((x, y) => x + y, 0) / xs.length : NaN;
+    };
+    const s = val.slice(-4).map(([step]) => step);
+    return mean(s[2], s[3]) < mean(s[0], s[1]);
+  }
+
+  /** The model file's bytes, with the loss history in its metadata (a reopened model shows
+   * its curve), thinned to at most 2,000 training points. */
+  async saveBytes() {
+    const c = this.chart.snapshot(), every = Math.ceil(c.train.length / 2000);
+    const history = { ...c, train: c.train.filter((_, i) => i % every === 0 || i === c.train.length - 1) };
+    const meta = this.wm.metadata;
+    await this.wm.setMetadata({ ...(meta && typeof meta === 'object' && !Array.isArray(meta) ? meta : {}), lossHistory: history });
+    return this.wm.save();
+  }
+
   clearSamples() {
     $('samples').replaceChildren();
     $('samples-cost').textContent = '';
@@ -257,7 +291,7 @@ export class TrainingController {
 
   /** The record autosave keeps, bytes included. */
   async record() {
-    const bytes = await this.wm.save();
+    const bytes = await this.saveBytes();
     const info = this.wm.snapshot;
     const corpus = this.settings.corpus;
     return {
@@ -299,6 +333,7 @@ export class TrainingController {
     await settings.chooseSource();
     this.train = { ...settings.read(), config: wm.config };
     this.chart.restore(record.chart);
+    this.chart.setGuess(Math.log(wm.config.vocabSize));
     this.hooks.model(wm);
     const step = wm.step;
     if (record.target && record.target > step) {
@@ -326,10 +361,15 @@ export class TrainingController {
     this.run = null;
     this.phase = 'stopped';
     this.chart.clear();
+    const history = wm.metadata?.lossHistory;
+    if (history && Array.isArray(history.train) && Array.isArray(history.val)) this.chart.restore(history);
+    this.chart.setGuess(Math.log(wm.config.vocabSize));
     this.clearSamples();
     this.hooks.model(wm);
     $('stat-step').textContent = fmt.count(wm.step);
-    for (const id of ['stat-loss', 'stat-val', 'stat-speed', 'stat-elapsed', 'stat-eta']) $(id).textContent = '–';
+    for (const id of ['stat-speed', 'stat-elapsed', 'stat-eta']) $(id).textContent = '–';
+    $('stat-loss').textContent = fmt.loss(this.chart.train.at(-1)?.[1]);
+    $('stat-val').textContent = fmt.loss(this.chart.val.at(-1)?.[1]);
     this.setStatus(`Opened ${fileName}: ${fmt.count(wm.paramCount)} parameters, trained for ${fmt.count(wm.step)} steps.`);
     this.hooks.changed();
   }

@@ -188,7 +188,16 @@ for (const mode of ['isolated', 'plain']) {
       await waitText(page, '#train-status', /^Paused at step/);
       const pausedAt = await number(page, '#stat-step');
       await waitText(page, '#keep-status', new RegExp(`^Autosaved in this browser at step ${pausedAt.toLocaleString('en-US')} `));
+      assert.match(await page.getAttribute('#loss-chart', 'aria-label'), /random guessing scores 4\.33/, 'the chart has the ln V line');
       lap('paused and resumed');
+
+      // ---- a trained model is replaced only after a yes: "no" keeps it, step and status as they were ----
+      const asked = new Promise((resolve) => page.once('dialog', async (d) => { const m = d.message(); await d.dismiss(); resolve(m); }));
+      await page.click('#train-start');
+      assert.match(await asked, new RegExp(`^Replace the model trained for ${pausedAt.toLocaleString('en-US')} steps`));
+      await page.waitForTimeout(300);
+      assert.equal(await number(page, '#stat-step'), pausedAt, 'declined: the model stays');
+      assert.match(await text(page, '#train-status'), /^Paused at step/);
 
       // ---- generation during the pause: text streams in, pieces at a time ----
       await page.evaluate(() => {
@@ -237,6 +246,10 @@ for (const mode of ['isolated', 'plain']) {
       await page.reload();
       await ready(page);
       await page.waitForSelector('#restore', { state: 'visible' });
+      // the offer stays on screen wherever the page is scrolled
+      await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+      const bar = await page.$eval('#restore', (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, h: innerHeight }; });
+      assert.ok(bar.top >= 0 && bar.bottom <= bar.h, `the restore offer is in the viewport after scrolling: ${JSON.stringify(bar)}`);
       assert.match(await text(page, '#restore-text'), new RegExp(`step ${pausedAt.toLocaleString('en-US')} of 400, paused`));
       await page.click('#restore-yes');
       await waitText(page, '#train-status', /^Restored at step/);
@@ -254,6 +267,7 @@ for (const mode of ['isolated', 'plain']) {
       await page.setInputFiles('#model-open', file);
       await waitText(page, '#keep-status', /^Opened page-.*-model\.wf/);
       assert.equal(await number(page, '#stat-step'), pausedAt);
+      assert.match(await page.getAttribute('#loss-chart', 'aria-label'), new RegExp(`step ${pausedAt} of \\d+, training loss`), 'the file brought its loss curve');
       assert.equal(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'the opened file writes the same text');
       // a file that is not a model: an error in words, the model stays
       await page.setInputFiles('#model-open', { name: 'notes.wf', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model at all') });
