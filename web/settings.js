@@ -184,7 +184,32 @@ export class SettingsForm {
     config.vocabSize = kind === 'bpe' ? bpeVocab : this.corpus.chars().distinct + 1;
     const valFraction = numberIn($('val-fraction')) ?? 0;
     if (!(valFraction >= 0 && valFraction < 1)) throw new Error('the validation fraction must be in [0, 1)');
+    // a short text: the context shrinks to what both parts of the text can fill
+    const fit = this.textFit(config.context, valFraction);
+    if (fit.context !== null && fit.context < config.context) config.context = fit.context;
     return { config, train: { ...train, valFraction }, tokenizer: kind === 'bpe' ? { kind: 'bpe', vocabSize: bpeVocab } : 'char' };
+  }
+
+  /** What the text allows: training reads windows of context + 1 characters from the text
+   * (the part not held out) and validation from the held-out part. Returns {problem: words
+   * for the text box, or null; context: the longest context both parts fit (null: the
+   * tokens are not known before a BPE tokenizer is learned)}. */
+  textFit(context, valFraction) {
+    const kind = $('tokenizer-kind').value;
+    const s = this.corpus.stats({ kind, bpeVocab: numberIn($('bpe-vocab')), valFraction, bpeTokens: this.bpeTokens });
+    if (s.chars === 0) return { problem: 'There is no text yet: pick a novel, paste some text or open a file.', context: null };
+    if (s.tokens === null) return { problem: null, context: null };
+    const room = Math.min(s.train, valFraction > 0 ? s.val : Infinity) - 1;
+    const unit = kind === 'bpe' ? 'tokens' : 'characters';
+    if (room < 2) {
+      const need = valFraction > 0 ? Math.ceil(3 / Math.min(valFraction, 1 - valFraction)) : 3;
+      return {
+        problem: `This text is too short to learn from: it has ${fmt.count(s.tokens)} ${unit}, and with ${fmt.count(100 * valFraction)} % held out ` +
+          `for validation it needs at least ${fmt.count(need)}. Paste more, or hold out less.`,
+        context: null,
+      };
+    }
+    return { problem: null, context: Math.min(context, room) };
   }
 
   /** Re-checks the settings (config, memory) after any change, a moment later. */
@@ -221,7 +246,16 @@ export class SettingsForm {
     $('stat-params').textContent = estimate ? fmt.count(estimate.count) : '–';
     $('stat-memory').textContent = estimate ? fmt.bytes(estimate.total) : '–';
     $('stat-acts').textContent = estimate ? fmt.bytes(estimate.activations) : '–';
-    this.problem = problem;
+    // the text's own problem, at the text box, in its words (and nothing to train until fixed)
+    const valFraction = numberIn($('val-fraction')) ?? 0, wanted = readField($('cfg-context'), FIELDS.context);
+    const fit = this.textFit(wanted ?? 1, valFraction);
+    $('corpus-problem').textContent = fit.problem ?? '';
+    $('corpus-problem').hidden = !fit.problem;
+    const shrunk = !fit.problem && fit.context !== null && wanted !== undefined && fit.context < wanted;
+    const unit = $('tokenizer-kind').value === 'bpe' ? 'tokens' : 'characters';
+    $('corpus-note').textContent = shrunk ? `The text is short, so the model reads ${fmt.count(fit.context)} ${unit} at a time instead of ${fmt.count(wanted)}.` : '';
+    $('corpus-note').hidden = !shrunk;
+    this.problem = fit.problem ?? problem;
     $('model-problem').textContent = problem ?? '';
     $('model-problem').hidden = !problem;
     this.changed();

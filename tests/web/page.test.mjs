@@ -131,9 +131,17 @@ for (const mode of ['isolated', 'plain']) {
       await page.waitForSelector('#model-problem', { state: 'hidden' });
       await page.selectOption('#corpus-source', 'paste');
       await waitText(page, '#stat-chars', /^0$/);
-      await page.click('#train-start');
-      await waitText(page, '#errors', /the text is empty/);
-      await page.click('#errors .error button'); // dismiss
+      // text problems are said at the text box, in the page's words, and nothing trains
+      await waitText(page, '#corpus-problem', /^There is no text yet: pick a novel, paste some text or open a file\.$/);
+      assert.equal(await page.isDisabled('#train-start'), true, 'no text: nothing to train');
+      await page.fill('#corpus-paste', 'It is a truth.');
+      await waitText(page, '#corpus-problem', /^This text is too short to learn from: it has 14 characters, and with 10 % held out for validation it needs at least 30\./);
+      assert.doesNotMatch(await text(page, '#corpus-problem'), /valFraction|context/, 'no API names');
+      // a short text: the context shrinks to what the held-out part can fill
+      await page.fill('#corpus-paste', 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(4));
+      await waitText(page, '#corpus-note', /^The text is short, so the model reads 46 characters at a time instead of 64\.$/);
+      await page.waitForSelector('#corpus-problem', { state: 'hidden' });
+      assert.equal(await page.isDisabled('#train-start'), false, 'a short text trains, with a shorter context');
       await page.selectOption('#corpus-source', 'pride_and_prejudice');
       await waitText(page, '#stat-chars', /684,768/);
       lap('errors shown');
