@@ -67,6 +67,17 @@ async function browse(origin, viewport = { width: 1100, height: 900 }) {
 }
 
 const text = (page, sel) => page.$eval(sel, (el) => el.textContent);
+
+/** axe-core (npm devDependency) over the page as it is: the serious and critical violations,
+ * each as "rule: the first elements". Evaluated through the debugging protocol, which the
+ * page's CSP does not govern. */
+async function accessibility(page) {
+  await page.evaluate(readFileSync(join(root, 'node_modules/axe-core/axe.min.js'), 'utf8'));
+  const found = await page.evaluate(async () => (await globalThis.axe.run(document)).violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`));
+  return found;
+}
 const number = async (page, sel) => Number((await text(page, sel)).replace(/,/g, '').split('/')[0]);
 
 /** Waits until the text of sel matches re. */
@@ -178,6 +189,7 @@ for (const mode of ['isolated', 'plain']) {
       assert.match(cost, /took [\d.]+ % of the training time/);
       console.log(`  [${mode}] ${samples.length} samples by step ${steps[0]}; ${cost}; newest: ${JSON.stringify(samples[0][1].slice(0, 60))}`);
       await shot('training');
+      assert.deepEqual(await accessibility(page), [], 'axe-core while training: serious or critical violations');
       lap('trained');
       // Chromium has relaxed SIMD: the worker runs the relaxed build (src/js/loader.js's probe)
       await waitText(page, '#env-status', /uses \d+ threads? and relaxed-SIMD kernels/);
@@ -333,6 +345,7 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     const wide = await b.page.$$eval('main *', (els) => els.filter((el) => el.getBoundingClientRect().right > innerWidth + 1)
       .map((el) => el.id || el.tagName));
     assert.deepEqual(wide, [], 'elements sticking out');
+    assert.deepEqual(await accessibility(b.page), [], 'axe-core: serious or critical accessibility violations');
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-narrow.png'), fullPage: true });
     assert.deepEqual(b.problems, []);
   } finally {
