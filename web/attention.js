@@ -33,7 +33,7 @@ export class AttentionPanel {
   constructor(model, checkpoint) {
     this.model = model;
     this.checkpoint = checkpoint;
-    this.heatmap = new Heatmap($('att-map'), $('att-readout'));
+    this.heatmap = new Heatmap($('att-map'), $('att-readout'), { tip: $('att-tip'), legendMax: $('att-legend-max') });
     this.maps = null; // the last selfAttention result
     $('att-layer').addEventListener('change', () => this.draw());
     $('att-head').addEventListener('change', () => this.draw());
@@ -44,6 +44,7 @@ export class AttentionPanel {
     this.maps = null;
     this.heatmap.clear('nothing shown yet');
     fillLayerHeads($('att-layer'), $('att-head'), cfg);
+    $('att-head').value = '0'; // one head: what a head does is clearer than the mean of all
   }
 
   async show() {
@@ -52,10 +53,15 @@ export class AttentionPanel {
     $('att-status').textContent = 'Computing…';
     let all = 0;
     const wm = this.model();
-    this.maps = await this.checkpoint(async () => {
-      all = (await wm.encode(text)).length;
-      return wm.selfAttention(text);
-    });
+    this.busy = true;
+    try {
+      this.maps = await this.checkpoint(async () => {
+        all = (await wm.encode(text)).length;
+        return wm.selfAttention(text);
+      });
+    } finally {
+      this.busy = false;
+    }
     const cut = this.maps.T < all ? ` (the last ${this.maps.T} of its ${all}: the model’s context)` : '';
     $('att-status').textContent = `${this.maps.T} tokens${cut}.`;
     this.draw();

@@ -4,10 +4,14 @@
 import { fitCanvas, tokenLabel } from './format.js';
 
 export class Heatmap {
-  /** canvas: focusable; readout: an <output>; names: how rows and columns are called. */
-  constructor(canvas, readout, { rowName = 'query', colName = 'key', label = 'Attention map' } = {}) {
+  /** canvas: focusable; readout: an <output>; names: how rows and columns are called; tip:
+   * an element shown at the pointer with the cell's value; legendMax: where the scale's top
+   * (the map's largest weight) is written. */
+  constructor(canvas, readout, { rowName = 'query', colName = 'key', label = 'Attention map', tip = null, legendMax = null } = {}) {
     this.canvas = canvas;
     this.readout = readout;
+    this.tip = tip;
+    this.legendMax = legendMax;
     this.rowName = rowName;
     this.colName = colName;
     this.label = label;
@@ -17,6 +21,7 @@ export class Heatmap {
     new ResizeObserver(() => this.draw()).observe(canvas);
     canvas.addEventListener('keydown', (e) => this.key(e));
     canvas.addEventListener('pointermove', (e) => this.point(e));
+    canvas.addEventListener('pointerleave', () => { if (this.tip) this.tip.hidden = true; });
     canvas.addEventListener('focus', () => this.draw());
     canvas.addEventListener('blur', () => this.draw());
   }
@@ -26,6 +31,7 @@ export class Heatmap {
     let max = 1e-9;
     for (const v of values) max = Math.max(max, v);
     this.map = { rows, cols, values, max };
+    if (this.legendMax) this.legendMax.textContent = max.toFixed(2);
     this.cursor = [Math.min(this.cursor[0], rows.length - 1), Math.min(this.cursor[1], cols.length - 1)];
     this.canvas.setAttribute('aria-label', `${this.label}: ${caption}, ${rows.length} rows by ${cols.length} columns`);
     this.draw();
@@ -34,6 +40,8 @@ export class Heatmap {
 
   clear(message) {
     this.map = null;
+    if (this.legendMax) this.legendMax.textContent = '–';
+    if (this.tip) this.tip.hidden = true;
     this.canvas.setAttribute('aria-label', `${this.label}: ${message}`);
     this.readout.textContent = '';
     this.draw();
@@ -59,7 +67,18 @@ export class Heatmap {
     const box = this.canvas.getBoundingClientRect();
     const { left, top, cell } = this.geom;
     const c = Math.floor((e.clientX - box.left - left) / cell), r = Math.floor((e.clientY - box.top - top) / cell);
-    if (r < 0 || c < 0 || r >= this.map.rows.length || c >= this.map.cols.length) return;
+    if (r < 0 || c < 0 || r >= this.map.rows.length || c >= this.map.cols.length) {
+      if (this.tip) this.tip.hidden = true;
+      return;
+    }
+    if (this.tip) {
+      // the cell's value next to the pointer (CSSOM, which the page's CSP allows)
+      const { rows, cols, values } = this.map;
+      this.tip.textContent = `“${tokenLabel(rows[r])}” → “${tokenLabel(cols[c])}”: ${values[r * cols.length + c].toFixed(3)}`;
+      this.tip.style.left = `${e.clientX - box.left + 12}px`;
+      this.tip.style.top = `${e.clientY - box.top + 12}px`;
+      this.tip.hidden = false;
+    }
     if (r === this.cursor[0] && c === this.cursor[1]) return;
     this.cursor = [r, c];
     this.draw();

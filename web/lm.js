@@ -22,6 +22,10 @@ export class LanguageModelUI {
         this.attention.setModel(wm.config);
       },
       quiet: () => this.generation.stop(),
+      // the first validation: the model has a tokenizer and weights worth a look
+      validated: () => {
+        if (!this.attention.maps && !this.attention.busy) this.attention.show().catch((e) => app.error(fmt.explain(e, 'Could not compute the attention map')));
+      },
     });
     this.generation = new GenerationPanel(() => this.training.wm, changed);
     this.attention = new AttentionPanel(() => this.training.wm, (fn) => this.training.checkpoint(fn));
@@ -48,8 +52,21 @@ export class LanguageModelUI {
   get busyGenerating() { return this.generation.busy; }
   chooseSource() { return this.settings.chooseSource(); }
   checkpoint(fn) { return this.training.checkpoint(fn); }
-  restore(record) { return this.training.restore(record); }
-  adopt(wm, fileName) { return this.training.adopt(wm, fileName); }
+  async restore(record) {
+    await this.training.restore(record);
+    await this.showAttention();
+  }
+
+  async adopt(wm, fileName) {
+    await this.training.adopt(wm, fileName);
+    await this.showAttention();
+  }
+
+  /** The attention map of the panel's text, drawn as soon as a model can give one. */
+  async showAttention() {
+    if (!this.training.wm?.snapshot?.tokenizer) return;
+    await this.attention.show().catch((e) => this.app.error(fmt.explain(e, 'Could not compute the attention map')));
+  }
 
   /** Enables the buttons that can be used now. */
   refresh() {

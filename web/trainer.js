@@ -22,7 +22,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export class TrainingController {
   /**
    * app: {error(text), autosave(record) -> Promise, autosaveOn(), threads(n)};
-   * settings: the SettingsForm; hooks: changed() (the buttons may change), model(wm) (a
+   * settings: the SettingsForm; hooks: changed() (the buttons may change), validated() (a
+   * validation came in), model(wm) (a
    * new model is in place), quiet() -> Promise (everything else the model runs has ended)
    */
   constructor(app, settings, hooks) {
@@ -191,7 +192,10 @@ export class TrainingController {
     $('train-progress').max = run.target - run.startStep;
     $('train-progress').value = p.step - run.startStep;
     if (!run.reason) this.setStatus(`Training: ${fmt.count(run.target - p.step)} steps to go.`);
-    if (p.validated) $('overfit-note').hidden = !this.overfitting();
+    if (p.validated) {
+      $('overfit-note').hidden = !this.overfitting();
+      this.hooks.validated?.();
+    }
     if (this.app.autosaveOn() && performance.now() - this.lastSave > AUTOSAVE_MS && !run.reason && !run.saves.length) {
       this.lastSave = performance.now();
       this.checkpoint(() => this.autosave()).catch((e) => this.app.error(fmt.explain(e, 'Autosave failed')));

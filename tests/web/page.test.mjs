@@ -243,12 +243,21 @@ for (const mode of ['isolated', 'plain']) {
       assert.equal(await page.isEnabled('#gen-start'), true);
       lap('generated and stopped');
 
-      // ---- the attention map, by keyboard ----
+      // ---- the attention map: drawn since the first validation, one head, a legend; then by keyboard ----
+      assert.match(await page.getAttribute('#att-map', 'aria-label'), /^Attention map: layer 2, head 1, \d+ rows/, 'drawn without a click, one head');
+      assert.match(await text(page, '#att-legend-max'), /^\d\.\d\d$/);
+      const box = await page.$eval('#att-map', (el) => { el.scrollIntoView({ block: 'center' }); const r = el.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
+      await page.mouse.move(box.x + box.w * 0.2, box.y + box.w * 0.9);
+      await page.waitForSelector('#att-tip', { state: 'visible' });
+      assert.match(await text(page, '#att-tip'), /^“.+” → “.+”: \d\.\d{3}$/, 'a tooltip at the pointer');
       await page.fill('#att-text', 'Mr. Darcy');
       await page.click('#att-show');
       await waitText(page, '#att-status', /^9 tokens/);
-      assert.match(await text(page, '#att-readout'), /query 1 “M” → key 1 “M”: weight 1\.000/);
+      await page.mouse.move(0, 0);
       await page.focus('#att-map');
+      await page.keyboard.press('PageUp');
+      await page.keyboard.press('Home');
+      assert.match(await text(page, '#att-readout'), /query 1 “M” → key 1 “M”: weight 1\.000/);
       await page.keyboard.press('ArrowDown');
       await page.keyboard.press('ArrowDown');
       assert.match(await text(page, '#att-readout'), /query 3 “\.” → key 1 “M”: weight 0\.\d{3}/);
