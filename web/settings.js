@@ -89,6 +89,7 @@ export class SettingsForm {
       this.corpusChanged();
     });
     $('corpus-file').addEventListener('change', () => this.readFile());
+    $('tr-for').addEventListener('change', () => { $('tr-steps-row').hidden = $('tr-for').value !== 'steps'; });
     for (const id of ['tokenizer-kind', 'bpe-vocab', 'val-fraction']) $(id).addEventListener('input', () => this.corpusChanged());
     $('preset').addEventListener('change', () => {
       if ($('preset').value !== 'custom') this.applyPreset($('preset').value);
@@ -176,6 +177,10 @@ export class SettingsForm {
     const train = {};
     for (const k of [...trainKeys, 'steps']) train[k] = readField($(`tr-${k}`), rowOf(k));
     if (!train.steps) throw new Error('“Steps” must be at least 1');
+    // how long: a time budget in seconds, until stopped, or the steps above
+    const length = $('tr-for').value;
+    train.seconds = /^\d+$/.test(length) ? Number(length) : null;
+    train.untilStopped = length === 'until';
     if (!train.batchSize) throw new Error('“Batch size” must be at least 1');
     if (train.lr === undefined) throw new Error('give a learning rate');
     const kind = $('tokenizer-kind').value;

@@ -17,6 +17,7 @@ const AUTOSAVE_MS = 60_000;
 // what changes between two is the model.
 const SAMPLE_PROMPT = '';
 const SAMPLE = { maxTokens: 120, temperature: 0.8, seed: 1 };
+const UNTIL_STOPPED = 10_000_000; // the step schedule of an open run: warmup, then a decay too slow to see
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class TrainingController {
@@ -74,23 +75,47 @@ export class TrainingController {
     this.train = s;
     this.chart.setGuess(Math.log(this.wm.config.vocabSize));
     this.hooks.model(this.wm);
-    await this.runTo({ steps: s.train.steps });
+    await this.runFor(s.train);
   }
 
   async trainMore() {
     const s = this.settings.read();
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
     this.train = { ...s, config: this.wm.config };
-    await this.runTo({ steps: s.train.steps });
+    await this.runFor(s.train);
   }
 
-  /** A run to step (now + steps), with a new learning-rate schedule for it. */
-  async runTo({ steps }) {
+  /** A run of the form's length: a time budget, until stopped, or a number of steps. */
+  runFor(t) {
+    if (t.seconds) return this.runTo({ seconds: t.seconds });
+    // until stopped: a schedule so long that after its warmup the rate barely moves
+    return this.runTo({ steps: t.untilStopped ? UNTIL_STOPPED : t.steps, open: t.untilStopped });
+  }
+
+  /** A run to step (now + steps), or of `seconds` of training, with a new learning-rate
+   * schedule for it; open: a run with no end but the user's stop. */
+  async runTo({ steps, seconds, open = false }) {
     const start = this.wm.step;
     this.sampleMs = 0; // the samples' share is of this run's training time
-    this.run = { target: start + steps, startStep: start, fresh: true, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null };
-    this.chart.setTarget(this.run.target);
+    this.run = {
+      target: seconds ? null : start + steps, seconds: seconds ?? null, secondsDone: 0, open,
+      startStep: start, fresh: true, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null,
+    };
+    this.chart.setTarget(seconds || open ? 0 : this.run.target);
     await this.loop();
+  }
+
+  /** What is left of the run: steps, or seconds of a time budget. */
+  left() {
+    const run = this.run;
+    return run.seconds ? run.seconds - run.secondsDone : run.target - this.wm.step;
+  }
+
+  /** Where the run stands, in words: "step 120 of 400", "step 120, 0:42 of 1:00", "step 120". */
+  where(step) {
+    const run = this.run;
+    if (run.seconds) return `step ${fmt.count(step)}, ${fmt.duration(run.secondsDone)} of ${fmt.duration(run.seconds)}`;
+    return run.open ? `step ${fmt.count(step)}` : `step ${fmt.count(step)} of ${fmt.count(run.target)}`;
   }
 
   async resume() {
@@ -103,10 +128,19 @@ export class TrainingController {
   options(remaining) {
     const run = this.run, s = this.train.train;
     const opts = {
-      steps: remaining, batchSize: s.batchSize, valFraction: s.valFraction,
+      batchSize: s.batchSize, valFraction: s.valFraction,
       evalInterval: s.evalInterval ?? 0, evalBatches: s.evalBatches,
       signal: run.abort.signal, onProgress: (p) => this.progress(p),
     };
+    if (run.seconds) {
+      // a time budget: each call carries the seconds spent, and the lr follows the clock
+      // from the run's peak (the settings', every call)
+      Object.assign(opts, { seconds: run.seconds, secondsDone: run.secondsDone, warmupFraction: 0.05 });
+      for (const { name } of OPTIM_FIELDS) if (s[name] !== undefined && name !== 'warmup') opts[name] = s[name];
+      if (!this.wm.snapshot.tokenizer) opts.tokenizer = this.train.tokenizer;
+      return opts;
+    }
+    opts.steps = remaining;
     if (!run.fresh) return { ...opts, keepSchedule: true };
     for (const { name } of OPTIM_FIELDS) if (s[name] !== undefined) opts[name] = s[name];
     if (!this.wm.snapshot.tokenizer) opts.tokenizer = this.train.tokenizer;
@@ -124,12 +158,12 @@ export class TrainingController {
       while (run.saves.length) await run.saves.shift()();
     };
     for (;;) {
-      const remaining = run.target - wm.step;
-      if (remaining <= 0 || run.reason === 'stop') break;
+      const remaining = this.left();
+      if (remaining <= (run.seconds ? 0.01 : 0) || run.reason === 'stop') break;
       if (run.reason === 'pause') {
         this.phase = 'paused';
         await flush();
-        this.setStatus(`Paused at step ${fmt.count(wm.step)} of ${fmt.count(run.target)}. Generate, look at the attention, or resume.`);
+        this.setStatus(`Paused at ${this.where(wm.step)}. Generate, look at the attention, or resume.`);
         $('stat-eta').textContent = '–';
         this.hooks.changed();
         await this.autosave();
@@ -137,11 +171,12 @@ export class TrainingController {
       }
       run.abort = new AbortController();
       const opts = this.options(remaining);
-      this.setStatus(`Training: ${fmt.count(remaining)} steps to go.`);
+      this.setStatus(this.toGo(wm.step));
       run.chunkStart = performance.now();
       let failure = null;
       try {
-        await wm.train(this.settings.corpus.text, opts);
+        const summary = await wm.train(this.settings.corpus.text, opts);
+        if (run.seconds && summary?.secondsDone !== undefined) run.secondsDone = summary.secondsDone;
       } catch (e) {
         if (e.name !== 'AbortError') failure = e;
       }
@@ -164,7 +199,7 @@ export class TrainingController {
       }
       await flush();
     }
-    this.phase = wm.step >= run.target ? 'done' : 'stopped';
+    this.phase = this.left() <= (run.seconds ? 0.01 : 0) ? 'done' : 'stopped';
     await flush();
     this.setStatus(this.phase === 'done'
       ? `Done: ${fmt.count(wm.step)} steps in ${fmt.duration(run.activeMs / 1000)}.`
@@ -183,15 +218,16 @@ export class TrainingController {
       if (!run.reason) this.checkpoint(() => this.sample(p.step, p.valLoss)).catch((e) => this.app.error(fmt.explain(e, 'A sample failed')));
     }
     const elapsed = (run.activeMs + (performance.now() - run.chunkStart)) / 1000;
-    $('stat-step').textContent = `${fmt.count(p.step)} / ${fmt.count(run.target)}`;
+    if (run.seconds && p.secondsDone !== undefined) run.secondsDone = p.secondsDone;
+    $('stat-step').textContent = run.target && !run.open ? `${fmt.count(p.step)} / ${fmt.count(run.target)}` : fmt.count(p.step);
     $('stat-loss').textContent = fmt.loss(p.loss);
     $('stat-val').textContent = fmt.loss(this.chart.val.at(-1)?.[1]);
     $('stat-speed').textContent = fmt.rate(p.tokensPerSecond);
     $('stat-elapsed').textContent = fmt.duration(elapsed);
-    $('stat-eta').textContent = fmt.duration(p.eta);
-    $('train-progress').max = run.target - run.startStep;
-    $('train-progress').value = p.step - run.startStep;
-    if (!run.reason) this.setStatus(`Training: ${fmt.count(run.target - p.step)} steps to go.`);
+    $('stat-eta').textContent = run.open ? '–' : fmt.duration(p.eta);
+    $('train-progress').max = run.seconds ?? (run.open ? 1 : run.target - run.startStep);
+    $('train-progress').value = run.seconds ? run.secondsDone : run.open ? 0 : p.step - run.startStep;
+    if (!run.reason) this.setStatus(this.toGo(p.step));
     if (p.validated) {
       $('overfit-note').hidden = !this.overfitting();
       this.hooks.validated?.();
@@ -241,6 +277,14 @@ export class TrainingController {
       this.run.saves.push(() => fn().then(resolve, reject));
       this.run.abort?.abort();
     });
+  }
+
+  /** The status while training. */
+  toGo(step) {
+    const run = this.run;
+    if (run.seconds) return `Training: ${fmt.duration(Math.max(0, run.seconds - run.secondsDone))} to go (step ${fmt.count(step)}).`;
+    if (run.open) return `Training until you stop it (step ${fmt.count(step)}).`;
+    return `Training: ${fmt.count(run.target - step)} steps to go.`;
   }
 
   /** Writes a sample from the model as it is and adds it to the timeline, newest first. */
@@ -300,7 +344,8 @@ export class TrainingController {
     const corpus = this.settings.corpus;
     return {
       version: 1, kind: 'lm', savedAt: Date.now(), bytes, step: info.step, paramCount: info.paramCount,
-      target: this.run && this.wm.step < this.run.target ? this.run.target : null,
+      // a step run to continue after a reload (a time budget's clock does not survive one)
+      target: this.run?.target && !this.run.open && this.wm.step < this.run.target ? this.run.target : null,
       chart: this.chart.snapshot(),
       corpus: { source: corpus.source, name: corpus.name, text: NOVELS[corpus.source] ? null : corpus.text },
       settings: this.settings.values(),

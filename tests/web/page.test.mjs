@@ -158,6 +158,8 @@ for (const mode of ['isolated', 'plain']) {
       lap('errors shown');
 
       // ---- training: the shown loss falls; the chart and the stats move ----
+      assert.equal(await page.inputValue('#tr-for'), '60', 'a minute of training is the default');
+      await page.selectOption('#tr-for', 'steps');
       await page.fill('#tr-steps', '400');
       await page.fill('#tr-evalInterval', '20');
       await page.click('#train-start');
@@ -355,6 +357,14 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
       .map((el) => el.id || el.tagName));
     assert.deepEqual(wide, [], 'elements sticking out');
     assert.deepEqual(await accessibility(b.page), [], 'axe-core: serious or critical accessibility violations');
+    // the default click: a minute of training on the clock, which counts down; stop ends it
+    await b.page.click('#train-start');
+    await waitText(b.page, '#train-status', /^Training: (\d+ s|1 min 00 s) to go \(step [1-9]/);
+    const early = await text(b.page, '#train-status');
+    await b.page.waitForFunction((s) => document.querySelector('#train-status').textContent !== s
+      && /to go/.test(document.querySelector('#train-status').textContent), early, { timeout: 30_000 });
+    await b.page.click('#train-stop');
+    await waitText(b.page, '#train-status', /^Stopped at step [\d,]+\.$/);
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-narrow.png'), fullPage: true });
     assert.deepEqual(b.problems, []);
   } finally {
