@@ -344,6 +344,38 @@ for (const mode of ['isolated', 'plain']) {
   });
 }
 
+test('the page on a wide screen: the training view (bar, figures, chart, samples) in one 1280x800 view', async (t) => {
+  if (!haveChromium(t)) return;
+  const server = await startServer({ folder: site, port: 0 });
+  const b = await browse(server.origin, { width: 1280, height: 800 });
+  try {
+    await b.page.goto(`${server.origin}/`);
+    await ready(b.page);
+    await b.page.click('#train-start');
+    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 2, null, { timeout: 60_000 });
+    const inView = await b.page.evaluate(() => ['train-start', 'train-pause', 'train-status', 'stat-step', 'stat-val', 'loss-chart', 'samples']
+      .map((id) => [id, document.getElementById(id).getBoundingClientRect()])
+      .filter(([, r]) => !(r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth))
+      .map(([id, r]) => `${id} at ${Math.round(r.left)},${Math.round(r.top)}-${Math.round(r.right)},${Math.round(r.bottom)}`));
+    assert.deepEqual(inView, [], 'outside the 1280x800 view at load');
+    // the settings sit beside the view, not above it
+    const [settings, view] = await b.page.$$eval('.settings-col, .view-col', (els) => els.map((el) => el.getBoundingClientRect().left));
+    assert.ok(view > settings + 200, `two columns: ${settings}, ${view}`);
+    // the bar stays in view when the view scrolls
+    await b.page.evaluate(() => window.scrollTo(0, 900));
+    const bar = await b.page.$eval('#train-pause', (el) => el.getBoundingClientRect().top);
+    assert.ok(bar >= 0 && bar < 200, `the Pause button is still on screen after scrolling (top ${bar})`);
+    await b.page.evaluate(() => window.scrollTo(0, 0));
+    await b.page.screenshot({ path: join(ARTIFACTS, 'page-wide-training.png') });
+    await b.page.click('#train-stop');
+    await waitText(b.page, '#train-status', /^Stopped at step/);
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await b.close();
+    await server.close();
+  }
+});
+
 test('the page on a narrow screen: one column, nothing wider than the viewport', async (t) => {
   if (!haveChromium(t)) return;
   const server = await startServer({ folder: site, port: 0 });
