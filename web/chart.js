@@ -5,6 +5,9 @@
 import { fitCanvas } from './format.js';
 
 const COLORS = { grid: '#d9dde3', axis: '#545b66', text: '#1c1f24', raw: '#9db8e3', train: '#1f5fbf', val: '#c2410c', guess: '#6b21a8' };
+// earlier runs of this tab, faded, each its own shade
+const PAST = ['#8a94a6', '#b08a6a', '#7aa37a'];
+const MAX_PAST = 3;
 
 /** A round step near range / n: 1, 2 or 5 times a power of ten. */
 function niceStep(range, n) {
@@ -23,11 +26,28 @@ export class LossChart {
     this.val = [];   // [step, loss]
     this.xMax = 0;
     this.guess = null; // the loss of guessing uniformly over the vocabulary: ln V
+    this.past = [];    // earlier runs: {label, train (a running average, thinned), val}
     this.pending = false;
     new ResizeObserver(() => this.redraw()).observe(canvas);
   }
 
-  /** Forgets everything (a new model). */
+  /** Keeps the current run, faded, under `label` (the newest MAX_PAST stay), then clears. */
+  keep(label) {
+    if (this.train.length > 1) {
+      let avg = null;
+      const smooth = this.train.map(([s, v]) => [s, (avg = avg === null ? v : 0.9 * avg + 0.1 * v)]);
+      const every = Math.max(1, Math.floor(smooth.length / 500));
+      const final = this.val.at(-1)?.[1];
+      this.past.push({
+        label: `${label}${Number.isFinite(final) ? `, validation ${final.toFixed(3)}` : ''}`,
+        train: smooth.filter((_, i) => i % every === 0 || i === smooth.length - 1), val: this.val,
+      });
+      if (this.past.length > MAX_PAST) this.past.shift();
+    }
+    this.clear();
+  }
+
+  /** Forgets the current run (a new model); earlier runs stay. */
   clear() {
     this.train = [];
     this.val = [];
@@ -83,7 +103,7 @@ export class LossChart {
     const { g, W, H } = fitCanvas(this.canvas);
     g.font = '12px system-ui, sans-serif';
     this.updateLabel();
-    const all = this.train.concat(this.val);
+    const all = this.train.concat(this.val, ...this.past.map((r) => r.train.concat(r.val)));
     if (!all.length) {
       g.fillStyle = COLORS.axis;
       g.textAlign = 'center';
@@ -146,6 +166,13 @@ export class LossChart {
       points.forEach(([s, v], i) => (i ? g.lineTo(X(s), Y(v)) : g.moveTo(X(s), Y(v))));
       g.stroke();
     };
+    // earlier runs first, faded, under the current one
+    g.globalAlpha = 0.6;
+    this.past.forEach((r, k) => {
+      line(r.train, PAST[k % PAST.length], 1.5);
+      if (r.val.length) line(r.val, PAST[k % PAST.length], 1);
+    });
+    g.globalAlpha = 1;
     const thin = this.train.filter((_, i) => i % every === 0 || i === this.train.length - 1);
     line(thin, COLORS.raw, 1);
     let avg = null;
@@ -191,6 +218,13 @@ export class LossChart {
       g.fillText(name, x + 18, T + 10);
       x += 95;
     }
+    // the earlier runs' settings, one line each, under the legend
+    g.textAlign = 'right';
+    this.past.forEach((r, k) => {
+      const y = T + 26 + 14 * (this.past.length - 1 - k);
+      g.fillStyle = PAST[k % PAST.length];
+      g.fillText(`earlier: ${r.label}`, W - R - 4, y);
+    });
   }
 
   updateLabel() {
@@ -200,7 +234,8 @@ export class LossChart {
       text = `${this.label}: step ${last[0]}${this.xMax ? ` of ${this.xMax}` : ''}, training loss ${last[1].toFixed(3)}` +
         (this.train.length > 1 ? ` (first ${this.train[0][1].toFixed(3)})` : '') +
         (val ? `, validation loss ${val[1].toFixed(3)} at step ${val[0]}` : '') +
-        (this.guess !== null ? `; random guessing scores ${this.guess.toFixed(2)}` : '');
+        (this.guess !== null ? `; random guessing scores ${this.guess.toFixed(2)}` : '') +
+        (this.past.length ? `; ${this.past.length} earlier run${this.past.length > 1 ? 's' : ''} of this tab: ${this.past.map((r) => r.label).join('; ')}` : '');
     }
     this.canvas.setAttribute('aria-label', text);
   }

@@ -61,8 +61,10 @@ export class TrainingController {
     this.hooks.changed();
     this.setStatus('Starting the model’s worker…');
     this.wm?.dispose();
+    // the run before stays on the chart, faded, named by its settings
+    if (this.train && this.chart.train.length) this.chart.keep(this.describe(this.train));
+    else this.chart.clear();
     this.wm = null;
-    this.chart.clear();
     this.clearSamples();
     this.settings.bpeTokens = null;
     try {
@@ -109,6 +111,13 @@ export class TrainingController {
   left() {
     const run = this.run;
     return run.seconds ? run.seconds - run.secondsDone : run.target - this.wm.step;
+  }
+
+  /** A run's settings in a few words, for the chart's legend: "micro, 2 x 64, 1 minute". */
+  describe(s) {
+    const c = s.config, t = s.train;
+    const length = t.seconds ? fmt.duration(t.seconds) : t.untilStopped ? 'until stopped' : `${fmt.count(t.steps)} steps`;
+    return `${c.nLayer} x ${c.dModel}, lr ${t.lr}, ${length}`;
   }
 
   /** Where the run stands, in words: "step 120 of 400", "step 120, 0:42 of 1:00", "step 120". */

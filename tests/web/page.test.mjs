@@ -369,6 +369,16 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-wide-training.png') });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
+    // compare runs: a second model (after a yes) keeps the first run on the chart, faded, named
+    b.page.once('dialog', (d) => d.accept());
+    await b.page.selectOption('#preset', 'tiny');
+    await b.page.click('#train-start');
+    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 1, null, { timeout: 60_000 });
+    assert.match(await b.page.getAttribute('#loss-chart', 'aria-label'),
+      /; 1 earlier run of this tab: 2 x 64, lr 0\.003, 1 min 00 s, validation \d\.\d{3}$/);
+    await b.page.screenshot({ path: join(ARTIFACTS, 'page-compare-runs.png') });
+    await b.page.click('#train-stop');
+    await waitText(b.page, '#train-status', /^Stopped at step/);
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();
