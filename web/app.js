@@ -33,6 +33,13 @@ const app = {
   autosaveOn: () => $('autosave-on').checked,
   async autosave(record) {
     try {
+      // another model's autosave stays until this one has trained longer
+      const old = await loadRecord('lm').catch(() => null);
+      if (old?.modelId && record.modelId && old.modelId !== record.modelId && old.step > record.step) {
+        $('keep-status').textContent = `The autosave still keeps the earlier model (${fmt.count(old.step)} steps) until this one ` +
+          `passes it (now ${fmt.count(record.step)}); download this one to keep it as it is.`;
+        return;
+      }
       await saveRecord('lm', record);
       $('keep-status').textContent = `Autosaved in this browser at step ${fmt.count(record.step)} (${new Date(record.savedAt).toLocaleTimeString()}).`;
       $('restore').hidden = true; // the offer was for the record just replaced

@@ -55,7 +55,11 @@ export function explain(e, doing) {
     case 'WF_ERR_UNSUPPORTED':
       return `${what}this version cannot do that: ${msg}.`;
     case 'WF_ERR_NUMERIC':
-      return `${what}the numbers blew up (NaN or infinity): ${msg}. Lower the learning rate or turn on gradient clipping.`;
+    case 'WF_ERR_DIVERGED': {
+      // the advice once: the library's message may already give it
+      const advice = /learning rate/.test(msg) ? '' : ' Lower the learning rate or turn on gradient clipping.';
+      return `${what}the numbers blew up: ${msg}.${advice}`;
+    }
     case 'WF_ERR_LOAD':
       return `${what}the WebAssembly module could not be loaded: ${msg}.`;
     case 'WF_ERR_WORKER':

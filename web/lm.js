@@ -35,10 +35,10 @@ export class LanguageModelUI {
 
   wire() {
     const t = this.training, act = (doing, fn) => () => fmt.guard(this.app, doing, fn, () => this.refresh());
-    $('train-start').addEventListener('click', act('Could not start training', () => t.startNew()));
+    $('train-start').addEventListener('click', act('Training', () => t.startNew()));
     $('train-pause').addEventListener('click', () => (t.phase === 'paused' ? act('Could not resume', () => t.resume())() : t.pause()));
     $('train-stop').addEventListener('click', () => t.stop());
-    $('train-more').addEventListener('click', act('Could not continue training', () => t.trainMore()));
+    $('train-more').addEventListener('click', act('Training', () => t.trainMore()));
     $('gen-start').addEventListener('click', act('Generation failed', () => this.generation.generate()));
     $('gen-stop').addEventListener('click', () => this.generation.abort?.abort());
     $('att-show').addEventListener('click', act('Could not compute the attention map', () => this.attention.show()));

@@ -150,6 +150,9 @@ export class Seq2SeqUI {
     const input = $('s2s-input').value.trim();
     const problem = checkInput(input);
     if (problem) {
+      // the last answer belongs to another input: it goes with the new message
+      $('s2s-output').textContent = '';
+      $('s2s-verdict').textContent = '';
       $('s2s-decode-status').textContent = `Cannot decode “${input}”: ${problem}.`;
       return;
     }

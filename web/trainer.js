@@ -17,6 +17,8 @@ const AUTOSAVE_MS = 60_000;
 // what changes between two is the model.
 const SAMPLE_PROMPT = '';
 const SAMPLE = { maxTokens: 120, temperature: 0.8, seed: 1 };
+/** A random name for a model's autosave records (getRandomValues: also on plain http). */
+const newModelId = () => Array.from(crypto.getRandomValues(new Uint32Array(4)), (x) => x.toString(16).padStart(8, '0')).join('');
 const UNTIL_STOPPED = 10_000_000; // the step schedule of an open run: warmup, then a decay too slow to see
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -38,6 +40,7 @@ export class TrainingController {
     this.lastSave = 0;
     this.train = null;   // the settings of the run: {config, train, tokenizer}
     this.sampleMs = 0;   // time spent writing samples during this model's runs
+    this.modelId = null; // names the model in its autosave records
   }
 
   /** Training, or on its way to or from it: the model is not free. */
@@ -49,7 +52,7 @@ export class TrainingController {
     // a trained model is replaced only when the user says so (its autosave stays until the
     // new one is saved over it)
     if (this.wm && this.wm.step > 0 && !window.confirm(`Replace the model trained for ${fmt.count(this.wm.step)} steps with a new one? `
-      + 'Download it first to keep it: the new model takes its place here and in the autosave.')) {
+      + 'Its autosave stays until the new one has trained longer; download it to keep it for good.')) {
       return;
     }
     const s = this.settings.read();
@@ -69,6 +72,7 @@ export class TrainingController {
     this.settings.bpeTokens = null;
     try {
       this.wm = await createWorkerModel({ ...s.config, batchSize: s.train.batchSize, lr: s.train.lr });
+      this.modelId = newModelId();
     } catch (e) {
       this.phase = 'none';
       this.setStatus('No model yet.');
@@ -352,7 +356,7 @@ export class TrainingController {
     const info = this.wm.snapshot;
     const corpus = this.settings.corpus;
     return {
-      version: 1, kind: 'lm', savedAt: Date.now(), bytes, step: info.step, paramCount: info.paramCount,
+      version: 1, kind: 'lm', savedAt: Date.now(), bytes, step: info.step, paramCount: info.paramCount, modelId: this.modelId,
       // a step run to continue after a reload (a time budget's clock does not survive one)
       target: this.run?.target && !this.run.open && this.wm.step < this.run.target ? this.run.target : null,
       chart: this.chart.snapshot(),
@@ -374,6 +378,7 @@ export class TrainingController {
     const wm = await loadWorkerModel(record.bytes);
     this.wm?.dispose();
     this.wm = wm;
+    this.modelId = record.modelId ?? newModelId();
     this.clearSamples();
     const settings = this.settings, corpus = settings.corpus;
     settings.restoreValues(record.settings);
@@ -414,6 +419,7 @@ export class TrainingController {
     await this.stopAndWait();
     this.wm?.dispose();
     this.wm = wm;
+    this.modelId = newModelId();
     this.settings.showModel(wm.config, wm.snapshot.tokenizer);
     this.train = { ...this.settings.read(), config: wm.config };
     this.run = null;

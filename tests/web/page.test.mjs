@@ -326,6 +326,7 @@ for (const mode of ['isolated', 'plain']) {
       await page.fill('#s2s-input', 'abz');
       await page.click('#s2s-decode');
       await waitText(page, '#s2s-decode-status', /Cannot decode “abz”: the model knows only the letters/);
+      assert.equal(await text(page, '#s2s-verdict'), '', 'no old "correct" beside the new error');
       await shot('seq2seq');
       lap('seq2seq');
 
@@ -379,6 +380,8 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-compare-runs.png') });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
+    // nothing lost: the first model's autosave stays until the second has trained longer
+    await waitText(b.page, '#keep-status', /^The autosave still keeps the earlier model \([\d,]+ steps\) until this one passes it/);
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();
