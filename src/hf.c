@@ -382,13 +382,17 @@ static wf_status read_llama_config(const wf_json *j, wf_config *c, char *msg, si
     if (strcmp(act, "silu") && strcmp(act, "swish"))
         FAIL(WF_ERR_UNSUPPORTED, "config.json: hidden_act \"%s\" is not supported; wasmformer's SwiGLU gates with silu", act);
     TRY(read_llama_rope(j, &c->rope_theta, msg, cap));
+    wf_hf_llama_shape(c);
+    return WF_OK;
+}
+
+void wf_hf_llama_shape(wf_config *c) {
     c->arch = WF_ARCH_DECODER;
     c->norm = WF_NORM_RMSNORM;
     c->block = WF_BLOCK_PRE_LN;
     c->activation = WF_ACT_SWIGLU;
     c->positions = WF_POS_ROPE;
     c->bias = 0;
-    return WF_OK;
 }
 
 static wf_status read_native_config(const wf_json *j, wf_config *c, char *msg, size_t cap) {

@@ -33,6 +33,9 @@ typedef struct {
 } wf_hf_layout;
 extern const wf_hf_layout wf_hf_layouts[];
 
+/* Sets the choices that make a Llama: a Pre-LN RMSNorm decoder with SwiGLU, RoPE and no biases
+ * (the sizes, head tying and the rest are left as they are). llama2c.c reads into it too. */
+void wf_hf_llama_shape(wf_config *c);
 /* The layout of a config: GPT-2 or Llama for the decoders those classes hold, else ours. */
 int wf_hf_layout_of(const wf_config *c);
 /* The shape a row gives tensor ti in the file; returns its rank. */

@@ -12,6 +12,7 @@
  * i + HS/2: the same pairs turn by the same angles, and q.k, a sum over the head's channels,
  * does not change when both are permuted alike. */
 #include "bytes.h"
+#include "hf.h"
 #include "model.h"
 
 #define LLAMA2C_NORM_EPS 1e-5f /* run.c's rmsnorm */
@@ -63,12 +64,7 @@ static wf_status read_header(wf_model *m, const uint8_t *data, size_t n, wf_conf
             return WF_ERR(m, WF_ERR_FORMAT, "llama2.c: header %s is %d", names[i], h[i]);
     *shared = h[5] > 0;
     wf_config_default(cfg);
-    cfg->arch = WF_ARCH_DECODER;
-    cfg->norm = WF_NORM_RMSNORM;
-    cfg->block = WF_BLOCK_PRE_LN;
-    cfg->activation = WF_ACT_SWIGLU;
-    cfg->positions = WF_POS_ROPE;
-    cfg->bias = 0;
+    wf_hf_llama_shape(cfg);
     cfg->tied_head = *shared;
     cfg->d_model = h[0];
     cfg->d_ff = h[1];
