@@ -410,6 +410,20 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
       && /to go/.test(document.querySelector('#train-status').textContent), early, { timeout: 30_000 });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step [\d,]+\.$/);
+    // a short text learned by heart: validation rises as training falls, and the page says so
+    await b.page.selectOption('#corpus-source', 'paste');
+    await b.page.fill('#corpus-paste', (await b.page.evaluate(() => fetch('./data/pride_and_prejudice.txt').then((r) => r.text()))).slice(5000, 8000));
+    await b.page.selectOption('#tr-for', 'steps');
+    await b.page.fill('#tr-steps', '1500');
+    await b.page.click('#advanced summary');
+    await b.page.fill('#tr-evalInterval', '25');
+    b.page.once('dialog', (d) => d.accept());
+    await b.page.click('#train-start');
+    await b.page.waitForSelector('#overfit-note', { state: 'visible', timeout: 120_000 });
+    const [trainLoss, valLoss] = [await number(b.page, '#stat-loss'), await number(b.page, '#stat-val')];
+    console.log(`  [narrow] overfitting noted at step ${await text(b.page, '#stat-step')}: training ${trainLoss}, validation ${valLoss}`);
+    await b.page.click('#train-stop');
+    await waitText(b.page, '#train-status', /^Stopped at step/);
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-narrow.png'), fullPage: true });
     assert.deepEqual(b.problems, []);
   } finally {
