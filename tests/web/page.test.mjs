@@ -352,8 +352,21 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
   try {
     await b.page.goto(`${server.origin}/`);
     await ready(b.page);
+    // every control shown is reachable with the Tab key, in the page's order (a radio group is
+    // one stop, its checked button; the arrow keys move within it)
+    const controls = await b.page.$$eval('input, select, textarea, button, [tabindex="0"], summary', (els) => els
+      .filter((el) => !el.disabled && el.checkVisibility() && el.tabIndex >= 0 && !(el.type === 'radio' && !el.checked))
+      .map((el) => el.id || el.textContent.trim().slice(0, 30)));
+    const reached = new Set();
+    for (let i = 0; i < 2 * controls.length + 40 && controls.some((c) => !reached.has(c)); i++) {
+      await b.page.keyboard.press('Tab');
+      reached.add(await b.page.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim().slice(0, 30)));
+    }
+    assert.deepEqual(controls.filter((c) => !reached.has(c)), [], 'controls the Tab key never reaches');
+    await b.page.evaluate(() => { document.activeElement.blur(); window.scrollTo(0, 0); });
+    // the default click (micro, a minute): at least three samples appear
     await b.page.click('#train-start');
-    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 2, null, { timeout: 60_000 });
+    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 3, null, { timeout: 60_000 });
     const inView = await b.page.evaluate(() => ['train-start', 'train-pause', 'train-status', 'stat-step', 'stat-val', 'loss-chart', 'samples']
       .map((id) => [id, document.getElementById(id).getBoundingClientRect()])
       .filter(([, r]) => !(r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth))
