@@ -18,6 +18,7 @@ import { startServer } from '../../scripts/serve.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = join(root, 'test-artifacts');
+const SHOTS = join(root, 'docs/screenshots'); // the page's pictures in the docs: wide, compare-runs, narrow
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -381,6 +382,7 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     assert.ok(bar >= 0 && bar < 200, `the Pause button is still on screen after scrolling (top ${bar})`);
     await b.page.evaluate(() => window.scrollTo(0, 0));
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-wide-training.png') });
+    await b.page.screenshot({ path: join(SHOTS, 'page-wide-training.png') });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
     // compare runs: a second model (after a yes) keeps the first run on the chart, faded, named
@@ -391,6 +393,7 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     assert.match(await b.page.getAttribute('#loss-chart', 'aria-label'),
       /; 1 earlier run of this tab: 2 x 64, lr 0\.003, 1 min 00 s, validation \d\.\d{3}$/);
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-compare-runs.png') });
+    await b.page.screenshot({ path: join(SHOTS, 'page-compare-runs.png') });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
     // nothing lost: the first model's autosave stays until the second has trained longer
@@ -415,6 +418,7 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
       .map((el) => el.id || el.tagName));
     assert.deepEqual(wide, [], 'elements sticking out');
     assert.deepEqual(await accessibility(b.page), [], 'axe-core: serious or critical accessibility violations');
+    await b.page.screenshot({ path: join(SHOTS, 'page-narrow.png'), fullPage: true }); // as a phone shows it on arrival
     // the default click: a minute of training on the clock, which counts down; stop ends it
     await b.page.click('#train-start');
     await waitText(b.page, '#train-status', /^Training: (\d+ s|1 min 00 s) to go \(step [1-9]/);
@@ -437,6 +441,16 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     console.log(`  [narrow] overfitting noted at step ${await text(b.page, '#stat-step')}: training ${trainLoss}, validation ${valLoss}`);
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
+    // a learning rate that blows up: one message, its advice once, and a status that says what happened
+    await b.page.fill('#tr-lr', '1000');
+    b.page.once('dialog', (d) => d.accept());
+    await b.page.click('#train-start');
+    await waitText(b.page, '#errors', /^Training: the numbers blew up/, 60_000);
+    const message = await text(b.page, '#errors .error p');
+    assert.equal(message.match(/learning rate/g)?.length, 1, `the advice once: ${message}`);
+    assert.doesNotMatch(message, /Could not start/);
+    assert.match(await text(b.page, '#train-status'), /^(Training stopped at step [\d,]+ because of an error|No model yet)\./);
+    console.log(`  [narrow] diverged: ${message.slice(0, 160)}`);
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-narrow.png'), fullPage: true });
     assert.deepEqual(b.problems, []);
   } finally {
