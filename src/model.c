@@ -11,7 +11,7 @@
 wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
 static void release(wf_model *m) {
-    wf_free(m->arena);
+    for (int b = 0; b < 4; b++) wf_free(m->block[b]);
     wf_free(m->muon_mem);
     wf_free(m->pos_table);
     wf_free(m->rope_cos);
@@ -82,7 +82,7 @@ static void init_weights(wf_model *m) {
     const double std = 0.02, resid_std = 0.02 / sqrt(2.0 * m->d.L), enc_resid_std = m->d.E ? 0.02 / sqrt(2.0 * m->d.E) : 0;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *t = &m->tensors[i];
-        wf_real *w = m->arena + t->offset;
+        wf_real *w = m->block[WF_WEIGHTS] + t->offset;
         const int encoder = i >= WF_P_enc_ln1w && i <= WF_P_enc_fcprojb; /* the encoder stack's block tensors */
         for (int32_t j = 0; j < t->size; j++) {
             switch (INIT[i]) {
@@ -96,12 +96,12 @@ static void init_weights(wf_model *m) {
     }
 }
 
-/* Points p and g into the arena, at each tensor's offset. */
+/* Points p and g into the weight and gradient blocks, at each tensor's offset. */
 static void point_params(wf_model *m) {
     const wf_tensor_info *t = m->tensors;
 #define X(pname, ...)                                                   \
-    m->p.pname = t->size ? m->arena + t->offset : NULL;                 \
-    m->g.pname = t->size ? m->arena + m->stride + t->offset : NULL;     \
+    m->p.pname = t->size ? m->block[WF_WEIGHTS] + t->offset : NULL;     \
+    m->g.pname = t->size ? m->block[WF_GRADS] + t->offset : NULL;       \
     t++;
     WF_PARAMS(X)
 #undef X
@@ -136,7 +136,8 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random) {
     next.d = d;
     next.stride = wf_plan_tensors(&d, next.tensors);
     for (int i = 0; i < WF_N_PARAMS; i++) next.n_params += (size_t)next.tensors[i].size;
-    next.arena = wf_calloc(4 * next.stride * sizeof(wf_real));
+    int blocks = 1;
+    for (int b = 0; b < 4; b++) blocks &= (next.block[b] = wf_calloc(next.stride * sizeof(wf_real))) != NULL;
     next.muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
     next.gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
@@ -148,7 +149,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random) {
     } else {
         next.pos_table = tables;
     }
-    if (!next.arena || !next.muon_mem || !next.gen.mem || (table && !tables)) {
+    if (!blocks || !next.muon_mem || !next.gen.mem || (table && !tables)) {
         release(&next);
         return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", mem.total / 1e6);
     }
@@ -206,7 +207,7 @@ wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out) {
     return WF_OK;
 }
 
-wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->arena + (size_t)block * m->stride : NULL; }
+wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->block[block] : NULL; }
 float *wf_model_params(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_WEIGHTS)); }
 float *wf_model_grads(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_GRADS)); }
 
@@ -295,7 +296,7 @@ static wf_real *slice(const wf_model *m, int i, wf_real *base, int l) {
 }
 
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
-    wf_real *base = m->arena + (grads ? m->stride : 0);
+    wf_real *base = m->block[grads ? WF_GRADS : WF_WEIGHTS];
 #define MAIN_X(name, ...) w->name = slice(m, WF_P_##name, base, l);
 #define ENC_X(name, ...) w->name = slice(m, WF_P_enc_##name, base, l);
 #define NONE_X(name, ...) w->name = NULL;

@@ -21,8 +21,10 @@ struct wf_model {
 
     wf_tensor_info tensors[WF_N_PARAMS];
     size_t n_params;
-    size_t stride;  /* elements of each arena block */
-    wf_real *arena; /* [params | grads | m | v], each stride elements */
+    size_t stride;  /* elements of each block */
+    wf_real *block[4]; /* params, grads, AdamW m, AdamW v (WF_WEIGHTS...): each stride
+                          elements in the tensor table's layout, allocated apart (one
+                          wasm32 allocation stops short of 2 GB; a 135M model's four are 2.2) */
     wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements */
     wf_params p, g;
 
@@ -59,7 +61,7 @@ wf_status wf_model_ready(wf_model *m);
 /* wf_model_init without the random weights: every weight zero, for the file formats to fill
  * (wf_model_block). On failure m's previous model is kept. */
 wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg);
-/* The arena's blocks, each in the tensor table's layout. */
+/* The model's blocks, each in the tensor table's layout. */
 enum { WF_WEIGHTS = 0, WF_GRADS = 1, WF_ADAM_M = 2, WF_ADAM_V = 3 };
 wf_real *wf_model_block(wf_model *m, int block);
 /* What a checkpoint carries besides weights and settings. */

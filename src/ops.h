@@ -142,7 +142,7 @@ void wf_adamw_update_scalar(wf_real *p, wf_real *m, wf_real *v, const wf_real *g
                             wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
 /* The first of n elements whose update (same arguments) would overflow, or n if none. */
 /* Muon for one weight matrix W [R, C] (optim.c derives it): buf is its momentum [R, C] (the
- * arena's m), scratch holds wf_muon_scratch(R, C) elements. wf_newton_schulz orthogonalises
+ * model's m block), scratch holds wf_muon_scratch(R, C) elements. wf_newton_schulz orthogonalises
  * x [r, c], r <= c, in place (5 steps on x / ||x||_F) with r c + 2 r^2 elements of scratch. */
 size_t wf_muon_scratch(int R, int C);
 void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool);

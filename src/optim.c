@@ -101,7 +101,7 @@ size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, cons
 }
 
 /* Muon (Jordan et al. 2024, "Muon: an optimizer for hidden layers"), for the blocks' weight
- * matrices W [R, C]; its momentum lives in the arena's m block, its v block stays unused.
+ * matrices W [R, C]; its momentum lives in the model's m block, its v block stays unused.
  *   buf = mu buf + (1 - mu) g;  u = (1 - mu) g + mu buf          (Nesterov, EMA form)
  *   O = NS5(u / ||u||_F);  W = W (1 - lr wd) - lr * 0.2 sqrt(max(R, C)) * O
  * Newton-Schulz: with u = U S V^T, X X^T X = U S^3 V^T, so X <- a X + (b A + c A^2) X with

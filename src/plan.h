@@ -1,7 +1,8 @@
 /* The plan: every size and layout a config implies, computed without a model.
  *   WF_PARAMS: every parameter tensor (name, shape, decay, init). From it come the
- *     wf_params struct of pointers, the tensor table (sizes and offsets) and the arena laid
- *     out as [params | grads | adam m | adam v], so the optimizer is one flat loop per tensor.
+ *     wf_params struct of pointers, the tensor table (sizes and offsets) and four blocks
+ *     in its layout, params, grads, adam m and adam v, so the optimizer is one flat loop per
+ *     tensor at the same offset in each.
  *   WF_LAYER_ACTS: what one layer saves for backward, for any number of rows; training
  *     stacks one block per layer, generation carves one row block of it.
  *   WF_ACTS: the rest of the activations and the backward scratch, planned for a batch
@@ -44,7 +45,7 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
 /* X(name, ndim, d0, d1, d2, decay, init); dims beyond ndim are 1. Per-layer tensors are
  * stacked along a leading L (or E). The enc_ tensors exist in encoder-decoders only; the
  * cross-attention ones (lnc, cq, ckv, cproj) in their decoder layers. ckvw's rows are
- * [keys; values], qkvw's [queries (C); keys (KC); values (KC)]. The order is the arena's. */
+ * [keys; values], qkvw's [queries (C); keys (KC); values (KC)]. The order is the blocks'. */
 #define WF_PARAMS(X)                                                              \
     X(wte,          2, V,            C,              1, 1, WF_INIT_NORMAL)        \
     X(wpe,          2, pos * T,      C,              1, 1, WF_INIT_NORMAL)        \
@@ -220,8 +221,7 @@ enum { WF_STACK_MAIN = 0, WF_STACK_ENC = 1 };
 void wf_dims_of(const wf_config *c, wf_dims *d);
 
 /* The tensor table of a model with dims d (offsets into the parameter block, shapes, decay);
- * returns the block's stride in elements: params, grads, adam m and v start at 0, stride,
- * 2 stride and 3 stride. */
+ * returns each block's size in elements (params, grads, adam m and v: one block each). */
 size_t wf_plan_tensors(const wf_dims *d, wf_tensor_info out[WF_N_PARAMS]);
 /* The same from a config, checked first: WF_ERR_CONFIG when it is invalid or has more than
  * 2^31 - 1 parameters. For the file formats, which check a file against it. */

@@ -167,13 +167,13 @@ static int muon_parts(const wf_model *m, int i, int rows[3]) {
  * overflow the update (an absurd learning rate): every element is checked first, so a
  * refused step leaves weights and moments as they were. */
 static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
-    const size_t stride = m->stride;
+    wf_real *const *B = m->block;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         if (!ti->size || muon_parts(m, i, NULL)) continue;
-        const wf_real *p = m->arena + ti->offset;
-        size_t bad = wf_adamw_check(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt,
-                                    lr, ti->decay, t);
+        const size_t o = (size_t)ti->offset;
+        size_t bad = wf_adamw_check(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o,
+                                    (size_t)ti->size, scale, &m->opt, lr, ti->decay, t);
         if (bad < (size_t)ti->size)
             return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
                           "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
@@ -182,9 +182,9 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         if (!ti->size || muon_parts(m, i, NULL)) continue;
-        wf_real *p = m->arena + ti->offset;
-        wf_adamw_update(p, p + 2 * stride, p + 3 * stride, p + stride, (size_t)ti->size, scale, &m->opt, lr,
-                        ti->decay, t);
+        const size_t o = (size_t)ti->offset;
+        wf_adamw_update(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o, (size_t)ti->size,
+                        scale, &m->opt, lr, ti->decay, t);
     }
     return WF_OK;
 }
@@ -192,7 +192,7 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
 /* Muon over each of its matrices: check = 1 only checks (WF_ERR_NUMERIC for the first that
  * could overflow, nothing written), check = 0 updates. */
 static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
-    const size_t stride = m->stride;
+    wf_real *const *B = m->block;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         int rows[3];
@@ -202,12 +202,13 @@ static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
         size_t at = 0;
         for (int k = 0; k < ti->shape[0] * parts; at += (size_t)rows[k % parts] * C, k++) {
             const int R = rows[k % parts];
-            wf_real *p = m->arena + ti->offset + at;
+            const size_t o = (size_t)ti->offset + at;
+            wf_real *p = B[WF_WEIGHTS] + o, *buf = B[WF_ADAM_M] + o, *g = B[WF_GRADS] + o;
             if (!check) {
-                wf_muon_update(p, p + 2 * stride, p + stride, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);
+                wf_muon_update(p, buf, g, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);
                 continue;
             }
-            size_t bad = wf_muon_check(p, p + 2 * stride, p + stride, R, C, scale, &m->opt, lr, ti->decay);
+            size_t bad = wf_muon_check(p, buf, g, R, C, scale, &m->opt, lr, ti->decay);
             if (bad < (size_t)R * C)
                 return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
                               "(weight or momentum); the step was rejected and weights and optimizer state are "

@@ -1,5 +1,5 @@
 /* What the tests of refused calls share: a small model's config, and a copy of the state a
- * refused call must leave alone (config, optimizer settings, step, and the arena's weights
+ * refused call must leave alone (config, optimizer settings, step, and the model's weights
  * and AdamW m and v; not the gradients, which are scratch). (static inline: a test uses what it needs.) A test
  * that wraps malloc defines WF_STATE_MALLOC to the real one first. */
 #ifndef WF_MODEL_STATE_H
@@ -25,7 +25,11 @@ static inline wf_config small(void) {
     return c;
 }
 
-/* Elements in each of the arena's blocks (params | grads | m | v), padded to 4; 0 empty. */
+/* The model's blocks (src/model.h: 0 params, 1 grads, 2 AdamW m, 3 v): the library's own
+ * accessor, which the public header leaves out, for tests that look at the moments. */
+float *wf_model_block(wf_model *m, int block);
+
+/* Elements in each of the model's blocks (params, grads, m, v), padded to 4; 0 empty. */
 static inline size_t block(wf_model *m) {
     wf_tensor_info t;
     if (!model_info(m).n_tensors) return 0;
@@ -51,7 +55,8 @@ static inline state capture(wf_model *m) {
     s.copy = WF_STATE_MALLOC(3 * s.n * sizeof(float) + 1);
     if (s.n) {
         memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
-        memcpy(s.copy + s.n, wf_model_params(m) + 2 * s.n, 2 * s.n * sizeof(float));
+        memcpy(s.copy + s.n, wf_model_block(m, 2), s.n * sizeof(float));
+        memcpy(s.copy + 2 * s.n, wf_model_block(m, 3), s.n * sizeof(float));
     }
     return s;
 }
@@ -63,7 +68,8 @@ static inline int unchanged(wf_model *m, const state *s) {
     wf_model_get_optim(m, &o);
     return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && model_info(m).step == s->step &&
            block(m) == s->n && (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
-                                          !memcmp(wf_model_params(m) + 2 * s->n, s->copy + s->n, 2 * s->n * sizeof(float))));
+                                          !memcmp(wf_model_block(m, 2), s->copy + s->n, s->n * sizeof(float)) &&
+                                          !memcmp(wf_model_block(m, 3), s->copy + 2 * s->n, s->n * sizeof(float))));
 }
 
 static inline void release(state *s) { free(s->copy); }

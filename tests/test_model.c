@@ -711,8 +711,7 @@ static void test_recipe_options(void) {
     }
     printf("Muon: loss %.4f -> %.4f in 30 steps\n", first, last);
     CHECK(last < 0.5f * first, "Muon: loss %.4f -> %.4f in 30 steps", first, last);
-    const float *v = wf_model_params(a) + 3 * (size_t)(wf_model_grads(a) - wf_model_params(a));
-    const float *mom = wf_model_params(a) + 2 * (size_t)(wf_model_grads(a) - wf_model_params(a));
+    const float *v = wf_model_block(a, WF_ADAM_V), *mom = wf_model_block(a, WF_ADAM_M);
     for (int i = 0; i < model_info(a).n_tensors; i++) {
         wf_tensor_info t;
         wf_model_get_tensor(a, i, &t);
@@ -733,7 +732,7 @@ static void test_recipe_options(void) {
             continue; /* a build without threads */
         }
         for (int s = 10; s < 30; s++) CHECK_OK(step_ids(r, in, tg, 4, 16, NULL), r);
-        const size_t stride = (size_t)(wf_model_grads(a) - wf_model_params(a));
+        const size_t stride = block(a);
         CHECK(!memcmp(wf_model_params(r), wf_model_params(a), stride * sizeof(float)),
               "Muon: resumed at step 10 on %d thread(s), the weights differ from the straight run", threads);
         wf_model_free(r);

@@ -1,0 +1,77 @@
+// A SmolLM-135M-shaped model in the wasm build (issue 15, "scale"): HuggingFaceTB's
+// SmolLM-135M config (Llama layout: 30 layers, width 576, 9 query heads over 3 key/value
+// heads, feed-forward 1536, vocabulary 49,152, tied embeddings, RoPE base 1e5, RMSNorm eps
+// 1e-5, context 2048) with random weights, since no weights can be downloaded here. It
+// measures what a user would meet: the memory the model takes, generation tokens/s (a
+// 16-token prompt, then new tokens over the KV cache), full training steps (every weight,
+// AdamW) at batch 1, and the Hugging Face round trip a pretrained model would take
+// (export to safetensors + config.json, free, import), all in the one 4 GB wasm heap.
+//   node bench/smollm.mjs [--threads 2] [--tokens 64] [--steps 3] [--T 128]
+import { createModel, importSafetensors, exportSafetensors } from '../src/js/node.js';
+import { modelHandle } from '../src/js/model.js';
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const threads = arg('threads', 2), nTokens = arg('tokens', 64), steps = arg('steps', 3), T = arg('T', 128);
+
+const SMOLLM_135M = {
+  norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: true,
+  vocabSize: 49152, context: 2048, nLayer: 30, nHead: 9, nKvHead: 3, dModel: 576, dFF: 1536,
+  ropeTheta: 100000, normEps: 1e-5,
+};
+const mb = (x) => `${(x / 2 ** 20).toFixed(0)} MB`;
+const now = () => performance.now() / 1000;
+
+let t0 = now();
+let model = await createModel(SMOLLM_135M, { threads });
+const mem = model.memory();
+console.log(`created in ${(now() - t0).toFixed(1)} s: ${model.paramCount.toLocaleString('en-US')} parameters; ` +
+  `weights ${mb(mem.params)}, gradients ${mb(mem.grads)}, optimizer ${mb(mem.optimizer)}, inference (KV cache etc.) ${mb(mem.inference)}; ` +
+  `${threads} thread(s), ${model.info().threads} offered`);
+
+// generation over the KV cache, through the C API (the model has no tokenizer: ids in, ids out)
+const core = modelHandle(model), rt = core.rt, h = core.live();
+let seed = 7;
+const rnd = (n) => Array.from({ length: n }, () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % SMOLLM_135M.vocabSize; });
+const prompt = rnd(16);
+const ps = rt.putSampling({ temperature: 0.8, topK: 0, topP: 1, nVocab: 0, noUnk: 0 });
+t0 = now();
+rt.genStart(h, prompt, 1);
+const tPrompt = now() - t0;
+t0 = now();
+for (let i = 0; i < nTokens; i++) rt.genNext(h, ps);
+const genS = now() - t0;
+rt.free(ps);
+console.log(`generation: prompt of 16 read in ${tPrompt.toFixed(2)} s; ${nTokens} new tokens at ${(nTokens / genS).toFixed(1)} tok/s`);
+
+// full training steps at batch 1 (every weight, AdamW)
+const ids = rnd(T + 1);
+const times = [];
+for (let s = 0; s <= steps; s++) {
+  t0 = now();
+  const r = model.trainStep(ids.slice(0, T), ids.slice(1), 1, T);
+  if (s > 0) times.push(now() - t0);
+  if (s === steps) console.log(`training: batch 1 x ${T}, loss ${r.loss.toFixed(3)}; ${steps} steps after a warm-up, median ${times.sort((a, b) => a - b)[times.length >> 1].toFixed(2)} s a step = ${(T / times[times.length >> 1]).toFixed(0)} tok/s`);
+}
+console.log(`wasm heap after training: ${mb(rt.M.HEAPU8.buffer.byteLength)}`);
+
+// the Hugging Face round trip a pretrained SmolLM takes: Llama layout out, and back in
+t0 = now();
+const files = exportSafetensors(model);
+const exportS = now() - t0;
+const cfg = JSON.parse(files['config.json']);
+const logitsBefore = model.forward(ids.slice(0, 8), null, 1, 8).logits.slice(0, 16);
+model.dispose();
+t0 = now();
+model = await importSafetensors(files, { threads });
+const importS = now() - t0;
+const logitsAfter = model.forward(ids.slice(0, 8), null, 1, 8).logits.slice(0, 16);
+const same = logitsBefore.every((v, i) => v === logitsAfter[i]);
+console.log(`Hugging Face files: ${cfg.architectures[0]}, num_key_value_heads ${cfg.num_key_value_heads}, rope_theta ${cfg.rope_theta}; ` +
+  `safetensors ${mb(files['model.safetensors'].length)} written in ${exportS.toFixed(1)} s, imported in ${importS.toFixed(1)} s; ` +
+  `logits after the round trip ${same ? 'identical' : 'DIFFERENT'}`);
+console.log(`wasm heap at the end: ${mb(rt.M.HEAPU8.buffer.byteLength)} (the 4 GB limit: 4096 MB)`);
+model.dispose();
+if (!same) process.exit(1);
