@@ -1,6 +1,8 @@
 // The fixed benchmark configs and the FLOP count the table uses.
 // A "tiny": decoder, Pre-LN, learned positions, GELU MLP x4, tied head, V=96, L=4, NH=4,
 // C=128, T=64, batch 8, AdamW. B "baby": the same with L=6, NH=6, C=384, T=256, batch 4.
+import { STRUCTS, readStruct, writeStruct } from '../src/js/structs.js';
+
 export const CONFIGS = {
   A: { V: 96, L: 4, NH: 4, C: 128, T: 64, B: 8 },
   B: { V: 96, L: 6, NH: 6, C: 384, T: 256, B: 4 },
@@ -18,4 +20,29 @@ export function trainFlopsPerToken({ V, L, C, T }) {
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b), n = s.length;
   return n === 0 ? 0 : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/** The C structs of a raw module M, laid out by the package's src/js/structs.js (which a
+ * test holds against the header), so the bench never writes a field by its offset. */
+export function cStructs(M) {
+  const heap = {
+    get i32() { return M.HEAP32; }, get u32() { return M.HEAPU32; },
+    get f32() { return M.HEAPF32; }, get f64() { return M.HEAPF64; },
+  };
+  const alloc = (s) => M._malloc(Math.max(8, s.size));
+  return {
+    /** A wf_config in the heap: the defaults with a bench config's shape. */
+    config(c) {
+      const p = alloc(STRUCTS.config);
+      M._wf_config_default(p);
+      writeStruct(heap, STRUCTS.config, p, { ...readStruct(heap, STRUCTS.config, p),
+        context: c.T, nLayer: c.L, nHead: c.NH, dModel: c.C, dFF: 4 * c.C });
+      return p;
+    },
+    /** A new struct s (a STRUCTS entry) in the heap holding values. */
+    put(s, values) { const p = alloc(s); writeStruct(heap, s, p, values); return p; },
+    get: (s, p) => readStruct(heap, s, p),
+    set: (s, p, values) => writeStruct(heap, s, p, { ...readStruct(heap, s, p), ...values }),
+    alloc,
+  };
 }

@@ -51,57 +51,42 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
  * [0, number of names); BOOL: int32 0 or 1; INT(..., min, max, scope, ...): int32 in [min,
  * max], scope WF_ED: checked for encoder-decoders only; REAL(..., min, max, bounds, ...): a
  * finite float, bounds "[]", "[)", "(]", "()" (max FLT_MAX: none); SEED: any uint32. */
-#define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                              \
-    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder",                                           \
-         "model kind: a decoder (GPT), an encoder or an encoder-decoder (docs/ARCHITECTURES.md)")                  \
-    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm",                                                       \
-         "normalisation: LayerNorm or RMSNorm")                                                                    \
-    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln",                                                          \
-         "where the norm sits: before each sublayer (pre_ln, GPT-2) or after the residual sum (post_ln)")          \
-    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2",                                            \
-         "feed-forward activation: GELU, ReLU, SwiGLU (gated) or ReLU squared")                                    \
-    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope",                                          \
-         "positions: learned, sinusoidal or rotary (RoPE)")                                                        \
-    BOOL(tied_head, tiedHead, 1,                                                                                   \
-         "the output head shares the token embedding's weights (GPT-2); off: its own")                             \
-    BOOL(bias, bias, 1,                                                                                            \
-         "linear layers and LayerNorms have biases (GPT-2); off: none (Llama)")                                    \
-    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL,                                                             \
-         "number of tokens: ids run from 0 to this minus 1")                                                       \
-    INT(context, context, 64, 1, 1 << 16, WF_ALL, "longest sequence the model sees (learned positions, KV cache)") \
-    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL,                                                                       \
-         "transformer layers (an encoder-decoder's decoder layers)")                                               \
-    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "attention heads; they must divide the model width")                 \
-    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL,                                                                  \
-         "model width: the size of each token's vector")                                                           \
-    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL,                                                                        \
-         "width of the feed-forward hidden layer (usually 4x the model width)")                                    \
-    REAL(norm_eps, normEps, 1e-5f, 0, 1, "()", "epsilon inside the norm's square root")                            \
-    SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                               \
-    INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")       \
-    REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")    \
-    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam search (encoder-decoders)")                               \
-    BOOL(qk_norm, qkNorm, 0, "RMS-normalise each head's queries and keys (no gain), before RoPE")                  \
-    BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                    \
-    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")              \
-    INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL,                                                                 \
-        "key/value heads of self-attention, shared by equal groups of query heads (GQA; 1: MQA); 0: n_head")      \
+#define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                                 \
+    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "a decoder (GPT), an encoder or both")       \
+    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "normalisation: LayerNorm or RMSNorm")                   \
+    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln", "norm before each sublayer (GPT-2) or after the residual")  \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2", "GELU, ReLU, gated SwiGLU or ReLU squared")   \
+    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope", "learned, sinusoidal or rotary (RoPE)")     \
+    BOOL(tied_head, tiedHead, 1, "the output head shares the token embedding's weights (GPT-2); off: its own")        \
+    BOOL(bias, bias, 1, "linear layers and LayerNorms have biases (GPT-2); off: none (Llama)")                        \
+    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL, "number of tokens: ids run from 0 to this minus 1")            \
+    INT(context, context, 64, 1, 1 << 16, WF_ALL, "longest sequence the model sees (learned positions, KV cache)")    \
+    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL, "transformer layers (an encoder-decoder's decoder layers)")              \
+    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "attention heads; they must divide the model width")                    \
+    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL, "model width: the size of each token's vector")                     \
+    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL, "width of the feed-forward hidden layer (usually 4x the model width)")    \
+    REAL(norm_eps, normEps, 1e-5f, 0, 1, "()", "epsilon inside the norm's square root")                               \
+    SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                                  \
+    INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")          \
+    REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")       \
+    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam search (encoder-decoders)")                                  \
+    BOOL(qk_norm, qkNorm, 0, "RMS-normalise each head's queries and keys (no gain), before RoPE")                     \
+    BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                       \
+    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")                \
+    INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL, "GQA: key/value heads shared by groups of query heads; 0: n_head") \
     REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")
 enum { WF_ALL = 0, WF_ED = 1 };
 
 #define WF_I32_FIELD_(name, ...) int32_t name;
 #define WF_F32_FIELD_(name, ...) float name;
 #define WF_U32_FIELD_(name, ...) uint32_t name;
-typedef struct {
-    WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, WF_F32_FIELD_, WF_U32_FIELD_)
-} wf_config;
+typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, WF_F32_FIELD_, WF_U32_FIELD_) } wf_config;
 
 /* Fills cfg with the defaults of WF_CONFIG_FIELDS: the "tiny" GPT (docs/ARCHITECTURES.md). */
 WF_API void wf_config_default(wf_config *cfg);
 /* Checks cfg without allocating: each row's range, then what no row says alone (n_head
  * divides d_model, n_kv_head divides n_head, RoPE's even head size, encoder layers only in
- * encoder-decoders). On
- * failure the reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
+ * encoder-decoders). On failure the reason goes to msg (cap bytes, NUL-terminated; may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 
 /* Bytes as doubles (exact in JavaScript): weights, gradients, AdamW's moments, activations (the
@@ -124,17 +109,15 @@ WF_API wf_status wf_model_get_config(wf_model *m, wf_config *out); /* m's config
  * workers; results do not depend on n. The single-thread wasm: n > 1 is WF_ERR_UNSUPPORTED. */
 WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 
-/* m's memory use (memory.count: its parameters), the rows of its tensor table, steps taken,
- * the next step's learning rate and the thread setting; an empty handle: zeros. */
+/* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; empty: zeros. */
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
 
 /* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. */
 typedef struct {
-    const char *name;     /* static, e.g. "qkvw" */
-    int32_t offset, size; /* in elements: where in the flat parameter block, how many */
-    int32_t ndim, shape[4];
-    int32_t decay;        /* 1: AdamW applies weight decay to it */
+    const char *name;                      /* static, e.g. "qkvw" */
+    int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block, how many; its shape */
+    int32_t decay;                         /* 1: AdamW applies weight decay to it */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat; borrowed; NULL when empty */
@@ -142,24 +125,20 @@ WF_API float *wf_model_grads(wf_model *m);  /* their gradients, same layout */
 
 /* ---- Training ---- */
 /* The training settings, rows as in WF_CONFIG_FIELDS. */
-#define WF_OPTIM_FIELDS(INT, REAL)                                                                               \
-    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                    \
-    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                          \
-    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                        \
-    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                           \
-    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]",                                                        \
-         "decoupled weight decay (AdamW), on matrices and embeddings only")                                        \
-    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup up to lr")                                \
+#define WF_OPTIM_FIELDS(INT, REAL)                                                                                  \
+    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                     \
+    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                           \
+    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                         \
+    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                            \
+    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]", "decoupled weight decay, on matrices and embeddings")   \
+    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup up to lr")                                 \
     INT(decay_steps, decaySteps, 0, 0, INT32_MAX, WF_ALL, "steps of cosine decay after the warmup; 0: constant lr") \
-    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr")                  \
-    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the gradient norm to this; 0: no clipping")            \
-    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where the warmup and decay start")                            \
-    INT(muon, muon, 0, 0, 1, WF_ALL,                                                                               \
-         "1: Muon for the blocks' weight matrices and AdamW for the rest; 0: AdamW everywhere")                    \
+    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr")                   \
+    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the gradient norm to this; 0: no clipping")             \
+    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where the warmup and decay start")                             \
+    INT(muon, muon, 0, 0, 1, WF_ALL, "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW")       \
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
-typedef struct {
-    WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_)
-} wf_optim;
+typedef struct { WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_) } wf_optim;
 WF_API void wf_optim_default(wf_optim *o); /* the defaults of WF_OPTIM_FIELDS */
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* checks *o, copies it into m */
 WF_API wf_status wf_model_get_optim(wf_model *m, wf_optim *out);
@@ -188,9 +167,8 @@ WF_API wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss);
  * WF_ERR_NUMERIC, the step refused. info may be NULL. */
 WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info);
 
-/* Results of the last forward, borrowed; NULL when there are none. Logits [B, T, V] (none
- * after target_vecs); final states [B, T, C]; attention weights of the stack under the head
- * (cross = 0: self [B, NH, T, T]; cross = 1: an encoder-decoder's cross [B, NH, T, S]). */
+/* The last forward's results, borrowed (NULL: none): logits [B, T, V] (none after target_vecs), final
+ * states [B, T, C], attention of the head's stack (cross 0: self [B, NH, T, T]; 1: cross [B, NH, T, S]). */
 WF_API const float *wf_model_logits(const wf_model *m);
 WF_API const float *wf_model_hidden(const wf_model *m);
 WF_API const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross);
