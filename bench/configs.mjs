@@ -17,6 +17,16 @@ export function trainFlopsPerToken({ V, L, C, T }) {
   return 6 * (12 * L * C * C + V * C) + 6 * L * T * C;
 }
 
+/** HuggingFaceTB's SmolLM-135M config (Llama layout: 30 layers, width 576, 9 query heads over
+ * 3 key/value heads, feed-forward 1536, vocabulary 49,152, tied embeddings, RoPE base 1e5,
+ * RMSNorm eps 1e-5, context 2048) as a wasmformer config: bench/smollm.mjs and
+ * bench/smollm-anchor.mjs build it with random weights (none can be downloaded here). */
+export const SMOLLM_135M = {
+  norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: true,
+  vocabSize: 49152, context: 2048, nLayer: 30, nHead: 9, nKvHead: 3, dModel: 576, dFF: 1536,
+  ropeTheta: 100000, normEps: 1e-5,
+};
+
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b), n = s.length;
   return n === 0 ? 0 : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;

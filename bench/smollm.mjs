@@ -7,8 +7,10 @@
 // AdamW) at batch 1, and the Hugging Face round trip a pretrained model would take
 // (export to safetensors + config.json, free, import), all in the one 4 GB wasm heap.
 //   node bench/smollm.mjs [--threads 2] [--tokens 64] [--steps 3] [--T 128]
+// The same model's generation in ONNX Runtime Web, the anchor: bench/smollm-anchor.mjs.
 import { createModel, importSafetensors, exportSafetensors } from '../src/js/node.js';
 import { modelHandle } from '../src/js/model.js';
+import { SMOLLM_135M } from './configs.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -16,11 +18,6 @@ const arg = (name, dflt) => {
 };
 const threads = arg('threads', 2), nTokens = arg('tokens', 64), steps = arg('steps', 3), T = arg('T', 128);
 
-const SMOLLM_135M = {
-  norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: true,
-  vocabSize: 49152, context: 2048, nLayer: 30, nHead: 9, nKvHead: 3, dModel: 576, dFF: 1536,
-  ropeTheta: 100000, normEps: 1e-5,
-};
 const mb = (x) => `${(x / 2 ** 20).toFixed(0)} MB`;
 const now = () => performance.now() / 1000;
 

@@ -131,7 +131,7 @@ console.log('\nnpm test: seconds per stage');
 for (const [title, seconds] of timings) console.log(`${seconds.toFixed(0).padStart(6)}  ${title}`);
 // the Node tests that compare with PyTorch live skip without it (committed fixtures stand in)
 if (spawnSync('/usr/bin/python3', ['-c', 'import torch'], { stdio: 'ignore' }).status !== 0) {
-  skipped.push(['the live PyTorch comparisons among the Node tests (committed fixtures ran instead)', 'sudo apt-get install -y python3-torch']);
+  skipped.push(['the live PyTorch comparisons among the Node tests (committed fixtures ran instead) and the DDP round trip of examples/pytorch/', 'sudo apt-get install -y python3-torch']);
 }
 if (skipped.length) {
   console.log(`\nnpm test: ${skipped.length} skipped; to run ${skipped.length === 1 ? 'it' : 'them'}:`);
