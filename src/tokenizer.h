@@ -140,6 +140,7 @@ wf_status wf_vocab_index(wf_vocab *v, char *msg, size_t cap);
 /* Then, with the steps and added tokens set: each id's decoded bytes, the added tokens' index. */
 wf_status wf_vocab_finish(wf_vocab *v, char *msg, size_t cap);
 int32_t wf_vocab_find(const wf_vocab *v, const uint8_t *s, size_t n); /* the lowest id of a string, -1 */
+int32_t wf_vocab_find2(const wf_vocab *v, const uint8_t *a, size_t na, const uint8_t *b, size_t nb); /* of a then b */
 /* The merge table for count merges (0 on out of memory), and one merge into it. */
 int wf_vocab_merges_alloc(wf_vocab *v, int32_t count);
 void wf_vocab_merge_put(wf_vocab *v, int32_t a, int32_t b, int32_t rank, int32_t merged);

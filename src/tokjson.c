@@ -13,6 +13,9 @@
 
 #define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
 #define MAX_IDS (1 << 24) /* the config's vocab_size limit */
+/* The longest string a normalizer or decoder may write in place of another: it bounds how
+ * much longer than the text its normalized form can be (real files write "\u2581", 3 bytes). */
+#define MAX_STEP_STRING 16
 
 /* The ByteLevel pre-tokenizer's pattern, which the Split pre-tokenizer may also name. */
 static const char GPT2_PATTERN[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
@@ -391,6 +394,9 @@ static wf_span string_pattern(reader *r, int32_t x, const char *what, wf_status 
     }
     const int32_t len = text_of(r, wf_json_get(&r->j, p, "String"), "a pattern's \"String\"", s);
     if (*s == WF_OK && len == 0) *s = wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: the %s's pattern is empty", what);
+    if (*s == WF_OK && len > MAX_STEP_STRING)
+        *s = wf_fail(r->msg, r->cap, WF_ERR_UNSUPPORTED, "tokenizer.json: the %s's pattern is %d bytes; this build takes at most %d",
+                     what, len, MAX_STEP_STRING);
     if (*s == WF_OK) sp = pool_put(r, r->scratch, (size_t)len);
     return sp;
 }
@@ -415,6 +421,11 @@ static wf_span string_member(reader *r, int32_t x, const char *key, const char *
             *s = wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: \"%s\" must be one character", key);
             return sp;
         }
+    }
+    if (len > MAX_STEP_STRING) {
+        *s = wf_fail(r->msg, r->cap, WF_ERR_UNSUPPORTED, "tokenizer.json: \"%s\" is %d bytes; this build takes at most %d",
+                     key, len, MAX_STEP_STRING);
+        return sp;
     }
     return pool_put(r, r->scratch, (size_t)len);
 }
@@ -762,16 +773,7 @@ static wf_status read_model(reader *r, int32_t model, int32_t added) {
                                (const char *)(part[0] < 0 ? sc : sp + 1));
         }
         const wf_span ta = v->tok[part[0]], tb = v->tok[part[1]];
-        int32_t merged = -1;
-        /* the joined string, found without building it */
-        if (ta.len + tb.len <= (uint32_t)v->max_tok) {
-            uint8_t *j = malloc(ta.len + tb.len);
-            if (!j) return wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading merges");
-            memcpy(j, v->pool + ta.off, ta.len);
-            memcpy(j + ta.len, v->pool + tb.off, tb.len);
-            merged = wf_vocab_find(v, j, ta.len + tb.len);
-            free(j);
-        }
+        const int32_t merged = wf_vocab_find2(v, v->pool + ta.off, ta.len, v->pool + tb.off, tb.len);
         if (merged < 0)
             return wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: merge %d makes a token that is not in the vocabulary", k);
         r->merges[3 * k] = part[0];
@@ -889,7 +891,10 @@ wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, cha
                 size_t most = st->op == WF_NORM_PREPEND ? len + st->a.len : len * (st->b.len > st->a.len ? st->b.len : 1) + 1, o = 0;
                 prev = text;
                 text = malloc(most);
-                if (!text) break;
+                if (!text) {
+                    free(prev);
+                    break;
+                }
                 if (st->op == WF_NORM_PREPEND) {
                     memcpy(text, pa, st->a.len);
                     memcpy(text + st->a.len, prev, len);

@@ -83,7 +83,8 @@ int32_t wf_merge(wf_merger *m, int32_t *sym, int32_t n, wf_pair_fn pair, const v
         const wf_cand c = heap_pop(m, &hn);
         const int32_t p = c.pos, q = next[p];
         if (sym[p] < 0 || q < 0) continue; /* merged into its left neighbour, or last */
-        if (!pair(ctx, sym[p], sym[q], &key, &merged) || merged != c.merged) continue; /* stale */
+        /* stale: the pair changed (in a vocabulary, a different pair never joins into the same token) */
+        if (!pair(ctx, sym[p], sym[q], &key, &merged) || merged != c.merged || key != c.key) continue;
         sym[p] = merged;
         sym[q] = -1;
         next[p] = next[q];
@@ -138,7 +139,7 @@ static uint32_t fnv_more(uint32_t h, const uint8_t *s, size_t n) {
 static const uint8_t *str_of(const wf_vocab *v, wf_span s) { return v->pool + s.off; }
 
 /* The lowest id whose string is a followed by b; -1 if none. */
-static int32_t find2(const wf_vocab *v, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+int32_t wf_vocab_find2(const wf_vocab *v, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
     if (!v->slot || na + nb > (size_t)v->max_tok) return -1;
     const uint32_t h = fnv_more(fnv_more(FNV_START, a, na), b, nb);
     for (uint32_t i = h & v->slot_mask;; i = (i + 1) & v->slot_mask) {
@@ -149,7 +150,7 @@ static int32_t find2(const wf_vocab *v, const uint8_t *a, size_t na, const uint8
     }
 }
 
-int32_t wf_vocab_find(const wf_vocab *v, const uint8_t *s, size_t n) { return find2(v, s, n, NULL, 0); }
+int32_t wf_vocab_find(const wf_vocab *v, const uint8_t *s, size_t n) { return wf_vocab_find2(v, s, n, NULL, 0); }
 
 /* GPT-2's bytes_to_unicode: the printable bytes ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) stand
  * for themselves; the other 68 (0x00..0x20, 0x7F, 0x80..0xA0, 0xAD), in order, for 256.. */
@@ -428,7 +429,7 @@ static int hf_pair(const void *ctx, int32_t a, int32_t b, double *key, int32_t *
 
 static int llama2c_pair(const void *ctx, int32_t a, int32_t b, double *key, int32_t *merged) {
     const wf_vocab *v = ctx;
-    const int32_t id = find2(v, str_of(v, v->tok[a]), v->tok[a].len, str_of(v, v->tok[b]), v->tok[b].len);
+    const int32_t id = wf_vocab_find2(v, str_of(v, v->tok[a]), v->tok[a].len, str_of(v, v->tok[b]), v->tok[b].len);
     if (id < 0 || !(v->score[id] > LLAMA2C_FLOOR)) return 0; /* NaN never merges either */
     *key = -(double)v->score[id];
     *merged = id;
