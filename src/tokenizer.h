@@ -112,9 +112,10 @@ static inline void wf_ids_put(wf_ids *o, int32_t id) {
 
 /* ---- merging one word's symbols (vocab.c; bpe.c too) ----
  * The pair (a, b) may merge when pair() says so: into *merged, with priority *key (lower
- * first; equal keys: the leftmost pair). A heap of candidates over a linked list: O(n log n). */
+ * first; equal keys: the leftmost pair), one merge at a time. Words of up to 64 symbols: a
+ * scan of their pairs' keys; longer ones: a heap of candidates over a linked list, O(n log n). */
 typedef int (*wf_pair_fn)(const void *ctx, int32_t a, int32_t b, double *key, int32_t *merged);
-typedef struct { double key; int32_t pos, merged; } wf_cand;
+typedef struct { double key; int32_t pos, merged, left, right; } wf_cand;
 typedef struct {
     int32_t *link;       /* [2 cap]: prev, next */
     wf_cand *heap;

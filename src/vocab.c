@@ -67,8 +67,36 @@ static wf_cand heap_pop(wf_merger *m, size_t *hn) {
     return top;
 }
 
+/* Short words (every chunk of wasmformer's BPE, most words of the others): each pair's key
+ * kept in an array, the lowest found by a scan, two pairs looked up again per merge. */
+#define SHORT_WORD 64
+
+static int32_t merge_short(int32_t *sym, int32_t n, wf_pair_fn pair, const void *ctx) {
+    double key[SHORT_WORD];
+    int32_t res[SHORT_WORD];
+    uint8_t ok[SHORT_WORD];
+    for (int32_t i = 0; i + 1 < n; i++) ok[i] = (uint8_t)pair(ctx, sym[i], sym[i + 1], &key[i], &res[i]);
+    for (;;) {
+        int32_t at = -1;
+        for (int32_t i = 0; i + 1 < n; i++)
+            if (ok[i] && (at < 0 || key[i] < key[at])) at = i; /* strict: the leftmost of equals */
+        if (at < 0) return n;
+        sym[at] = res[at];
+        n--;
+        for (int32_t i = at + 1; i < n; i++) sym[i] = sym[i + 1];
+        for (int32_t i = at + 1; i + 1 < n; i++) {
+            key[i] = key[i + 1];
+            res[i] = res[i + 1];
+            ok[i] = ok[i + 1];
+        }
+        if (at > 0) ok[at - 1] = (uint8_t)pair(ctx, sym[at - 1], sym[at], &key[at - 1], &res[at - 1]);
+        if (at + 1 < n) ok[at] = (uint8_t)pair(ctx, sym[at], sym[at + 1], &key[at], &res[at]);
+    }
+}
+
 int32_t wf_merge(wf_merger *m, int32_t *sym, int32_t n, wf_pair_fn pair, const void *ctx) {
     if (n < 2) return n;
+    if (n <= SHORT_WORD) return merge_short(sym, n, pair, ctx);
     int32_t *prev = m->link, *next = m->link + m->cap;
     size_t hn = 0;
     double key;
@@ -78,22 +106,26 @@ int32_t wf_merge(wf_merger *m, int32_t *sym, int32_t n, wf_pair_fn pair, const v
         next[i] = i + 1 < n ? i + 1 : -1;
     }
     for (int32_t i = 0; i + 1 < n; i++)
-        if (pair(ctx, sym[i], sym[i + 1], &key, &merged) && !heap_push(m, &hn, (wf_cand){key, i, merged})) return -1;
+        if (pair(ctx, sym[i], sym[i + 1], &key, &merged) && !heap_push(m, &hn, (wf_cand){key, i, merged, sym[i], sym[i + 1]}))
+            return -1;
     while (hn > 0) {
         const wf_cand c = heap_pop(m, &hn);
         const int32_t p = c.pos, q = next[p];
         if (sym[p] < 0 || q < 0) continue; /* merged into its left neighbour, or last */
-        /* stale: the pair changed (in a vocabulary, a different pair never joins into the same token) */
-        if (!pair(ctx, sym[p], sym[q], &key, &merged) || merged != c.merged || key != c.key) continue;
+        /* stale: either symbol merged since (in a vocabulary a changed pair never joins into
+         * the same token, so this is the Rust library's check on the merged id) */
+        if (sym[p] != c.left || sym[q] != c.right) continue;
+        merged = c.merged;
         sym[p] = merged;
         sym[q] = -1;
         next[p] = next[q];
         if (next[q] >= 0) prev[next[q]] = p;
-        if (prev[p] >= 0 && pair(ctx, sym[prev[p]], merged, &key, &merged) &&
-            !heap_push(m, &hn, (wf_cand){key, prev[p], merged}))
+        int32_t made;
+        if (prev[p] >= 0 && pair(ctx, sym[prev[p]], sym[p], &key, &made) &&
+            !heap_push(m, &hn, (wf_cand){key, prev[p], made, sym[prev[p]], sym[p]}))
             return -1;
-        if (next[p] >= 0 && pair(ctx, sym[p], sym[next[p]], &key, &merged) &&
-            !heap_push(m, &hn, (wf_cand){key, p, merged}))
+        if (next[p] >= 0 && pair(ctx, sym[p], sym[next[p]], &key, &made) &&
+            !heap_push(m, &hn, (wf_cand){key, p, made, sym[p], sym[next[p]]}))
             return -1;
     }
     int32_t k = 0;

@@ -84,10 +84,11 @@ static void merger_matches_the_plain_rule(void) {
                 t.key[a][b] = wf_rng_uniform(&r) < 0.35 ? (ties ? (double)(wf_rng_u32(&r) % 4) : a * 16 + b) : NAN;
                 t.res[a][b] = (int32_t)(wf_rng_u32(&r) % 16);
             }
-        int32_t n = 1 + (int32_t)(wf_rng_u32(&r) % 60), s1[64], s2[64], link[128];
+        /* up to 150 symbols: the short-word scan (up to 64) and the heap both */
+        int32_t n = 1 + (int32_t)(wf_rng_u32(&r) % 150), s1[160], s2[160], link[320];
         for (int32_t i = 0; i < n; i++) s1[i] = s2[i] = (int32_t)(wf_rng_u32(&r) % 4); /* few symbols: many repeats */
-        wf_cand heap[3 * 64];
-        wf_merger m = {.link = link, .heap = heap, .cap = 64};
+        wf_cand heap[3 * 160];
+        wf_merger m = {.link = link, .heap = heap, .cap = 160};
         const int32_t k1 = wf_merge(&m, s1, n, toy_pair, &t), k2 = plain_merge(&t, s2, n);
         agree += k1 == k2 && !memcmp(s1, s2, (size_t)k1 * sizeof(int32_t));
     }
