@@ -666,6 +666,11 @@ static wf_status read_model(reader *r, int32_t model, int32_t added) {
         if (id < 0) return wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: added token %d has no \"id\"", n_added);
         if (id + 1 > V) V = id + 1;
     }
+    /* a hostile id (2^24 - 1 in a small file) must not size the tables: ids without a gap
+     * are no more than the tokens the file holds */
+    if (V > count + n_added)
+        return wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: the ids run to %lld but the file has %lld tokens: "
+                       "some id has no token (the ids must run from 0 without a gap)", (long long)V - 1, (long long)(count + n_added));
     v->n = (int32_t)V;
     r->n_model = (int32_t)count;
     v->tok = calloc((size_t)(V ? V : 1), sizeof(wf_span));

@@ -283,7 +283,12 @@ static void refusals(void) {
     refused("{" MODEL ", \"decoder\": {\"type\": \"WordPiece\"}}", WF_ERR_UNSUPPORTED, "decoder WordPiece");
     refused("{" MODEL ", \"post_processor\": {\"type\": \"BertProcessing\"}}", WF_ERR_UNSUPPORTED, "post-processor BertProcessing");
     refused("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", WF_ERR_UNSUPPORTED, "model Unigram");
-    refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 2}, \"merges\": []}}", WF_ERR_FORMAT, "id 1 has no token");
+    refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 2}, \"merges\": []}}", WF_ERR_FORMAT, "some id has no token");
+    refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 2, \"c\": 2}, \"merges\": []}}", WF_ERR_FORMAT, "twice");
+    /* a huge id in a small file is refused before anything is sized by it */
+    const double heap = wf_heap_in_use();
+    refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 16777215}, \"merges\": []}}", WF_ERR_FORMAT, "run to 16777215");
+    CHECK(wf_heap_in_use() == heap, "the refusal left %.0f bytes allocated", wf_heap_in_use() - heap);
     refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]}}", WF_ERR_FORMAT, "not in the vocabulary");
     refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a  b\"]}}", WF_ERR_FORMAT, "one space");
     refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"a\": 1}, \"merges\": []}}", WF_ERR_FORMAT, "same token");
