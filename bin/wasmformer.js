@@ -145,10 +145,11 @@ const COMMANDS = {
     run: exportModel,
   },
   import: {
-    args: '<dir>',
-    summary: 'read Hugging Face files (config.json, model.safetensors) into a model file',
+    args: '<dir | model.bin>',
+    summary: 'read Hugging Face files (config.json, model.safetensors, tokenizer.json) or a llama2.c model file into a model file',
     options: {
       out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
+      tokenizer: { type: 'string', short: 't', value: 'FILE', help: "a llama2.c model's tokenizer.bin (llama2.c keeps it apart)" },
       force: { type: 'boolean', help: 'overwrite --out if it exists' },
       help,
     },
@@ -537,12 +538,19 @@ async function importModel(argv, o) {
   positionals('import', argv, 1, 1);
   if (o.out === undefined) throw new UsageError('--out FILE is required');
   if (existsSync(o.out) && !o.force) throw new UsageError(`${o.out} exists: add --force to replace it`);
-  for (const name of ['config.json', 'model.safetensors']) {
-    if (!existsSync(join(argv[0], name))) throw new Error(`${argv[0]} has no ${name}`);
+  if (!existsSync(argv[0])) throw new Error(`${argv[0]} does not exist`);
+  const dir = statSync(argv[0]).isDirectory();
+  if (dir) {
+    if (o.tokenizer !== undefined) throw new UsageError('--tokenizer goes with a llama2.c model file; a folder brings its own tokenizer.json');
+    for (const name of ['config.json', 'model.safetensors']) {
+      if (!existsSync(join(argv[0], name))) throw new Error(`${argv[0]} has no ${name}`);
+    }
   }
+  const tokenizer = o.tokenizer === undefined ? undefined : readFileSync(o.tokenizer);
   let model;
   try {
-    model = await wf.importSafetensorsDir(argv[0]);
+    model = dir ? await wf.importSafetensorsDir(argv[0])
+      : await wf.importLlama2c(readFileSync(argv[0]), tokenizer === undefined ? {} : { tokenizer });
   } catch (e) {
     if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
     throw e;

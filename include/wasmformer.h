@@ -201,9 +201,10 @@ WF_API const float *wf_model_gen_logits(const wf_model *m); /* the next token's 
 WF_API wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos,
                                       int32_t beam, int32_t max_new, int32_t *out, int32_t *n_out);
 
-/* ---- Tokenizers: char-level (Unicode code points) or byte-level BPE ---- */
+/* ---- Tokenizers: char-level (code points), byte-level BPE, tokenizer.json (HF), llama2.c's ---- */
 typedef struct wf_tokenizer wf_tokenizer;
-typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
+typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2, WF_TOKENIZER_HF = 3,
+               WF_TOKENIZER_LLAMA2C = 4 } wf_tokenizer_kind;
 
 WF_API wf_tokenizer *wf_tokenizer_create(void); /* an empty tokenizer; NULL: out of memory */
 WF_API void wf_tokenizer_free(wf_tokenizer *t);
@@ -213,10 +214,12 @@ WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
  * (256..2^20) tokens or no pair occurs twice; any bytes round-trip exactly. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
 WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
-/* Its wf_tokenizer_kind, the ids it knows, the most bytes one id decodes to; empty: zeros. */
-typedef struct { int32_t kind, vocab_size, max_bytes; } wf_tokenizer_info;
+/* Its wf_tokenizer_kind, the ids it knows, the most bytes one id decodes to, the id a prompt
+ * starts with (llama2.c's 1, a tokenizer.json's leading special token; else -1); empty: 0s. */
+typedef struct { int32_t kind, vocab_size, max_bytes, bos; } wf_tokenizer_info;
 WF_API wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out);
-/* Text (len bytes) to ids: at most one id per input byte, so cap = len always suffices.
+/* Text (len bytes) to ids in out[0, cap), their count to *n_out. Char and BPE give at most one
+ * per byte (cap = len suffices); for the others a too-small cap is WF_ERR_ARG, *n_out the need.
  * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, int32_t *out, int32_t cap,
                                      int32_t *n_out);
@@ -240,6 +243,11 @@ WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
 /* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
+/* A Hugging Face tokenizer.json (wasmformer's own loads as BPE) or llama2.c's tokenizer.bin; save_json:
+ * BPE as a tokenizer.json Hugging Face reads alike, HF as its file (NUL-terminated, wf_buffer_free). */
+WF_API wf_status wf_tokenizer_load_json(wf_tokenizer *t, const char *json, int32_t n);
+WF_API wf_status wf_tokenizer_load_llama2c(wf_tokenizer *t, const uint8_t *data, int32_t n);
+WF_API wf_status wf_tokenizer_save_json(wf_tokenizer *t, char **out, int32_t *n);
 
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
 /* m as a float32 safetensors file and a NUL-terminated config.json (GPT2LMHeadModel,
@@ -249,7 +257,7 @@ WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_le
 WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st,
                                        int32_t st_len);
 /* Replaces m by the Llama-shaped model of a llama2.c model file (export.py's legacy .bin, as
- * the tinyllamas ship; docs/FORMATS.md). Its tokenizer is a file of its own. */
+ * the tinyllamas ship; docs/FORMATS.md). Its tokenizer.bin: wf_tokenizer_load_llama2c. */
 WF_API wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n);
 
 #ifdef __cplusplus

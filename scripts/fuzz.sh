@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(checkpoint safetensors tokenizer bpe llama2c)
+[ ${#targets[@]} -gt 0 ] || targets=(checkpoint safetensors tokenizer bpe llama2c tokjson tokbin)
 
 cc=$(command -v clang-14 || command -v clang || true)
 if [ -z "$cc" ]; then

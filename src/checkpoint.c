@@ -91,6 +91,8 @@ static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
     if (t->kind == WF_TOKENIZER_CHAR) {
         wf_put_u32(w, (uint32_t)t->n_chars);
         for (int32_t i = 0; i < t->n_chars; i++) wf_put_u32(w, t->chars[i]);
+    } else if (t->kind == WF_TOKENIZER_HF || t->kind == WF_TOKENIZER_LLAMA2C) {
+        wf_put(w, t->voc.src, (size_t)t->voc.src_n); /* the tokenizer.json or tokenizer.bin itself */
     } else {
         wf_put_u32(w, WF_BPE_PRETOKENIZER);
         wf_put_u32(w, (uint32_t)t->bpe.n_merges);
@@ -316,8 +318,19 @@ static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *ou
     wf_status s = open_file(data, n, "WFTK", TOK_VERSION, "tokenizer file", &r, &kind, msg, cap);
     if (s != WF_OK) return s;
     if (kind == WF_TOKENIZER_BPE) return parse_bpe(&r, out, msg, cap);
+    if (kind == WF_TOKENIZER_HF || kind == WF_TOKENIZER_LLAMA2C) {
+        char sub[200];
+        s = kind == WF_TOKENIZER_HF ? wf_tokjson_parse(r.p, r.n, out, sub, sizeof sub) : wf_llama2c_tok_parse(r.p, r.n, out, sub, sizeof sub);
+        if (s != WF_OK) FAIL(s, "the tokenizer file holds a bad %s: %s", kind == WF_TOKENIZER_HF ? "tokenizer.json" : "tokenizer.bin", sub);
+        if (out->kind != (int32_t)kind) {
+            wf_tokenizer_clear(out);
+            FAIL(WF_ERR_FORMAT, "the tokenizer file's tokenizer.json is wasmformer's own BPE, which is saved as kind 2");
+        }
+        return WF_OK;
+    }
     if (kind != WF_TOKENIZER_CHAR)
-        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED, "tokenizer kind %u is not one this build reads (1 char, 2 bpe)", kind);
+        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED,
+             "tokenizer kind %u is not one this build reads (1 char, 2 bpe, 3 tokenizer.json, 4 llama2.c)", kind);
     uint32_t count = wf_get_u32(&r);
     if (r.failed || count == 0) FAIL(WF_ERR_FORMAT, "the char vocabulary is empty");
     if (count > WF_MAX_CODEPOINT + 1 || (size_t)count * 4 != wf_left(&r))

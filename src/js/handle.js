@@ -269,18 +269,12 @@ export class ModelHandle {
   }
 
   /** A new handle from Hugging Face files (bytes), with a tokenizer file if given. */
-  static fromSafetensors(rt, config, st, tokenizerFile) {
+  static fromSafetensors(rt, config, st, tokenizer) {
     const h = rt.modelCreate();
     let tok = null;
     try {
       rt.safetensorsImport(h, config, st);
-      if (tokenizerFile !== undefined) {
-        tok = Tokenizer.load(rt, tokenizerFile);
-        const V = rt.modelConfig(h).vocabSize;
-        if (tok.vocabSize > V) {
-          throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tok.vocabSize} tokens but the model's vocabulary only ${V}`);
-        }
-      }
+      if (tokenizer !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizer.bytes, tokenizer.format, tokenizer.name);
     } catch (e) {
       tok?.dispose();
       rt.modelFree(h);
@@ -289,16 +283,33 @@ export class ModelHandle {
     return ModelHandle.adopt(rt, h, tok, { weightsOnly: true }); // safetensors hold no optimizer state
   }
 
-  /** A handle over the model of a llama2.c model file (no tokenizer: llama2.c keeps it apart). */
-  static fromLlama2c(rt, bytes) {
+  /** A handle over the model of a llama2.c model file, with the tokenizer of tokenizer.bin
+   * bytes when given (llama2.c keeps it in a file of its own). */
+  static fromLlama2c(rt, bytes, tokenizerBin) {
     const h = rt.modelCreate();
+    let tok = null;
     try {
       rt.llama2cImport(h, bytes);
+      if (tokenizerBin !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizerBin, 'llama2c', 'tokenizer.bin');
     } catch (e) {
+      tok?.dispose();
       rt.modelFree(h);
       throw e;
     }
-    return ModelHandle.adopt(rt, h, null, { weightsOnly: true }); // no optimizer state in the file
+    return ModelHandle.adopt(rt, h, tok, { weightsOnly: true }); // no optimizer state in the file
+  }
+
+  /** The Tokenizer of a file, refused (WF_ERR_FORMAT) when it has more ids than model h. */
+  static #fitting(rt, h, bytes, format, name) {
+    const tok = Tokenizer.load(rt, bytes, format);
+    try {
+      const V = rt.modelConfig(h).vocabSize;
+      if (tok.vocabSize > V) throw new WfError('WF_ERR_FORMAT', `${name} has ${tok.vocabSize} tokens but the model's vocabulary only ${V}`);
+    } catch (e) {
+      tok.dispose();
+      throw e;
+    }
+    return tok;
   }
 
   /** A handle over wasm handle h (and tokenizer tok), both freed if that fails. */

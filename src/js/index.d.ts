@@ -390,13 +390,19 @@ export interface AttentionMaps {
 
 /** Text to token ids and back. Char-level: id 0 is `<unk>`, then every distinct code point
  * of the text it was built from, in order. Byte-level BPE: 256 byte tokens, then merges
- * learned from the text; any bytes round-trip. */
+ * learned from the text; any bytes round-trip. 'hf': a Hugging Face tokenizer.json
+ * (GPT-2 / SmolLM byte-level BPE, Llama 2 / TinyLlama SentencePiece-style BPE), run as the
+ * tokenizers library runs it, without the post-processor's special tokens. 'llama2c':
+ * llama2.c's tokenizer.bin, encoded as its run.c does (a leading space, no BOS). */
 export class Tokenizer {
   private constructor();
-  /** 'char' or 'bpe'. */
-  readonly kind: 'char' | 'bpe';
-  /** Number of ids, `<unk>` included. */
+  /** 'char', 'bpe', 'hf' or 'llama2c'. */
+  readonly kind: 'char' | 'bpe' | 'hf' | 'llama2c';
+  /** Number of ids, `<unk>` and special tokens included. */
   readonly vocabSize: number;
+  /** The id a prompt starts with (llama2.c's BOS, 1; a tokenizer.json template's leading
+   * special token such as Llama's `<s>`), or null; generate() puts it first. */
+  readonly bos: number | null;
   /**
    * UTF-8 text to token ids.
    * @example
@@ -422,6 +428,14 @@ export class Tokenizer {
    * writeFileSync('vocab.wft', tok.save());
    */
   save(): Uint8Array;
+  /**
+   * The tokenizer as a Hugging Face tokenizer.json: a BPE one that the Hugging Face
+   * libraries encode alike (docs/FORMATS.md), or the file an 'hf' one came from. Char and
+   * llama2.c tokenizers have none: WF_ERR_UNSUPPORTED (save() keeps them).
+   * @example
+   * writeFileSync('tokenizer.json', tok.saveJSON());
+   */
+  saveJSON(): string;
   /**
    * Frees the tokenizer's wasm memory; using it afterwards throws WF_ERR_DISPOSED.
    * @example
@@ -913,18 +927,26 @@ export function saveModel(model: Model, options?: SaveOptions): Uint8Array;
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
 
 /**
- * A tokenizer from the bytes of a tokenizer file (tokenizer.save()).
+ * A tokenizer from the bytes of a tokenizer file: wasmformer's own (tokenizer.save()), a
+ * Hugging Face tokenizer.json (string or bytes) or llama2.c's tokenizer.bin. `format`
+ * 'auto' (the default) tells them apart by their first bytes. A component the build does
+ * not run is refused (WF_ERR_UNSUPPORTED naming it), a damaged file too (WF_ERR_FORMAT).
  * @example
- * const tok = await loadTokenizer(readFileSync('vocab.wft'));
+ * const tok = await loadTokenizer(readFileSync('tokenizer.json'));
  */
-export function loadTokenizer(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Tokenizer>;
+export function loadTokenizer(
+  bytes: Uint8Array | ArrayBuffer | string,
+  options?: LoadOptions & { format?: 'auto' | 'wft' | 'json' | 'llama2c' },
+): Promise<Tokenizer>;
 
 /** Hugging Face files of a model: weights (float32 safetensors), config.json and, with a
- * tokenizer, wasmformer's own tokenizer file. */
+ * tokenizer, wasmformer's own tokenizer file and, for BPE and 'hf' tokenizers, a
+ * tokenizer.json. */
 export interface SafetensorsFiles {
   'model.safetensors': Uint8Array;
   'config.json': string;
   'tokenizer.wft'?: Uint8Array;
+  'tokenizer.json'?: string;
 }
 
 /**
@@ -937,26 +959,32 @@ export interface SafetensorsFiles {
 export function exportSafetensors(model: Model): SafetensorsFiles;
 
 /**
- * A model from Hugging Face files (as exportSafetensors writes them, or a GPT-2 saved by
- * PyTorch in float32, float16 or bfloat16). Everything is checked first.
+ * A model from Hugging Face files (as exportSafetensors writes them, or a GPT-2 or Llama
+ * saved by PyTorch in float32, float16 or bfloat16), with the tokenizer of tokenizer.wft or
+ * else tokenizer.json when given. Everything is checked first.
  * @example
- * const model = await importSafetensors({ 'config.json': configText, 'model.safetensors': weights });
+ * const model = await importSafetensors({ 'config.json': configText, 'model.safetensors': weights, 'tokenizer.json': tokText });
  */
 export function importSafetensors(
-  files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
+  files: {
+    'config.json': string | Uint8Array | ArrayBuffer;
+    'model.safetensors': Uint8Array | ArrayBuffer;
+    'tokenizer.wft'?: Uint8Array | ArrayBuffer;
+    'tokenizer.json'?: string | Uint8Array | ArrayBuffer;
+  },
   options?: LoadOptions,
 ): Promise<Model>;
 
 /**
  * A model from a llama2.c model file (its export.py's legacy `.bin`, as the tinyllamas ship:
- * a Llama-shaped decoder, grouped-query attention when n_kv_heads < n_heads). The file has no
- * tokenizer (llama2.c keeps it in `tokenizer.bin`), so the model starts without one:
- * `forward`, `trainStep` and `train` on token ids work; text generation needs a tokenizer.
+ * a Llama-shaped decoder, grouped-query attention when n_kv_heads < n_heads), with its
+ * tokenizer when `tokenizer` gives the bytes of its tokenizer.bin (llama2.c keeps it apart).
+ * Without one, `forward`, `trainStep` and `train` on token ids work.
  * @example
- * const model = await importLlama2c(readFileSync('stories260K.bin'));
- * const { logits } = model.forward(ids, null, 1, ids.length);
+ * const model = await importLlama2c(readFileSync('stories15M.bin'), { tokenizer: readFileSync('tokenizer.bin') });
+ * console.log(await model.generateText('Once upon a time', { maxTokens: 60 }));
  */
-export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
+export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions & { tokenizer?: Uint8Array | ArrayBuffer }): Promise<Model>;
 
 /** A batch for encoders and encoder-decoders: ids or vectors, with optional padding lengths. */
 export interface Batch {

@@ -185,25 +185,30 @@ export function makeApi(platform) {
       const rt = await load(opts);
       return useThreads(rt, Model.fromCheckpoint(rt, bytes));
     },
-    /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+    /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft' or
+     * 'tokenizer.json']}.
      * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
     async importSafetensors(files, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importSafetensors() options');
       const rt = await load(opts);
       return useThreads(rt, importSafetensorsWith(rt, files));
     },
-    /** A model from a llama2.c model file (export.py's legacy .bin, e.g. the tinyllamas), without
-     * a tokenizer (llama2.c keeps it in tokenizer.bin): forward, trainStep and train on ids work.
-     * @example const model = await importLlama2c(readFileSync('stories260K.bin')); */
+    /** A model from a llama2.c model file (export.py's legacy .bin, e.g. the tinyllamas) and,
+     * with opts.tokenizer (the bytes of its tokenizer.bin), its tokenizer; without one,
+     * forward, trainStep and train on ids work.
+     * @example const model = await importLlama2c(readFileSync('stories260K.bin'), { tokenizer: readFileSync('tok512.bin') }); */
     async importLlama2c(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importLlama2c() options');
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer']], 'importLlama2c() options');
       const rt = await load(opts);
-      return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'))));
+      const tok = opts.tokenizer === undefined ? undefined : asBytes(opts.tokenizer, 'the tokenizer option (tokenizer.bin bytes)');
+      return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'), tok)));
     },
-    /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
+    /** A tokenizer from the bytes of a tokenizer file: a .wft, a Hugging Face tokenizer.json or
+     * llama2.c's tokenizer.bin (opts.format: 'auto', the default, tells them apart).
+     * @example const tok = await loadTokenizer(readFileSync('tokenizer.json')); */
     async loadTokenizer(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'loadTokenizer() options');
-      return Tokenizer.load(await load(opts), bytes);
+      checkKeys(opts, [...LOAD_OPTIONS, ...['format']], 'loadTokenizer() options');
+      return Tokenizer.load(await load(opts), bytes, opts.format);
     },
     /** createModel in a worker: same API, every method async. */
     createWorkerModel(config = 'tiny', opts = {}) {

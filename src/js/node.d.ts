@@ -24,7 +24,8 @@ export function loadModelFile(path: string, options?: LoadOptions): Promise<Mode
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft; each atomically. Resolves to the names.
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and 'hf'
+ * tokenizers); each atomically. Resolves to the names.
  * @example
  * await exportSafetensorsDir(model, 'hf/');
  */
@@ -32,7 +33,7 @@ export function exportSafetensorsDir(model: Model, dir: string): Promise<string[
 
 /**
  * A model from a directory of Hugging Face files (config.json, model.safetensors and, if
- * present, tokenizer.wft).
+ * present, tokenizer.wft or else tokenizer.json).
  * @example
  * const model = await importSafetensorsDir('hf/');
  */

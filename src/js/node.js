@@ -124,7 +124,8 @@ async function writeAtomic(path, bytes) {
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft; each written atomically. PyTorch loads
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and
+ * tokenizer.json tokenizers); each written atomically. PyTorch loads
  * them as a GPT2LMHeadModel state dict (tests/pytorch/hf_reference.py shows how without
  * the transformers package). Resolves to the file names.
  * @example await exportSafetensorsDir(model, 'out/');
@@ -136,15 +137,20 @@ export async function exportSafetensorsDir(model, dir) {
   return Object.keys(files);
 }
 
-/** A model from a directory of Hugging Face files (config.json, model.safetensors and,
- * if present, tokenizer.wft). @example const model = await importSafetensorsDir('out/'); */
+/** A model from a directory of Hugging Face files (config.json, model.safetensors and, if
+ * present, tokenizer.wft or else tokenizer.json). @example const model = await importSafetensorsDir('out/'); */
 export async function importSafetensorsDir(dir, opts = {}) {
   const files = {
     'config.json': await readFile(join(dir, 'config.json')),
     'model.safetensors': await readFile(join(dir, 'model.safetensors')),
   };
-  const tok = join(dir, 'tokenizer.wft');
-  if (await stat(tok).then(() => true, () => false)) files['tokenizer.wft'] = await readFile(tok);
+  for (const name of ['tokenizer.wft', 'tokenizer.json']) {
+    const path = join(dir, name);
+    if (await stat(path).then(() => true, () => false)) {
+      files[name] = await readFile(path);
+      break;
+    }
+  }
   return importSafetensors(files, opts);
 }
 

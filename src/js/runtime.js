@@ -421,30 +421,43 @@ export class Runtime {
 
   tokenizerFree(t) { this.M._wf_tokenizer_free(t); }
 
-  /** Fills t from bytes: a char vocabulary, a BPE one of vocabSize tokens (kind 'bpe'), or
-   * a tokenizer file (kind 'file'). */
+  /** Fills t from bytes: a char vocabulary, a BPE one of vocabSize tokens (kind 'bpe'), a
+   * tokenizer file (kind 'file'), a tokenizer.json ('json') or llama2.c's tokenizer.bin
+   * ('llama2c'). */
   tokenizerFill(t, kind, data, what, vocabSize) {
-    this.withBytes(data, what, kind !== 'file', (p, n) => {
+    this.withBytes(data, what, kind !== 'file' && kind !== 'llama2c', (p, n) => {
       const M = this.M;
       this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train_bpe(t, p, n, vocabSize)
-        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
+        : kind === 'file' ? M._wf_tokenizer_load(t, p, n)
+          : kind === 'json' ? M._wf_tokenizer_load_json(t, p, n)
+            : kind === 'llama2c' ? M._wf_tokenizer_load_llama2c(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
     });
   }
 
-  /** t's kind (0 empty, 1 char, 2 bpe: wf_tokenizer_kind), the ids it knows and the most
-   * bytes one id decodes to: {kind, vocabSize, maxBytes}. */
+  /** t's kind (0 empty, 1 char, 2 bpe, 3 hf, 4 llama2c: wf_tokenizer_kind), the ids it knows,
+   * the most bytes one id decodes to and the id a prompt starts with (-1: none):
+   * {kind, vocabSize, maxBytes, bos}. */
   tokenizerInfo(t) {
     this.checkTokenizer(t, this.M._wf_tokenizer_get_info(t, this.scratch));
     return readStruct(this, STRUCTS.tokenizerInfo, this.scratch);
   }
 
-  /** Token ids (Int32Array) of text: a string (UTF-8) or bytes. */
+  /** Token ids (Int32Array) of text: a string (UTF-8) or bytes. Room for one id per byte and
+   * a few more (a SentencePiece-style ▁ in front); a text that needs more is encoded again
+   * with the count the first call reported. */
   tokenizerEncode(t, text) {
-    return this.withBytes(text, 'the text', true, (p, n) => this.withBuffer(n * 4 + 4, (out) => {
-      const count = out + n * 4;
-      this.checkTokenizer(t, this.M._wf_tokenizer_encode(t, p, n, out, n, count));
-      return this.i32.slice(out >>> 2, (out >>> 2) + this.i32[count >>> 2]);
-    }));
+    return this.withBytes(text, 'the text', true, (p, n) => {
+      const attempt = (cap) => this.withBuffer(cap * 4 + 4, (out) => {
+        const count = out + cap * 4;
+        const status = this.M._wf_tokenizer_encode(t, p, n, out, cap, count);
+        const need = this.i32[count >>> 2];
+        if (STATUS[status] === 'WF_ERR_ARG' && need > cap) return need;
+        this.checkTokenizer(t, status);
+        return this.i32.slice(out >>> 2, (out >>> 2) + need);
+      });
+      const first = attempt(n + 8);
+      return typeof first === 'number' ? attempt(first) : first;
+    });
   }
 
   /** The UTF-8 bytes of ids. */
@@ -467,6 +480,13 @@ export class Runtime {
     const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save(t, out, n));
     this.checkTokenizer(t, status);
     return bytes;
+  }
+
+  /** t as the text of a tokenizer.json. */
+  tokenizerSaveJson(t) {
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save_json(t, out, n));
+    this.checkTokenizer(t, status);
+    return new TextDecoder().decode(bytes);
   }
 }
 

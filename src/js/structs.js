@@ -35,7 +35,7 @@ export const STRUCTS = {
   memory,
   modelInfo: layout('wf_model_info', [['memory', 'memory', memory], ['nTensors', 'n_tensors', 'i32'], ['step', 'step', 'i32'],
     ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32']]),
-  tokenizerInfo: layout('wf_tokenizer_info', [['kind', 'kind', 'i32'], ['vocabSize', 'vocab_size', 'i32'], ['maxBytes', 'max_bytes', 'i32']]),
+  tokenizerInfo: layout('wf_tokenizer_info', [['kind', 'kind', 'i32'], ['vocabSize', 'vocab_size', 'i32'], ['maxBytes', 'max_bytes', 'i32'], ['bos', 'bos', 'i32']]),
   batch: layout('wf_batch', [
     ['inputs', 'inputs', 'ptr'], ['inputVecs', 'input_vecs', 'ptr'], ['lengths', 'lengths', 'ptr'],
     ['targets', 'targets', 'ptr'], ['targetVecs', 'target_vecs', 'ptr'], ['src', 'src', 'ptr'],

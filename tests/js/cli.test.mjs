@@ -318,6 +318,37 @@ test('export to safetensors and import back: the same model', async () => {
   assert.equal(cli(['import', 'hf', '--out', 'back.wf', '--force']).code, 0);
 });
 
+test('import a llama2.c model with its tokenizer.bin; a folder brings its tokenizer.json', () => {
+  const tokBin = fileURLToPath(new URL('../fixtures/tokenizers/llama2c_tok.bin', import.meta.url));
+  // a llama2.c model file of the tokenizer's vocabulary: the header, then small weights
+  const bin = readFileSync(tokBin);
+  let V = 0;
+  for (let at = 4; at < bin.length; V++) at += 8 + bin.readInt32LE(at + 4);
+  const [C, F, L, H, T] = [16, 32, 1, 2, 16];
+  const floats = V * C + L * C + L * C * C * 4 + L * C + L * F * C * 3 + C + T * (C / H / 2) * 2;
+  const file = Buffer.alloc(28 + 4 * floats);
+  [C, F, L, H, H, V, T].forEach((v, i) => file.writeInt32LE(v, 4 * i));
+  for (let i = 0; i < floats; i++) file.writeFloatLE(((i * 7919) % 1000) / 1e4 - 0.05, 28 + 4 * i);
+  writeFileSync(join(dir, 'l2c.bin'), file);
+  const r = cli(['import', 'l2c.bin', '--tokenizer', tokBin, '--out', 'l2c.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^wrote l2c\.wf: decoder, 1 layers, d_model 16, .* parameters, llama2c tokenizer\n$/);
+  assert.deepEqual(JSON.parse(cli(['info', 'l2c.wf', '--json']).out).tokenizer, { kind: 'llama2c', vocabSize: V });
+  assert.equal(cli(['generate', 'l2c.wf', '--prompt', 'Once', '--tokens', '5', '--seed', '1']).code, 0);
+  const bad = cli(['import', 'l2c.bin', '--tokenizer', 'l2c.bin', '--out', 'bad.wf']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /l2c\.bin: tokenizer\.bin/);
+  assert.equal(cli(['import', '.', '--tokenizer', tokBin, '--out', 'x2.wf']).code, 2, '--tokenizer goes with a model file');
+  // a folder with a tokenizer.json and no tokenizer.wft: the model comes back with it
+  const e = cli(['export', 'l2c.wf', '--out', 'hf2']);
+  assert.equal(e.code, 0, e.err);
+  rmSync(join(dir, 'hf2', 'tokenizer.wft'));
+  writeFileSync(join(dir, 'hf2', 'tokenizer.json'), readFileSync(new URL('../fixtures/tokenizers/llama.json', import.meta.url)));
+  const i = cli(['import', 'hf2', '--out', 'hf2.wf']);
+  assert.equal(i.code, 0, i.err);
+  assert.match(i.out, /hf tokenizer\n$/);
+});
+
 test('train with a byte-level BPE tokenizer', () => {
   const r = cli(['train', TEXT, '--config', MICRO, '--tokenizer', 'bpe', '--vocab', '300', '--steps', '5', '--eval-interval', '0', '--out', 'bpe.wf']);
   assert.equal(r.code, 0, r.err);
