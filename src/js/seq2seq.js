@@ -178,7 +178,7 @@ export class Seq2Seq extends ModelView {
     core.idle();
     if (!pairs?.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
     const B = positiveInt('batchSize', opts.batchSize ?? BATCH_SIZE);
-    let encoded = null, next = null;
+    let encoded = null, next = null, last = null;
     return runTraining(core, opts, {
       lossBound: lossBound(core.native.vocabSize),
       prepare: () => {
@@ -188,9 +188,10 @@ export class Seq2Seq extends ModelView {
       step: () => {
         const chosen = [];
         for (let i = 0; i < B; i++) chosen.push(encoded[Math.floor(next() * encoded.length)]);
-        const batch = this.makeBatch(chosen);
-        return { ...core.stepBatch(batch), tokens: batch.B * batch.T };
+        last = this.makeBatch(chosen);
+        return { ...core.stepBatch(last), tokens: last.B * last.T };
       },
+      lossAfter: () => core.forwardBatch(last, { logits: false }).loss,
     });
   }
 

@@ -100,7 +100,9 @@ export function decoderConfig(core, what) {
  * optimizer settings and schedule from opts, then takes opts.steps steps of source.step()
  * (which returns a step info and the tokens it trained on) with abort, progress,
  * validation (source.validate() at multiples of source.validateEvery, counting earlier
- * steps, and at the end) and yields to the event loop. source.prepare() runs first and
+ * steps, and at the end) and yields to the event loop. With source.lossBound, each step's
+ * loss and, after the last step, a loss of the updated model (the validation's, or
+ * source.lossAfter()) must stay under it, else the call diverged. source.prepare() runs first and
  * may throw; source.cleanup() runs last, whatever happened. Everything up to the first
  * step is undone if it fails: the optimizer settings are restored.
  */
@@ -177,8 +179,22 @@ export async function runTraining(core, opts, source) {
     if (!last) throw new WfError('WF_ERR_ARG', `the time budget was already spent (secondsDone ${budget.done} of ${budget.seconds}): nothing to train`);
     if (budget) {
       // a budget ends on the clock, not at a known step: its last validation happens here
-      if ((source.validateEvery ?? 0) > 0 && lastValidated !== s) valLoss = source.validate();
-      opts.onProgress?.(progress(lastValidated !== s && (source.validateEvery ?? 0) > 0));
+      const validate = (source.validateEvery ?? 0) > 0 && lastValidated !== s;
+      if (validate) {
+        valLoss = source.validate();
+        lastValidated = s;
+      }
+      opts.onProgress?.(progress(validate));
+    }
+    // Each step's loss is taken before its update, so the loop never saw the last update's
+    // effect: a loss after it (the validation's if the call validated after its last step,
+    // else a forward pass on the last training batch) checks it against the same bound.
+    if (source.lossBound !== undefined) {
+      const after = lastValidated === s && valLoss !== null ? valLoss : source.lossAfter?.();
+      if (after !== undefined && !(after <= source.lossBound)) {
+        throw new WfError('WF_ERR_DIVERGED', `training diverged: after the call's last step (step ${core.step}) the loss is ${after.toPrecision(4)}, `
+          + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
+      }
     }
     const seconds = (performance.now() - t0) / 1000;
     return {
@@ -302,6 +318,8 @@ export async function trainDecoder(core, data, opts = {}) {
       if (built && !core.tokenizer) core.tokenizer = built;
       return { ...info, tokens: B * T };
     },
+    // hb holds the last training batch (a validation after it would have set valLoss)
+    lossAfter: () => core.forwardBatch(hb, { logits: false }).loss,
     validate: () => {
       let sum = 0;
       for (let i = 0; i < evalBatches; i++) {
