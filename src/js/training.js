@@ -101,8 +101,8 @@ export function decoderConfig(core, what) {
  * (which returns a step info and the tokens it trained on) with abort, progress,
  * validation (source.validate() at multiples of source.validateEvery, counting earlier
  * steps, and at the end) and yields to the event loop. With source.lossBound, each step's
- * loss and, after the last step, a loss of the updated model (the validation's, or
- * source.lossAfter()) must stay under it, else the call diverged. source.prepare() runs first and
+ * loss and, after the last step, source.lossAfter() (the last batch's loss with the last
+ * update applied) must stay under it, else the call diverged. source.prepare() runs first and
  * may throw; source.cleanup() runs last, whatever happened. Everything up to the first
  * step is undone if it fails: the optimizer settings are restored.
  */
@@ -179,19 +179,15 @@ export async function runTraining(core, opts, source) {
     if (!last) throw new WfError('WF_ERR_ARG', `the time budget was already spent (secondsDone ${budget.done} of ${budget.seconds}): nothing to train`);
     if (budget) {
       // a budget ends on the clock, not at a known step: its last validation happens here
-      const validate = (source.validateEvery ?? 0) > 0 && lastValidated !== s;
-      if (validate) {
-        valLoss = source.validate();
-        lastValidated = s;
-      }
-      opts.onProgress?.(progress(validate));
+      if ((source.validateEvery ?? 0) > 0 && lastValidated !== s) valLoss = source.validate();
+      opts.onProgress?.(progress(lastValidated !== s && (source.validateEvery ?? 0) > 0));
     }
     // Each step's loss is taken before its update, so the loop never saw the last update's
-    // effect: a loss after it (the validation's if the call validated after its last step,
-    // else a forward pass on the last training batch) checks it against the same bound.
-    if (source.lossBound !== undefined) {
-      const after = lastValidated === s && valLoss !== null ? valLoss : source.lossAfter?.();
-      if (after !== undefined && !(after <= source.lossBound)) {
+    // effect: the loss on the last training batch after it is held to the same bound (not
+    // the validation loss, which a model learning its text by heart may take past it).
+    if (source.lossBound !== undefined && source.lossAfter) {
+      const after = source.lossAfter();
+      if (!(after <= source.lossBound)) {
         throw new WfError('WF_ERR_DIVERGED', `training diverged: after the call's last step (step ${core.step}) the loss is ${after.toPrecision(4)}, `
           + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
       }
@@ -290,7 +286,7 @@ export async function trainDecoder(core, data, opts = {}) {
   const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? TRAIN_DEFAULTS.evalBatches);
   throwIfAborted(opts.signal);
   core.assertBatchFits(B, T);
-  let tokens = null, built = null, ptok = 0, hb = null;
+  let tokens = null, built = null, ptok = 0, hb = null, hv = null; // hv: validation's batch, so hb keeps the last training one
   return runTraining(core, opts, {
     validateEvery: valFraction > 0 ? evalInterval : 0,
     lossBound: lossBound(core.native.vocabSize),
@@ -310,6 +306,7 @@ export async function trainDecoder(core, data, opts = {}) {
       }
       ptok = rt.putInt32(tokens);
       hb = HeapBatch.ids(rt, B, T);
+      if (evalInterval > 0 && valFraction > 0) hv = HeapBatch.ids(rt, B, T);
       if (opts.seed !== undefined) rt.sampleSeed(core.live(), opts.seed);
     },
     step: () => {
@@ -318,13 +315,12 @@ export async function trainDecoder(core, data, opts = {}) {
       if (built && !core.tokenizer) core.tokenizer = built;
       return { ...info, tokens: B * T };
     },
-    // hb holds the last training batch (a validation after it would have set valLoss)
-    lossAfter: () => core.forwardBatch(hb, { logits: false }).loss,
+    lossAfter: () => core.forwardBatch(hb, { logits: false }).loss, // hb: the last training batch
     validate: () => {
       let sum = 0;
       for (let i = 0; i < evalBatches; i++) {
-        rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 1, B, T, hb.inputs, hb.targets);
-        sum += core.forwardBatch(hb, { logits: false }).loss;
+        rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 1, B, T, hv.inputs, hv.targets);
+        sum += core.forwardBatch(hv, { logits: false }).loss;
       }
       return sum / evalBatches;
     },
@@ -332,6 +328,7 @@ export async function trainDecoder(core, data, opts = {}) {
       if (built && core.tokenizer !== built) built.dispose();
       rt.free(ptok);
       hb?.free();
+      hv?.free();
     },
   });
 }

@@ -80,6 +80,13 @@ test('3: the last update of a call is checked too: one step at lr 1e6 after good
     assert.equal(model.step, 30);
     assert.deepEqual(model.save(), saved, `evalInterval ${evalInterval}: the whole state as it was, byte for byte`);
   }
+  // a validation loss past the bound is a model learning its text by heart, not divergence:
+  // the check after the last step reads the training batch
+  const byHeart = await createModel(SMALL, { threads: 1 });
+  const text = 'abcd '.repeat(120) + 'zyxwvu tsrq '.repeat(6);
+  const { valLoss } = await byHeart.train(text, { steps: 150, lr: 0.01, evalInterval: 150, valFraction: 0.1 });
+  assert.ok(valLoss > 1.5 * Math.log(byHeart.config.vocabSize) + 1, `validation ${valLoss} beyond the bound, and the call resolved`);
+  byHeart.dispose();
   // 'stop' keeps the step and says so
   await assert.rejects(model.train(TEXT, { steps: 1, lr: 1e6, evalInterval: 0, onDivergence: 'stop' }),
     /after the call's last step \(step 31\).*this call's 1 step stays? applied \(onDivergence 'stop': the model is at step 31\)/);
