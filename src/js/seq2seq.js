@@ -33,6 +33,10 @@ function rng(seed) {
 /** The keys of Seq2Seq.train()'s options. */
 const SEQ2SEQ_TRAIN_KEYS = new Set(['steps', 'batchSize', 'seed', 'signal', 'onProgress', 'onDivergence', 'keepSchedule', 'yieldMs',
   ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+/** The keys of decodeIds()/translate() options, and of accuracy()'s and evaluate()'s. */
+const DECODE_KEYS = new Set(['beam', 'maxTokens', 'signal']);
+const ACCURACY_KEYS = new Set([...DECODE_KEYS, 'yieldMs']);
+const EVALUATE_KEYS = new Set(['batchSize', 'signal', 'yieldMs']);
 
 export class Seq2Seq extends ModelView {
   /**
@@ -200,7 +204,9 @@ export class Seq2Seq extends ModelView {
    * tokens}. Options: batchSize (32), signal, yieldMs (30).
    * @example const { loss } = await s2s.evaluate(heldOut);
    */
-  async evaluate(pairs, { batchSize = BATCH_SIZE, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = {}) {
+  async evaluate(pairs, opts = {}) {
+    checkKeys(opts, EVALUATE_KEYS, 'Seq2Seq evaluate() options');
+    const { batchSize = BATCH_SIZE, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = opts;
     const core = this.core;
     core.idle();
     positiveInt('batchSize', batchSize);
@@ -235,6 +241,7 @@ export class Seq2Seq extends ModelView {
    * @example const { ids } = await s2s.decodeIds([5, 6, 7], { beam: 4 });
    */
   async decodeIds(source, opts = {}) {
+    checkKeys(opts, DECODE_KEYS, 'Seq2Seq decode options');
     this.core.idle();
     throwIfAborted(opts.signal);
     return this.#decode(source, opts);
@@ -258,6 +265,7 @@ export class Seq2Seq extends ModelView {
    * @example const acc = await s2s.accuracy(heldOut, { beam: 4 });
    */
   async accuracy(pairs, opts = {}) {
+    checkKeys(opts, ACCURACY_KEYS, 'Seq2Seq accuracy() options');
     const core = this.core;
     core.idle();
     const clock = yielder(yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs));
