@@ -287,7 +287,7 @@ test('--time trains for a time budget, saves what it spent, and a resume of a sp
 
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   if (!existsSync('/usr/bin/script')) {
-    t.skip('util-linux script is not installed');
+    t.skip('/usr/bin/script is not installed (apt-get install -y bsdutils)');
     return;
   }
   // script(1) gives the command a pseudo-terminal as stdout
