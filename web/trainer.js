@@ -64,10 +64,10 @@ export class TrainingController {
     this.phase = 'creating';
     this.hooks.changed();
     this.setStatus('Starting the model’s worker…');
-    this.wm?.dispose();
     // the run before stays on the chart, faded, named by its settings and what it trained
     if (this.train && this.chart.train.length) this.chart.keep(this.describe(this.train));
     else this.chart.clear();
+    this.wm?.dispose();
     this.wm = null;
     this.clearSamples();
     this.settings.bpeTokens = null;

@@ -16,6 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWeb } from '../../scripts/build-web.mjs';
 import { startServer } from '../../scripts/serve.mjs';
+import { english } from './english.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = join(root, 'test-artifacts');
@@ -392,23 +393,6 @@ for (const mode of ['isolated', 'plain']) {
   });
 }
 
-// Words of Pride and Prejudice a reader recognises: the most frequent ones (of 2 letters or
-// more) and the main names. A sample "contains English" when most of its words are here.
-const COMMON = new Set(`the to of and her in was she that not you he his be as had with for but is have at mr him on my
-by all they so were which could been from no very what would this elizabeth said me their them your will if an or one
-such much did more than there when darcy mrs do bennet any must miss we jane bingley are should am own know how who some
-never think only little being well before time may can see after now make other good man said lady soon most great
-our has its into every nothing made room like then again without might say way too sister us shall dear family well
-long away come first last thought two day young well ever how into about wickham lydia collins catherine lucas house
-till upon though herself himself himself own went go felt love friend father mother well dear even hope quite`.split(/\s+/));
-
-/** The words of a sample (letters only, lower case) and how many of them a reader knows. */
-function english(sample) {
-  const words = sample.toLowerCase().match(/[a-z]+/g) ?? [];
-  const known = words.filter((w) => COMMON.has(w));
-  return { words: words.length, known: known.length, distinct: new Set(known).size };
-}
-
 test('the page on a wide screen: the training view (bar, figures, chart, samples, attention) in one 1280x800 view', async (t) => {
   if (!haveChromium(t)) return;
   const server = await startServer({ folder: site, port: 0 });
@@ -464,15 +448,16 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     const last = await b.page.$eval('#samples li pre', (el) => el.textContent);
     const e = english(last);
     console.log(`  [wide] after the default minute (${await text(b.page, '#train-status')}): ${e.known} of ${e.words} words known, ${e.distinct} distinct: ${JSON.stringify(last.slice(0, 120))}`);
-    assert.ok(e.distinct >= 6 && e.known >= 0.5 * e.words, `recognisable words after a minute: ${e.known} of ${e.words} (${e.distinct} distinct) in ${JSON.stringify(last)}`);
+    assert.ok(e.distinct >= 6 && e.known >= 0.4 * e.words, `recognisable words after a minute: ${e.known} of ${e.words} (${e.distinct} distinct) in ${JSON.stringify(last)}`);
     // compare runs: a second model (after a yes) keeps the first run on the chart, faded, named
     // by its settings and what it trained
     b.page.once('dialog', (d) => d.accept());
     await b.page.selectOption('#preset', 'tiny');
     await b.page.click('#train-start');
-    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 1, null, { timeout: 60_000 });
+    await b.page.waitForFunction(() => /earlier run/.test(document.querySelector('#loss-chart').getAttribute('aria-label')));
     assert.match(await b.page.getAttribute('#loss-chart', 'aria-label'),
       /; 1 earlier run of this tab: 2 x 64, lr 0\.003, [\d,]+ steps in 1 min \d\d s, validation \d\.\d{3}$/);
+    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 1, null, { timeout: 60_000 });
     await b.page.screenshot({ path: join(SHOTS, 'page-compare-runs.png') });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
