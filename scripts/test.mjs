@@ -32,8 +32,8 @@ process.on('exit', () => rmSync(SKIPS, { recursive: true, force: true }));
 
 const timings = []; // [title, seconds]: printed at the end, to keep an eye on CI's time
 
-function run(title, cmd, args, opts = {}) {
-  if (only && !only.test(title)) {
+function run(title, cmd, args, { always = false, ...opts } = {}) {
+  if (only && !always && !only.test(title)) {
     console.log(`== ${title}: left out (--only)`);
     leftOut.push(title);
     return;
@@ -96,8 +96,8 @@ const hasClang = tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'],
 // the CLI's terminal test (tests/js/cli.test.mjs) runs it under script(1); without it, that test skips (listed at the end)
 tool('the CLI on a terminal (script)', ['script'], 'bsdutils', { stage: false });
 
-// npm dependencies (dev tools for the browser, package and bench tests)
-if (existsSync('package-lock.json') && !existsSync('node_modules')) run('npm dependencies', 'npm', ['ci']);
+// npm dependencies (dev tools for the browser, package and bench tests): whatever --only chose
+if (existsSync('package-lock.json') && !existsSync('node_modules')) run('npm dependencies', 'npm', ['ci'], { always: true });
 
 for (const tool of ['cmake', 'cc']) {
   if (!have(tool)) {
