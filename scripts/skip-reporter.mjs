@@ -2,11 +2,14 @@
 // JSON line per test that passed or skipped ({file, name, skip}: skip is the reason, or
 // null for a test that ran), so that the run's last lines can list every test that skipped
 // in each stage that ran it (a tool or PyTorch missing) with the command that enables it.
+import { fileURLToPath } from 'node:url';
+
 export default async function* skipReporter(source) {
   for await (const { type, data } of source) {
     if (type !== 'test:pass' || data.todo) continue;
     const skip = data.skip === undefined || data.skip === false ? null : data.skip === true ? 'skipped' : String(data.skip);
-    yield `${JSON.stringify({ file: data.file ?? null, name: data.name, skip })}\n`;
+    const file = data.file?.startsWith('file:') ? fileURLToPath(data.file) : data.file ?? null; // Node 18 gives a URL
+    yield `${JSON.stringify({ file, name: data.name, skip })}\n`;
   }
 }
 
