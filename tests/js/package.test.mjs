@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pack, installInto, serve } from './pack.js';
+import { CHROMIUM, browserMissing, pack, installInto, serve } from './pack.js';
 
 const packed = pack();
 after(() => rmSync(packed.dir, { recursive: true, force: true }));
@@ -137,7 +137,6 @@ report(run({ wasmUrl }, { wasmUrl, worker: new Worker('/worker.js', { type: 'mod
   'esbuild-worker.js': `import 'wasmformer/worker';\n`,
 };
 
-const CHROMIUM = '/usr/bin/chromium';
 
 async function buildWithVite(project) {
   const { build } = await import('vite');
@@ -158,9 +157,10 @@ async function buildWithEsbuild(project) {
 }
 
 test('pages bundled by Vite and by esbuild run the package in headless Chromium, on localhost only', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    if (process.env.CI) assert.fail(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-    t.skip(`${CHROMIUM} not installed (apt-get install -y chromium)`);
+  const missing = browserMissing();
+  if (missing) {
+    if (process.env.CI) assert.fail(missing);
+    t.skip(missing);
     return;
   }
   const project = installInto(packed.dir, 'web', packed.tarball, PAGE);

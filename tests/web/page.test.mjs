@@ -10,20 +10,20 @@
 // refreshed with WF_SCREENSHOTS=docs/screenshots node --test tests/web/ (that folder's README).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWeb } from '../../scripts/build-web.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 import { english } from './english.mjs';
+import { CHROMIUM, browserMissing } from '../js/pack.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = join(root, 'test-artifacts');
 // the pictures the docs show (wide, compare-runs, narrow, the isolated run's): into
 // test-artifacts/ too, unless WF_SCREENSHOTS names the folder to refresh (docs/screenshots)
 const SHOTS = process.env.WF_SCREENSHOTS ? resolve(root, process.env.WF_SCREENSHOTS) : ARTIFACTS;
-const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -38,9 +38,10 @@ before(() => {
 after(() => rmSync(site, { recursive: true, force: true }));
 
 function haveChromium(t) {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.env.CI) assert.fail(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-  t.skip(`${CHROMIUM} not installed (apt-get install -y chromium)`);
+  const missing = browserMissing();
+  if (!missing) return true;
+  if (process.env.CI) assert.fail(missing);
+  t.skip(missing);
   return false;
 }
 
