@@ -224,7 +224,11 @@ export class LossChart {
     this.past.forEach((r, k) => {
       const y = top + 26 + 14 * (this.past.length - 1 - k);
       g.fillStyle = PAST[k % PAST.length];
-      g.fillText(`earlier: ${r.label}`, W - R - 4, y);
+      // cut to the plot's width (the whole label is in the aria-label)
+      let label = `earlier: ${r.label}`;
+      const room = W - R - L - 8;
+      while (label.length > 12 && g.measureText(label).width > room) label = `${label.slice(0, -2)}…`;
+      g.fillText(label, W - R - 4, y);
     });
   }
 

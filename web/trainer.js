@@ -119,12 +119,12 @@ export class TrainingController {
     return run.seconds ? run.seconds - run.secondsDone : run.target - this.wm.step;
   }
 
-  /** A model's settings and what it actually trained, for the chart's legend: "2 x 64, lr
-   * 0.003, 1,234 steps in 42 s" (a run stopped early says its time, not the one asked for). */
+  /** A model's settings and what it actually trained, for the chart's legend: "2 x 64, 1,234
+   * steps in 42 s, lr 0.003" (a run stopped early says its time, not the one asked for). */
   describe(s) {
     const c = s.config, t = s.train, steps = this.wm?.step ?? 0;
     const time = this.trainedMs === null ? '' : ` in ${fmt.duration(this.trainedMs / 1000)}`;
-    return `${c.nLayer} x ${c.dModel}, lr ${t.lr}, ${fmt.count(steps)} steps${time}`;
+    return `${c.nLayer} x ${c.dModel}, ${fmt.count(steps)} steps${time}, lr ${t.lr}`;
   }
 
   /** Where the run stands, in words: "step 120 of 400", "step 120, 0:42 of 1:00", "step 120". */
