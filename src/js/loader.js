@@ -211,24 +211,24 @@ export function makeApi(platform) {
       return Tokenizer.load(await load(opts), bytes, opts.format);
     },
     /** createModel in a worker: same API, every method async. */
-    createWorkerModel(config = 'tiny', opts = {}) {
+    async createWorkerModel(config = 'tiny', opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'worker']], 'createWorkerModel() options');
       return inWorker(WorkerModel, 'create', [config], opts);
     },
     /** loadModel in a worker. The bytes are copied once, then transferred. */
-    loadWorkerModel(bytes, opts = {}) {
+    async loadWorkerModel(bytes, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerModel() options');
       const copy = transferableCopy(bytes);
       return inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]);
     },
     /** createSeq2Seq in a worker: the Seq2Seq API, every method async. */
-    createWorkerSeq2Seq(config = {}, opts = {}) {
+    async createWorkerSeq2Seq(config = {}, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['texts', 'tokenizer', 'worker']], 'createWorkerSeq2Seq() options');
       return inWorker(WorkerSeq2Seq, 'createSeq2Seq', [config], opts);
     },
     /** An encoder-decoder from checkpoint bytes in a worker. The bytes are copied once, then
      * transferred; a file of another arch fails with WF_ERR_STATE. */
-    loadWorkerSeq2Seq(bytes, opts = {}) {
+    async loadWorkerSeq2Seq(bytes, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerSeq2Seq() options');
       const copy = transferableCopy(bytes);
       return inWorker(WorkerSeq2Seq, 'load', [copy, 'seq2seq'], opts, [copy.buffer]);

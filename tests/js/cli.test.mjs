@@ -128,11 +128,16 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
 test('failures: one line on stderr with the core\'s message, exit code 1', () => {
   writeFileSync(join(dir, 'garbage.wf'), 'not a checkpoint at all, but long enough to be read');
   writeFileSync(join(dir, 'short.txt'), 'too short to train on');
+  writeFileSync(join(dir, 'short400.txt'), readFileSync(CORPUS, 'utf8').slice(0, 400)); // a validation split of 40 characters
   const cases = [
     [['train', 'short.txt', '--out', 'n.wf'], /^wasmformer train: the training split has \d+ tokens; a window of T = 64 needs at least 65/],
     [['train', 'nonexistent.txt', '--out', 'n.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nHead":3}'], /^wasmformer train: .*does not divide/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"norm":"batchnorm"}'], /^wasmformer train: norm must be one of "layernorm", "rmsnorm", not "batchnorm"/],
+    // a misspelled key in --config is refused, naming the key it meant (it used to train the default model)
+    [['train', TEXT, '--out', 'n.wf', '--config', '{"nlayer":2}'], /^wasmformer train: unknown key "nlayer" in the config; did you mean "nLayer"\?/],
+    // the package's option names become the flags: --val-fraction, not valFraction
+    [['train', 'short400.txt', '--out', 'n.wf'], /^wasmformer train: the validation split has 40 tokens; a window of T = 64 needs at least 65 \(use a longer text, a larger --val-fraction, or --val-fraction 0\)$/],
     [['generate', 'nonexistent.wf'], /^wasmformer generate: cannot read nonexistent.wf: no such file$/],
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
@@ -282,7 +287,7 @@ test('--time trains for a time budget, saves what it spent, and a resume of a sp
 
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   if (!existsSync('/usr/bin/script')) {
-    t.skip('util-linux script is not installed');
+    t.skip('/usr/bin/script is not installed (apt-get install -y bsdutils)');
     return;
   }
   // script(1) gives the command a pseudo-terminal as stdout
