@@ -86,7 +86,10 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
     REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")              \
     INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL,                                                                 \
         "key/value heads of self-attention, shared by equal groups of query heads (GQA; 1: MQA); 0: n_head")      \
-    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")
+    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")     \
+    INT(lora_rank, loraRank, 0, 0, 1 << 16, WF_ALL, "rank r of LoRA adapters on the lora_targets linears; 0: none")    \
+    REAL(lora_alpha, loraAlpha, 16, 0, FLT_MAX, "(]", "LoRA's scale: an adapter adds (lora_alpha / r) x A^T B^T")       \
+    INT(lora_targets, loraTargets, 0, 0, 127, WF_ALL, "LoRA's linears, a bit each: 1 q, 2 k, 4 v, 8 o, 16 fc (SwiGLU's gate), 32 up (SwiGLU), 64 down")
 enum { WF_ALL = 0, WF_ED = 1 };
 
 #define WF_I32_FIELD_(name, ...) int32_t name;
@@ -135,10 +138,19 @@ typedef struct {
     int32_t offset, size; /* in elements: where in the flat parameter block, how many */
     int32_t ndim, shape[4];
     int32_t decay;        /* 1: AdamW applies weight decay to it */
+    int32_t layers, grad_offset; /* its slices in the trainable mask: its layers if stacked, else 1 (absent: 0);
+                                    where its trainable slices' gradients start in wf_model_grads (-1: none) */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat; borrowed; NULL when empty */
-WF_API float *wf_model_grads(wf_model *m);  /* their gradients, same layout */
+WF_API float *wf_model_grads(wf_model *m);  /* their gradients: the trainable slices' (all: the same layout) */
+/* The trainable mask: a byte per slice (1 trains), rows in table order, wf_tensor_info.layers each. Frozen
+ * slices get no gradients, AdamW moments or weight-gradient work. New models train all (LoRA: adapters).
+ * set applies a mask, get (either may be NULL) receives the current one. */
+WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n);
+/* cfg in place of m's config where only lora_* and dropout differ: adapters added (A Kaiming-uniform, B
+ * zero; they alone train), kept, or dropped; merge = 1 folds dropped ones in first (W += alpha/r B A). */
+WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
 /* ---- Training ---- */
 /* The training settings, rows as in WF_CONFIG_FIELDS. */
@@ -273,6 +285,9 @@ WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t 
 /* Replaces m by the Llama-shaped model of a llama2.c model file (export.py's legacy .bin, as
  * the tinyllamas ship; docs/FORMATS.md). Its tokenizer is a file of its own. */
 WF_API wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n);
+/* m's LoRA adapters in PEFT's layout (adapter_model.safetensors, adapter_config.json), and such onto m. */
+WF_API wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
+WF_API wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len);
 
 #ifdef __cplusplus
 }
