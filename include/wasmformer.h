@@ -148,8 +148,9 @@ WF_API float *wf_model_grads(wf_model *m);  /* their gradients: the trainable sl
  * slices get no gradients, AdamW moments or weight-gradient work. New models train all (LoRA: adapters).
  * set applies a mask, get (either may be NULL) receives the current one. */
 WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n);
-/* cfg in place of m's config where only lora_* and dropout differ: adapters added (A Kaiming-uniform, B
- * zero; they alone train), kept, or dropped; merge = 1 folds dropped ones in first (W += alpha/r B A). */
+/* cfg in place of m's config where only lora_* and dropout differ: adapters added (A Kaiming-uniform, B zero;
+ * a model's first train alone, later ones beside the mask as it was), kept, or dropped; merge = 1 folds
+ * dropped ones into their weights first (W += alpha/r B A). */
 WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
 /* ---- Training ---- */

@@ -494,12 +494,22 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
         m->err[0] = 0;
         return WF_OK;
     }
+    /* the mask: a model's first adapters train alone (the config's default); after that the
+     * base keeps its mask, kept adapters theirs, and new adapters train */
     wf_dims d;
     wf_dims_of(cfg, &d);
-    /* the same adapters: the same table, so the mask stays; otherwise the config's default */
-    const int same = d.LR == m->d.LR && (d.LR == 0 || cfg->lora_targets == m->cfg.lora_targets);
+    wf_tensor_info table[WF_N_PARAMS];
+    wf_plan_tensors(&d, table);
+    uint8_t *mask = NULL;
+    if (m->d.LR && !(mask = malloc((size_t)wf_plan_slices(table) + 1)))
+        return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    for (int i = 0, k = 0; mask && i < WF_N_PARAMS; i++)
+        for (int l = 0; l < table[i].layers; l++, k++)
+            mask[k] = m->tensors[i].size == table[i].size ? m->train[m->slice0[i] + l] : 1;
     wf_model next;
-    if ((s = make(m, &next, cfg, same ? m->train : NULL)) != WF_OK) return s;
+    s = make(m, &next, cfg, mask);
+    free(mask);
+    if (s != WF_OK) return s;
     wf_real *sb = NULL;
     if (merge && m->d.LR) {
         const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;

@@ -99,7 +99,7 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
     wf_status s = check_batch(m, b, grads);
     if (s != WF_OK) return s;
     if (grads && m->gstride == 0)
-        return WF_ERR(m, WF_ERR_STATE, "every tensor is frozen: nothing to train (wf_model_trainable)");
+        return WF_ERR(m, WF_ERR_STATE, "every tensor is frozen: nothing to train (make some trainable first)");
     if ((s = wf_model_plan_batch(m, b->B, b->T, m->d.xa ? b->S : 0)) != WF_OK) return s;
     wf_model_forward_batch(m, b, grads);
     if (!b->targets && !b->target_vecs) return WF_OK;

@@ -211,6 +211,20 @@ static void test_lora(void) {
     printf("merged: logits within %.2e of the adapters' (max |logit| ~ %.2f)\n", merge_err, fabs(tuned[0]));
     CHECK(merge_err < 1e-5, "merging changes logits by %g", merge_err);
     CHECK(model_info(merged).memory.count == model_info(base).memory.count, "a merged model is the base's size");
+    CHECK(model_info(merged).memory.grads == 0, "the base was frozen and stays so after the merge (%.0f B of gradients)",
+          model_info(merged).memory.grads);
+    /* later changes keep the mask: the head unfrozen, then the adapters' alpha changed */
+    uint8_t *mk = mask_of(m, "lm_head lora_qa lora_qb lora_ka lora_kb lora_va lora_vb lora_oa lora_ob lora_fa lora_fb "
+                             "lora_ua lora_ub lora_da lora_db");
+    CHECK_OK(wf_model_trainable(m, mk, NULL, slices(m)), m);
+    wf_config alpha = lc;
+    alpha.lora_alpha = 3;
+    CHECK_OK(wf_model_set_config(m, &alpha, 0), m);
+    uint8_t *now = calloc((size_t)slices(m), 1);
+    CHECK_OK(wf_model_trainable(m, NULL, now, slices(m)), m);
+    CHECK(!memcmp(now, mk, (size_t)slices(m)), "a new alpha keeps the trainable mask");
+    free(now);
+    free(mk);
     /* dropped without merging: the base again, exactly */
     CHECK_OK(wf_model_set_config(m, &c, 0), m);
     got = logits_of(m);
