@@ -1091,6 +1091,17 @@ export function createWorkerModel(config?: Preset | ConfigInput, options?: Worke
 export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerModel>;
 
 /**
+ * importSafetensors with the model in a Web Worker (browsers) or a worker thread (Node): a
+ * model folder's files, copied once, then transferred.
+ * @example
+ * const wm = await importWorkerSafetensors({ 'config.json': configText, 'model.safetensors': weights });
+ */
+export function importWorkerSafetensors(
+  files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
+  options?: WorkerOptions,
+): Promise<WorkerModel>;
+
+/**
  * The model as checkpoint bytes; the same as model.save(options).
  * @example
  * const bytes = saveModel(model, { optimizer: false });

@@ -74,7 +74,8 @@ function workerLoadOpts(opts) {
 // Node always has threads: the threaded build is the default (threads: 1 picks the other).
 export const {
   load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
-  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
+  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, importWorkerSafetensors, createWorkerSeq2Seq,
+  loadWorkerSeq2Seq,
 } = makeApi({
   readWasm,
   // WASMFORMER_SIMD=simd128 (or relaxed) picks the kernel set for a whole program (the CLI)
