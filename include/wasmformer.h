@@ -138,19 +138,16 @@ typedef struct {
     int32_t offset, size; /* in elements: where in the flat parameter block, how many */
     int32_t ndim, shape[4];
     int32_t decay;        /* 1: AdamW applies weight decay to it */
-    int32_t layers, grad_offset; /* its slices in the trainable mask: its layers if stacked, else 1 (absent: 0);
-                                    where its trainable slices' gradients start in wf_model_grads (-1: none) */
+    int32_t layers, grad_offset; /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat; borrowed; NULL when empty */
 WF_API float *wf_model_grads(wf_model *m);  /* their gradients: the trainable slices' (all: the same layout) */
-/* The trainable mask: a byte per slice (1 trains), rows in table order, wf_tensor_info.layers each. Frozen
- * slices get no gradients, AdamW moments or weight-gradient work. New models train all (LoRA: adapters).
- * set applies a mask, get (either may be NULL) receives the current one. */
+/* set / get (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each; frozen
+ * slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
 WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n);
-/* cfg in place of m's config where only lora_* and dropout differ: adapters added (A Kaiming-uniform, B zero;
- * a model's first train alone, later ones beside the mask as it was), kept, or dropped; merge = 1 folds
- * dropped ones into their weights first (W += alpha/r B A). */
+/* cfg for m's where only lora_* and dropout differ: adapters added (B = 0; the first alone train), kept or
+ * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
 WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
 /* ---- Training ---- */

@@ -1,11 +1,9 @@
-/* LoRA (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models"): beside a linear
- * layer W, a rank-R update of OC of its output columns, with s = alpha / R.
- * Shapes: inp [N, C], a [R, C], b [OC, R], u [N, R] (saved), out [N, OC] rows ldo apart (one
- * part of a packed output: qkv's queries, keys or values; SwiGLU's gate or up rows).
+/* LoRA (Hu et al. 2021): beside a linear layer, a rank-R update of OC of its output columns
+ * (rows ldo apart: a part of a packed output), s = alpha / R. inp [N, C], a [R, C], b [OC, R].
+ * Forward saves u [N, R] with s in it (so db needs no rescaling):
  *   u = s inp a^T;  out += u b^T                                   (y = x W^T + s x A^T B^T)
  *   db += dout^T u;  g = s dout b;  da += g^T inp;  dinp += g a    (g [N, R]: scratch)
- * Forward saves u with s in it, so db needs no rescaling; W's own gradient is the linear
- * layer's, whether it is frozen or not. */
+ * W's own gradient is the linear layer's, skipped when W is frozen. */
 #include "ops.h"
 
 void wf_lora_forward(wf_real *out, wf_real *u, const wf_real *inp, const wf_real *a, const wf_real *b, wf_real s,

@@ -225,8 +225,28 @@ static void test_lora(void) {
     CHECK(!memcmp(now, mk, (size_t)slices(m)), "a new alpha keeps the trainable mask");
     free(now);
     free(mk);
+    /* dropout changes in place too: the weights and the mask stay, evaluation is unchanged */
+    wf_config drop = alpha;
+    drop.dropout = 0.1f;
+    float *before = logits_of(m);
+    const size_t nw = block(m);
+    float *w0 = copy_floats(wf_model_params(m), nw);
+    CHECK_OK(wf_model_set_config(m, &drop, 0), m);
+    got = logits_of(m);
+    CHECK(!memcmp(got, before, n * sizeof(float)) && !memcmp(wf_model_params(m), w0, nw * sizeof(float)),
+          "dropout set in place: the same weights and evaluation");
+    uint8_t *adapters = mask_of(m, "lora_qa lora_qb lora_ka lora_kb lora_va lora_vb lora_oa lora_ob lora_fa lora_fb "
+                                   "lora_ua lora_ub lora_da lora_db");
+    CHECK_OK(wf_model_trainable(m, adapters, NULL, slices(m)), m); /* the head frozen again */
+    CHECK_OK(step_ids(m, in, tg, B, T, NULL), m); /* with dropout's masks now planned */
+    free(adapters);
+    free(got);
+    free(before);
+    free(w0);
     /* dropped without merging: the base again, exactly */
-    CHECK_OK(wf_model_set_config(m, &c, 0), m);
+    wf_config plain = c;
+    plain.dropout = 0.1f;
+    CHECK_OK(wf_model_set_config(m, &plain, 0), m);
     got = logits_of(m);
     CHECK(!memcmp(got, ref, n * sizeof(float)), "adapters dropped: the base model's logits");
     free(got);
