@@ -74,7 +74,11 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
     BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                       \
     REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")                \
     INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL, "GQA: key/value heads shared by groups of query heads; 0: n_head") \
-    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")
+    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")  \
+    INT(lora_rank, loraRank, 0, 0, 1 << 16, WF_ALL, "rank r of LoRA adapters on the lora_targets linears; 0: none")   \
+    REAL(lora_alpha, loraAlpha, 16, 0, FLT_MAX, "(]", "LoRA's scale: an adapter adds (lora_alpha / r) x A^T B^T")     \
+    INT(lora_targets, loraTargets, 0, 0, 127, WF_ALL,                                                                 \
+        "LoRA's linears, a bit each: 1 q, 2 k, 4 v, 8 o, 16 fc (SwiGLU's gate), 32 up (SwiGLU), 64 down")
 enum { WF_ALL = 0, WF_ED = 1 };
 
 #define WF_I32_FIELD_(name, ...) int32_t name;
@@ -118,10 +122,17 @@ typedef struct {
     const char *name;                      /* static, e.g. "qkvw" */
     int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block, how many; its shape */
     int32_t decay;                         /* 1: AdamW applies weight decay to it */
+    int32_t layers, grad_offset;           /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat; borrowed; NULL when empty */
-WF_API float *wf_model_grads(wf_model *m);  /* their gradients, same layout */
+WF_API float *wf_model_grads(wf_model *m);  /* their gradients: the trainable slices' (all: the same layout) */
+/* set / get (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each; frozen
+ * slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
+WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n);
+/* cfg for m's where only lora_* and dropout differ: adapters added (B = 0; the first alone train), kept or
+ * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
+WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
 /* ---- Training ---- */
 /* The training settings, rows as in WF_CONFIG_FIELDS. */
@@ -259,6 +270,9 @@ WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t 
 /* Replaces m by the Llama-shaped model of a llama2.c model file (export.py's legacy .bin, as
  * the tinyllamas ship; docs/FORMATS.md). Its tokenizer.bin: wf_tokenizer_load_llama2c. */
 WF_API wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n);
+/* m's LoRA adapters in PEFT's layout (adapter_model.safetensors, adapter_config.json), and such onto m. */
+WF_API wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
+WF_API wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,8 @@
 #define CRC_BYTES 4
 #define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
 #define CKPT_NOTE 4 /* flag bit 2: a NOTE section, the application's bytes (wf_model_set_note) */
-#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE) /* every flag version 1 knows */
+#define CKPT_TRAIN 8 /* flag bit 3: a TRAN section, the trainable mask, when a slice is frozen */
+#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE | CKPT_TRAIN) /* every flag version 1 knows */
 #define MAX_NAME 63
 
 /* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
@@ -101,13 +102,22 @@ static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
     end_file(w, start);
 }
 
+/* Elements of a tensor's trainable slices (mask: its bytes of the trainable mask). */
+static size_t trained_elems(const wf_tensor_info *ti, const uint8_t *mask) {
+    size_t n = 0;
+    for (int l = 0; l < ti->layers; l++) n += mask[l];
+    return ti->layers ? n * ((size_t)ti->size / (size_t)ti->layers) : 0;
+}
+
 static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_t flags) {
     const int opt = (flags & WF_SAVE_OPTIMIZER) != 0;
     wf_config cfg;
     wf_model_get_config(m, &cfg);
     int32_t note_n;
     const uint8_t *note = wf_model_get_note(m, &note_n);
-    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0));
+    const int frozen = memchr(m->train, 0, (size_t)m->n_slices) != NULL;
+    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0) |
+                                                         (frozen ? CKPT_TRAIN : 0));
 
     size_t at = begin_section(w, "CONF");
     put_words(w, &cfg, N_CONFIG);
@@ -116,6 +126,13 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     if (t) {
         at = begin_section(w, "TOKN");
         write_tokenizer(w, t);
+        end_section(w, at);
+    }
+
+    if (frozen) {
+        at = begin_section(w, "TRAN");
+        wf_put_u32(w, (uint32_t)m->n_slices);
+        wf_put(w, m->train, (size_t)m->n_slices);
         end_section(w, at);
     }
 
@@ -139,9 +156,10 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         wf_put_u32(w, (uint32_t)ti->ndim);
         for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
         put_reals(w, weights + ti->offset, (size_t)ti->size);
-        if (opt) {
-            put_reals(w, adam_m + ti->offset, (size_t)ti->size);
-            put_reals(w, adam_v + ti->offset, (size_t)ti->size);
+        const size_t trained = trained_elems(ti, m->train + m->slice0[i]);
+        if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks */
+            put_reals(w, adam_m + ti->grad_offset, trained);
+            put_reals(w, adam_v + ti->grad_offset, trained);
         }
     }
     end_section(w, at);
@@ -393,10 +411,31 @@ typedef struct {
     wf_optim opt;
     wf_train_state state;
     wf_tensor_info table[WF_N_PARAMS];
-    const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v) */
+    uint8_t *mask;                    /* the trainable mask: the file's TRAN section, else all 1 */
+    const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v of its trainable slices) */
     const uint8_t *note;              /* the NOTE section's bytes in the file, or NULL */
     int32_t note_n;
 } parsed_ckpt;
+
+static int32_t slice0(const parsed_ckpt *pc, int i) {
+    int32_t k = 0;
+    for (int j = 0; j < i; j++) k += pc->table[j].layers;
+    return k;
+}
+
+/* The TRAN section: a byte per slice of the config's table, each 0 or 1. */
+static wf_status parse_mask(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
+    const int32_t want = wf_plan_slices(pc->table);
+    uint32_t n = wf_get_u32(r);
+    if (r->failed || n != (uint32_t)want || wf_left(r) != n)
+        FAIL(WF_ERR_FORMAT, "the trainable mask has %u bytes (%zu follow); the file's config has %d slices", n,
+             wf_left(r), want);
+    const uint8_t *b = wf_take(r, n);
+    for (uint32_t k = 0; k < n; k++)
+        if (b[k] > 1) FAIL(WF_ERR_FORMAT, "byte %u of the trainable mask is %u, not 0 or 1", k, b[k]);
+    memcpy(pc->mask, b, n);
+    return WF_OK;
+}
 
 static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
     int expected = 0;
@@ -406,7 +445,6 @@ static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t 
     if (dtype != 0) FAIL(WF_ERR_UNSUPPORTED, "tensor dtype %u; this build reads float32 (0)", dtype);
     if (count != (uint32_t)expected)
         FAIL(WF_ERR_FORMAT, "the file has %u tensors; its config needs %d", count, expected);
-    const size_t copies = pc->has_opt ? 3 : 1; /* weights, then AdamW m and v */
     for (uint32_t k = 0; k < count; k++) {
         uint32_t len = wf_get_u32(r);
         if (r->failed || len == 0 || len > MAX_NAME) FAIL(WF_ERR_FORMAT, "tensor %u: name length %u is outside [1, %d]", k, len, MAX_NAME);
@@ -429,14 +467,16 @@ static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t 
             if (r->failed || dim != (uint32_t)ti->shape[d])
                 FAIL(WF_ERR_FORMAT, "tensor \"%s\": dimension %d is %u; the config gives %d", shown, d, dim, ti->shape[d]);
         }
-        /* compare before multiplying: 12 * size can exceed a 32-bit size_t */
-        size_t elems = (size_t)ti->size;
-        if (elems > wf_left(r) / 4 / copies)
+        /* weights, then the AdamW m and v of its trainable slices; compared before
+         * multiplying: 12 * size can exceed a 32-bit size_t */
+        const size_t elems = (size_t)ti->size, trained = pc->has_opt ? trained_elems(ti, pc->mask + slice0(pc, i)) : 0;
+        if (elems > wf_left(r) / 4 || trained > (wf_left(r) / 4 - elems) / 2)
             FAIL(WF_ERR_FORMAT, "tensor \"%s\" needs %zu values but the section has only %zu bytes left", shown,
-                 elems * copies, wf_left(r));
-        const uint8_t *b = wf_take(r, elems * 4 * copies);
-        for (size_t c = 0; c < copies; c++) {
-            int64_t bad = first_bad(b + c * elems * 4, elems, c == 2);
+                 elems + 2 * trained, wf_left(r));
+        const uint8_t *b = wf_take(r, (elems + 2 * trained) * 4);
+        for (size_t c = 0; c < (trained ? 3u : 1u); c++) {
+            const size_t at = c == 0 ? 0 : elems + (c - 1) * trained, n = c == 0 ? elems : trained;
+            int64_t bad = first_bad(b + at * 4, n, c == 2);
             if (bad >= 0)
                 FAIL(WF_ERR_FORMAT, "tensor \"%s\": %s value %lld is %s", shown, c == 0 ? "weight" : c == 1 ? "AdamW m" : "AdamW v",
                      (long long)bad, c == 2 ? "negative or not finite" : "not finite");
@@ -464,6 +504,9 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
     s = wf_config_check(&pc->cfg, why, sizeof why);
     if (s != WF_OK) FAIL(s == WF_ERR_UNSUPPORTED ? s : WF_ERR_FORMAT, "the file's config: %s", why);
     if (wf_tensor_table(&pc->cfg, pc->table) != WF_OK) FAIL(WF_ERR_FORMAT, "the file's config has more than 2^31 - 1 parameters");
+    const int32_t slices = wf_plan_slices(pc->table);
+    if (!(pc->mask = malloc((size_t)slices))) FAIL(WF_ERR_NOMEM, "out of memory");
+    memset(pc->mask, 1, (size_t)slices);
 
     if (flags & CKPT_TOKENIZER) {
         if ((s = open_section(&r, "TOKN", &sec, msg, cap)) != WF_OK) return s;
@@ -475,6 +518,11 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
                  pc->cfg.vocab_size);
     }
 
+    if (flags & CKPT_TRAIN) {
+        if ((s = open_section(&r, "TRAN", &sec, msg, cap)) != WF_OK) return s;
+        if ((s = parse_mask(&sec, pc, msg, cap)) != WF_OK) return s;
+        if ((s = close_section(&sec, "TRAN", msg, cap)) != WF_OK) return s;
+    }
     if ((s = open_section(&r, "TENS", &sec, msg, cap)) != WF_OK) return s;
     if ((s = parse_tensors(&sec, pc, msg, cap)) != WF_OK) return s;
     if ((s = close_section(&sec, "TENS", msg, cap)) != WF_OK) return s;
@@ -520,10 +568,11 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     if (s == WF_OK && pc->note_n > 0 && !(note = malloc((size_t)pc->note_n)))
         s = WF_ERR(m, WF_ERR_NOMEM, "could not allocate the note's %d bytes", pc->note_n);
     if (note) memcpy(note, pc->note, (size_t)pc->note_n);
-    if (s == WF_OK) s = wf_model_init_zero(m, &pc->cfg);
+    if (s == WF_OK) s = wf_model_init_masked(m, &pc->cfg, pc->mask);
     if (s != WF_OK) {
         free(note);
         wf_tokenizer_clear(&tok);
+        free(pc->mask);
         free(pc);
         return s;
     }
@@ -537,9 +586,11 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         if (!ti->size) continue;
         const size_t elems = (size_t)ti->size;
         read_reals(weights + ti->offset, pc->data[i], elems);
-        if (pc->has_opt) {
-            read_reals(adam_m + ti->offset, pc->data[i] + 4 * elems, elems);
-            read_reals(adam_v + ti->offset, pc->data[i] + 8 * elems, elems);
+        const size_t trained = trained_elems(ti, pc->mask + slice0(pc, i));
+        if (pc->has_opt && trained) {
+            const int32_t g = m->tensors[i].grad_offset; /* the model's, built with this mask */
+            read_reals(adam_m + g, pc->data[i] + 4 * elems, trained);
+            read_reals(adam_v + g, pc->data[i] + 4 * (elems + trained), trained);
         }
     }
     if (pc->has_opt) {
@@ -551,6 +602,7 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         t->err[0] = 0;
     }
     wf_tokenizer_clear(&tok);
+    free(pc->mask);
     free(pc);
     m->err[0] = 0;
     return WF_OK;

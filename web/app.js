@@ -1,7 +1,7 @@
 // The page's entry: checks what the browser offers, starts both halves (lm.js, s2s.js),
 // and owns what they share: the error list, the mode switch, "Keep your work" (download,
 // open, autosave) and the offer to restore an autosaved model after a reload.
-import { load, loadWorkerModel, loadWorkerSeq2Seq } from './pkg/src/js/index.js';
+import { importWorkerSafetensors, load, loadWorkerModel, loadWorkerSeq2Seq } from './pkg/src/js/index.js';
 import { LanguageModelUI } from './lm.js';
 import { Seq2SeqUI } from './s2s.js';
 import { deleteRecord, loadRecord, saveRecord } from './store.js';
@@ -129,6 +129,28 @@ async function openModel(file) {
   $('keep-status').textContent = `Opened ${file.name} (${fmt.bytes(bytes.length)}).`;
 }
 
+/** A model folder (config.json, model.safetensors, tokenizer.wft; other files ignored) in a
+ * worker, to generate from and fine-tune. */
+async function openFolder(files) {
+  const byName = Object.fromEntries(files.map((f) => [f.name, f]));
+  const folder = (files[0]?.webkitRelativePath || '').split('/')[0] || 'the folder';
+  for (const name of ['config.json', 'model.safetensors']) {
+    if (!byName[name]) throw new Error(`${folder} has no ${name}: a model folder holds config.json and model.safetensors`);
+  }
+  if (!byName['tokenizer.wft']) {
+    throw new Error(`${folder} has no tokenizer.wft: this page reads the tokenizer files wasmformer writes (wasmformer export puts one beside the weights)`);
+  }
+  $('keep-status').textContent = `Opening ${folder}…`;
+  const read = async (name) => new Uint8Array(await byName[name].arrayBuffer());
+  const wm = await importWorkerSafetensors({
+    'config.json': await read('config.json'), 'model.safetensors': await read('model.safetensors'), 'tokenizer.wft': await read('tokenizer.wft'),
+  });
+  await lm.adopt(wm, folder);
+  setMode('lm');
+  $('keep-status').textContent = `Opened ${folder}: ${wm.config.nLayer} layers, ${fmt.count(wm.paramCount)} parameters. `
+    + 'Pick a text and press “Train more steps” to fine-tune it.';
+}
+
 async function offerRestore() {
   let record;
   try {
@@ -201,6 +223,18 @@ async function main() {
     } catch (e) {
       app.error(fmt.explain(e, `Could not open ${file.name}`));
       $('keep-status').textContent = `${file.name} was not opened.`;
+    }
+  });
+  $('folder-open-button').addEventListener('click', () => $('folder-open').click());
+  $('folder-open').addEventListener('change', async () => {
+    const files = [...$('folder-open').files];
+    $('folder-open').value = '';
+    if (!files.length) return;
+    try {
+      await openFolder(files);
+    } catch (e) {
+      app.error(fmt.explain(e, 'Could not open the model folder'));
+      $('keep-status').textContent = 'The folder was not opened.';
     }
   });
   $('autosave-forget').addEventListener('click', async () => {

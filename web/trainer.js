@@ -75,6 +75,8 @@ export class TrainingController {
       this.wm = await createWorkerModel({ ...s.config, batchSize: s.train.batchSize, lr: s.train.lr });
       this.modelId = newModelId();
       this.trainedMs = 0;
+      this.opened = false;
+      this.showFinetune();
     } catch (e) {
       this.phase = 'none';
       this.setStatus('No model yet.');
@@ -89,8 +91,25 @@ export class TrainingController {
   async trainMore() {
     const s = this.settings.read();
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
+    // an opened model fine-tuned with LoRA: adapters first, the model's own weights frozen
+    if (!$('finetune-row').hidden && $('finetune-lora').checked && !this.wm.snapshot.lora) {
+      await this.wm.addLora({ rank: 8 });
+      await this.wm.info();
+    }
+    this.showFinetune();
     this.train = { ...s, config: this.wm.config };
     await this.runFor(s.train);
+  }
+
+  /** What fine-tuning trains, in words: the adapters and their share of the model. */
+  showFinetune() {
+    const info = this.wm?.snapshot, lora = info?.lora;
+    $('finetune-row').hidden = !this.opened || !!lora;
+    $('finetune-status').textContent = lora
+      ? `LoRA adapters (rank ${lora.rank}) on ${lora.targets.join(', ')}: ${fmt.count(info.trainable)} of ${fmt.count(info.paramCount)} `
+        + `parameters train (${(100 * info.trainable / info.paramCount).toFixed(1)} %); the rest stays as it was.`
+      : '';
+    $('finetune-status').hidden = !lora;
   }
 
   /** A run of the form's length: a time budget, until stopped, or a number of steps. */
@@ -147,6 +166,11 @@ export class TrainingController {
       batchSize: s.batchSize, valFraction: s.valFraction,
       evalInterval: s.evalInterval ?? 0, evalBatches: s.evalBatches,
       signal: run.abort.signal, onProgress: (p) => this.progress(p),
+      // a text with characters an opened model's tokenizer does not know: said under the status
+      onWarning: (message) => {
+        $('finetune-status').textContent = `${$('finetune-status').textContent.split(' Note:')[0]} Note: ${message}`.trim();
+        $('finetune-status').hidden = false;
+      },
     };
     if (run.seconds) {
       // a time budget: each call carries the seconds spent, and the lr follows the clock
@@ -384,6 +408,8 @@ export class TrainingController {
     const wm = await loadWorkerModel(record.bytes);
     this.wm?.dispose();
     this.wm = wm;
+    this.opened = !!wm.snapshot.lora;
+    this.showFinetune();
     this.modelId = record.modelId ?? newModelId();
     this.trainedMs = null;
     this.clearSamples();
@@ -421,11 +447,13 @@ export class TrainingController {
     this.hooks.changed();
   }
 
-  /** Uses a WorkerModel loaded from a file. */
+  /** Uses a WorkerModel loaded from a file or a folder: one it can fine-tune. */
   async adopt(wm, fileName) {
     await this.stopAndWait();
     this.wm?.dispose();
     this.wm = wm;
+    this.opened = true;
+    this.showFinetune();
     this.modelId = newModelId();
     this.trainedMs = null;
     this.settings.showModel(wm.config, wm.snapshot.tokenizer);

@@ -32,6 +32,9 @@ export const CONFIG_TABLE = [
   { name: 'logit_cap', js: 'logitCap', type: 'real', default: 0, min: 0, max: null, bounds: '[]', doc: 'logits = cap * tanh(logits / cap); 0: no capping' },
   { name: 'n_kv_head', js: 'nKvHead', type: 'int', default: 0, min: 0, max: 1048576, doc: 'GQA: key/value heads shared by groups of query heads; 0: n_head' },
   { name: 'rope_theta', js: 'ropeTheta', type: 'real', default: 10000, min: 0, max: null, bounds: '(]', doc: "RoPE's base: pair i turns by pos * theta^(-2i/head size)" },
+  { name: 'lora_rank', js: 'loraRank', type: 'int', default: 0, min: 0, max: 65536, doc: 'rank r of LoRA adapters on the lora_targets linears; 0: none' },
+  { name: 'lora_alpha', js: 'loraAlpha', type: 'real', default: 16, min: 0, max: null, bounds: '(]', doc: "LoRA's scale: an adapter adds (lora_alpha / r) x A^T B^T" },
+  { name: 'lora_targets', js: 'loraTargets', type: 'int', default: 0, min: 0, max: 127, doc: "LoRA's linears, a bit each: 1 q, 2 k, 4 v, 8 o, 16 fc (SwiGLU's gate), 32 up (SwiGLU), 64 down" },
 ];
 
 export const OPTIM_TABLE = [

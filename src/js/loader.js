@@ -221,6 +221,16 @@ export function makeApi(platform) {
       const copy = transferableCopy(bytes);
       return inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]);
     },
+    /** importSafetensors in a worker: Hugging Face files {'config.json', 'model.safetensors',
+     * ['tokenizer.wft']}, copied once, then transferred. */
+    importWorkerSafetensors(files, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'importWorkerSafetensors() options');
+      if (!files || files['config.json'] === undefined || files['model.safetensors'] === undefined) {
+        return Promise.reject(new WfError('WF_ERR_ARG', "importWorkerSafetensors needs files['config.json'] and files['model.safetensors']"));
+      }
+      const copies = Object.fromEntries(Object.entries(files).map(([k, v]) => [k, transferableCopy(asBytes(v, `files['${k}']`))]));
+      return inWorker(WorkerModel, 'safetensors', [copies], opts, Object.values(copies).map((c) => c.buffer));
+    },
     /** createSeq2Seq in a worker: the Seq2Seq API, every method async. */
     async createWorkerSeq2Seq(config = {}, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['texts', 'tokenizer', 'worker']], 'createWorkerSeq2Seq() options');

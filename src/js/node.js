@@ -74,7 +74,8 @@ function workerLoadOpts(opts) {
 // Node always has threads: the threaded build is the default (threads: 1 picks the other).
 export const {
   load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
-  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
+  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, importWorkerSafetensors, createWorkerSeq2Seq,
+  loadWorkerSeq2Seq,
 } = makeApi({
   readWasm,
   // WASMFORMER_SIMD=simd128 (or relaxed) picks the kernel set for a whole program (the CLI)
@@ -152,6 +153,28 @@ export async function importSafetensorsDir(dir, opts = {}) {
     }
   }
   return importSafetensors(files, opts);
+}
+
+/**
+ * Writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
+ * adapter_model.safetensors and adapter_config.json, each atomically; options as
+ * Model.exportPeft. Resolves to the file names.
+ * @example await exportPeftDir(model, 'adapter/', { baseModel: 'gpt2' });
+ */
+export async function exportPeftDir(model, dir, opts) {
+  const files = model.exportPeft(opts);
+  await mkdir(dir, { recursive: true });
+  for (const [name, data] of Object.entries(files)) await writeAtomic(join(dir, name), data);
+  return Object.keys(files);
+}
+
+/** Puts the PEFT LoRA adapters of a directory (adapter_config.json,
+ * adapter_model.safetensors) on the model. @example await importPeftDir(model, 'adapter/'); */
+export async function importPeftDir(model, dir) {
+  return model.importPeft({
+    'adapter_config.json': await readFile(join(dir, 'adapter_config.json')),
+    'adapter_model.safetensors': await readFile(join(dir, 'adapter_model.safetensors')),
+  });
 }
 
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */

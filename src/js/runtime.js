@@ -252,18 +252,40 @@ export class Runtime {
     this.withStruct(STRUCTS.optim, optim, (p) => this.checkModel(h, this.M._wf_model_set_optim(h, p)));
   }
 
-  /** h's parameter tensors with elements: [{name, offset, size, shape, decay}]. */
+  /** h's parameter tensors with elements: [{name, offset, size, shape, decay, layers (its
+   * slices in the trainable mask), gradOffset (-1: frozen)}], each with `slice0`, where its
+   * slices start in the mask. */
   modelTensors(h) {
     const out = [], n = this.modelInfo(h).nTensors;
+    let slice0 = 0;
     this.withStruct(STRUCTS.tensorInfo, null, (p) => {
       for (let i = 0; i < n; i++) {
         this.checkModel(h, this.M._wf_model_get_tensor(h, i, p));
         const t = readStruct(this, STRUCTS.tensorInfo, p);
-        if (!t.size) continue;
-        out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim), decay: t.decay === 1 });
+        if (t.size) {
+          out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim),
+            decay: t.decay === 1, layers: t.layers, gradOffset: t.gradOffset, slice0 });
+        }
+        slice0 += t.layers;
       }
     });
     return out;
+  }
+
+  /** h's trainable mask (a byte per slice, wf_model_trainable), after applying `set` when
+   * given (a Uint8Array of the same length). */
+  modelTrainable(h, set, n) {
+    return this.withBuffer(2 * n, (p) => {
+      if (set) this.u8.set(set, p);
+      this.checkModel(h, this.M._wf_model_trainable(h, set ? p : 0, p + n, n));
+      return this.u8.slice(p + n, p + 2 * n);
+    });
+  }
+
+  /** Replaces h's config by a native one that differs in LoRA's fields and dropout only;
+   * merge folds the adapters it drops into their weights. */
+  modelSetConfig(h, native, merge) {
+    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
   }
 
   /** A copy of `size` weights from element `offset` of h's flat parameter block. */
@@ -384,6 +406,36 @@ export class Runtime {
         this.M._wf_buffer_free(cfg);
       }
     });
+  }
+
+  /** h's LoRA adapters in PEFT's layout: {st: adapter_model.safetensors bytes, config:
+   * adapter_config.json text}. */
+  loraExport(h) {
+    return this.withBuffer(16, (p) => {
+      this.u32.fill(0, p >>> 2, (p >>> 2) + 4);
+      const status = this.M._wf_lora_export(h, p, p + 4, p + 8, p + 12);
+      const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
+      try {
+        this.checkModel(h, status);
+        return { st: this.u8.slice(st, st + stLen), config: new TextDecoder().decode(this.u8.slice(cfg, cfg + cfgLen)) };
+      } finally {
+        this.M._wf_buffer_free(st);
+        this.M._wf_buffer_free(cfg);
+      }
+    });
+  }
+
+  /** Puts PEFT LoRA adapters (adapter_config.json and adapter_model.safetensors bytes) on h. */
+  loraImport(h, config, st) {
+    const [pc, ps] = this.allocMany([config.length, st.length]);
+    try {
+      this.u8.set(config, pc);
+      this.u8.set(st, ps);
+      this.checkModel(h, this.M._wf_lora_import(h, pc, config.length, ps, st.length));
+    } finally {
+      this.free(pc);
+      this.free(ps);
+    }
   }
 
   /** Replaces h by the model of a llama2.c model file (bytes). */

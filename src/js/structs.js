@@ -42,7 +42,8 @@ export const STRUCTS = {
     ['srcLengths', 'src_lengths', 'ptr'], ['B', 'B', 'i32'], ['T', 'T', 'i32'], ['S', 'S', 'i32'],
   ]),
   tensorInfo: layout('wf_tensor_info', [['name', 'name', 'ptr'], ['offset', 'offset', 'i32'], ['size', 'size', 'i32'],
-    ['ndim', 'ndim', 'i32'], ['shape', 'shape', 'i32', 4], ['decay', 'decay', 'i32']]),
+    ['ndim', 'ndim', 'i32'], ['shape', 'shape', 'i32', 4], ['decay', 'decay', 'i32'], ['layers', 'layers', 'i32'],
+    ['gradOffset', 'grad_offset', 'i32']]),
 };
 
 /** The heap view of a field type: one of i32, u32, f32, f64 (pointers are u32). */

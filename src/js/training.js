@@ -122,6 +122,10 @@ export async function runTraining(core, opts, source) {
   try {
     throwIfAborted(signal);
     core.idle();
+    // refused before the batch sampler moves, so that the model is exactly as it was
+    if (core.trainable().trainable === 0) {
+      throw new WfError('WF_ERR_STATE', "every tensor is frozen: nothing to train (make some trainable first: unfreeze('all'), addLora())");
+    }
     // the state this call started from, taken before the call's buffers are allocated (so
     // that the snapshot's transient buffer is the same heap block call after call): a
     // diverged call goes back to it (see diverged())

@@ -80,6 +80,50 @@ int main(int argc, char **argv) {
         wf_model_free(m);
     }
 
+    /* LoRA (issue 15): checkpoints of adapters on a frozen base, one with the head
+     * unfrozen too (a TRAN section either way); PEFT adapters of every target set, on the
+     * Llama- and GPT-2-shaped bases of fuzz_peft.c: a byte (0 Llama, 1 GPT-2), u16 config
+     * length, adapter_config.json, adapter_model.safetensors */
+    static const int targets[] = {127, 1 | 4, 8 | 16 | 64, 2};
+    for (int v = 0; v < 2; v++) {
+        for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+            const int llama = v == 0;
+            if (!llama && (targets[t] & 32)) continue;
+            wf_model *m = model_of(llama ? 2 : 0);
+            wf_config c;
+            wf_model_get_config(m, &c);
+            c.lora_rank = 2;
+            c.lora_alpha = 3;
+            c.lora_targets = llama ? targets[t] : targets[t] & ~32;
+            REQUIRE(wf_model_set_config(m, &c, 0) == WF_OK, "lora: %s", wf_model_error(m));
+            int32_t in[4] = {1, 2, 3, 4}, tg[4] = {2, 3, 4, 5};
+            REQUIRE(step_ids(m, in, tg, 1, 4, NULL) == WF_OK, "step: %s", wf_model_error(m));
+            char name[64];
+            uint8_t *st;
+            char *cfg;
+            int32_t nst, ncfg;
+            REQUIRE(wf_lora_export(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
+            uint8_t head[3] = {(uint8_t)(llama ? 0 : 1), (uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
+            uint8_t *joined = malloc(3 + (size_t)ncfg);
+            memcpy(joined, head, 3);
+            memcpy(joined + 3, cfg, (size_t)ncfg);
+            snprintf(name, sizeof name, "%s_targets%d.peft", llama ? "llama" : "gpt2", c.lora_targets);
+            write_file("peft", name, joined, 3 + (size_t)ncfg, st, (size_t)nst);
+            free(joined);
+            wf_buffer_free(st);
+            wf_buffer_free(cfg);
+            if (t == 0) {
+                uint8_t *buf;
+                int32_t n;
+                REQUIRE(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &buf, &n) == WF_OK, "save: %s", wf_model_error(m));
+                snprintf(name, sizeof name, "lora_%s_opt.wf", llama ? "llama" : "gpt2");
+                write_file("checkpoint", name, buf, (size_t)n, NULL, 0);
+                wf_buffer_free(buf);
+            }
+            wf_model_free(m);
+        }
+    }
+
     /* a checkpoint with a BPE tokenizer needs a vocabulary of at least its 264 tokens */
     {
         wf_config c = fuzz_small_config();

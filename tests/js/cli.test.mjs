@@ -35,7 +35,7 @@ function cli(args, opts = {}) {
 test('--help on the program and on every command', () => {
   const main = cli(['--help']);
   assert.equal(main.code, 0);
-  for (const c of ['train', 'generate', 'eval', 'info', 'export', 'import']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
+  for (const c of ['train', 'finetune', 'generate', 'eval', 'info', 'export', 'import']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
   const bare = cli([]);
   assert.equal(bare.code, 2, 'no command is a usage error');
   assert.match(bare.err, /Usage: wasmformer <command>/);
@@ -46,6 +46,8 @@ test('--help on the program and on every command', () => {
     info: ['--json'],
     export: ['--format', '--out'],
     import: ['--out', '--force'],
+    finetune: ['--lora-rank', '--lora-alpha', '--lora-targets', '--train', '--steps', '--lr', '--batch', '--eval-interval',
+      '--val-fraction', '--seed', '--out', '--force', '--peft', '--merge'],
   };
   for (const [c, flags] of Object.entries(options)) {
     for (const h of ['--help', '-h']) {
@@ -58,7 +60,7 @@ test('--help on the program and on every command', () => {
   // train has a flag per config field and optimizer setting of the package's table (but
   // those it sets its own way), with the field's meaning
   const train = cli(['train', '--help']).out;
-  const own = new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'lr', 'start']);
+  const own = new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'lr', 'start', 'loraRank', 'loraAlpha', 'loraTargets']);
   for (const f of [...CONFIG_FIELDS, ...OPTIM_FIELDS].filter((x) => !own.has(x.name))) {
     const flag = f.name.replace(/[A-Z]+/g, (m) => `-${m.toLowerCase()}`);
     assert.ok(train.split('\n').some((l) => l.includes(` --${flag} `) && l.includes(f.meaning)), `train --help lists --${flag}: ${f.meaning}`);
@@ -410,4 +412,45 @@ test('info says whether a file can resume training: the model reports its optimi
   loaded.load(readFileSync(join(dir, 'full.wf')));
   assert.equal(loaded.info().optimizerState, true);
   loaded.dispose();
+});
+
+test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {
+  const LLAMA = JSON.stringify({ ...JSON.parse(MICRO), norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: false });
+  assert.equal(cli(['train', TEXT, '--config', LLAMA, '--steps', '20', '--eval-interval', '0', '--out', 'base.wf']).code, 0);
+  assert.equal(cli(['export', 'base.wf', '--out', 'basehf']).code, 0);
+  const f = cli(['finetune', 'basehf', TEXT, '--lora-rank', '4', '--lora-targets', 'q,v', '--steps', '20', '--eval-interval', '10',
+    '--lr', '3e-3', '--peft', 'adapter', '--out', 'tuned.wf']);
+  assert.equal(f.code, 0, f.err);
+  assert.match(f.out, /^fine-tuning basehf on part\.txt \(60,000 characters\): LoRA rank 4 \(alpha 8\) on q, v; [\d,]+ of [\d,]+ parameters train/);
+  assert.match(f.out, /wrote adapter[/\\]adapter_model\.safetensors, adapter[/\\]adapter_config\.json \(their base: basehf\)/);
+  assert.match(f.out, /done: step 20, loss [\d.]+, val [\d.]+/, 'a model folder holds no steps: 20 now');
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'adapter/adapter_config.json'), 'utf8')).target_modules, ['q_proj', 'v_proj']);
+  const tuned = await loadModelFile(join(dir, 'tuned.wf'));
+  assert.deepEqual(tuned.lora, { rank: 4, alpha: 8, targets: ['q', 'v'] });
+  assert.ok(Object.keys(tuned.trainable().tensors).every((n) => n.startsWith('lora_')), 'the base stays frozen in the file');
+  tuned.dispose();
+  const r = cli(['train', TEXT, '--out', 'tuned.wf', '--resume', '--steps', '5']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /done: step 25/);
+  const m = cli(['finetune', 'base.wf', TEXT, '--steps', '5', '--eval-interval', '0', '--merge', '--out', 'merged.wf']);
+  assert.equal(m.code, 0, m.err);
+  const merged = await loadModelFile(join(dir, 'merged.wf'));
+  assert.equal(merged.lora, null, 'merged: a plain model');
+  merged.dispose();
+  const h = cli(['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--train', 'head,layers@-1', '--steps', '5', '--eval-interval', '0', '--out', 'head.wf']);
+  assert.equal(h.code, 0, h.err);
+  assert.match(h.out, /: head, layers@-1; [\d,]+ of [\d,]+ parameters train/);
+  for (const [args, re] of [
+    [['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--merge'], /--merge is about LoRA adapters/],
+    [['finetune', 'base.wf', TEXT, '--out', 'tuned.wf'], /tuned\.wf exists: add --force/],
+    [['finetune', 'tuned.wf', TEXT, '--out', 'again.wf'], /has LoRA adapters already/],
+    [['finetune', 'base.wf', TEXT, '--lora-targets', 'q,x', '--out', 'x1.wf'], /LoRA target "x"/],
+    [['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--train', 'nothing', '--out', 'x2.wf'], /no tensor or group is named "nothing"/],
+    [['finetune', 'nowhere', TEXT], /cannot read nowhere/],
+  ]) {
+    const e = cli(args);
+    assert.notEqual(e.code, 0, args.join(' '));
+    assert.match(e.err, re, args.join(' '));
+    assert.equal(e.out, '', `${args.join(' ')}: nothing on stdout`);
+  }
 });

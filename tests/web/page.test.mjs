@@ -532,3 +532,38 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     await server.close();
   }
 });
+
+test('the page opens a model folder (Hugging Face files) and fine-tunes it with LoRA', async (t) => {
+  if (!haveChromium(t)) return;
+  const server = await startServer({ folder: site, port: 0 });
+  const b = await browse(server.origin);
+  const { page } = b;
+  try {
+    await page.goto(`${server.origin}/`);
+    await ready(page);
+    assert.equal(await page.isHidden('#finetune-row'), true, 'nothing to fine-tune before a model is opened');
+    // wasmformer's export of a small Llama-shaped model: config.json, model.safetensors, tokenizer.wft
+    await page.setInputFiles('#folder-open', join(root, 'tests/fixtures/wf_export_llama'));
+    await waitText(page, '#keep-status', /^Opened wf_export_llama: 2 layers, [\d,]+ parameters\. Pick a text/);
+    assert.equal(await page.isVisible('#finetune-row'), true);
+    assert.equal(await page.isChecked('#finetune-lora'), true, 'LoRA is the default way to fine-tune an opened model');
+    await page.selectOption('#tr-for', 'steps');
+    await page.fill('#tr-steps', '60');
+    await page.click('#train-more');
+    await waitText(page, '#train-status', /^Done: 60 steps in/, 120_000);
+    const status = await text(page, '#finetune-status');
+    console.log(`  [folder] ${status} Loss ${await text(page, '#stat-loss')}`);
+    assert.match(status, /^LoRA adapters \(rank 8\) on q, k, v, o, fc, up, down: [\d,]+ of [\d,]+ parameters train \([\d.]+ %\)/);
+    assert.match(status, /Note: 0\.014% of the text's tokens .* the model's tokenizer does not know/, 'the text has characters the opened tokenizer lacks');
+    assert.equal(await page.isHidden('#finetune-row'), true, 'adapters added once');
+    assert.ok((await generate(page, { seed: 3, maxTokens: 40 })).length > 0, 'the fine-tuned model writes');
+    // a folder without a tokenizer file: an error in words, the model stays
+    await page.setInputFiles('#folder-open', join(root, 'tests/fixtures/hf_llama_untied'));
+    await waitText(page, '#errors', /Could not open the model folder: hf_llama_untied has no tokenizer\.wft/);
+    assert.match(await text(page, '#finetune-status'), /^LoRA adapters/);
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await b.close();
+    await server.close();
+  }
+});
