@@ -44,13 +44,12 @@ typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
 typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
-/* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json
- * ("wasmformer" layout) and src/js/config-table.js come from it. Fields are 4 bytes, in this
- * order; a new field is a new row at the end (older files get its default). The limits keep
- * sizes inside int32 element counts. ENUM(name, jsName, default, names, meaning): int32 in
- * [0, number of names); BOOL: int32 0 or 1; INT(..., min, max, scope, ...): int32 in [min,
- * max], scope WF_ED: checked for encoder-decoders only; REAL(..., min, max, bounds, ...): a
- * finite float, bounds "[]", "[)", "(]", "()" (max FLT_MAX: none); SEED: any uint32. */
+/* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json ("wasmformer"
+ * layout) and src/js/config-table.js come from it. Fields are 4 bytes, in this order; a new one is a row at the
+ * end (older files get its default). ENUM(name, jsName, default, names, meaning): int32 in [0, number of names);
+ * BOOL: int32 0 or 1; INT(..., min, max, scope, ...): int32 in [min, max] (scope WF_ED: encoder-decoders only);
+ * REAL(..., min, max, bounds, ...): a finite float, bounds "[]" "[)" "(]" "()" (max FLT_MAX: none); SEED: any
+ * uint32. The limits keep sizes inside int32 element counts. */
 #define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                                 \
     ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "a decoder (GPT), an encoder or both")       \
     ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "normalisation: LayerNorm or RMSNorm")                   \
@@ -88,9 +87,8 @@ typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, W
 
 /* Fills cfg with the defaults of WF_CONFIG_FIELDS: the "tiny" GPT (docs/ARCHITECTURES.md). */
 WF_API void wf_config_default(wf_config *cfg);
-/* Checks cfg without allocating: each row's range, then what no row says alone (n_head
- * divides d_model, n_kv_head divides n_head, RoPE's even head size, encoder layers only in
- * encoder-decoders). On failure the reason goes to msg (cap bytes, NUL-terminated; may be NULL). */
+/* Checks cfg without allocating: each row's range, then the rules across rows (n_head divides d_model, n_kv_head
+ * divides n_head, ...). The reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 
 /* Bytes as doubles (exact in JavaScript): weights, gradients, AdamW's moments, activations (the
@@ -166,16 +164,13 @@ typedef struct {
     const int32_t *src_lengths; /* [B] real source rows, in [1, S]; NULL: all S */
     int32_t B, T, S;
 } wf_batch;
-/* The batch's loss (mean cross-entropy or squared error), the global gradient norm before
- * clipping, the learning rate used and the steps taken after this one. */
+/* The batch's loss (mean cross-entropy or squared error), the gradient norm before clipping, lr, steps after it. */
 typedef struct { float loss, grad_norm, lr; int32_t step; } wf_step_info;
-/* Forward only (no dropout); with targets, the loss to *loss (may be NULL). Only a batch
- * shape larger than any before allocates. */
+/* forward: no dropout; with targets the loss to *loss (may be NULL). backward: forward and backward (dropout
+ * on), the gradients to wf_model_grads. step: those, clipping and the update; a NaN or infinite loss or gradient
+ * is WF_ERR_NUMERIC, the step refused (info may be NULL). Only a batch shape larger than any before allocates. */
 WF_API wf_status wf_model_forward(wf_model *m, const wf_batch *b, float *loss);
-/* Forward and backward (dropout on), no update: the gradients land in wf_model_grads. */
 WF_API wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss);
-/* One step: forward, backward, clipping, AdamW; a NaN or infinite loss or gradient is
- * WF_ERR_NUMERIC, the step refused. info may be NULL. */
 WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info);
 
 /* The last forward's results, borrowed (NULL: none): logits [B, T, V] (none after target_vecs), final
@@ -184,9 +179,8 @@ WF_API const float *wf_model_logits(const wf_model *m);
 WF_API const float *wf_model_hidden(const wf_model *m);
 WF_API const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross);
 
-/* Batch sampler: the first n - floor(n * val_fraction) of tokens train (split 0), the rest
- * validate (1). B windows w of T + 1 tokens at random offsets of the split go to inputs[b, t]
- * = w[t], targets[b, t] = w[t + 1]; each split has its own RNG stream in m. */
+/* Batch sampler: the first n - floor(n * val_fraction) tokens train (split 0), the rest validate (1). B windows w
+ * of T + 1 tokens at random offsets of the split: inputs[b, t] = w[t], targets[b, t] = w[t + 1]; an RNG each. */
 WF_API wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction,
                                        int32_t split, int32_t B, int32_t T, int32_t *inputs, int32_t *targets);
 /* Restarts both sampler streams from seed (as wf_model_init does from cfg.seed). */
@@ -200,15 +194,13 @@ typedef struct {
     int32_t n_vocab;   /* sample only ids below this (a smaller tokenizer's); 0: all */
     int32_t no_unk;    /* 1: never sample id 0 (the char tokenizer's <unk>); 0: any id */
 } wf_sampling;
-/* Decoders: a generation from prompt[0, n), n >= 1 (its last `context` tokens), with its own
- * RNG seeded by seed; then each next samples a token into *token and appends it (a full
- * context slides: the last context/2 tokens are kept and re-read). */
+/* Decoders: gen_start reads prompt[0, n) (n >= 1; its last `context` tokens), its RNG seeded by seed; gen_next
+ * samples a token into *token and appends it (a full context slides: the last context/2 are kept, re-read). */
 WF_API wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);
 WF_API wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token);
 WF_API const float *wf_model_gen_logits(const wf_model *m); /* the next token's [V]; borrowed, NULL if none */
-/* Encoder-decoders: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos
- * until eos or max_new <= context tokens. The best hypothesis (with eos if reached) goes to
- * the caller's out[0, max_new), its length to *n_out. */
+/* Encoder-decoders: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos until eos or max_new
+ * <= context tokens; the best hypothesis (with eos if reached) to out[0, max_new), its length to *n_out. */
 WF_API wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos,
                                       int32_t beam, int32_t max_new, int32_t *out, int32_t *n_out);
 
@@ -243,34 +235,30 @@ WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_
 /* m (and t when non-NULL) into a new buffer *out of *n bytes (free with wf_buffer_free). */
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
-/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its
- * tokenizer into t; the whole file is validated before m or t is touched. */
+/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into
+ * t; or a llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of
+ * its own). The whole file is validated before m or t is touched. */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
 /* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle
  * and saved with it; loading a checkpoint gives the file's. get: borrowed, and its length. */
 #define WF_NOTE_MAX (1 << 20)
 WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n);
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
-/* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
+/* A tokenizer on its own, into a buffer of the caller's (wf_buffer_free): save as a tokenizer file;
+ * save_json as a tokenizer.json (BPE: one Hugging Face encodes alike; HF: its file; NUL-terminated).
+ * load reads any of these and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: BPE). */
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
-WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
-/* A Hugging Face tokenizer.json (wasmformer's own loads as BPE) or llama2.c's tokenizer.bin; save_json:
- * BPE as a tokenizer.json Hugging Face reads alike, HF as its file (NUL-terminated, wf_buffer_free). */
-WF_API wf_status wf_tokenizer_load_json(wf_tokenizer *t, const char *json, int32_t n);
-WF_API wf_status wf_tokenizer_load_llama2c(wf_tokenizer *t, const uint8_t *data, int32_t n);
 WF_API wf_status wf_tokenizer_save_json(wf_tokenizer *t, char **out, int32_t *n);
+WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
-/* m as a float32 safetensors file and a NUL-terminated config.json (GPT2LMHeadModel,
- * LlamaForCausalLM, or wasmformer's own names), both freed with wf_buffer_free. */
+/* m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or ours),
+ * both the caller's (wf_buffer_free); lora_export the same for its adapters in PEFT's layout. */
 WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16, F64) hold. */
 WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st,
                                        int32_t st_len);
-/* Replaces m by the Llama-shaped model of a llama2.c model file (export.py's legacy .bin, as
- * the tinyllamas ship; docs/FORMATS.md). Its tokenizer.bin: wf_tokenizer_load_llama2c. */
-WF_API wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n);
-/* m's LoRA adapters in PEFT's layout (adapter_model.safetensors, adapter_config.json), and such onto m. */
+/* lora_import puts adapters in PEFT's layout (adapter_config.json, adapter_model.safetensors) onto m. */
 WF_API wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
 WF_API wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len);
 

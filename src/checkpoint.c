@@ -4,10 +4,12 @@
  * the checksum) and touches the handle only when nothing can fail any more, so a bad file
  * leaves the handle exactly as it was. Nothing is allocated from a size the file states
  * until the file has been seen to contain that many bytes. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bytes.h"
 #include "config.h"
+#include "hf.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -369,12 +371,27 @@ static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *ou
     return WF_OK;
 }
 
+/* Whether the bytes begin as a wasmformer file does ("WF", then the kind's two letters). */
+static int is_ours(const uint8_t *data, size_t n) { return n >= 2 && data[0] == 'W' && data[1] == 'F'; }
+
+/* Whether the bytes are JSON: '{' or '[' after any byte order mark and blanks, and then not
+ * a zero byte. A llama2.c tokenizer.bin opens with an int32 (max_token_length) whose first
+ * byte may be '{' (123), but then zero bytes follow. */
+static int is_json(const uint8_t *d, size_t n) {
+    size_t i = n >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf ? 3 : 0;
+    while (i < n && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r')) i++;
+    return i < n && (d[i] == '{' || d[i] == '[') && (i + 1 == n || d[i + 1] != 0);
+}
+
 wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!t) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return TOK_ERR(t, WF_ERR_ARG, "data is NULL or its length is negative");
     wf_tokenizer next;
     memset(&next, 0, sizeof next);
-    wf_status s = parse_tokenizer(data, (size_t)n, &next, t->err, sizeof t->err);
+    const size_t len = (size_t)n;
+    wf_status s = is_ours(data, len) ? parse_tokenizer(data, len, &next, t->err, sizeof t->err)
+                  : is_json(data, len) ? wf_tokjson_parse(data, len, &next, t->err, sizeof t->err)
+                                              : wf_llama2c_tok_parse(data, len, &next, t->err, sizeof t->err);
     if (s != WF_OK) return s;
     wf_tokenizer_move(t, &next);
     t->err[0] = 0;
@@ -557,6 +574,17 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
 wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!m) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
+    if (!is_ours(data, (size_t)n)) {
+        wf_status s = wf_llama2c_model_load(m, data, n);
+        if (s == WF_ERR_FORMAT) { /* say both readings: a damaged checkpoint ends here too */
+            char why[sizeof m->err];
+            const char *p = strncmp(m->err, "llama2.c: ", 10) ? m->err : m->err + 10;
+            snprintf(why, sizeof why, "%s", p);
+            return WF_ERR(m, s, "not a wasmformer checkpoint (its first bytes are not \"WFCK\") nor a llama2.c model "
+                          "file (%s)", why);
+        }
+        return s;
+    }
     parsed_ckpt *pc = calloc(1, sizeof *pc);
     wf_tokenizer tok;
     memset(&tok, 0, sizeof tok);

@@ -36,6 +36,8 @@ extern const wf_hf_layout wf_hf_layouts[];
 /* Sets the choices that make a Llama: a Pre-LN RMSNorm decoder with SwiGLU, RoPE and no biases
  * (the sizes, head tying and the rest are left as they are). llama2c.c reads into it too. */
 void wf_hf_llama_shape(wf_config *c);
+/* llama2c.c: m from a llama2.c model file (data and n checked by the caller, wf_model_load). */
+wf_status wf_llama2c_model_load(wf_model *m, const uint8_t *data, int32_t n);
 /* The layout of a config: GPT-2 or Llama for the decoders those classes hold, else ours. */
 int wf_hf_layout_of(const wf_config *c);
 /* The shape a row gives tensor ti in the file; returns its rank. */

@@ -58,7 +58,7 @@ static wf_status read_header(wf_model *m, const uint8_t *data, size_t n, wf_conf
         return WF_ERR(m, WF_ERR_UNSUPPORTED, "llama2.c: this is a version %u export (magic \"ak42\"); wasmformer reads "
                       "the legacy layout (export.py --version 0, the tinyllamas' .bin files)",
                       n >= 8 ? wf_le32(data + 4) : (uint32_t)0);
-    if (n < 28) return WF_ERR(m, WF_ERR_FORMAT, "llama2.c: %zu bytes, shorter than the 28-byte header", n);
+    if (n < 28) return WF_ERR(m, WF_ERR_FORMAT, "llama2.c: %zu bytes, shorter than the 28-byte header (truncated?)", n);
     int32_t h[7];
     for (int i = 0; i < 7; i++) h[i] = (int32_t)wf_le32(data + 4 * i);
     static const char *const names[7] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
@@ -97,9 +97,7 @@ static double letter(const wf_dims *d, int which) {
 /* Row r of a head of HS rows, in llama2.c's pair order, goes to this row of ours. */
 static size_t unpair(size_t r, size_t HS) { return r % 2 == 0 ? r / 2 : HS / 2 + r / 2; }
 
-wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n) {
-    if (!m) return WF_ERR_ARG;
-    if (!data || n < 0) return WF_ERR(m, WF_ERR_ARG, "the llama2.c file's bytes must be given");
+wf_status wf_llama2c_model_load(wf_model *m, const uint8_t *data, int32_t n) {
     wf_config cfg;
     int shared = 1;
     wf_status s = read_header(m, data, (size_t)n, &cfg, &shared);
@@ -220,17 +218,5 @@ wf_status wf_llama2c_tok_parse(const uint8_t *data, size_t n, wf_tokenizer *out,
         return s;
     }
     out->kind = WF_TOKENIZER_LLAMA2C;
-    return WF_OK;
-}
-
-wf_status wf_tokenizer_load_llama2c(wf_tokenizer *t, const uint8_t *data, int32_t n) {
-    if (!t) return WF_ERR_ARG;
-    if ((!data && n > 0) || n < 0) return TOK_ERR(t, WF_ERR_ARG, "data is NULL or its length is negative");
-    wf_tokenizer next;
-    memset(&next, 0, sizeof next);
-    wf_status s = wf_llama2c_tok_parse(data, (size_t)n, &next, t->err, sizeof t->err);
-    if (s != WF_OK) return s;
-    wf_tokenizer_move(t, &next);
-    t->err[0] = 0;
     return WF_OK;
 }

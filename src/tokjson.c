@@ -946,18 +946,6 @@ wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, cha
 
 /* ---- the public calls ---- */
 
-wf_status wf_tokenizer_load_json(wf_tokenizer *t, const char *json, int32_t n) {
-    if (!t) return WF_ERR_ARG;
-    if ((!json && n > 0) || n < 0) return TOK_ERR(t, WF_ERR_ARG, "json is NULL or its length is negative");
-    wf_tokenizer next;
-    memset(&next, 0, sizeof next);
-    wf_status s = wf_tokjson_parse((const uint8_t *)json, (size_t)n, &next, t->err, sizeof t->err);
-    if (s != WF_OK) return s;
-    wf_tokenizer_move(t, &next);
-    t->err[0] = 0;
-    return WF_OK;
-}
-
 wf_status wf_tokenizer_save_json(wf_tokenizer *t, char **out, int32_t *n) {
     if (!t) return WF_ERR_ARG;
     if (!out || !n) return TOK_ERR(t, WF_ERR_ARG, "out and n must not be NULL");

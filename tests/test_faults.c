@@ -199,8 +199,8 @@ static uint8_t *read_file(const char *path, int32_t *n) {
     return b;
 }
 
-static wf_status call_load_json(fixture *f) { return wf_tokenizer_load_json(f->t, (const char *)tok_json, n_tok_json); }
-static wf_status call_load_llama2c(fixture *f) { return wf_tokenizer_load_llama2c(f->t, tok_bin, n_tok_bin); }
+static wf_status call_load_json(fixture *f) { return wf_tokenizer_load(f->t, tok_json, n_tok_json); }
+static wf_status call_load_llama2c(fixture *f) { return wf_tokenizer_load(f->t, tok_bin, n_tok_bin); }
 static wf_status call_encode(fixture *f) {
     int32_t ids[sizeof TEXT + 8], n;
     return wf_tokenizer_encode(f->t, TEXT, (int32_t)strlen(TEXT), ids, (int32_t)(sizeof TEXT + 8), &n);
@@ -313,11 +313,11 @@ static void f4_allocation_failures(void) {
     tok_json = read_file("tests/fixtures/tokenizers/llama.json", &n_tok_json);
     tok_bin = read_file("tests/fixtures/tokenizers/llama2c_tok.bin", &n_tok_bin);
     CHECK(n_tok_json > 0 && n_tok_bin > 0, "the tokenizer fixtures (run from the repository root)");
-    every_allocation_fails("wf_tokenizer_load_json", call_load_json, &f);
+    every_allocation_fails("wf_tokenizer_load (tokenizer.json)", call_load_json, &f);
     every_allocation_fails("wf_tokenizer_encode (tokenizer.json)", call_encode, &f);
     every_allocation_fails("wf_tokenizer_save_json", call_save_json, &f);
     every_allocation_fails("wf_tokenizer_save + load (tokenizer.json)", call_tok_save_load, &f);
-    every_allocation_fails("wf_tokenizer_load_llama2c", call_load_llama2c, &f);
+    every_allocation_fails("wf_tokenizer_load (tokenizer.bin)", call_load_llama2c, &f);
     every_allocation_fails("wf_tokenizer_encode (llama2.c)", call_encode, &f);
     every_allocation_fails("wf_tokenizer_save + load (llama2.c)", call_tok_save_load, &f);
     free(tok_json);

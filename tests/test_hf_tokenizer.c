@@ -28,7 +28,7 @@ static wf_tokenizer *load(const char *name) {
     uint8_t *b = read_file(path, &n);
     CHECK(n > 0, "read %s (run from the repository root)", path);
     wf_tokenizer *t = wf_tokenizer_create();
-    wf_status s = strstr(name, ".bin") ? wf_tokenizer_load_llama2c(t, b, n) : wf_tokenizer_load_json(t, (const char *)b, n);
+    wf_status s = wf_tokenizer_load(t, b, n);
     CHECK(s == WF_OK, "load %s: %s", name, wf_tokenizer_error(t));
     free(b);
     return t;
@@ -235,7 +235,7 @@ static void bpe_json(void) {
     char *js = NULL;
     int32_t n = 0;
     CHECK(wf_tokenizer_save_json(t, &js, &n) == WF_OK && (int32_t)strlen(js) == n, "save_json: %s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_load_json(back, js, n) == WF_OK, "load it back: %s", wf_tokenizer_error(back));
+    CHECK(wf_tokenizer_load(back, (const uint8_t *)js, n) == WF_OK, "load it back: %s", wf_tokenizer_error(back));
     uint8_t *a = NULL, *b = NULL;
     int32_t na = 0, nb = 0;
     wf_tokenizer_save(t, &a, &na);
@@ -267,7 +267,7 @@ static void bpe_json(void) {
 static void refused(const char *json, wf_status want, const char *words) {
     wf_tokenizer *t = wf_tokenizer_create();
     CHECK(wf_tokenizer_train_char(t, "abc", 3) == WF_OK, "setup");
-    wf_status s = wf_tokenizer_load_json(t, json, (int32_t)strlen(json));
+    wf_status s = wf_tokenizer_load(t, (const uint8_t *)json, (int32_t)strlen(json));
     CHECK(s == want && strstr(wf_tokenizer_error(t), words), "%s: got %s \"%s\"", json, wf_status_string(s), wf_tokenizer_error(t));
     CHECK(tok_info(t).kind == WF_TOKENIZER_CHAR && tok_info(t).vocab_size == 4, "a refused file changed the tokenizer");
     wf_tokenizer_free(t);
@@ -304,12 +304,12 @@ static void refusals(void) {
         small[4 + 9 * i + 4] = 1;
         small[4 + 9 * i + 8] = (uint8_t)('a' + i);
     }
-    CHECK(wf_tokenizer_load_llama2c(t, small, sizeof small) == WF_ERR_FORMAT && strstr(wf_tokenizer_error(t), "259"),
+    CHECK(wf_tokenizer_load(t, small, sizeof small) == WF_ERR_FORMAT && strstr(wf_tokenizer_error(t), "259"),
           "too few tokens: %s", wf_tokenizer_error(t));
     small[4 + 4] = 9; /* a length beyond max_token_length */
-    CHECK(wf_tokenizer_load_llama2c(t, small, sizeof small) == WF_ERR_FORMAT && strstr(wf_tokenizer_error(t), "max_token_length"),
+    CHECK(wf_tokenizer_load(t, small, sizeof small) == WF_ERR_FORMAT && strstr(wf_tokenizer_error(t), "max_token_length"),
           "%s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_load_llama2c(t, small, 2) == WF_ERR_FORMAT, "shorter than the header");
+    CHECK(wf_tokenizer_load(t, small, 2) == WF_ERR_FORMAT, "shorter than the header");
     CHECK(tok_info(t).kind == WF_TOKENIZER_NONE, "still empty");
     wf_tokenizer_free(t);
 }

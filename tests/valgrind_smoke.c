@@ -28,7 +28,7 @@ static void hf_tokenizers(void) {
         const int32_t n = (int32_t)fread(file, 1, sizeof file, fp);
         fclose(fp);
         wf_tokenizer *t = wf_tokenizer_create(), *back = wf_tokenizer_create();
-        wf_status s = k == 2 ? wf_tokenizer_load_llama2c(t, (const uint8_t *)file, n) : wf_tokenizer_load_json(t, file, n);
+        wf_status s = wf_tokenizer_load(t, (const uint8_t *)file, n);
         CHECK(s == WF_OK, "%s: %s", files[k], wf_tokenizer_error(t));
         /* four copies of the text: more than 64 symbols in a word */
         static char text[4 * sizeof TEXT + 8];

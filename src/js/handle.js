@@ -347,7 +347,7 @@ export class ModelHandle {
     let tok = null;
     try {
       rt.safetensorsImport(h, config, st);
-      if (tokenizer !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizer.bytes, tokenizer.format, tokenizer.name);
+      if (tokenizer !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizer.bytes, tokenizer.name);
     } catch (e) {
       tok?.dispose();
       rt.modelFree(h);
@@ -363,7 +363,7 @@ export class ModelHandle {
     let tok = null;
     try {
       rt.llama2cImport(h, bytes);
-      if (tokenizerBin !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizerBin, 'llama2c', 'tokenizer.bin');
+      if (tokenizerBin !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizerBin, 'tokenizer.bin');
     } catch (e) {
       tok?.dispose();
       rt.modelFree(h);
@@ -373,8 +373,8 @@ export class ModelHandle {
   }
 
   /** The Tokenizer of a file, refused (WF_ERR_FORMAT) when it has more ids than model h. */
-  static #fitting(rt, h, bytes, format, name) {
-    const tok = Tokenizer.load(rt, bytes, format);
+  static #fitting(rt, h, bytes, name) {
+    const tok = Tokenizer.load(rt, bytes);
     try {
       const V = rt.modelConfig(h).vocabSize;
       if (tok.vocabSize > V) throw new WfError('WF_ERR_FORMAT', `${name} has ${tok.vocabSize} tokens but the model's vocabulary only ${V}`);

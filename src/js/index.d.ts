@@ -1133,15 +1133,15 @@ export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions
 
 /**
  * A tokenizer from the bytes of a tokenizer file: wasmformer's own (tokenizer.save()), a
- * Hugging Face tokenizer.json (string or bytes) or llama2.c's tokenizer.bin. `format`
- * 'auto' (the default) tells them apart by their first bytes. A component the build does
+ * Hugging Face tokenizer.json (string or bytes) or llama2.c's tokenizer.bin, told apart by
+ * their first bytes. A component the build does
  * not run is refused (WF_ERR_UNSUPPORTED naming it), a damaged file too (WF_ERR_FORMAT).
  * @example
  * const tok = await loadTokenizer(readFileSync('tokenizer.json'));
  */
 export function loadTokenizer(
   bytes: Uint8Array | ArrayBuffer | string,
-  options?: LoadOptions & { format?: 'auto' | 'wft' | 'json' | 'llama2c' },
+  options?: LoadOptions,
 ): Promise<Tokenizer>;
 
 /** Hugging Face files of a model: weights (float32 safetensors), config.json and, with a

@@ -204,11 +204,11 @@ export function makeApi(platform) {
       return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'), tok)));
     },
     /** A tokenizer from the bytes of a tokenizer file: a .wft, a Hugging Face tokenizer.json or
-     * llama2.c's tokenizer.bin (opts.format: 'auto', the default, tells them apart).
+     * llama2.c's tokenizer.bin, told apart by their first bytes.
      * @example const tok = await loadTokenizer(readFileSync('tokenizer.json')); */
     async loadTokenizer(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['format']], 'loadTokenizer() options');
-      return Tokenizer.load(await load(opts), bytes, opts.format);
+      checkKeys(opts, LOAD_OPTIONS, 'loadTokenizer() options');
+      return Tokenizer.load(await load(opts), bytes);
     },
     /** createModel in a worker: same API, every method async. */
     async createWorkerModel(config = 'tiny', opts = {}) {

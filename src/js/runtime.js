@@ -438,12 +438,12 @@ export class Runtime {
     }
   }
 
-  /** Replaces h by the model of a llama2.c model file (bytes). */
+  /** Replaces h by the model of a llama2.c model file (bytes; wf_model_load reads them). */
   llama2cImport(h, bytes) {
     const p = this.alloc(bytes.length);
     try {
       this.u8.set(bytes, p);
-      this.checkModel(h, this.M._wf_model_load_llama2c(h, p, bytes.length));
+      this.checkModel(h, this.M._wf_model_load(h, 0, p, bytes.length));
     } finally {
       this.free(p);
     }
@@ -473,16 +473,14 @@ export class Runtime {
 
   tokenizerFree(t) { this.M._wf_tokenizer_free(t); }
 
-  /** Fills t from bytes: a char vocabulary, a BPE one of vocabSize tokens (kind 'bpe'), a
-   * tokenizer file (kind 'file'), a tokenizer.json ('json') or llama2.c's tokenizer.bin
-   * ('llama2c'). */
+  /** Fills t from data (bytes, or a string as UTF-8): a char vocabulary learned from it, a
+   * BPE one of vocabSize tokens (kind 'bpe'), or a tokenizer file of any kind wf_tokenizer_load
+   * reads (kind 'file': .wft, tokenizer.json, llama2.c's tokenizer.bin). */
   tokenizerFill(t, kind, data, what, vocabSize) {
-    this.withBytes(data, what, kind !== 'file' && kind !== 'llama2c', (p, n) => {
+    this.withBytes(data, what, true, (p, n) => {
       const M = this.M;
       this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train_bpe(t, p, n, vocabSize)
-        : kind === 'file' ? M._wf_tokenizer_load(t, p, n)
-          : kind === 'json' ? M._wf_tokenizer_load_json(t, p, n)
-            : kind === 'llama2c' ? M._wf_tokenizer_load_llama2c(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
+        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
     });
   }
 

@@ -48,6 +48,6 @@ export function importSafetensors(rt, files) {
   const config = asBytes(files['config.json'], "files['config.json']");
   const st = asBytes(files['model.safetensors'], "files['model.safetensors']");
   const name = files['tokenizer.wft'] !== undefined ? 'tokenizer.wft' : files['tokenizer.json'] !== undefined ? 'tokenizer.json' : null;
-  const tok = name && { bytes: asBytes(files[name], `files['${name}']`), format: name === 'tokenizer.wft' ? 'wft' : 'json', name };
+  const tok = name && { bytes: asBytes(files[name], `files['${name}']`), name };
   return new Model(ModelHandle.fromSafetensors(rt, config, st, tok ?? undefined));
 }

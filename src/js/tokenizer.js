@@ -2,23 +2,6 @@
 import { DISPOSE, WfError } from './errors.js';
 
 const KINDS = [null, 'char', 'bpe', 'hf', 'llama2c']; // wf_tokenizer_kind
-const FORMATS = ['auto', 'wft', 'json', 'llama2c'];
-
-/** The format of tokenizer file bytes: 'wft' (magic WFTK), 'json' (a JSON object), else
- * llama2.c's tokenizer.bin. Only the first bytes are looked at; the C loaders parse. */
-function sniff(bytes) {
-  if (typeof bytes === 'string') return 'json';
-  const b = bytes instanceof Uint8Array ? bytes : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    : bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : null;
-  if (!b) return 'wft'; // the loader names the bad argument
-  // "WFTK", or "WFCK" (a checkpoint: the .wft reader says what it is)
-  if (b.length >= 4 && b[0] === 0x57 && b[1] === 0x46 && (b[2] === 0x54 || b[2] === 0x43) && b[3] === 0x4b) return 'wft';
-  let i = 0;
-  while (i < b.length && (b[i] === 0x20 || b[i] === 0x09 || b[i] === 0x0a || b[i] === 0x0d)) i++;
-  if (i < b.length && b[i] === 0x7b) return 'json';
-  if (b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return 'json'; // a BOM before the object
-  return 'llama2c';
-}
 
 function sameBytes(a, b) {
   if (a.length !== b.length) return false;
@@ -83,14 +66,11 @@ export class Tokenizer {
   }
 
   /** A tokenizer from the bytes of a tokenizer file: wasmformer's own (.wft), a Hugging Face
-   * tokenizer.json (string or bytes) or llama2.c's tokenizer.bin; format 'auto' tells them
-   * apart by their first bytes. Throws a WfError for a bad file.
+   * tokenizer.json (string or bytes) or llama2.c's tokenizer.bin, told apart by the core from
+   * their first bytes. Throws a WfError for a bad file.
    * @example const tok = Tokenizer.load(rt, bytes); */
-  static load(rt, bytes, format = 'auto') {
-    if (!FORMATS.includes(format)) throw new WfError('WF_ERR_ARG', `format must be one of ${FORMATS.join(', ')}, not ${format}`);
-    const f = format === 'auto' ? sniff(bytes) : format;
-    const what = f === 'json' ? 'tokenizer.json' : f === 'llama2c' ? 'the tokenizer.bin' : 'the tokenizer file';
-    return Tokenizer.#filled(rt, f === 'wft' ? 'file' : f, bytes, what);
+  static load(rt, bytes) {
+    return Tokenizer.#filled(rt, 'file', bytes, 'the tokenizer file');
   }
 
   /** @internal A copy of tok in runtime rt (through its file bytes: it may live in another

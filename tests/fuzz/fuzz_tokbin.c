@@ -1,4 +1,4 @@
-/* llama2.c tokenizer.bin files from anywhere: wf_tokenizer_load_llama2c must load them or
+/* llama2.c tokenizer.bin files from anywhere: wf_tokenizer_load must load them or
  * refuse them with a message, never crash or leak; a refused file leaves the tokenizer as it
  * was. A file that loads encodes any bytes (the file itself) to ids in range, decodes them
  * within max_bytes each, and saves as a .wft that loads and saves to the same bytes. */
@@ -8,7 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     if (n > INT32_MAX) return 0;
     wf_tokenizer *t = wf_tokenizer_create();
     REQUIRE(t && wf_tokenizer_train_char(t, "hello", 5) == WF_OK, "setup");
-    wf_status s = wf_tokenizer_load_llama2c(t, data, (int32_t)n);
+    wf_status s = wf_tokenizer_load(t, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_tokenizer_error(t)[0] != 0, "refused with %s but no message", wf_status_string(s));
         REQUIRE(tok_info(t).kind == WF_TOKENIZER_CHAR && tok_info(t).vocab_size == 5, "a refused file changed the tokenizer");

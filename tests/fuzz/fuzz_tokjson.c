@@ -1,4 +1,4 @@
-/* Hugging Face tokenizer.json files from anywhere: wf_tokenizer_load_json must load them or
+/* Hugging Face tokenizer.json files from anywhere: wf_tokenizer_load must load them or
  * refuse them with a message, never crash or leak; a refused file leaves the tokenizer as it
  * was. A file that loads encodes any text (the file itself, as text) to ids in range that
  * decode within max_bytes each, saves as a .wft that loads and saves to the same bytes, and
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     if (n > INT32_MAX) return 0;
     wf_tokenizer *t = wf_tokenizer_create();
     REQUIRE(t && wf_tokenizer_train_char(t, "hello", 5) == WF_OK, "setup");
-    wf_status s = wf_tokenizer_load_json(t, (const char *)data, (int32_t)n);
+    wf_status s = wf_tokenizer_load(t, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_tokenizer_error(t)[0] != 0, "refused with %s but no message", wf_status_string(s));
         REQUIRE(tok_info(t).kind == WF_TOKENIZER_CHAR && tok_info(t).vocab_size == 5, "a refused file changed the tokenizer");
@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         wf_tokenizer *again = wf_tokenizer_create();
         uint8_t *c = NULL;
         int32_t nc = 0;
-        REQUIRE(again && wf_tokenizer_load_json(again, js, njs) == WF_OK, "the written tokenizer.json does not load");
+        REQUIRE(again && wf_tokenizer_load(again, (const uint8_t *)js, njs) == WF_OK, "the written tokenizer.json does not load");
         REQUIRE(wf_tokenizer_save(again, &c, &nc) == WF_OK && nc == na && !memcmp(c, a, (size_t)na), "it is another BPE");
         wf_buffer_free(c);
         wf_tokenizer_free(again);

@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
         size_t len = hole ? (size_t)snprintf(seed, sizeof seed, "%.*s%s%s", (int)(hole - src), src, bytes_json, hole + 5)
                           : (size_t)snprintf(seed, sizeof seed, "%s", src);
         wf_tokenizer *t = wf_tokenizer_create();
-        REQUIRE(t && wf_tokenizer_load_json(t, seed, (int32_t)len) == WF_OK, "%s: %s", mini[i].name, wf_tokenizer_error(t));
+        REQUIRE(t && wf_tokenizer_load(t, (const uint8_t *)seed, (int32_t)len) == WF_OK, "%s: %s", mini[i].name, wf_tokenizer_error(t));
         write_file("tokjson", mini[i].name, seed, len, NULL, 0);
         if (i == 0) { /* as a .wft too (kind 3) */
             REQUIRE(wf_tokenizer_save(t, &buf, &n) == WF_OK, "save");
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
             wf_put(&w, piece, strlen(piece));
         }
         wf_tokenizer *t = wf_tokenizer_create();
-        REQUIRE(t && wf_tokenizer_load_llama2c(t, small, (int32_t)w.off) == WF_OK, "small tokenizer.bin: %s", wf_tokenizer_error(t));
+        REQUIRE(t && wf_tokenizer_load(t, small, (int32_t)w.off) == WF_OK, "small tokenizer.bin: %s", wf_tokenizer_error(t));
         write_file("tokbin", "small.bin", small, w.off, NULL, 0);
         REQUIRE(wf_tokenizer_save(t, &buf, &n) == WF_OK, "save");
         write_file("tokenizer", "llama2c.wft", buf, (size_t)n, NULL, 0);

@@ -45,7 +45,7 @@ export async function main(text: string): Promise<string> {
   const imported: Model = await importSafetensors(files);
   const bpe = await createTokenizer(text, { kind: 'bpe', vocabSize: 300 });
   const json: string = bpe.saveJSON();
-  const hf: Tokenizer = await loadTokenizer(json, { format: 'json' });
+  const hf: Tokenizer = await loadTokenizer(json);
   const bos: number | null = hf.bos;
   const kind: 'char' | 'bpe' | 'hf' | 'llama2c' = hf.kind;
   const l2: Model = await importLlama2c(new Uint8Array(28), { tokenizer: new Uint8Array(8) });

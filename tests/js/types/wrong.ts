@@ -8,5 +8,5 @@ export async function wrong(model: Model) {
   const n: string = model.paramCount;                          // a number
   for await (const piece of model.generate(42)) void piece;    // prompt is a string
   model.generate('x', { onToken: (piece: number) => piece });  // pieces are strings
-  await loadTokenizer('{}', { format: 'yaml' });               // not a format
+  await loadTokenizer('{}', { format: 'json' });               // no such option
 }
