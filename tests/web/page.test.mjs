@@ -189,7 +189,10 @@ for (const mode of ['isolated', 'plain']) {
       await waitText(page, '#stat-val', /\d\.\d{3}/);
       const later = Number(await text(page, '#stat-loss'));
       console.log(`  [${mode}] shown loss ${first} -> ${later} at step ${await text(page, '#stat-step')}, ${await text(page, '#stat-speed')} tokens/s`);
-      assert.ok(later < first - 0.5, `the shown loss falls: ${first} -> ${later}`);
+      // the first reading may come many steps in (the threaded build is fast): the loss has
+      // fallen from it, or lies far below random guessing, ln V
+      const lnV = Math.log(Number((await text(page, '#stat-vocab')).replace(/,/g, '')));
+      assert.ok(later < first - 0.5 || (later < first && later < lnV - 1), `the shown loss falls: ${first} -> ${later} (ln V ${lnV.toFixed(2)})`);
       assert.match(await page.getAttribute('#loss-chart', 'aria-label'), /step \d+ of 400, training loss/);
       assert.match(await text(page, '#stat-eta'), /\d (s|min|h)/);
       // the page answers while the worker trains: a click is handled at once, typing too
