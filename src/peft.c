@@ -423,6 +423,20 @@ wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, co
         if (!(cfg.lora_alpha > 0 && cfg.lora_alpha <= FLT_MAX))
             s = WF_ERR(m, WF_ERR_FORMAT, "adapter_config.json: lora_alpha / r = %g is out of range", scale);
     }
+    /* each module's B is scaled by its own scale over ours: it must stay a finite float32 */
+    for (int l = 0; s == WF_OK && l < m->d.L; l++)
+        for (int k = 0; s == WF_OK && k < n_mods; k++) {
+            const found_module *fm = &found[l * n_mods + k];
+            if (!fm->a) continue;
+            const double factor = fm->scale / (cfg.lora_alpha / (double)cfg.lora_rank);
+            for (uint64_t i = 0; i < fm->b->elems; i++)
+                if (!(fabs(wf_st_get(fm->b, i) * factor) <= FLT_MAX)) {
+                    s = WF_ERR(m, WF_ERR_FORMAT, "adapter_model.safetensors: \"%s\": value %llu times the module's "
+                               "alpha / r over the adapter's (%g) is not a finite float32", fm->b->name,
+                               (unsigned long long)i, factor);
+                    break;
+                }
+        }
     if (s == WF_OK) s = wf_model_set_config(m, &cfg, 0);
     if (s == WF_OK) {
         /* the model has these adapters now; nothing can fail from here */
