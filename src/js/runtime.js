@@ -392,28 +392,18 @@ export class Runtime {
   }
 
   /** h as Hugging Face files: {st: safetensors bytes, config: config.json text}. */
-  safetensorsExport(h) {
-    return this.withBuffer(16, (p) => {
-      this.u32.fill(0, p >>> 2, (p >>> 2) + 4);
-      const status = this.M._wf_safetensors_export(h, p, p + 4, p + 8, p + 12);
-      const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
-      try {
-        this.checkModel(h, status);
-        // copies: the heap may be shared, which TextDecoder refuses
-        return { st: this.u8.slice(st, st + stLen), config: new TextDecoder().decode(this.u8.slice(cfg, cfg + cfgLen)) };
-      } finally {
-        this.M._wf_buffer_free(st);
-        this.M._wf_buffer_free(cfg);
-      }
-    });
-  }
+  safetensorsExport(h) { return this.#exportPair(h, this.M._wf_safetensors_export); }
 
   /** h's LoRA adapters in PEFT's layout: {st: adapter_model.safetensors bytes, config:
    * adapter_config.json text}. */
-  loraExport(h) {
+  loraExport(h) { return this.#exportPair(h, this.M._wf_lora_export); }
+
+  /** What an export call of the form f(h, &st, &st_len, &config, &config_len) wrote, copied out
+   * (the heap may be shared, which TextDecoder refuses) and freed. */
+  #exportPair(h, f) {
     return this.withBuffer(16, (p) => {
       this.u32.fill(0, p >>> 2, (p >>> 2) + 4);
-      const status = this.M._wf_lora_export(h, p, p + 4, p + 8, p + 12);
+      const status = f(h, p, p + 4, p + 8, p + 12);
       const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
       try {
         this.checkModel(h, status);
