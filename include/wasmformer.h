@@ -41,7 +41,7 @@ WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid confi
 typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
 typedef enum { WF_NORM_LAYERNORM = 0, WF_NORM_RMSNORM = 1 } wf_norm;
 typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
-typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3 } wf_activation;
+typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3, WF_ACT_GELU_EXACT = 4 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
 /* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json
@@ -58,8 +58,8 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
          "normalisation: LayerNorm or RMSNorm")                                                                    \
     ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln",                                                          \
          "where the norm sits: before each sublayer (pre_ln, GPT-2) or after the residual sum (post_ln)")          \
-    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2",                                            \
-         "feed-forward activation: GELU, ReLU, SwiGLU (gated) or ReLU squared")                                    \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2 gelu_exact",                                 \
+         "feed-forward activation: GELU (tanh form), ReLU, SwiGLU (gated), ReLU squared or GELU (erf)")            \
     ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope",                                          \
          "positions: learned, sinusoidal or rotary (RoPE)")                                                        \
     BOOL(tied_head, tiedHead, 1,                                                                                   \

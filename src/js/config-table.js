@@ -12,7 +12,7 @@ export const CONFIG_TABLE = [
   { name: 'arch', js: 'arch', type: 'enum', default: 0, names: ['decoder', 'encoder', 'encoder-decoder'], doc: 'model kind: a decoder (GPT), an encoder or an encoder-decoder (docs/ARCHITECTURES.md)' },
   { name: 'norm', js: 'norm', type: 'enum', default: 0, names: ['layernorm', 'rmsnorm'], doc: 'normalisation: LayerNorm or RMSNorm' },
   { name: 'block', js: 'block', type: 'enum', default: 0, names: ['pre_ln', 'post_ln'], doc: 'where the norm sits: before each sublayer (pre_ln, GPT-2) or after the residual sum (post_ln)' },
-  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2'], doc: 'feed-forward activation: GELU, ReLU, SwiGLU (gated) or ReLU squared' },
+  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2', 'gelu_exact'], doc: 'feed-forward activation: GELU (tanh form), ReLU, SwiGLU (gated), ReLU squared or GELU (erf)' },
   { name: 'positions', js: 'positions', type: 'enum', default: 0, names: ['learned', 'sinusoidal', 'rope'], doc: 'positions: learned, sinusoidal or rotary (RoPE)' },
   { name: 'tied_head', js: 'tiedHead', type: 'bool', default: true, doc: "the output head shares the token embedding's weights (GPT-2); off: its own" },
   { name: 'bias', js: 'bias', type: 'bool', default: true, doc: 'linear layers and LayerNorms have biases (GPT-2); off: none (Llama)' },
