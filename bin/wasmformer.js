@@ -91,6 +91,7 @@ const COMMANDS = {
       lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
       'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
       'val-fraction': { type: 'string', value: 'F', help: `share of the text held out for validation (default ${wf.TRAIN_DEFAULTS.valFraction})` },
+      'eval-mode': { type: 'string', value: 'MODE', help: 'sample (default: 4 random held-out batches, cheap and noisy) or windows (all of the held-out split, deterministic, with bits per character); the final line always scores all of it' },
       seed: { type: 'string', value: 'N', help: 'seed of the weights and the batch order' },
       tokenizer: { type: 'string', short: 't', value: 'KIND', help: 'char (default) or bpe, learned from the text' },
       vocab: { type: 'string', value: 'N', help: 'with --tokenizer bpe: tokens, 256 bytes + merges (default 512)' },
@@ -231,7 +232,7 @@ function progressPrinter(tty, evalInterval) {
         // a time budget: the bar and the label follow the clock
         p = { ...p, lastStep: null, stepsDone: p.secondsDone, steps: p.seconds, label: `${duration(p.secondsDone)}/${duration(p.seconds)}` };
       }
-      const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}`;
+      const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}${p.valBpc === null || p.valBpc === undefined ? '' : ` (${p.valBpc.toFixed(3)} bpc)`}`;
       const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(p.eta)}`;
       if (tty) {
         const now = Date.now();
@@ -315,6 +316,8 @@ async function train(argv, o) {
   let evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
   let valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
+  const evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
+  if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
   if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
@@ -390,7 +393,7 @@ async function train(argv, o) {
   let summary = null, failure = null, secondsDone = budget?.done;
   try {
     summary = await model.train(text, {
-      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, signal: ac.signal,
+      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal,
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
       onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
       ...(lr === undefined ? {} : { lr }),
@@ -412,8 +415,9 @@ async function train(argv, o) {
     await wf.saveModelFile(model, path);
     const size = megabytes(statSync(path).size);
     if (summary) {
+      const val = await finalValidation(model, text, valFraction, summary);
       out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}` +
-        `${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ${rate(summary.tokensPerSecond)} tok/s, ` +
+        `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, ` +
         `${duration(summary.seconds)}; saved ${path} (${size})\n`);
     } else {
       out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
@@ -424,6 +428,17 @@ async function train(argv, o) {
   process.off('SIGINT', onSigint);
   if (failure) throw failure;
   return interrupted ? 130 : 0;
+}
+
+/** The run's final validation loss and bits per character over all of the held-out split
+ * (the deterministic evaluation: consecutive windows, as `wasmformer eval`), the run's own
+ * when it validated that way at its end; null without a split long enough for a window. */
+async function finalValidation(model, text, valFraction, summary) {
+  if (summary.valBpc !== null && summary.valLoss !== null) return { loss: summary.valLoss, bitsPerChar: summary.valBpc };
+  const ids = model.tokenizer?.encode(text);
+  const held = ids?.subarray(ids.length - Math.floor(ids.length * valFraction));
+  if (!held || valFraction === 0 || held.length < model.config.context + 1) return null;
+  return model.evaluate(held);
 }
 
 async function generate(argv, o) {

@@ -184,7 +184,10 @@ test('train, info, generate and eval on one model', async () => {
   const progress = lines.slice(1, -1);
   assert.deepEqual(progress.map((l) => Number(l.match(/^step (\d+)\/60 /)?.[1])), [20, 40, 60], r.out);
   for (const l of progress) assert.match(l, /^step \d+\/60 {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}[\d.]+k? tok\/s {2}ETA \d+s$/);
-  assert.match(lines.at(-1), /^done: step 60, loss \d+\.\d{3}, val \d+\.\d{3}, .* tok\/s, \d+s; saved m.wf \(0\.\d MB\)$/);
+  // the final val is all of the held-out split (deterministic), with its bits per character
+  const [, finalVal, finalBpc] = lines.at(-1).match(/^done: step 60, loss \d+\.\d{3}, val (\d+\.\d{3}) \((\d+\.\d{3}) bpc\), .* tok\/s, \d+s; saved m.wf \(0\.\d MB\)$/) ?? [];
+  assert.ok(finalVal, lines.at(-1));
+  assert.equal(Number(finalBpc).toFixed(2), (Number(finalVal) / Math.LN2).toFixed(2));
 
   const info = cli(['info', 'm.wf']);
   assert.equal(info.code, 0);
@@ -374,4 +377,15 @@ test('info says whether a file can resume training: the model reports its optimi
   loaded.load(readFileSync(join(dir, 'full.wf')));
   assert.equal(loaded.info().optimizerState, true);
   loaded.dispose();
+});
+
+test('--eval-mode windows validates on all of the held-out split, with bits per character', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--steps', '20', '--eval-interval', '10', '--eval-mode', 'windows', '--seed', '4', '--out', 'w.wf', '--force']);
+  assert.equal(r.code, 0, r.err);
+  const progress = r.out.trimEnd().split('\n').filter((l) => l.startsWith('step '));
+  assert.equal(progress.length, 2, r.out);
+  for (const l of progress) assert.match(l, /val (\d+\.\d{3}) \((\d+\.\d{3}) bpc\)/);
+  const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
 });
