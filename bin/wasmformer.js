@@ -43,14 +43,17 @@ function tableOptions(fields, skip, group, defaultText) {
   }]));
 }
 
+// the preset a new model gets: the time-to-quality bench's winner (bench/ttq/RESULTS.md)
+const DEFAULT_PRESET = 'micro';
+const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS[DEFAULT_PRESET]));
 // the command trains decoders (no arch, nor an encoder-decoder's fields); the tokenizer sizes
 // the vocabulary; --seed seeds the weights and the batches
-const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS.tiny));
 const MODEL_OPTIONS = tableOptions(wf.CONFIG_FIELDS, new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed']), 'Model (over the preset; not with --resume)',
   (f) => (PRESET_FIELDS.has(f.name) ? 'the preset\'s' : f.default));
 // --lr has its own flag; train() sets where the schedule starts
 const OPTIM_OPTIONS = tableOptions(wf.OPTIM_FIELDS, new Set(['lr', 'start']), 'Optimizer',
-  (f) => (f.name === 'warmup' ? 'a tenth of the run, at most 100' : f.name === 'decaySteps' ? 'the rest of the run' : f.default));
+  (f) => (f.name === 'warmup' ? 'a tenth of the run, at most 100' : f.name === 'decaySteps' ? 'the rest of the run'
+    : PRESET_FIELDS.has(f.name) ? 'the preset\'s' : f.default));
 
 /** The value of a table field's flag, checked against the field's type and range. */
 function fieldValue(flag, f, text) {
@@ -80,7 +83,7 @@ const COMMANDS = {
     args: '[file.txt]',
     summary: 'train a model on a UTF-8 text file (default: the bundled Pride and Prejudice)',
     options: {
-      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default tiny)` },
+      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
       steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run; with --time: at most)' },
       time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
@@ -339,7 +342,7 @@ async function train(argv, o) {
   const model = o.resume
     ? (await readModel(path)).model
     // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
-    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
+    : await wf.createModel({ preset: o.preset ?? DEFAULT_PRESET, ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
       { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
   const start = model.step;
   let plan = null;
@@ -376,7 +379,7 @@ async function train(argv, o) {
     },
   });
   const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
-  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}${flags}`;
+  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? DEFAULT_PRESET}${o.config ? ` ${o.config}` : ''}${flags}`;
   out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
     `(${text.length.toLocaleString('en-US')} characters) ${budget ? `for ${duration(budget.seconds - budget.done)} of training` : `until step ${total}`}, `
     + `batches of ${B} x ${T} tokens; saving to ${path}\n`);

@@ -10,7 +10,7 @@
  * that is measured in wasm by paired.mjs.
  *   build/native/ttq_curve seed=1 steps=2000 batch=8 lr=2e-3 beta2=0.99 eval_every=250 activation=relu2
  * Arguments are key=value: the run's (seed steps batch lr beta1 beta2 weight_decay clip
- * warmup min_lr_ratio muon eval_every other_at(all|end) text other other_chars) and any config
+ * warmup decay (default steps - warmup) stop (end at this step, the schedule still fitted to steps) min_lr_ratio muon eval_every other_at(all|end) text other other_chars) and any config
  * field by its C or JS name (enums by name: activation=relu2). Prints JSON lines as
  * wasmformer_run.mjs does. */
 #define _POSIX_C_SOURCE 199309L
@@ -92,7 +92,7 @@ static double evaluate(wf_model *m, const int32_t *ids, int n, int T, int32_t *x
 int main(int argc, char **argv) {
     wf_config cfg;
     wf_config_default(&cfg);
-    int steps = 2000, B = 12, warmup = 100, every = 250, other_chars = 50000, other_end = 0;
+    int steps = 2000, B = 12, warmup = 100, decay = -1, stop = 0, every = 250, other_chars = 50000, other_end = 0;
     unsigned seed = 1;
     double lr = 1e-3, beta1 = 0.9, beta2 = 0.95, wd = 0.1, clip = 1, min_lr = 0.1;
     int muon = 0;
@@ -107,6 +107,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "steps")) steps = atoi(v);
         else if (!strcmp(k, "batch")) B = atoi(v);
         else if (!strcmp(k, "warmup")) warmup = atoi(v);
+        else if (!strcmp(k, "decay")) decay = atoi(v);
+        else if (!strcmp(k, "stop")) stop = atoi(v);
         else if (!strcmp(k, "eval_every")) every = atoi(v);
         else if (!strcmp(k, "other_chars")) other_chars = atoi(v);
         else if (!strcmp(k, "other_at")) other_end = !strcmp(v, "end");
@@ -144,7 +146,7 @@ int main(int argc, char **argv) {
     wf_model_get_optim(m, &o);
     o.lr = (float)lr; o.beta1 = (float)beta1; o.beta2 = (float)beta2; o.eps = 1e-8f; o.weight_decay = (float)wd;
     o.grad_clip = (float)clip; o.min_lr_ratio = (float)min_lr; o.muon = muon;
-    o.warmup = warmup; o.decay_steps = steps > warmup ? steps - warmup : 0; o.start = 0;
+    o.warmup = warmup; o.decay_steps = decay >= 0 ? decay : steps > warmup ? steps - warmup : 0; o.start = 0;
     if (wf_model_set_optim(m, &o) != WF_OK) { fprintf(stderr, "optim: %s\n", wf_model_error(m)); return 1; }
     const int T = cfg.context, n_val = (int)floor(n_ids * 0.1);
     const int32_t *val = ids + (n_ids - n_val);
@@ -156,7 +158,8 @@ int main(int argc, char **argv) {
     printf("\"}\n");
     double elapsed = 0, val_loss = 0, other_loss = -1, sum = 0;
     int count = 0;
-    for (int step = 0; step <= steps; step++) {
+    const int last = stop > 0 && stop < steps ? stop : steps; /* stop: end early, the schedule still fitted to steps */
+    for (int step = 0; step <= last; step++) {
         if (step > 0) {
             double t0 = now();
             wf_step_info info;
@@ -169,9 +172,9 @@ int main(int argc, char **argv) {
             sum += info.loss;
             count++;
         }
-        if ((every > 0 && step % every == 0) || step == steps) {
+        if ((every > 0 && step % every == 0) || step == last) {
             val_loss = evaluate(m, val, n_val, T, x, y);
-            if (!other_end || step == steps) other_loss = evaluate(m, oids, n_oids, T, x, y);
+            if (!other_end || step == last) other_loss = evaluate(m, oids, n_oids, T, x, y);
             printf("{\"elapsed\":%.3f,\"step\":%d,\"tokens\":%d,\"train_loss\":", elapsed, step, step * B * T);
             printf(count ? "%.6f" : "null", sum / (count ? count : 1));
             printf(",\"val_loss\":%.5f,\"val_bpc\":%.5f", val_loss, val_loss / log(2));
@@ -182,7 +185,7 @@ int main(int argc, char **argv) {
         }
     }
     printf("{\"kind\":\"summary\",\"side\":\"native\",\"seed\":%u,\"steps\":%d,\"train_seconds\":%.3f,\"val_loss\":%.5f,"
-           "\"emma_loss\":%.5f,\"ms_per_step\":%.3f}\n", seed, steps, elapsed, val_loss, other_loss, 1000 * elapsed / steps);
+           "\"emma_loss\":%.5f,\"ms_per_step\":%.3f}\n", seed, last, elapsed, val_loss, other_loss, 1000 * elapsed / last);
     wf_model_free(m);
     wf_tokenizer_free(tok);
     free(ids), free(oids), free(x), free(y), free(text), free(other);

@@ -15,7 +15,8 @@ import { lineChart } from './svg.mjs';
 const { values: o } = parseArgs({
   options: {
     runs: { type: 'string', default: new URL('runs/screen', import.meta.url).pathname },
-    paired: { type: 'string', default: new URL('results/paired-options.json', import.meta.url).pathname },
+    // paired step times: each file's ratios to its PyTorch variant; a later file's win
+    paired: { type: 'string', default: ['options', 'finalists'].map((n) => new URL(`results/paired-${n}.json`, import.meta.url).pathname).join(',') },
     // the reference's final val loss after 2,000 iterations, median of seeds 1-3 (results.json, GAP.md)
     target: { type: 'string', default: '1.5821' },
     out: { type: 'string', default: new URL('results/decisions', import.meta.url).pathname },
@@ -45,38 +46,63 @@ export const ROWS = [
   ['b99-zero', 'beta2 0.99 + zero-init projections', 'base', 'b99'],
   ['b99-cap', 'beta2 0.99 + logit cap 30', 'cap', 'b99'],
   ['b99-rms', 'beta2 0.99 + RMSNorm', 'rms', 'b99'],
+  ['micro', "the page's micro shape (2 layers, width 64), batch 16, lr 3e-3, beta2 0.99", 'micro', 'b99'],
+  ['micro-muon', 'micro + Muon', 'micro-muon', 'micro'],
+  ['L3C96-muon', '3 layers, width 96, batch 16, lr 3e-3, beta2 0.99, Muon', 'L3C96-muon', 'micro-muon'],
+  ['micro-muon-relu2', 'micro + Muon + ReLU²', 'micro-muon-relu2', 'micro-muon'],
+  ['micro-muon-s2', 'micro + Muon, seed 2', 'micro-muon', null],
+  ['micro-muon-s3', 'micro + Muon, seed 3', 'micro-muon', null],
+  ['mm-qk', 'micro + Muon + QK-norm', 'qk', 'micro-muon', true],
+  ['mm-untied', 'micro + Muon + untied head', 'untied', 'micro-muon', true],
+  ['mm-nobias', 'micro + Muon, no biases', 'nobias', 'micro-muon', true],
+  ['mm-zero', 'micro + Muon + zero-init projections', 'base', 'micro-muon', true],
+  ['mm-cap', 'micro + Muon + logit cap 30', 'cap', 'micro-muon', true],
+  ['mm-rope', 'micro + Muon + RoPE', 'rope', 'micro-muon', true],
+  ['mm-rms', 'micro + Muon + RMSNorm', 'rms', 'micro-muon', true],
+  ['mm-b95', 'micro + Muon, beta2 0.95', 'base', 'micro-muon', true],
+  ['mm-lr5', 'micro + Muon, lr 5e-3', 'base', 'micro-muon', true],
 ];
 
-const paired = JSON.parse(readFileSync(o.paired, 'utf8'));
-const ratioOf = Object.fromEntries(paired.variants.map((v) => [v.name, v.ratio]));
-const torch = ratioOf.torch;
+const pairedRuns = o.paired.split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));
+const vsTorch = {}; // a step's time over PyTorch's (nanoGPT's model, batch 12, 1 thread)
+for (const p of pairedRuns) {
+  const t = p.variants.find((v) => v.name === 'torch').ratio;
+  for (const v of p.variants) vsTorch[v.name] = { ratio: v.ratio / t, rounds: p.rounds, loadavg: p.loadavg };
+}
+const ratioOf = Object.fromEntries(Object.entries(vsTorch).map(([k, v]) => [k, v.ratio]));
+const torch = ratioOf.torch / ratioOf.base; // PyTorch's step over wasm base's
 const curves = {};
 for (const [name] of ROWS) {
-  const file = `${o.runs}/nat-${name}-s1.jsonl`;
+  const file = `${o.runs}/nat-${name}${/-s\d+$/.test(name) ? '' : '-s1'}.jsonl`;
   if (!existsSync(file)) continue;
   const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  if (!lines.some((l) => l.kind === 'summary')) continue;
+  // a curve stopped early (once past the target) counts: its crossing is known
   curves[name] = { settings: lines[0], points: lines.filter((l) => !l.kind) };
 }
 const f = (x, d) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(d));
 const results = {};
 const rows = [];
-for (const [name, what, variant, against] of ROWS) {
+for (const [name, what, variant, against, scaled] of ROWS) {
   const c = curves[name];
   if (!c) continue;
   const steps = crossing(c.points, target, 'step');
-  const ratio = ratioOf[variant] ?? null;
+  // a step's time over wasm base's; `scaled`: the option's cost measured on tiny (its paired
+  // ratio to base) applied to micro + Muon's step
+  const own = ratioOf[variant] === undefined ? null : ratioOf[variant] / ratioOf.base;
+  const ratio = own === null ? null : scaled ? (ratioOf['micro-muon'] / ratioOf.base) * own : own;
   const rel = steps !== null && ratio !== null && torch ? (steps * (ratio / torch)) / 2000 : null;
   results[name] = rel;
   const last = c.points.at(-1);
   const base = against ? results[against] : null;
-  const verdict = against === null ? '' : rel === null ? 'never reached' : base === null ? '' : rel < base ? `**faster** (${f(rel / base, 2)}x)` : `slower (${f(rel / base, 2)}x)`;
+  const stoppedEarly = !c.points.length || c.points.at(-1).step < (c.settings.steps ?? 0) && !c.settings.args?.includes('stop=');
+  const verdict = against === null ? '' : rel === null ? (stoppedEarly ? 'stopped before the target' : 'not reached in its run')
+    : base === null || base === undefined ? 'reaches it (the other does not in its run)' : rel < base ? `**faster** (${f(rel / base, 2)}x)` : `slower (${f(rel / base, 2)}x)`;
   rows.push(`| ${what} | ${last.step} x ${c.settings.batch} | ${f(last.val_loss, 4)} | ${f(steps, 0)} | ${variant} | ${f(ratio, 3)} | ${f(ratio / torch, 2)} | ${f(rel, 2)} | ${against ?? ''} | ${verdict} |`);
 }
 const md = [
-  `Target: val loss ${target} (PyTorch's nanoGPT recipe after 2,000 iterations, median of seeds 1-3). Seed 1. Paired step times: ${paired.rounds} rounds of ${paired.steps} steps, load average ${paired.loadavg.map((x) => x.toFixed(1)).join(' → ')}; PyTorch's step (batch 12, 1 thread) = ${f(torch, 3)} x wasm base's.`,
+  `Target: val loss ${target} (PyTorch's nanoGPT recipe after 2,000 iterations, median of seeds 1-3). Seed 1. Paired step times (bench/ttq/paired.mjs, wasm in Node, 1 thread, each variant's median ratio to PyTorch's step in its run: ${pairedRuns.map((p) => `${p.variants.length} variants x ${p.rounds} rounds, load average ${p.loadavg.map((x) => x.toFixed(1)).join(' → ')}`).join('; ')}, the later run's figure where a variant is in both); PyTorch's step (nanoGPT's model, batch 12, 1 thread) = ${f(torch, 3)} x wasm base's (batch 8).`,
   '',
-  '| recipe | steps x batch | final val | steps to target | step time of | step / base (paired) | step / PyTorch\'s | time to target / PyTorch\'s 2,000 its | against | verdict |',
+  '| recipe | steps x batch | last val | steps to target | step time of | step / base (paired) | step / PyTorch\'s | time to target / PyTorch\'s 2,000 its | against | verdict |',
   '|---|---:|---:|---:|---|---:|---:|---:|---|---|',
   ...rows,
 ].join('\n');

@@ -2,9 +2,10 @@
 // The time of a training step of each recipe variant, measured so that the ratio holds on a
 // loaded machine: the variants live side by side (wasm models in this process; PyTorch's
 // reference as a child process, `reference.py --serve`) and take turns, `--steps` steps each
-// per turn, the order rotated every round, on the same windows of the text. Prints each
-// variant's median ms per step and the median over rounds of its time / the first variant's
-// (the figure to read: a slowdown of the machine falls on every variant of a round).
+// per turn, on the same windows of the text: every turn of a variant sits between two turns of
+// the first variant (the baseline), the others' order rotated every round. Prints each
+// variant's median ms per step and the median over rounds of its time / the mean of the two
+// baseline turns around it (the figure to read: a slowdown of the machine falls on both sides).
 //
 //   node bench/ttq/paired.mjs --rounds 12 --steps 4 \
 //     --variant 'base --batch 8' --variant 'relu2 --batch 8 --config activation=relu2' \
@@ -109,14 +110,24 @@ if (variants.length < 2) throw new Error('give at least two --variant');
 const times = variants.map(() => []), ratios = variants.map(() => []);
 const rounds = Number(o.rounds), warm = Number(o.warmup);
 const load0 = loadavg()[0];
+// A round: the first variant, then each other one followed by the first again (in an order
+// rotated every round), so that each turn sits between two of the first variant's; its ratio
+// is its time over the mean of those two.
+const others = variants.map((_, i) => i).slice(1);
 for (let r = 0; r < warm + rounds; r++) {
-  const t = new Array(variants.length);
-  for (let j = 0; j < variants.length; j++) {
-    const i = (j + r) % variants.length; // rotated: each variant goes first in turn
+  const order = others.map((_, j) => others[(j + r) % others.length]);
+  let before = (await variants[0].run(K)) / K;
+  const t = new Array(variants.length), ratio = new Array(variants.length);
+  t[0] = before;
+  ratio[0] = 1;
+  for (const i of order) {
     t[i] = (await variants[i].run(K)) / K;
+    const after = (await variants[0].run(K)) / K;
+    ratio[i] = t[i] / ((before + after) / 2);
+    before = after;
   }
   if (r < warm) continue;
-  t.forEach((x, i) => { times[i].push(x); ratios[i].push(x / t[0]); });
+  t.forEach((x, i) => { times[i].push(x); ratios[i].push(ratio[i]); });
 }
 for (const v of variants) v.close();
 const out = {

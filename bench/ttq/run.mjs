@@ -27,10 +27,12 @@ import { crossing, median } from './core.mjs';
 const here = new URL('.', import.meta.url).pathname;
 const root = new URL('../../', import.meta.url).pathname;
 /** wasmformer's recipes by name: nanogpt matches reference.py's defaults (GAP.md); default is
- * what `wasmformer train` does with no flags (the tiny preset's). */
+ * the recipe of `wasmformer train` with no flags (the micro preset's). */
 export const RECIPES = {
   nanogpt: '--nanogpt --batch 12 --lr 1e-3 --warmup 100 --steps 2000',
-  default: '--batch 16 --lr 3e-3 --beta2 0.99 --warmup 100 --steps 1400 --config activation=relu2',
+  // the micro preset's recipe, its schedule as the curves of RESULTS.md (3,000 steps), stopped
+  // at 1,500 (past the target)
+  default: '--preset micro --batch 16 --lr 3e-3 --beta2 0.99 --muon 1 --warmup 100 --steps 3000 --max-steps 1500',
 };
 const { values: o } = parseArgs({
   options: {
@@ -39,7 +41,8 @@ const { values: o } = parseArgs({
     recipe: { type: 'string', default: 'default' },
     torch: { type: 'string', default: '' }, // more reference.py flags
     'torch-steps': { type: 'string', default: '2000' },
-    'eval-every': { type: 'string', default: '100' },
+    'eval-every': { type: 'string', default: '125' },
+    'torch-eval-every': { type: 'string', default: '250' }, // its curve only draws; its final loss is the target
     target: { type: 'string' },
     out: { type: 'string', default: '/tmp/ttq-bench' },
     'report-only': { type: 'boolean', default: false },
@@ -57,7 +60,7 @@ function command(side, seed) {
   const [, kind, threads] = m;
   if (kind === 'torch') {
     return ['/usr/bin/python3', [`${here}reference.py`, '--seed', String(seed), '--threads', threads, '--steps', o['torch-steps'],
-      '--eval-every', o['eval-every'], ...o.torch.split(/\s+/).filter(Boolean)],
+      '--eval-every', o['torch-eval-every'], ...o.torch.split(/\s+/).filter(Boolean)],
     { LD_LIBRARY_PATH: '/usr/lib/x86_64-linux-gnu/openblas-openmp', OMP_NUM_THREADS: threads }];
   }
   const script = kind === 'node' ? 'wasmformer_run.mjs' : 'chromium.mjs';

@@ -6,9 +6,11 @@
 // holds both lists against those tables.
 /// <reference lib="esnext.disposable" />
 
-/** Preset names: `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights) and
- * `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). */
-export type Preset = 'tiny' | 'baby';
+/** Preset names: `micro` (2 layers, 4 heads, width 64, context 64, 0.1 M weights; the
+ * quickest to a good loss), `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights)
+ * and `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). Named, micro and
+ * tiny bring their recipe: Muon and beta2 0.99 (bench/ttq/RESULTS.md). */
+export type Preset = 'micro' | 'tiny' | 'baby';
 
 /** A complete model config, as `model.config` returns it. */
 export interface ModelConfig {
@@ -20,7 +22,7 @@ export interface ModelConfig {
   /** Where the norm sits around each sublayer: before it (GPT-2) or after the residual add. */
   block: 'pre_ln' | 'post_ln';
   /** Activation of the feed-forward sublayer. */
-  activation: 'gelu' | 'relu' | 'swiglu' | 'relu2';
+  activation: 'gelu' | 'relu' | 'swiglu' | 'relu2' | 'gelu_exact';
   /** Position information: a learned table, fixed sinusoids, or rotary. */
   positions: 'learned' | 'sinusoidal' | 'rope';
   /** true: the output head reuses the token embedding (GPT-2); false: its own matrix. */
@@ -839,8 +841,9 @@ export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; eval
 /** The defaults of generate()'s options. */
 export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: number; topK: number; topP: number; allowUnknown: boolean; yieldMs: number }>;
 
-/** The presets' configs, with their training defaults `batchSize` and `lr`. */
-export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number }>>>;
+/** The presets' configs, with their training defaults `batchSize` and `lr` (and micro's and
+ * tiny's `beta2` and `muon`). */
+export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number; beta2?: number; muon?: number }>>>;
 
 /**
  * The complete config createModel would build from a preset name or a partial config.
