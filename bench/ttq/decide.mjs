@@ -6,7 +6,7 @@
 // its 2,000 iterations: steps_to_target x (step time / PyTorch's step time) / 2000.
 //   node bench/ttq/decide.mjs [--runs bench/ttq/runs/screen] [--paired bench/ttq/results/paired-options.json]
 //                             [--target 1.5821] [--out bench/ttq/results/decisions]
-// Writes OUT.md (the table) and OUT.svg (val loss against steps).
+// Writes OUT.md (the table) and OUT.svg (val loss against time in units of PyTorch's run).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { crossing } from './core.mjs';
@@ -16,7 +16,7 @@ const { values: o } = parseArgs({
   options: {
     runs: { type: 'string', default: new URL('runs/screen', import.meta.url).pathname },
     // paired step times: each file's ratios to its PyTorch variant; a later file's win
-    paired: { type: 'string', default: ['options', 'finalists'].map((n) => new URL(`results/paired-${n}.json`, import.meta.url).pathname).join(',') },
+    paired: { type: 'string', default: ['options', 'finalists', 'qk'].map((n) => new URL(`results/paired-${n}.json`, import.meta.url).pathname).join(',') },
     // the reference's final val loss after 2,000 iterations, median of seeds 1-3 (results.json, GAP.md)
     target: { type: 'string', default: '1.5821' },
     out: { type: 'string', default: new URL('results/decisions', import.meta.url).pathname },
@@ -49,18 +49,19 @@ export const ROWS = [
   ['micro', "the page's micro shape (2 layers, width 64), batch 16, lr 3e-3, beta2 0.99", 'micro', 'b99'],
   ['micro-muon', 'micro + Muon', 'micro-muon', 'micro'],
   ['L3C96-muon', '3 layers, width 96, batch 16, lr 3e-3, beta2 0.99, Muon', 'L3C96-muon', 'micro-muon'],
-  ['micro-muon-relu2', 'micro + Muon + ReLU²', 'micro-muon-relu2', 'micro-muon'],
+  ['mm-base', 'micro + Muon, seed 1, evaluated every 125 steps as the rows below', 'micro-muon', null],
+  ['micro-muon-relu2', 'micro + Muon + ReLU²', 'micro-muon-relu2', 'mm-base'],
   ['micro-muon-s2', 'micro + Muon, seed 2', 'micro-muon', null],
   ['micro-muon-s3', 'micro + Muon, seed 3', 'micro-muon', null],
-  ['mm-qk', 'micro + Muon + QK-norm', 'qk', 'micro-muon', true],
-  ['mm-untied', 'micro + Muon + untied head', 'untied', 'micro-muon', true],
-  ['mm-nobias', 'micro + Muon, no biases', 'nobias', 'micro-muon', true],
-  ['mm-zero', 'micro + Muon + zero-init projections', 'base', 'micro-muon', true],
-  ['mm-cap', 'micro + Muon + logit cap 30', 'cap', 'micro-muon', true],
-  ['mm-rope', 'micro + Muon + RoPE', 'rope', 'micro-muon', true],
-  ['mm-rms', 'micro + Muon + RMSNorm', 'rms', 'micro-muon', true],
-  ['mm-b95', 'micro + Muon, beta2 0.95', 'base', 'micro-muon', true],
-  ['mm-lr5', 'micro + Muon, lr 5e-3', 'base', 'micro-muon', true],
+  ['mm-qk', 'micro + Muon + QK-norm', 'micro-muon-qk', 'mm-base'],
+  ['mm-untied', 'micro + Muon + untied head', 'untied', 'mm-base', true],
+  ['mm-nobias', 'micro + Muon, no biases', 'nobias', 'mm-base', true],
+  ['mm-zero', 'micro + Muon + zero-init projections', 'base', 'mm-base', true],
+  ['mm-cap', 'micro + Muon + logit cap 30', 'cap', 'mm-base', true],
+  ['mm-rope', 'micro + Muon + RoPE', 'rope', 'mm-base', true],
+  ['mm-rms', 'micro + Muon + RMSNorm', 'rms', 'mm-base', true],
+  ['mm-b95', 'micro + Muon, beta2 0.95', 'base', 'mm-base', true],
+  ['mm-lr5', 'micro + Muon, lr 5e-3', 'base', 'mm-base', true],
 ];
 
 const pairedRuns = o.paired.split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));
@@ -92,6 +93,7 @@ for (const [name, what, variant, against, scaled] of ROWS) {
   const ratio = own === null ? null : scaled ? (ratioOf['micro-muon'] / ratioOf.base) * own : own;
   const rel = steps !== null && ratio !== null && torch ? (steps * (ratio / torch)) / 2000 : null;
   results[name] = rel;
+  if (ratio !== null && torch) c.vsTorch = ratio / torch;
   const last = c.points.at(-1);
   const base = against ? results[against] : null;
   const stoppedEarly = !c.points.length || c.points.at(-1).step < (c.settings.steps ?? 0) && !c.settings.args?.includes('stop=');
@@ -109,10 +111,16 @@ const md = [
 console.log(md);
 writeFileSync(`${o.out}.md`, `${md}\n`);
 const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-const picked = Object.entries(curves).filter(([n]) => ['base', 'b99', 'relu2', 'muon', 'b99-muon', 'b99-lr3', 'b99-muon-relu2', 'b99-muon-B16'].includes(n));
+// val loss against time, in units of PyTorch's time for its 2,000 iterations (1 = PyTorch's
+// whole run): each curve's steps x its paired step time / PyTorch's step / 2,000
+const LABELS = { base: "old default: tiny, AdamW, beta2 0.95", b99: 'tiny, AdamW, beta2 0.99', 'b99-muon': 'tiny, Muon, beta2 0.99',
+  micro: 'micro, AdamW, beta2 0.99', 'micro-muon': 'micro, Muon, beta2 0.99 (new default)' };
+const picked = Object.entries(curves).filter(([n, c]) => n in LABELS && c.vsTorch);
 writeFileSync(`${o.out}.svg`, lineChart({
-  series: picked.map(([n, c], i) => ({ label: n, color: palette[i % palette.length], points: c.points.map((p) => [p.tokens / 1000, p.val_loss]) })),
-  hlines: [{ y: target, label: `target ${target}` }],
-  title: 'Validation loss against training tokens, seed 1 (native curves)', xLabel: 'training tokens (thousands)',
-  yLabel: 'val loss (nats/char)', yMin: 1.45, yMax: 2.6,
+  series: picked.map(([n, c], i) => ({ label: LABELS[n], color: palette[i % palette.length], width: n === 'micro-muon' ? 2.6 : 1.6,
+    points: c.points.filter((p) => (p.step * c.vsTorch) / 2000 <= 1.6).map((p) => [(p.step * c.vsTorch) / 2000, p.val_loss]) })),
+  hlines: [{ y: target, label: `PyTorch after 2,000 iterations: ${target}` }],
+  title: 'wasm, 1 thread: val loss against time (Pride and Prejudice, seed 1)',
+  xLabel: "time, as a share of PyTorch's 2,000 iterations on 1 thread (steps x paired step time)",
+  yLabel: 'val loss (nats/char)', yMin: 1.3, yMax: 2.6,
 }));

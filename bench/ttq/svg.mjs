@@ -13,8 +13,8 @@ function ticks(lo, hi, n) {
   return out;
 }
 
-export function lineChart({ series, hlines = [], xLabel, yLabel, title, yMin, yMax, width = 760, height = 420 }) {
-  const m = { l: 58, r: 190, t: 34, b: 46 };
+export function lineChart({ series, hlines = [], xLabel, yLabel, title, yMin, yMax, width = 900, height = 420 }) {
+  const m = { l: 58, r: 290, t: 34, b: 46 };
   const pw = width - m.l - m.r, ph = height - m.t - m.b;
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
