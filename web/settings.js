@@ -11,7 +11,7 @@ import * as fmt from './format.js';
 const $ = (id) => document.getElementById(id);
 
 /** The page's presets: the package's, with the page's default run length (steps). micro
- * and tiny bring their recipe (Muon, beta2 0.99: bench/ttq/RESULTS.md). */
+ * and tiny bring their recipe (Muon, beta2 0.99; micro RoPE too: bench/ttq/RESULTS.md). */
 export const PAGE_PRESETS = {
   micro: { ...PRESETS.micro, steps: 1000 },
   tiny: { ...PRESETS.tiny, steps: 2000 },

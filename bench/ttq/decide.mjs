@@ -16,7 +16,7 @@ const { values: o } = parseArgs({
   options: {
     runs: { type: 'string', default: new URL('runs/screen', import.meta.url).pathname },
     // paired step times: each file's ratios to its PyTorch variant; a later file's win
-    paired: { type: 'string', default: ['options', 'finalists', 'qk'].map((n) => new URL(`results/paired-${n}.json`, import.meta.url).pathname).join(',') },
+    paired: { type: 'string', default: ['options', 'finalists', 'qk', 'rope'].map((n) => new URL(`results/paired-${n}.json`, import.meta.url).pathname).join(',') },
     // the reference's final val loss after 2,000 iterations, median of seeds 1-3 (results.json, GAP.md)
     target: { type: 'string', default: '1.5821' },
     out: { type: 'string', default: new URL('results/decisions', import.meta.url).pathname },
@@ -58,7 +58,9 @@ export const ROWS = [
   ['mm-nobias', 'micro + Muon, no biases', 'nobias', 'mm-base', true],
   ['mm-zero', 'micro + Muon + zero-init projections', 'base', 'mm-base', true],
   ['mm-cap', 'micro + Muon + logit cap 30', 'cap', 'mm-base', true],
-  ['mm-rope', 'micro + Muon + RoPE', 'rope', 'mm-base', true],
+  ['mm-rope', 'micro + Muon + RoPE', 'micro-muon-rope', 'mm-base'],
+  ['mm-rope-s2', 'micro + Muon + RoPE, seed 2', 'micro-muon-rope', 'micro-muon-s2'],
+  ['mm-rope-s3', 'micro + Muon + RoPE, seed 3', 'micro-muon-rope', 'micro-muon-s3'],
   ['mm-rms', 'micro + Muon + RMSNorm', 'rms', 'mm-base', true],
   ['mm-b95', 'micro + Muon, beta2 0.95', 'base', 'mm-base', true],
   ['mm-lr5', 'micro + Muon, lr 5e-3', 'base', 'mm-base', true],
@@ -114,10 +116,10 @@ const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b
 // val loss against time, in units of PyTorch's time for its 2,000 iterations (1 = PyTorch's
 // whole run): each curve's steps x its paired step time / PyTorch's step / 2,000
 const LABELS = { base: "old default: tiny, AdamW, beta2 0.95", b99: 'tiny, AdamW, beta2 0.99', 'b99-muon': 'tiny, Muon, beta2 0.99',
-  micro: 'micro, AdamW, beta2 0.99', 'micro-muon': 'micro, Muon, beta2 0.99 (new default)' };
+  micro: 'micro, AdamW, beta2 0.99', 'micro-muon': 'micro, Muon, beta2 0.99', 'mm-rope': 'micro, Muon, RoPE (new default)' };
 const picked = Object.entries(curves).filter(([n, c]) => n in LABELS && c.vsTorch);
 writeFileSync(`${o.out}.svg`, lineChart({
-  series: picked.map(([n, c], i) => ({ label: LABELS[n], color: palette[i % palette.length], width: n === 'micro-muon' ? 2.6 : 1.6,
+  series: picked.map(([n, c], i) => ({ label: LABELS[n], color: palette[i % palette.length], width: n === 'mm-rope' ? 2.6 : 1.6,
     points: c.points.filter((p) => (p.step * c.vsTorch) / 2000 <= 1.6).map((p) => [(p.step * c.vsTorch) / 2000, p.val_loss]) })),
   hlines: [{ y: target, label: `PyTorch after 2,000 iterations: ${target}` }],
   title: 'wasm, 1 thread: val loss against time (Pride and Prejudice, seed 1)',

@@ -43,19 +43,19 @@ export const OPTIM_DEFAULTS = defaults(OPTIM_FIELDS);
 /** Named configs. micro is the smallest (the CLI's and the page's default: the time-to-quality
  * bench's winner, bench/ttq/RESULTS.md); tiny and baby are the speed issue's benchmark
  * configs A and B. batchSize, lr, beta2 and muon are training defaults that come with them,
- * not part of the model. micro's and tiny's recipe (Muon, beta2 0.99) is what the bench found
- * to shorten the time to a given loss; it comes with a preset when the preset is named
+ * not part of the model. micro's and tiny's recipe (Muon, beta2 0.99; micro's RoPE too) is
+ * what the bench found to shorten the time to a given loss; it comes with a preset when the preset is named
  * ('tiny', {preset: 'tiny'}): a config without one is filled from tiny's shape and the
  * tables' defaults only (see RECIPE_KEYS). */
 export const PRESETS = {
-  micro: { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, batchSize: 16, lr: 3e-3, beta2: 0.99, muon: 1 },
+  micro: { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, batchSize: 16, lr: 3e-3, positions: 'rope', beta2: 0.99, muon: 1 },
   tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8, lr: 2e-3, beta2: 0.99, muon: 1 },
   baby: { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4, lr: 1e-3 },
 };
 
 /** A preset's recipe: what it brings only when named (a partial config without a preset
  * keeps the tables' defaults for these). */
-export const RECIPE_KEYS = Object.freeze(['beta2', 'muon']);
+export const RECIPE_KEYS = Object.freeze(['positions', 'beta2', 'muon']);
 
 /** The optimizer settings a resolved config carries as training defaults (set on the model
  * it creates). */

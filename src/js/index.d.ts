@@ -9,7 +9,7 @@
 /** Preset names: `micro` (2 layers, 4 heads, width 64, context 64, 0.1 M weights; the
  * quickest to a good loss), `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights)
  * and `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). Named, micro and
- * tiny bring their recipe: Muon and beta2 0.99 (bench/ttq/RESULTS.md). */
+ * tiny bring their recipe: Muon and beta2 0.99, and micro RoPE (bench/ttq/RESULTS.md). */
 export type Preset = 'micro' | 'tiny' | 'baby';
 
 /** A complete model config, as `model.config` returns it. */

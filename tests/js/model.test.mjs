@@ -186,8 +186,8 @@ test('presets are the benchmark configs A and B', async () => {
   assert.deepEqual([plain.optimizer.beta2, plain.optimizer.muon], [0.95, 0]);
   plain.dispose();
   const micro = await createModel('micro');
-  assert.deepEqual([micro.config.nLayer, micro.config.dModel, micro.optimizer.lr, micro.optimizer.beta2, micro.optimizer.muon, micro.defaultBatchSize],
-    [2, 64, 0.003, 0.99, 1, 16]);
+  assert.deepEqual([micro.config.nLayer, micro.config.dModel, micro.config.positions, micro.optimizer.lr, micro.optimizer.beta2, micro.optimizer.muon, micro.defaultBatchSize],
+    [2, 64, 'rope', 0.003, 0.99, 1, 16]);
   micro.dispose();
   const info = tiny.info();
   assert.equal(info.paramCount, 813824);
