@@ -7,7 +7,8 @@
 //   node bench/muon.mjs A|B [--pairs N] [--warmup N] [--threads N] [--batch N]
 // threads > 1 runs dist/wasmformer-mt; --batch replaces the config's batch size: Newton-
 // Schulz costs the same whatever the batch, forward and backward grow with it.
-import { CONFIGS, median } from './configs.mjs';
+import { CONFIGS, cStructs, median } from './configs.mjs';
+import { STRUCTS } from '../src/js/structs.js';
 import { load } from '../src/js/node.js';
 
 const [which = 'A', ...rest] = process.argv.slice(2);
@@ -19,32 +20,25 @@ const { M } = await load({ threads: opt.threads });
 const i32 = () => M.HEAP32;
 const now = () => performance.now() / 1000;
 
-// wf_config fields (4 bytes each): ..., context 8, n_layer 9, n_head 10, d_model 11, d_ff 12
-const cfgp = M._malloc(128);
-M._wf_config_default(cfgp);
-const set = (p, i, v) => { i32()[(p >>> 2) + i] = v; };
-set(cfgp, 8, c.T); set(cfgp, 9, c.L); set(cfgp, 10, c.NH); set(cfgp, 11, c.C); set(cfgp, 12, 4 * c.C);
-// wf_optim fields: lr 0 ... start 9, muon 10, muon_momentum 11
-const optp = M._malloc(128);
+const S = cStructs(M);
+const cfgp = S.config(c), optp = S.alloc(STRUCTS.optim);
 function model(muon) {
   const m = M._wf_model_create();
   if (opt.threads > 1 && M._wf_model_set_threads(m, opt.threads) !== 0) throw new Error('wf_model_set_threads');
   if (M._wf_model_init(m, cfgp) !== 0) throw new Error('wf_model_init');
   M._wf_model_get_optim(m, optp);
-  set(optp, 10, muon);
+  S.set(STRUCTS.optim, optp, { muon });
   if (M._wf_model_set_optim(m, optp) !== 0) throw new Error('wf_model_set_optim');
   return m;
 }
 const adamw = model(0), muon = model(1);
 
 const N = c.B * c.T;
-const pin = M._malloc(N * 4), ptg = M._malloc(N * 4), batch = M._malloc(40);
+const pin = M._malloc(N * 4), ptg = M._malloc(N * 4);
 let seed = 42;
 const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % 96; };
 for (let i = 0; i < N; i++) { i32()[(pin >>> 2) + i] = rnd(); i32()[(ptg >>> 2) + i] = rnd(); }
-// wf_batch: inputs, input_vecs, lengths, targets, target_vecs, src, src_lengths, B, T, S
-for (let i = 0; i < 10; i++) set(batch, i, 0);
-set(batch, 0, pin); set(batch, 3, ptg); set(batch, 7, c.B); set(batch, 8, c.T);
+const batch = S.put(STRUCTS.batch, { inputs: pin, targets: ptg, B: c.B, T: c.T });
 
 function timeStep(m) {
   const t0 = now();

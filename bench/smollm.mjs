@@ -5,10 +5,17 @@
 // measures what a user would meet: the memory the model takes, generation tokens/s (a
 // 16-token prompt, then new tokens over the KV cache), full training steps (every weight,
 // AdamW) at batch 1, and the Hugging Face round trip a pretrained model would take
-// (export to safetensors + config.json, free, import), all in the one 4 GB wasm heap.
+// (export to safetensors + config.json, free, import), all in the one 4 GB wasm heap. LoRA
+// (issue 15 item 4): the same model with adapters of rank 8 (on every linear, then on q and v
+// alone; the base frozen) beside the full one, their training steps interleaved so that both
+// meet the same machine load; then adapters added to the imported model, as a pretrained
+// SmolLM would be fine-tuned. Each step's CPU time (this process, every thread) is reported
+// beside its wall time: other work on the machine changes the second more than the first.
 //   node bench/smollm.mjs [--threads 2] [--tokens 64] [--steps 3] [--T 128]
+// The same model's generation in ONNX Runtime Web, the anchor: bench/smollm-anchor.mjs.
 import { createModel, importSafetensors, exportSafetensors } from '../src/js/node.js';
 import { modelHandle } from '../src/js/model.js';
+import { SMOLLM_135M } from './configs.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -16,11 +23,6 @@ const arg = (name, dflt) => {
 };
 const threads = arg('threads', 2), nTokens = arg('tokens', 64), steps = arg('steps', 3), T = arg('T', 128);
 
-const SMOLLM_135M = {
-  norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: true,
-  vocabSize: 49152, context: 2048, nLayer: 30, nHead: 9, nKvHead: 3, dModel: 576, dFF: 1536,
-  ropeTheta: 100000, normEps: 1e-5,
-};
 const mb = (x) => `${(x / 2 ** 20).toFixed(0)} MB`;
 const now = () => performance.now() / 1000;
 
@@ -48,12 +50,44 @@ console.log(`generation: prompt of 16 read in ${tPrompt.toFixed(2)} s; ${nTokens
 
 // full training steps at batch 1 (every weight, AdamW)
 const ids = rnd(T + 1);
-const times = [];
-for (let s = 0; s <= steps; s++) {
-  t0 = now();
-  const r = model.trainStep(ids.slice(0, T), ids.slice(1), 1, T);
-  if (s > 0) times.push(now() - t0);
-  if (s === steps) console.log(`training: batch 1 x ${T}, loss ${r.loss.toFixed(3)}; ${steps} steps after a warm-up, median ${times.sort((a, b) => a - b)[times.length >> 1].toFixed(2)} s a step = ${(T / times[times.length >> 1]).toFixed(0)} tok/s`);
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+/** One training step of m: {wall, cpu} seconds and the loss. */
+function timedStep(m) {
+  const w = now(), c = cpu();
+  const loss = m.trainStep(ids.slice(0, T), ids.slice(1), 1, T).loss;
+  return { wall: now() - w, cpu: cpu() - c, loss };
+}
+const state = (m) => m.params + m.grads + m.optimizer;
+const fullRuns = [];
+const describe = (runs) => `median ${median(runs.map((r) => r.wall)).toFixed(2)} s a step (CPU ${median(runs.map((r) => r.cpu)).toFixed(2)} s) = ` +
+  `${(T / median(runs.map((r) => r.wall))).toFixed(0)} tok/s, loss ${runs.at(-1).loss.toFixed(3)}`;
+const fullMem = model.memory();
+// LoRA models of the same shape and seed (so the same base), their steps interleaved with
+// the full model's: warm-up steps first, then `steps` of each in turn
+const loraResults = [];
+for (const targets of [127, 1 | 4]) { // every linear; q and v (the config's bits: docs/ARCHITECTURES.md)
+  // made with its adapters: the base is frozen from the start, so no full training state is allocated
+  const lora = await createModel({ ...SMOLLM_135M, loraRank: 8, loraAlpha: 16, loraTargets: targets }, { threads });
+  timedStep(lora);
+  if (fullRuns.length === 0) timedStep(model);
+  const runs = [];
+  for (let s = 0; s < steps; s++) {
+    fullRuns.push(timedStep(model));
+    runs.push(timedStep(lora));
+  }
+  loraResults.push({ lora: lora.lora, runs, mem: lora.memory(), trainable: lora.trainable().trainable });
+  lora.dispose();
+}
+console.log(`training: batch 1 x ${T}; full (every weight, AdamW): ${describe(fullRuns)}; weights, gradients and moments ` +
+  `${mb(state(fullMem))} (${mb(fullMem.params)} + ${mb(fullMem.grads)} + ${mb(fullMem.optimizer)}), activations ${mb(model.memory().activations)}`);
+for (const r of loraResults) {
+  const w = median(r.runs.map((x) => x.wall)), c = median(r.runs.map((x) => x.cpu));
+  const fw = median(fullRuns.map((x) => x.wall)), fc = median(fullRuns.map((x) => x.cpu));
+  console.log(`LoRA rank ${r.lora.rank} on ${r.lora.targets.join(', ')}: ${r.trainable.toLocaleString('en-US')} trainable ` +
+    `parameters (${(100 * r.trainable / model.paramCount).toFixed(2)} %); weights, gradients and moments ${mb(state(r.mem))} ` +
+    `(${mb(r.mem.params)} + ${mb(r.mem.grads)} + ${mb(r.mem.optimizer)}: ${(100 * state(r.mem) / state(fullMem)).toFixed(0)} % of ` +
+    `full training's); ${describe(r.runs)}: ${(fw / w).toFixed(2)}x full training's speed (CPU time ${(fc / c).toFixed(2)}x)`);
 }
 console.log(`wasm heap after training: ${mb(rt.M.HEAPU8.buffer.byteLength)}`);
 
@@ -72,6 +106,12 @@ const same = logitsBefore.every((v, i) => v === logitsAfter[i]);
 console.log(`Hugging Face files: ${cfg.architectures[0]}, num_key_value_heads ${cfg.num_key_value_heads}, rope_theta ${cfg.rope_theta}; ` +
   `safetensors ${mb(files['model.safetensors'].length)} written in ${exportS.toFixed(1)} s, imported in ${importS.toFixed(1)} s; ` +
   `logits after the round trip ${same ? 'identical' : 'DIFFERENT'}`);
+// a pretrained model's fine-tuning: adapters added to the imported model, the base frozen
+t0 = now();
+model.addLora({ rank: 8, alpha: 16 });
+const addS = now() - t0, tuned = [timedStep(model), timedStep(model)], tm = model.memory();
+console.log(`the imported model: LoRA rank 8 on every linear added in ${addS.toFixed(1)} s; training state ` +
+  `${mb(state(tm))} (was ${mb(state(fullMem))}); 2 steps: losses ${tuned.map((r) => r.loss.toFixed(3)).join(', ')}`);
 console.log(`wasm heap at the end: ${mb(rt.M.HEAPU8.buffer.byteLength)} (the 4 GB limit: 4096 MB)`);
 model.dispose();
 if (!same) process.exit(1);

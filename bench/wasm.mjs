@@ -5,30 +5,26 @@
 // on the same batch; pair_speedup = their summed step times' ratio (steadier on a busy machine).
 // simd and mt load the package's builds the way users get them (src/js/node.js); ref is
 // the reference-kernel build that `./build.sh ref` makes for the benchmark only.
-import { CONFIGS, median } from './configs.mjs';
+import { CONFIGS, cStructs, median } from './configs.mjs';
+import { STRUCTS } from '../src/js/structs.js';
 
 /** M: an instantiated wasmformer module. */
 export async function benchWasm(M, which, opts = {}) {
   const { steps = 5, warmup = 2, threads = 1, gen = 0, pair = 0, now = () => performance.now() / 1000 } = opts;
   const c = CONFIGS[which];
-  const cfgp = M._malloc(4 * 64); // wf_config: 4 bytes per row of WF_CONFIG_FIELDS (room for 64)
-  M._wf_config_default(cfgp);
+  const S = cStructs(M);
   const i32 = () => M.HEAP32;
-  // wf_config fields (4 bytes each): ..., vocab_size 7, context 8, n_layer 9, n_head 10, d_model 11, d_ff 12
-  const set = (i, v) => { i32()[(cfgp >>> 2) + i] = v; };
-  set(8, c.T); set(9, c.L); set(10, c.NH); set(11, c.C); set(12, 4 * c.C);
+  const cfgp = S.config(c);
   const m = M._wf_model_create();
   const fail = (what) => { throw new Error(`${what}: ${readString(M, M._wf_model_error(m))}`); };
   if (threads > 1 && M._wf_model_set_threads(m, threads) !== 0) fail('wf_model_set_threads');
   if (M._wf_model_init(m, cfgp) !== 0) fail('wf_model_init');
   const N = c.B * c.T;
-  const pin = M._malloc(N * 4), ptg = M._malloc(N * 4), info = M._malloc(32), batch = M._malloc(40);
+  const pin = M._malloc(N * 4), ptg = M._malloc(N * 4), info = S.alloc(STRUCTS.stepInfo);
   let seed = 42;
   const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % 96; };
   for (let i = 0; i < N; i++) { i32()[(pin >>> 2) + i] = rnd(); i32()[(ptg >>> 2) + i] = rnd(); }
-  // wf_batch: inputs, input_vecs, lengths, targets, target_vecs, src, src_lengths, B, T, S
-  for (let i = 0; i < 10; i++) i32()[(batch >>> 2) + i] = 0;
-  i32()[batch >>> 2] = pin; i32()[(batch >>> 2) + 3] = ptg; i32()[(batch >>> 2) + 7] = c.B; i32()[(batch >>> 2) + 8] = c.T;
+  const batch = S.put(STRUCTS.batch, { inputs: pin, targets: ptg, B: c.B, T: c.T });
   const single = pair && threads > 1 ? M._wf_model_create() : 0;
   if (single && M._wf_model_init(single, cfgp) !== 0) fail('wf_model_init (single)');
   const times = [], pairTime = [0, 0];
@@ -43,15 +39,13 @@ export async function benchWasm(M, which, opts = {}) {
     }
   }
   if (single) M._wf_model_free(single);
-  const loss = M.HEAPF32[info >>> 2];
+  const loss = S.get(STRUCTS.stepInfo, info).loss;
   const step = steps > 0 ? median(times) : 0;
   let genTps = 0, decodeTps = 0;
   if (gen > 0) {
-    const prompt = M._malloc(16 * 4), out = M._malloc(128 * 4), smp = M._malloc(20);
+    const prompt = M._malloc(16 * 4), out = M._malloc(128 * 4);
     for (let i = 0; i < 16; i++) i32()[(prompt >>> 2) + i] = rnd();
-    // wf_sampling: temperature 0.8, top_k 0, top_p 1, n_vocab 0, no_unk 0
-    M.HEAPF32[smp >>> 2] = 0.8; i32()[(smp >>> 2) + 1] = 0; M.HEAPF32[(smp >>> 2) + 2] = 1; i32()[(smp >>> 2) + 3] = 0;
-    i32()[(smp >>> 2) + 4] = 0;
+    const smp = S.put(STRUCTS.sampling, { temperature: 0.8, topK: 0, topP: 1 });
     const g = [];
     for (let i = 0; i <= gen; i++) {
       const t0 = now();
@@ -70,14 +64,14 @@ export async function benchWasm(M, which, opts = {}) {
     }
     decodeTps = median(d);
   }
-  const memp = M._malloc(72); // wf_model_info: a wf_memory (7 doubles) first
+  const memp = S.alloc(STRUCTS.modelInfo);
   M._wf_model_get_info(m, memp);
-  const mem = Array.from(M.HEAPF64.subarray(memp >>> 3, (memp >>> 3) + 7));
+  const mem = S.get(STRUCTS.modelInfo, memp).memory;
   const result = {
     config: which, threads, step_s: step, train_tok_s: step > 0 ? N / step : 0, gen_tok_s: genTps,
     decode_tok_s: decodeTps,
-    heap_bytes: M.HEAPU8.buffer.byteLength, params: mem[6],
-    model_bytes: mem[0] + mem[1] + mem[2], act_bytes: mem[3], loss,
+    heap_bytes: M.HEAPU8.buffer.byteLength, params: mem.count,
+    model_bytes: mem.params + mem.grads + mem.optimizer, act_bytes: mem.activations, loss,
   };
   if (pairTime[0] > 0) result.pair_speedup = pairTime[1] / pairTime[0];
   M._wf_model_free(m); // joins the workers, so a Node process can exit

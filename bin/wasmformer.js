@@ -48,7 +48,8 @@ const DEFAULT_PRESET = 'micro';
 const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS[DEFAULT_PRESET]));
 // the command trains decoders (no arch, nor an encoder-decoder's fields); the tokenizer sizes
 // the vocabulary; --seed seeds the weights and the batches
-const MODEL_OPTIONS = tableOptions(wf.CONFIG_FIELDS, new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed']), 'Model (over the preset; not with --resume)',
+// LoRA's fields are finetune's (--lora-rank, --lora-alpha, --lora-targets)
+const MODEL_OPTIONS = tableOptions(wf.CONFIG_FIELDS, new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'loraRank', 'loraAlpha', 'loraTargets']), 'Model (over the preset; not with --resume)',
   (f) => (PRESET_FIELDS.has(f.name) ? 'the preset\'s' : f.default));
 // --lr has its own flag; train() sets where the schedule starts
 const OPTIM_OPTIONS = tableOptions(wf.OPTIM_FIELDS, new Set(['lr', 'start']), 'Optimizer',
@@ -104,6 +105,28 @@ const COMMANDS = {
     },
     run: train,
   },
+  finetune: {
+    args: '<model> [file.txt]',
+    summary: 'fine-tune a model (a model file, or a Hugging Face folder) on a text file: LoRA adapters, or chosen tensors',
+    options: {
+      'lora-rank': { type: 'string', value: 'N', help: 'rank of the LoRA adapters (default 8; 0: no adapters, --train says what trains)' },
+      'lora-alpha': { type: 'string', value: 'X', help: 'their scale: each adds (alpha / rank) x A^T B^T (default 2 x rank)' },
+      'lora-targets': { type: 'string', value: 'LIST', help: 'the linears they adapt: q,k,v,o,fc,up,down or attn, mlp, all (default all)' },
+      train: { type: 'string', value: 'LIST', help: 'tensors that train besides the adapters, e.g. head,norm,layers@-2 (with --lora-rank 0: all that trains; default all)' },
+      steps: { type: 'string', short: 's', value: 'N', help: 'training steps (default 500)' },
+      lr: { type: 'string', value: 'X', help: 'peak learning rate (default 1e-3)' },
+      batch: { type: 'string', short: 'b', value: 'N', help: 'windows per batch (default 8)' },
+      'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
+      'val-fraction': { type: 'string', value: 'F', help: `share of the text held out for validation (default ${wf.TRAIN_DEFAULTS.valFraction})` },
+      seed: { type: 'string', value: 'N', help: 'seed of the batch order' },
+      out: { type: 'string', short: 'o', value: 'FILE', help: 'where the fine-tuned model is saved (default finetuned.wf; train --resume continues it)' },
+      force: { type: 'boolean', help: 'overwrite --out' },
+      peft: { type: 'string', value: 'DIR', help: 'also write the adapters in PEFT\'s layout (adapter_model.safetensors, adapter_config.json) there' },
+      merge: { type: 'boolean', help: 'fold the adapters into the weights before saving --out: a plain model' },
+      help,
+    },
+    run: finetune,
+  },
   generate: {
     args: '<model.wf>',
     summary: 'generate text from a trained model, streamed to stdout',
@@ -149,10 +172,11 @@ const COMMANDS = {
     run: exportModel,
   },
   import: {
-    args: '<dir>',
-    summary: 'read Hugging Face files (config.json, model.safetensors) into a model file',
+    args: '<dir | model.bin>',
+    summary: 'read Hugging Face files (config.json, model.safetensors, tokenizer.json) or a llama2.c model file into a model file',
     options: {
       out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
+      tokenizer: { type: 'string', short: 't', value: 'FILE', help: "a llama2.c model's tokenizer.bin (llama2.c keeps it apart)" },
       force: { type: 'boolean', help: 'overwrite --out if it exists' },
       help,
     },
@@ -444,6 +468,99 @@ async function finalValidation(model, text, valFraction, summary) {
   return model.evaluate(held);
 }
 
+/** A model to fine-tune: a Hugging Face folder (config.json, model.safetensors and, if
+ * present, tokenizer.wft) or a model file. */
+async function openModel(path) {
+  if (existsSync(path) && statSync(path).isDirectory()) {
+    for (const name of ['config.json', 'model.safetensors']) {
+      if (!existsSync(join(path, name))) throw new Error(`${path} has no ${name} (a model folder holds config.json and model.safetensors)`);
+    }
+    try {
+      return await wf.importSafetensorsDir(path);
+    } catch (e) {
+      if (e instanceof wf.WfError) e.message = `${path}: ${e.message}`;
+      throw e;
+    }
+  }
+  return (await readModel(path)).model;
+}
+
+async function finetune(argv, o) {
+  positionals('finetune', argv, 1, 2);
+  const file = argv[1] ?? BUNDLED_TEXT, path = o.out ?? 'finetuned.wf';
+  const rank = integer('lora-rank', o['lora-rank'] ?? '8', 0);
+  for (const flag of ['lora-alpha', 'lora-targets', 'peft', 'merge']) {
+    if (rank === 0 && o[flag] !== undefined) throw new UsageError(`--${flag} is about LoRA adapters: it needs --lora-rank > 0`);
+  }
+  const alpha = o['lora-alpha'] === undefined ? 2 * rank : number('lora-alpha', o['lora-alpha'], (x) => x > 0, 'a number > 0');
+  const list = (v) => v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  const targets = list(o['lora-targets'] ?? 'all'), trainSpec = o.train === undefined ? undefined : list(o.train);
+  const steps = integer('steps', o.steps ?? '500', 1), B = integer('batch', o.batch ?? '8', 1);
+  const lr = number('lr', o.lr ?? '1e-3', (x) => x > 0, 'a number > 0');
+  const evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
+  const valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+  const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
+  if (existsSync(path) && !o.force) throw new UsageError(`${path} exists: add --force to replace it (wasmformer train ${argv[1] ?? ''} --out ${path} --resume continues its run)`);
+  const text = readText(file);
+  const model = await openModel(argv[0]);
+  let summary = null, failure = null, interrupted = false;
+  const ac = new AbortController();
+  const onSigint = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    ac.abort();
+  };
+  try {
+    if (!model.tokenizer) {
+      throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs the tokenizer.wft wasmformer export writes)`);
+    }
+    if (model.lora) throw new UsageError(`${argv[0]} has LoRA adapters already: wasmformer train ${argv[1] ?? ''} --out ${argv[0]} --resume continues their run`);
+    const fullState = (() => { const m = model.memory(); return m.params * 4; })(); // weights, gradients and both moments: 4x the weights
+    if (rank > 0) model.addLora({ rank, alpha, targets });
+    if (trainSpec) rank > 0 ? model.unfreeze(trainSpec) : model.trainOnly(trainSpec);
+    const { trainable, total } = model.trainable(), mem = model.memory();
+    const what = rank > 0 ? `LoRA rank ${rank} (alpha ${alpha}) on ${model.lora.targets.join(', ')}${trainSpec ? ` and ${trainSpec.join(', ')}` : ''}`
+      : `${trainSpec ? trainSpec.join(', ') : 'every weight'}`;
+    out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
+      `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
+      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
+    model.setMetadata({
+      ...(model.metadata ?? {}),
+      run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: model.step + steps },
+    });
+    process.on('SIGINT', onSigint);
+    const progress = progressPrinter(!!out.isTTY, evalInterval);
+    try {
+      summary = await model.train(text, {
+        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p),
+        ...(seed === undefined ? {} : { seed }),
+      });
+    } catch (e) {
+      if (e.name !== 'AbortError') failure = e;
+    } finally {
+      progress.end();
+      process.off('SIGINT', onSigint);
+    }
+    if (summary || interrupted) {
+      if (o.peft !== undefined) {
+        const names = await wf.exportPeftDir(model, o.peft);
+        const folder = statSync(argv[0]).isDirectory();
+        out.write(`wrote ${names.map((n) => join(o.peft, n)).join(', ')} (their base: ${folder ? argv[0] : `wasmformer export ${argv[0]} --out DIR`})\n`);
+      }
+      if (o.merge) model.mergeLora();
+      await wf.saveModelFile(model, path);
+      const size = megabytes(statSync(path).size);
+      out.write(summary ? `done: step ${summary.step}, loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
+        `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.seconds)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
+        : `interrupted at step ${model.step}; saved ${path} (${size})\n`);
+    }
+  } finally {
+    model.dispose();
+  }
+  if (failure) throw failure;
+  return interrupted ? 130 : 0;
+}
+
 async function generate(argv, o) {
   positionals('generate', argv, 1, 1);
   const opts = {
@@ -555,12 +672,19 @@ async function importModel(argv, o) {
   positionals('import', argv, 1, 1);
   if (o.out === undefined) throw new UsageError('--out FILE is required');
   if (existsSync(o.out) && !o.force) throw new UsageError(`${o.out} exists: add --force to replace it`);
-  for (const name of ['config.json', 'model.safetensors']) {
-    if (!existsSync(join(argv[0], name))) throw new Error(`${argv[0]} has no ${name}`);
+  if (!existsSync(argv[0])) throw new Error(`${argv[0]} does not exist`);
+  const dir = statSync(argv[0]).isDirectory();
+  if (dir) {
+    if (o.tokenizer !== undefined) throw new UsageError('--tokenizer goes with a llama2.c model file; a folder brings its own tokenizer.json');
+    for (const name of ['config.json', 'model.safetensors']) {
+      if (!existsSync(join(argv[0], name))) throw new Error(`${argv[0]} has no ${name}`);
+    }
   }
+  const tokenizer = o.tokenizer === undefined ? undefined : readFileSync(o.tokenizer);
   let model;
   try {
-    model = await wf.importSafetensorsDir(argv[0]);
+    model = dir ? await wf.importSafetensorsDir(argv[0])
+      : await wf.importLlama2c(readFileSync(argv[0]), tokenizer === undefined ? {} : { tokenizer });
   } catch (e) {
     if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
     throw e;

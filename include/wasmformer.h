@@ -44,64 +44,52 @@ typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
 typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3, WF_ACT_GELU_EXACT = 4 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
-/* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json
- * ("wasmformer" layout) and src/js/config-table.js come from it. Fields are 4 bytes, in this
- * order; a new field is a new row at the end (older files get its default). The limits keep
- * sizes inside int32 element counts. ENUM(name, jsName, default, names, meaning): int32 in
- * [0, number of names); BOOL: int32 0 or 1; INT(..., min, max, scope, ...): int32 in [min,
- * max], scope WF_ED: checked for encoder-decoders only; REAL(..., min, max, bounds, ...): a
- * finite float, bounds "[]", "[)", "(]", "()" (max FLT_MAX: none); SEED: any uint32. */
-#define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                              \
-    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder",                                           \
-         "model kind: a decoder (GPT), an encoder or an encoder-decoder (docs/ARCHITECTURES.md)")                  \
-    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm",                                                       \
-         "normalisation: LayerNorm or RMSNorm")                                                                    \
-    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln",                                                          \
-         "where the norm sits: before each sublayer (pre_ln, GPT-2) or after the residual sum (post_ln)")          \
-    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2 gelu_exact",                                 \
-         "feed-forward activation: GELU (tanh form), ReLU, SwiGLU (gated), ReLU squared or GELU (erf)")            \
-    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope",                                          \
-         "positions: learned, sinusoidal or rotary (RoPE)")                                                        \
-    BOOL(tied_head, tiedHead, 1,                                                                                   \
-         "the output head shares the token embedding's weights (GPT-2); off: its own")                             \
-    BOOL(bias, bias, 1,                                                                                            \
-         "linear layers and LayerNorms have biases (GPT-2); off: none (Llama)")                                    \
-    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL,                                                             \
-         "number of tokens: ids run from 0 to this minus 1")                                                       \
-    INT(context, context, 64, 1, 1 << 16, WF_ALL, "longest sequence the model sees (learned positions, KV cache)") \
-    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL,                                                                       \
-         "transformer layers (an encoder-decoder's decoder layers)")                                               \
-    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "attention heads; they must divide the model width")                 \
-    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL,                                                                  \
-         "model width: the size of each token's vector")                                                           \
-    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL,                                                                        \
-         "width of the feed-forward hidden layer (usually 4x the model width)")                                    \
-    REAL(norm_eps, normEps, 1e-5f, 0, 1, "()", "epsilon inside the norm's square root")                            \
-    SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                               \
-    INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")       \
-    REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")    \
-    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam search (encoder-decoders)")                               \
-    BOOL(qk_norm, qkNorm, 0, "RMS-normalise each head's queries and keys (no gain), before RoPE")                  \
-    BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                    \
-    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")              \
-    INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL,                                                                 \
-        "key/value heads of self-attention, shared by equal groups of query heads (GQA; 1: MQA); 0: n_head")      \
-    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")
+/* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json ("wasmformer"
+ * layout) and src/js/config-table.js come from it. Fields are 4 bytes, in this order; a new one is a row at the
+ * end (older files get its default). ENUM(name, jsName, default, names, meaning): int32 in [0, number of names);
+ * BOOL: int32 0 or 1; INT(..., min, max, scope, ...): int32 in [min, max] (scope WF_ED: encoder-decoders only);
+ * REAL(..., min, max, bounds, ...): a finite float, bounds "[]" "[)" "(]" "()" (max FLT_MAX: none); SEED: any
+ * uint32. The limits keep sizes inside int32 element counts. */
+#define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                                 \
+    ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "a decoder (GPT), an encoder or both")       \
+    ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "normalisation: LayerNorm or RMSNorm")                   \
+    ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln", "norm before each sublayer (GPT-2) or after the residual")  \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2 gelu_exact",                                    \
+         "GELU (tanh), ReLU, gated SwiGLU, ReLU squared or GELU (erf)")                                               \
+    ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope", "learned, sinusoidal or rotary (RoPE)")     \
+    BOOL(tied_head, tiedHead, 1, "the output head shares the token embedding's weights (GPT-2); off: its own")        \
+    BOOL(bias, bias, 1, "linear layers and LayerNorms have biases (GPT-2); off: none (Llama)")                        \
+    INT(vocab_size, vocabSize, 96, 2, 1 << 24, WF_ALL, "number of tokens: ids run from 0 to this minus 1")            \
+    INT(context, context, 64, 1, 1 << 16, WF_ALL, "longest sequence the model sees (learned positions, KV cache)")    \
+    INT(n_layer, nLayer, 4, 1, 1024, WF_ALL, "transformer layers (an encoder-decoder's decoder layers)")              \
+    INT(n_head, nHead, 4, 1, 1 << 20, WF_ALL, "attention heads; they must divide the model width")                    \
+    INT(d_model, dModel, 128, 1, 1 << 20, WF_ALL, "model width: the size of each token's vector")                     \
+    INT(d_ff, dFF, 512, 1, 1 << 20, WF_ALL, "width of the feed-forward hidden layer (usually 4x the model width)")    \
+    REAL(norm_eps, normEps, 1e-5f, 0, 1, "()", "epsilon inside the norm's square root")                               \
+    SEED(seed, seed, 1337, "seeds weight init and the model's training RNG streams")                                  \
+    INT(n_enc_layer, nEncLayer, 0, 1, 1024, WF_ED, "encoder layers of an encoder-decoder; 0 for the others")          \
+    REAL(dropout, dropout, 0, 0, 1, "[)", "training only: drop probability of embeddings and sublayer outputs")       \
+    INT(max_beam, maxBeam, 4, 1, 64, WF_ED, "widest beam search (encoder-decoders)")                                  \
+    BOOL(qk_norm, qkNorm, 0, "RMS-normalise each head's queries and keys (no gain), before RoPE")                     \
+    BOOL(zero_proj, zeroProj, 0, "attention and feed-forward output projections start at zero")                       \
+    REAL(logit_cap, logitCap, 0, 0, FLT_MAX, "[]", "logits = cap * tanh(logits / cap); 0: no capping")                \
+    INT(n_kv_head, nKvHead, 0, 0, 1 << 20, WF_ALL, "GQA: key/value heads shared by groups of query heads; 0: n_head") \
+    REAL(rope_theta, ropeTheta, 10000, 0, FLT_MAX, "(]", "RoPE's base: pair i turns by pos * theta^(-2i/head size)")  \
+    INT(lora_rank, loraRank, 0, 0, 1 << 16, WF_ALL, "rank r of LoRA adapters on the lora_targets linears; 0: none")   \
+    REAL(lora_alpha, loraAlpha, 16, 0, FLT_MAX, "(]", "LoRA's scale: an adapter adds (lora_alpha / r) x A^T B^T")     \
+    INT(lora_targets, loraTargets, 0, 0, 127, WF_ALL,                                                                 \
+        "LoRA's linears, a bit each: 1 q, 2 k, 4 v, 8 o, 16 fc (SwiGLU's gate), 32 up (SwiGLU), 64 down")
 enum { WF_ALL = 0, WF_ED = 1 };
 
 #define WF_I32_FIELD_(name, ...) int32_t name;
 #define WF_F32_FIELD_(name, ...) float name;
 #define WF_U32_FIELD_(name, ...) uint32_t name;
-typedef struct {
-    WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, WF_F32_FIELD_, WF_U32_FIELD_)
-} wf_config;
+typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, WF_F32_FIELD_, WF_U32_FIELD_) } wf_config;
 
 /* Fills cfg with the defaults of WF_CONFIG_FIELDS: the "tiny" GPT (docs/ARCHITECTURES.md). */
 WF_API void wf_config_default(wf_config *cfg);
-/* Checks cfg without allocating: each row's range, then what no row says alone (n_head
- * divides d_model, n_kv_head divides n_head, RoPE's even head size, encoder layers only in
- * encoder-decoders). On
- * failure the reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
+/* Checks cfg without allocating: each row's range, then the rules across rows (n_head divides d_model, n_kv_head
+ * divides n_head, ...). The reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 
 /* Bytes as doubles (exact in JavaScript): weights, gradients, AdamW's moments, activations (the
@@ -124,42 +112,43 @@ WF_API wf_status wf_model_get_config(wf_model *m, wf_config *out); /* m's config
  * workers; results do not depend on n. The single-thread wasm: n > 1 is WF_ERR_UNSUPPORTED. */
 WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 
-/* m's memory use (memory.count: its parameters), the rows of its tensor table, steps taken,
- * the next step's learning rate and the thread setting; an empty handle: zeros. */
+/* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; empty: zeros. */
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
 
 /* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. */
 typedef struct {
-    const char *name;     /* static, e.g. "qkvw" */
-    int32_t offset, size; /* in elements: where in the flat parameter block, how many */
-    int32_t ndim, shape[4];
-    int32_t decay;        /* 1: AdamW applies weight decay to it */
+    const char *name;                      /* static, e.g. "qkvw" */
+    int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block, how many; its shape */
+    int32_t decay;                         /* 1: AdamW applies weight decay to it */
+    int32_t layers, grad_offset;           /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat; borrowed; NULL when empty */
-WF_API float *wf_model_grads(wf_model *m);  /* their gradients, same layout */
+WF_API float *wf_model_grads(wf_model *m);  /* their gradients: the trainable slices' (all: the same layout) */
+/* set / get (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each; frozen
+ * slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
+WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n);
+/* cfg for m's where only lora_* and dropout differ: adapters added (B = 0; the first alone train), kept or
+ * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
+WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
 /* ---- Training ---- */
 /* The training settings, rows as in WF_CONFIG_FIELDS. */
-#define WF_OPTIM_FIELDS(INT, REAL)                                                                               \
-    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                    \
-    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                          \
-    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                        \
-    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                           \
-    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]",                                                        \
-         "decoupled weight decay (AdamW), on matrices and embeddings only")                                        \
-    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup up to lr")                                \
+#define WF_OPTIM_FIELDS(INT, REAL)                                                                                  \
+    REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                     \
+    REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                           \
+    REAL(beta2, beta2, 0.95f, 0, 1, "[)", "AdamW second moment decay rate")                                         \
+    REAL(eps, eps, 1e-8f, 0, FLT_MAX, "(]", "AdamW denominator epsilon")                                            \
+    REAL(weight_decay, weightDecay, 0.1f, 0, FLT_MAX, "[]", "decoupled weight decay, on matrices and embeddings")   \
+    INT(warmup, warmup, 0, 0, INT32_MAX, WF_ALL, "steps of linear warmup up to lr")                                 \
     INT(decay_steps, decaySteps, 0, 0, INT32_MAX, WF_ALL, "steps of cosine decay after the warmup; 0: constant lr") \
-    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr")                  \
-    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the gradient norm to this; 0: no clipping")            \
-    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where the warmup and decay start")                            \
-    INT(muon, muon, 0, 0, 1, WF_ALL,                                                                               \
-         "1: Muon for the blocks' weight matrices and AdamW for the rest; 0: AdamW everywhere")                    \
+    REAL(min_lr_ratio, minLrRatio, 0.1f, 0, 1, "[]", "where the decay ends, as a fraction of lr")                   \
+    REAL(grad_clip, gradClip, 1.0f, 0, FLT_MAX, "[]", "clip the gradient norm to this; 0: no clipping")             \
+    INT(start, start, 0, 0, INT32_MAX, WF_ALL, "step where the warmup and decay start")                             \
+    INT(muon, muon, 0, 0, 1, WF_ALL, "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW")       \
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
-typedef struct {
-    WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_)
-} wf_optim;
+typedef struct { WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_) } wf_optim;
 WF_API void wf_optim_default(wf_optim *o); /* the defaults of WF_OPTIM_FIELDS */
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* checks *o, copies it into m */
 WF_API wf_status wf_model_get_optim(wf_model *m, wf_optim *out);
@@ -176,28 +165,23 @@ typedef struct {
     const int32_t *src_lengths; /* [B] real source rows, in [1, S]; NULL: all S */
     int32_t B, T, S;
 } wf_batch;
-/* The batch's loss (mean cross-entropy or squared error), the global gradient norm before
- * clipping, the learning rate used and the steps taken after this one. */
+/* The batch's loss (mean cross-entropy or squared error), the gradient norm before clipping, lr, steps after it. */
 typedef struct { float loss, grad_norm, lr; int32_t step; } wf_step_info;
-/* Forward only (no dropout); with targets, the loss to *loss (may be NULL). Only a batch
- * shape larger than any before allocates. */
+/* forward: no dropout; with targets the loss to *loss (may be NULL). backward: forward and backward (dropout
+ * on), the gradients to wf_model_grads. step: those, clipping and the update; a NaN or infinite loss or gradient
+ * is WF_ERR_NUMERIC, the step refused (info may be NULL). Only a batch shape larger than any before allocates. */
 WF_API wf_status wf_model_forward(wf_model *m, const wf_batch *b, float *loss);
-/* Forward and backward (dropout on), no update: the gradients land in wf_model_grads. */
 WF_API wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss);
-/* One step: forward, backward, clipping, AdamW; a NaN or infinite loss or gradient is
- * WF_ERR_NUMERIC, the step refused. info may be NULL. */
 WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info);
 
-/* Results of the last forward, borrowed; NULL when there are none. Logits [B, T, V] (none
- * after target_vecs); final states [B, T, C]; attention weights of the stack under the head
- * (cross = 0: self [B, NH, T, T]; cross = 1: an encoder-decoder's cross [B, NH, T, S]). */
+/* The last forward's results, borrowed (NULL: none): logits [B, T, V] (none after target_vecs), final
+ * states [B, T, C], attention of the head's stack (cross 0: self [B, NH, T, T]; 1: cross [B, NH, T, S]). */
 WF_API const float *wf_model_logits(const wf_model *m);
 WF_API const float *wf_model_hidden(const wf_model *m);
 WF_API const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross);
 
-/* Batch sampler: the first n - floor(n * val_fraction) of tokens train (split 0), the rest
- * validate (1). B windows w of T + 1 tokens at random offsets of the split go to inputs[b, t]
- * = w[t], targets[b, t] = w[t + 1]; each split has its own RNG stream in m. */
+/* Batch sampler: the first n - floor(n * val_fraction) tokens train (split 0), the rest validate (1). B windows w
+ * of T + 1 tokens at random offsets of the split: inputs[b, t] = w[t], targets[b, t] = w[t + 1]; an RNG each. */
 WF_API wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction,
                                        int32_t split, int32_t B, int32_t T, int32_t *inputs, int32_t *targets);
 /* Restarts both sampler streams from seed (as wf_model_init does from cfg.seed). */
@@ -211,21 +195,20 @@ typedef struct {
     int32_t n_vocab;   /* sample only ids below this (a smaller tokenizer's); 0: all */
     int32_t no_unk;    /* 1: never sample id 0 (the char tokenizer's <unk>); 0: any id */
 } wf_sampling;
-/* Decoders: a generation from prompt[0, n), n >= 1 (its last `context` tokens), with its own
- * RNG seeded by seed; then each next samples a token into *token and appends it (a full
- * context slides: the last context/2 tokens are kept and re-read). */
+/* Decoders: gen_start reads prompt[0, n) (n >= 1; its last `context` tokens), its RNG seeded by seed; gen_next
+ * samples a token into *token and appends it (a full context slides: the last context/2 are kept, re-read). */
 WF_API wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);
 WF_API wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token);
 WF_API const float *wf_model_gen_logits(const wf_model *m); /* the next token's [V]; borrowed, NULL if none */
-/* Encoder-decoders: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos
- * until eos or max_new <= context tokens. The best hypothesis (with eos if reached) goes to
- * the caller's out[0, max_new), its length to *n_out. */
+/* Encoder-decoders: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos until eos or max_new
+ * <= context tokens; the best hypothesis (with eos if reached) to out[0, max_new), its length to *n_out. */
 WF_API wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos,
                                       int32_t beam, int32_t max_new, int32_t *out, int32_t *n_out);
 
-/* ---- Tokenizers: char-level (Unicode code points) or byte-level BPE ---- */
+/* ---- Tokenizers: char-level (code points), byte-level BPE, tokenizer.json (HF), llama2.c's ---- */
 typedef struct wf_tokenizer wf_tokenizer;
-typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2 } wf_tokenizer_kind;
+typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2, WF_TOKENIZER_HF = 3,
+               WF_TOKENIZER_LLAMA2C = 4 } wf_tokenizer_kind;
 
 WF_API wf_tokenizer *wf_tokenizer_create(void); /* an empty tokenizer; NULL: out of memory */
 WF_API void wf_tokenizer_free(wf_tokenizer *t);
@@ -235,10 +218,12 @@ WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
  * (256..2^20) tokens or no pair occurs twice; any bytes round-trip exactly. */
 WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
 WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
-/* Its wf_tokenizer_kind, the ids it knows, the most bytes one id decodes to; empty: zeros. */
-typedef struct { int32_t kind, vocab_size, max_bytes; } wf_tokenizer_info;
+/* Its wf_tokenizer_kind, the ids it knows, the most bytes one id decodes to, the id a prompt
+ * starts with (llama2.c's 1, a tokenizer.json's leading special token; else -1); empty: 0s. */
+typedef struct { int32_t kind, vocab_size, max_bytes, bos; } wf_tokenizer_info;
 WF_API wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out);
-/* Text (len bytes) to ids: at most one id per input byte, so cap = len always suffices.
+/* Text (len bytes) to ids in out[0, cap), their count to *n_out. Char and BPE give at most one
+ * per byte (cap = len suffices); for the others a too-small cap is WF_ERR_ARG, *n_out the need.
  * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, int32_t *out, int32_t cap,
                                      int32_t *n_out);
@@ -251,28 +236,32 @@ WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_
 /* m (and t when non-NULL) into a new buffer *out of *n bytes (free with wf_buffer_free). */
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
-/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its
- * tokenizer into t; the whole file is validated before m or t is touched. */
+/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into
+ * t; or a llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of
+ * its own). The whole file is validated before m or t is touched. */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
 /* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle
  * and saved with it; loading a checkpoint gives the file's. get: borrowed, and its length. */
 #define WF_NOTE_MAX (1 << 20)
 WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n);
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
-/* A tokenizer on its own, same rules; the buffer is the caller's (wf_buffer_free). */
+/* A tokenizer on its own, into a buffer of the caller's (wf_buffer_free): save as a tokenizer file;
+ * save_json as a tokenizer.json (BPE: one Hugging Face encodes alike; HF: its file; NUL-terminated).
+ * load reads any of these and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: BPE). */
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
+WF_API wf_status wf_tokenizer_save_json(wf_tokenizer *t, char **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 
 /* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
-/* m as a float32 safetensors file and a NUL-terminated config.json (GPT2LMHeadModel,
- * LlamaForCausalLM, or wasmformer's own names), both freed with wf_buffer_free. */
+/* m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or ours),
+ * both the caller's (wf_buffer_free); lora_export the same for its adapters in PEFT's layout. */
 WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
 /* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16, F64) hold. */
 WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st,
                                        int32_t st_len);
-/* Replaces m by the Llama-shaped model of a llama2.c model file (export.py's legacy .bin, as
- * the tinyllamas ship; docs/FORMATS.md). Its tokenizer is a file of its own. */
-WF_API wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n);
+/* lora_import puts adapters in PEFT's layout (adapter_config.json, adapter_model.safetensors) onto m. */
+WF_API wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
+WF_API wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len);
 
 #ifdef __cplusplus
 }

@@ -5,21 +5,39 @@
 // kernel tests in wasm, the Node tests of the wasm build, the web page in headless
 // Chromium, a minute of fuzzing per loader, and a memory soak. Each
 // stage says what it runs; the first failure stops the run with a non-zero exit code.
-// A stage whose tool is missing (valgrind, clang, Chromium) is installed first when this runs
-// as root without a terminal on Debian (as build.sh installs Emscripten); otherwise it is
-// skipped, and the last lines list every skipped stage with the command that enables it.
-// In CI (CI=true) a missing tool fails the run.
+// Every tool a stage or a test needs (valgrind, Chromium, clang, script) is checked before
+// the first stage: a missing one is installed when this runs as root without a terminal on
+// Debian (as build.sh installs Emscripten); otherwise what needs it is skipped. The last
+// lines list every skipped stage, and every test that skipped in each stage that ran it (a
+// tool or PyTorch missing, the native golden record on another machine's fingerprint), with
+// the command that enables it. In CI (CI=true) a missing tool fails the run.
+//
+// Usage: node scripts/test.mjs [--only REGEX]   (--only: the stages whose title matches;
+// the tools are checked all the same)
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { neverRan } from './skip-reporter.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? new RegExp(process.argv[onlyAt + 1], 'i') : null;
+const leftOut = []; // the stages --only left out
+// the tests' own reports of what they skipped (skip-reporter.mjs, tests/golden/check-native.mjs)
+const SKIPS = mkdtempSync(join(tmpdir(), 'wf-test-skips-'));
+process.on('exit', () => rmSync(SKIPS, { recursive: true, force: true }));
 
 const timings = []; // [title, seconds]: printed at the end, to keep an eye on CI's time
 
-function run(title, cmd, args, opts = {}) {
+function run(title, cmd, args, { always = false, ...opts } = {}) {
+  if (only && !always && !only.test(title)) {
+    console.log(`== ${title}: left out (--only)`);
+    leftOut.push(title);
+    return;
+  }
   console.log(`\n== ${title}: ${cmd} ${args.join(' ')}`);
   const t0 = performance.now();
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
@@ -41,8 +59,9 @@ function have(cmd) {
 const skipped = []; // [what, the command that enables it]
 
 /** Whether a stage's tool is there (installed now when running as root without a terminal);
- * outside CI a missing one skips the stage. */
-function tool(title, cmds, install) {
+ * outside CI a missing one skips the stage (stage false: a tool some tests need, which skip
+ * themselves and are listed from their reports). */
+function tool(title, cmds, install, { stage = true } = {}) {
   if (cmds.some(have)) return true;
   const msg = `"${title}" needs ${cmds.join(' or ')}: sudo apt-get install -y ${install}`;
   if (process.env.CI) {
@@ -56,13 +75,40 @@ function tool(title, cmds, install) {
       spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...install.split(' ')], { stdio: 'inherit', env }).status === 0;
     if (ok && cmds.some(have)) return true;
   }
-  console.log(`\n== ${title}: SKIPPED (${msg})`);
-  skipped.push([title, `sudo apt-get install -y ${install}`]);
+  console.log(`\n== ${title}: ${stage ? 'SKIPPED' : 'missing: the tests that need it will skip'} (${msg})`);
+  if (stage) skipped.push([title, `sudo apt-get install -y ${install}`]);
   return false;
 }
 
-// npm dependencies (dev tools for the browser, package and bench tests)
-if (existsSync('package-lock.json') && !existsSync('node_modules')) run('npm dependencies', 'npm', ['ci']);
+/** node --test over files, each test's outcome also written for the list of skips at the end. */
+let reports = 0;
+function nodeTests(title, files, { flags = [], ...opts } = {}) {
+  const report = join(SKIPS, `node-${++reports}.jsonl`);
+  run(title, process.execPath, [...flags, '--test', '--test-reporter', process.stdout.isTTY ? 'spec' : 'tap', '--test-reporter-destination', 'stdout',
+    '--test-reporter', './scripts/skip-reporter.mjs', '--test-reporter-destination', report, ...files], opts);
+}
+
+// Every tool first, so that nothing runs before what it needs is there.
+const hasValgrind = tool('valgrind: a short native training and generation', ['valgrind'], 'valgrind');
+// the page's stage, and the browser tests among the Node tests (tests/js/package.test.mjs)
+const hasChromium = tool('the web page in headless Chromium', ['chromium'], 'chromium');
+// playwright-core, which drives Chromium in the tests, needs Node.js 20 or later (Debian 12's nodejs is 18)
+const oldNode = Number(process.versions.node.split('.')[0]) < 20;
+if (oldNode) {
+  const msg = `the browser tests need Node.js 20 or later (playwright-core), this is ${process.version}`;
+  if (process.env.CI) {
+    console.error(`npm test: ${msg}`);
+    process.exit(1);
+  }
+  console.log(`\n== the web page in headless Chromium: SKIPPED (${msg})`);
+  if (hasChromium) skipped.push(['the web page in headless Chromium', 'run npm test with Node.js 20 or later']);
+}
+const hasClang = tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev');
+// the CLI's terminal test (tests/js/cli.test.mjs) runs it under script(1); without it, that test skips (listed at the end)
+tool('the CLI on a terminal (script)', ['script'], 'bsdutils', { stage: false });
+
+// npm dependencies (dev tools for the browser, package and bench tests): whatever --only chose
+if (existsSync('package-lock.json') && !existsSync('node_modules')) run('npm dependencies', 'npm', ['ci'], { always: true });
 
 for (const tool of ['cmake', 'cc']) {
   if (!have(tool)) {
@@ -76,7 +122,8 @@ run('build native library and tests', 'cmake', ['--build', 'build/native', '-j',
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
 // The golden record (tests/golden/README.md): training, generation and file bytes of every
 // architecture equal tests/golden/native.json, on a machine with its fingerprint (else skipped).
-run('golden record: native', process.execPath, ['tests/golden/check-native.mjs']);
+run('golden record: native', process.execPath, ['tests/golden/check-native.mjs'],
+  { env: { ...process.env, WF_TEST_SKIPS: join(SKIPS, 'golden.jsonl') } });
 
 // The same C tests, fuzz regressions included, with every memory error, leak and undefined
 // behaviour fatal (the build's -fno-sanitize-recover=all).
@@ -93,7 +140,7 @@ run('build test_simd with ThreadSanitizer', 'cmake', ['--build', 'build/tsan', '
 run('the pool and a threaded step under ThreadSanitizer', 'build/tsan/test_simd', [],
   { env: { ...process.env, TSAN_OPTIONS: 'halt_on_error=1' } });
 
-if (tool('valgrind: a short native training and generation', ['valgrind'], 'valgrind')) {
+if (hasValgrind) {
   run('valgrind: a short native training and generation', 'valgrind', ['--error-exitcode=1', '--leak-check=full',
     '--show-leak-kinds=all', '--errors-for-leak-kinds=all', '-q', 'build/native/valgrind_smoke']);
 }
@@ -105,7 +152,7 @@ run('wasm build', './build.sh', []);
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
 run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
 run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
-run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
+nodeTests('Node tests of the wasm build', ['tests/js/']);
 // The relaxed-SIMD builds (build.sh: clang-19), which Node 20 runs only behind a flag: the C
 // kernels against their scalar references, and the tests that hold for any kernel set (the
 // PyTorch fixtures, training, threads, exact resume within one build), with the package told
@@ -113,15 +160,13 @@ run('Node tests of the wasm build', process.execPath, ['--test', 'tests/js/']);
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
 run('C kernel tests in wasm (relaxed SIMD)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
-run('Node tests of the relaxed-SIMD builds', process.execPath, [RELAXED_FLAG, '--test', ...['relaxed', 'fixture', 'model', 'arch',
-  'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx', 'worker'].map((t) => `tests/js/${t}.test.mjs`)], { env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
-if (tool('the web page in headless Chromium', ['chromium'], 'chromium')) {
-  run('the web page in headless Chromium', process.execPath, ['--test', 'tests/web/']);
-}
+nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
+  'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: [RELAXED_FLAG], env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
+if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', ['tests/web/']);
 
 // libFuzzer on the hostile-input loaders, from the committed seeds (scripts/fuzz.sh;
 // the long runs behind docs/ERRORS.md use the same script with more seconds)
-if (tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev')) {
+if (hasClang) {
   run('fuzz: libFuzzer, 60 s per loader', './scripts/fuzz.sh', ['60']);
 }
 // memory stays flat over 400 training steps of config A and 100 model lifetimes (the
@@ -129,12 +174,13 @@ if (tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 li
 run('soak: memory stays flat', process.execPath, ['--expose-gc', 'tests/soak.mjs']);
 console.log('\nnpm test: seconds per stage');
 for (const [title, seconds] of timings) console.log(`${seconds.toFixed(0).padStart(6)}  ${title}`);
-// the Node tests that compare with PyTorch live skip without it (committed fixtures stand in)
-if (spawnSync('/usr/bin/python3', ['-c', 'import torch'], { stdio: 'ignore' }).status !== 0) {
-  skipped.push(['the live PyTorch comparisons among the Node tests (committed fixtures ran instead)', 'sudo apt-get install -y python3-torch']);
-}
+// the tests that skipped in every stage that ran them, each with its reason (which names
+// the command that enables it: a package to install, or where the test runs)
+const lines = readdirSync(SKIPS).flatMap((f) => readFileSync(join(SKIPS, f), 'utf8').split('\n'));
+for (const t of neverRan(lines)) skipped.push([`${t.file ? `${relative(root, t.file)}: ` : ''}${t.name}`, t.skip]);
+if (leftOut.length) console.log(`\nnpm test: --only left out ${leftOut.length} stage${leftOut.length === 1 ? '' : 's'}: ${leftOut.join('; ')}`);
 if (skipped.length) {
   console.log(`\nnpm test: ${skipped.length} skipped; to run ${skipped.length === 1 ? 'it' : 'them'}:`);
   for (const [what, cmd] of skipped) console.log(`  ${what}: ${cmd}`);
 }
-console.log('\nnpm test: all passed');
+console.log(leftOut.length ? `\nnpm test: all passed (the ${timings.length} stage${timings.length === 1 ? '' : 's'} --only chose)` : '\nnpm test: all passed');

@@ -50,6 +50,31 @@ void wf_drop_forward(const wf_model *m, wf_real *mask, wf_real *x, int n, wf_rng
     wf_dropout_forward(x, x, mask, n);
 }
 
+/* LoRA's adapters (lora.c) beside the layer's linears: adapter t (WF_LORA_*) with weights A, B
+ * (NULL: absent) on OC output columns, rows ldo apart, of the linear reading inp [N, C]. Its
+ * saved products u sit in the layer's lora_u, the present adapters' in WF_LORA_* order. */
+static wf_real *lora_u(const wf_model *m, const wf_layer_acts *a, int t, int N) {
+    const int on[WF_LORA_N] = {m->d.lq, m->d.lk, m->d.lv, m->d.lo, m->d.lf, m->d.lu, m->d.ld};
+    int k = 0;
+    for (int i = 0; i < t; i++) k += on[i];
+    return a->lora_u + (size_t)k * N * m->d.LR;
+}
+
+static wf_real lora_scale(const wf_model *m) { return (wf_real)(m->cfg.lora_alpha / (double)m->cfg.lora_rank); }
+
+static void lora_forward(const wf_model *m, int t, const wf_real *A, const wf_real *B, wf_real *out, int ldo, int OC,
+                         const wf_real *inp, int C, const wf_layer_acts *a, int N) {
+    if (A) wf_lora_forward(out, lora_u(m, a, t, N), inp, A, B, lora_scale(m), N, C, OC, m->d.LR, ldo, m->pool);
+}
+
+static void lora_backward(wf_model *m, int t, const wf_real *A, const wf_real *B, wf_real *dA, wf_real *dB,
+                          wf_real *dinp, const wf_real *dout, int ldo, int OC, const wf_real *inp, int C,
+                          const wf_layer_acts *a, int N) {
+    if (A)
+        wf_lora_backward(dinp, dA, dB, dout, lora_u(m, a, t, N), inp, A, B, m->a.dlora, lora_scale(m), N, C, OC,
+                         m->d.LR, ldo, m->pool);
+}
+
 /* ---- the layer forward: training and generation ---- */
 
 /* Self-attention over the layer's own rows (the packed qkv, stride C + 2 KC: KV key/value
@@ -89,6 +114,9 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         in = a->ln1;
     }
     wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, QKV, m->pool);
+    lora_forward(m, WF_LORA_Q, w->lora_qa, w->lora_qb, a->qkv, QKV, C, in, C, a, N);
+    lora_forward(m, WF_LORA_K, w->lora_ka, w->lora_kb, a->qkv + C, QKV, KC, in, C, a, N);
+    lora_forward(m, WF_LORA_V, w->lora_va, w->lora_vb, a->qkv + C + KC, QKV, KC, in, C, a, N);
     if (m->d.qkn) {
         const wf_real eps = (wf_real)m->cfg.norm_eps;
         wf_headnorm_forward(a->qkv, a->qk_rstd, N, NH, HS, QKV, eps);
@@ -115,6 +143,7 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
     wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
+    lora_forward(m, WF_LORA_O, w->lora_oa, w->lora_ob, a->branch, C, C, a->atty, C, a, N);
     wf_drop_forward(m, a->mask1, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res1, x, a->branch, N * C);
     const wf_real *h = a->res1;
@@ -150,8 +179,11 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         in = a->ln2;
     }
     wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, m->pool);
+    lora_forward(m, WF_LORA_FC, w->lora_fa, w->lora_fb, a->fch, fc * F, F, in, C, a, N);
+    lora_forward(m, WF_LORA_UP, w->lora_ua, w->lora_ub, a->fch + F, fc * F, F, in, C, a, N);
     act_forward(m, a->fch_act, a->fch, N);
     wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, m->pool);
+    lora_forward(m, WF_LORA_DOWN, w->lora_da, w->lora_db, a->branch, C, C, a->fch_act, F, a, N);
     wf_drop_forward(m, a->mask2, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res2, h, a->branch, N * C);
     if (post) wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
@@ -208,10 +240,17 @@ void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, c
     const wf_real *dbranch = wf_drop_backward(m, la->mask2, a->dres, N * C);
     zero(a->dfch_act, (size_t)N * F);
     wf_linear_backward(a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, N, F, C, m->pool);
+    lora_backward(m, WF_LORA_DOWN, w->lora_da, w->lora_db, dw->lora_da, dw->lora_db, a->dfch_act, dbranch, C, C,
+                  la->fch_act, F, la, N);
     zero(a->dfch, (size_t)N * fc * F);
     act_backward(m, a->dfch, a->dfch_act, la->fch, N);
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, post ? hc : la->ln2, w->fcw, N, C, fc * F, m->pool);
+    const wf_real *ffin = post ? hc : la->ln2;
+    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, N, C, fc * F, m->pool);
+    lora_backward(m, WF_LORA_FC, w->lora_fa, w->lora_fb, dw->lora_fa, dw->lora_fb, a->dln, a->dfch, fc * F, F, ffin, C,
+                  la, N);
+    lora_backward(m, WF_LORA_UP, w->lora_ua, w->lora_ub, dw->lora_ua, dw->lora_ub, a->dln, a->dfch + F, fc * F, F,
+                  ffin, C, la, N);
     sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
 
     /* cross-attention: hc = h1 + X(lnc(h1))  or  lnc(h1 + X(h1)) */
@@ -239,6 +278,8 @@ void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, c
     dbranch = wf_drop_backward(m, la->mask1, a->dres, N * C);
     zero(a->datty, (size_t)N * C);
     wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, m->pool);
+    lora_backward(m, WF_LORA_O, w->lora_oa, w->lora_ob, dw->lora_oa, dw->lora_ob, a->datty, dbranch, C, C, la->atty, C,
+                  la, N);
     zero(a->dqkv, (size_t)N * QKV);
     const wf_attn_dims ad = self_dims(m, io);
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + C + KC, a->datty, la->atty, la->att, la->qkv,
@@ -255,7 +296,14 @@ void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, c
         wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, KV, HS, QKV, 0);
     }
     zero(a->dln, (size_t)N * C);
-    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, post ? x : la->ln1, w->qkvw, N, C, QKV, m->pool);
+    const wf_real *attin = post ? x : la->ln1;
+    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, N, C, QKV, m->pool);
+    lora_backward(m, WF_LORA_Q, w->lora_qa, w->lora_qb, dw->lora_qa, dw->lora_qb, a->dln, a->dqkv, QKV, C, attin, C,
+                  la, N);
+    lora_backward(m, WF_LORA_K, w->lora_ka, w->lora_kb, dw->lora_ka, dw->lora_kb, a->dln, a->dqkv + C, QKV, KC, attin,
+                  C, la, N);
+    lora_backward(m, WF_LORA_V, w->lora_va, w->lora_vb, dw->lora_va, dw->lora_vb, a->dln, a->dqkv + C + KC, QKV, KC,
+                  attin, C, la, N);
     sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
 }
 

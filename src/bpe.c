@@ -21,7 +21,8 @@
  *
  * Encoding a chunk: repeatedly merge, everywhere left to right, the pair with the lowest
  * merge rank. A merge only creates pairs with the new, later token, so this applies the
- * merges in training order, exactly as training did. */
+ * merges in training order, exactly as training did. wf_merge (vocab.c) does it with a heap
+ * of candidate pairs, lowest rank then leftmost first: the same merges in the same order. */
 #include <stdlib.h>
 
 #include "tokenizer.h"
@@ -164,38 +165,25 @@ wf_status wf_bpe_build(wf_bpe *b, int32_t *merges, int32_t n, char *msg, size_t 
     return WF_OK;
 }
 
-wf_status wf_bpe_encode(const wf_bpe *b, const uint8_t *s, size_t len, int32_t *out, int32_t cap, int32_t *n,
-                        char *msg, size_t msg_cap) {
-    int32_t ids[MAX_CHUNK];
+static int bpe_pair(const void *ctx, int32_t x, int32_t y, double *key, int32_t *merged) {
+    const int32_t r = rank_of(ctx, x, y);
+    if (r < 0) return 0;
+    *key = r;
+    *merged = 256 + r;
+    return 1;
+}
+
+void wf_bpe_encode(const wf_bpe *b, const uint8_t *s, size_t len, wf_ids *o) {
+    int32_t ids[MAX_CHUNK], link[2 * MAX_CHUNK];
+    wf_cand heap[3 * MAX_CHUNK];
+    wf_merger m = {.link = link, .heap = heap, .cap = MAX_CHUNK};
     for (size_t pos = 0; pos < len;) {
         const size_t clen = chunk_len(s + pos, len - pos);
-        int m = (int)clen;
-        for (int i = 0; i < m; i++) ids[i] = s[pos + i];
-        while (m > 1) {
-            int32_t best = -1;
-            for (int i = 0; i + 1 < m; i++) {
-                int32_t r = rank_of(b, ids[i], ids[i + 1]);
-                if (r >= 0 && (best < 0 || r < best)) best = r;
-            }
-            if (best < 0) break;
-            const int32_t x = b->merges[2 * best], y = b->merges[2 * best + 1];
-            int o = 0;
-            for (int i = 0; i < m;) {
-                if (i + 1 < m && ids[i] == x && ids[i + 1] == y) {
-                    ids[o++] = 256 + best;
-                    i += 2;
-                } else {
-                    ids[o++] = ids[i++];
-                }
-            }
-            m = o;
-        }
-        if (m > cap - *n) return wf_fail(msg, msg_cap, WF_ERR_ARG, "output buffer of %d ids is too small", cap);
-        memcpy(out + *n, ids, (size_t)m * sizeof(int32_t));
-        *n += m;
+        for (size_t i = 0; i < clen; i++) ids[i] = s[pos + i];
+        const int32_t k = wf_merge(&m, ids, (int32_t)clen, bpe_pair, b); /* a fixed heap never fails */
+        for (int32_t i = 0; i < k; i++) wf_ids_put(o, ids[i]);
         pos += clen;
     }
-    return WF_OK;
 }
 
 /* ---- training ---- */

@@ -4,10 +4,12 @@
  * the checksum) and touches the handle only when nothing can fail any more, so a bad file
  * leaves the handle exactly as it was. Nothing is allocated from a size the file states
  * until the file has been seen to contain that many bytes. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bytes.h"
 #include "config.h"
+#include "hf.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -17,7 +19,8 @@
 #define CRC_BYTES 4
 #define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
 #define CKPT_NOTE 4 /* flag bit 2: a NOTE section, the application's bytes (wf_model_set_note) */
-#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE) /* every flag version 1 knows */
+#define CKPT_TRAIN 8 /* flag bit 3: a TRAN section, the trainable mask, when a slice is frozen */
+#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE | CKPT_TRAIN) /* every flag version 1 knows */
 #define MAX_NAME 63
 
 /* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
@@ -91,6 +94,8 @@ static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
     if (t->kind == WF_TOKENIZER_CHAR) {
         wf_put_u32(w, (uint32_t)t->n_chars);
         for (int32_t i = 0; i < t->n_chars; i++) wf_put_u32(w, t->chars[i]);
+    } else if (t->kind == WF_TOKENIZER_HF || t->kind == WF_TOKENIZER_LLAMA2C) {
+        wf_put(w, t->voc.src, (size_t)t->voc.src_n); /* the tokenizer.json or tokenizer.bin itself */
     } else {
         wf_put_u32(w, WF_BPE_PRETOKENIZER);
         wf_put_u32(w, (uint32_t)t->bpe.n_merges);
@@ -99,13 +104,22 @@ static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
     end_file(w, start);
 }
 
+/* Elements of a tensor's trainable slices (mask: its bytes of the trainable mask). */
+static size_t trained_elems(const wf_tensor_info *ti, const uint8_t *mask) {
+    size_t n = 0;
+    for (int l = 0; l < ti->layers; l++) n += mask[l];
+    return ti->layers ? n * ((size_t)ti->size / (size_t)ti->layers) : 0;
+}
+
 static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_t flags) {
     const int opt = (flags & WF_SAVE_OPTIMIZER) != 0;
     wf_config cfg;
     wf_model_get_config(m, &cfg);
     int32_t note_n;
     const uint8_t *note = wf_model_get_note(m, &note_n);
-    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0));
+    const int frozen = memchr(m->train, 0, (size_t)m->n_slices) != NULL;
+    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0) |
+                                                         (frozen ? CKPT_TRAIN : 0));
 
     size_t at = begin_section(w, "CONF");
     put_words(w, &cfg, N_CONFIG);
@@ -114,6 +128,13 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     if (t) {
         at = begin_section(w, "TOKN");
         write_tokenizer(w, t);
+        end_section(w, at);
+    }
+
+    if (frozen) {
+        at = begin_section(w, "TRAN");
+        wf_put_u32(w, (uint32_t)m->n_slices);
+        wf_put(w, m->train, (size_t)m->n_slices);
         end_section(w, at);
     }
 
@@ -137,9 +158,10 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         wf_put_u32(w, (uint32_t)ti->ndim);
         for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
         put_reals(w, weights + ti->offset, (size_t)ti->size);
-        if (opt) {
-            put_reals(w, adam_m + ti->offset, (size_t)ti->size);
-            put_reals(w, adam_v + ti->offset, (size_t)ti->size);
+        const size_t trained = trained_elems(ti, m->train + m->slice0[i]);
+        if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks */
+            put_reals(w, adam_m + ti->grad_offset, trained);
+            put_reals(w, adam_v + ti->grad_offset, trained);
         }
     }
     end_section(w, at);
@@ -316,8 +338,19 @@ static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *ou
     wf_status s = open_file(data, n, "WFTK", TOK_VERSION, "tokenizer file", &r, &kind, msg, cap);
     if (s != WF_OK) return s;
     if (kind == WF_TOKENIZER_BPE) return parse_bpe(&r, out, msg, cap);
+    if (kind == WF_TOKENIZER_HF || kind == WF_TOKENIZER_LLAMA2C) {
+        char sub[200];
+        s = kind == WF_TOKENIZER_HF ? wf_tokjson_parse(r.p, r.n, out, sub, sizeof sub) : wf_llama2c_tok_parse(r.p, r.n, out, sub, sizeof sub);
+        if (s != WF_OK) FAIL(s, "the tokenizer file holds a bad %s: %s", kind == WF_TOKENIZER_HF ? "tokenizer.json" : "tokenizer.bin", sub);
+        if (out->kind != (int32_t)kind) {
+            wf_tokenizer_clear(out);
+            FAIL(WF_ERR_FORMAT, "the tokenizer file's tokenizer.json is wasmformer's own BPE, which is saved as kind 2");
+        }
+        return WF_OK;
+    }
     if (kind != WF_TOKENIZER_CHAR)
-        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED, "tokenizer kind %u is not one this build reads (1 char, 2 bpe)", kind);
+        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED,
+             "tokenizer kind %u is not one this build reads (1 char, 2 bpe, 3 tokenizer.json, 4 llama2.c)", kind);
     uint32_t count = wf_get_u32(&r);
     if (r.failed || count == 0) FAIL(WF_ERR_FORMAT, "the char vocabulary is empty");
     if (count > WF_MAX_CODEPOINT + 1 || (size_t)count * 4 != wf_left(&r))
@@ -338,12 +371,27 @@ static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *ou
     return WF_OK;
 }
 
+/* Whether the bytes begin as a wasmformer file does ("WF", then the kind's two letters). */
+static int is_ours(const uint8_t *data, size_t n) { return n >= 2 && data[0] == 'W' && data[1] == 'F'; }
+
+/* Whether the bytes are JSON: '{' or '[' after any byte order mark and blanks, and then not
+ * a zero byte. A llama2.c tokenizer.bin opens with an int32 (max_token_length) whose first
+ * byte may be '{' (123), but then zero bytes follow. */
+static int is_json(const uint8_t *d, size_t n) {
+    size_t i = n >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf ? 3 : 0;
+    while (i < n && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r')) i++;
+    return i < n && (d[i] == '{' || d[i] == '[') && (i + 1 == n || d[i + 1] != 0);
+}
+
 wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!t) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return TOK_ERR(t, WF_ERR_ARG, "data is NULL or its length is negative");
     wf_tokenizer next;
     memset(&next, 0, sizeof next);
-    wf_status s = parse_tokenizer(data, (size_t)n, &next, t->err, sizeof t->err);
+    const size_t len = (size_t)n;
+    wf_status s = is_ours(data, len) ? parse_tokenizer(data, len, &next, t->err, sizeof t->err)
+                  : is_json(data, len) ? wf_tokjson_parse(data, len, &next, t->err, sizeof t->err)
+                                              : wf_llama2c_tok_parse(data, len, &next, t->err, sizeof t->err);
     if (s != WF_OK) return s;
     wf_tokenizer_move(t, &next);
     t->err[0] = 0;
@@ -380,10 +428,31 @@ typedef struct {
     wf_optim opt;
     wf_train_state state;
     wf_tensor_info table[WF_N_PARAMS];
-    const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v) */
+    uint8_t *mask;                    /* the trainable mask: the file's TRAN section, else all 1 */
+    const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v of its trainable slices) */
     const uint8_t *note;              /* the NOTE section's bytes in the file, or NULL */
     int32_t note_n;
 } parsed_ckpt;
+
+static int32_t slice0(const parsed_ckpt *pc, int i) {
+    int32_t k = 0;
+    for (int j = 0; j < i; j++) k += pc->table[j].layers;
+    return k;
+}
+
+/* The TRAN section: a byte per slice of the config's table, each 0 or 1. */
+static wf_status parse_mask(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
+    const int32_t want = wf_plan_slices(pc->table);
+    uint32_t n = wf_get_u32(r);
+    if (r->failed || n != (uint32_t)want || wf_left(r) != n)
+        FAIL(WF_ERR_FORMAT, "the trainable mask has %u bytes (%zu follow); the file's config has %d slices", n,
+             wf_left(r), want);
+    const uint8_t *b = wf_take(r, n);
+    for (uint32_t k = 0; k < n; k++)
+        if (b[k] > 1) FAIL(WF_ERR_FORMAT, "byte %u of the trainable mask is %u, not 0 or 1", k, b[k]);
+    memcpy(pc->mask, b, n);
+    return WF_OK;
+}
 
 static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
     int expected = 0;
@@ -393,7 +462,6 @@ static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t 
     if (dtype != 0) FAIL(WF_ERR_UNSUPPORTED, "tensor dtype %u; this build reads float32 (0)", dtype);
     if (count != (uint32_t)expected)
         FAIL(WF_ERR_FORMAT, "the file has %u tensors; its config needs %d", count, expected);
-    const size_t copies = pc->has_opt ? 3 : 1; /* weights, then AdamW m and v */
     for (uint32_t k = 0; k < count; k++) {
         uint32_t len = wf_get_u32(r);
         if (r->failed || len == 0 || len > MAX_NAME) FAIL(WF_ERR_FORMAT, "tensor %u: name length %u is outside [1, %d]", k, len, MAX_NAME);
@@ -416,14 +484,16 @@ static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t 
             if (r->failed || dim != (uint32_t)ti->shape[d])
                 FAIL(WF_ERR_FORMAT, "tensor \"%s\": dimension %d is %u; the config gives %d", shown, d, dim, ti->shape[d]);
         }
-        /* compare before multiplying: 12 * size can exceed a 32-bit size_t */
-        size_t elems = (size_t)ti->size;
-        if (elems > wf_left(r) / 4 / copies)
+        /* weights, then the AdamW m and v of its trainable slices; compared before
+         * multiplying: 12 * size can exceed a 32-bit size_t */
+        const size_t elems = (size_t)ti->size, trained = pc->has_opt ? trained_elems(ti, pc->mask + slice0(pc, i)) : 0;
+        if (elems > wf_left(r) / 4 || trained > (wf_left(r) / 4 - elems) / 2)
             FAIL(WF_ERR_FORMAT, "tensor \"%s\" needs %zu values but the section has only %zu bytes left", shown,
-                 elems * copies, wf_left(r));
-        const uint8_t *b = wf_take(r, elems * 4 * copies);
-        for (size_t c = 0; c < copies; c++) {
-            int64_t bad = first_bad(b + c * elems * 4, elems, c == 2);
+                 elems + 2 * trained, wf_left(r));
+        const uint8_t *b = wf_take(r, (elems + 2 * trained) * 4);
+        for (size_t c = 0; c < (trained ? 3u : 1u); c++) {
+            const size_t at = c == 0 ? 0 : elems + (c - 1) * trained, n = c == 0 ? elems : trained;
+            int64_t bad = first_bad(b + at * 4, n, c == 2);
             if (bad >= 0)
                 FAIL(WF_ERR_FORMAT, "tensor \"%s\": %s value %lld is %s", shown, c == 0 ? "weight" : c == 1 ? "AdamW m" : "AdamW v",
                      (long long)bad, c == 2 ? "negative or not finite" : "not finite");
@@ -451,6 +521,9 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
     s = wf_config_check(&pc->cfg, why, sizeof why);
     if (s != WF_OK) FAIL(s == WF_ERR_UNSUPPORTED ? s : WF_ERR_FORMAT, "the file's config: %s", why);
     if (wf_tensor_table(&pc->cfg, pc->table) != WF_OK) FAIL(WF_ERR_FORMAT, "the file's config has more than 2^31 - 1 parameters");
+    const int32_t slices = wf_plan_slices(pc->table);
+    if (!(pc->mask = malloc((size_t)slices))) FAIL(WF_ERR_NOMEM, "out of memory");
+    memset(pc->mask, 1, (size_t)slices);
 
     if (flags & CKPT_TOKENIZER) {
         if ((s = open_section(&r, "TOKN", &sec, msg, cap)) != WF_OK) return s;
@@ -462,6 +535,11 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
                  pc->cfg.vocab_size);
     }
 
+    if (flags & CKPT_TRAIN) {
+        if ((s = open_section(&r, "TRAN", &sec, msg, cap)) != WF_OK) return s;
+        if ((s = parse_mask(&sec, pc, msg, cap)) != WF_OK) return s;
+        if ((s = close_section(&sec, "TRAN", msg, cap)) != WF_OK) return s;
+    }
     if ((s = open_section(&r, "TENS", &sec, msg, cap)) != WF_OK) return s;
     if ((s = parse_tensors(&sec, pc, msg, cap)) != WF_OK) return s;
     if ((s = close_section(&sec, "TENS", msg, cap)) != WF_OK) return s;
@@ -496,6 +574,17 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
 wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!m) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
+    if (!is_ours(data, (size_t)n)) {
+        wf_status s = wf_llama2c_model_load(m, data, n);
+        if (s == WF_ERR_FORMAT) { /* say both readings: a damaged checkpoint ends here too */
+            char why[sizeof m->err];
+            const char *p = strncmp(m->err, "llama2.c: ", 10) ? m->err : m->err + 10;
+            snprintf(why, sizeof why, "%s", p);
+            return WF_ERR(m, s, "not a wasmformer checkpoint (its first bytes are not \"WFCK\") nor a llama2.c model "
+                          "file (%s)", why);
+        }
+        return s;
+    }
     parsed_ckpt *pc = calloc(1, sizeof *pc);
     wf_tokenizer tok;
     memset(&tok, 0, sizeof tok);
@@ -507,10 +596,11 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     if (s == WF_OK && pc->note_n > 0 && !(note = malloc((size_t)pc->note_n)))
         s = WF_ERR(m, WF_ERR_NOMEM, "could not allocate the note's %d bytes", pc->note_n);
     if (note) memcpy(note, pc->note, (size_t)pc->note_n);
-    if (s == WF_OK) s = wf_model_init_zero(m, &pc->cfg);
+    if (s == WF_OK) s = wf_model_init_masked(m, &pc->cfg, pc->mask);
     if (s != WF_OK) {
         free(note);
         wf_tokenizer_clear(&tok);
+        free(pc->mask);
         free(pc);
         return s;
     }
@@ -524,9 +614,11 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         if (!ti->size) continue;
         const size_t elems = (size_t)ti->size;
         read_reals(weights + ti->offset, pc->data[i], elems);
-        if (pc->has_opt) {
-            read_reals(adam_m + ti->offset, pc->data[i] + 4 * elems, elems);
-            read_reals(adam_v + ti->offset, pc->data[i] + 8 * elems, elems);
+        const size_t trained = trained_elems(ti, pc->mask + slice0(pc, i));
+        if (pc->has_opt && trained) {
+            const int32_t g = m->tensors[i].grad_offset; /* the model's, built with this mask */
+            read_reals(adam_m + g, pc->data[i] + 4 * elems, trained);
+            read_reals(adam_v + g, pc->data[i] + 4 * (elems + trained), trained);
         }
     }
     if (pc->has_opt) {
@@ -538,6 +630,7 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         t->err[0] = 0;
     }
     wf_tokenizer_clear(&tok);
+    free(pc->mask);
     free(pc);
     m->err[0] = 0;
     return WF_OK;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "plan.h"
 
 /* ---- the tables as data ---- */
 
@@ -122,6 +123,12 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
           c->n_head);
     CHECK(c->positions != WF_POS_ROPE || (c->d_model / c->n_head) % 2 == 0,
           "rope pairs channel i with i + HS/2, so the head size d_model / n_head = %d must be even", c->d_model / c->n_head);
+    CHECK((c->lora_rank > 0) == (c->lora_targets != 0),
+          "lora_rank %d and lora_targets %d: adapters need both a rank and targets (or neither)", c->lora_rank,
+          c->lora_targets);
+    CHECK(!(c->lora_targets & (1 << WF_LORA_UP)) || c->activation == WF_ACT_SWIGLU,
+          "lora_targets has bit %d (up), SwiGLU's up rows; this model's activation has none (bit %d, fc, adapts its "
+          "first feed-forward matrix)", 1 << WF_LORA_UP, 1 << WF_LORA_FC);
     CHECK(ed || c->n_enc_layer == 0, "n_enc_layer is %d, but only an encoder-decoder has a separate encoder (arch 2); "
           "the layers of a %s are n_layer", c->n_enc_layer, c->arch == WF_ARCH_DECODER ? "decoder" : "encoder");
     return WF_OK;

@@ -36,6 +36,8 @@ extern const wf_hf_layout wf_hf_layouts[];
 /* Sets the choices that make a Llama: a Pre-LN RMSNorm decoder with SwiGLU, RoPE and no biases
  * (the sizes, head tying and the rest are left as they are). llama2c.c reads into it too. */
 void wf_hf_llama_shape(wf_config *c);
+/* llama2c.c: m from a llama2.c model file (data and n checked by the caller, wf_model_load). */
+wf_status wf_llama2c_model_load(wf_model *m, const uint8_t *data, int32_t n);
 /* The layout of a config: GPT-2 or Llama for the decoders those classes hold, else ours. */
 int wf_hf_layout_of(const wf_config *c);
 /* The shape a row gives tensor ti in the file; returns its rank. */
@@ -57,6 +59,29 @@ typedef struct {
 /* The tensors of a model with tensor table `table` and L layers in layout lay, in file
  * order, into out (room for lay->n_rows * L entries); returns how many. */
 int wf_hf_entries(const wf_hf_layout *lay, const wf_tensor_info *table, int L, wf_hf_entry *out);
+
+/* ---- the safetensors container (safetensors.c) ---- */
+enum { ST_F32, ST_F16, ST_BF16, ST_F64, ST_OTHER };
+#define MAX_ST_NAME 256
+#define MAX_ST_DIMS 8
+typedef struct {
+    char name[MAX_ST_NAME];
+    int dtype;
+    int ndim;
+    int64_t shape[MAX_ST_DIMS];
+    uint64_t elems;
+    const uint8_t *data; /* inside the caller's buffer */
+    int used;
+} st_tensor;
+typedef struct {
+    st_tensor *t; /* sorted by name; the caller frees t */
+    int32_t n;
+} st_file;
+/* Reads the header of a safetensors file: u64 header length, JSON header, data. Every
+ * tensor's dtype, shape and byte range are checked against each other and the data. */
+wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_t cap);
+st_tensor *wf_st_find(st_file *f, const char *name); /* NULL: absent */
+float wf_st_get(const st_tensor *t, size_t i);      /* element i as a float (ST_OTHER: not readable) */
 
 /* config.json of a config in a layout (into t), and the config and layout a config.json
  * describes (over wf_config_default; checked only as JSON and against the layout: the

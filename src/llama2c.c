@@ -11,9 +11,12 @@
  * each head's query and key rows are permuted on the way in, row 2i to i and row 2i + 1 to
  * i + HS/2: the same pairs turn by the same angles, and q.k, a sum over the head's channels,
  * does not change when both are permuted alike. */
+#include <stdlib.h>
+
 #include "bytes.h"
 #include "hf.h"
 #include "model.h"
+#include "tokenizer.h"
 
 #define LLAMA2C_NORM_EPS 1e-5f /* run.c's rmsnorm */
 #define LLAMA2C_MAGIC 0x616b3432u /* "ak42": the later export versions, which this reader refuses */
@@ -55,7 +58,7 @@ static wf_status read_header(wf_model *m, const uint8_t *data, size_t n, wf_conf
         return WF_ERR(m, WF_ERR_UNSUPPORTED, "llama2.c: this is a version %u export (magic \"ak42\"); wasmformer reads "
                       "the legacy layout (export.py --version 0, the tinyllamas' .bin files)",
                       n >= 8 ? wf_le32(data + 4) : (uint32_t)0);
-    if (n < 28) return WF_ERR(m, WF_ERR_FORMAT, "llama2.c: %zu bytes, shorter than the 28-byte header", n);
+    if (n < 28) return WF_ERR(m, WF_ERR_FORMAT, "llama2.c: %zu bytes, shorter than the 28-byte header (truncated?)", n);
     int32_t h[7];
     for (int i = 0; i < 7; i++) h[i] = (int32_t)wf_le32(data + 4 * i);
     static const char *const names[7] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
@@ -94,9 +97,7 @@ static double letter(const wf_dims *d, int which) {
 /* Row r of a head of HS rows, in llama2.c's pair order, goes to this row of ours. */
 static size_t unpair(size_t r, size_t HS) { return r % 2 == 0 ? r / 2 : HS / 2 + r / 2; }
 
-wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n) {
-    if (!m) return WF_ERR_ARG;
-    if (!data || n < 0) return WF_ERR(m, WF_ERR_ARG, "the llama2.c file's bytes must be given");
+wf_status wf_llama2c_model_load(wf_model *m, const uint8_t *data, int32_t n) {
     wf_config cfg;
     int shared = 1;
     wf_status s = read_header(m, data, (size_t)n, &cfg, &shared);
@@ -153,5 +154,69 @@ wf_status wf_model_load_llama2c(wf_model *m, const uint8_t *data, int32_t n) {
             }
         }
     }
+    return WF_OK;
+}
+
+/* ---- tokenizer.bin ----
+ * llama2.c's tokenizer file, as its tokenizer.py writes it and run.c reads it: int32
+ * max_token_length, then per token float32 score, int32 length, its bytes (SentencePiece's
+ * piece with U+2581 as a space; <s> and </s> as "\n<s>\n", "\n</s>\n"; bytes as "<0xHH>" at
+ * ids 3..258). run.c takes the count from the model; here it is every record to the end.
+ * run.c's encoder needs the piece " " (its dummy prefix) and ids up to 258 (byte b is id
+ * b + 3), and its merge buffer holds two pieces of max_token_length bytes: all checked. */
+#define TOK_FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
+
+wf_status wf_llama2c_tok_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap) {
+    wf_reader r = wf_reader_of(data, n);
+    const uint32_t max_len = wf_get_u32(&r);
+    if (r.failed) TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin: %zu bytes, shorter than its 4-byte header", n);
+    if (max_len == 0 || max_len > (1u << 20))
+        TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin: max_token_length %d is outside [1, 1048576]", (int32_t)max_len);
+    /* count the records first: each is at least 9 bytes, so the count is bounded by the file */
+    int64_t count = 0;
+    for (wf_reader c = r; wf_left(&c) > 0; count++) {
+        wf_get_u32(&c);
+        const uint32_t len = wf_get_u32(&c);
+        if (c.failed) TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin: token %lld is cut short (truncated file?)", (long long)count);
+        if (len == 0 || len > max_len)
+            TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin: token %lld is %d bytes long; max_token_length says 1 to %u", (long long)count,
+                     (int32_t)len, max_len);
+        if (!wf_take(&c, len)) TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin: token %lld runs past the end of the file", (long long)count);
+    }
+    if (count < 259)
+        TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin has %lld tokens; llama2.c writes byte b as id b + 3, so it needs at least 259",
+                 (long long)count);
+    if (count > (1 << 24)) TOK_FAIL(WF_ERR_FORMAT, "tokenizer.bin has %lld tokens; at most 16777216", (long long)count);
+    wf_vocab *v = &out->voc;
+    v->family = WF_VOCAB_LLAMA2C;
+    v->n = (int32_t)count;
+    v->pool = malloc(n);
+    v->tok = malloc((size_t)count * sizeof(wf_span));
+    v->score = malloc((size_t)count * sizeof(float));
+    v->src = malloc(n);
+    if (!v->pool || !v->tok || !v->score || !v->src) {
+        wf_vocab_release(v);
+        TOK_FAIL(WF_ERR_NOMEM, "out of memory reading tokenizer.bin (%lld tokens)", (long long)count);
+    }
+    memcpy(v->src, data, n);
+    v->src_n = (int32_t)n;
+    for (int32_t i = 0; i < v->n; i++) {
+        wf_read_f32s(&v->score[i], wf_take(&r, 4), 1);
+        const uint32_t len = wf_get_u32(&r);
+        v->tok[i] = (wf_span){(uint32_t)v->pool_n, len};
+        memcpy(v->pool + v->pool_n, wf_take(&r, len), len);
+        v->pool_n += len;
+    }
+    v->unk = -1;
+    v->bos = 1; /* run.c starts every prompt with BOS, id 1 */
+    wf_status s = wf_vocab_index(v, msg, cap);
+    if (s == WF_OK && wf_vocab_find(v, (const uint8_t *)" ", 1) < 0)
+        s = wf_fail(msg, cap, WF_ERR_FORMAT, "tokenizer.bin has no \" \" token, which llama2.c's encoder puts first");
+    if (s == WF_OK) s = wf_vocab_finish(v, msg, cap);
+    if (s != WF_OK) {
+        wf_vocab_release(v);
+        return s;
+    }
+    out->kind = WF_TOKENIZER_LLAMA2C;
     return WF_OK;
 }

@@ -12,6 +12,8 @@ wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
 static void release(wf_model *m) {
     for (int b = 0; b < 4; b++) wf_free(m->block[b]);
+    free(m->train);
+    free(m->goff);
     wf_free(m->muon_mem);
     wf_free(m->pos_table);
     wf_free(m->rope_cos);
@@ -72,7 +74,9 @@ wf_status wf_model_ready(wf_model *m) {
  * zero_proj (modded-nanogpt): those projections start at zero instead, so every block starts
  * as the identity and the residual stream is the embedding; their gradients are not zero
  * (dL/dW = dout^T x), so they move at the first step, and the weights upstream of them start
- * moving one step later. The draws are made anyway: the other tensors stay as without it. */
+ * moving one step later. The draws are made anyway: the other tensors stay as without it.
+ * LoRA's adapters come last in the table and draw from a stream of their own (init_lora), so
+ * the base weights are the same with and without them. */
 static void init_weights(wf_model *m) {
 #define X(name, ndim, d0, d1, d2, decay, init) init,
     static const int INIT[WF_N_PARAMS] = {WF_PARAMS(X)};
@@ -82,6 +86,7 @@ static void init_weights(wf_model *m) {
     const double std = 0.02, resid_std = 0.02 / sqrt(2.0 * m->d.L), enc_resid_std = m->d.E ? 0.02 / sqrt(2.0 * m->d.E) : 0;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *t = &m->tensors[i];
+        if (wf_param_lora(i)) continue;
         wf_real *w = m->block[WF_WEIGHTS] + t->offset;
         const int encoder = i >= WF_P_enc_ln1w && i <= WF_P_enc_fcprojb; /* the encoder stack's block tensors */
         for (int32_t j = 0; j < t->size; j++) {
@@ -96,13 +101,38 @@ static void init_weights(wf_model *m) {
     }
 }
 
-/* Points p and g into the weight and gradient blocks, at each tensor's offset. */
+/* LoRA's adapters as PEFT starts them: A Kaiming-uniform with a = sqrt(5) (nn.Linear's
+ * default, U(-1/sqrt(in), 1/sqrt(in))), B zero, so that a new adapter changes nothing. From
+ * their own stream: adding adapters later draws the same as a model made with them. */
+static void init_lora(wf_model *m) {
+    wf_rng r;
+    wf_rng_seed(&r, (uint64_t)m->cfg.seed ^ 0x6c6f7261ULL); /* "lora" */
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *t = &m->tensors[i];
+        if (!wf_param_lora(i) || !t->size) continue;
+        wf_real *w = m->block[WF_WEIGHTS] + t->offset;
+        const int is_a = (i - WF_P_enc_lora_qa) % 2 == 0; /* rows alternate A, B */
+        const double bound = 1 / sqrt((double)t->shape[2]);
+        for (int32_t j = 0; j < t->size; j++) w[j] = is_a ? (wf_real)(bound * (2 * wf_rng_uniform(&r) - 1)) : 0;
+    }
+}
+
+wf_real *wf_model_grad(const wf_model *m, int i, int layer) {
+    const wf_tensor_info *t = &m->tensors[i];
+    if (!t->size) return NULL;
+    const size_t o = m->goff[m->slice0[i] + layer];
+    return o == SIZE_MAX ? NULL : m->block[WF_GRADS] + o;
+}
+
+/* Points p into the weight block at each tensor's offset, and g at the gradients of the whole
+ * tensors (the stacked ones are reached per layer: wf_layer_weights). */
 static void point_params(wf_model *m) {
     const wf_tensor_info *t = m->tensors;
-#define X(pname, ...)                                                   \
-    m->p.pname = t->size ? m->block[WF_WEIGHTS] + t->offset : NULL;     \
-    m->g.pname = t->size ? m->block[WF_GRADS] + t->offset : NULL;       \
-    t++;
+    int i = 0;
+#define X(pname, ...)                                                                   \
+    m->p.pname = t->size ? m->block[WF_WEIGHTS] + t->offset : NULL;                     \
+    m->g.pname = wf_param_stacked(i) ? NULL : wf_model_grad(m, i, 0);                   \
+    t++, i++;
     WF_PARAMS(X)
 #undef X
 }
@@ -113,61 +143,100 @@ static void seed_sampler(wf_model *m, uint32_t seed) {
     wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
 }
 
-/* A model of cfg into m: built aside and swapped in only when everything succeeded. */
-static wf_status build(wf_model *m, const wf_config *cfg, int random) {
-    if (!m) return WF_ERR_ARG;
+/* Bytes a model of dims d needs with gstride elements of gradients (and each AdamW moment). */
+static double model_bytes(const wf_dims *d, double stride, double gstride) {
+    return (stride + 3 * gstride + wf_plan_muon(d) + wf_plan_gen(d) + wf_plan_tables(d)) * sizeof(wf_real);
+}
+
+/* Lays out and allocates a model of cfg in next (zero weights, trainable mask `mask`, or the
+ * config's default when NULL), without touching m but for its message. On failure next holds
+ * nothing. */
+static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const uint8_t *mask) {
     char why[200];
     wf_status s = wf_config_check(cfg, why, sizeof why);
     if (s != WF_OK) return WF_ERR(m, s, "%s", why);
-    wf_memory mem;
-    wf_config_memory(cfg, 0, 0, &mem, NULL, 0);
     wf_dims d;
     wf_dims_of(cfg, &d);
     if (wf_plan_params(&d, 1) > 2147483647.0)
         return WF_ERR(m, WF_ERR_CONFIG, "the model would have %.0f parameters; at most 2^31 - 1 are supported",
                       wf_plan_params(&d, 1));
-    if (mem.total > wf_address_limit() * 0.95)
+    memset(next, 0, sizeof *next);
+    next->cfg = *cfg;
+    next->d = d;
+    next->stride = wf_plan_tensors(&d, next->tensors);
+    next->n_slices = wf_plan_slices(next->tensors);
+    for (int i = 0, k = 0; i < WF_N_PARAMS; k += next->tensors[i].layers, i++) {
+        next->n_params += (size_t)next->tensors[i].size;
+        next->slice0[i] = k;
+    }
+    /* the size first, so that a model too large is refused before anything is allocated */
+    wf_memory est;
+    wf_config_memory(cfg, 0, 0, &est, NULL, 0);
+    double grads = est.grads / sizeof(wf_real);
+    if (mask) grads = (double)wf_plan_train(next->tensors, mask, NULL);
+    const double bytes = model_bytes(&d, (double)next->stride, grads);
+    if (bytes > wf_address_limit() * 0.95) {
+        memset(next, 0, sizeof *next);
         return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
-                      mem.total / 1e9, wf_address_limit() / 1e9);
-
-    wf_model next;
-    memset(&next, 0, sizeof next);
-    next.cfg = *cfg;
-    next.d = d;
-    next.stride = wf_plan_tensors(&d, next.tensors);
-    for (int i = 0; i < WF_N_PARAMS; i++) next.n_params += (size_t)next.tensors[i].size;
+                      bytes / 1e9, wf_address_limit() / 1e9);
+    }
+    next->train = malloc((size_t)next->n_slices + 1);
+    next->goff = malloc(((size_t)next->n_slices + 1) * sizeof(size_t));
+    if (!next->train || !next->goff) {
+        release(next);
+        return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    }
+    if (mask) memcpy(next->train, mask, (size_t)next->n_slices);
+    else wf_plan_default_mask(next->tensors, d.LR > 0, next->train);
+    next->gstride = wf_plan_train(next->tensors, next->train, next->goff);
     int blocks = 1;
-    for (int b = 0; b < 4; b++) blocks &= (next.block[b] = wf_calloc(next.stride * sizeof(wf_real))) != NULL;
-    next.muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
+    for (int b = 0; b < 4; b++) {
+        const size_t n = b == WF_WEIGHTS ? next->stride : next->gstride;
+        blocks &= (next->block[b] = wf_calloc((n ? n : 4) * sizeof(wf_real))) != NULL;
+    }
+    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
-    next.gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
+    next->gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
     wf_real *tables = table ? wf_alloc(table * sizeof(wf_real)) : NULL;
     if (d.rope) {
-        next.rope_cos = tables;
-        next.rope_sin = tables ? tables + table / 2 : NULL;
+        next->rope_cos = tables;
+        next->rope_sin = tables ? tables + table / 2 : NULL;
     } else {
-        next.pos_table = tables;
+        next->pos_table = tables;
     }
-    if (!blocks || !next.muon_mem || !next.gen.mem || (table && !tables)) {
-        release(&next);
-        return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", mem.total / 1e6);
+    if (!blocks || !next->muon_mem || !next->gen.mem || (table && !tables)) {
+        release(next);
+        return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", bytes / 1e6);
     }
-    point_params(&next);
-    if (random) init_weights(&next);
-    if (next.pos_table) wf_sinusoid_table(next.pos_table, d.T, d.C);
-    if (next.rope_cos) wf_rope_table(next.rope_cos, next.rope_sin, d.T, d.HS, next.cfg.rope_theta);
-    wf_gen_carve(&next.gen, &d, next.gen.mem);
-    next.gen.bytes = gen_elems * sizeof(wf_real);
-    wf_optim_default(&next.opt);
-    seed_sampler(&next, cfg->seed);
-    next.ready = 1;
+    point_params(next);
+    if (next->pos_table) wf_sinusoid_table(next->pos_table, d.T, d.C);
+    if (next->rope_cos) wf_rope_table(next->rope_cos, next->rope_sin, d.T, d.HS, next->cfg.rope_theta);
+    wf_gen_carve(&next->gen, &d, next->gen.mem);
+    next->gen.bytes = gen_elems * sizeof(wf_real);
+    wf_optim_default(&next->opt);
+    seed_sampler(next, cfg->seed);
+    next->ready = 1;
+    return WF_OK;
+}
+
+/* A model of cfg into m: built aside and swapped in only when everything succeeded. */
+static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint8_t *mask) {
+    if (!m) return WF_ERR_ARG;
+    wf_model next;
+    wf_status s = make(m, &next, cfg, mask);
+    if (s != WF_OK) return s;
+    if (random) {
+        init_weights(&next);
+        init_lora(&next);
+    }
     adopt(m, &next);
     return WF_OK;
 }
 
-wf_status wf_model_init(wf_model *m, const wf_config *cfg) { return build(m, cfg, 1); }
-wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m, cfg, 0); }
+wf_status wf_model_init(wf_model *m, const wf_config *cfg) { return build(m, cfg, 1, NULL); }
+wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m, cfg, 0, NULL); }
+wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask) { return build(m, cfg, 0, mask); }
 
 /* ---- accessors and settings ---- */
 
@@ -185,10 +254,10 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     out->threads = wf_pool_threads(m->pool);
     if (!m->ready) return WF_OK;
     wf_memory *mem = &out->memory;
-    const double bytes = sizeof(wf_real), stride = (double)m->stride;
+    const double bytes = sizeof(wf_real), stride = (double)m->stride, gstride = (double)m->gstride;
     mem->params = stride * bytes;
-    mem->grads = stride * bytes;
-    mem->optimizer = (2 * stride + wf_plan_muon(&m->d)) * bytes;
+    mem->grads = gstride * bytes;
+    mem->optimizer = (2 * gstride + wf_plan_muon(&m->d)) * bytes;
     mem->activations = (double)m->act_cap * bytes;
     mem->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes;
     mem->total = mem->params + mem->grads + mem->optimizer + mem->activations + mem->inference;
@@ -288,22 +357,24 @@ wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
     return WF_OK;
 }
 
-/* A stacked tensor's slice for layer l, in the block at base (params or grads). */
-static wf_real *slice(const wf_model *m, int i, wf_real *base, int l) {
+/* A stacked tensor's slice for layer l: its weights, or its gradients (NULL: frozen). */
+static wf_real *slice(const wf_model *m, int i, int grads, int l) {
     const wf_tensor_info *t = &m->tensors[i];
     if (!t->size) return NULL;
-    return base + t->offset + (size_t)l * (size_t)(t->size / t->shape[0]);
+    if (grads) return wf_model_grad(m, i, l);
+    return m->block[WF_WEIGHTS] + t->offset + (size_t)l * (size_t)(t->size / t->layers);
 }
 
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
-    wf_real *base = m->block[grads ? WF_GRADS : WF_WEIGHTS];
-#define MAIN_X(name, ...) w->name = slice(m, WF_P_##name, base, l);
-#define ENC_X(name, ...) w->name = slice(m, WF_P_enc_##name, base, l);
+#define MAIN_X(name, ...) w->name = slice(m, WF_P_##name, grads, l);
+#define ENC_X(name, ...) w->name = slice(m, WF_P_enc_##name, grads, l);
 #define NONE_X(name, ...) w->name = NULL;
     if (stack == WF_STACK_MAIN) {
         WF_BLOCK_PARAMS(MAIN_X, , L, WF_CROSS_PARAMS(MAIN_X))
+        WF_LORA_PARAMS(MAIN_X, , L)
     } else {
         WF_BLOCK_PARAMS(ENC_X, , E, WF_CROSS_PARAMS(NONE_X))
+        WF_LORA_PARAMS(ENC_X, , E)
     }
 #undef MAIN_X
 #undef ENC_X
@@ -315,5 +386,153 @@ wf_status wf_model_check_ids(wf_model *m, const int32_t *ids, size_t n, int nega
     for (size_t i = 0; i < n; i++)
         if ((ids[i] < 0 && !negative_ok) || ids[i] >= V)
             return WF_ERR(m, WF_ERR_TOKEN, "%s token %d at position %zu is outside [0, %d)", what, ids[i], i, V);
+    return WF_OK;
+}
+
+/* ---- fine-tuning: the trainable mask and LoRA's config ---- */
+
+/* Elements of slice k (tensor i's layer) of table t. */
+static size_t slice_elems(const wf_tensor_info *t) { return t->layers ? (size_t)t->size / (size_t)t->layers : 0; }
+
+/* AdamW's (or Muon's) moments of every slice that trains in both a and b (tables of the same
+ * tensor sizes where it matters: slices of tensors whose sizes differ are left at zero). */
+static void copy_moments(wf_model *to, const wf_model *from) {
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const wf_tensor_info *a = &from->tensors[i], *b = &to->tensors[i];
+        if (!a->size || a->size != b->size) continue;
+        for (int l = 0; l < a->layers; l++) {
+            const size_t src = from->goff[from->slice0[i] + l], dst = to->goff[to->slice0[i] + l];
+            if (src == SIZE_MAX || dst == SIZE_MAX) continue;
+            for (int k = WF_ADAM_M; k <= WF_ADAM_V; k++)
+                memcpy(to->block[k] + dst, from->block[k] + src, slice_elems(a) * sizeof(wf_real));
+        }
+    }
+}
+
+/* The grads, m and v blocks of a new mask; nothing changes on failure. */
+static wf_status relayout(wf_model *m, const uint8_t *mask) {
+    wf_model next = *m; /* the tables and blocks of m, with the three blocks replaced */
+    next.train = malloc((size_t)m->n_slices + 1);
+    next.goff = malloc(((size_t)m->n_slices + 1) * sizeof(size_t));
+    for (int b = WF_GRADS; b <= WF_ADAM_V; b++) next.block[b] = NULL;
+    int ok = next.train && next.goff;
+    if (ok) {
+        memcpy(next.train, mask, (size_t)m->n_slices);
+        next.gstride = wf_plan_train(next.tensors, mask, next.goff);
+        for (int b = WF_GRADS; b <= WF_ADAM_V; b++)
+            ok &= (next.block[b] = wf_calloc((next.gstride ? next.gstride : 4) * sizeof(wf_real))) != NULL;
+    }
+    if (!ok) {
+        free(next.train);
+        free(next.goff);
+        for (int b = WF_GRADS; b <= WF_ADAM_V; b++) wf_free(next.block[b]);
+        return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB of gradients and optimizer state",
+                      3.0 * next.gstride * sizeof(wf_real) / 1e6);
+    }
+    copy_moments(&next, m);
+    free(m->train);
+    free(m->goff);
+    for (int b = WF_GRADS; b <= WF_ADAM_V; b++) wf_free(m->block[b]);
+    *m = next;
+    point_params(m);
+    return WF_OK;
+}
+
+wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n) {
+    WF_NEED_READY(m);
+    if (n != m->n_slices)
+        return WF_ERR(m, WF_ERR_ARG, "the trainable mask has %d bytes; this model's has %d (wf_tensor_info.layers "
+                      "per tensor)", n, m->n_slices);
+    if (set) {
+        for (int32_t k = 0; k < n; k++)
+            if (set[k] > 1) return WF_ERR(m, WF_ERR_ARG, "byte %d of the trainable mask is %u, not 0 (frozen) or 1", k, set[k]);
+        if (memcmp(set, m->train, (size_t)n)) {
+            wf_status s = relayout(m, set);
+            if (s != WF_OK) return s;
+        }
+    }
+    if (get) memcpy(get, m->train, (size_t)n);
+    m->err[0] = 0;
+    return WF_OK;
+}
+
+/* What wf_model_set_config may change: LoRA's fields and dropout. */
+static int changeable(const char *name) { return !strncmp(name, "lora_", 5) || !strcmp(name, "dropout"); }
+
+/* Folds every adapter of old that next does not keep into next's weights: W += s B A. */
+static void merge_dropped(wf_model *next, const wf_model *old, wf_real *sb) {
+    const wf_real s = (wf_real)(old->cfg.lora_alpha / (double)old->cfg.lora_rank);
+    for (int enc = 0; enc < 2; enc++) {
+        const int layers = enc ? old->d.E : old->d.L;
+        for (int t = 0; t < WF_LORA_N; t++) {
+            const wf_lora_site site = wf_lora_site_of(&old->d, t, enc);
+            const wf_tensor_info *A = &old->tensors[site.a], *Bt = &old->tensors[site.a + 1];
+            if (!A->size || next->tensors[site.a].size == A->size) continue;
+            const wf_tensor_info *W = &next->tensors[site.w];
+            for (int l = 0; l < layers; l++) {
+                wf_real *w = next->block[WF_WEIGHTS] + W->offset + (size_t)l * slice_elems(W) + (size_t)site.row0 * site.in;
+                wf_lora_merge(w, old->block[WF_WEIGHTS] + A->offset + (size_t)l * slice_elems(A),
+                              old->block[WF_WEIGHTS] + Bt->offset + (size_t)l * slice_elems(Bt), s, site.in, site.rows,
+                              old->d.LR, sb);
+            }
+        }
+    }
+}
+
+wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) {
+    WF_NEED_READY(m);
+    if (!cfg) return WF_ERR(m, WF_ERR_ARG, "cfg is NULL");
+    if (merge != 0 && merge != 1) return WF_ERR(m, WF_ERR_ARG, "merge must be 0 or 1, not %d", merge);
+    char why[200];
+    wf_status s = wf_config_check(cfg, why, sizeof why);
+    if (s != WF_OK) return WF_ERR(m, s, "%s", why);
+    for (const wf_field *f = wf_config_fields; f < wf_config_fields + WF_N_CONFIG; f++)
+        if (!changeable(f->name) && memcmp((const char *)cfg + f->offset, (const char *)&m->cfg + f->offset, 4))
+            return WF_ERR(m, WF_ERR_CONFIG, "a model's config changes in place only in lora_rank, lora_alpha, "
+                          "lora_targets and dropout; %s differs (the model is unchanged)", f->name);
+    if (!memcmp(cfg, &m->cfg, sizeof *cfg)) {
+        m->err[0] = 0;
+        return WF_OK;
+    }
+    /* the mask: a model's first adapters train alone (the config's default); after that the
+     * base keeps its mask, kept adapters theirs, and new adapters train */
+    wf_dims d;
+    wf_dims_of(cfg, &d);
+    wf_tensor_info table[WF_N_PARAMS];
+    wf_plan_tensors(&d, table);
+    uint8_t *mask = NULL;
+    if (m->d.LR && !(mask = malloc((size_t)wf_plan_slices(table) + 1)))
+        return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    for (int i = 0, k = 0; mask && i < WF_N_PARAMS; i++)
+        for (int l = 0; l < table[i].layers; l++, k++)
+            mask[k] = m->tensors[i].size == table[i].size ? m->train[m->slice0[i] + l] : 1;
+    wf_model next;
+    s = make(m, &next, cfg, mask);
+    free(mask);
+    if (s != WF_OK) return s;
+    wf_real *sb = NULL;
+    if (merge && m->d.LR) {
+        const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;
+        if (!(sb = wf_alloc((size_t)widest * m->d.LR * sizeof(wf_real)))) {
+            release(&next);
+            return WF_ERR(m, WF_ERR_NOMEM, "out of memory merging the adapters");
+        }
+    }
+    for (int i = 0; i < WF_N_PARAMS; i++)
+        if (!wf_param_lora(i) && m->tensors[i].size)
+            memcpy(next.block[WF_WEIGHTS] + next.tensors[i].offset, m->block[WF_WEIGHTS] + m->tensors[i].offset,
+                   (size_t)m->tensors[i].size * sizeof(wf_real));
+    init_lora(&next);
+    for (int i = 0; i < WF_N_PARAMS; i++)
+        if (wf_param_lora(i) && m->tensors[i].size && m->tensors[i].size == next.tensors[i].size)
+            memcpy(next.block[WF_WEIGHTS] + next.tensors[i].offset, m->block[WF_WEIGHTS] + m->tensors[i].offset,
+                   (size_t)m->tensors[i].size * sizeof(wf_real));
+    if (sb) merge_dropped(&next, m, sb);
+    wf_free(sb);
+    copy_moments(&next, m);
+    next.opt = m->opt;
+    next.step = m->step;
+    memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);
+    adopt(m, &next);
     return WF_OK;
 }

@@ -22,9 +22,15 @@ struct wf_model {
     wf_tensor_info tensors[WF_N_PARAMS];
     size_t n_params;
     size_t stride;  /* elements of each block */
-    wf_real *block[4]; /* params, grads, AdamW m, AdamW v (WF_WEIGHTS...): each stride
-                          elements in the tensor table's layout, allocated apart (one
-                          wasm32 allocation stops short of 2 GB; a 135M model's four are 2.2) */
+    wf_real *block[4]; /* params, grads, AdamW m, AdamW v (WF_WEIGHTS...), allocated apart (one
+                          wasm32 allocation stops short of 2 GB; a 135M model's four are 2.2):
+                          params stride elements in the tensor table's layout, the other three
+                          gstride in the trainable slices' (wf_plan_train) */
+    size_t gstride;    /* elements of the grads, m and v blocks: stride when every slice trains */
+    int32_t n_slices;  /* the trainable mask's bytes: tensors[i].layers each */
+    int32_t slice0[WF_N_PARAMS]; /* tensor i's first slice */
+    uint8_t *train;    /* [n_slices] 1: the slice trains (wf_model_trainable) */
+    size_t *goff;      /* [n_slices] its offset in the grads, m and v blocks; SIZE_MAX: frozen */
     wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements */
     wf_params p, g;
 
@@ -61,7 +67,10 @@ wf_status wf_model_ready(wf_model *m);
 /* wf_model_init without the random weights: every weight zero, for the file formats to fill
  * (wf_model_block). On failure m's previous model is kept. */
 wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg);
-/* The model's blocks, each in the tensor table's layout. */
+/* The same with a trainable mask (a checkpoint's): mask[n_slices], NULL: the config's default. */
+wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask);
+/* The model's blocks: weights in the tensor table's layout, the others in the trainable
+ * slices' (wf_model_grad, m->goff). */
 enum { WF_WEIGHTS = 0, WF_GRADS = 1, WF_ADAM_M = 2, WF_ADAM_V = 3 };
 wf_real *wf_model_block(wf_model *m, int block);
 /* What a checkpoint carries besides weights and settings. */
@@ -72,7 +81,7 @@ typedef struct {
 void wf_model_get_state(const wf_model *m, wf_train_state *out);
 void wf_model_set_state(wf_model *m, const wf_train_state *s);
 
-/* Layer l of a stack: weights (grads = 0) or their gradients (grads = 1). */
+/* Layer l of a stack: weights (grads = 0) or their gradients (grads = 1: NULL for frozen slices). */
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w);
 /* Makes room for a batch of (B, T, S) and carves the activations for it; allocates only
  * when the shape needs more than any before; on failure nothing changes. */
@@ -80,6 +89,9 @@ wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S);
 /* The one token-id check: ids[0, n) in [0, vocab_size) (negative = ignored: negatives
  * pass); WF_ERR_TOKEN names what, the id and its position. */
 wf_status wf_model_check_ids(wf_model *m, const int32_t *ids, size_t n, int negative_ok, const char *what);
+
+/* A whole tensor's (or slice k's) gradient in the grads block, or NULL when frozen. */
+wf_real *wf_model_grad(const wf_model *m, int i, int layer);
 
 /* ---- stack.c ---- */
 

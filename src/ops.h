@@ -93,6 +93,17 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
                                   const wf_real *out, const wf_real *att, const wf_real *q,
                                   const wf_real *k, const wf_real *v, const wf_attn_dims *d);
 
+/* ---- lora.c ---- */
+/* A low-rank update of OC output columns (rows ldo apart) beside a linear layer (lora.c derives
+ * it); backward's g [N, R] is scratch, and any of dinp, da, db may be NULL. wf_lora_merge folds
+ * one into the weights w [OC, C] (rows C apart): w += s b a, with sb [OC, R] as scratch. */
+void wf_lora_forward(wf_real *out, wf_real *u, const wf_real *inp, const wf_real *a, const wf_real *b, wf_real s,
+                     int N, int C, int OC, int R, int ldo, wf_pool *pool);
+void wf_lora_backward(wf_real *dinp, wf_real *da, wf_real *db, const wf_real *dout, const wf_real *u,
+                      const wf_real *inp, const wf_real *a, const wf_real *b, wf_real *g, wf_real s, int N, int C,
+                      int OC, int R, int ldo, wf_pool *pool);
+void wf_lora_merge(wf_real *w, const wf_real *a, const wf_real *b, wf_real s, int C, int OC, int R, wf_real *sb);
+
 /* ---- activation.c ---- */
 void wf_gelu_forward(wf_real *out, const wf_real *inp, int N, wf_pool *pool);
 void wf_gelu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, wf_pool *pool);

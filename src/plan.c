@@ -25,13 +25,29 @@ void wf_dims_of(const wf_config *c, wf_dims *d) {
     d->drop = c->dropout > 0;
     d->qkn = c->qk_norm;
     d->K = c->arch == WF_ARCH_DECODER ? 1 : d->xa ? c->max_beam : 0;
+    d->LR = c->lora_targets ? c->lora_rank : 0;
+    const int t = d->LR ? c->lora_targets : 0;
+    d->lq = (t >> WF_LORA_Q) & 1, d->lk = (t >> WF_LORA_K) & 1, d->lv = (t >> WF_LORA_V) & 1;
+    d->lo = (t >> WF_LORA_O) & 1, d->lf = (t >> WF_LORA_FC) & 1, d->lu = (t >> WF_LORA_UP) & 1;
+    d->ld = (t >> WF_LORA_DOWN) & 1;
+    d->LU = d->LR * (d->lq + d->lk + d->lv + d->lo + d->lf + d->lu + d->ld);
 }
+
+/* The letters of WF_PARAMS, in the caller's type; T (the context) as Tc. */
+#define PARAM_LETTERS(TYPE, dd)                                                                                   \
+    const TYPE V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa;      \
+    const TYPE pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head, LR = dd->LR;                   \
+    const TYPE lq = dd->lq, lk = dd->lk, lv = dd->lv, lo = dd->lo, lf = dd->lf, lu = dd->lu, ld = dd->ld;         \
+    const TYPE Tc = dd->T;                                                                                        \
+    (void)V, (void)C, (void)KC, (void)L, (void)E, (void)F, (void)fc, (void)xa, (void)pos, (void)bias;          \
+    (void)normb, (void)head, (void)LR, (void)lq, (void)lk, (void)lv, (void)lo, (void)lf, (void)lu, (void)ld
 
 /* ---- parameters ---- */
 
 double wf_plan_params(const wf_dims *dd, int padded) {
-    double V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
-    double pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head, total = 0;
+    PARAM_LETTERS(double, dd);
+    const double T = Tc;
+    double total = 0;
 #define X(name, ndim, d0, d1, d2, decay, init) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
     WF_PARAMS(X)
 #undef X
@@ -39,8 +55,8 @@ double wf_plan_params(const wf_dims *dd, int padded) {
 }
 
 size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
-    const int V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, T = dd->T, fc = dd->fc, xa = dd->xa;
-    const int pos = dd->pos, bias = dd->bias, normb = dd->normb, head = dd->head;
+    PARAM_LETTERS(int, dd);
+    const int T = Tc;
     size_t off = 0;
     wf_tensor_info *t = out;
 #define X(pname, nd, d0, d1, d2, dec, init)                                                           \
@@ -50,6 +66,58 @@ size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
     t++;
     WF_PARAMS(X)
 #undef X
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        out[i].layers = !out[i].size ? 0 : wf_param_stacked(i) ? out[i].shape[0] : 1;
+        out[i].grad_offset = out[i].offset; /* every slice trains until a mask says otherwise */
+    }
+    return off;
+}
+
+/* ---- LoRA's sites ---- */
+
+wf_lora_site wf_lora_site_of(const wf_dims *d, int t, int enc) {
+    const int C = d->C, KC = d->KC, F = d->F;
+    static const int W[WF_LORA_N] = {WF_P_qkvw, WF_P_qkvw, WF_P_qkvw, WF_P_attprojw, WF_P_fcw, WF_P_fcw, WF_P_fcprojw};
+    const int row0[WF_LORA_N] = {0, C, C + KC, 0, 0, F, 0}, rows[WF_LORA_N] = {C, KC, KC, C, F, F, C};
+    wf_lora_site s = {.w = W[t], .a = WF_P_lora_qa + 2 * t, .row0 = row0[t], .rows = rows[t],
+                      .in = t == WF_LORA_DOWN ? F : C};
+    if (enc) {
+        s.w += WF_P_enc_ln1w - WF_P_ln1w;
+        s.a += WF_P_enc_lora_qa - WF_P_lora_qa;
+    }
+    return s;
+}
+
+/* ---- the trainable mask ---- */
+
+int32_t wf_plan_slices(const wf_tensor_info t[WF_N_PARAMS]) {
+    int32_t n = 0;
+    for (int i = 0; i < WF_N_PARAMS; i++) n += t[i].layers;
+    return n;
+}
+
+void wf_plan_default_mask(const wf_tensor_info t[WF_N_PARAMS], int lora, uint8_t *mask) {
+    for (int i = 0, k = 0; i < WF_N_PARAMS; i++)
+        for (int l = 0; l < t[i].layers; l++) mask[k++] = !lora || wf_param_lora(i);
+}
+
+size_t wf_plan_train(wf_tensor_info t[WF_N_PARAMS], const uint8_t *mask, size_t *goff) {
+    size_t off = 0;
+    for (int i = 0, k = 0; i < WF_N_PARAMS; i++) {
+        const size_t slice = t[i].layers ? (size_t)t[i].size / (size_t)t[i].layers : 0;
+        size_t used = 0;
+        t[i].grad_offset = -1;
+        for (int l = 0; l < t[i].layers; l++, k++) {
+            if (!mask[k]) {
+                if (goff) goff[k] = SIZE_MAX;
+                continue;
+            }
+            if (t[i].grad_offset < 0) t[i].grad_offset = (int32_t)off;
+            if (goff) goff[k] = off + used;
+            used += slice;
+        }
+        off += PAD4(used);
+    }
     return off;
 }
 
@@ -73,6 +141,7 @@ wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS])
 
 static double layer_elems(const wf_dims *dd, double N, double Tk, double S, double BS, double x, double drop) {
     double C = dd->C, NH = dd->NH, KV = dd->KV, KC = dd->KC, F = dd->F, fc = dd->fc, qkn = dd->qkn, total = 0;
+    double LU = dd->LU;
 #define X(name, n) total += PAD4D(n);
     WF_LAYER_ACTS(X)
 #undef X
@@ -81,7 +150,7 @@ static double layer_elems(const wf_dims *dd, double N, double Tk, double S, doub
 
 size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t BS,
                       size_t x, size_t drop) {
-    const size_t C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, F = d->F, fc = d->fc, qkn = d->qkn;
+    const size_t C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, F = d->F, fc = d->fc, qkn = d->qkn, LU = d->LU;
     size_t off = 0;
     WF_LAYER_ACTS(CARVE)
     a->branch = NULL;
@@ -91,7 +160,7 @@ size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N
 
 double wf_plan_acts(const wf_dims *dd, double B, double T, double S) {
     double V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
-    double R = T > S ? T : S, total = 0;
+    double LR = dd->LR, R = T > S ? T : S, total = 0;
     double main_layer = layer_elems(dd, B * T, T, S, B * S, xa, drop);
     double enc_layer = layer_elems(dd, B * S, S, 0, 0, 0, drop);
 #define X(name, n) total += PAD4D(n);
@@ -102,7 +171,7 @@ double wf_plan_acts(const wf_dims *dd, double B, double T, double S) {
 
 void wf_acts_carve(wf_acts *a, wf_real *mem, const wf_dims *dd, size_t B, size_t T, size_t S, size_t layer_elems[2]) {
     const size_t V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa,
-                 drop = dd->drop;
+                 drop = dd->drop, LR = dd->LR;
     const size_t R = T > S ? T : S;
     wf_layer_acts scratch;
     const size_t main_layer = wf_layer_carve(&scratch, NULL, dd, B * T, T, S, B * S, xa, drop);
@@ -212,10 +281,17 @@ wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory
     wf_dims d;
     wf_dims_of(cfg, &d);
     double bytes = sizeof(wf_real);
-    double P = wf_plan_params(&d, 1);
+    double P = wf_plan_params(&d, 1), G = P;
+    if (d.LR && P <= 2147483647.0) {
+        /* adapters train alone: the gradients and moments of theirs only */
+        wf_tensor_info t[WF_N_PARAMS];
+        wf_plan_tensors(&d, t);
+        G = 0;
+        for (int i = 0; i < WF_N_PARAMS; i++) G += wf_param_lora(i) ? PAD4D(t[i].size) : 0;
+    }
     out->params = P * bytes;
-    out->grads = P * bytes;
-    out->optimizer = (2 * P + wf_plan_muon(&d)) * bytes;
+    out->grads = G * bytes;
+    out->optimizer = (2 * G + wf_plan_muon(&d)) * bytes;
     out->activations = (B > 0 && T > 0) ? wf_plan_acts(&d, B, T, d.xa ? T : 0) * bytes : 0;
     out->inference = wf_plan_gen(&d) * bytes + wf_plan_tables(&d) * bytes;
     out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;

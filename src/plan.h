@@ -37,10 +37,16 @@ typedef struct {
     int qkn;    /* 1: QK-norm (per-head RMS of queries and keys; their rstd is saved) */
     int K;      /* decoding hypotheses, each with a KV cache: 1 for decoders, max_beam for
                    encoder-decoders, 0 for encoders (which do not generate) */
+    int LR;     /* LoRA's rank r: 0 without adapters */
+    int lq, lk, lv, lo, lf, lu, ld; /* 1: an adapter on q, k, v, o, fc (SwiGLU: gate), up, down */
+    int LU;     /* columns of a layer's saved LoRA products u = x A^T: LR per adapter */
 } wf_dims;
 
+/* LoRA's targets, the bits of cfg.lora_targets, in the order of their adapters. */
+enum { WF_LORA_Q, WF_LORA_K, WF_LORA_V, WF_LORA_O, WF_LORA_FC, WF_LORA_UP, WF_LORA_DOWN, WF_LORA_N };
 
-enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
+
+enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL, WF_INIT_LORA };
 
 /* X(name, ndim, d0, d1, d2, decay, init); dims beyond ndim are 1. Per-layer tensors are
  * stacked along a leading L (or E). The enc_ tensors exist in encoder-decoders only; the
@@ -56,7 +62,30 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL };
     WF_BLOCK_PARAMS(X, , L, WF_CROSS_PARAMS(X))                                   \
     X(lnfw,         1, C,            1,              1, 0, WF_INIT_ONE)           \
     X(lnfb,         1, normb * C,    1,              1, 0, WF_INIT_ZERO)          \
-    X(lm_head,      2, head * V,     C,              1, 1, WF_INIT_NORMAL)
+    X(lm_head,      2, head * V,     C,              1, 1, WF_INIT_NORMAL)        \
+    WF_LORA_PARAMS(X, enc_, E)                                                    \
+    WF_LORA_PARAMS(X, , L)
+
+/* LoRA's adapters of one stack (lora.c): per target an A [r, in] (WF_INIT_LORA: PEFT's
+ * Kaiming-uniform, U(-1/sqrt(in), 1/sqrt(in))) and a B [out, r] (zero), for the rows of the
+ * linear it adapts: qkvw's queries (C), keys and values (KC each), attprojw, fcw's first F
+ * rows (the whole fcw, or SwiGLU's gate) and SwiGLU's up rows, fcprojw. After the base
+ * tensors, so that adding adapters moves no base tensor. */
+#define WF_LORA_PARAMS(X, prefix, n)                                              \
+    X(prefix##lora_qa,  3, n,        lq * LR,        C, 1, WF_INIT_LORA)          \
+    X(prefix##lora_qb,  3, n,        lq * C,        LR, 1, WF_INIT_ZERO)          \
+    X(prefix##lora_ka,  3, n,        lk * LR,        C, 1, WF_INIT_LORA)          \
+    X(prefix##lora_kb,  3, n,        lk * KC,       LR, 1, WF_INIT_ZERO)          \
+    X(prefix##lora_va,  3, n,        lv * LR,        C, 1, WF_INIT_LORA)          \
+    X(prefix##lora_vb,  3, n,        lv * KC,       LR, 1, WF_INIT_ZERO)          \
+    X(prefix##lora_oa,  3, n,        lo * LR,        C, 1, WF_INIT_LORA)          \
+    X(prefix##lora_ob,  3, n,        lo * C,        LR, 1, WF_INIT_ZERO)          \
+    X(prefix##lora_fa,  3, n,        lf * LR,        C, 1, WF_INIT_LORA)          \
+    X(prefix##lora_fb,  3, n,        lf * F,        LR, 1, WF_INIT_ZERO)          \
+    X(prefix##lora_ua,  3, n,        lu * LR,        C, 1, WF_INIT_LORA)          \
+    X(prefix##lora_ub,  3, n,        lu * F,        LR, 1, WF_INIT_ZERO)          \
+    X(prefix##lora_da,  3, n,        ld * LR,        F, 1, WF_INIT_LORA)          \
+    X(prefix##lora_db,  3, n,        ld * C,        LR, 1, WF_INIT_ZERO)
 
 /* One stack of n layers, its names prefixed; cross (the cross-attention rows, or nothing)
  * sits between the self-attention and the feed-forward rows. */
@@ -100,14 +129,24 @@ typedef struct {
 #define WF_X_FIELD(name, ...) wf_real *name;
 typedef struct {
     WF_BLOCK_PARAMS(WF_X_FIELD, , L, WF_CROSS_PARAMS(WF_X_FIELD))
+    WF_LORA_PARAMS(WF_X_FIELD, , L)
 } wf_layer_w;
 #undef WF_X_FIELD
+
+/* Rows of the table that are stacks of per-layer slices ([layers, ...]): the trainable mask
+ * has a byte per layer for them, one for the others. */
+static inline int wf_param_stacked(int i) {
+    return (i >= WF_P_enc_ln1w && i <= WF_P_enc_fcprojb) || (i >= WF_P_ln1w && i <= WF_P_fcprojb) ||
+           i >= WF_P_enc_lora_qa;
+}
+static inline int wf_param_lora(int i) { return i >= WF_P_enc_lora_qa; }
 
 /* X(name, elements) for one layer of N rows: Tk keys per sequence in self-attention, S
  * source rows per sequence and BS source rows in all for cross-attention (x = 1), drop = 1
  * for dropout masks. The norms' outputs ln1, lnc, ln2 sit before their sublayer (Pre-LN)
  * or after its residual add (Post-LN); mean is unused by RMSNorm. qk_rstd holds QK-norm's
- * [N, NH] query then [N, KV] key scales (qkn = 1). */
+ * [N, NH] query then [N, KV] key scales (qkn = 1). lora_u holds each adapter's scaled
+ * (alpha/r) x A^T [N, LR], adapters in WF_LORA_* order. */
 #define WF_LAYER_ACTS(X)                     \
     X(ln1,      N * C)                       \
     X(ln1_mean, N)                           \
@@ -133,7 +172,8 @@ typedef struct {
     X(fch,      N * fc * F)                  \
     X(fch_act,  N * F)                       \
     X(res2,     N * C)                       \
-    X(mask2,    drop * N * C)
+    X(mask2,    drop * N * C)                \
+    X(lora_u,   N * LU)
 
 #define WF_X_FIELD(name, ...) wf_real *name;
 typedef struct {
@@ -174,6 +214,7 @@ size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N
     X(dfch,         B * R * fc * F)              \
     X(dfch_act,     B * R * F)                   \
     X(dckv,         xa * B * S * 2 * C)          \
+    X(dlora,        B * R * LR)                  \
     X(denc,         xa * B * S * C)              \
     X(layers,       L * main_layer)              \
     X(enc_layers,   E * enc_layer)
@@ -226,6 +267,23 @@ size_t wf_plan_tensors(const wf_dims *d, wf_tensor_info out[WF_N_PARAMS]);
 /* The same from a config, checked first: WF_ERR_CONFIG when it is invalid or has more than
  * 2^31 - 1 parameters. For the file formats, which check a file against it. */
 wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]);
+/* Where LoRA adapter t (WF_LORA_*) of a stack (enc: the encoder's) sits: the weight it adapts
+ * (WF_P_*), rows [row0, row0 + rows) of each layer's slice, its input width, and its A and B
+ * tensors (b = a + 1). */
+typedef struct {
+    int w, a, row0, rows, in;
+} wf_lora_site;
+wf_lora_site wf_lora_site_of(const wf_dims *d, int t, int enc);
+
+/* The trainable mask (wf_model_trainable): its length, a byte per tensor.layers slice;
+ * the default of a config (lora: adapters alone, else every slice); and the layout of the
+ * gradients and AdamW moments it gives: each tensor's trainable slices in layer order, padded
+ * to 4, at t[i].grad_offset (set here; -1: frozen), each slice's offset in goff (SIZE_MAX:
+ * frozen; may be NULL). Returns the elements of those blocks: the parameter block's when
+ * every slice trains. */
+int32_t wf_plan_slices(const wf_tensor_info t[WF_N_PARAMS]);
+void wf_plan_default_mask(const wf_tensor_info t[WF_N_PARAMS], int lora, uint8_t *mask);
+size_t wf_plan_train(wf_tensor_info t[WF_N_PARAMS], const uint8_t *mask, size_t *goff);
 /* Elements of the parameter block (padded: as allocated, else the parameter count). */
 double wf_plan_params(const wf_dims *d, int padded);
 /* Elements of the activations for a batch shape (B, T, S); carving them from mem sets a's

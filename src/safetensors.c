@@ -17,39 +17,18 @@
 
 /* ---- the container ---- */
 
-enum { ST_F32, ST_F16, ST_BF16, ST_F64, ST_OTHER };
 static const char *const DTYPE_NAMES[] = {"F32", "F16", "BF16", "F64"};
 static const size_t DTYPE_BYTES[] = {4, 2, 2, 8};
 
-#define MAX_ST_NAME 256
-#define MAX_ST_DIMS 8
-
-typedef struct {
-    char name[MAX_ST_NAME];
-    int dtype;
-    int ndim;
-    int64_t shape[MAX_ST_DIMS];
-    uint64_t elems;
-    const uint8_t *data; /* inside the caller's buffer */
-    int used;
-} st_tensor;
-
-typedef struct {
-    st_tensor *t;
-    int32_t n;
-} st_file;
-
 static int by_name(const void *a, const void *b) { return strcmp(((const st_tensor *)a)->name, ((const st_tensor *)b)->name); }
 
-static st_tensor *st_find(st_file *f, const char *name) {
+st_tensor *wf_st_find(st_file *f, const char *name) {
     st_tensor key;
     snprintf(key.name, sizeof key.name, "%s", name);
     return bsearch(&key, f->t, (size_t)f->n, sizeof *f->t, by_name);
 }
 
-/* Reads the header of a safetensors file: u64 header length, JSON header, data. Every
- * tensor's dtype, shape and byte range are checked against each other and the data. */
-static wf_status st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_t cap) {
+wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_t cap) {
     memset(out, 0, sizeof *out);
     if (n < 8) FAIL(WF_ERR_FORMAT, "the safetensors file is %zu bytes; its header length alone takes 8", n);
     wf_reader r = wf_reader_of(b, n);
@@ -128,8 +107,7 @@ static wf_status st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, s
     return s;
 }
 
-/* Element i of a tensor's data as a float. */
-static float st_get(const st_tensor *t, size_t i) {
+float wf_st_get(const st_tensor *t, size_t i) {
     const uint8_t *p = t->data + i * DTYPE_BYTES[t->dtype];
     uint32_t u;
     float f;
@@ -266,7 +244,7 @@ static wf_status llama_inv_freq(const st_tensor *t, int HS, double theta, char *
         FAIL(WF_ERR_FORMAT, "safetensors: \"%s\" must be %d floats (the head size is %d)", t->name, HS / 2, HS);
     const double rel = t->dtype == ST_BF16 ? 8e-3 : t->dtype == ST_F16 ? 1e-3 : 1e-5;
     for (int i = 0; i < HS / 2; i++) {
-        double want = pow(theta, -2.0 * i / HS), got = st_get(t, (size_t)i);
+        double want = pow(theta, -2.0 * i / HS), got = wf_st_get(t, (size_t)i);
         if (!(fabs(got - want) <= rel * want))
             FAIL(WF_ERR_FORMAT, "safetensors: \"%s\"[%d] is %g, not %g^(-%d/%d): the RoPE base of config.json's "
                  "rope_theta", t->name, i, got, theta, 2 * i, HS);
@@ -284,9 +262,9 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
         const wf_tensor_info *ti = &table[r->param];
         char name[MAX_ST_NAME];
         wf_hf_row_name(r, entries[p].layer, name, sizeof name);
-        st_tensor *t = st_find(f, name);
+        st_tensor *t = wf_st_find(f, name);
         size_t pre = lay->optional_prefix ? strlen(lay->optional_prefix) : 0;
-        if (!t && pre && !strncmp(name, lay->optional_prefix, pre)) t = st_find(f, name + pre);
+        if (!t && pre && !strncmp(name, lay->optional_prefix, pre)) t = wf_st_find(f, name + pre);
         if (!t) FAIL(WF_ERR_FORMAT, "safetensors: tensor \"%s\" is missing (a %s model of this config has it)", name, lay->model_type);
         if (t->dtype == ST_OTHER) FAIL(WF_ERR_UNSUPPORTED, "safetensors: tensor \"%s\": dtype is not F32, F16, BF16 or F64", t->name);
         int64_t shape[4];
@@ -315,11 +293,11 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
         }
         if (lay->embedding && cfg->tied_head && !strcmp(t->name, "lm_head.weight")) {
             /* a state_dict of a tied model repeats the embedding as the head: it must equal it */
-            st_tensor *wte = st_find(f, lay->embedding);
+            st_tensor *wte = wf_st_find(f, lay->embedding);
             size_t pre = lay->optional_prefix ? strlen(lay->optional_prefix) : 0;
-            if (!wte && pre) wte = st_find(f, lay->embedding + pre);
+            if (!wte && pre) wte = wf_st_find(f, lay->embedding + pre);
             int same = wte && wte->dtype != ST_OTHER && t->dtype != ST_OTHER && t->elems == wte->elems;
-            for (uint64_t k = 0; same && k < t->elems; k++) same = st_get(t, k) == st_get(wte, k);
+            for (uint64_t k = 0; same && k < t->elems; k++) same = wf_st_get(t, k) == wf_st_get(wte, k);
             if (!same) FAIL(WF_ERR_FORMAT, "safetensors: lm_head.weight differs from the embedding but config.json ties them");
             continue;
         }
@@ -328,7 +306,7 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
     for (int p = 0; p < n; p++) {
         const st_tensor *t = found[p];
         for (uint64_t k = 0; k < t->elems; k++) {
-            float v = st_get(t, k);
+            float v = wf_st_get(t, k);
             if (!wf_finite(v)) FAIL(WF_ERR_FORMAT, "safetensors: tensor \"%s\": value %llu is not a finite float32", t->name, (unsigned long long)k);
         }
     }
@@ -348,7 +326,7 @@ wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_
     wf_tensor_info table[WF_N_PARAMS];
     if (wf_tensor_table(&cfg, table) != WF_OK) return WF_ERR(m, WF_ERR_FORMAT, "config.json describes more than 2^31 - 1 parameters");
     st_file f;
-    if ((s = st_parse(st, (size_t)st_len, &f, m->err, sizeof m->err)) != WF_OK) return s;
+    if ((s = wf_st_parse(st, (size_t)st_len, &f, m->err, sizeof m->err)) != WF_OK) return s;
     const wf_hf_layout *lay = &wf_hf_layouts[layout];
     wf_hf_entry *entries = malloc((size_t)lay->n_rows * (size_t)cfg.n_layer * sizeof *entries);
     st_tensor **found = malloc((size_t)lay->n_rows * (size_t)cfg.n_layer * sizeof *found);
@@ -368,7 +346,7 @@ wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_
             size_t k = 0;
             for (size_t a = 0; a < (r->transpose ? sl.cols : sl.rows); a++)
                 for (size_t b = 0; b < (r->transpose ? sl.rows : sl.cols); b++, k++) {
-                    wf_real v = st_get(found[p], k);
+                    wf_real v = wf_st_get(found[p], k);
                     if (r->transpose) dst[b * sl.cols + a] = v;
                     else dst[a * sl.cols + b] = v;
                 }

@@ -53,8 +53,9 @@ void wf_stack_embed(wf_model *m, int stack, wf_real *out, wf_real *mask, const i
 
 static void embed_backward(wf_model *m, int stack, const wf_real *mask, const int32_t *ids, int vecs, int B, int T) {
     const int C = m->d.C;
-    const wf_real *d = wf_drop_backward(m, mask, m->a.dres, B * T * C);
     wf_real *dpos = !m->d.pos ? NULL : stack == WF_STACK_MAIN ? m->g.wpe : m->g.enc_wpe;
+    if (!dpos && (!m->g.wte || vecs)) return; /* frozen */
+    const wf_real *d = wf_drop_backward(m, mask, m->a.dres, B * T * C);
     if (vecs)
         wf_embed_vec_backward(dpos, d, B, T, C);
     else
@@ -145,11 +146,38 @@ void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train) {
 
 /* ---- the backward loop ---- */
 
-/* A stack's layers from the last to the first; x0 is the first layer's input, enc the
- * encoder output its cross-attention read. */
-static void stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_real *x0, const wf_real *enc) {
+static int trains(const wf_model *m, int i, int l) { return m->tensors[i].size && m->goff[m->slice0[i] + l] != SIZE_MAX; }
+
+/* Whether any slice of layer l of a stack trains (its block's tensors, its adapters). */
+static int layer_trains(const wf_model *m, int stack, int l) {
+    const int enc = stack == WF_STACK_ENC;
+    const int first[2] = {enc ? WF_P_enc_ln1w : WF_P_ln1w, enc ? WF_P_enc_lora_qa : WF_P_lora_qa};
+    const int last[2] = {enc ? WF_P_enc_fcprojb : WF_P_fcprojb, enc ? WF_P_enc_lora_db : WF_P_lora_db};
+    for (int r = 0; r < 2; r++)
+        for (int i = first[r]; i <= last[r]; i++)
+            if (trains(m, i, l)) return 1;
+    return 0;
+}
+
+/* The lowest layer of a stack that backward must visit: layers below it and the embeddings
+ * have nothing that trains, so no gradient needs to reach them (frozen layers above it still
+ * pass their input gradients down). In an encoder-decoder the decoder's every layer hands
+ * the encoder gradient through cross-attention: its stack is always visited whole. */
+static int lowest_needed(const wf_model *m, int stack) {
+    const int layers = stack_layers(m, stack);
+    const int pos = !m->d.pos ? -1 : stack == WF_STACK_MAIN ? WF_P_wpe : WF_P_enc_wpe;
+    if (trains(m, WF_P_wte, 0) || (pos >= 0 && trains(m, pos, 0)) || (stack == WF_STACK_MAIN && m->d.xa)) return 0;
+    for (int l = 0; l < layers; l++)
+        if (layer_trains(m, stack, l)) return l;
+    return layers;
+}
+
+/* A stack's layers from the last to the lowest needed; x0 is the first layer's input, enc the
+ * encoder output its cross-attention read. Returns whether the gradient reached x0. */
+static int stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_real *x0, const wf_real *enc) {
     wf_layer_io io = batch_io(m, b, stack, NULL);
-    for (int l = stack_layers(m, stack) - 1; l >= 0; l--) {
+    const int low = lowest_needed(m, stack);
+    for (int l = stack_layers(m, stack) - 1; l >= low; l--) {
         const wf_layer_acts a = wf_stack_acts(m, stack, l);
         wf_layer_w w, dw;
         wf_layer_weights(m, stack, l, 0, &w);
@@ -158,6 +186,7 @@ static void stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_r
         const wf_real *x = l == 0 ? x0 : wf_stack_acts(m, stack, l - 1).out;
         wf_block_backward(m, &w, &dw, &a, x, &io, enc);
     }
+    return low == 0;
 }
 
 void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
@@ -173,16 +202,16 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
     wf_norm_backward(m, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,
                      m->p.lnfw, N);
     if (m->d.xa) zero(a->denc, (size_t)B * S * C);
-    stack_backward(m, b, WF_STACK_MAIN, a->encoded, a->enc_lnf);
-    embed_backward(m, WF_STACK_MAIN, a->emb_mask, b->inputs, b->input_vecs != NULL, B, T);
+    if (stack_backward(m, b, WF_STACK_MAIN, a->encoded, a->enc_lnf))
+        embed_backward(m, WF_STACK_MAIN, a->emb_mask, b->inputs, b->input_vecs != NULL, B, T);
     if (!m->d.xa) return;
 
     /* the encoder, from the gradient its output collected in every decoder layer */
     zero(a->dres, (size_t)B * S * C);
     wf_norm_backward(m, a->dres, m->g.enc_lnfw, m->g.enc_lnfb, a->denc, stack_out(m, WF_STACK_ENC), a->enc_lnf_mean,
                      a->enc_lnf_rstd, m->p.enc_lnfw, B * S);
-    stack_backward(m, b, WF_STACK_ENC, a->enc_encoded, NULL);
-    embed_backward(m, WF_STACK_ENC, a->enc_emb_mask, b->src, 0, B, S);
+    if (stack_backward(m, b, WF_STACK_ENC, a->enc_encoded, NULL))
+        embed_backward(m, WF_STACK_ENC, a->enc_emb_mask, b->src, 0, B, S);
 }
 
 /* ---- results of the last forward ---- */

@@ -1,4 +1,5 @@
-/* The tokenizer handle and its char-level kind; byte-level BPE lives in bpe.c.
+/* The tokenizer handle and its char-level kind; byte-level BPE lives in bpe.c, the
+ * vocabulary tokenizers (tokenizer.json, llama2.c) in vocab.c.
  * Char-level vocabulary: id 0 is <unk>; ids 1..n are the distinct code points of the
  * training text in ascending order. UTF-8 is decoded strictly (no overlong forms,
  * surrogates or values above U+10FFFF); each byte that does not start a valid sequence
@@ -18,6 +19,7 @@ void wf_tokenizer_clear(wf_tokenizer *t) {
     t->chars = NULL;
     t->n_chars = 0;
     wf_bpe_release(&t->bpe);
+    wf_vocab_release(&t->voc);
     t->kind = WF_TOKENIZER_NONE;
 }
 
@@ -50,6 +52,7 @@ int32_t wf_tokenizer_vocab_size(const wf_tokenizer *t) {
     if (!t) return 0;
     if (t->kind == WF_TOKENIZER_CHAR) return t->n_chars + 1;
     if (t->kind == WF_TOKENIZER_BPE) return 256 + t->bpe.n_merges;
+    if (t->kind == WF_TOKENIZER_HF || t->kind == WF_TOKENIZER_LLAMA2C) return t->voc.n;
     return 0;
 }
 
@@ -58,41 +61,11 @@ wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out) {
     if (!out) return TOK_ERR(t, WF_ERR_ARG, "out is NULL");
     out->kind = t->kind;
     out->vocab_size = wf_tokenizer_vocab_size(t);
-    /* char: the longest UTF-8 sequence */
-    out->max_bytes = t->kind == WF_TOKENIZER_CHAR ? 4 : t->kind == WF_TOKENIZER_BPE ? t->bpe.max_len : 0;
+    /* char: the longest UTF-8 sequence; no decoder: a space between tokens */
+    out->max_bytes = t->kind == WF_TOKENIZER_CHAR ? 4 : t->kind == WF_TOKENIZER_BPE ? t->bpe.max_len
+                   : t->kind == WF_TOKENIZER_NONE ? 0 : t->voc.max_dec + t->voc.dec_join;
+    out->bos = t->kind == WF_TOKENIZER_HF || t->kind == WF_TOKENIZER_LLAMA2C ? t->voc.bos : t->kind ? -1 : 0;
     return WF_OK;
-}
-
-/* Decodes one code point at s[0, len) into *cp; returns the bytes consumed (>= 1). */
-static int utf8_next(const unsigned char *s, int32_t len, uint32_t *cp) {
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    int n;
-    uint32_t v, min;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; min = 0x10000; }
-    else { *cp = REPLACEMENT; return 1; }
-    if (len < n) { *cp = REPLACEMENT; return 1; }
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) { *cp = REPLACEMENT; return 1; }
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > WF_MAX_CODEPOINT || (v >= 0xD800 && v <= 0xDFFF)) { *cp = REPLACEMENT; return 1; }
-    *cp = v;
-    return n;
-}
-
-static int utf8_put(uint32_t cp, char *out) {
-    unsigned char *o = (unsigned char *)out;
-    if (cp < 0x80) { o[0] = (unsigned char)cp; return 1; }
-    if (cp < 0x800) { o[0] = 0xC0 | (cp >> 6); o[1] = 0x80 | (cp & 0x3F); return 2; }
-    if (cp < 0x10000) { o[0] = 0xE0 | (cp >> 12); o[1] = 0x80 | ((cp >> 6) & 0x3F); o[2] = 0x80 | (cp & 0x3F); return 3; }
-    o[0] = 0xF0 | (cp >> 18); o[1] = 0x80 | ((cp >> 12) & 0x3F); o[2] = 0x80 | ((cp >> 6) & 0x3F); o[3] = 0x80 | (cp & 0x3F);
-    return 4;
 }
 
 wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len) {
@@ -106,7 +79,7 @@ wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len
     int32_t n_chars = 0;
     for (int32_t i = 0; i < len;) {
         uint32_t cp;
-        i += utf8_next(s + i, len - i, &cp);
+        i += wf_utf8_next(s + i, (size_t)(len - i), &cp);
         if (!(seen[cp >> 5] & (1u << (cp & 31)))) {
             seen[cp >> 5] |= 1u << (cp & 31);
             n_chars++;
@@ -147,21 +120,22 @@ wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, in
     if ((!text && len > 0) || len < 0 || !n_out || (!out && cap > 0) || cap < 0)
         return TOK_ERR(t, WF_ERR_ARG, "bad arguments to encode");
     const unsigned char *s = (const unsigned char *)text;
-    int32_t n = 0;
+    wf_ids o = {.out = out, .cap = cap};
     if (t->kind == WF_TOKENIZER_BPE) {
-        wf_status st = wf_bpe_encode(&t->bpe, s, (size_t)len, out, cap, &n, t->err, sizeof t->err);
+        wf_bpe_encode(&t->bpe, s, (size_t)len, &o);
+    } else if (t->kind == WF_TOKENIZER_CHAR) {
+        for (int32_t i = 0; i < len;) {
+            uint32_t cp;
+            i += wf_utf8_next(s + i, (size_t)(len - i), &cp);
+            wf_ids_put(&o, lookup(t, cp));
+        }
+    } else {
+        wf_status st = wf_vocab_encode(&t->voc, s, (size_t)len, &o, t->err, sizeof t->err);
         if (st != WF_OK) return st;
-        *n_out = n;
-        t->err[0] = 0;
-        return WF_OK;
     }
-    for (int32_t i = 0; i < len;) {
-        uint32_t cp;
-        i += utf8_next(s + i, len - i, &cp);
-        if (n == cap) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d ids is too small", cap);
-        out[n++] = lookup(t, cp);
-    }
-    *n_out = n;
+    if (o.n > INT32_MAX) return TOK_ERR(t, WF_ERR_ARG, "the text has more than 2^31 - 1 tokens");
+    *n_out = (int32_t)o.n;
+    if (o.n > cap) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d ids is too small: the text has %lld", cap, (long long)o.n);
     t->err[0] = 0;
     return WF_OK;
 }
@@ -173,6 +147,11 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
     if ((!ids && n > 0) || n < 0 || !n_out || (!out && cap > 0) || cap < 0)
         return TOK_ERR(t, WF_ERR_ARG, "bad arguments to decode");
     int32_t len = 0;
+    if (t->kind == WF_TOKENIZER_HF || t->kind == WF_TOKENIZER_LLAMA2C) {
+        wf_status st = wf_vocab_decode(&t->voc, ids, n, (uint8_t *)out, cap, n_out, t->err, sizeof t->err);
+        if (st == WF_OK) t->err[0] = 0;
+        return st;
+    }
     if (t->kind == WF_TOKENIZER_BPE) {
         const int32_t V = 256 + t->bpe.n_merges;
         for (int32_t i = 0; i < n; i++) {
@@ -187,12 +166,12 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
         t->err[0] = 0;
         return WF_OK;
     }
-    char buf[4];
+    uint8_t buf[4];
     for (int32_t i = 0; i < n; i++) {
         int32_t id = ids[i];
         if (id < 0 || id > t->n_chars)
             return TOK_ERR(t, WF_ERR_TOKEN, "token id %d at position %d is outside [0, %d)", id, i, t->n_chars + 1);
-        int k = utf8_put(id == UNK ? REPLACEMENT : t->chars[id - 1], buf);
+        int k = wf_utf8_put(id == UNK ? REPLACEMENT : t->chars[id - 1], buf);
         if (len + k > cap) return TOK_ERR(t, WF_ERR_ARG, "output buffer of %d bytes is too small", cap);
         memcpy(out + len, buf, (size_t)k);
         len += k;

@@ -98,6 +98,8 @@ static void loss_backward(wf_model *m, const wf_batch *b, double count) {
 static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_out) {
     wf_status s = check_batch(m, b, grads);
     if (s != WF_OK) return s;
+    if (grads && m->gstride == 0)
+        return WF_ERR(m, WF_ERR_STATE, "every tensor is frozen: nothing to train (make some trainable first)");
     if ((s = wf_model_plan_batch(m, b->B, b->T, m->d.xa ? b->S : 0)) != WF_OK) return s;
     wf_model_forward_batch(m, b, grads);
     if (!b->targets && !b->target_vecs) return WF_OK;
@@ -109,7 +111,7 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
                       grads ? "the step was rejected and weights and optimizer state are unchanged (try a lower learning rate)"
                             : "are the weights finite?");
     if (grads) {
-        memset(wf_model_block(m, WF_GRADS), 0, m->stride * sizeof(wf_real));
+        memset(wf_model_block(m, WF_GRADS), 0, m->gstride * sizeof(wf_real));
         loss_backward(m, b, count);
         wf_model_backward_batch(m, b);
     }
@@ -150,7 +152,7 @@ static wf_real clip_scale(const wf_model *m, double norm) {
  * and values (KC each); cross keys and values; SwiGLU's gate and up rows. Returns how many,
  * their row counts in rows (may be NULL); 0: Muon does not update tensor i. */
 static int muon_parts(const wf_model *m, int i, int rows[3]) {
-    if (!m->opt.muon || m->tensors[i].ndim != 3) return 0;
+    if (!m->opt.muon || m->tensors[i].ndim != 3 || wf_param_lora(i)) return 0;
     int r[3];
     if (!rows) rows = r;
     if (i == WF_P_qkvw || i == WF_P_enc_qkvw) {
@@ -163,34 +165,75 @@ static int muon_parts(const wf_model *m, int i, int rows[3]) {
     return n;
 }
 
-/* AdamW on every tensor Muon does not update, as step t. A finite gradient can still
- * overflow the update (an absurd learning rate): every element is checked first, so a
- * refused step leaves weights and moments as they were. */
-static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
-    wf_real *const *B = m->block;
-    for (int i = 0; i < WF_N_PARAMS; i++) {
-        const wf_tensor_info *ti = &m->tensors[i];
-        if (!ti->size || muon_parts(m, i, NULL)) continue;
-        const size_t o = (size_t)ti->offset;
-        size_t bad = wf_adamw_check(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o,
-                                    (size_t)ti->size, scale, &m->opt, lr, ti->decay, t);
-        if (bad < (size_t)ti->size)
-            return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
-                          "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
-                          "(try a lower learning rate or gradient clipping)", (double)lr, ti->name, bad);
-    }
-    for (int i = 0; i < WF_N_PARAMS; i++) {
-        const wf_tensor_info *ti = &m->tensors[i];
-        if (!ti->size || muon_parts(m, i, NULL)) continue;
-        const size_t o = (size_t)ti->offset;
-        wf_adamw_update(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o, (size_t)ti->size,
-                        scale, &m->opt, lr, ti->decay, t);
+/* The trainable part of tensor i as runs of consecutive slices: calls fn on each run's
+ * weights, gradients and moments (n elements); a tensor that trains whole is one run. */
+typedef wf_status (*run_fn)(wf_model *m, int i, wf_real *p, wf_real *mo, wf_real *v, const wf_real *g, size_t n, void *ctx);
+static wf_status each_run(wf_model *m, int i, run_fn fn, void *ctx) {
+    const wf_tensor_info *ti = &m->tensors[i];
+    if (!ti->size) return WF_OK;
+    const size_t slice = (size_t)ti->size / (size_t)ti->layers;
+    for (int l = 0; l < ti->layers;) {
+        const size_t g = m->goff[m->slice0[i] + l];
+        int end = l + 1;
+        if (g == SIZE_MAX) {
+            l = end;
+            continue;
+        }
+        while (end < ti->layers && m->goff[m->slice0[i] + end] == g + (size_t)(end - l) * slice) end++;
+        wf_real *const *B = m->block;
+        const size_t o = (size_t)ti->offset + (size_t)l * slice;
+        wf_status s = fn(m, i, B[WF_WEIGHTS] + o, B[WF_ADAM_M] + g, B[WF_ADAM_V] + g, B[WF_GRADS] + g,
+                         (size_t)(end - l) * slice, ctx);
+        if (s != WF_OK) return s;
+        l = end;
     }
     return WF_OK;
 }
 
-/* Muon over each of its matrices: check = 1 only checks (WF_ERR_NUMERIC for the first that
- * could overflow, nothing written), check = 0 updates. */
+typedef struct {
+    wf_real scale;
+    float lr;
+    int32_t t;
+    size_t at; /* the run's first element in its tensor, for the message */
+} adamw_ctx;
+
+static wf_status adamw_check_run(wf_model *m, int i, wf_real *p, wf_real *mo, wf_real *v, const wf_real *g, size_t n,
+                                 void *ctx) {
+    const adamw_ctx *c = ctx;
+    const wf_tensor_info *ti = &m->tensors[i];
+    size_t bad = wf_adamw_check(p, mo, v, g, n, c->scale, &m->opt, c->lr, ti->decay, c->t);
+    if (bad < n)
+        return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
+                      "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
+                      "(try a lower learning rate or gradient clipping)", (double)c->lr, ti->name,
+                      (size_t)(p - m->block[WF_WEIGHTS]) - (size_t)ti->offset + bad);
+    return WF_OK;
+}
+
+static wf_status adamw_run(wf_model *m, int i, wf_real *p, wf_real *mo, wf_real *v, const wf_real *g, size_t n,
+                           void *ctx) {
+    const adamw_ctx *c = ctx;
+    wf_adamw_update(p, mo, v, g, n, c->scale, &m->opt, c->lr, m->tensors[i].decay, c->t);
+    return WF_OK;
+}
+
+/* AdamW on every trainable slice Muon does not update, as step t. A finite gradient can still
+ * overflow the update (an absurd learning rate): every element is checked first, so a
+ * refused step leaves weights and moments as they were. */
+static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
+    adamw_ctx c = {.scale = scale, .lr = lr, .t = t};
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        if (muon_parts(m, i, NULL)) continue;
+        wf_status s = each_run(m, i, adamw_check_run, &c);
+        if (s != WF_OK) return s;
+    }
+    for (int i = 0; i < WF_N_PARAMS; i++)
+        if (!muon_parts(m, i, NULL)) each_run(m, i, adamw_run, &c);
+    return WF_OK;
+}
+
+/* Muon over each of its matrices in the trainable layers: check = 1 only checks
+ * (WF_ERR_NUMERIC for the first that could overflow, nothing written), check = 0 updates. */
 static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
     wf_real *const *B = m->block;
     for (int i = 0; i < WF_N_PARAMS; i++) {
@@ -199,21 +242,26 @@ static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
         const int parts = muon_parts(m, i, rows);
         if (!parts || !ti->size) continue;
         const int C = ti->shape[2];
-        size_t at = 0;
-        for (int k = 0; k < ti->shape[0] * parts; at += (size_t)rows[k % parts] * C, k++) {
-            const int R = rows[k % parts];
-            const size_t o = (size_t)ti->offset + at;
-            wf_real *p = B[WF_WEIGHTS] + o, *buf = B[WF_ADAM_M] + o, *g = B[WF_GRADS] + o;
-            if (!check) {
-                wf_muon_update(p, buf, g, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);
-                continue;
+        const size_t slice = (size_t)ti->size / (size_t)ti->layers;
+        for (int l = 0; l < ti->layers; l++) {
+            const size_t g0 = m->goff[m->slice0[i] + l];
+            if (g0 == SIZE_MAX) continue;
+            size_t at = 0;
+            for (int k = 0; k < parts; at += (size_t)rows[k] * C, k++) {
+                const int R = rows[k];
+                const size_t o = (size_t)ti->offset + (size_t)l * slice + at, go = g0 + at;
+                wf_real *p = B[WF_WEIGHTS] + o, *buf = B[WF_ADAM_M] + go, *g = B[WF_GRADS] + go;
+                if (!check) {
+                    wf_muon_update(p, buf, g, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);
+                    continue;
+                }
+                size_t bad = wf_muon_check(p, buf, g, R, C, scale, &m->opt, lr, ti->decay);
+                if (bad < (size_t)R * C)
+                    return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
+                                  "(weight or momentum); the step was rejected and weights and optimizer state are "
+                                  "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name,
+                                  (size_t)l * slice + at + bad);
             }
-            size_t bad = wf_muon_check(p, buf, g, R, C, scale, &m->opt, lr, ti->decay);
-            if (bad < (size_t)R * C)
-                return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
-                              "(weight or momentum); the step was rejected and weights and optimizer state are "
-                              "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name,
-                              at + bad);
         }
     }
     return WF_OK;
@@ -232,7 +280,7 @@ wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real loss = 0;
     wf_status s = run(m, b, 1, &loss);
     if (s != WF_OK) return s;
-    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->stride));
+    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->gstride));
     if (!wf_finite(norm))
         return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer "
                       "state are unchanged (try a lower learning rate or gradient clipping)");

@@ -37,11 +37,14 @@ static inline size_t block(wf_model *m) {
     return ((size_t)t.offset + t.size + 3) / 4 * 4;
 }
 
+/* Elements of the gradient and moment blocks: the trainable slices' (block(m) when all train). */
+static inline size_t gblock(wf_model *m) { return (size_t)(model_info(m).memory.grads / sizeof(float)); }
+
 typedef struct {
     wf_config cfg;
     wf_optim opt;
     int32_t step;
-    size_t n;
+    size_t n, g;
     float *copy; /* weights, then m and v */
 } state;
 
@@ -52,11 +55,12 @@ static inline state capture(wf_model *m) {
     wf_model_get_optim(m, &s.opt);
     s.step = model_info(m).step;
     s.n = block(m);
-    s.copy = WF_STATE_MALLOC(3 * s.n * sizeof(float) + 1);
+    s.g = gblock(m);
+    s.copy = WF_STATE_MALLOC((s.n + 2 * s.g) * sizeof(float) + 1);
     if (s.n) {
         memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
-        memcpy(s.copy + s.n, wf_model_block(m, 2), s.n * sizeof(float));
-        memcpy(s.copy + 2 * s.n, wf_model_block(m, 3), s.n * sizeof(float));
+        memcpy(s.copy + s.n, wf_model_block(m, 2), s.g * sizeof(float));
+        memcpy(s.copy + s.n + s.g, wf_model_block(m, 3), s.g * sizeof(float));
     }
     return s;
 }
@@ -67,9 +71,10 @@ static inline int unchanged(wf_model *m, const state *s) {
     wf_model_get_config(m, &c);
     wf_model_get_optim(m, &o);
     return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && model_info(m).step == s->step &&
-           block(m) == s->n && (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
-                                          !memcmp(wf_model_block(m, 2), s->copy + s->n, s->n * sizeof(float)) &&
-                                          !memcmp(wf_model_block(m, 3), s->copy + 2 * s->n, s->n * sizeof(float))));
+           block(m) == s->n && gblock(m) == s->g &&
+           (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
+                      !memcmp(wf_model_block(m, 2), s->copy + s->n, s->g * sizeof(float)) &&
+                      !memcmp(wf_model_block(m, 3), s->copy + s->n + s->g, s->g * sizeof(float))));
 }
 
 static inline void release(state *s) { free(s->copy); }

@@ -183,7 +183,76 @@ static wf_status call_tok_save_load(fixture *f) {
     return s;
 }
 
+/* the tokenizer fixtures: a tokenizer.json and a llama2.c tokenizer.bin */
+static uint8_t *tok_json, *tok_bin;
+static int32_t n_tok_json, n_tok_bin;
+
+static uint8_t *read_file(const char *path, int32_t *n) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *b = len > 0 ? malloc((size_t)len) : NULL;
+    *n = b && fread(b, 1, (size_t)len, fp) == (size_t)len ? (int32_t)len : 0;
+    fclose(fp);
+    return b;
+}
+
+static wf_status call_load_json(fixture *f) { return wf_tokenizer_load(f->t, tok_json, n_tok_json); }
+static wf_status call_load_llama2c(fixture *f) { return wf_tokenizer_load(f->t, tok_bin, n_tok_bin); }
+static wf_status call_encode(fixture *f) {
+    int32_t ids[sizeof TEXT + 8], n;
+    return wf_tokenizer_encode(f->t, TEXT, (int32_t)strlen(TEXT), ids, (int32_t)(sizeof TEXT + 8), &n);
+}
+static wf_status call_save_json(fixture *f) {
+    char *b = NULL;
+    int32_t n;
+    wf_status s = wf_tokenizer_save_json(f->t, &b, &n);
+    wf_buffer_free(b);
+    return s;
+}
+
 static wf_status call_set_threads(fixture *f) { return wf_model_set_threads(f->m, 3); }
+
+/* Fine-tuning (issue 15): adapters added, the mask changed, adapters out and in, merged. */
+static wf_config with_lora(wf_model *m, int rank) {
+    wf_config c;
+    wf_model_get_config(m, &c);
+    c.lora_rank = rank;
+    c.lora_targets = rank ? 1 | 2 | 4 | 8 | 16 | 64 : 0;
+    return c;
+}
+static wf_status call_add_lora(fixture *f) {
+    wf_config c = with_lora(f->m, 2);
+    return wf_model_set_config(f->m, &c, 0);
+}
+static uint8_t *lora_st;
+static char *lora_cfg;
+static int32_t lora_n_st, lora_n_cfg;
+static wf_status call_lora_export(fixture *f) {
+    wf_buffer_free(lora_st);
+    wf_buffer_free(lora_cfg);
+    lora_st = NULL;
+    lora_cfg = NULL;
+    return wf_lora_export(f->m, &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
+}
+static wf_status call_lora_import(fixture *f) { return wf_lora_import(f->m, lora_cfg, lora_n_cfg, lora_st, lora_n_st); }
+static wf_status call_train_all(fixture *f) {
+    uint8_t mask[512];
+    memset(mask, 1, sizeof mask);
+    int32_t n = 0;
+    for (int i = 0; i < model_info(f->m).n_tensors; i++) {
+        wf_tensor_info t;
+        wf_model_get_tensor(f->m, i, &t);
+        n += t.layers;
+    }
+    return wf_model_trainable(f->m, mask, NULL, n);
+}
+static wf_status call_merge(fixture *f) {
+    wf_config c = with_lora(f->m, 0);
+    return wf_model_set_config(f->m, &c, 1);
+}
 
 /* Fails each allocation of `call` in turn, from the first until the call needs no more;
  * after each, the call must have said WF_ERR_NOMEM and left the model and tokenizer as
@@ -233,6 +302,26 @@ static void f4_allocation_failures(void) {
     every_allocation_fails("wf_tokenizer_train_char", call_train_char, &f);
     every_allocation_fails("wf_tokenizer_train_bpe", call_train_bpe, &f);
     every_allocation_fails("wf_tokenizer_save + load", call_tok_save_load, &f);
+    every_allocation_fails("wf_model_set_config (LoRA adapters added)", call_add_lora, &f);
+    every_allocation_fails("wf_lora_export", call_lora_export, &f);
+    every_allocation_fails("wf_lora_import", call_lora_import, &f);
+    every_allocation_fails("wf_model_trainable (every slice)", call_train_all, &f);
+    every_allocation_fails("wf_model_set_config (adapters merged)", call_merge, &f);
+    wf_buffer_free(lora_st);
+    wf_buffer_free(lora_cfg);
+    /* the vocabulary tokenizers (larger than the model's vocabulary: after the model's calls) */
+    tok_json = read_file("tests/fixtures/tokenizers/llama.json", &n_tok_json);
+    tok_bin = read_file("tests/fixtures/tokenizers/llama2c_tok.bin", &n_tok_bin);
+    CHECK(n_tok_json > 0 && n_tok_bin > 0, "the tokenizer fixtures (run from the repository root)");
+    every_allocation_fails("wf_tokenizer_load (tokenizer.json)", call_load_json, &f);
+    every_allocation_fails("wf_tokenizer_encode (tokenizer.json)", call_encode, &f);
+    every_allocation_fails("wf_tokenizer_save_json", call_save_json, &f);
+    every_allocation_fails("wf_tokenizer_save + load (tokenizer.json)", call_tok_save_load, &f);
+    every_allocation_fails("wf_tokenizer_load (tokenizer.bin)", call_load_llama2c, &f);
+    every_allocation_fails("wf_tokenizer_encode (llama2.c)", call_encode, &f);
+    every_allocation_fails("wf_tokenizer_save + load (llama2.c)", call_tok_save_load, &f);
+    free(tok_json);
+    free(tok_bin);
 #ifdef WF_THREADS
     every_allocation_fails("wf_model_set_threads (a pool of workers)", call_set_threads, &f);
     CHECK_OK(wf_model_set_threads(f.m, 1), f.m);

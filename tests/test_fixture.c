@@ -4,7 +4,7 @@
  * Muon + AdamW) steps with warmup, cosine decay and clipping to 1e-5. GPTs, an
  * encoder-decoder, a Llama-style decoder, an encoder trained with a mean squared error and
  * issue 14's recipe options, grouped- and multi-query attention with another RoPE base (issue
- * 15), all through the one wf_batch entry point. The GPT and recipe
+ * 15), LoRA adapters on a frozen base (Llama- and GPT-2-shaped), all through the one wf_batch entry point. The GPT and recipe
  * fixtures also hold PyTorch's greedy continuation of a prompt: generation must match it
  * token for token.
  * With --dump DIR it also writes DIR/<case>.logits.f32 (the final states for an MSE
@@ -19,7 +19,7 @@
 
 static const char *cases[] = {"gpt2_tied",   "gpt_untied_relu", "encdec_post_ln", "llama_decoder",
                                "encoder_mse", "recipe_options",  "recipe_muon",    "recipe_gelu_exact", "gqa_decoder",
-                               "mqa_muon"};
+                               "mqa_muon",    "lora_llama",      "lora_gpt2"};
 
 static void dump(const char *dir, const char *name, const char *what, const float *x, size_t n) {
     char path[512];
@@ -79,6 +79,13 @@ static void run_case(const char *name, const char *dump_dir) {
     if (gqa) {
         cfg.n_kv_head = (int32_t)((const float *)gqa->data)[0];
         cfg.rope_theta = ((const float *)gqa->data)[1];
+    }
+    fx_entry *lora = fx_get(&fx, "config_lora"); /* issue 15's LoRA (gen_lora_fixture.py): the base frozen */
+    if (lora) {
+        const float *l = lora->data;
+        cfg.lora_rank = (int32_t)l[0];
+        cfg.lora_alpha = l[1];
+        cfg.lora_targets = (int32_t)l[2];
     }
 
     wf_model *m = wf_model_create();
@@ -145,16 +152,13 @@ static void run_case(const char *name, const char *dump_dir) {
     }
 
     CHECK_OK(wf_model_backward(m, &b, &loss), m);
-    /* our first gradients, to tell exact zeros from rounding noise after the steps */
-    size_t n_all = 0;
-    for (int i = 0; i < model_info(m).n_tensors; i++) {
-        wf_tensor_info t;
-        wf_model_get_tensor(m, i, &t);
-        n_all = (size_t)t.offset + t.size;
-    }
-    float *ours0 = malloc(n_all * sizeof(float));
+    /* our first gradients, to tell exact zeros from rounding noise after the steps; the
+     * trainable tensors' only (a frozen one has none, here or in the fixture) */
+    const size_t n_all = (size_t)(model_info(m).memory.grads / sizeof(float));
+    float *ours0 = malloc(n_all * sizeof(float) + 1);
     memcpy(ours0, wf_model_grads(m), n_all * sizeof(float));
     double worst = 0;
+    int n_frozen = 0;
     for (int i = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
         wf_model_get_tensor(m, i, &t);
@@ -162,12 +166,15 @@ static void run_case(const char *name, const char *dump_dir) {
         char key[80];
         snprintf(key, sizeof key, "grad.%s", t.name);
         fx_entry *e = fx_get(&fx, key);
-        if (!e) continue;
-        double err = rel_err(wf_model_grads(m) + t.offset, e->data, e->count);
+        CHECK((e != NULL) == (t.grad_offset >= 0), "%s: %s trains here%s, in PyTorch%s", name, t.name,
+              t.grad_offset >= 0 ? "" : " not", e ? "" : " not");
+        n_frozen += t.grad_offset < 0;
+        if (!e || t.grad_offset < 0) continue;
+        double err = rel_err(wf_model_grads(m) + t.grad_offset, e->data, e->count);
         worst = fmax(worst, err);
         CHECK(err < 1e-4, "%s: gradient %s differs from PyTorch by %.3g relative", name, t.name, err);
     }
-    printf("%s: gradients max rel err %.2e\n", name, worst);
+    printf("%s: gradients max rel err %.2e%s\n", name, worst, n_frozen ? " (the base frozen: adapters' alone)" : "");
 
     fx_entry *oe = fx_get(&fx, "optim");
     const float *of = oe->data; /* written as float32; the recipe fixtures add muon, muon_momentum */
@@ -201,11 +208,17 @@ static void run_case(const char *name, const char *dump_dir) {
         fx_entry *e = fx_get(&fx, key);
         if (!e) continue;
         snprintf(key, sizeof key, "grad.%s", t.name);
-        const float *w = wf_model_params(m) + t.offset, *r = e->data, *g = fx_get(&fx, key)->data;
+        fx_entry *ge = fx_get(&fx, key);
+        const float *w = wf_model_params(m) + t.offset, *r = e->data, *g = ge ? ge->data : NULL;
+        if (!g) { /* frozen: exactly as loaded */
+            snprintf(key, sizeof key, "param.%s", t.name);
+            CHECK(!memcmp(w, fx_get(&fx, key)->data, e->count * sizeof(float)), "%s: frozen %s moved", name, t.name);
+            continue;
+        }
         double gmax = 0;
         for (size_t j = 0; j < e->count; j++) gmax = fmax(gmax, fabs(g[j]));
         for (size_t j = 0; j < e->count; j++) {
-            if (fabs(g[j]) < 1e-6 * gmax && (g[j] != 0 || ours0[t.offset + j] != 0)) {
+            if (fabs(g[j]) < 1e-6 * gmax && (g[j] != 0 || ours0[t.grad_offset + j] != 0)) {
                 skipped++;
                 continue;
             }

@@ -174,6 +174,57 @@ static void test_linear(wf_rng *r) {
     free(c.inp); free(c.w); free(c.b); free(c.out); free(c.R); free(dinp); free(dw); free(db);
 }
 
+/* ---- LoRA: a rank-R update of OC columns in a wider output (a packed qkv's part) ---- */
+typedef struct {
+    int N, C, OC, R, ldo;
+    double s;
+    double *inp, *a, *b, *u, *base, *out, *R_;
+} lora_ctx;
+
+static double lora_loss(void *p) {
+    lora_ctx *c = p;
+    memcpy(c->out, c->base, (size_t)c->N * c->ldo * sizeof(double)); /* the linear's output, then the update */
+    wf_lora_forward(c->out + 2, c->u, c->inp, c->a, c->b, c->s, c->N, c->C, c->OC, c->R, c->ldo, NULL);
+    return dot(c->out, c->R_, (size_t)c->N * c->ldo);
+}
+
+static void test_lora(wf_rng *r) {
+    lora_ctx c = {.N = 5, .C = 6, .OC = 4, .R = 3, .ldo = 9, .s = 16.0 / 3};
+    const size_t NO = (size_t)c.N * c.ldo;
+    c.inp = alloc_d(c.N * c.C); c.a = alloc_d(c.R * c.C); c.b = alloc_d(c.OC * c.R); c.u = alloc_d(c.N * c.R);
+    c.base = alloc_d(NO); c.out = alloc_d(NO); c.R_ = alloc_d(NO);
+    fill(r, c.inp, c.N * c.C, 1); fill(r, c.a, c.R * c.C, 1); fill(r, c.b, c.OC * c.R, 1);
+    fill(r, c.base, NO, 1); fill(r, c.R_, NO, 1);
+    double *dinp = alloc_d(c.N * c.C), *da = alloc_d(c.R * c.C), *db = alloc_d(c.OC * c.R), *g = alloc_d(c.N * c.R);
+    lora_loss(&c); /* u as forward saves it */
+    wf_lora_backward(dinp, da, db, c.R_ + 2, c.u, c.inp, c.a, c.b, g, c.s, c.N, c.C, c.OC, c.R, c.ldo, NULL);
+    check_tensor("lora", "inp", lora_loss, &c, c.inp, dinp, c.N * c.C);
+    check_tensor("lora", "A", lora_loss, &c, c.a, da, c.R * c.C);
+    check_tensor("lora", "B", lora_loss, &c, c.b, db, c.OC * c.R);
+    /* merged: W + s B A gives the same product as W plus the update */
+    double w[4 * 6], y_merged = 0, y_lora = 0, sb[4 * 3];
+    fill(r, w, 24, 1);
+    double x[6], wx[4] = {0}, u[3] = {0};
+    fill(r, x, 6, 1);
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 6; i++) wx[j] += w[j * 6 + i] * x[i];
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 6; i++) u[k] += c.a[k * 6 + i] * x[i];
+    wf_lora_merge(w, c.a, c.b, c.s, 6, 4, 3, sb);
+    double worst = 0;
+    for (int j = 0; j < 4; j++) {
+        y_merged = 0;
+        for (int i = 0; i < 6; i++) y_merged += w[j * 6 + i] * x[i];
+        y_lora = wx[j];
+        for (int k = 0; k < 3; k++) y_lora += c.s * c.b[j * 3 + k] * u[k];
+        worst = fmax(worst, fabs(y_merged - y_lora));
+    }
+    printf("  lora merge: |(W + s B A) x - (W x + s B A x)| %.1e\n", worst);
+    CHECK(worst < 1e-12, "the merged weights differ from the adapter's sum by %g", worst);
+    free(c.inp); free(c.a); free(c.b); free(c.u); free(c.base); free(c.out); free(c.R_);
+    free(dinp); free(da); free(db); free(g);
+}
+
 /* ---- attention: packed causal self-attention, padded bidirectional, and cross ---- */
 typedef struct {
     wf_attn_dims d;
@@ -653,8 +704,13 @@ static double model_loss(void *p) {
 enum { PADDED = 1, MSE = 2, VEC_INPUTS = 4 };
 
 /* A batch of B = 2 for cfg: ids or vectors in, ids or vectors out, a source for
- * encoder-decoders (S = context, T = context - 1, so Tq != Tk), padding with PADDED. */
-static void test_model_grads(const char *name, wf_config cfg, int flags) {
+ * encoder-decoders (S = context, T = context - 1, so Tq != Tk), padding with PADDED. With a
+ * trainable mask (train: "1" and "0" per slice, NULL: the config's default) only the
+ * slices that train have gradients, each checked where wf_tensor_info.grad_offset puts it. */
+static void test_model_grads_with(const char *name, wf_config cfg, int flags, const char *train);
+static void test_model_grads(const char *name, wf_config cfg, int flags) { test_model_grads_with(name, cfg, flags, NULL); }
+
+static void test_model_grads_with(const char *name, wf_config cfg, int flags, const char *train) {
     printf(" %s\n", name);
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &cfg), m);
@@ -701,36 +757,68 @@ static void test_model_grads(const char *name, wf_config cfg, int flags) {
         c.b.S = S;
         if (flags & PADDED) c.b.src_lengths = slen;
     }
+    int n_slices = 0;
+    for (int i = 0; i < model_info(m).n_tensors; i++) {
+        wf_tensor_info t;
+        wf_model_get_tensor(m, i, &t);
+        n_slices += t.layers;
+    }
+    uint8_t *mask = malloc((size_t)n_slices);
+    if (train) {
+        CHECK((int)strlen(train) == n_slices, "%s: the mask has %zu slices, the model %d", name, strlen(train), n_slices);
+        for (int k = 0; k < n_slices; k++) mask[k] = train[k] == '1';
+        CHECK_OK(wf_model_trainable(m, mask, NULL, n_slices), m);
+    }
+    CHECK_OK(wf_model_trainable(m, NULL, mask, n_slices), m);
     wf_real loss;
     CHECK_OK(wf_model_loss(m, &c.b, 1, &loss), m);
-    int stride = 0;
-    for (int i = 0; i < model_info(m).n_tensors; i++) {
+    const size_t gstride = (size_t)(model_info(m).memory.grads / sizeof(double));
+    double *grads = alloc_d(gstride);
+    memcpy(grads, WF_REALS(wf_model_grads(m)), gstride * sizeof(double));
+    int checked = 0, frozen = 0;
+    for (int i = 0, k = 0; i < model_info(m).n_tensors; i++) {
         wf_tensor_info t;
         wf_model_get_tensor(m, i, &t);
-        stride = t.offset + t.size;
-    }
-    double *grads = alloc_d(stride);
-    memcpy(grads, WF_REALS(wf_model_grads(m)), stride * sizeof(double));
-    int checked = 0;
-    for (int i = 0; i < model_info(m).n_tensors; i++) {
-        wf_tensor_info t;
-        wf_model_get_tensor(m, i, &t);
+        const uint8_t *tm = mask + k;
+        k += t.layers;
         if (!t.size) continue;
+        int all = 1;
+        for (int l = 0; l < t.layers; l++) all &= tm[l];
+        if (!all) {
+            /* per slice: the trainable ones' gradients lie one after the other from grad_offset */
+            const int slice = t.size / t.layers;
+            for (int l = 0, at = t.grad_offset; l < t.layers; l++) {
+                if (!tm[l]) {
+                    frozen++;
+                    continue;
+                }
+                char what[48];
+                snprintf(what, sizeof what, "%s[%d]", t.name, l);
+                check_tensor("  model", what, model_loss, &c, WF_REALS(wf_model_params(m)) + t.offset + l * slice,
+                             grads + at, slice);
+                at += slice;
+                checked++;
+            }
+            continue;
+        }
+        /* every slice trains: the gradient has the tensor's shape, at grad_offset */
         /* what the objective does not reach: the head under an MSE on the states, the token
          * table under vector inputs; their gradients must be exactly zero */
         int unused = ((flags & MSE) && !strcmp(t.name, "lm_head")) ||
                      ((flags & VEC_INPUTS) && !strcmp(t.name, "wte") && (flags & MSE || cfg.tied_head == 0));
         if (unused) {
             double mx = 0;
-            for (int j = 0; j < t.size; j++) mx = fmax(mx, fabs(grads[t.offset + j]));
+            for (int j = 0; j < t.size; j++) mx = fmax(mx, fabs(grads[t.grad_offset + j]));
             CHECK(mx == 0, "%s: %s is unused yet has gradient %g", name, t.name, mx);
             continue;
         }
-        check_tensor("  model", t.name, model_loss, &c, WF_REALS(wf_model_params(m)) + t.offset, grads + t.offset, t.size);
+        check_tensor("  model", t.name, model_loss, &c, WF_REALS(wf_model_params(m)) + t.offset, grads + t.grad_offset,
+                     t.size);
         checked++;
     }
     CHECK(checked > 5, "%s: only %d tensors checked", name, checked);
-    free(grads); free(in); free(tg); free(src); free(vin); free(vtg);
+    if (train) printf("  (%d frozen slices: no gradients)\n", frozen);
+    free(mask); free(grads); free(in); free(tg); free(src); free(vin); free(vtg);
     wf_model_free(m);
 }
 
@@ -769,6 +857,7 @@ int main(void) {
     test_embed(&r);
     test_layernorm(&r);
     test_linear(&r);
+    test_lora(&r);
     test_attention(&r);
     test_pointwise(&r);
     test_crossentropy(&r);
@@ -854,6 +943,35 @@ int main(void) {
     c.n_head = 4;
     c.n_kv_head = 2;
     test_model_grads("encoder-decoder: GQA in both stacks' self-attention, padding both sides", c, PADDED);
+
+    printf("whole models with LoRA adapters and frozen tensors (issue 15)\n");
+    c = small(D, RMS, PRE, SWIGLU, ROPE, 0, 0);
+    c.n_head = 4;
+    c.n_kv_head = 2;
+    c.d_model = 16;
+    c.lora_rank = 2;
+    c.lora_alpha = 3;
+    c.lora_targets = 127;
+    test_model_grads("decoder, Llama-style GQA: LoRA r 2 on q, k, v, o, gate, up, down; base frozen", c, PADDED);
+    c = small_gpt();
+    c.lora_rank = 3;
+    c.lora_alpha = 6;
+    c.lora_targets = 1 | 4 | 16 | 64; /* q, v, fc, down */
+    c.dropout = 0.2f;
+    /* wte wpe | ln1w ln1b qkvw qkvb attprojw attprojb ln2w ln2b fcw fcb fcprojw fcprojb (2 layers each) | lnfw lnfb
+     * | the adapters (8 tensors x 2 layers): layer 1's attention, the final norm and layer 0's adapters train */
+    test_model_grads_with("decoder, GPT-2-style: LoRA on q, v, fc, down, dropout; layer 1's attention and the final "
+                          "norm train, layer 1's adapters frozen",
+                          c, 0, "00" "01" "01" "01" "01" "01" "01" "00" "00" "00" "00" "00" "00" "11"
+                                "10101010" "10101010");
+    c = small_gpt();
+    test_model_grads_with("decoder, no LoRA: layer 0 and the embeddings frozen (backward stops above them)", c, 0,
+                          "00" "01" "01" "01" "01" "01" "01" "01" "01" "01" "01" "01" "01" "11");
+    c = small(ED, LN, POST, RELU, SINUS, 0, 1);
+    c.lora_rank = 2;
+    c.lora_alpha = 2;
+    c.lora_targets = 1 | 2 | 8 | 16 | 64;
+    test_model_grads("encoder-decoder, Post-LN: LoRA on both stacks (q, k, o, fc, down), base frozen", c, PADDED);
 
     printf("largest relative error over every check: %.2e (tolerance %.0e); %zu elements on a ReLU kink skipped\n",
            worst_overall, TOL, kinks_overall);

@@ -2,7 +2,7 @@
  * `valgrind --error-exitcode=1 --leak-check=full`): char and BPE tokenizers learned from a
  * text, a decoder trained on it with the batch sampler, generation past the context,
  * a checkpoint saved and loaded, safetensors exported and imported, an encoder-decoder's
- * step and beam search, and every handle freed. Exits non-zero if a call fails or
+ * step and beam search, the tokenizer.json and tokenizer.bin fixtures, and every handle freed. Exits non-zero if a call fails or
  * training does not lower the loss; valgrind adds any memory error or leak. */
 #include <stdlib.h>
 
@@ -14,6 +14,45 @@ static const char TEXT[] =
     "want of a wife. However little known the feelings or views of such a man may be on his first entering a "
     "neighbourhood, this truth is so well fixed in the minds of the surrounding families, that he is "
     "considered the rightful property of some one or other of their daughters.";
+
+/* The tokenizer.json and tokenizer.bin fixtures: load, encode (a SentencePiece-style text is
+ * one word: the heap merge), decode, save as .wft and load back, save_json. */
+static void hf_tokenizers(void) {
+    static const char *const files[] = {"tests/fixtures/tokenizers/gpt2.json", "tests/fixtures/tokenizers/llama.json",
+                                        "tests/fixtures/tokenizers/llama2c_tok.bin"};
+    for (int k = 0; k < 3; k++) {
+        FILE *fp = fopen(files[k], "rb");
+        CHECK(fp != NULL, "open %s (run from the repository root)", files[k]);
+        if (!fp) continue;
+        static char file[1 << 17];
+        const int32_t n = (int32_t)fread(file, 1, sizeof file, fp);
+        fclose(fp);
+        wf_tokenizer *t = wf_tokenizer_create(), *back = wf_tokenizer_create();
+        wf_status s = wf_tokenizer_load(t, (const uint8_t *)file, n);
+        CHECK(s == WF_OK, "%s: %s", files[k], wf_tokenizer_error(t));
+        /* four copies of the text: more than 64 symbols in a word */
+        static char text[4 * sizeof TEXT + 8];
+        const int32_t len = (int32_t)(4 * (sizeof TEXT - 1));
+        for (int i = 0; i < 4; i++) memcpy(text + i * (sizeof TEXT - 1), TEXT, sizeof TEXT - 1);
+        static int32_t ids[4 * sizeof TEXT + 8];
+        static char out[16 * sizeof TEXT];
+        int32_t n_ids = 0, n_out = 0;
+        CHECK(wf_tokenizer_encode(t, text, len, ids, len + 8, &n_ids) == WF_OK, "%s encode", files[k]);
+        CHECK(wf_tokenizer_decode(t, ids, n_ids, out, sizeof out, &n_out) == WF_OK && n_out == len && !memcmp(out, text, (size_t)len),
+              "%s decodes the text back", files[k]);
+        uint8_t *b = NULL;
+        int32_t nb = 0;
+        char *js = NULL;
+        int32_t njs = 0;
+        CHECK(wf_tokenizer_save(t, &b, &nb) == WF_OK && wf_tokenizer_load(back, b, nb) == WF_OK, "%s .wft", files[k]);
+        s = wf_tokenizer_save_json(back, &js, &njs);
+        CHECK(k == 2 ? s == WF_ERR_UNSUPPORTED : s == WF_OK && njs == n, "%s save_json", files[k]);
+        wf_buffer_free(js);
+        wf_buffer_free(b);
+        wf_tokenizer_free(back);
+        wf_tokenizer_free(t);
+    }
+}
 
 int main(void) {
     const int32_t len = (int32_t)strlen(TEXT), B = 4, T = 32;
@@ -102,5 +141,6 @@ int main(void) {
     wf_tokenizer_free(bpe);
     wf_tokenizer_free(tok);
     free(ids);
+    hf_tokenizers();
     return check_summary("valgrind_smoke");
 }

@@ -1,7 +1,7 @@
 // The page's entry: checks what the browser offers, starts both halves (lm.js, s2s.js),
 // and owns what they share: the error list, the mode switch, "Keep your work" (download,
 // open, autosave) and the offer to restore an autosaved model after a reload.
-import { load, loadWorkerModel, loadWorkerSeq2Seq } from './pkg/src/js/index.js';
+import { importWorkerSafetensors, load, loadWorkerModel, loadWorkerSeq2Seq } from './pkg/src/js/index.js';
 import { LanguageModelUI } from './lm.js';
 import { Seq2SeqUI } from './s2s.js';
 import { deleteRecord, loadRecord, saveRecord } from './store.js';
@@ -48,11 +48,14 @@ const app = {
     }
   },
   keepChanged() { refreshKeep(); },
-  /** A model's worker reported its thread count. */
+  /** A model's worker reported its thread count and kernels: said in plain words, with the
+   * technical facts in data-threads, data-kernels (and the tooltip) for those who want them. */
   threads(n, simd = 'simd128') {
     const line = $('env-status');
-    const kernels = simd === 'relaxed' ? 'relaxed-SIMD kernels (fused multiply-add)' : 'SIMD128 kernels';
-    line.textContent = `${line.textContent.replace(/ The model’s worker uses .*$/, '')} The model’s worker uses ${n} thread${n === 1 ? '' : 's'} and ${kernels}.`;
+    line.dataset.threads = String(n);
+    line.dataset.kernels = simd;
+    line.textContent = `${line.textContent.replace(/ Training uses .*$/, '')} Training uses ${n === 1 ? 'one core' : `${n} cores`} of this computer.`;
+    line.title = `${line.title.replace(/; worker: .*$/, '')}; worker: ${n} thread${n === 1 ? '' : 's'}, ${simd === 'relaxed' ? 'relaxed-SIMD' : 'SIMD128'} kernels`;
   },
 };
 
@@ -93,12 +96,25 @@ async function download() {
   $('keep-status').textContent = `Downloaded ${name} (${fmt.bytes(bytes.length)}).`;
 }
 
+/** Whether a trained model may be replaced by `what`: asks when the one there has trained. */
+function mayReplace(current, what) {
+  const step = current?.step ?? 0;
+  return step === 0 || window.confirm(`Replace the model trained for ${fmt.count(step)} steps with ${what}? `
+    + 'Download it first to keep it (its autosave stays until another model has trained longer).');
+}
+
 async function openModel(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   $('keep-status').textContent = `Opening ${file.name}…`;
-  // a decoder opens in the language-model half, an encoder-decoder in the seq2seq half
+  // a decoder opens in the language-model half, an encoder-decoder in the seq2seq half; a
+  // trained model there is replaced only after a yes (asked once the file proved a model)
   const wm = await loadWorkerModel(bytes);
   const arch = wm.config.arch;
+  if ((arch === 'decoder' || arch === 'encoder-decoder') && !mayReplace(arch === 'decoder' ? lm.wm : s2s.ws, file.name)) {
+    wm.dispose();
+    $('keep-status').textContent = `${file.name} was not opened: the model you have stays.`;
+    return;
+  }
   if (arch === 'decoder') {
     await lm.adopt(wm, file.name);
     setMode('lm');
@@ -111,6 +127,28 @@ async function openModel(file) {
     throw new Error(`${file.name} holds an encoder-only model; this page trains and runs decoders and encoder-decoders`);
   }
   $('keep-status').textContent = `Opened ${file.name} (${fmt.bytes(bytes.length)}).`;
+}
+
+/** A model folder (config.json, model.safetensors, tokenizer.wft; other files ignored) in a
+ * worker, to generate from and fine-tune. */
+async function openFolder(files) {
+  const byName = Object.fromEntries(files.map((f) => [f.name, f]));
+  const folder = (files[0]?.webkitRelativePath || '').split('/')[0] || 'the folder';
+  for (const name of ['config.json', 'model.safetensors']) {
+    if (!byName[name]) throw new Error(`${folder} has no ${name}: a model folder holds config.json and model.safetensors`);
+  }
+  if (!byName['tokenizer.wft']) {
+    throw new Error(`${folder} has no tokenizer.wft: this page reads the tokenizer files wasmformer writes (wasmformer export puts one beside the weights)`);
+  }
+  $('keep-status').textContent = `Opening ${folder}…`;
+  const read = async (name) => new Uint8Array(await byName[name].arrayBuffer());
+  const wm = await importWorkerSafetensors({
+    'config.json': await read('config.json'), 'model.safetensors': await read('model.safetensors'), 'tokenizer.wft': await read('tokenizer.wft'),
+  });
+  await lm.adopt(wm, folder);
+  setMode('lm');
+  $('keep-status').textContent = `Opened ${folder}: ${wm.config.nLayer} layers, ${fmt.count(wm.paramCount)} parameters. `
+    + 'Pick a text and press “Train more steps” to fine-tune it.';
 }
 
 async function offerRestore() {
@@ -127,6 +165,7 @@ async function offerRestore() {
     `${record.corpus?.name ?? 'a text'}, was autosaved in this browser ${fmt.ago(record.savedAt)}.`;
   $('restore').hidden = false;
   $('restore-yes').onclick = async () => {
+    if (!mayReplace(lm.wm, 'the autosaved one')) return; // the offer stays
     $('restore').hidden = true;
     try {
       const fresh = await loadRecord('lm'); // the newest, should a save have happened meanwhile
@@ -163,9 +202,11 @@ async function main() {
     $('env-status').textContent = 'The WebAssembly module could not be loaded.';
     return;
   }
-  $('env-status').textContent = `WebAssembly SIMD: yes. ${cores} logical cores. ${isolated
-    ? 'Cross-origin isolated: a model’s worker runs the threaded build where the package has one.'
-    : 'Not cross-origin isolated (served without COOP/COEP headers): each model runs on one thread.'}`;
+  const env = $('env-status');
+  env.dataset.isolated = String(isolated);
+  env.textContent = isolated ? 'Ready.'
+    : 'Ready. Training runs on one core: this site is served without the settings that let a page use more.';
+  env.title = `WebAssembly SIMD; ${cores} logical cores; ${isolated ? 'cross-origin isolated (threaded build)' : 'not cross-origin isolated (single-thread build)'}`;
 
   lm = new LanguageModelUI(app);
   s2s = new Seq2SeqUI(app);
@@ -182,6 +223,18 @@ async function main() {
     } catch (e) {
       app.error(fmt.explain(e, `Could not open ${file.name}`));
       $('keep-status').textContent = `${file.name} was not opened.`;
+    }
+  });
+  $('folder-open-button').addEventListener('click', () => $('folder-open').click());
+  $('folder-open').addEventListener('change', async () => {
+    const files = [...$('folder-open').files];
+    $('folder-open').value = '';
+    if (!files.length) return;
+    try {
+      await openFolder(files);
+    } catch (e) {
+      app.error(fmt.explain(e, 'Could not open the model folder'));
+      $('keep-status').textContent = 'The folder was not opened.';
     }
   });
   $('autosave-forget').addEventListener('click', async () => {

@@ -43,22 +43,31 @@ export class AttentionPanel {
   setModel(cfg) {
     this.maps = null;
     this.heatmap.clear('nothing shown yet');
+    $('att-status').textContent = 'Drawn as soon as training starts.';
     fillLayerHeads($('att-layer'), $('att-head'), cfg);
     $('att-head').value = '0'; // one head: what a head does is clearer than the mean of all
   }
 
-  async show() {
+  /** Computes and draws the map of the panel's text. whenReady: while training, quietly
+   * nothing if the model has no tokenizer yet (it learns one with its first step). */
+  async show({ whenReady = false } = {}) {
     const text = $('att-text').value;
-    if (!text.length) throw new Error('type a text to look at');
-    $('att-status').textContent = 'Computing…';
+    if (!text.length) {
+      if (whenReady) return;
+      throw new Error('type a text to look at');
+    }
+    if (!whenReady) $('att-status').textContent = 'Computing…';
     let all = 0;
     const wm = this.model();
     this.busy = true;
     try {
-      this.maps = await this.checkpoint(async () => {
+      const maps = await this.checkpoint(async () => {
+        if (wm !== this.model() || (whenReady && !wm.snapshot.tokenizer)) return null;
         all = (await wm.encode(text)).length;
         return wm.selfAttention(text);
       });
+      if (!maps) return;
+      this.maps = maps;
     } finally {
       this.busy = false;
     }

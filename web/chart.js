@@ -206,24 +206,29 @@ export class LossChart {
       }
     }
 
-    // legend
+    // legend: at the top right, under the random-guessing line (its label is above it, at the left)
+    const top = this.guess !== null ? Math.max(T, Y(this.guess) + 4) : T;
     g.textAlign = 'left';
     g.textBaseline = 'middle';
     const items = [['training', COLORS.train], ...(this.val.length ? [['validation', COLORS.val]] : [])];
     let x = W - R - 190;
     for (const [name, color] of items) {
       g.fillStyle = color;
-      g.fillRect(x, T + 8, 14, 3);
+      g.fillRect(x, top + 8, 14, 3);
       g.fillStyle = COLORS.text;
-      g.fillText(name, x + 18, T + 10);
+      g.fillText(name, x + 18, top + 10);
       x += 95;
     }
     // the earlier runs' settings, one line each, under the legend
     g.textAlign = 'right';
     this.past.forEach((r, k) => {
-      const y = T + 26 + 14 * (this.past.length - 1 - k);
+      const y = top + 26 + 14 * (this.past.length - 1 - k);
       g.fillStyle = PAST[k % PAST.length];
-      g.fillText(`earlier: ${r.label}`, W - R - 4, y);
+      // cut to the plot's width (the whole label is in the aria-label)
+      let label = `earlier: ${r.label}`;
+      const room = W - R - L - 8;
+      while (label.length > 12 && g.measureText(label).width > room) label = `${label.slice(0, -2)}…`;
+      g.fillText(label, W - R - 4, y);
     });
   }
 

@@ -20,12 +20,17 @@ export class LanguageModelUI {
       model: (wm) => {
         app.threads(wm.snapshot.threads ?? 1, wm.snapshot.simd);
         this.attention.setModel(wm.config);
+        this.attentionTried = false;
       },
       quiet: () => this.generation.stop(),
-      // the first validation: the model has a tokenizer and weights worth a look
-      validated: () => {
-        if (!this.attention.maps && !this.attention.busy) this.attention.show().catch((e) => app.error(fmt.explain(e, 'Could not compute the attention map')));
+      // the map is drawn at the first report of a new model's training (its tokenizer exists
+      // from the first step), and again at each validation when live
+      progressed: () => {
+        if (this.attention.maps || this.attentionTried) return;
+        this.attentionTried = true; // once a model: each try pauses training for a moment
+        this.drawAttention();
       },
+      validated: () => { if ($('att-live').checked || !this.attention.maps) this.drawAttention(); },
     });
     this.generation = new GenerationPanel(() => this.training.wm, changed);
     this.attention = new AttentionPanel(() => this.training.wm, (fn) => this.training.checkpoint(fn));
@@ -43,6 +48,7 @@ export class LanguageModelUI {
     $('gen-stop').addEventListener('click', () => this.generation.abort?.abort());
     $('att-show').addEventListener('click', act('Could not compute the attention map', () => this.attention.show()));
     $('att-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('att-show').disabled) $('att-show').click(); });
+    for (const id of ['tr-for', 'tr-steps']) $(id).addEventListener('input', () => this.refresh());
   }
 
   // what app.js uses: the model, whether it is busy, saving and replacing it
@@ -68,6 +74,12 @@ export class LanguageModelUI {
     await this.attention.show().catch((e) => this.app.error(fmt.explain(e, 'Could not compute the attention map')));
   }
 
+  /** While training: the map from the weights as they are, between two train calls (one at a time). */
+  drawAttention() {
+    if (this.attention.busy) return;
+    this.attention.show({ whenReady: true }).catch((e) => this.app.error(fmt.explain(e, 'Could not compute the attention map')));
+  }
+
   /** Enables the buttons that can be used now. */
   refresh() {
     const t = this.training, p = t.phase, has = !!t.wm, gen = this.generation.busy, problem = !!this.settings.problem;
@@ -80,10 +92,12 @@ export class LanguageModelUI {
     $('gen-start').disabled = !ready || gen;
     $('gen-stop').disabled = !gen;
     $('att-show').disabled = !ready || gen;
-    if (ready) {
-      if ($('gen-status').textContent.startsWith('Train a model')) $('gen-status').textContent = 'Ready to generate.';
-      if ($('att-status').textContent.startsWith('Train a model')) $('att-status').textContent = 'Ready: type a text and show its attention.';
-    }
+    if (ready && $('gen-status').textContent.startsWith('Train a model')) $('gen-status').textContent = 'Ready to generate.';
+    // Train more: what it does in the form's terms ("Train this model 1 minute more")
+    const length = $('tr-for').value, n = Number($('tr-steps').value);
+    $('train-more').textContent = length === 'until' ? 'Train this model more, until I stop it'
+      : length !== 'steps' ? `Train this model ${$('tr-for').selectedOptions[0].textContent} more`
+        : Number.isInteger(n) && n > 0 ? `Train this model ${fmt.count(n)} more steps` : 'Train this model more steps';
     this.app.keepChanged();
   }
 }

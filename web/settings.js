@@ -28,7 +28,8 @@ const MODEL_LABELS = {
   norm: 'Normalization', block: 'Block', activation: 'Activation', positions: 'Positions', normEps: 'Norm epsilon',
   dropout: 'Dropout', seed: 'Weight seed', tiedHead: 'Output head tied to the token embedding', bias: 'Biases in linear layers and norms',
 };
-const PAGE_DECIDES = new Set(['arch', 'vocabSize', 'nEncLayer', 'maxBeam']);
+// LoRA's fields come with fine-tuning an opened model (trainer.js), not with a new one
+const PAGE_DECIDES = new Set(['arch', 'vocabSize', 'nEncLayer', 'maxBeam', 'loraRank', 'loraAlpha', 'loraTargets']);
 // train()'s own options the form has, as rows of the table's shape
 const TRAIN_ROWS = {
   batchSize: { name: 'batchSize', type: 'int', min: 1, max: 1024 },

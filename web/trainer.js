@@ -25,8 +25,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export class TrainingController {
   /**
    * app: {error(text), autosave(record) -> Promise, autosaveOn(), threads(n)};
-   * settings: the SettingsForm; hooks: changed() (the buttons may change), validated() (a
-   * validation came in), model(wm) (a
+   * settings: the SettingsForm; hooks: changed() (the buttons may change), progressed() (a
+   * progress report came in), validated() (a validation came in), model(wm) (a
    * new model is in place), quiet() -> Promise (everything else the model runs has ended)
    */
   constructor(app, settings, hooks) {
@@ -41,6 +41,7 @@ export class TrainingController {
     this.train = null;   // the settings of the run: {config, train, tokenizer}
     this.sampleMs = 0;   // time spent writing samples during this model's runs
     this.modelId = null; // names the model in its autosave records
+    this.trainedMs = null; // this model's time in train calls, over all its runs (null: not known, a model restored or opened)
   }
 
   /** Training, or on its way to or from it: the model is not free. */
@@ -63,16 +64,19 @@ export class TrainingController {
     this.phase = 'creating';
     this.hooks.changed();
     this.setStatus('Starting the model’s worker…');
-    this.wm?.dispose();
-    // the run before stays on the chart, faded, named by its settings
+    // the run before stays on the chart, faded, named by its settings and what it trained
     if (this.train && this.chart.train.length) this.chart.keep(this.describe(this.train));
     else this.chart.clear();
+    this.wm?.dispose();
     this.wm = null;
     this.clearSamples();
     this.settings.bpeTokens = null;
     try {
       this.wm = await createWorkerModel({ ...s.config, batchSize: s.train.batchSize, lr: s.train.lr });
       this.modelId = newModelId();
+      this.trainedMs = 0;
+      this.opened = false;
+      this.showFinetune();
     } catch (e) {
       this.phase = 'none';
       this.setStatus('No model yet.');
@@ -87,8 +91,25 @@ export class TrainingController {
   async trainMore() {
     const s = this.settings.read();
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
+    // an opened model fine-tuned with LoRA: adapters first, the model's own weights frozen
+    if (!$('finetune-row').hidden && $('finetune-lora').checked && !this.wm.snapshot.lora) {
+      await this.wm.addLora({ rank: 8 });
+      await this.wm.info();
+    }
+    this.showFinetune();
     this.train = { ...s, config: this.wm.config };
     await this.runFor(s.train);
+  }
+
+  /** What fine-tuning trains, in words: the adapters and their share of the model. */
+  showFinetune() {
+    const info = this.wm?.snapshot, lora = info?.lora;
+    $('finetune-row').hidden = !this.opened || !!lora;
+    $('finetune-status').textContent = lora
+      ? `LoRA adapters (rank ${lora.rank}) on ${lora.targets.join(', ')}: ${fmt.count(info.trainable)} of ${fmt.count(info.paramCount)} `
+        + `parameters train (${(100 * info.trainable / info.paramCount).toFixed(1)} %); the rest stays as it was.`
+      : '';
+    $('finetune-status').hidden = !lora;
   }
 
   /** A run of the form's length: a time budget, until stopped, or a number of steps. */
@@ -117,11 +138,12 @@ export class TrainingController {
     return run.seconds ? run.seconds - run.secondsDone : run.target - this.wm.step;
   }
 
-  /** A run's settings in a few words, for the chart's legend: "micro, 2 x 64, 1 minute". */
+  /** A model's settings and what it actually trained, for the chart's legend: "2 x 64, 1,234
+   * steps in 42 s, lr 0.003" (a run stopped early says its time, not the one asked for). */
   describe(s) {
-    const c = s.config, t = s.train;
-    const length = t.seconds ? fmt.duration(t.seconds) : t.untilStopped ? 'until stopped' : `${fmt.count(t.steps)} steps`;
-    return `${c.nLayer} x ${c.dModel}, lr ${t.lr}, ${length}`;
+    const c = s.config, t = s.train, steps = this.wm?.step ?? 0;
+    const time = this.trainedMs === null ? '' : ` in ${fmt.duration(this.trainedMs / 1000)}`;
+    return `${c.nLayer} x ${c.dModel}, ${fmt.count(steps)} steps${time}, lr ${t.lr}`;
   }
 
   /** Where the run stands, in words: "step 120 of 400", "step 120, 0:42 of 1:00", "step 120". */
@@ -144,6 +166,11 @@ export class TrainingController {
       batchSize: s.batchSize, valFraction: s.valFraction,
       evalInterval: s.evalInterval ?? 0, evalBatches: s.evalBatches,
       signal: run.abort.signal, onProgress: (p) => this.progress(p),
+      // a text with characters an opened model's tokenizer does not know: said under the status
+      onWarning: (message) => {
+        $('finetune-status').textContent = `${$('finetune-status').textContent.split(' Note:')[0]} Note: ${message}`.trim();
+        $('finetune-status').hidden = false;
+      },
     };
     if (run.seconds) {
       // a time budget: each call carries the seconds spent, and the lr follows the clock
@@ -193,7 +220,9 @@ export class TrainingController {
       } catch (e) {
         if (e.name !== 'AbortError') failure = e;
       }
-      run.activeMs += performance.now() - run.chunkStart;
+      const spent = performance.now() - run.chunkStart;
+      run.activeMs += spent;
+      if (this.trainedMs !== null) this.trainedMs += spent;
       run.chunkStart = null;
       run.abort = null;
       await wm.info().catch(() => {}); // the step and the tokenizer after the call
@@ -225,6 +254,7 @@ export class TrainingController {
   progress(p) {
     const run = this.run;
     this.chart.addTrain(p.step, p.loss);
+    this.hooks.progressed?.();
     if (p.validated && p.valLoss !== null) {
       this.chart.addVal(p.step, p.valLoss);
       // a sample from these weights, written between two train calls (checkpoint)
@@ -378,7 +408,10 @@ export class TrainingController {
     const wm = await loadWorkerModel(record.bytes);
     this.wm?.dispose();
     this.wm = wm;
+    this.opened = !!wm.snapshot.lora;
+    this.showFinetune();
     this.modelId = record.modelId ?? newModelId();
+    this.trainedMs = null;
     this.clearSamples();
     const settings = this.settings, corpus = settings.corpus;
     settings.restoreValues(record.settings);
@@ -414,12 +447,15 @@ export class TrainingController {
     this.hooks.changed();
   }
 
-  /** Uses a WorkerModel loaded from a file. */
+  /** Uses a WorkerModel loaded from a file or a folder: one it can fine-tune. */
   async adopt(wm, fileName) {
     await this.stopAndWait();
     this.wm?.dispose();
     this.wm = wm;
+    this.opened = true;
+    this.showFinetune();
     this.modelId = newModelId();
+    this.trainedMs = null;
     this.settings.showModel(wm.config, wm.snapshot.tokenizer);
     this.train = { ...this.settings.read(), config: wm.config };
     this.run = null;

@@ -9,11 +9,11 @@
 //   encoderDecoderOnly: the range applies to encoder-decoders only    doc: the meaning
 
 export const CONFIG_TABLE = [
-  { name: 'arch', js: 'arch', type: 'enum', default: 0, names: ['decoder', 'encoder', 'encoder-decoder'], doc: 'model kind: a decoder (GPT), an encoder or an encoder-decoder (docs/ARCHITECTURES.md)' },
+  { name: 'arch', js: 'arch', type: 'enum', default: 0, names: ['decoder', 'encoder', 'encoder-decoder'], doc: 'a decoder (GPT), an encoder or both' },
   { name: 'norm', js: 'norm', type: 'enum', default: 0, names: ['layernorm', 'rmsnorm'], doc: 'normalisation: LayerNorm or RMSNorm' },
-  { name: 'block', js: 'block', type: 'enum', default: 0, names: ['pre_ln', 'post_ln'], doc: 'where the norm sits: before each sublayer (pre_ln, GPT-2) or after the residual sum (post_ln)' },
-  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2', 'gelu_exact'], doc: 'feed-forward activation: GELU (tanh form), ReLU, SwiGLU (gated), ReLU squared or GELU (erf)' },
-  { name: 'positions', js: 'positions', type: 'enum', default: 0, names: ['learned', 'sinusoidal', 'rope'], doc: 'positions: learned, sinusoidal or rotary (RoPE)' },
+  { name: 'block', js: 'block', type: 'enum', default: 0, names: ['pre_ln', 'post_ln'], doc: 'norm before each sublayer (GPT-2) or after the residual' },
+  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2', 'gelu_exact'], doc: 'GELU (tanh), ReLU, gated SwiGLU, ReLU squared or GELU (erf)' },
+  { name: 'positions', js: 'positions', type: 'enum', default: 0, names: ['learned', 'sinusoidal', 'rope'], doc: 'learned, sinusoidal or rotary (RoPE)' },
   { name: 'tied_head', js: 'tiedHead', type: 'bool', default: true, doc: "the output head shares the token embedding's weights (GPT-2); off: its own" },
   { name: 'bias', js: 'bias', type: 'bool', default: true, doc: 'linear layers and LayerNorms have biases (GPT-2); off: none (Llama)' },
   { name: 'vocab_size', js: 'vocabSize', type: 'int', default: 96, min: 2, max: 16777216, doc: 'number of tokens: ids run from 0 to this minus 1' },
@@ -30,8 +30,11 @@ export const CONFIG_TABLE = [
   { name: 'qk_norm', js: 'qkNorm', type: 'bool', default: false, doc: "RMS-normalise each head's queries and keys (no gain), before RoPE" },
   { name: 'zero_proj', js: 'zeroProj', type: 'bool', default: false, doc: 'attention and feed-forward output projections start at zero' },
   { name: 'logit_cap', js: 'logitCap', type: 'real', default: 0, min: 0, max: null, bounds: '[]', doc: 'logits = cap * tanh(logits / cap); 0: no capping' },
-  { name: 'n_kv_head', js: 'nKvHead', type: 'int', default: 0, min: 0, max: 1048576, doc: 'key/value heads of self-attention, shared by equal groups of query heads (GQA; 1: MQA); 0: n_head' },
+  { name: 'n_kv_head', js: 'nKvHead', type: 'int', default: 0, min: 0, max: 1048576, doc: 'GQA: key/value heads shared by groups of query heads; 0: n_head' },
   { name: 'rope_theta', js: 'ropeTheta', type: 'real', default: 10000, min: 0, max: null, bounds: '(]', doc: "RoPE's base: pair i turns by pos * theta^(-2i/head size)" },
+  { name: 'lora_rank', js: 'loraRank', type: 'int', default: 0, min: 0, max: 65536, doc: 'rank r of LoRA adapters on the lora_targets linears; 0: none' },
+  { name: 'lora_alpha', js: 'loraAlpha', type: 'real', default: 16, min: 0, max: null, bounds: '(]', doc: "LoRA's scale: an adapter adds (lora_alpha / r) x A^T B^T" },
+  { name: 'lora_targets', js: 'loraTargets', type: 'int', default: 0, min: 0, max: 127, doc: "LoRA's linears, a bit each: 1 q, 2 k, 4 v, 8 o, 16 fc (SwiGLU's gate), 32 up (SwiGLU), 64 down" },
 ];
 
 export const OPTIM_TABLE = [
@@ -39,12 +42,12 @@ export const OPTIM_TABLE = [
   { name: 'beta1', js: 'beta1', type: 'real', default: 0.9, min: 0, max: 1, bounds: '[)', doc: 'AdamW first moment decay rate' },
   { name: 'beta2', js: 'beta2', type: 'real', default: 0.95, min: 0, max: 1, bounds: '[)', doc: 'AdamW second moment decay rate' },
   { name: 'eps', js: 'eps', type: 'real', default: 1e-8, min: 0, max: null, bounds: '(]', doc: 'AdamW denominator epsilon' },
-  { name: 'weight_decay', js: 'weightDecay', type: 'real', default: 0.1, min: 0, max: null, bounds: '[]', doc: 'decoupled weight decay (AdamW), on matrices and embeddings only' },
+  { name: 'weight_decay', js: 'weightDecay', type: 'real', default: 0.1, min: 0, max: null, bounds: '[]', doc: 'decoupled weight decay, on matrices and embeddings' },
   { name: 'warmup', js: 'warmup', type: 'int', default: 0, min: 0, max: 2147483647, doc: 'steps of linear warmup up to lr' },
   { name: 'decay_steps', js: 'decaySteps', type: 'int', default: 0, min: 0, max: 2147483647, doc: 'steps of cosine decay after the warmup; 0: constant lr' },
   { name: 'min_lr_ratio', js: 'minLrRatio', type: 'real', default: 0.1, min: 0, max: 1, bounds: '[]', doc: 'where the decay ends, as a fraction of lr' },
   { name: 'grad_clip', js: 'gradClip', type: 'real', default: 1, min: 0, max: null, bounds: '[]', doc: 'clip the gradient norm to this; 0: no clipping' },
   { name: 'start', js: 'start', type: 'int', default: 0, min: 0, max: 2147483647, doc: 'step where the warmup and decay start' },
-  { name: 'muon', js: 'muon', type: 'int', default: 0, min: 0, max: 1, doc: "1: Muon for the blocks' weight matrices and AdamW for the rest; 0: AdamW everywhere" },
+  { name: 'muon', js: 'muon', type: 'int', default: 0, min: 0, max: 1, doc: "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW" },
   { name: 'muon_momentum', js: 'muonMomentum', type: 'real', default: 0.95, min: 0, max: 1, bounds: '[)', doc: "Muon's Nesterov momentum" },
 ];

@@ -40,7 +40,14 @@ export async function* generate(core, prompt = '', opts = {}) {
   const signal = opts.signal;
   const clock = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
   throwIfAborted(signal);
-  const ids = tokenizer.encode(prompt.length ? prompt : '\n');
+  // a tokenizer with a BOS (llama2.c, Llama's tokenizer.json) starts the prompt with it, as
+  // its models were trained; without one an empty prompt is "\n"
+  const bos = tokenizer.bos;
+  const ids = bos === null ? tokenizer.encode(prompt.length ? prompt : '\n') : Int32Array.from([bos, ...tokenizer.encode(prompt)]);
+  // char and BPE tokens decode alone; the others may depend on the token before (a decoder
+  // that strips the text's first space, llama2.c's space after BOS)
+  const inContext = tokenizer.kind === 'hf' || tokenizer.kind === 'llama2c';
+  let prev = ids[ids.length - 1];
   const sampling = rt.putSampling({
     temperature: opts.temperature ?? GENERATE_DEFAULTS.temperature,
     topK: opts.topK ?? GENERATE_DEFAULTS.topK,
@@ -49,7 +56,7 @@ export async function* generate(core, prompt = '', opts = {}) {
     noUnk: tokenizer.kind === 'char' && !(opts.allowUnknown ?? GENERATE_DEFAULTS.allowUnknown) ? 1 : 0,
   });
   const seed = (opts.seed ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
-  const decoder = new TextDecoder();
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   core.busy = 'generation';
   let pending = ''; // text held back while it could still become a stop string
   const emit = (piece, count) => { opts.onToken?.(piece, count); return piece; };
@@ -58,7 +65,8 @@ export async function* generate(core, prompt = '', opts = {}) {
     for (let i = 0; i < maxTokens; i++) {
       throwIfAborted(signal);
       const id = rt.genNext(core.live(), sampling); // the model may have been disposed meanwhile
-      pending += decoder.decode(tokenizer.decodeBytes([id]), { stream: true });
+      pending += decoder.decode(inContext ? tokenizer.decodeAfter(prev, id) : tokenizer.decodeBytes([id]), { stream: true });
+      prev = id;
       const hit = stops.map((s) => pending.indexOf(s)).filter((k) => k >= 0);
       if (hit.length) {
         const cut = Math.min(...hit);

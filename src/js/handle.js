@@ -9,6 +9,7 @@ import { HeapBatch } from './batch.js';
 import { MEMORY_LIMIT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
+import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
 const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
 
@@ -104,8 +105,80 @@ export class ModelHandle {
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
+      trainable: this.trainable().trainable, lora: this.lora,
     };
   }
+
+  // ---- fine-tuning: the trainable mask and LoRA ----
+
+  /** The trainable mask's length and the tensor rows it covers. */
+  #slices() {
+    const tensors = this.tensors();
+    return { tensors, n: tensors.reduce((n, t) => Math.max(n, t.slice0 + t.layers), 0) };
+  }
+
+  /** Which parameters train: {trainable, total, tensors: {name: true (every slice) or the
+   * layers that train}} (frozen tensors left out). */
+  trainable() {
+    const { tensors, n } = this.#slices(), mask = this.rt.modelTrainable(this.live(), null, n);
+    const out = { ...trainableCount(tensors, mask), tensors: {} };
+    for (const t of tensors) {
+      const on = [];
+      for (let l = 0; l < t.layers; l++) if (mask[t.slice0 + l]) on.push(l);
+      if (on.length) out.tensors[t.name] = on.length === t.layers ? true : on;
+    }
+    return out;
+  }
+
+  /** Trains exactly what spec selects ('only'), or freezes or unfreezes it besides the rest
+   * (finetune.js: selectSlices); returns trainable(). */
+  setTrainable(spec, mode) {
+    const h = this.idle(), { tensors, n } = this.#slices();
+    const sel = selectSlices(spec, tensors, n, this.native.tiedHead === 1);
+    const cur = this.rt.modelTrainable(h, null, n);
+    const next = sel.map((x, k) => (mode === 'only' ? x : mode === 'freeze' ? cur[k] & (1 - x) : cur[k] | x));
+    this.rt.modelTrainable(h, next, n);
+    return this.trainable();
+  }
+
+  /** The model's LoRA settings ({rank, alpha, targets}), or null without adapters. */
+  get lora() {
+    const c = this.native;
+    return c.loraRank ? { rank: c.loraRank, alpha: float32Plain(c.loraAlpha), targets: targetNames(c.loraTargets) } : null;
+  }
+
+  /** Adds LoRA adapters (rank 8, alpha 2 * rank, every linear the model has by default). */
+  addLora(opts = {}) {
+    checkKeys(opts, ['rank', 'alpha', 'targets'], 'addLora() options');
+    const h = this.idle(), native = this.native;
+    if (native.loraRank) {
+      throw new WfError('WF_ERR_STATE', `the model has LoRA adapters already (rank ${native.loraRank}): mergeLora() or removeLora() first`);
+    }
+    const rank = opts.rank ?? 8;
+    if (!Number.isInteger(rank) || rank < 1) throw new WfError('WF_ERR_ARG', `rank must be an integer >= 1, not ${rank}`);
+    const targets = targetBits(opts.targets ?? 'all', native.activation === 2);
+    this.rt.modelSetConfig(h, { ...native, loraRank: rank, loraAlpha: opts.alpha ?? 2 * rank, loraTargets: targets }, false);
+    return this.lora;
+  }
+
+  /** Drops the adapters: merged into their weights first (merge), or discarded. */
+  dropLora(merge) {
+    const h = this.idle(), native = this.native;
+    if (!native.loraRank) throw new WfError('WF_ERR_STATE', 'the model has no LoRA adapters');
+    this.rt.modelSetConfig(h, { ...native, loraRank: 0, loraTargets: 0 }, merge);
+  }
+
+  /** The adapters in PEFT's layout: adapter_model.safetensors and adapter_config.json (with
+   * base_model_name_or_path when given). */
+  exportPeft({ baseModel } = {}) {
+    const { st, config } = this.rt.loraExport(this.idle());
+    const text = baseModel === undefined ? config
+      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(String(baseModel))}`);
+    return { 'adapter_model.safetensors': st, 'adapter_config.json': text };
+  }
+
+  /** PEFT LoRA adapters onto the model (replacing any it has). */
+  importPeft(config, st) { this.rt.loraImport(this.idle(), config, st); }
 
   // ---- the batch path: every step and forward of every kind of model ----
   // A batch is a JavaScript one (batch.js: copied into the heap for the call) or a
@@ -269,18 +342,12 @@ export class ModelHandle {
   }
 
   /** A new handle from Hugging Face files (bytes), with a tokenizer file if given. */
-  static fromSafetensors(rt, config, st, tokenizerFile) {
+  static fromSafetensors(rt, config, st, tokenizer) {
     const h = rt.modelCreate();
     let tok = null;
     try {
       rt.safetensorsImport(h, config, st);
-      if (tokenizerFile !== undefined) {
-        tok = Tokenizer.load(rt, tokenizerFile);
-        const V = rt.modelConfig(h).vocabSize;
-        if (tok.vocabSize > V) {
-          throw new WfError('WF_ERR_FORMAT', `tokenizer.wft has ${tok.vocabSize} tokens but the model's vocabulary only ${V}`);
-        }
-      }
+      if (tokenizer !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizer.bytes, tokenizer.name);
     } catch (e) {
       tok?.dispose();
       rt.modelFree(h);
@@ -289,16 +356,33 @@ export class ModelHandle {
     return ModelHandle.adopt(rt, h, tok, { weightsOnly: true }); // safetensors hold no optimizer state
   }
 
-  /** A handle over the model of a llama2.c model file (no tokenizer: llama2.c keeps it apart). */
-  static fromLlama2c(rt, bytes) {
+  /** A handle over the model of a llama2.c model file, with the tokenizer of tokenizer.bin
+   * bytes when given (llama2.c keeps it in a file of its own). */
+  static fromLlama2c(rt, bytes, tokenizerBin) {
     const h = rt.modelCreate();
+    let tok = null;
     try {
       rt.llama2cImport(h, bytes);
+      if (tokenizerBin !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizerBin, 'tokenizer.bin');
     } catch (e) {
+      tok?.dispose();
       rt.modelFree(h);
       throw e;
     }
-    return ModelHandle.adopt(rt, h, null, { weightsOnly: true }); // no optimizer state in the file
+    return ModelHandle.adopt(rt, h, tok, { weightsOnly: true }); // no optimizer state in the file
+  }
+
+  /** The Tokenizer of a file, refused (WF_ERR_FORMAT) when it has more ids than model h. */
+  static #fitting(rt, h, bytes, name) {
+    const tok = Tokenizer.load(rt, bytes);
+    try {
+      const V = rt.modelConfig(h).vocabSize;
+      if (tok.vocabSize > V) throw new WfError('WF_ERR_FORMAT', `${name} has ${tok.vocabSize} tokens but the model's vocabulary only ${V}`);
+    } catch (e) {
+      tok.dispose();
+      throw e;
+    }
+    return tok;
   }
 
   /** A handle over wasm handle h (and tokenizer tok), both freed if that fails. */

@@ -62,6 +62,12 @@ export interface ModelConfig {
   nKvHead: number;
   /** RoPE's base theta: pair i turns by position * theta^(-2i / head size) (10000; SmolLM 1e5). */
   ropeTheta: number;
+  /** Rank r of the LoRA adapters (0: none); set by Model.addLora rather than by hand. */
+  loraRank: number;
+  /** LoRA's scale: an adapter adds (loraAlpha / loraRank) x A^T B^T (16). */
+  loraAlpha: number;
+  /** LoRA's linears as bits: 1 q, 2 k, 4 v, 8 o, 16 fc (SwiGLU's gate), 32 up (SwiGLU), 64 down. */
+  loraTargets: number;
 }
 
 /** What createModel accepts: a preset name, or any part of a config (the rest comes from
@@ -356,6 +362,58 @@ export interface TensorInfo {
   offset: number;
   /** Whether weight decay applies to it. */
   decay: boolean;
+  /** Its slices in the trainable mask: one per layer for a per-layer tensor, else 1. */
+  layers: number;
+  /** Where its trainable slices' gradients start among the model's gradients; -1: frozen. */
+  gradOffset: number;
+  /** Where its slices start in the trainable mask. */
+  slice0: number;
+}
+
+/** A LoRA adapter target: q, k, v, o (attention), fc (the first feed-forward matrix, SwiGLU's
+ * gate), up (SwiGLU's), down (the second); or the groups attn, mlp, all. */
+export type LoraTarget = 'q' | 'k' | 'v' | 'o' | 'fc' | 'up' | 'down' | 'attn' | 'mlp' | 'all';
+
+export interface LoraOptions {
+  /** The adapters' rank r (8). */
+  rank?: number;
+  /** Their scale's numerator: each adds (alpha / rank) x A^T B^T (2 * rank). */
+  alpha?: number;
+  /** The linears to adapt ('all'). */
+  targets?: LoraTarget | LoraTarget[];
+}
+
+/** A model's LoRA settings. */
+export interface LoraSettings {
+  rank: number;
+  alpha: number;
+  targets: Array<'q' | 'k' | 'v' | 'o' | 'fc' | 'up' | 'down'>;
+}
+
+/** What trains (Model.trainable). */
+export interface TrainableInfo {
+  /** Parameters that train. */
+  trainable: number;
+  /** All parameters. */
+  total: number;
+  /** The tensors that train: true for all of it, else the layers of it that do. */
+  tensors: Record<string, true | number[]>;
+}
+
+/** Tensors to train or freeze: a tensor name ('lm_head', 'qkvw'), or a group ('all', 'layers',
+ * 'embed', 'norm', 'attn', 'mlp', 'cross', 'head', 'lora'), per-layer ones optionally with
+ * layers after '@' ('layers@-2': the last two, 'attn@0-3', 'mlp@4-', 'qkvw@5'); or an array. */
+export type TrainableSpec = string | string[];
+
+/** LoRA adapters in PEFT's layout (PeftModel.from_pretrained reads a folder of them). */
+export interface PeftFiles {
+  'adapter_model.safetensors': Uint8Array;
+  'adapter_config.json': string;
+}
+
+export interface PeftExportOptions {
+  /** adapter_config.json's base_model_name_or_path (null without it). */
+  baseModel?: string;
 }
 
 export interface ModelInfo {
@@ -378,6 +436,10 @@ export interface ModelInfo {
   simd: 'relaxed' | 'simd128';
   /** What the application saved with the model (setMetadata), or null. */
   metadata: unknown;
+  /** Parameters that train (the rest are frozen: Model.trainOnly). */
+  trainable: number;
+  /** The LoRA adapters' settings, or null. */
+  lora: LoraSettings | null;
 }
 
 export interface SaveOptions {
@@ -407,13 +469,19 @@ export interface AttentionMaps {
 
 /** Text to token ids and back. Char-level: id 0 is `<unk>`, then every distinct code point
  * of the text it was built from, in order. Byte-level BPE: 256 byte tokens, then merges
- * learned from the text; any bytes round-trip. */
+ * learned from the text; any bytes round-trip. 'hf': a Hugging Face tokenizer.json
+ * (GPT-2 / SmolLM byte-level BPE, Llama 2 / TinyLlama SentencePiece-style BPE), run as the
+ * tokenizers library runs it, without the post-processor's special tokens. 'llama2c':
+ * llama2.c's tokenizer.bin, encoded as its run.c does (a leading space, no BOS). */
 export class Tokenizer {
   private constructor();
-  /** 'char' or 'bpe'. */
-  readonly kind: 'char' | 'bpe';
-  /** Number of ids, `<unk>` included. */
+  /** 'char', 'bpe', 'hf' or 'llama2c'. */
+  readonly kind: 'char' | 'bpe' | 'hf' | 'llama2c';
+  /** Number of ids, `<unk>` and special tokens included. */
   readonly vocabSize: number;
+  /** The id a prompt starts with (llama2.c's BOS, 1; a tokenizer.json template's leading
+   * special token such as Llama's `<s>`), or null; generate() puts it first. */
+  readonly bos: number | null;
   /**
    * UTF-8 text to token ids.
    * @example
@@ -439,6 +507,14 @@ export class Tokenizer {
    * writeFileSync('vocab.wft', tok.save());
    */
   save(): Uint8Array;
+  /**
+   * The tokenizer as a Hugging Face tokenizer.json: a BPE one that the Hugging Face
+   * libraries encode alike (docs/FORMATS.md), or the file an 'hf' one came from. Char and
+   * llama2.c tokenizers have none: WF_ERR_UNSUPPORTED (save() keeps them).
+   * @example
+   * writeFileSync('tokenizer.json', tok.saveJSON());
+   */
+  saveJSON(): string;
   /**
    * Frees the tokenizer's wasm memory; using it afterwards throws WF_ERR_DISPOSED.
    * @example
@@ -581,6 +657,75 @@ export class Model {
    * for (const t of model.tensors()) console.log(t.name, t.shape);
    */
   tensors(): TensorInfo[];
+
+  /**
+   * Trains only what spec names; the rest is frozen: no gradients, no optimizer state (the
+   * memory goes back) and no weight-gradient work. Saved with the model.
+   * @example
+   * model.trainOnly(['head', 'norm', 'layers@-2']);
+   */
+  trainOnly(spec: TrainableSpec): TrainableInfo;
+
+  /**
+   * Freezes what spec names, the rest as it was.
+   * @example
+   * model.freeze('embed');
+   */
+  freeze(spec: TrainableSpec): TrainableInfo;
+
+  /**
+   * Makes what spec names train too.
+   * @example
+   * model.unfreeze('head');
+   */
+  unfreeze(spec: TrainableSpec): TrainableInfo;
+
+  /**
+   * What trains now.
+   * @example
+   * const { trainable, total } = model.trainable();
+   */
+  trainable(): TrainableInfo;
+
+  /** The LoRA adapters' settings, or null without adapters. */
+  readonly lora: LoraSettings | null;
+
+  /**
+   * Adds LoRA adapters (A random, B zero: the model is unchanged until it trains); a
+   * model's first adapters train alone, the base frozen. Returns the settings.
+   * @example
+   * model.addLora({ rank: 8, alpha: 16, targets: ['q', 'v'] });
+   */
+  addLora(options?: LoraOptions): LoraSettings;
+
+  /**
+   * Folds the adapters into their weights (W += alpha/rank B A) and removes them.
+   * @example
+   * model.mergeLora(); const files = exportSafetensors(model);
+   */
+  mergeLora(): void;
+
+  /**
+   * Removes the adapters without merging: the base model again.
+   * @example
+   * model.removeLora();
+   */
+  removeLora(): void;
+
+  /**
+   * The adapters in PEFT's layout (GPT-2- and Llama-shaped models); the base is
+   * exportSafetensors(model).
+   * @example
+   * const files = model.exportPeft({ baseModel: 'gpt2' });
+   */
+  exportPeft(options?: PeftExportOptions): PeftFiles;
+
+  /**
+   * Puts PEFT LoRA adapters on this model (their base), replacing any it has.
+   * @example
+   * model.importPeft({ 'adapter_config.json': text, 'adapter_model.safetensors': bytes });
+   */
+  importPeft(files: { 'adapter_config.json': string | Uint8Array | ArrayBuffer; 'adapter_model.safetensors': Uint8Array | ArrayBuffer }): LoraSettings;
 
   /**
    * A copy of one tensor's weights.
@@ -774,6 +919,69 @@ export class WorkerModel {
   save(options?: SaveOptions): Promise<Uint8Array>;
 
   /**
+   * Model.trainOnly in the worker.
+   * @example
+   * await wm.trainOnly('lora');
+   */
+  trainOnly(spec: TrainableSpec): Promise<TrainableInfo>;
+
+  /**
+   * Model.freeze in the worker.
+   * @example
+   * await wm.freeze('embed');
+   */
+  freeze(spec: TrainableSpec): Promise<TrainableInfo>;
+
+  /**
+   * Model.unfreeze in the worker.
+   * @example
+   * await wm.unfreeze('head');
+   */
+  unfreeze(spec: TrainableSpec): Promise<TrainableInfo>;
+
+  /**
+   * Model.trainable in the worker.
+   * @example
+   * const { trainable } = await wm.trainable();
+   */
+  trainable(): Promise<TrainableInfo>;
+
+  /**
+   * Model.addLora in the worker.
+   * @example
+   * await wm.addLora({ rank: 8 });
+   */
+  addLora(options?: LoraOptions): Promise<LoraSettings>;
+
+  /**
+   * Model.mergeLora in the worker.
+   * @example
+   * await wm.mergeLora();
+   */
+  mergeLora(): Promise<void>;
+
+  /**
+   * Model.removeLora in the worker.
+   * @example
+   * await wm.removeLora();
+   */
+  removeLora(): Promise<void>;
+
+  /**
+   * Model.exportPeft in the worker.
+   * @example
+   * const files = await wm.exportPeft();
+   */
+  exportPeft(options?: PeftExportOptions): Promise<PeftFiles>;
+
+  /**
+   * Model.importPeft in the worker.
+   * @example
+   * await wm.importPeft(files);
+   */
+  importPeft(files: { 'adapter_config.json': string | Uint8Array | ArrayBuffer; 'adapter_model.safetensors': Uint8Array | ArrayBuffer }): Promise<LoraSettings>;
+
+  /**
    * Replaces the model with a checkpoint's, in place (unchanged on failure). The bytes are
    * copied once, then transferred to the worker.
    * @example
@@ -915,6 +1123,17 @@ export function createWorkerModel(config?: Preset | ConfigInput, options?: Worke
 export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerModel>;
 
 /**
+ * importSafetensors with the model in a Web Worker (browsers) or a worker thread (Node): a
+ * model folder's files, copied once, then transferred.
+ * @example
+ * const wm = await importWorkerSafetensors({ 'config.json': configText, 'model.safetensors': weights });
+ */
+export function importWorkerSafetensors(
+  files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
+  options?: WorkerOptions,
+): Promise<WorkerModel>;
+
+/**
  * The model as checkpoint bytes; the same as model.save(options).
  * @example
  * const bytes = saveModel(model, { optimizer: false });
@@ -931,18 +1150,26 @@ export function saveModel(model: Model, options?: SaveOptions): Uint8Array;
 export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
 
 /**
- * A tokenizer from the bytes of a tokenizer file (tokenizer.save()).
+ * A tokenizer from the bytes of a tokenizer file: wasmformer's own (tokenizer.save()), a
+ * Hugging Face tokenizer.json (string or bytes) or llama2.c's tokenizer.bin, told apart by
+ * their first bytes. A component the build does
+ * not run is refused (WF_ERR_UNSUPPORTED naming it), a damaged file too (WF_ERR_FORMAT).
  * @example
- * const tok = await loadTokenizer(readFileSync('vocab.wft'));
+ * const tok = await loadTokenizer(readFileSync('tokenizer.json'));
  */
-export function loadTokenizer(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Tokenizer>;
+export function loadTokenizer(
+  bytes: Uint8Array | ArrayBuffer | string,
+  options?: LoadOptions,
+): Promise<Tokenizer>;
 
 /** Hugging Face files of a model: weights (float32 safetensors), config.json and, with a
- * tokenizer, wasmformer's own tokenizer file. */
+ * tokenizer, wasmformer's own tokenizer file and, for BPE and 'hf' tokenizers, a
+ * tokenizer.json. */
 export interface SafetensorsFiles {
   'model.safetensors': Uint8Array;
   'config.json': string;
   'tokenizer.wft'?: Uint8Array;
+  'tokenizer.json'?: string;
 }
 
 /**
@@ -955,26 +1182,32 @@ export interface SafetensorsFiles {
 export function exportSafetensors(model: Model): SafetensorsFiles;
 
 /**
- * A model from Hugging Face files (as exportSafetensors writes them, or a GPT-2 saved by
- * PyTorch in float32, float16 or bfloat16). Everything is checked first.
+ * A model from Hugging Face files (as exportSafetensors writes them, or a GPT-2 or Llama
+ * saved by PyTorch in float32, float16 or bfloat16), with the tokenizer of tokenizer.wft or
+ * else tokenizer.json when given. Everything is checked first.
  * @example
- * const model = await importSafetensors({ 'config.json': configText, 'model.safetensors': weights });
+ * const model = await importSafetensors({ 'config.json': configText, 'model.safetensors': weights, 'tokenizer.json': tokText });
  */
 export function importSafetensors(
-  files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
+  files: {
+    'config.json': string | Uint8Array | ArrayBuffer;
+    'model.safetensors': Uint8Array | ArrayBuffer;
+    'tokenizer.wft'?: Uint8Array | ArrayBuffer;
+    'tokenizer.json'?: string | Uint8Array | ArrayBuffer;
+  },
   options?: LoadOptions,
 ): Promise<Model>;
 
 /**
  * A model from a llama2.c model file (its export.py's legacy `.bin`, as the tinyllamas ship:
- * a Llama-shaped decoder, grouped-query attention when n_kv_heads < n_heads). The file has no
- * tokenizer (llama2.c keeps it in `tokenizer.bin`), so the model starts without one:
- * `forward`, `trainStep` and `train` on token ids work; text generation needs a tokenizer.
+ * a Llama-shaped decoder, grouped-query attention when n_kv_heads < n_heads), with its
+ * tokenizer when `tokenizer` gives the bytes of its tokenizer.bin (llama2.c keeps it apart).
+ * Without one, `forward`, `trainStep` and `train` on token ids work.
  * @example
- * const model = await importLlama2c(readFileSync('stories260K.bin'));
- * const { logits } = model.forward(ids, null, 1, ids.length);
+ * const model = await importLlama2c(readFileSync('stories15M.bin'), { tokenizer: readFileSync('tokenizer.bin') });
+ * console.log(await model.generateText('Once upon a time', { maxTokens: 60 }));
  */
-export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
+export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions & { tokenizer?: Uint8Array | ArrayBuffer }): Promise<Model>;
 
 /** A batch for encoders and encoder-decoders: ids or vectors, with optional padding lengths. */
 export interface Batch {

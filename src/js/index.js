@@ -28,7 +28,8 @@ function workerLoadOpts(opts) {
 
 export const {
   load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
-  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
+  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, importWorkerSafetensors, createWorkerSeq2Seq,
+  loadWorkerSeq2Seq,
 } = makeApi({
   readWasm: async () => undefined, // the glue fetches it
   // the threaded build needs SharedArrayBuffer: only crossOriginIsolated pages (COOP + COEP)

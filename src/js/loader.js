@@ -185,45 +185,60 @@ export function makeApi(platform) {
       const rt = await load(opts);
       return useThreads(rt, Model.fromCheckpoint(rt, bytes));
     },
-    /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft']}.
+    /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft' or
+     * 'tokenizer.json']}.
      * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
     async importSafetensors(files, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importSafetensors() options');
       const rt = await load(opts);
       return useThreads(rt, importSafetensorsWith(rt, files));
     },
-    /** A model from a llama2.c model file (export.py's legacy .bin, e.g. the tinyllamas), without
-     * a tokenizer (llama2.c keeps it in tokenizer.bin): forward, trainStep and train on ids work.
-     * @example const model = await importLlama2c(readFileSync('stories260K.bin')); */
+    /** A model from a llama2.c model file (export.py's legacy .bin, e.g. the tinyllamas) and,
+     * with opts.tokenizer (the bytes of its tokenizer.bin), its tokenizer; without one,
+     * forward, trainStep and train on ids work.
+     * @example const model = await importLlama2c(readFileSync('stories260K.bin'), { tokenizer: readFileSync('tok512.bin') }); */
     async importLlama2c(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importLlama2c() options');
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer']], 'importLlama2c() options');
       const rt = await load(opts);
-      return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'))));
+      const tok = opts.tokenizer === undefined ? undefined : asBytes(opts.tokenizer, 'the tokenizer option (tokenizer.bin bytes)');
+      return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'), tok)));
     },
-    /** A tokenizer from the bytes of a tokenizer file. @example const tok = await loadTokenizer(bytes); */
+    /** A tokenizer from the bytes of a tokenizer file: a .wft, a Hugging Face tokenizer.json or
+     * llama2.c's tokenizer.bin, told apart by their first bytes.
+     * @example const tok = await loadTokenizer(readFileSync('tokenizer.json')); */
     async loadTokenizer(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'loadTokenizer() options');
+      checkKeys(opts, LOAD_OPTIONS, 'loadTokenizer() options');
       return Tokenizer.load(await load(opts), bytes);
     },
     /** createModel in a worker: same API, every method async. */
-    createWorkerModel(config = 'tiny', opts = {}) {
+    async createWorkerModel(config = 'tiny', opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'worker']], 'createWorkerModel() options');
       return inWorker(WorkerModel, 'create', [config], opts);
     },
     /** loadModel in a worker. The bytes are copied once, then transferred. */
-    loadWorkerModel(bytes, opts = {}) {
+    async loadWorkerModel(bytes, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerModel() options');
       const copy = transferableCopy(bytes);
       return inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]);
     },
+    /** importSafetensors in a worker: Hugging Face files {'config.json', 'model.safetensors',
+     * ['tokenizer.wft']}, copied once, then transferred. */
+    importWorkerSafetensors(files, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'importWorkerSafetensors() options');
+      if (!files || files['config.json'] === undefined || files['model.safetensors'] === undefined) {
+        return Promise.reject(new WfError('WF_ERR_ARG', "importWorkerSafetensors needs files['config.json'] and files['model.safetensors']"));
+      }
+      const copies = Object.fromEntries(Object.entries(files).map(([k, v]) => [k, transferableCopy(asBytes(v, `files['${k}']`))]));
+      return inWorker(WorkerModel, 'safetensors', [copies], opts, Object.values(copies).map((c) => c.buffer));
+    },
     /** createSeq2Seq in a worker: the Seq2Seq API, every method async. */
-    createWorkerSeq2Seq(config = {}, opts = {}) {
+    async createWorkerSeq2Seq(config = {}, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['texts', 'tokenizer', 'worker']], 'createWorkerSeq2Seq() options');
       return inWorker(WorkerSeq2Seq, 'createSeq2Seq', [config], opts);
     },
     /** An encoder-decoder from checkpoint bytes in a worker. The bytes are copied once, then
      * transferred; a file of another arch fails with WF_ERR_STATE. */
-    loadWorkerSeq2Seq(bytes, opts = {}) {
+    async loadWorkerSeq2Seq(bytes, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerSeq2Seq() options');
       const copy = transferableCopy(bytes);
       return inWorker(WorkerSeq2Seq, 'load', [copy, 'seq2seq'], opts, [copy.buffer]);

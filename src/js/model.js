@@ -8,6 +8,7 @@ import { ModelHandle } from './handle.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { evaluateDecoder, trainDecoder } from './training.js';
 import { generate } from './generation.js';
+import { asBytes } from './runtime.js';
 
 let coreOf; // Model's own: the package's modules reach a model's handle through modelHandle
 
@@ -209,9 +210,84 @@ export class Model {
     return text;
   }
 
+  // ---- fine-tuning ----
+
+  /**
+   * Trains only the tensors `spec` names; the rest are frozen: no gradients, no optimizer
+   * state (their memory is given back) and no weight-gradient work. spec is a name or an
+   * array of names: a tensor ('lm_head', 'qkvw', see tensors()), or a group: 'all',
+   * 'layers' (every per-layer tensor), 'embed', 'norm', 'attn', 'mlp', 'cross', 'head' (the
+   * output head: the token embedding when tied), 'lora' (the adapters); a per-layer one may
+   * take layers after '@': 'layers@-2' (the last two), 'attn@0-3', 'mlp@4-' (from 4 on),
+   * 'qkvw@5'. Returns trainable(). The choice is saved with the model.
+   * @example model.trainOnly(['head', 'norm', 'layers@-2']);
+   */
+  trainOnly(spec) { return this.#core.setTrainable(spec, 'only'); }
+
+  /** Freezes what `spec` names (see trainOnly), the rest as it was; returns trainable().
+   * @example model.freeze('embed'); */
+  freeze(spec) { return this.#core.setTrainable(spec, 'freeze'); }
+
+  /** Makes what `spec` names train too (see trainOnly); returns trainable().
+   * @example model.unfreeze('head'); */
+  unfreeze(spec) { return this.#core.setTrainable(spec, 'unfreeze'); }
+
+  /** What trains: {trainable (parameters), total, tensors: {name: true (all of it) or the
+   * layers of it that train}}.
+   * @example model.trainable(); // {trainable: 4096, total: 813824, tensors: {lm_head: true}} */
+  trainable() { return this.#core.trainable(); }
+
+  /** The LoRA adapters' settings ({rank, alpha, targets}), or null without adapters. */
+  get lora() { return this.#core.lora; }
+
+  /**
+   * Adds LoRA adapters beside the attention and feed-forward linears: each adds
+   * (alpha / rank) x A^T B^T to its layer's output, A random, B zero (so the model is
+   * unchanged until it trains). Options: rank (8), alpha (2 * rank), targets: names among
+   * 'q', 'k', 'v', 'o', 'fc' (the first feed-forward matrix; SwiGLU's gate), 'up'
+   * (SwiGLU's), 'down', or 'attn', 'mlp', 'all' (the default). A model's first adapters
+   * train alone: the base is frozen. Returns the settings.
+   * @example model.addLora({ rank: 8, alpha: 16, targets: ['q', 'v'] });
+   */
+  addLora(opts) { return this.#core.addLora(opts); }
+
+  /** Folds the adapters into their weights (W += alpha/rank B A) and removes them: a plain
+   * model, exportable as one. What trained stays as it was (a LoRA-tuned base: frozen).
+   * @example model.mergeLora(); const files = exportSafetensors(model); */
+  mergeLora() { this.#core.dropLora(true); }
+
+  /** Removes the adapters without merging them: the base model again. */
+  removeLora() { this.#core.dropLora(false); }
+
+  /**
+   * The LoRA adapters in PEFT's layout, for PeftModel.from_pretrained(base, dir):
+   * {'adapter_model.safetensors': Uint8Array, 'adapter_config.json': string}. The base is
+   * what exportSafetensors writes (the model without its adapters); GPT-2- and
+   * Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
+   * base_model_name_or_path, e.g. 'HuggingFaceTB/SmolLM-135M').
+   * @example const files = model.exportPeft({ baseModel: 'gpt2' });
+   */
+  exportPeft(opts) { return this.#core.exportPeft(opts); }
+
+  /**
+   * Puts PEFT LoRA adapters on this model (its base must be theirs), replacing any it has:
+   * files {'adapter_config.json': string or bytes, 'adapter_model.safetensors': bytes}.
+   * @example model.importPeft({ 'adapter_config.json': cfg, 'adapter_model.safetensors': bytes });
+   */
+  importPeft(files) {
+    if (!files || files['adapter_config.json'] === undefined || files['adapter_model.safetensors'] === undefined) {
+      throw new WfError('WF_ERR_ARG', "importPeft needs files['adapter_config.json'] and files['adapter_model.safetensors']");
+    }
+    this.#core.importPeft(asBytes(files['adapter_config.json'], "files['adapter_config.json']"),
+      asBytes(files['adapter_model.safetensors'], "files['adapter_model.safetensors']"));
+    return this.lora;
+  }
+
   // ---- weights and files ----
 
-  /** The parameter tensors: [{name, offset, size, shape, decay}] in table order (absent ones skipped). */
+  /** The parameter tensors: [{name, offset, size, shape, decay, layers (its slices: one per
+   * layer, or 1), gradOffset (where its gradients start; -1: frozen), slice0}] in table order
+   * (absent ones skipped). */
   tensors() { return this.#core.tensors(); }
 
   /** A copy of one parameter tensor's weights (Float32Array). */

@@ -1,7 +1,7 @@
 // Types of the Node entry (node.js): everything of the browser entry (index.d.ts), plus
 // checkpoint files. In Node, wasmUrl may also be a path or a file: URL, and
 // createWorkerModel uses a worker thread.
-import type { Model, LoadOptions, SaveOptions } from './index.js';
+import type { Model, LoadOptions, SaveOptions, LoraSettings, PeftExportOptions } from './index.js';
 
 export * from './index.js';
 
@@ -24,7 +24,8 @@ export function loadModelFile(path: string, options?: LoadOptions): Promise<Mode
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft; each atomically. Resolves to the names.
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and 'hf'
+ * tokenizers); each atomically. Resolves to the names.
  * @example
  * await exportSafetensorsDir(model, 'hf/');
  */
@@ -32,8 +33,24 @@ export function exportSafetensorsDir(model: Model, dir: string): Promise<string[
 
 /**
  * A model from a directory of Hugging Face files (config.json, model.safetensors and, if
- * present, tokenizer.wft).
+ * present, tokenizer.wft or else tokenizer.json).
  * @example
  * const model = await importSafetensorsDir('hf/');
  */
 export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
+ * adapter_model.safetensors and adapter_config.json, each atomically. Resolves to the names.
+ * @example
+ * await exportPeftDir(model, 'adapter/', { baseModel: 'HuggingFaceTB/SmolLM-135M' });
+ */
+export function exportPeftDir(model: Model, dir: string, options?: PeftExportOptions): Promise<string[]>;
+
+/**
+ * Puts the PEFT LoRA adapters of a directory (adapter_config.json, adapter_model.safetensors)
+ * on the model, whose base must be theirs. Resolves to the adapters' settings.
+ * @example
+ * await importPeftDir(model, 'adapter/');
+ */
+export function importPeftDir(model: Model, dir: string): Promise<LoraSettings>;

@@ -74,7 +74,8 @@ function workerLoadOpts(opts) {
 // Node always has threads: the threaded build is the default (threads: 1 picks the other).
 export const {
   load, createModel, createEncoder, createSeq2Seq, createTokenizer, checkConfig, estimateMemory, loadModel,
-  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq,
+  importSafetensors, importLlama2c, loadTokenizer, createWorkerModel, loadWorkerModel, importWorkerSafetensors, createWorkerSeq2Seq,
+  loadWorkerSeq2Seq,
 } = makeApi({
   readWasm,
   // WASMFORMER_SIMD=simd128 (or relaxed) picks the kernel set for a whole program (the CLI)
@@ -124,7 +125,8 @@ async function writeAtomic(path, bytes) {
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft; each written atomically. PyTorch loads
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and
+ * tokenizer.json tokenizers); each written atomically. PyTorch loads
  * them as a GPT2LMHeadModel state dict (tests/pytorch/hf_reference.py shows how without
  * the transformers package). Resolves to the file names.
  * @example await exportSafetensorsDir(model, 'out/');
@@ -136,16 +138,43 @@ export async function exportSafetensorsDir(model, dir) {
   return Object.keys(files);
 }
 
-/** A model from a directory of Hugging Face files (config.json, model.safetensors and,
- * if present, tokenizer.wft). @example const model = await importSafetensorsDir('out/'); */
+/** A model from a directory of Hugging Face files (config.json, model.safetensors and, if
+ * present, tokenizer.wft or else tokenizer.json). @example const model = await importSafetensorsDir('out/'); */
 export async function importSafetensorsDir(dir, opts = {}) {
   const files = {
     'config.json': await readFile(join(dir, 'config.json')),
     'model.safetensors': await readFile(join(dir, 'model.safetensors')),
   };
-  const tok = join(dir, 'tokenizer.wft');
-  if (await stat(tok).then(() => true, () => false)) files['tokenizer.wft'] = await readFile(tok);
+  for (const name of ['tokenizer.wft', 'tokenizer.json']) {
+    const path = join(dir, name);
+    if (await stat(path).then(() => true, () => false)) {
+      files[name] = await readFile(path);
+      break;
+    }
+  }
   return importSafetensors(files, opts);
+}
+
+/**
+ * Writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
+ * adapter_model.safetensors and adapter_config.json, each atomically; options as
+ * Model.exportPeft. Resolves to the file names.
+ * @example await exportPeftDir(model, 'adapter/', { baseModel: 'gpt2' });
+ */
+export async function exportPeftDir(model, dir, opts) {
+  const files = model.exportPeft(opts);
+  await mkdir(dir, { recursive: true });
+  for (const [name, data] of Object.entries(files)) await writeAtomic(join(dir, name), data);
+  return Object.keys(files);
+}
+
+/** Puts the PEFT LoRA adapters of a directory (adapter_config.json,
+ * adapter_model.safetensors) on the model. @example await importPeftDir(model, 'adapter/'); */
+export async function importPeftDir(model, dir) {
+  return model.importPeft({
+    'adapter_config.json': await readFile(join(dir, 'adapter_config.json')),
+    'adapter_model.safetensors': await readFile(join(dir, 'adapter_model.safetensors')),
+  });
 }
 
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */

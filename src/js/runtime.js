@@ -252,18 +252,40 @@ export class Runtime {
     this.withStruct(STRUCTS.optim, optim, (p) => this.checkModel(h, this.M._wf_model_set_optim(h, p)));
   }
 
-  /** h's parameter tensors with elements: [{name, offset, size, shape, decay}]. */
+  /** h's parameter tensors with elements: [{name, offset, size, shape, decay, layers (its
+   * slices in the trainable mask), gradOffset (-1: frozen)}], each with `slice0`, where its
+   * slices start in the mask. */
   modelTensors(h) {
     const out = [], n = this.modelInfo(h).nTensors;
+    let slice0 = 0;
     this.withStruct(STRUCTS.tensorInfo, null, (p) => {
       for (let i = 0; i < n; i++) {
         this.checkModel(h, this.M._wf_model_get_tensor(h, i, p));
         const t = readStruct(this, STRUCTS.tensorInfo, p);
-        if (!t.size) continue;
-        out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim), decay: t.decay === 1 });
+        if (t.size) {
+          out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim),
+            decay: t.decay === 1, layers: t.layers, gradOffset: t.gradOffset, slice0 });
+        }
+        slice0 += t.layers;
       }
     });
     return out;
+  }
+
+  /** h's trainable mask (a byte per slice, wf_model_trainable), after applying `set` when
+   * given (a Uint8Array of the same length). */
+  modelTrainable(h, set, n) {
+    return this.withBuffer(2 * n, (p) => {
+      if (set) this.u8.set(set, p);
+      this.checkModel(h, this.M._wf_model_trainable(h, set ? p : 0, p + n, n));
+      return this.u8.slice(p + n, p + 2 * n);
+    });
+  }
+
+  /** Replaces h's config by a native one that differs in LoRA's fields and dropout only;
+   * merge folds the adapters it drops into their weights. */
+  modelSetConfig(h, native, merge) {
+    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
   }
 
   /** A copy of `size` weights from element `offset` of h's flat parameter block. */
@@ -386,12 +408,42 @@ export class Runtime {
     });
   }
 
-  /** Replaces h by the model of a llama2.c model file (bytes). */
+  /** h's LoRA adapters in PEFT's layout: {st: adapter_model.safetensors bytes, config:
+   * adapter_config.json text}. */
+  loraExport(h) {
+    return this.withBuffer(16, (p) => {
+      this.u32.fill(0, p >>> 2, (p >>> 2) + 4);
+      const status = this.M._wf_lora_export(h, p, p + 4, p + 8, p + 12);
+      const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
+      try {
+        this.checkModel(h, status);
+        return { st: this.u8.slice(st, st + stLen), config: new TextDecoder().decode(this.u8.slice(cfg, cfg + cfgLen)) };
+      } finally {
+        this.M._wf_buffer_free(st);
+        this.M._wf_buffer_free(cfg);
+      }
+    });
+  }
+
+  /** Puts PEFT LoRA adapters (adapter_config.json and adapter_model.safetensors bytes) on h. */
+  loraImport(h, config, st) {
+    const [pc, ps] = this.allocMany([config.length, st.length]);
+    try {
+      this.u8.set(config, pc);
+      this.u8.set(st, ps);
+      this.checkModel(h, this.M._wf_lora_import(h, pc, config.length, ps, st.length));
+    } finally {
+      this.free(pc);
+      this.free(ps);
+    }
+  }
+
+  /** Replaces h by the model of a llama2.c model file (bytes; wf_model_load reads them). */
   llama2cImport(h, bytes) {
     const p = this.alloc(bytes.length);
     try {
       this.u8.set(bytes, p);
-      this.checkModel(h, this.M._wf_model_load_llama2c(h, p, bytes.length));
+      this.checkModel(h, this.M._wf_model_load(h, 0, p, bytes.length));
     } finally {
       this.free(p);
     }
@@ -421,30 +473,41 @@ export class Runtime {
 
   tokenizerFree(t) { this.M._wf_tokenizer_free(t); }
 
-  /** Fills t from bytes: a char vocabulary, a BPE one of vocabSize tokens (kind 'bpe'), or
-   * a tokenizer file (kind 'file'). */
+  /** Fills t from data (bytes, or a string as UTF-8): a char vocabulary learned from it, a
+   * BPE one of vocabSize tokens (kind 'bpe'), or a tokenizer file of any kind wf_tokenizer_load
+   * reads (kind 'file': .wft, tokenizer.json, llama2.c's tokenizer.bin). */
   tokenizerFill(t, kind, data, what, vocabSize) {
-    this.withBytes(data, what, kind !== 'file', (p, n) => {
+    this.withBytes(data, what, true, (p, n) => {
       const M = this.M;
       this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train_bpe(t, p, n, vocabSize)
         : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
     });
   }
 
-  /** t's kind (0 empty, 1 char, 2 bpe: wf_tokenizer_kind), the ids it knows and the most
-   * bytes one id decodes to: {kind, vocabSize, maxBytes}. */
+  /** t's kind (0 empty, 1 char, 2 bpe, 3 hf, 4 llama2c: wf_tokenizer_kind), the ids it knows,
+   * the most bytes one id decodes to and the id a prompt starts with (-1: none):
+   * {kind, vocabSize, maxBytes, bos}. */
   tokenizerInfo(t) {
     this.checkTokenizer(t, this.M._wf_tokenizer_get_info(t, this.scratch));
     return readStruct(this, STRUCTS.tokenizerInfo, this.scratch);
   }
 
-  /** Token ids (Int32Array) of text: a string (UTF-8) or bytes. */
+  /** Token ids (Int32Array) of text: a string (UTF-8) or bytes. Room for one id per byte and
+   * a few more (a SentencePiece-style ▁ in front); a text that needs more is encoded again
+   * with the count the first call reported. */
   tokenizerEncode(t, text) {
-    return this.withBytes(text, 'the text', true, (p, n) => this.withBuffer(n * 4 + 4, (out) => {
-      const count = out + n * 4;
-      this.checkTokenizer(t, this.M._wf_tokenizer_encode(t, p, n, out, n, count));
-      return this.i32.slice(out >>> 2, (out >>> 2) + this.i32[count >>> 2]);
-    }));
+    return this.withBytes(text, 'the text', true, (p, n) => {
+      const attempt = (cap) => this.withBuffer(cap * 4 + 4, (out) => {
+        const count = out + cap * 4;
+        const status = this.M._wf_tokenizer_encode(t, p, n, out, cap, count);
+        const need = this.i32[count >>> 2];
+        if (STATUS[status] === 'WF_ERR_ARG' && need > cap) return need;
+        this.checkTokenizer(t, status);
+        return this.i32.slice(out >>> 2, (out >>> 2) + need);
+      });
+      const first = attempt(n + 8);
+      return typeof first === 'number' ? attempt(first) : first;
+    });
   }
 
   /** The UTF-8 bytes of ids. */
@@ -467,6 +530,13 @@ export class Runtime {
     const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save(t, out, n));
     this.checkTokenizer(t, status);
     return bytes;
+  }
+
+  /** t as the text of a tokenizer.json. */
+  tokenizerSaveJson(t) {
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save_json(t, out, n));
+    this.checkTokenizer(t, status);
+    return new TextDecoder().decode(bytes);
   }
 }
 

@@ -10,14 +10,25 @@ import { ModelHandle } from './handle.js';
 /**
  * The model's weights as Hugging Face files: {'model.safetensors': Uint8Array (float32),
  * 'config.json': string} and, when the model has a tokenizer, 'tokenizer.wft' (wasmformer's
- * own tokenizer file: Hugging Face has no equivalent of its char or BPE rules).
+ * own tokenizer file, exact for every kind) and, for BPE and tokenizer.json tokenizers,
+ * 'tokenizer.json' (string), which the Hugging Face libraries read and encode alike.
  * @example const files = exportSafetensors(model); // PyTorch: see tests/pytorch/hf_reference.py
  */
 export function exportSafetensors(model) {
   const core = modelHandle(model);
   const { st, config } = core.rt.safetensorsExport(core.idle());
   const files = { 'model.safetensors': st, 'config.json': config };
-  if (core.tokenizer) files['tokenizer.wft'] = core.tokenizer.save();
+  if (core.tokenizer) {
+    files['tokenizer.wft'] = core.tokenizer.save();
+    if (core.tokenizer.kind === 'bpe' || core.tokenizer.kind === 'hf') {
+      try {
+        files['tokenizer.json'] = core.tokenizer.saveJSON();
+      } catch (e) {
+        // a BPE with two tokens of the same bytes has no tokenizer.json form; the .wft keeps it
+        if (e.code !== 'WF_ERR_UNSUPPORTED') throw e;
+      }
+    }
+  }
   return files;
 }
 
@@ -25,8 +36,9 @@ export function exportSafetensors(model) {
  * A Model from Hugging Face files: files['config.json'] (string or bytes) and
  * files['model.safetensors'] (F32, F16, BF16 or F64), as exportSafetensors writes them or as
  * PyTorch saves a GPT2LMHeadModel or a LlamaForCausalLM (grouped-query attention and any
- * RoPE base; no RoPE scaling); files['tokenizer.wft'] is used when present. Everything
- * is checked first; a bad file throws a WfError saying what is wrong.
+ * RoPE base; no RoPE scaling); the tokenizer from files['tokenizer.wft'] when present, else
+ * files['tokenizer.json'] (a Hugging Face tokenizer, string or bytes). Everything is checked
+ * first; a bad file throws a WfError saying what is wrong.
  * @example const model = importSafetensors(rt, { 'config.json': cfg, 'model.safetensors': bytes });
  */
 export function importSafetensors(rt, files) {
@@ -35,6 +47,7 @@ export function importSafetensors(rt, files) {
   }
   const config = asBytes(files['config.json'], "files['config.json']");
   const st = asBytes(files['model.safetensors'], "files['model.safetensors']");
-  const tok = files['tokenizer.wft'] === undefined ? undefined : asBytes(files['tokenizer.wft'], "files['tokenizer.wft']");
-  return new Model(ModelHandle.fromSafetensors(rt, config, st, tok));
+  const name = files['tokenizer.wft'] !== undefined ? 'tokenizer.wft' : files['tokenizer.json'] !== undefined ? 'tokenizer.json' : null;
+  const tok = name && { bytes: asBytes(files[name], `files['${name}']`), name };
+  return new Model(ModelHandle.fromSafetensors(rt, config, st, tok ?? undefined));
 }

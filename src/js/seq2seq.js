@@ -33,6 +33,10 @@ function rng(seed) {
 /** The keys of Seq2Seq.train()'s options. */
 const SEQ2SEQ_TRAIN_KEYS = new Set(['steps', 'batchSize', 'seed', 'signal', 'onProgress', 'onDivergence', 'keepSchedule', 'yieldMs',
   ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+/** The keys of decodeIds()/translate() options, and of accuracy()'s and evaluate()'s. */
+const DECODE_KEYS = new Set(['beam', 'maxTokens', 'signal']);
+const ACCURACY_KEYS = new Set([...DECODE_KEYS, 'yieldMs']);
+const EVALUATE_KEYS = new Set(['batchSize', 'signal', 'yieldMs']);
 
 export class Seq2Seq extends ModelView {
   /**
@@ -178,7 +182,7 @@ export class Seq2Seq extends ModelView {
     core.idle();
     if (!pairs?.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
     const B = positiveInt('batchSize', opts.batchSize ?? BATCH_SIZE);
-    let encoded = null, next = null;
+    let encoded = null, next = null, last = null;
     return runTraining(core, opts, {
       lossBound: lossBound(core.native.vocabSize),
       prepare: () => {
@@ -188,9 +192,10 @@ export class Seq2Seq extends ModelView {
       step: () => {
         const chosen = [];
         for (let i = 0; i < B; i++) chosen.push(encoded[Math.floor(next() * encoded.length)]);
-        const batch = this.makeBatch(chosen);
-        return { ...core.stepBatch(batch), tokens: batch.B * batch.T };
+        last = this.makeBatch(chosen);
+        return { ...core.stepBatch(last), tokens: last.B * last.T };
       },
+      lossAfter: () => core.forwardBatch(last, { logits: false }).loss,
     });
   }
 
@@ -199,7 +204,9 @@ export class Seq2Seq extends ModelView {
    * tokens}. Options: batchSize (32), signal, yieldMs (30).
    * @example const { loss } = await s2s.evaluate(heldOut);
    */
-  async evaluate(pairs, { batchSize = BATCH_SIZE, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = {}) {
+  async evaluate(pairs, opts = {}) {
+    checkKeys(opts, EVALUATE_KEYS, 'Seq2Seq evaluate() options');
+    const { batchSize = BATCH_SIZE, signal, yieldMs = TRAIN_DEFAULTS.yieldMs } = opts;
     const core = this.core;
     core.idle();
     positiveInt('batchSize', batchSize);
@@ -234,6 +241,7 @@ export class Seq2Seq extends ModelView {
    * @example const { ids } = await s2s.decodeIds([5, 6, 7], { beam: 4 });
    */
   async decodeIds(source, opts = {}) {
+    checkKeys(opts, DECODE_KEYS, 'Seq2Seq decode options');
     this.core.idle();
     throwIfAborted(opts.signal);
     return this.#decode(source, opts);
@@ -257,6 +265,7 @@ export class Seq2Seq extends ModelView {
    * @example const acc = await s2s.accuracy(heldOut, { beam: 4 });
    */
   async accuracy(pairs, opts = {}) {
+    checkKeys(opts, ACCURACY_KEYS, 'Seq2Seq accuracy() options');
     const core = this.core;
     core.idle();
     const clock = yielder(yieldInterval(opts.yieldMs ?? TRAIN_DEFAULTS.yieldMs));

@@ -35,14 +35,15 @@ export const STRUCTS = {
   memory,
   modelInfo: layout('wf_model_info', [['memory', 'memory', memory], ['nTensors', 'n_tensors', 'i32'], ['step', 'step', 'i32'],
     ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32']]),
-  tokenizerInfo: layout('wf_tokenizer_info', [['kind', 'kind', 'i32'], ['vocabSize', 'vocab_size', 'i32'], ['maxBytes', 'max_bytes', 'i32']]),
+  tokenizerInfo: layout('wf_tokenizer_info', [['kind', 'kind', 'i32'], ['vocabSize', 'vocab_size', 'i32'], ['maxBytes', 'max_bytes', 'i32'], ['bos', 'bos', 'i32']]),
   batch: layout('wf_batch', [
     ['inputs', 'inputs', 'ptr'], ['inputVecs', 'input_vecs', 'ptr'], ['lengths', 'lengths', 'ptr'],
     ['targets', 'targets', 'ptr'], ['targetVecs', 'target_vecs', 'ptr'], ['src', 'src', 'ptr'],
     ['srcLengths', 'src_lengths', 'ptr'], ['B', 'B', 'i32'], ['T', 'T', 'i32'], ['S', 'S', 'i32'],
   ]),
   tensorInfo: layout('wf_tensor_info', [['name', 'name', 'ptr'], ['offset', 'offset', 'i32'], ['size', 'size', 'i32'],
-    ['ndim', 'ndim', 'i32'], ['shape', 'shape', 'i32', 4], ['decay', 'decay', 'i32']]),
+    ['ndim', 'ndim', 'i32'], ['shape', 'shape', 'i32', 4], ['decay', 'decay', 'i32'], ['layers', 'layers', 'i32'],
+    ['gradOffset', 'grad_offset', 'i32']]),
 };
 
 /** The heap view of a field type: one of i32, u32, f32, f64 (pointers are u32). */

@@ -1,7 +1,7 @@
 // A tokenizer handle (wf_tokenizer) over one Runtime.
 import { DISPOSE, WfError } from './errors.js';
 
-const KINDS = [null, 'char', 'bpe']; // wf_tokenizer_kind
+const KINDS = [null, 'char', 'bpe', 'hf', 'llama2c']; // wf_tokenizer_kind
 
 function sameBytes(a, b) {
   if (a.length !== b.length) return false;
@@ -65,7 +65,9 @@ export class Tokenizer {
     return Tokenizer.#filled(rt, kind, text, 'the text', vocabSize);
   }
 
-  /** A tokenizer from the bytes of a tokenizer file; throws a WfError for a bad file.
+  /** A tokenizer from the bytes of a tokenizer file: wasmformer's own (.wft), a Hugging Face
+   * tokenizer.json (string or bytes) or llama2.c's tokenizer.bin, told apart by the core from
+   * their first bytes. Throws a WfError for a bad file.
    * @example const tok = Tokenizer.load(rt, bytes); */
   static load(rt, bytes) {
     return Tokenizer.#filled(rt, 'file', bytes, 'the tokenizer file');
@@ -109,10 +111,17 @@ export class Tokenizer {
     return this.#h;
   }
 
-  /** 'char' or 'bpe'. */
+  /** 'char', 'bpe', 'hf' (a Hugging Face tokenizer.json) or 'llama2c' (a tokenizer.bin). */
   get kind() { return KINDS[this.#rt.tokenizerInfo(this.#live()).kind]; }
 
-  /** Number of ids, <unk> included. */
+  /** The id a prompt starts with (llama2.c's BOS, 1; a tokenizer.json's template's leading
+   * special token, such as Llama's <s>), or null. generate() puts it first. */
+  get bos() {
+    const b = this.#rt.tokenizerInfo(this.#live()).bos;
+    return b >= 0 ? b : null;
+  }
+
+  /** Number of ids, <unk> and special tokens included. */
   get vocabSize() { return this.#rt.tokenizerInfo(this.#live()).vocabSize; }
 
   /** Most bytes one id decodes to (4 for char, the longest token for BPE). */
@@ -125,12 +134,26 @@ export class Tokenizer {
   /** Text (a string, as UTF-8, or raw bytes as a Uint8Array) to token ids (an Int32Array). */
   encode(text) { return this.#rt.tokenizerEncode(this.#live(), text); }
 
+  /** The tokenizer as the text of a Hugging Face tokenizer.json: a BPE one that the Hugging
+   * Face libraries encode alike (docs/FORMATS.md), or the file an 'hf' one came from. Char and
+   * llama2.c tokenizers have none (WF_ERR_UNSUPPORTED): save() keeps them.
+   * @example writeFileSync('tokenizer.json', tokenizer.saveJSON()); */
+  saveJSON() { return this.#rt.tokenizerSaveJson(this.#live()); }
+
   /** Token ids to UTF-8 bytes (a Uint8Array); see decode for text. */
   decodeBytes(ids) { return this.#rt.tokenizerDecode(this.#live(), ids); }
 
-  /** Token ids to text. */
+  /** @internal The bytes id adds after prev (generation's stream): decoding [prev, id] less
+   * decoding [prev], so rules for the start of a text (a decoder's Strip, llama2.c's space
+   * after BOS) see the real context. */
+  decodeAfter(prev, id) {
+    const both = this.decodeBytes([prev, id]);
+    return both.subarray(this.decodeBytes([prev]).length);
+  }
+
+  /** Token ids to text (a byte order mark at its start is kept). */
   decode(ids) {
-    return new TextDecoder().decode(this.decodeBytes(ids));
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.decodeBytes(ids));
   }
 
   /** Frees the tokenizer's wasm memory; using it afterwards throws WF_ERR_DISPOSED. */

@@ -100,7 +100,9 @@ export function decoderConfig(core, what) {
  * optimizer settings and schedule from opts, then takes opts.steps steps of source.step()
  * (which returns a step info and the tokens it trained on) with abort, progress,
  * validation (source.validate() at multiples of source.validateEvery, counting earlier
- * steps, and at the end) and yields to the event loop. source.prepare() runs first and
+ * steps, and at the end) and yields to the event loop. With source.lossBound, each step's
+ * loss and, after the last step, source.lossAfter() (the last batch's loss with the last
+ * update applied) must stay under it, else the call diverged. source.prepare() runs first and
  * may throw; source.cleanup() runs last, whatever happened. Everything up to the first
  * step is undone if it fails: the optimizer settings are restored.
  */
@@ -120,6 +122,10 @@ export async function runTraining(core, opts, source) {
   try {
     throwIfAborted(signal);
     core.idle();
+    // refused before the batch sampler moves, so that the model is exactly as it was
+    if (core.trainable().trainable === 0) {
+      throw new WfError('WF_ERR_STATE', "every tensor is frozen: nothing to train (make some trainable first: unfreeze('all'), addLora())");
+    }
     // the state this call started from, taken before the call's buffers are allocated (so
     // that the snapshot's transient buffer is the same heap block call after call): a
     // diverged call goes back to it (see diverged())
@@ -179,6 +185,16 @@ export async function runTraining(core, opts, source) {
       // a budget ends on the clock, not at a known step: its last validation happens here
       if ((source.validateEvery ?? 0) > 0 && lastValidated !== s) valLoss = source.validate();
       opts.onProgress?.(progress(lastValidated !== s && (source.validateEvery ?? 0) > 0));
+    }
+    // Each step's loss is taken before its update, so the loop never saw the last update's
+    // effect: the loss on the last training batch after it is held to the same bound (not
+    // the validation loss, which a model learning its text by heart may take past it).
+    if (source.lossBound !== undefined && source.lossAfter) {
+      const after = source.lossAfter();
+      if (!(after <= source.lossBound)) {
+        throw new WfError('WF_ERR_DIVERGED', `training diverged: after the call's last step (step ${core.step}) the loss is ${after.toPrecision(4)}, `
+          + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
+      }
     }
     const seconds = (performance.now() - t0) / 1000;
     return {
@@ -276,7 +292,7 @@ export async function trainDecoder(core, data, opts = {}) {
   if (evalMode !== 'sample' && evalMode !== 'windows') throw new WfError('WF_ERR_ARG', `evalMode must be "sample" or "windows", not ${show(evalMode)}`);
   throwIfAborted(opts.signal);
   core.assertBatchFits(B, T);
-  let tokens = null, built = null, ptok = 0, hb = null;
+  let tokens = null, built = null, ptok = 0, hb = null, hv = null; // hv: validation's batch, so hb keeps the last training one
   return runTraining(core, opts, {
     valBpc: null,
     validateEvery: valFraction > 0 ? evalInterval : 0,
@@ -297,6 +313,7 @@ export async function trainDecoder(core, data, opts = {}) {
       }
       ptok = rt.putInt32(tokens);
       hb = HeapBatch.ids(rt, B, T);
+      if (evalInterval > 0 && valFraction > 0) hv = HeapBatch.ids(rt, B, T);
       if (opts.seed !== undefined) rt.sampleSeed(core.live(), opts.seed);
     },
     step: () => {
@@ -305,19 +322,20 @@ export async function trainDecoder(core, data, opts = {}) {
       if (built && !core.tokenizer) core.tokenizer = built;
       return { ...info, tokens: B * T };
     },
+    lossAfter: () => core.forwardBatch(hb, { logits: false }).loss, // hb: the last training batch
     validate() {
       if (evalMode === 'windows') {
         // the held-out split in consecutive windows, as evaluate() scores it: no sampling noise
         const held = tokens.subarray(tokens.length - Math.floor(tokens.length * valFraction));
-        const r = scoreWindows(core, hb, held, T, B);
+        const r = scoreWindows(core, hv, held, T, B);
         this.valBpc = bitsPerChar(core.tokenizer, held, r.tokens, r.loss).bitsPerChar;
-        hb.shape(B, T);
+        hv.shape(B, T);
         return r.loss;
       }
       let sum = 0;
       for (let i = 0; i < evalBatches; i++) {
-        rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 1, B, T, hb.inputs, hb.targets);
-        sum += core.forwardBatch(hb, { logits: false }).loss;
+        rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 1, B, T, hv.inputs, hv.targets);
+        sum += core.forwardBatch(hv, { logits: false }).loss;
       }
       return sum / evalBatches;
     },
@@ -325,6 +343,7 @@ export async function trainDecoder(core, data, opts = {}) {
       if (built && core.tokenizer !== built) built.dispose();
       rt.free(ptok);
       hb?.free();
+      hv?.free();
     },
   });
 }

@@ -65,7 +65,7 @@ class WorkerHandle {
     });
   }
 
-  /** @internal starts a worker-side model: how is 'create', 'createSeq2Seq' or 'load' (see
+  /** @internal starts a worker-side model: how is 'create', 'createSeq2Seq', 'load' or 'safetensors' (see
    * worker-host.js) */
   static async start(port, how, args, transfer = []) {
     const wm = new this(port);

@@ -49,11 +49,13 @@ export function serveModel(api, port) {
   }
 
   const lifecycle = {
-    /** A new model: ['create', config, opts], ['createSeq2Seq', config, opts] or ['load', bytes, opts, kind]. */
+    /** A new model: ['create', config, opts], ['createSeq2Seq', config, opts], ['load', bytes, opts, kind] or
+     * ['safetensors', files, opts]. */
     async start([how, what, opts, asKind = 'model']) {
       model?.dispose();
       model = null;
       if (how === 'create') use(await api.createModel(what, opts), 'model');
+      else if (how === 'safetensors') use(await api.importSafetensors(what, opts), 'model');
       else if (how === 'createSeq2Seq') use((await api.createSeq2Seq(what, opts)).model, 'seq2seq');
       else use(await loadChecked(what, opts, asKind), asKind);
       return null;

@@ -31,9 +31,16 @@ const COMMON = {
   save: { on: 'model' },
 };
 
+/** Fine-tuning, on the Model (WorkerModel only). */
+const FINETUNE = {
+  trainOnly: {}, freeze: {}, unfreeze: {}, trainable: {}, addLora: {}, mergeLora: {}, removeLora: {}, exportPeft: {},
+  importPeft: {},
+};
+
 export const WORKER_OPS = {
   model: {
     ...COMMON,
+    ...FINETUNE,
     train: { opts: 1, signal: true, events: ['onProgress', 'onWarning'] },
     evaluate: { opts: 1, signal: true },
     generate: { opts: 1, signal: true, events: ['onToken'], stream: true },

@@ -1,4 +1,4 @@
-/* A llama2.c model file from anywhere: wf_model_load_llama2c must build the model it
+/* A llama2.c model file from anywhere: wf_model_load must build the model it
  * describes or refuse it with a message, never crash or leak; a refused file leaves the
  * model as it was. A file that loads must run a forward pass and take a training step, or
  * refuse them for memory or for numbers that overflow (finite but huge weights can make the
@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     size_t n_before;
     float *before = fuzz_snapshot(m, &n_before);
 
-    wf_status s = wf_model_load_llama2c(m, data, (int32_t)n);
+    wf_status s = wf_model_load(m, NULL, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_model_error(m)[0] != 0, "refused with %s but no message", wf_status_string(s));
         wf_config now;

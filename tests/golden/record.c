@@ -286,6 +286,7 @@ static wf_model *model_of(const golden_case *c, int32_t V, int threads) {
     cfg.n_layer = 2, cfg.n_head = 4, cfg.d_model = 64, cfg.d_ff = 256; /* big enough for the matmuls to use threads */
     cfg.norm_eps = d.norm_eps;
     cfg.rope_theta = d.rope_theta;
+    cfg.lora_alpha = d.lora_alpha;
     if (!cfg.max_beam) cfg.max_beam = d.max_beam;
     wf_model *m = wf_model_create();
     if (!m) exit(1);

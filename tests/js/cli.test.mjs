@@ -35,7 +35,7 @@ function cli(args, opts = {}) {
 test('--help on the program and on every command', () => {
   const main = cli(['--help']);
   assert.equal(main.code, 0);
-  for (const c of ['train', 'generate', 'eval', 'info', 'export', 'import']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
+  for (const c of ['train', 'finetune', 'generate', 'eval', 'info', 'export', 'import']) assert.match(main.out, new RegExp(`^  ${c} `, 'm'));
   const bare = cli([]);
   assert.equal(bare.code, 2, 'no command is a usage error');
   assert.match(bare.err, /Usage: wasmformer <command>/);
@@ -46,6 +46,8 @@ test('--help on the program and on every command', () => {
     info: ['--json'],
     export: ['--format', '--out'],
     import: ['--out', '--force'],
+    finetune: ['--lora-rank', '--lora-alpha', '--lora-targets', '--train', '--steps', '--lr', '--batch', '--eval-interval',
+      '--val-fraction', '--seed', '--out', '--force', '--peft', '--merge'],
   };
   for (const [c, flags] of Object.entries(options)) {
     for (const h of ['--help', '-h']) {
@@ -58,7 +60,7 @@ test('--help on the program and on every command', () => {
   // train has a flag per config field and optimizer setting of the package's table (but
   // those it sets its own way), with the field's meaning
   const train = cli(['train', '--help']).out;
-  const own = new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'lr', 'start']);
+  const own = new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'lr', 'start', 'loraRank', 'loraAlpha', 'loraTargets']);
   for (const f of [...CONFIG_FIELDS, ...OPTIM_FIELDS].filter((x) => !own.has(x.name))) {
     const flag = f.name.replace(/[A-Z]+/g, (m) => `-${m.toLowerCase()}`);
     assert.ok(train.split('\n').some((l) => l.includes(` --${flag} `) && l.includes(f.meaning)), `train --help lists --${flag}: ${f.meaning}`);
@@ -128,11 +130,16 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
 test('failures: one line on stderr with the core\'s message, exit code 1', () => {
   writeFileSync(join(dir, 'garbage.wf'), 'not a checkpoint at all, but long enough to be read');
   writeFileSync(join(dir, 'short.txt'), 'too short to train on');
+  writeFileSync(join(dir, 'short400.txt'), readFileSync(CORPUS, 'utf8').slice(0, 400)); // a validation split of 40 characters
   const cases = [
     [['train', 'short.txt', '--out', 'n.wf'], /^wasmformer train: the training split has \d+ tokens; a window of T = 64 needs at least 65/],
     [['train', 'nonexistent.txt', '--out', 'n.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nHead":3}'], /^wasmformer train: .*does not divide/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"norm":"batchnorm"}'], /^wasmformer train: norm must be one of "layernorm", "rmsnorm", not "batchnorm"/],
+    // a misspelled key in --config is refused, naming the key it meant (it used to train the default model)
+    [['train', TEXT, '--out', 'n.wf', '--config', '{"nlayer":2}'], /^wasmformer train: unknown key "nlayer" in the config; did you mean "nLayer"\?/],
+    // the package's option names become the flags: --val-fraction, not valFraction
+    [['train', 'short400.txt', '--out', 'n.wf'], /^wasmformer train: the validation split has 40 tokens; a window of T = 64 needs at least 65 \(use a longer text, a larger --val-fraction, or --val-fraction 0\)$/],
     [['generate', 'nonexistent.wf'], /^wasmformer generate: cannot read nonexistent.wf: no such file$/],
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
@@ -285,7 +292,7 @@ test('--time trains for a time budget, saves what it spent, and a resume of a sp
 
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   if (!existsSync('/usr/bin/script')) {
-    t.skip('util-linux script is not installed');
+    t.skip('/usr/bin/script is not installed (apt-get install -y bsdutils)');
     return;
   }
   // script(1) gives the command a pseudo-terminal as stdout
@@ -319,6 +326,37 @@ test('export to safetensors and import back: the same model', async () => {
   assert.equal(gen('back.wf'), gen('x.wf'), 'the imported model generates what the original does');
   assert.equal(cli(['import', 'hf', '--out', 'back.wf']).code, 2, 'no silent overwrite');
   assert.equal(cli(['import', 'hf', '--out', 'back.wf', '--force']).code, 0);
+});
+
+test('import a llama2.c model with its tokenizer.bin; a folder brings its tokenizer.json', () => {
+  const tokBin = fileURLToPath(new URL('../fixtures/tokenizers/llama2c_tok.bin', import.meta.url));
+  // a llama2.c model file of the tokenizer's vocabulary: the header, then small weights
+  const bin = readFileSync(tokBin);
+  let V = 0;
+  for (let at = 4; at < bin.length; V++) at += 8 + bin.readInt32LE(at + 4);
+  const [C, F, L, H, T] = [16, 32, 1, 2, 16];
+  const floats = V * C + L * C + L * C * C * 4 + L * C + L * F * C * 3 + C + T * (C / H / 2) * 2;
+  const file = Buffer.alloc(28 + 4 * floats);
+  [C, F, L, H, H, V, T].forEach((v, i) => file.writeInt32LE(v, 4 * i));
+  for (let i = 0; i < floats; i++) file.writeFloatLE(((i * 7919) % 1000) / 1e4 - 0.05, 28 + 4 * i);
+  writeFileSync(join(dir, 'l2c.bin'), file);
+  const r = cli(['import', 'l2c.bin', '--tokenizer', tokBin, '--out', 'l2c.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^wrote l2c\.wf: decoder, 1 layers, d_model 16, .* parameters, llama2c tokenizer\n$/);
+  assert.deepEqual(JSON.parse(cli(['info', 'l2c.wf', '--json']).out).tokenizer, { kind: 'llama2c', vocabSize: V });
+  assert.equal(cli(['generate', 'l2c.wf', '--prompt', 'Once', '--tokens', '5', '--seed', '1']).code, 0);
+  const bad = cli(['import', 'l2c.bin', '--tokenizer', 'l2c.bin', '--out', 'bad.wf']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /l2c\.bin: tokenizer\.bin/);
+  assert.equal(cli(['import', '.', '--tokenizer', tokBin, '--out', 'x2.wf']).code, 2, '--tokenizer goes with a model file');
+  // a folder with a tokenizer.json and no tokenizer.wft: the model comes back with it
+  const e = cli(['export', 'l2c.wf', '--out', 'hf2']);
+  assert.equal(e.code, 0, e.err);
+  rmSync(join(dir, 'hf2', 'tokenizer.wft'));
+  writeFileSync(join(dir, 'hf2', 'tokenizer.json'), readFileSync(new URL('../fixtures/tokenizers/llama.json', import.meta.url)));
+  const i = cli(['import', 'hf2', '--out', 'hf2.wf']);
+  assert.equal(i.code, 0, i.err);
+  assert.match(i.out, /hf tokenizer\n$/);
 });
 
 test('train with a byte-level BPE tokenizer', () => {
@@ -388,4 +426,45 @@ test('--eval-mode windows validates on all of the held-out split, with bits per 
   const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
+});
+
+test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {
+  const LLAMA = JSON.stringify({ ...JSON.parse(MICRO), norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: false });
+  assert.equal(cli(['train', TEXT, '--config', LLAMA, '--steps', '20', '--eval-interval', '0', '--out', 'base.wf']).code, 0);
+  assert.equal(cli(['export', 'base.wf', '--out', 'basehf']).code, 0);
+  const f = cli(['finetune', 'basehf', TEXT, '--lora-rank', '4', '--lora-targets', 'q,v', '--steps', '20', '--eval-interval', '10',
+    '--lr', '3e-3', '--peft', 'adapter', '--out', 'tuned.wf']);
+  assert.equal(f.code, 0, f.err);
+  assert.match(f.out, /^fine-tuning basehf on part\.txt \(60,000 characters\): LoRA rank 4 \(alpha 8\) on q, v; [\d,]+ of [\d,]+ parameters train/);
+  assert.match(f.out, /wrote adapter[/\\]adapter_model\.safetensors, adapter[/\\]adapter_config\.json \(their base: basehf\)/);
+  assert.match(f.out, /done: step 20, loss [\d.]+, val [\d.]+/, 'a model folder holds no steps: 20 now');
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'adapter/adapter_config.json'), 'utf8')).target_modules, ['q_proj', 'v_proj']);
+  const tuned = await loadModelFile(join(dir, 'tuned.wf'));
+  assert.deepEqual(tuned.lora, { rank: 4, alpha: 8, targets: ['q', 'v'] });
+  assert.ok(Object.keys(tuned.trainable().tensors).every((n) => n.startsWith('lora_')), 'the base stays frozen in the file');
+  tuned.dispose();
+  const r = cli(['train', TEXT, '--out', 'tuned.wf', '--resume', '--steps', '5']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /done: step 25/);
+  const m = cli(['finetune', 'base.wf', TEXT, '--steps', '5', '--eval-interval', '0', '--merge', '--out', 'merged.wf']);
+  assert.equal(m.code, 0, m.err);
+  const merged = await loadModelFile(join(dir, 'merged.wf'));
+  assert.equal(merged.lora, null, 'merged: a plain model');
+  merged.dispose();
+  const h = cli(['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--train', 'head,layers@-1', '--steps', '5', '--eval-interval', '0', '--out', 'head.wf']);
+  assert.equal(h.code, 0, h.err);
+  assert.match(h.out, /: head, layers@-1; [\d,]+ of [\d,]+ parameters train/);
+  for (const [args, re] of [
+    [['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--merge'], /--merge is about LoRA adapters/],
+    [['finetune', 'base.wf', TEXT, '--out', 'tuned.wf'], /tuned\.wf exists: add --force/],
+    [['finetune', 'tuned.wf', TEXT, '--out', 'again.wf'], /has LoRA adapters already/],
+    [['finetune', 'base.wf', TEXT, '--lora-targets', 'q,x', '--out', 'x1.wf'], /LoRA target "x"/],
+    [['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--train', 'nothing', '--out', 'x2.wf'], /no tensor or group is named "nothing"/],
+    [['finetune', 'nowhere', TEXT], /cannot read nowhere/],
+  ]) {
+    const e = cli(args);
+    assert.notEqual(e.code, 0, args.join(' '));
+    assert.match(e.err, re, args.join(' '));
+    assert.equal(e.out, '', `${args.join(' ')}: nothing on stdout`);
+  }
 });

@@ -48,11 +48,14 @@ test('the core takes each config field on the table\'s bounds and refuses it jus
   let tried = 0;
   for (const f of CONFIG_FIELDS) {
     const bases = f.encoderDecoderOnly ? [encdec] : [decoder, encdec];
-    // the relations the table does not state: nHead divides dModel, nKvHead divides nHead
+    // the relations the table does not state: nHead divides dModel, nKvHead divides nHead,
+    // LoRA's rank and targets come together (and 'up' needs SwiGLU)
     const fit = {
       nHead: (v) => ({ dModel: v }),
       dModel: () => ({ nHead: 1 }),
       nKvHead: (v) => (v > 0 ? { nHead: v, dModel: v } : {}),
+      loraRank: (v) => (v > 0 ? { loraTargets: 1 } : {}),
+      loraTargets: (v) => (v > 0 ? { loraRank: 1, activation: 2 } : {}),
     }[f.name] ?? (() => ({}));
     for (const v of bounds(f)) {
       for (const base of bases) assert.equal(rt.configCheck({ ...base, ...fit(v), [f.name]: v }), null, `${f.name} = ${v} is on the table's range: the core must take it`);

@@ -70,6 +70,38 @@ test('3: a diverging call is rolled back to its start and says so; with onDiverg
   model.dispose();
 });
 
+test('3: the last update of a call is checked too: one step at lr 1e6 after good ones is rolled back (decoder, with and without a final validation; seq2seq)', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 30, evalInterval: 0 });
+  const saved = model.save();
+  for (const evalInterval of [0, 1]) {
+    await assert.rejects(model.train(TEXT, { steps: 1, lr: 1e6, evalInterval }), (e) => e.code === 'WF_ERR_DIVERGED'
+      && /training diverged: after the call's last step \(step 31\) the loss is .* were rolled back: the model is as it was at step 30/.test(e.message));
+    assert.equal(model.step, 30);
+    assert.deepEqual(model.save(), saved, `evalInterval ${evalInterval}: the whole state as it was, byte for byte`);
+  }
+  // a validation loss past the bound is a model learning its text by heart, not divergence:
+  // the check after the last step reads the training batch
+  const byHeart = await createModel(SMALL, { threads: 1 });
+  const text = 'abcd '.repeat(120) + 'zyxwvu tsrq '.repeat(6);
+  const { valLoss } = await byHeart.train(text, { steps: 150, lr: 0.01, evalInterval: 150, valFraction: 0.1 });
+  assert.ok(valLoss > 1.5 * Math.log(byHeart.config.vocabSize) + 1, `validation ${valLoss} beyond the bound, and the call resolved`);
+  byHeart.dispose();
+  // 'stop' keeps the step and says so
+  await assert.rejects(model.train(TEXT, { steps: 1, lr: 1e6, evalInterval: 0, onDivergence: 'stop' }),
+    /after the call's last step \(step 31\).*this call's 1 step stays? applied \(onDivergence 'stop': the model is at step 31\)/);
+  model.dispose();
+  const { createSeq2Seq, saveModel } = await import('../../src/js/node.js');
+  const words = ['abc', 'bca', 'cab', 'acb', 'bac', 'cba'];
+  const s2s = await createSeq2Seq({ dModel: 16, nHead: 2, dFF: 32, nLayer: 1, context: 8 }, { texts: words, threads: 1 });
+  const pairs = words.map((w) => [w, [...w].reverse().join('')]);
+  await s2s.train(pairs, { steps: 20 });
+  const before = saveModel(s2s.model);
+  await assert.rejects(s2s.train(pairs, { steps: 1, lr: 1e6 }), /after the call's last step \(step 21\).*rolled back/);
+  assert.deepEqual(saveModel(s2s.model), before, 'seq2seq: the state as it was');
+  s2s.dispose();
+});
+
 test('7: progress says the model\'s step, this call\'s steps done and its total, and the last step; the summary counts this call', async () => {
   const model = await createModel(SMALL, { threads: 1, text: TEXT });
   await model.train(TEXT, { steps: 4, evalInterval: 0 });

@@ -323,3 +323,31 @@ test('E15: hostile files are refused by the hardened loaders (details: checkpoin
   await refuses(model, () => model.load(new TextEncoder().encode('{"model_type": "gpt2", "n_layer": 2, "n_head": 2}')), 'WF_ERR_FORMAT', /not a wasmformer checkpoint/);
   model.dispose();
 });
+
+test('E17: fine-tuning misuse: masks, names, layers, LoRA settings, a frozen model, adapters that cannot be exported', async () => {
+  const model = await trained();
+  for (const [fn, code, re] of [
+    [() => model.trainOnly('nothing'), 'WF_ERR_ARG', /no tensor or group is named "nothing" \(a string\); groups: all, layers/],
+    [() => model.freeze('layers@2'), 'WF_ERR_ARG', /"layers@2" \(a string\): layers 2 to 2 are outside the model's 0 to 1/],
+    [() => model.unfreeze('wte@0'), 'WF_ERR_ARG', /wte is one tensor, not one per layer/],
+    [() => model.trainOnly('attn@1-x'), 'WF_ERR_ARG', /the layers after @ are a number, a range a-b, a-, or -k/],
+    [() => model.addLora({ rank: 0 }), 'WF_ERR_ARG', /rank must be an integer >= 1, not 0/],
+    [() => model.addLora({ targets: 'up' }), 'WF_ERR_ARG', /'up' is SwiGLU's up rows; this model's activation has none/],
+    [() => model.addLora({ targets: [] }), 'WF_ERR_ARG', /LoRA's targets are names among q, k, v, o, fc, up, down, attn, mlp, all/],
+    [() => model.addLora({ rank: 2, alpha: 0 }), 'WF_ERR_CONFIG', /loraAlpha must be > 0 and finite, not 0/],
+    [() => model.addLora({ rnak: 2 }), 'WF_ERR_ARG', /unknown key "rnak" in addLora\(\) options; did you mean "rank"\?/],
+    [() => model.removeLora(), 'WF_ERR_STATE', /the model has no LoRA adapters/],
+    [() => model.exportPeft(), 'WF_ERR_STATE', /the model has no LoRA adapters \(loraRank is 0\)/],
+    [() => model.importPeft({ 'adapter_config.json': '{"peft_type": "LORA", "r": 2}', 'adapter_model.safetensors': new Uint8Array(8) }),
+      'WF_ERR_FORMAT', /safetensors header/],
+  ]) {
+    await refuses(model, fn, code, re);
+  }
+  model.addLora({ rank: 2, targets: 'attn' });
+  await refuses(model, () => model.addLora(), 'WF_ERR_STATE', /has LoRA adapters already \(rank 2\): mergeLora\(\) or removeLora\(\) first/);
+  model.unfreeze('head');
+  await refuses(model, () => model.exportPeft(), 'WF_ERR_STATE', /"wte" trains besides the adapters, and an adapter file holds adapters only/);
+  model.trainOnly([]);
+  await refuses(model, () => model.train(TEXT, { steps: 1 }), 'WF_ERR_STATE', /every tensor is frozen: nothing to train/);
+  model.dispose();
+});

@@ -47,6 +47,13 @@ export function fixtureConfig(fx) {
     cfg.zeroProj = fx.config_recipe.data[1] === 1;
     cfg.logitCap = fx.config_recipe.data[2];
   }
+  if (fx.config_gqa) { // issue 15's (gen_gqa_fixture.py)
+    cfg.nKvHead = fx.config_gqa.data[0];
+    cfg.ropeTheta = fx.config_gqa.data[1];
+  }
+  if (fx.config_lora) { // issue 15's LoRA (gen_lora_fixture.py): rank, alpha, targets
+    [cfg.loraRank, cfg.loraAlpha, cfg.loraTargets] = fx.config_lora.data;
+  }
   return cfg;
 }
 

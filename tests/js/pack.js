@@ -1,13 +1,24 @@
 // Helpers for the package-level tests: pack the package as npm would publish it, install
 // the tarball offline into a scratch project, serve a folder on localhost.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Why the browser tests cannot run here, with what enables them, or null: Debian's
+ * Chromium, and Node.js 20 or later (playwright-core refuses older ones; Debian 12's own
+ * nodejs is 18). */
+export function browserMissing() {
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} not installed (apt-get install -y chromium)`;
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 20) return `playwright-core needs Node.js 20 or later, this is ${process.version} (run the tests with Node.js 20)`;
+  return null;
+}
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** npm pack into a fresh folder: {dir, tarball, files: [{path, size}]} */

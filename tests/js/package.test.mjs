@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pack, installInto, serve } from './pack.js';
+import { CHROMIUM, browserMissing, pack, installInto, serve } from './pack.js';
 
 const packed = pack();
 after(() => rmSync(packed.dir, { recursive: true, force: true }));
@@ -41,7 +41,31 @@ test('the README speaks first to people who installed the package, and every fil
   const named = new Set([...readme.matchAll(/`((?:docs\/[A-Z]+\.md)|CHANGELOG\.md|src\/js\/[\w-]+\.d\.ts)`/g)].map((m) => m[1]));
   assert.ok(named.size >= 3, [...named].join(', '));
   for (const f of named) assert.ok(files.has(f), `${f} is named in the README and shipped`);
+  // every path it names or links resolves inside the tarball, or says it is the source
+  // repository's (a section headed "(source repository)", a paragraph that says so)
+  assert.deepEqual(repositoryPathsUnmarked(readme, files), [], 'paths the package does not have, not marked as the repository\'s');
 });
+
+/** The paths (`a/b.js`, `x.md`, [..](a/b)) a README names that are neither in `files` nor
+ * marked as the source repository's: each as "path (under heading)". */
+function repositoryPathsUnmarked(readme, files) {
+  const bad = [];
+  let heading = '', fenced = false;
+  for (const para of readme.split(/\n\s*\n/)) {
+    const h = !fenced && para.match(/^#{1,3} (.+)$/m);
+    if (h) heading = h[1];
+    if ((para.match(/^```/gm) ?? []).length % 2) fenced = !fenced;
+    const marked = /\(source repository\)$/.test(heading) || /source repository/.test(para);
+    for (const m of para.matchAll(/`([^`\s]+)`|\]\(([^)#\s]+)\)/g)) {
+      const path = (m[1] ?? m[2]).replace(/^\.\//, '');
+      if (!/^[\w.-]+\/[\w./*{},-]*$|^[\w-]+\.(md|mjs|js|c|h|py|R|txt|ts)$/.test(path)) continue; // not a path
+      const shipped = files.has(path) || (path.endsWith('/') && [...files].some((f) => f.startsWith(path)));
+      const installed = /^(node_modules\/)?wasmformer\//.test(path); // the package's own specifiers
+      if (!shipped && !installed && !marked) bad.push(`${path} (under "${heading}")`);
+    }
+  }
+  return bad;
+}
 
 const CONSUMER = `
 import { createModel, createWorkerModel, WfError } from 'wasmformer';
@@ -113,7 +137,6 @@ report(run({ wasmUrl }, { wasmUrl, worker: new Worker('/worker.js', { type: 'mod
   'esbuild-worker.js': `import 'wasmformer/worker';\n`,
 };
 
-const CHROMIUM = '/usr/bin/chromium';
 
 async function buildWithVite(project) {
   const { build } = await import('vite');
@@ -134,9 +157,10 @@ async function buildWithEsbuild(project) {
 }
 
 test('pages bundled by Vite and by esbuild run the package in headless Chromium, on localhost only', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    if (process.env.CI) assert.fail(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-    t.skip(`${CHROMIUM} not installed (apt-get install -y chromium)`);
+  const missing = browserMissing();
+  if (missing) {
+    if (process.env.CI) assert.fail(missing);
+    t.skip(missing);
     return;
   }
   const project = installInto(packed.dir, 'web', packed.tarball, PAGE);

@@ -1,11 +1,14 @@
-// The hand-written .d.ts files: they compile for a strict TypeScript user under both Node
-// and bundler resolution, they constrain (wrong code fails), every exported value of the
+// The hand-written .d.ts files: they compile for a strict TypeScript user under node16,
+// nodenext and bundler resolution, in this checkout and from the packed tarball installed, they constrain (wrong code fails), every exported value of the
 // JavaScript entry points is declared and nothing else is, and every public function and
 // method carries JSDoc with an example.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { copyFileSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import ts from 'typescript';
+import { installInto, pack } from './pack.js';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const ENTRIES = { node: here('../../src/js/node.d.ts'), browser: here('../../src/js/index.d.ts') };
@@ -26,15 +29,15 @@ function compile(file, resolution) {
   return { program, diagnostics };
 }
 
-for (const resolution of ['node', 'bundler']) {
-  test(`a strict TypeScript consumer compiles (${resolution} resolution, package self-reference)`, () => {
+for (const resolution of ['node16', 'node', 'bundler']) {
+  test(`a strict TypeScript consumer compiles (${resolution === 'node' ? 'nodenext' : resolution} resolution, package self-reference)`, () => {
     const file = here('types/consumer.ts');
     const { program, diagnostics } = compile(file, resolution);
     assert.deepEqual(diagnostics, []);
     // the package name resolved to the entry's own .d.ts
     const used = program.getSourceFiles().map((f) => f.fileName);
     assert.ok(used.includes(ENTRIES.browser), 'index.d.ts is read');
-    assert.equal(used.includes(ENTRIES.node), resolution === 'node', 'node.d.ts only under Node resolution');
+    assert.equal(used.includes(ENTRIES.node), resolution !== 'bundler', 'node.d.ts only under Node resolution');
   });
 }
 
@@ -46,13 +49,30 @@ for (const resolution of ['node16', 'node', 'bundler']) {
   });
 }
 
+test('tsc --strict passes on both consumers against the package installed from its npm pack tarball (node16, nodenext, bundler)', (t) => {
+  const packed = pack();
+  t.after(() => rmSync(packed.dir, { recursive: true, force: true }));
+  const project = installInto(packed.dir, 'ts-user', packed.tarball);
+  for (const name of ['consumer.ts', 'node-entry.ts']) copyFileSync(here(`types/${name}`), join(project, name));
+  const installed = realpathSync(join(project, 'node_modules/wasmformer'));
+  for (const resolution of ['node16', 'node', 'bundler']) {
+    for (const name of ['consumer.ts', 'node-entry.ts']) {
+      const { program, diagnostics } = compile(join(project, name), resolution);
+      assert.deepEqual(diagnostics, [], `${name}, ${resolution}`);
+      // the declarations came from the installed package, not from this checkout
+      const dts = program.getSourceFiles().map((f) => realpathSync(f.fileName)).filter((f) => /wasmformer.*\.d\.ts$/.test(f) && !f.includes('/typescript/'));
+      assert.ok(dts.length > 0 && dts.every((f) => f.startsWith(`${installed}/`)), `${name}, ${resolution}: ${dts}`);
+    }
+  }
+});
+
 test('the types reject wrong code, line by line', () => {
   const file = here('types/wrong.ts');
   const { diagnostics } = compile(file, 'node');
   const lines = new Set(diagnostics.map((d) => Number(d.split(' ')[0].split(':')[1])));
   const source = ts.sys.readFile(file).split('\n');
   const expected = source.map((l, i) => (/\/\/ /.test(l) && /^\s+(await|const|for|model)/.test(l) ? i + 1 : 0)).filter(Boolean);
-  assert.equal(expected.length, 6);
+  assert.equal(expected.length, 7);
   for (const line of expected) assert.ok(lines.has(line), `line ${line} compiles but must not: ${source[line - 1].trim()}`);
 });
 

@@ -153,3 +153,44 @@ test('save and load move checkpoints in and out of the worker', async () => {
   await assert.rejects(loadWorkerModel(new Uint8Array(100)), (e) => e.code === 'WF_ERR_FORMAT');
   for (const m of [wm, local, other, fromBytes]) m.dispose();
 });
+
+test('a worker call rejects with its signal\'s reason: abort(reason), AbortSignal.abort(reason), AbortSignal.timeout', async () => {
+  const wm = await createWorkerModel(SMALL);
+  const why = new Error('the user closed the panel');
+  await assert.rejects(wm.train(TEXT, { steps: 5, signal: AbortSignal.abort(why) }), (e) => e === why, 'aborted before the call');
+  const ac = new AbortController();
+  await assert.rejects(wm.train(TEXT, { steps: 100000, evalInterval: 0, signal: ac.signal, onProgress: (p) => { if (p.stepsDone >= 3) ac.abort(why); } }),
+    (e) => e === why, 'aborted during the call');
+  await assert.rejects(wm.train(TEXT, { steps: 100000, evalInterval: 0, signal: AbortSignal.timeout(50) }), (e) => e.name === 'TimeoutError');
+  await assert.rejects(wm.generateText('the ', { maxTokens: 100000, signal: AbortSignal.timeout(50) }), (e) => e.name === 'TimeoutError');
+  assert.equal(wm.step, (await wm.info()).step, 'step in sync after the aborts');
+  wm.dispose();
+});
+
+test('option typos on worker models and on Seq2Seq (main thread and worker) name the key they meant', async () => {
+  const { createSeq2Seq, createWorkerSeq2Seq } = await import('../../src/js/node.js');
+  await assert.rejects(createWorkerModel({ ...SMALL, nlayer: 2 }), /unknown key "nlayer" in the config; did you mean "nLayer"\?/);
+  // a bad option rejects the promise (it used to throw before returning one)
+  await assert.rejects(createWorkerModel(SMALL, { thread: 1 }), /unknown key "thread" in createWorkerModel\(\) options; did you mean "threads"\?/);
+  await assert.rejects(loadWorkerModel(new Uint8Array(8), { thread: 1 }), /did you mean "threads"\?/);
+  const wm = await createWorkerModel(SMALL);
+  await assert.rejects(wm.train(TEXT, { stpes: 3 }), (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && /unknown key "stpes" in train\(\) options; did you mean "steps"\?/.test(e.message));
+  await assert.rejects(wm.evaluate(TEXT, { maxToken: 10 }), /did you mean "maxTokens"/);
+  await assert.rejects(wm.generateText('the', { temprature: 0 }), /unknown key "temprature".*did you mean "temperature"/);
+  await assert.rejects(wm.setOptimizer({ learningRate: 1 }), /unknown key "learningRate" in the optimizer settings/);
+  assert.equal((await wm.info()).step, 0, 'nothing trained');
+  wm.dispose();
+  const words = ['abc', 'bca', 'cab', 'acb', 'bac', 'cba'], pairs = words.map((w) => [w, [...w].reverse().join('')]);
+  const config = { dModel: 16, nHead: 2, dFF: 32, nLayer: 1, context: 8 };
+  await assert.rejects(createSeq2Seq({ ...config, dmodel: 16 }, { texts: words }), /unknown key "dmodel" in the config; did you mean "dModel"\?/);
+  await assert.rejects(createWorkerSeq2Seq({ ...config, dmodel: 16 }, { texts: words }), /unknown key "dmodel" in the config; did you mean "dModel"\?/);
+  for (const s2s of [await createSeq2Seq(config, { texts: words }), await createWorkerSeq2Seq(config, { texts: words })]) {
+    await assert.rejects(s2s.train(pairs, { stpes: 3 }), /unknown key "stpes" in Seq2Seq train\(\) options; did you mean "steps"\?/);
+    await s2s.train(pairs, { steps: 2 });
+    await assert.rejects(s2s.translate('abc', { bem: 2 }), /unknown key "bem" in Seq2Seq decode options; did you mean "beam"\?/);
+    await assert.rejects(s2s.decodeIds([1, 2], { maxToken: 2 }), /did you mean "maxTokens"\?/);
+    await assert.rejects(s2s.accuracy(pairs, { beams: 2 }), /unknown key "beams" in Seq2Seq accuracy\(\) options; did you mean "beam"\?/);
+    await assert.rejects(s2s.evaluate(pairs, { batchsize: 2 }), /unknown key "batchsize" in Seq2Seq evaluate\(\) options; did you mean "batchSize"\?/);
+    s2s.dispose();
+  }
+});

@@ -110,7 +110,12 @@ def conv1d(x, w, b):
     return y.view(x.shape[:-1] + (w.size(1),))
 
 
-def gpt2_lm_logits(state, config, ids):
+def no_adapter(x, module):
+    return 0
+
+
+def gpt2_lm_logits(state, config, ids, lora=no_adapter):
+    """lora(x, module) is an adapter's term added to a module's output (check_peft.py), 0 without."""
     p = gpt2_state(state, config)
     C, NH, L = config["n_embd"], config["n_head"], config["n_layer"]
     eps = config.get("layer_norm_epsilon", 1e-5)
@@ -121,18 +126,19 @@ def gpt2_lm_logits(state, config, ids):
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool)).view(1, 1, T, T)
     for l in range(L):
         w = lambda name: p["transformer.h.%d.%s" % (l, name)]
+        m = lambda name: "transformer.h.%d.%s" % (l, name)
         x = F.layer_norm(h, (C,), w("ln_1.weight"), w("ln_1.bias"), eps)
-        q, k, v = conv1d(x, w("attn.c_attn.weight"), w("attn.c_attn.bias")).split(C, dim=2)
+        q, k, v = (conv1d(x, w("attn.c_attn.weight"), w("attn.c_attn.bias")) + lora(x, m("attn.c_attn"))).split(C, dim=2)
         q, k, v = (t.view(B, T, NH, C // NH).permute(0, 2, 1, 3) for t in (q, k, v))
         a = torch.matmul(q, k.transpose(-1, -2))
         a = a / torch.full([], v.size(-1) ** 0.5, dtype=a.dtype)
         a = torch.where(causal, a, torch.full([], torch.finfo(a.dtype).min, dtype=a.dtype))
         a = torch.softmax(a, dim=-1)
         y = torch.matmul(a, v).permute(0, 2, 1, 3).contiguous().view(B, T, C)
-        h = conv1d(y, w("attn.c_proj.weight"), w("attn.c_proj.bias")) + h
+        h = conv1d(y, w("attn.c_proj.weight"), w("attn.c_proj.bias")) + lora(y, m("attn.c_proj")) + h
         x = F.layer_norm(h, (C,), w("ln_2.weight"), w("ln_2.bias"), eps)
-        h = h + conv1d(act(conv1d(x, w("mlp.c_fc.weight"), w("mlp.c_fc.bias"))), w("mlp.c_proj.weight"),
-                       w("mlp.c_proj.bias"))
+        u = act(conv1d(x, w("mlp.c_fc.weight"), w("mlp.c_fc.bias")) + lora(x, m("mlp.c_fc")))
+        h = h + conv1d(u, w("mlp.c_proj.weight"), w("mlp.c_proj.bias")) + lora(u, m("mlp.c_proj"))
     h = F.layer_norm(h, (C,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"], eps)
     return F.linear(h, p["lm_head.weight"])
 
@@ -176,7 +182,7 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def llama_lm_logits(state, config, ids):
+def llama_lm_logits(state, config, ids, lora=no_adapter):
     assert config.get("hidden_act", "silu") in ("silu", "swish")
     assert not config.get("attention_bias", False) and not config.get("mlp_bias", False)
     p = llama_state(state, config)
@@ -195,20 +201,21 @@ def llama_lm_logits(state, config, ids):
     mask = torch.full((T, T), torch.finfo(torch.float32).min).triu(1)[None, None]
     for l in range(L):
         w = lambda name: p["model.layers.%d.%s" % (l, name)]
+        lin = lambda x, name: F.linear(x, w(name + ".weight")) + lora(x, "model.layers.%d.%s" % (l, name))
         x = llama_rms_norm(h, w("input_layernorm.weight"), eps)
-        q = F.linear(x, w("self_attn.q_proj.weight")).view(B, T, NH, HS).transpose(1, 2)
-        k = F.linear(x, w("self_attn.k_proj.weight")).view(B, T, NKV, HS).transpose(1, 2)
-        v = F.linear(x, w("self_attn.v_proj.weight")).view(B, T, NKV, HS).transpose(1, 2)
+        q = lin(x, "self_attn.q_proj").view(B, T, NH, HS).transpose(1, 2)
+        k = lin(x, "self_attn.k_proj").view(B, T, NKV, HS).transpose(1, 2)
+        v = lin(x, "self_attn.v_proj").view(B, T, NKV, HS).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k, v = (t.repeat_interleave(NH // NKV, dim=1) for t in (k, v))
         a = torch.matmul(q, k.transpose(2, 3)) * HS ** -0.5 + mask
         a = torch.softmax(a, dim=-1, dtype=torch.float32).to(q.dtype)
         y = torch.matmul(a, v).transpose(1, 2).reshape(B, T, NH * HS)
-        h = h + F.linear(y, w("self_attn.o_proj.weight"))
+        h = h + lin(y, "self_attn.o_proj")
         x = llama_rms_norm(h, w("post_attention_layernorm.weight"), eps)
-        gated = F.silu(F.linear(x, w("mlp.gate_proj.weight"))) * F.linear(x, w("mlp.up_proj.weight"))
-        h = h + F.linear(gated, w("mlp.down_proj.weight"))
+        gated = F.silu(lin(x, "mlp.gate_proj")) * lin(x, "mlp.up_proj")
+        h = h + lin(gated, "mlp.down_proj")
     h = llama_rms_norm(h, p["model.norm.weight"], eps)
     return F.linear(h, p["lm_head.weight"])
 
@@ -222,9 +229,9 @@ def full_state(state, config):
     return state
 
 
-def lm_logits(state, config, ids):
+def lm_logits(state, config, ids, lora=no_adapter):
     if config["model_type"] == "gpt2":
-        return gpt2_lm_logits(state, config, ids)
+        return gpt2_lm_logits(state, config, ids, lora)
     if config["model_type"] == "llama":
-        return llama_lm_logits(state, config, ids)
+        return llama_lm_logits(state, config, ids, lora)
     raise SystemExit("model_type %r: no PyTorch reference here" % config["model_type"])

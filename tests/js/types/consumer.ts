@@ -3,7 +3,7 @@
 import {
   createModel, createTokenizer, createWorkerModel, checkConfig, estimateMemory, load, resolveConfig,
   PRESETS, WfError, Model, WorkerModel, Tokenizer, createSeq2Seq, createEncoder, exportSafetensors, importSafetensors,
-  loadModel, Seq2Seq, type Pair, CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS,
+  loadModel, loadTokenizer, importLlama2c, Seq2Seq, type Pair, CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS,
   type TrainProgress, type ModelConfig, type GenerateOptions, type ErrorCode,
 } from 'wasmformer';
 
@@ -44,6 +44,13 @@ export async function main(text: string): Promise<string> {
   const files = exportSafetensors(model);
   const imported: Model = await importSafetensors(files);
   const bpe = await createTokenizer(text, { kind: 'bpe', vocabSize: 300 });
+  const json: string = bpe.saveJSON();
+  const hf: Tokenizer = await loadTokenizer(json);
+  const bos: number | null = hf.bos;
+  const kind: 'char' | 'bpe' | 'hf' | 'llama2c' = hf.kind;
+  const l2: Model = await importLlama2c(new Uint8Array(28), { tokenizer: new Uint8Array(8) });
+  const both: Model = await importSafetensors({ 'config.json': files['config.json'], 'model.safetensors': files['model.safetensors'], 'tokenizer.json': files['tokenizer.json'] });
+  out += String(bos) + kind + l2.paramCount + both.paramCount;
   await model.train(text, { tokenizer: { kind: 'bpe', vocabSize: 300 } });
   const pairs: Pair[] = [['abc', 'cba']];
   const s2s = await createSeq2Seq({ dModel: 32 }, { texts: ['abc', 'cba'] });

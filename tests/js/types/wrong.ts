@@ -1,5 +1,5 @@
 // Each line must fail to compile: types.test.mjs checks that the .d.ts really constrains.
-import { createModel, type Model } from 'wasmformer';
+import { createModel, loadTokenizer, type Model } from 'wasmformer';
 
 export async function wrong(model: Model) {
   await createModel('huge');                                   // not a preset
@@ -8,4 +8,5 @@ export async function wrong(model: Model) {
   const n: string = model.paramCount;                          // a number
   for await (const piece of model.generate(42)) void piece;    // prompt is a string
   model.generate('x', { onToken: (piece: number) => piece });  // pieces are strings
+  await loadTokenizer('{}', { format: 'json' });               // no such option
 }
