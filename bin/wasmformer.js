@@ -43,15 +43,18 @@ function tableOptions(fields, skip, group, defaultText) {
   }]));
 }
 
+// the preset a new model gets: the time-to-quality bench's winner (bench/ttq/RESULTS.md)
+const DEFAULT_PRESET = 'micro';
+const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS[DEFAULT_PRESET]));
 // the command trains decoders (no arch, nor an encoder-decoder's fields); the tokenizer sizes
 // the vocabulary; --seed seeds the weights and the batches
-const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS.tiny));
 // LoRA's fields are finetune's (--lora-rank, --lora-alpha, --lora-targets)
 const MODEL_OPTIONS = tableOptions(wf.CONFIG_FIELDS, new Set(['arch', 'nEncLayer', 'maxBeam', 'vocabSize', 'seed', 'loraRank', 'loraAlpha', 'loraTargets']), 'Model (over the preset; not with --resume)',
   (f) => (PRESET_FIELDS.has(f.name) ? 'the preset\'s' : f.default));
 // --lr has its own flag; train() sets where the schedule starts
 const OPTIM_OPTIONS = tableOptions(wf.OPTIM_FIELDS, new Set(['lr', 'start']), 'Optimizer',
-  (f) => (f.name === 'warmup' ? 'a tenth of the run, at most 100' : f.name === 'decaySteps' ? 'the rest of the run' : f.default));
+  (f) => (f.name === 'warmup' ? 'a tenth of the run, at most 100' : f.name === 'decaySteps' ? 'the rest of the run'
+    : PRESET_FIELDS.has(f.name) ? 'the preset\'s' : f.default));
 
 /** The value of a table field's flag, checked against the field's type and range. */
 function fieldValue(flag, f, text) {
@@ -81,7 +84,7 @@ const COMMANDS = {
     args: '[file.txt]',
     summary: 'train a model on a UTF-8 text file (default: the bundled Pride and Prejudice)',
     options: {
-      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default tiny)` },
+      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
       steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run; with --time: at most)' },
       time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
@@ -92,6 +95,7 @@ const COMMANDS = {
       lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
       'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
       'val-fraction': { type: 'string', value: 'F', help: `share of the text held out for validation (default ${wf.TRAIN_DEFAULTS.valFraction})` },
+      'eval-mode': { type: 'string', value: 'MODE', help: 'sample (default: 4 random held-out batches, cheap and noisy) or windows (all of the held-out split, deterministic, with bits per character); the final line always scores all of it' },
       seed: { type: 'string', value: 'N', help: 'seed of the weights and the batch order' },
       tokenizer: { type: 'string', short: 't', value: 'KIND', help: 'char (default) or bpe, learned from the text' },
       vocab: { type: 'string', value: 'N', help: 'with --tokenizer bpe: tokens, 256 bytes + merges (default 512)' },
@@ -255,7 +259,7 @@ function progressPrinter(tty, evalInterval) {
         // a time budget: the bar and the label follow the clock
         p = { ...p, lastStep: null, stepsDone: p.secondsDone, steps: p.seconds, label: `${duration(p.secondsDone)}/${duration(p.seconds)}` };
       }
-      const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}`;
+      const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}${p.valBpc === null || p.valBpc === undefined ? '' : ` (${p.valBpc.toFixed(3)} bpc)`}`;
       const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(p.eta)}`;
       if (tty) {
         const now = Date.now();
@@ -339,6 +343,8 @@ async function train(argv, o) {
   let evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
   let valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
+  const evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
+  if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
   if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
@@ -360,7 +366,7 @@ async function train(argv, o) {
   const model = o.resume
     ? (await readModel(path)).model
     // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
-    : await wf.createModel({ preset: o.preset ?? 'tiny', ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
+    : await wf.createModel({ preset: o.preset ?? DEFAULT_PRESET, ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
       { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
   const start = model.step;
   let plan = null;
@@ -397,7 +403,7 @@ async function train(argv, o) {
     },
   });
   const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
-  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? 'tiny'}${o.config ? ` ${o.config}` : ''}${flags}`;
+  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? DEFAULT_PRESET}${o.config ? ` ${o.config}` : ''}${flags}`;
   out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
     `(${text.length.toLocaleString('en-US')} characters) ${budget ? `for ${duration(budget.seconds - budget.done)} of training` : `until step ${total}`}, `
     + `batches of ${B} x ${T} tokens; saving to ${path}\n`);
@@ -414,7 +420,7 @@ async function train(argv, o) {
   let summary = null, failure = null, secondsDone = budget?.done;
   try {
     summary = await model.train(text, {
-      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, signal: ac.signal,
+      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal,
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
       onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
       ...(lr === undefined ? {} : { lr }),
@@ -436,8 +442,9 @@ async function train(argv, o) {
     await wf.saveModelFile(model, path);
     const size = megabytes(statSync(path).size);
     if (summary) {
+      const val = await finalValidation(model, text, valFraction, summary);
       out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}` +
-        `${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ${rate(summary.tokensPerSecond)} tok/s, ` +
+        `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, ` +
         `${duration(summary.seconds)}; saved ${path} (${size})\n`);
     } else {
       out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
@@ -448,6 +455,17 @@ async function train(argv, o) {
   process.off('SIGINT', onSigint);
   if (failure) throw failure;
   return interrupted ? 130 : 0;
+}
+
+/** The run's final validation loss and bits per character over all of the held-out split
+ * (the deterministic evaluation: consecutive windows, as `wasmformer eval`), the run's own
+ * when it validated that way at its end; null without a split long enough for a window. */
+async function finalValidation(model, text, valFraction, summary) {
+  if (summary.valBpc !== null && summary.valLoss !== null) return { loss: summary.valLoss, bitsPerChar: summary.valBpc };
+  const ids = model.tokenizer?.encode(text);
+  const held = ids?.subarray(ids.length - Math.floor(ids.length * valFraction));
+  if (!held || valFraction === 0 || held.length < model.config.context + 1) return null;
+  return model.evaluate(held);
 }
 
 /** A model to fine-tune: a Hugging Face folder (config.json, model.safetensors and, if

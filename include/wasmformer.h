@@ -41,7 +41,7 @@ WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid confi
 typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
 typedef enum { WF_NORM_LAYERNORM = 0, WF_NORM_RMSNORM = 1 } wf_norm;
 typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
-typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3 } wf_activation;
+typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3, WF_ACT_GELU_EXACT = 4 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
 /* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json ("wasmformer"
@@ -54,7 +54,8 @@ typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_p
     ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "a decoder (GPT), an encoder or both")       \
     ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "normalisation: LayerNorm or RMSNorm")                   \
     ENUM(block, block, WF_BLOCK_PRE_LN, "pre_ln post_ln", "norm before each sublayer (GPT-2) or after the residual")  \
-    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2", "GELU, ReLU, gated SwiGLU or ReLU squared")   \
+    ENUM(activation, activation, WF_ACT_GELU, "gelu relu swiglu relu2 gelu_exact",                                    \
+         "GELU (tanh), ReLU, gated SwiGLU, ReLU squared or GELU (erf)")                                               \
     ENUM(positions, positions, WF_POS_LEARNED, "learned sinusoidal rope", "learned, sinusoidal or rotary (RoPE)")     \
     BOOL(tied_head, tiedHead, 1, "the output head shares the token embedding's weights (GPT-2); off: its own")        \
     BOOL(bias, bias, 1, "linear layers and LayerNorms have biases (GPT-2); off: none (Llama)")                        \

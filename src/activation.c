@@ -131,6 +131,26 @@ void wf_relu2_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, i
     }
 }
 
+/* GELU as defined, x Phi(x) with the normal CDF through erf (PyTorch's nn.GELU() default,
+ * nanoGPT's MLP): the tanh form above differs from it by at most 4.7e-4 (near x = -2.7), so
+ * this one is for reproducing such recipes exactly. Shapes as above; saves nothing.
+ *   out = x Phi(x),  Phi(x) = (1 + erf(x / sqrt 2)) / 2
+ *   d out/dx = Phi(x) + x phi(x),  phi(x) = e^(-x^2/2) / sqrt(2 pi) */
+#define SQRT1_2 0.70710678118654752440
+#define INV_SQRT_2PI 0.39894228040143267794
+
+void wf_gelu_exact_forward(wf_real *out, const wf_real *inp, int N) {
+    for (int i = 0; i < N; i++) out[i] = inp[i] * (wf_real)0.5 * (1 + WF_ERF(inp[i] * (wf_real)SQRT1_2));
+}
+
+void wf_gelu_exact_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+    for (int i = 0; i < N; i++) {
+        /* out = x Phi(x) */
+        const wf_real x = inp[i], cdf = (wf_real)0.5 * (1 + WF_ERF(x * (wf_real)SQRT1_2));
+        dinp[i] += dout[i] * (cdf + x * (wf_real)INV_SQRT_2PI * WF_EXP((wf_real)-0.5 * x * x));
+    }
+}
+
 /* Logit soft-capping (Gemma 2; modded-nanogpt): logits stay inside (-cap, cap), so no
  * token's score runs away early in training. In place over x [N]; saves nothing: the
  * capped value y gives the derivative.

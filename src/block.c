@@ -26,6 +26,7 @@ static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int
     switch (m->cfg.activation) {
     case WF_ACT_RELU: wf_relu_forward(out, inp, N * F); break;
     case WF_ACT_RELU2: wf_relu2_forward(out, inp, N * F); break;
+    case WF_ACT_GELU_EXACT: wf_gelu_exact_forward(out, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_forward(out, inp, N, F); break;
     default: wf_gelu_forward(out, inp, N * F, m->pool); break;
     }
@@ -36,6 +37,7 @@ static void act_backward(const wf_model *m, wf_real *dinp, const wf_real *dout, 
     switch (m->cfg.activation) {
     case WF_ACT_RELU: wf_relu_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_RELU2: wf_relu2_backward(dinp, dout, inp, N * F); break;
+    case WF_ACT_GELU_EXACT: wf_gelu_exact_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_backward(dinp, dout, inp, N, F); break;
     default: wf_gelu_backward(dinp, dout, inp, N * F, m->pool); break;
     }

@@ -78,7 +78,7 @@ int wf_hf_layout_of(const wf_config *c) {
     if (c->qk_norm || c->logit_cap > 0) return WF_LAYOUT_NATIVE; /* neither class has them */
     const int mha = c->n_kv_head == 0 || c->n_kv_head == c->n_head;
     if (c->norm == WF_NORM_LAYERNORM && c->positions == WF_POS_LEARNED && c->bias == 1 && mha &&
-        (c->activation == WF_ACT_GELU || c->activation == WF_ACT_RELU))
+        (c->activation == WF_ACT_GELU || c->activation == WF_ACT_RELU || c->activation == WF_ACT_GELU_EXACT))
         return WF_LAYOUT_GPT2;
     if (c->norm == WF_NORM_RMSNORM && c->positions == WF_POS_ROPE && c->bias == 0 && c->activation == WF_ACT_SWIGLU)
         return WF_LAYOUT_LLAMA;
@@ -148,7 +148,7 @@ void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
             c->context, c->context, c->d_model);
         wf_text_put(t, "  \"n_layer\": %d,\n  \"n_head\": %d,\n  \"n_inner\": %d,\n", c->n_layer, c->n_head, c->d_ff);
         wf_text_put(t, "  \"activation_function\": \"%s\",\n  \"layer_norm_epsilon\": %s,\n",
-            c->activation == WF_ACT_RELU ? "relu" : "gelu_new", eps);
+            c->activation == WF_ACT_RELU ? "relu" : c->activation == WF_ACT_GELU_EXACT ? "gelu" : "gelu_new", eps);
         wf_text_put(t, "  \"tie_word_embeddings\": %s,\n", c->tied_head ? "true" : "false");
         wf_text_put(t, "  \"scale_attn_weights\": true,\n  \"scale_attn_by_inverse_layer_idx\": false,\n"
                "  \"reorder_and_upcast_attn\": false,\n  \"add_cross_attention\": false,\n");
@@ -283,9 +283,10 @@ static wf_status read_gpt2_config(const wf_json *j, wf_config *c, char *msg, siz
         if (j->nodes[x].type != WF_J_STR || wf_json_str(j, x, act, sizeof act) < 0)
             FAIL(WF_ERR_FORMAT, "config.json: \"activation_function\" must be a short string");
         if (!strcmp(act, "relu")) c->activation = WF_ACT_RELU;
+        else if (!strcmp(act, "gelu")) c->activation = WF_ACT_GELU_EXACT;
         else if (strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu_fast"))
             FAIL(WF_ERR_UNSUPPORTED, "config.json: activation_function \"%s\" is not supported; "
-                 "wasmformer has gelu_new (GELU, tanh approximation) and relu", act);
+                 "wasmformer has gelu_new (GELU, tanh approximation), gelu (erf) and relu", act);
     }
     c->arch = WF_ARCH_DECODER;
     c->norm = WF_NORM_LAYERNORM;

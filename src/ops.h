@@ -112,6 +112,8 @@ void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *
 void wf_relu_forward(wf_real *out, const wf_real *inp, int N);
 void wf_relu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_relu2_forward(wf_real *out, const wf_real *inp, int N);
+void wf_gelu_exact_forward(wf_real *out, const wf_real *inp, int N);
+void wf_gelu_exact_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 void wf_relu2_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N);
 /* In place: forward caps x, backward scales dx (dL/dy on entry, dL/dz on return) by the
  * derivative at the capped values y. */

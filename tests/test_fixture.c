@@ -18,7 +18,7 @@
 #include "wasmformer.h"
 
 static const char *cases[] = {"gpt2_tied",   "gpt_untied_relu", "encdec_post_ln", "llama_decoder",
-                               "encoder_mse", "recipe_options",  "recipe_muon",    "gqa_decoder",
+                               "encoder_mse", "recipe_options",  "recipe_muon",    "recipe_gelu_exact", "gqa_decoder",
                                "mqa_muon",    "lora_llama",      "lora_gpt2"};
 
 static void dump(const char *dir, const char *name, const char *what, const float *x, size_t n) {

@@ -317,6 +317,7 @@ static double pw_loss(void *p) {
     else if (c->which == 1) wf_relu_forward(c->out, c->a, c->N);
     else if (c->which == 2) wf_residual_forward(c->out, c->a, c->b, c->N);
     else if (c->which == 3) wf_relu2_forward(c->out, c->a, c->N);
+    else if (c->which == 5) wf_gelu_exact_forward(c->out, c->a, c->N);
     else {
         memcpy(c->out, c->a, c->N * sizeof(double)); /* soft-capping works in place */
         wf_softcap_forward(c->out, c->N, 2.5);
@@ -325,8 +326,8 @@ static double pw_loss(void *p) {
 }
 
 static void test_pointwise(wf_rng *r) {
-    static const char *names[] = {"gelu", "relu", "residual", "relu2", "softcap 2.5"};
-    for (int which = 0; which < 5; which++) {
+    static const char *names[] = {"gelu", "relu", "residual", "relu2", "softcap 2.5", "gelu_exact"};
+    for (int which = 0; which < 6; which++) {
         pw_ctx c = {64, which, alloc_d(64), alloc_d(64), alloc_d(64), alloc_d(64)};
         fill(r, c.a, 64, 3); /* wide enough to reach GELU's tails */
         fill(r, c.b, 64, 1);
@@ -336,6 +337,7 @@ static void test_pointwise(wf_rng *r) {
         else if (which == 1) wf_relu_backward(da, c.R, c.a, c.N);
         else if (which == 2) wf_residual_backward(da, db, c.R, c.N);
         else if (which == 3) wf_relu2_backward(da, c.R, c.a, c.N);
+        else if (which == 5) wf_gelu_exact_backward(da, c.R, c.a, c.N);
         else {
             /* backward scales dL/dy in place, at the capped values (|z| up to ~9: deep in tanh's tails) */
             pw_loss(&c);
@@ -924,6 +926,8 @@ int main(void) {
     c.qk_norm = 1;
     c.dropout = 0.2f;
     test_model_grads("encoder: QK-norm, RoPE, dropout 0.2, MSE", c, MSE);
+    c = small(D, LN, PRE, WF_ACT_GELU_EXACT, LEARNED, 1, 0);
+    test_model_grads("decoder, nanoGPT's: LayerNorm, exact (erf) GELU, learned, tied, no biases", c, 0);
 
     printf("whole models with grouped-query attention (issue 15)\n");
     c = small(D, RMS, PRE, SWIGLU, ROPE, 0, 0);

@@ -39,7 +39,7 @@ static void test_config_errors(void) {
         {&base.n_enc_layer, 2, WF_ERR_CONFIG, "encoder layers in a decoder"},
         {&base.norm, -1, WF_ERR_CONFIG, "norm -1"},
         {&base.block, 2, WF_ERR_CONFIG, "block 2"},
-        {&base.activation, 4, WF_ERR_CONFIG, "activation 4"},
+        {&base.activation, 5, WF_ERR_CONFIG, "activation 5"},
         {&base.positions, 9, WF_ERR_CONFIG, "positions 9"},
         {&base.tied_head, 2, WF_ERR_CONFIG, "tied_head 2"},
         {&base.bias, -1, WF_ERR_CONFIG, "bias -1"},

@@ -371,7 +371,7 @@ static void test_hostile(void) {
     /* config.json */
     edit_config(&hb, "\"model_type\": \"gpt2\"", "\"model_type\": \"bert\"", WF_ERR_UNSUPPORTED, "model_type \"bert\"", "unknown model_type");
     edit_config(&hb, "\"model_type\": \"gpt2\",", "", WF_ERR_FORMAT, "model_type", "no model_type");
-    edit_config(&hb, "\"activation_function\": \"gelu_new\"", "\"activation_function\": \"gelu\"", WF_ERR_UNSUPPORTED, "gelu_new", "exact GELU");
+    edit_config(&hb, "\"activation_function\": \"gelu_new\"", "\"activation_function\": \"silu\"", WF_ERR_UNSUPPORTED, "gelu_new", "SiLU activation");
     edit_config(&hb, "\"n_head\": 2", "\"n_head\": 3", WF_ERR_FORMAT, "does not divide", "heads do not divide the width");
     edit_config(&hb, "\"n_embd\": 16", "\"n_embd\": 32", WF_ERR_FORMAT, "has shape", "width disagrees with the tensors");
     edit_config(&hb, "\"n_layer\": 1", "\"n_layer\": 1.5", WF_ERR_FORMAT, "integer", "fractional layers");

@@ -10,10 +10,10 @@ import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
 
-/** The page's presets: the package's tiny and baby, and a micro one that trains in minutes
- * on one core. steps is the page's default run length. */
+/** The page's presets: the package's, with the page's default run length (steps). micro
+ * and tiny bring their recipe (Muon, beta2 0.99; micro RoPE too: bench/ttq/RESULTS.md). */
 export const PAGE_PRESETS = {
-  micro: { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, batchSize: 16, lr: 3e-3, steps: 1000 },
+  micro: { ...PRESETS.micro, steps: 1000 },
   tiny: { ...PRESETS.tiny, steps: 2000 },
   baby: { ...PRESETS.baby, steps: 2000 },
 };
@@ -40,6 +40,7 @@ const TRAIN_ROWS = {
 const TRAIN_LABELS = {
   batchSize: 'Batch size', lr: 'Learning rate', warmup: 'Warmup steps', minLrRatio: 'Final learning rate (fraction)',
   weightDecay: 'Weight decay', gradClip: 'Gradient clip (0 = off)', beta1: 'Adam beta1', beta2: 'Adam beta2', eps: 'Adam epsilon',
+  muon: 'Muon for the weight matrices (1 = on, 0 = AdamW)',
   evalInterval: 'Validate every (steps)', evalBatches: 'Batches per validation',
 };
 const CONTROL = { dropout: { max: 0.9, step: 0.05 } }; // where the page's spinner is finer than the table's range
@@ -99,7 +100,7 @@ export class SettingsForm {
     for (const id of [...modelKeys.map((k) => `cfg-${k}`), ...trainKeys.map((k) => `tr-${k}`), 'tr-steps']) {
       // what a preset sets (the architecture, batch size and learning rate) makes it custom
       $(id).addEventListener('input', () => {
-        if (id.startsWith('cfg-') || id === 'tr-batchSize' || id === 'tr-lr') $('preset').value = 'custom';
+        if (id.startsWith('cfg-') || ['tr-batchSize', 'tr-lr', 'tr-beta2', 'tr-muon'].includes(id)) $('preset').value = 'custom';
         this.settingsChanged();
       });
     }

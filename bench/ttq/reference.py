@@ -280,6 +280,9 @@ def main(argv=None):
     p.add_argument("--rng", choices=["wasmformer", "torch"], default="wasmformer",
                    help="generator of the init and the batch starts: wasmformer's (default: seed N gives the init and "
                         "batches of wasmformer's seed N, so runs pair) or torch's")
+    p.add_argument("--serve", action="store_true",
+                   help="for bench/ttq/paired.mjs: after the settings line, read a number k per line on stdin, train k "
+                        "steps, answer {\"seconds\": training time}; no evaluation")
     p.add_argument("--save", default="", help="write the final weights (torch.save of the state dict) to this file")
     p.add_argument("--wasmformer", action="store_true",
                    help="all of wasmformer's current choices at once: --gelu tanh --bias --beta2 0.95 --warmup-style wasmformer")
@@ -329,11 +332,7 @@ def main(argv=None):
               "emma_loss": round(emma, 5), "emma_bpc": round(bits_per_char(emma, ne, ne), 5)})
         return val, emma
 
-    if every_steps or every_secs:
-        report(0, 0.0, lr_at(0, a), [])
-    elapsed, losses, last_eval_time, step = 0.0, [], 0.0, 0
-    t_start = time.perf_counter()
-    for step in range(1, a.steps + 1):
+    def train_step(step):
         lr = lr_at(step - 1, a)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -347,7 +346,25 @@ def main(argv=None):
         if a.clip > 0:
             torch.nn.utils.clip_grad_norm_(params, a.clip)
         opt.step()
-        losses.append(loss.item())
+        return lr, loss.item()
+
+    if a.serve:
+        done = 0
+        for line in sys.stdin:
+            t0 = time.perf_counter()
+            for _ in range(int(line)):
+                done += 1
+                train_step(min(done, a.steps))
+            emit({"seconds": time.perf_counter() - t0, "steps": done})
+        return 0
+
+    if every_steps or every_secs:
+        report(0, 0.0, lr_at(0, a), [])
+    elapsed, losses, last_eval_time, step = 0.0, [], 0.0, 0
+    t_start = time.perf_counter()
+    for step in range(1, a.steps + 1):
+        lr, loss = train_step(step)
+        losses.append(loss)
         elapsed = time.perf_counter() - t_start
         done = step == a.steps or (a.seconds > 0 and elapsed >= a.seconds)
         due = (every_steps and step % every_steps == 0) or (every_secs and elapsed - last_eval_time >= every_secs)

@@ -12,7 +12,7 @@ export const CONFIG_TABLE = [
   { name: 'arch', js: 'arch', type: 'enum', default: 0, names: ['decoder', 'encoder', 'encoder-decoder'], doc: 'a decoder (GPT), an encoder or both' },
   { name: 'norm', js: 'norm', type: 'enum', default: 0, names: ['layernorm', 'rmsnorm'], doc: 'normalisation: LayerNorm or RMSNorm' },
   { name: 'block', js: 'block', type: 'enum', default: 0, names: ['pre_ln', 'post_ln'], doc: 'norm before each sublayer (GPT-2) or after the residual' },
-  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2'], doc: 'GELU, ReLU, gated SwiGLU or ReLU squared' },
+  { name: 'activation', js: 'activation', type: 'enum', default: 0, names: ['gelu', 'relu', 'swiglu', 'relu2', 'gelu_exact'], doc: 'GELU (tanh), ReLU, gated SwiGLU, ReLU squared or GELU (erf)' },
   { name: 'positions', js: 'positions', type: 'enum', default: 0, names: ['learned', 'sinusoidal', 'rope'], doc: 'learned, sinusoidal or rotary (RoPE)' },
   { name: 'tied_head', js: 'tiedHead', type: 'bool', default: true, doc: "the output head shares the token embedding's weights (GPT-2); off: its own" },
   { name: 'bias', js: 'bias', type: 'bool', default: true, doc: 'linear layers and LayerNorms have biases (GPT-2); off: none (Llama)' },

@@ -40,12 +40,26 @@ export const CONFIG_DEFAULTS = defaults(CONFIG_FIELDS);
 /** Every optimizer setting's default (the core's wf_optim_default). */
 export const OPTIM_DEFAULTS = defaults(OPTIM_FIELDS);
 
-/** Named configs. tiny and baby are the speed issue's benchmark configs A and B. batchSize
- * and lr are training defaults that come with them, not part of the model. */
+/** Named configs. micro is the smallest (the CLI's and the page's default: the time-to-quality
+ * bench's winner, bench/ttq/RESULTS.md); tiny and baby are the speed issue's benchmark
+ * configs A and B. batchSize, lr, beta2 and muon are training defaults that come with them,
+ * not part of the model. micro's and tiny's recipe (Muon, beta2 0.99; micro's RoPE too) is
+ * what the bench found to shorten the time to a given loss; it comes with a preset when the preset is named
+ * ('tiny', {preset: 'tiny'}): a config without one is filled from tiny's shape and the
+ * tables' defaults only (see RECIPE_KEYS). */
 export const PRESETS = {
-  tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8, lr: 2e-3 },
+  micro: { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, batchSize: 16, lr: 3e-3, positions: 'rope', beta2: 0.99, muon: 1 },
+  tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8, lr: 2e-3, beta2: 0.99, muon: 1 },
   baby: { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4, lr: 1e-3 },
 };
+
+/** A preset's recipe: what it brings only when named (a partial config without a preset
+ * keeps the tables' defaults for these). */
+export const RECIPE_KEYS = Object.freeze(['positions', 'beta2', 'muon']);
+
+/** The optimizer settings a resolved config carries as training defaults (set on the model
+ * it creates). */
+export const CONFIG_OPTIM_KEYS = Object.freeze(['lr', 'beta2', 'muon']);
 
 /** The batch size of a model without a preset's: train() and evaluate() use it. */
 const DEFAULT_BATCH_SIZE = 8;
@@ -55,8 +69,8 @@ const DEFAULT_BATCH_SIZE = 8;
 const CONFIG_KEYS = new Set([...CONFIG_FIELDS.map((f) => f.name), 'preset', 'batchSize', 'lr']);
 
 /** A full config in JavaScript form (strings and booleans) from a preset name or a partial
- * config, filling the rest from the tiny preset and the table's defaults. `batchSize` and
- * `lr` are training defaults, not part of the model. */
+ * config, filling the rest from the tiny preset's shape and the table's defaults. `batchSize`,
+ * `lr` (and a named preset's `beta2`, `muon`) are training defaults, not part of the model. */
 export function resolveConfig(config = 'tiny') {
   let base = config;
   if (config !== null && typeof config === 'object') checkKeys(config, CONFIG_KEYS, 'the config', 'WF_ERR_CONFIG');
@@ -71,7 +85,8 @@ export function resolveConfig(config = 'tiny') {
     base = { ...preset, ...config };
     delete base.preset;
   }
-  const out = { ...CONFIG_DEFAULTS, ...PRESETS.tiny, ...base };
+  const shape = Object.fromEntries(Object.entries(PRESETS.tiny).filter(([k]) => !RECIPE_KEYS.includes(k)));
+  const out = { ...CONFIG_DEFAULTS, ...shape, ...base };
   for (const r of CONFIG_FIELDS) {
     if (r.type === 'enum' && typeof out[r.name] === 'number') out[r.name] = r.values[out[r.name]] ?? out[r.name];
   }

@@ -6,9 +6,11 @@
 // holds both lists against those tables.
 /// <reference lib="esnext.disposable" />
 
-/** Preset names: `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights) and
- * `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). */
-export type Preset = 'tiny' | 'baby';
+/** Preset names: `micro` (2 layers, 4 heads, width 64, context 64, 0.1 M weights; the
+ * quickest to a good loss), `tiny` (4 layers, 4 heads, width 128, context 64, 0.8 M weights)
+ * and `baby` (6 layers, 6 heads, width 384, context 256, 10.7 M weights). Named, micro and
+ * tiny bring their recipe: Muon and beta2 0.99, and micro RoPE (bench/ttq/RESULTS.md). */
+export type Preset = 'micro' | 'tiny' | 'baby';
 
 /** A complete model config, as `model.config` returns it. */
 export interface ModelConfig {
@@ -20,7 +22,7 @@ export interface ModelConfig {
   /** Where the norm sits around each sublayer: before it (GPT-2) or after the residual add. */
   block: 'pre_ln' | 'post_ln';
   /** Activation of the feed-forward sublayer. */
-  activation: 'gelu' | 'relu' | 'swiglu' | 'relu2';
+  activation: 'gelu' | 'relu' | 'swiglu' | 'relu2' | 'gelu_exact';
   /** Position information: a learned table, fixed sinusoids, or rotary. */
   positions: 'learned' | 'sinusoidal' | 'rope';
   /** true: the output head reuses the token embedding (GPT-2); false: its own matrix. */
@@ -200,6 +202,8 @@ export interface TrainProgress {
   loss: number;
   /** The latest validation loss of this run, or null before the first. */
   valLoss: number | null;
+  /** With evalMode 'windows': bits per character of the latest validation; else null. */
+  valBpc: number | null;
   /** true when valLoss was measured at this step. */
   validated: boolean;
   /** Learning rate of the last step. */
@@ -243,8 +247,14 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
   valFraction?: number;
   /** Validate every this many steps and at the end (default 100; 0 = never). */
   evalInterval?: number;
-  /** Batches per validation (default 4). */
+  /** Batches per validation (default 4) in evalMode 'sample'. */
   evalBatches?: number;
+  /** How a validation scores the held-out split: 'sample' (default) the mean of evalBatches
+   * random batches, cheap and noisy (a standard deviation of about 0.03 nats for 4 batches of
+   * 12 x 64); 'windows' all of it in consecutive windows, as evaluate() does: deterministic,
+   * with valBpc, and as costly as evaluate() on the split.
+   * @example await model.train(text, { evalMode: 'windows', evalInterval: 500 }); */
+  evalMode?: 'sample' | 'windows';
   /** Stops the run at the next step: train rejects with an AbortError; the steps taken stay. */
   signal?: AbortSignal;
   /** Called at every validation, at the end, and about every yieldMs. A callback that
@@ -270,6 +280,8 @@ export interface TrainSummary {
   loss: number;
   /** Last validation loss, or null. */
   valLoss: number | null;
+  /** With evalMode 'windows': the last validation's bits per character; else null. */
+  valBpc: number | null;
   /** Training tokens this run processed. */
   tokens: number;
   /** Wall-clock seconds of the call, validation included. */
@@ -298,6 +310,11 @@ export interface EvaluateResult {
   perplexity: number;
   /** Tokens scored. */
   tokens: number;
+  /** Characters (code points) the scored tokens decode to; null without a tokenizer. */
+  chars: number | null;
+  /** Bits per character: loss * tokens / chars / ln 2, comparable across tokenizers (a char
+   * tokenizer's is loss / ln 2); null without a tokenizer. */
+  bitsPerChar: number | null;
 }
 
 export interface GenerateOptions {
@@ -1027,13 +1044,14 @@ export const CONFIG_FIELDS: readonly ConfigField<keyof ModelConfig>[];
 export const OPTIM_FIELDS: readonly ConfigField<keyof OptimizerSettings>[];
 
 /** The defaults of train()'s own options (the optimizer's are in OPTIM_FIELDS). */
-export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; evalInterval: number; evalBatches: number; yieldMs: number }>;
+export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; evalInterval: number; evalBatches: number; evalMode: 'sample' | 'windows'; yieldMs: number }>;
 
 /** The defaults of generate()'s options. */
 export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: number; topK: number; topP: number; allowUnknown: boolean; yieldMs: number }>;
 
-/** The presets' configs, with their training defaults `batchSize` and `lr`. */
-export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number }>>>;
+/** The presets' configs, with their training defaults `batchSize` and `lr` (and micro's and
+ * tiny's `beta2` and `muon`). */
+export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number; beta2?: number; muon?: number }>>>;
 
 /**
  * The complete config createModel would build from a preset name or a partial config.

@@ -3,7 +3,7 @@
 // handle and everything hanging off it are private (handle.js); training.js and
 // generation.js hold the long calls.
 import { DISPOSE, WfError } from './errors.js';
-import { resolveConfig, toNative } from './config.js';
+import { CONFIG_OPTIM_KEYS, resolveConfig, toNative } from './config.js';
 import { ModelHandle } from './handle.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { evaluateDecoder, trainDecoder } from './training.js';
@@ -66,9 +66,10 @@ export class Model {
       throw e;
     }
     const core = ModelHandle.adopt(rt, h, tok, { batchSize: friendly.batchSize });
-    if (friendly.lr !== undefined) {
+    const optim = Object.fromEntries(CONFIG_OPTIM_KEYS.filter((k) => friendly[k] !== undefined).map((k) => [k, friendly[k]]));
+    if (Object.keys(optim).length) {
       try {
-        core.setOptimizer({ lr: friendly.lr });
+        core.setOptimizer(optim);
       } catch (e) {
         core.free();
         throw e;

@@ -7,7 +7,7 @@ import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
 
 /** The defaults of train()'s own options (the optimizer's are OPTIM_DEFAULTS). */
-export const TRAIN_DEFAULTS = Object.freeze({ steps: 1000, valFraction: 0.1, evalInterval: 100, evalBatches: 4, yieldMs: 30 });
+export const TRAIN_DEFAULTS = Object.freeze({ steps: 1000, valFraction: 0.1, evalInterval: 100, evalBatches: 4, evalMode: 'sample', yieldMs: 30 });
 
 export const yieldToEventLoop = typeof setImmediate === 'function'
   ? () => new Promise((resolve) => setImmediate(resolve))
@@ -16,7 +16,7 @@ export const yieldToEventLoop = typeof setImmediate === 'function'
 /** The keys of train()'s options: its own, the optimizer settings (start aside: where a
  * schedule starts is train()'s to say), and those of how it reads text. */
 export const TRAIN_KEYS = new Set(['steps', 'batchSize', 'context', 'tokenizer', 'valFraction', 'evalInterval', 'evalBatches',
-  'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', 'seconds', 'secondsDone', 'warmupFraction', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+  'evalMode', 'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', 'seconds', 'secondsDone', 'warmupFraction', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 
 /** The keys of evaluate()'s options. */
 export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'yieldMs']);
@@ -198,7 +198,7 @@ export async function runTraining(core, opts, source) {
     }
     const seconds = (performance.now() - t0) / 1000;
     return {
-      steps: s, step: core.step, loss: last.loss, valLoss, tokens, seconds, tokensPerSecond: tokens / seconds,
+      steps: s, step: core.step, loss: last.loss, valLoss, valBpc: source.valBpc ?? null, tokens, seconds, tokensPerSecond: tokens / seconds,
       trainSeconds: trained, ...(budget ? { secondsDone: budget.done + trained } : {}),
     };
 
@@ -206,7 +206,7 @@ export async function runTraining(core, opts, source) {
       const elapsed = (performance.now() - t0) / 1000;
       return {
         step: last.step, stepsDone: s, steps: budget ? null : steps, lastStep: budget ? null : start + steps, loss: last.loss,
-        valLoss, validated, lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
+        valLoss, valBpc: source.valBpc ?? null, validated, lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
         eta: budget ? Math.max(0, budget.seconds - budget.done - trained) : (elapsed / s) * (steps - s),
         ...(budget ? { secondsDone: budget.done + trained, seconds: budget.seconds } : {}),
       };
@@ -288,10 +288,13 @@ export async function trainDecoder(core, data, opts = {}) {
   }
   const evalInterval = nonNegativeInt('evalInterval', opts.evalInterval ?? TRAIN_DEFAULTS.evalInterval);
   const evalBatches = positiveInt('evalBatches', opts.evalBatches ?? TRAIN_DEFAULTS.evalBatches);
+  const evalMode = opts.evalMode ?? TRAIN_DEFAULTS.evalMode;
+  if (evalMode !== 'sample' && evalMode !== 'windows') throw new WfError('WF_ERR_ARG', `evalMode must be "sample" or "windows", not ${show(evalMode)}`);
   throwIfAborted(opts.signal);
   core.assertBatchFits(B, T);
   let tokens = null, built = null, ptok = 0, hb = null, hv = null; // hv: validation's batch, so hb keeps the last training one
   return runTraining(core, opts, {
+    valBpc: null,
     validateEvery: valFraction > 0 ? evalInterval : 0,
     lossBound: lossBound(core.native.vocabSize),
     rolledBack: () => { if (built && core.tokenizer === built) core.tokenizer = null; },
@@ -320,7 +323,15 @@ export async function trainDecoder(core, data, opts = {}) {
       return { ...info, tokens: B * T };
     },
     lossAfter: () => core.forwardBatch(hb, { logits: false }).loss, // hb: the last training batch
-    validate: () => {
+    validate() {
+      if (evalMode === 'windows') {
+        // the held-out split in consecutive windows, as evaluate() scores it: no sampling noise
+        const held = tokens.subarray(tokens.length - Math.floor(tokens.length * valFraction));
+        const r = scoreWindows(core, hv, held, T, B);
+        this.valBpc = bitsPerChar(core.tokenizer, held, r.tokens, r.loss).bitsPerChar;
+        hv.shape(B, T);
+        return r.loss;
+      }
       let sum = 0;
       for (let i = 0; i < evalBatches; i++) {
         rt.sampleBatch(core.live(), ptok, tokens.length, valFraction, 1, B, T, hv.inputs, hv.targets);
@@ -335,6 +346,39 @@ export async function trainDecoder(core, data, opts = {}) {
       hv?.free();
     },
   });
+}
+
+/** Bits per character of an evaluation: the predicted tokens (ids[1 .. counted], one run,
+ * since window w predicts ids[wT+1 .. wT+T]) decode to `chars` code points, and the nats of
+ * all of them are loss * counted: bpc = loss * counted / chars / ln 2, so that tokenizers
+ * compare (a char tokenizer's bpc is loss / ln 2). Null without a tokenizer. */
+function bitsPerChar(tokenizer, ids, counted, loss) {
+  if (!tokenizer) return { chars: null, bitsPerChar: null };
+  let chars = 0;
+  for (const _ of tokenizer.decode(ids.subarray(1, counted + 1))) chars++; // code points, not UTF-16 units
+  return { chars, bitsPerChar: chars > 0 ? (loss * counted) / chars / Math.LN2 : null };
+}
+
+/** The mean cross-entropy of ids over W = floor((n - 1) / T) consecutive windows (window w
+ * reads ids[wT .. wT+T-1] and predicts ids[wT+1 .. wT+T]), B windows a forward through hb;
+ * no yields (train()'s validation). */
+function scoreWindows(core, hb, ids, T, B) {
+  const windows = Math.floor((ids.length - 1) / T), rt = core.rt;
+  let total = 0;
+  for (let w = 0; w < windows; w += B) total += windowBatch(core, rt, hb, ids, w, Math.min(B, windows - w), T);
+  return { loss: total / (windows * T), tokens: windows * T };
+}
+
+/** Windows w .. w+b-1 of ids into hb, forward: their summed loss. */
+function windowBatch(core, rt, hb, ids, w, b, T) {
+  const base = hb.inputs >>> 2, tbase = hb.targets >>> 2;
+  for (let i = 0; i < b; i++) {
+    const off = (w + i) * T;
+    rt.i32.set(ids.subarray(off, off + T), base + i * T);
+    rt.i32.set(ids.subarray(off + 1, off + T + 1), tbase + i * T);
+  }
+  hb.shape(b, T);
+  return core.forwardBatch(hb, { logits: false }).loss * b * T;
 }
 
 /** Model.evaluate: mean cross-entropy over non-overlapping windows of the context. */
@@ -365,19 +409,12 @@ export async function evaluateDecoder(core, data, opts = {}) {
       for (let w = 0; w < windows; w += B) {
         throwIfAborted(signal);
         const b = Math.min(B, windows - w);
-        const base = hb.inputs >>> 2, tbase = hb.targets >>> 2;
-        for (let i = 0; i < b; i++) {
-          const off = (w + i) * T;
-          rt.i32.set(tokens.subarray(off, off + T), base + i * T);
-          rt.i32.set(tokens.subarray(off + 1, off + T + 1), tbase + i * T);
-        }
-        hb.shape(b, T);
-        total += core.forwardBatch(hb, { logits: false }).loss * b * T;
+        total += windowBatch(core, rt, hb, tokens, w, b, T);
         counted += b * T;
         if (clock.due) await clock.yield();
       }
       const loss = total / counted;
-      return { loss, perplexity: Math.exp(loss), tokens: counted };
+      return { loss, perplexity: Math.exp(loss), tokens: counted, ...bitsPerChar(core.tokenizer, tokens, counted, loss) };
     });
   } finally {
     hb.free();

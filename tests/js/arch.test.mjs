@@ -7,7 +7,7 @@ import { createModel, createEncoder, createSeq2Seq, Encoder, WfError } from '../
 import { readFixture, fixtureConfig, maxAbs, readF32, withNativeDump } from './fixture.js';
 import { modelHandle } from '../../src/js/model.js';
 
-const CASES = ['encdec_post_ln', 'llama_decoder', 'encoder_mse', 'recipe_options', 'recipe_muon'];
+const CASES = ['encdec_post_ln', 'llama_decoder', 'encoder_mse', 'recipe_options', 'recipe_muon', 'recipe_gelu_exact'];
 const NATIVE = 'build/native/test_fixture';
 
 // The fixture's batch through the Model's handle (the batch path every model kind takes):

@@ -21,7 +21,7 @@ const MICRO = JSON.stringify({ nLayer: 1, nHead: 2, dModel: 32, dFF: 64, context
 // its vocabulary is the text's characters and <unk>
 const VOCAB = new Set(readFileSync(TEXT, 'utf8')).size + 1;
 async function microParams() {
-  const m = await createModel({ preset: 'tiny', ...JSON.parse(MICRO), vocabSize: VOCAB });
+  const m = await createModel({ preset: 'micro', ...JSON.parse(MICRO), vocabSize: VOCAB });
   const n = m.paramCount.toLocaleString('en-US');
   m.dispose();
   return n;
@@ -80,7 +80,7 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
     [['train', '--lr', '-1'], /option '--lr' argument is ambiguous: write --lr=VALUE for a value that starts with a dash/],
     [['train', '--lr=-1'], /--lr must be a number > 0, not "-1"/],
     [['train', '--val-fraction', '1'], /--val-fraction must be a number in \[0, 1\)/],
-    [['train', '--preset', 'huge'], /--preset must be one of tiny, baby/],
+    [['train', '--preset', 'huge'], /--preset must be one of micro, tiny, baby/],
     [['train', '--config', '{nope'], /--config must be a JSON object/],
     [['train', '--config', '[1]'], /--config must be a JSON object/],
     [['train', 'a.txt', 'b.txt'], /unexpected argument "b.txt"/],
@@ -187,11 +187,14 @@ test('train, info, generate and eval on one model', async () => {
   assert.equal(r.code, 0, r.err);
   assert.equal(r.err, '');
   const lines = r.out.trimEnd().split('\n');
-  assert.equal(lines[0], `training tiny ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 8 x 32 tokens; saving to m.wf`);
+  assert.equal(lines[0], `training micro ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 16 x 32 tokens; saving to m.wf`);
   const progress = lines.slice(1, -1);
   assert.deepEqual(progress.map((l) => Number(l.match(/^step (\d+)\/60 /)?.[1])), [20, 40, 60], r.out);
   for (const l of progress) assert.match(l, /^step \d+\/60 {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}[\d.]+k? tok\/s {2}ETA \d+s$/);
-  assert.match(lines.at(-1), /^done: step 60, loss \d+\.\d{3}, val \d+\.\d{3}, .* tok\/s, \d+s; saved m.wf \(0\.\d MB\)$/);
+  // the final val is all of the held-out split (deterministic), with its bits per character
+  const [, finalVal, finalBpc] = lines.at(-1).match(/^done: step 60, loss \d+\.\d{3}, val (\d+\.\d{3}) \((\d+\.\d{3}) bpc\), .* tok\/s, \d+s; saved m.wf \(0\.\d MB\)$/) ?? [];
+  assert.ok(finalVal, lines.at(-1));
+  assert.equal(Number(finalBpc).toFixed(2), (Number(finalVal) / Math.LN2).toFixed(2));
 
   const info = cli(['info', 'm.wf']);
   assert.equal(info.code, 0);
@@ -278,7 +281,7 @@ test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninte
 test('--time trains for a time budget, saves what it spent, and a resume of a spent budget has nothing to do', () => {
   const r = cli(['train', TEXT, '--config', MICRO, '--time', '2s', '--eval-interval', '0', '--out', 'timed.wf']);
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /for 2s of training, batches of 8 x 32 tokens/);
+  assert.match(r.out, /for 2s of training, batches of 16 x 32 tokens/);
   assert.match(r.out, /^done: step \d+, /m);
   const again = cli(['train', TEXT, '--out', 'timed.wf', '--resume']);
   assert.equal(again.code, 0, again.err);
@@ -412,6 +415,17 @@ test('info says whether a file can resume training: the model reports its optimi
   loaded.load(readFileSync(join(dir, 'full.wf')));
   assert.equal(loaded.info().optimizerState, true);
   loaded.dispose();
+});
+
+test('--eval-mode windows validates on all of the held-out split, with bits per character', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--steps', '20', '--eval-interval', '10', '--eval-mode', 'windows', '--seed', '4', '--out', 'w.wf', '--force']);
+  assert.equal(r.code, 0, r.err);
+  const progress = r.out.trimEnd().split('\n').filter((l) => l.startsWith('step '));
+  assert.equal(progress.length, 2, r.out);
+  for (const l of progress) assert.match(l, /val (\d+\.\d{3}) \((\d+\.\d{3}) bpc\)/);
+  const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
 });
 
 test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {

@@ -64,7 +64,7 @@ test('E4: absurd sizes and choices that do not exist', async () => {
     [{ vocabSize: 2 ** 30 }, 'WF_ERR_CONFIG', /vocabSize 1073741824 is outside \[2, 16777216\]/],
     [{ nLayer: 100000 }, 'WF_ERR_CONFIG', /nLayer 100000 is outside/],
     [{ dModel: 2 ** 20, nHead: 1, nLayer: 1000 }, 'WF_ERR_CONFIG', /parameters; at most 2\^31 - 1/],
-    [{ activation: 'tanh' }, 'WF_ERR_CONFIG', /activation must be one of "gelu", "relu", "swiglu", "relu2", not "tanh" \(a string\)/],
+    [{ activation: 'tanh' }, 'WF_ERR_CONFIG', /activation must be one of "gelu", "relu", "swiglu", "relu2", "gelu_exact", not "tanh" \(a string\)/],
     [{ nLayer: 1.5 }, 'WF_ERR_CONFIG', /nLayer must be an integer, not 1.5/],
     [{ dModel: '16' }, 'WF_ERR_CONFIG', /dModel must be an integer/],
     [{ normEps: NaN }, 'WF_ERR_CONFIG', /normEps must be in \(0, 1\)/],

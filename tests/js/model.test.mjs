@@ -176,9 +176,19 @@ test('presets are the benchmark configs A and B', async () => {
     { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4 });
   const tiny = await createModel('tiny');
   const c = tiny.config;
+  // the recipe comes with the named preset (bench/ttq/RESULTS.md): Muon, beta2 0.99
   assert.deepEqual([c.arch, c.block, c.norm, c.positions, c.activation, c.tiedHead], ['decoder', 'pre_ln', 'layernorm', 'learned', 'gelu', true]);
   assert.equal(tiny.paramCount, 813824);
   assert.equal(tiny.optimizer.lr, PRESETS.tiny.lr, 'the preset lr is the model\'s');
+  assert.deepEqual([tiny.optimizer.beta2, tiny.optimizer.muon], [0.99, 1]);
+  // a config without a preset keeps the tables' defaults for the recipe's fields
+  const plain = await createModel({ nLayer: 1, dModel: 16, nHead: 2, dFF: 32, context: 8 });
+  assert.deepEqual([plain.optimizer.beta2, plain.optimizer.muon], [0.95, 0]);
+  plain.dispose();
+  const micro = await createModel('micro');
+  assert.deepEqual([micro.config.nLayer, micro.config.dModel, micro.config.positions, micro.optimizer.lr, micro.optimizer.beta2, micro.optimizer.muon, micro.defaultBatchSize],
+    [2, 64, 'rope', 0.003, 0.99, 1, 16]);
+  micro.dispose();
   const info = tiny.info();
   assert.equal(info.paramCount, 813824);
   assert.equal(info.step, 0);

@@ -134,7 +134,7 @@ for (const mode of ['isolated', 'plain']) {
       assert.match(await text(page, '#stat-vocab'), /^76 /);
       assert.equal(await text(page, '#stat-split'), '616,292 / 68,476 tokens');
       assert.equal(await page.inputValue('#preset'), 'micro', 'the fastest-learning preset is the default');
-      assert.equal(await text(page, '#stat-params'), '109,056', 'the micro preset on a 76-token vocabulary');
+      assert.equal(await text(page, '#stat-params'), '104,960', 'the micro preset (RoPE: no position table) on a 76-token vocabulary');
       lap('loaded');
 
       // ---- usable: every control has a label, nothing uses inline style ----
