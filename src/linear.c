@@ -42,10 +42,17 @@ void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *
     (void)pool;
     wf_linear_backward_scalar(dinp, dw, db, dout, inp, w, N, C, OC);
 #else
-    /* out = inp w^T + b */
-    if (dinp) wf_matmul(dinp, (size_t)C, dout, (size_t)OC, 1, w, (size_t)C, 1, N, C, OC, 1, pool);
-    /* A(j,n) = dout[n,j]: dout read transposed */
-    if (dw) wf_matmul(dw, (size_t)C, dout, 1, (size_t)OC, inp, (size_t)C, 1, OC, C, N, 1, pool);
+    /* out = inp w^T + b: dinp += dout w and dw += dout^T inp (A(j,n) = dout[n,j]: dout read
+     * transposed), one job for the pool */
+    wf_mm p[2];
+    int n = 0;
+    if (dinp)
+        p[n++] = (wf_mm){.c = dinp, .ldc = (size_t)C, .a = dout, .ars = (size_t)OC, .acs = 1, .b = w, .brs = (size_t)C,
+                         .bcs = 1, .M = N, .N = C, .K = OC, .accumulate = 1};
+    if (dw)
+        p[n++] = (wf_mm){.c = dw, .ldc = (size_t)C, .a = dout, .ars = 1, .acs = (size_t)OC, .b = inp, .brs = (size_t)C,
+                         .bcs = 1, .M = OC, .N = C, .K = N, .accumulate = 1};
+    wf_matmul_many(p, n, pool);
     if (db) {
         for (int n = 0; n < N; n++) {
             const wf_real *d = dout + (size_t)n * OC;

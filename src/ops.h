@@ -64,6 +64,20 @@ const char *wf_simd_name(void);
  * of the model runs on (linear layers, attention). */
 void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
                size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool);
+/* Several independent products (different outputs) as one job: with a pool, their operands
+ * are packed in one run and their tasks share one more, instead of two runs each (linear
+ * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each. */
+typedef struct {
+    wf_real *c;
+    size_t ldc;
+    const wf_real *a;
+    size_t ars, acs;
+    const wf_real *b;
+    size_t brs, bcs;
+    int M, N, K, accumulate;
+} wf_mm;
+#define WF_MM_MAX 4
+void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool);
 
 /* ---- attention.c ---- */
 typedef struct {

@@ -44,4 +44,11 @@ int wf_pool_threads(const wf_pool *p); /* 1 for NULL */
  * reentrant: a task must not call wf_pool_run on the same pool. */
 void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx);
 
+/* The pool's scratch buffer, 64-byte aligned, *bytes long (NULL and 0 for NULL or without
+ * WF_THREADS): the caller's (between runs, for the tasks of its next runs to share), as
+ * wf_matmul packs an operand once for all threads. Allocated with the pool, so no op
+ * allocates. */
+#define WF_POOL_SCRATCH (8 << 20)
+void *wf_pool_scratch(wf_pool *p, size_t *bytes);
+
 #endif /* WF_POOL_H */

@@ -96,6 +96,50 @@ static void test_linear(int N, int C, int OC, int bias, wf_pool *pool) {
     wf_free(dx_t); wf_free(dw_t); wf_free(db_t);
 }
 
+/* ---- the matrix product's own paths: a B larger than the pool's scratch (packed chunk by
+ * chunk, each by all threads), and several products as one job (wf_matmul_many) ---- */
+static void matmul_ref(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float s = 0;
+            for (int k = 0; k < K; k++) s += a[(size_t)i * K + k] * b[(size_t)k * N + j];
+            c[(size_t)i * N + j] = accumulate ? c[(size_t)i * N + j] + s : s;
+        }
+}
+
+static void test_matmul(wf_pool *pool) {
+    size_t bytes = 0;
+    (void)wf_pool_scratch(pool, &bytes);
+    /* B rows of 1030 columns, deep enough not to fit the scratch: K x 1030 floats > bytes */
+    const int M = 13, N = 1030, K = (int)(bytes / sizeof(float) / 1024) + 300;
+    float *a = randv((size_t)M * K, 1), *b = randv((size_t)K * N, 1);
+    float *c = randv((size_t)M * N, 1), *c_ref = copyv(c, (size_t)M * N), *c_t = copyv(c, (size_t)M * N);
+    wf_matmul(c, (size_t)N, a, (size_t)K, 1, b, (size_t)N, 1, M, N, K, 1, NULL);
+    matmul_ref(c_ref, a, b, M, N, K, 1);
+    compare("matmul K=deep", c, c_ref, (size_t)M * N);
+    if (pool) {
+        wf_matmul(c_t, (size_t)N, a, (size_t)K, 1, b, (size_t)N, 1, M, N, K, 1, pool);
+        same("matmul chunked by the pool", c_t, c, (size_t)M * N);
+    }
+    /* three products as one job: a regular one, a transposed one, a few-row one */
+    const int m = 70, n = 90, k = 300;
+    float *x = randv((size_t)m * k, 1), *y = randv((size_t)k * n, 1);
+    float *o[3], *o_one[3];
+    for (int i = 0; i < 3; i++) o[i] = randv((size_t)m * n, 1), o_one[i] = copyv(o[i], (size_t)m * n);
+    const wf_mm p[3] = {
+        {.c = o[0], .ldc = (size_t)n, .a = x, .ars = (size_t)k, .acs = 1, .b = y, .brs = (size_t)n, .bcs = 1, .M = m, .N = n, .K = k},
+        {.c = o[1], .ldc = (size_t)m, .a = x, .ars = (size_t)k, .acs = 1, .b = x, .brs = 1, .bcs = (size_t)k, .M = m, .N = m, .K = k,
+         .accumulate = 1},
+        {.c = o[2], .ldc = (size_t)n, .a = x, .ars = (size_t)k, .acs = 1, .b = y, .brs = (size_t)n, .bcs = 1, .M = 3, .N = n, .K = k}};
+    wf_matmul_many(p, 3, pool);
+    for (int i = 0; i < 3; i++)
+        wf_matmul(o_one[i], p[i].ldc, p[i].a, p[i].ars, p[i].acs, p[i].b, p[i].brs, p[i].bcs, p[i].M, p[i].N, p[i].K,
+                  p[i].accumulate, NULL);
+    for (int i = 0; i < 3; i++) CHECK(memcmp(o[i], o_one[i], (size_t)m * n * sizeof(float)) == 0, "matmul_many: product %d differs from wf_matmul alone", i);
+    wf_free(a); wf_free(b); wf_free(c); wf_free(c_ref); wf_free(c_t); wf_free(x); wf_free(y);
+    for (int i = 0; i < 3; i++) wf_free(o[i]), wf_free(o_one[i]);
+}
+
 /* ---- attention ---- */
 static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool *pool) {
     char what[96];
@@ -343,6 +387,8 @@ int main(void) {
                                     {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
+
+    test_matmul(pool);
 
     static const int32_t lens[3] = {70, 13, 0};
     /* B, NH, HS, Tq, Tk, q and kv strides, then causal, key lengths and by rows where set */
