@@ -114,8 +114,8 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
 
         t0 = now();
         for (int l = 0; l < 2 * L + 1; l++) {
-            wf_layernorm_forward(y, mean, rstd, x, w, bias, N, C, 1e-5f);
-            wf_layernorm_backward(dy, dw, db, dout, x, mean, rstd, w, N, C);
+            wf_layernorm_forward(y, mean, rstd, x, w, bias, N, C, 1e-5f, pool);
+            wf_layernorm_backward(dy, dw, db, dout, x, mean, rstd, w, N, C, pool);
         }
         t[P_NORM] += now() - t0;
         t0 = now();
@@ -126,12 +126,12 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
         t[P_GELU] += now() - t0;
         t0 = now();
         int count;
-        wf_crossentropy_forward(losses, &count, probs, logits, targets, N, V);
-        wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V);
+        wf_crossentropy_forward(losses, &count, probs, logits, targets, N, V, pool);
+        wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V, pool);
         t[P_LOSS] += now() - t0;
         t0 = now();
         for (int l = 0; l < 2 * L; l++) {
-            wf_residual_forward(y, x, dy, N * C);
+            wf_residual_forward(y, x, dy, N * C, pool);
             memset(dqkv, 0, (size_t)N * C * sizeof(float)); /* the backward pass's gradient zeroing */
         }
         t[P_OTHER] += now() - t0;

@@ -25,10 +25,37 @@ float wf_lr_at(const wf_optim *o, int32_t step) {
     return (float)(min_lr + coeff * ((double)o->lr - min_lr));
 }
 
-/* In double: a float sum over millions of squares loses the small ones. */
-double wf_sum_squares(const wf_real *x, size_t n) {
+/* In double: a float sum over millions of squares loses the small ones. In blocks whose
+ * size depends on n alone (at least SQ_BLOCK elements, at most SQ_PARTS blocks), each summed
+ * in order, then the blocks' sums in order: the same result whoever sums which block. */
+#define SQ_BLOCK (1 << 16)
+#define SQ_PARTS 1024
+
+typedef struct {
+    const wf_real *x;
+    size_t n, block;
+    double *part;
+} sq_job;
+
+static void sq_blocks(void *ctx, size_t b0, size_t b1) {
+    const sq_job *j = ctx;
+    for (size_t b = b0; b < b1; b++) {
+        const size_t end = (b + 1) * j->block < j->n ? (b + 1) * j->block : j->n;
+        double s = 0;
+        for (size_t i = b * j->block; i < end; i++) s += (double)j->x[i] * (double)j->x[i];
+        j->part[b] = s;
+    }
+}
+
+double wf_sum_squares(const wf_real *x, size_t n, wf_pool *pool) {
+    double part[SQ_PARTS];
+    size_t block = (n + SQ_PARTS - 1) / SQ_PARTS;
+    if (block < SQ_BLOCK) block = SQ_BLOCK;
+    sq_job j = {.x = x, .n = n, .block = block, .part = part};
+    const size_t blocks = (n + block - 1) / block;
+    wf_pool_for(pool, blocks, 1, 1, sq_blocks, &j);
     double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
+    for (size_t b = 0; b < blocks; b++) s += part[b];
     return s;
 }
 
@@ -131,7 +158,7 @@ size_t wf_muon_scratch(int R, int C) {
 
 void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool) {
     const size_t n = (size_t)r * c;
-    const double norm = sqrt(wf_sum_squares(x, n));
+    const double norm = sqrt(wf_sum_squares(x, n, pool));
     const wf_real inv = (wf_real)(1 / (norm + 1e-7));
     for (size_t i = 0; i < n; i++) x[i] *= inv;
     wf_real *X = x, *Xn = scratch, *A = scratch + n, *AA = A + (size_t)r * r;

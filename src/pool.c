@@ -241,3 +241,28 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
 }
 
 #endif
+
+typedef struct {
+    wf_range_fn fn;
+    void *ctx;
+    size_t n, width;
+} range_job;
+
+static void range_task(void *ctx, int task) {
+    const range_job *j = ctx;
+    const size_t begin = (size_t)task * j->width, end = begin + j->width < j->n ? begin + j->width : j->n;
+    j->fn(j->ctx, begin, end);
+}
+
+void wf_pool_for(wf_pool *p, size_t n, size_t align, size_t min, wf_range_fn fn, void *ctx) {
+    const int threads = wf_pool_threads(p);
+    if (threads < 2 || n < 2 * min) {
+        if (n) fn(ctx, 0, n);
+        return;
+    }
+    size_t width = (n + 4 * (size_t)threads - 1) / (4 * (size_t)threads);
+    if (width < min) width = min;
+    width = (width + align - 1) / align * align;
+    range_job j = {.fn = fn, .ctx = ctx, .n = n, .width = width};
+    wf_pool_run(p, (int)((n + width - 1) / width), range_task, &j);
+}

@@ -51,4 +51,11 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx);
 #define WF_POOL_SCRATCH (8 << 20)
 void *wf_pool_scratch(wf_pool *p, size_t *bytes);
 
+/* fn(ctx, begin, end) over [0, n) in ranges, a few per thread, each a multiple of `align`
+ * long (but the last) and at least `min`: one run of the pool, or one call on the caller
+ * without a pool or when n < 2 min. For the cheap row- and element-wise ops, whose every
+ * element must come out the same whatever range it falls in. */
+typedef void (*wf_range_fn)(void *ctx, size_t begin, size_t end);
+void wf_pool_for(wf_pool *p, size_t n, size_t align, size_t min, wf_range_fn fn, void *ctx);
+
 #endif /* WF_POOL_H */

@@ -1,5 +1,7 @@
 /* Training (model.h): a batch's checks, the loss, gradient clipping and the AdamW step, the
  * entry points that run them, and the batch sampler. */
+#include <stdatomic.h>
+
 #include "model.h"
 
 /* ---- checks ---- */
@@ -77,7 +79,7 @@ static double loss_forward(wf_model *m, const wf_batch *b, double *count) {
     for (int i = 0; i < B; i++)
         for (int t = 0; t < T; t++) tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
     int n = 0;
-    const double total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V);
+    const double total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V, m->pool);
     *count = n;
     return total;
 }
@@ -91,7 +93,7 @@ static void loss_backward(wf_model *m, const wf_batch *b, double count) {
     if (b->target_vecs)
         wf_mse_backward(a->dln, dloss, a->lnf, WF_CREALS(b->target_vecs), b->lengths, B, T, C);
     else
-        wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, B * T, m->d.V);
+        wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, B * T, m->d.V, m->pool);
 }
 
 /* Forward, loss, and (with grads) backward; the shared front of every entry point. */
@@ -163,17 +165,55 @@ static int muon_parts(const wf_model *m, int i, int rows[3]) {
     return n;
 }
 
+/* One tensor's AdamW, its elements shared out by the pool in ranges of whole 64-element
+ * blocks (so each element takes the same vector or scalar path as in one pass): the check
+ * keeps the first element that fails in `bad`, the update writes. */
+typedef struct {
+    wf_real *const *B;
+    size_t o, n;
+    wf_real scale;
+    const wf_optim *opt;
+    float lr;
+    int decay;
+    int32_t t;
+    _Atomic size_t bad;
+} adamw_job;
+
+static void adamw_check_range(void *ctx, size_t i0, size_t i1) {
+    adamw_job *j = ctx;
+    wf_real *const *B = j->B;
+    const size_t o = j->o + i0;
+    const size_t at = wf_adamw_check(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o, i1 - i0,
+                                     j->scale, j->opt, j->lr, j->decay, j->t);
+    if (at == i1 - i0) return;
+    const size_t bad = i0 + at;
+    size_t seen = atomic_load(&j->bad);
+    while (bad < seen && !atomic_compare_exchange_weak(&j->bad, &seen, bad)) {
+    }
+}
+
+static void adamw_update_range(void *ctx, size_t i0, size_t i1) {
+    adamw_job *j = ctx;
+    wf_real *const *B = j->B;
+    const size_t o = j->o + i0;
+    wf_adamw_update(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o, i1 - i0, j->scale, j->opt,
+                    j->lr, j->decay, j->t);
+}
+
+#define ADAMW_MIN (1 << 15) /* elements per range at least */
+
 /* AdamW on every tensor Muon does not update, as step t. A finite gradient can still
  * overflow the update (an absurd learning rate): every element is checked first, so a
  * refused step leaves weights and moments as they were. */
 static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
-    wf_real *const *B = m->block;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         if (!ti->size || muon_parts(m, i, NULL)) continue;
-        const size_t o = (size_t)ti->offset;
-        size_t bad = wf_adamw_check(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o,
-                                    (size_t)ti->size, scale, &m->opt, lr, ti->decay, t);
+        adamw_job j = {.B = m->block, .o = (size_t)ti->offset, .n = (size_t)ti->size, .scale = scale, .opt = &m->opt,
+                       .lr = lr, .decay = ti->decay, .t = t};
+        atomic_init(&j.bad, j.n);
+        wf_pool_for(m->pool, j.n, 64, ADAMW_MIN, adamw_check_range, &j);
+        const size_t bad = atomic_load(&j.bad);
         if (bad < (size_t)ti->size)
             return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
                           "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
@@ -182,9 +222,9 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         if (!ti->size || muon_parts(m, i, NULL)) continue;
-        const size_t o = (size_t)ti->offset;
-        wf_adamw_update(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + o, B[WF_ADAM_V] + o, B[WF_GRADS] + o, (size_t)ti->size,
-                        scale, &m->opt, lr, ti->decay, t);
+        adamw_job j = {.B = m->block, .o = (size_t)ti->offset, .n = (size_t)ti->size, .scale = scale, .opt = &m->opt,
+                       .lr = lr, .decay = ti->decay, .t = t};
+        wf_pool_for(m->pool, j.n, 64, ADAMW_MIN, adamw_update_range, &j);
     }
     return WF_OK;
 }
@@ -232,7 +272,7 @@ wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real loss = 0;
     wf_status s = run(m, b, 1, &loss);
     if (s != WF_OK) return s;
-    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->stride));
+    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->stride, m->pool));
     if (!wf_finite(norm))
         return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer "
                       "state are unchanged (try a lower learning rate or gradient clipping)");

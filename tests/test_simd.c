@@ -188,25 +188,57 @@ static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool
 }
 
 /* ---- pointwise, norm, loss, optimizer ---- */
-static void test_rowwise(int N, int C) {
+static void test_rowwise(int N, int C, wf_pool *pool) {
     char what[96];
     const size_t n = (size_t)N * C;
     float *x = randv(n, 3), *w = randv(C, 1), *b = randv(C, 1), *dout = randv(n, 1);
     float *o = randv(n, 1), *o_ref = randv(n, 1), *mean = randv(N, 1), *rstd = randv(N, 1), *mean_ref = randv(N, 1),
           *rstd_ref = randv(N, 1);
-    wf_layernorm_forward(o, mean, rstd, x, w, b, N, C, 1e-5f);
+    wf_layernorm_forward(o, mean, rstd, x, w, b, N, C, 1e-5f, NULL);
     wf_layernorm_forward_scalar(o_ref, mean_ref, rstd_ref, x, w, b, N, C, 1e-5f);
     snprintf(what, sizeof what, "layernorm fwd C=%d", C);
     compare(what, o, o_ref, n);
     compare(what, rstd, rstd_ref, N);
     float *dx = randv(n, 1), *dw = randv(C, 1), *db = randv(C, 1);
     float *dx_ref = copyv(dx, n), *dw_ref = copyv(dw, C), *db_ref = copyv(db, C);
-    wf_layernorm_backward(dx, dw, db, dout, x, mean_ref, rstd_ref, w, N, C);
+    float *dx_t = copyv(dx, n), *dw_t = copyv(dw, C), *db_t = copyv(db, C);
+    wf_layernorm_backward(dx, dw, db, dout, x, mean_ref, rstd_ref, w, N, C, NULL);
     wf_layernorm_backward_scalar(dx_ref, dw_ref, db_ref, dout, x, mean_ref, rstd_ref, w, N, C);
     snprintf(what, sizeof what, "layernorm bwd C=%d", C);
     compare(what, dx, dx_ref, n);
     compare(what, dw, dw_ref, C);
     compare(what, db, db_ref, C);
+    if (pool) {
+        /* threaded: rows shared out, the parameters' gradients by channel */
+        float *o_t = randv(n, 1), *mean_t = randv(N, 1), *rstd_t = randv(N, 1);
+        wf_layernorm_forward(o_t, mean_t, rstd_t, x, w, b, N, C, 1e-5f, pool);
+        wf_layernorm_backward(dx_t, dw_t, db_t, dout, x, mean_ref, rstd_ref, w, N, C, pool);
+        snprintf(what, sizeof what, "layernorm threads N=%d C=%d", N, C);
+        same(what, o_t, o, n);
+        same(what, rstd_t, rstd, N);
+        same(what, dx_t, dx, n);
+        same(what, dw_t, dw, C);
+        same(what, db_t, db, C);
+        /* RMSNorm (scalar loops only): threaded against the caller alone */
+        float *r1 = randv(n, 1), *r2 = randv(n, 1), *s1 = randv(N, 1), *s2 = randv(N, 1);
+        float *g1 = copyv(dx, n), *g2 = copyv(dx, n), *w1 = copyv(dw, C), *w2 = copyv(dw, C);
+        wf_rmsnorm_forward(r1, s1, x, w, N, C, 1e-5f, NULL);
+        wf_rmsnorm_forward(r2, s2, x, w, N, C, 1e-5f, pool);
+        wf_rmsnorm_backward(g1, w1, dout, x, s1, w, N, C, NULL);
+        wf_rmsnorm_backward(g2, w2, dout, x, s1, w, N, C, pool);
+        snprintf(what, sizeof what, "rmsnorm threads N=%d C=%d", N, C);
+        same(what, r2, r1, n);
+        same(what, s2, s1, N);
+        same(what, g2, g1, n);
+        same(what, w2, w1, C);
+        /* the residual add */
+        wf_residual_forward(r1, x, dout, (int)n, NULL);
+        wf_residual_forward(r2, x, dout, (int)n, pool);
+        same("residual threads", r2, r1, n);
+        wf_free(o_t); wf_free(mean_t); wf_free(rstd_t);
+        wf_free(r1); wf_free(r2); wf_free(s1); wf_free(s2); wf_free(g1); wf_free(g2); wf_free(w1); wf_free(w2);
+    }
+    wf_free(dx_t); wf_free(dw_t); wf_free(db_t);
 
     /* GELU over a wide range, including where tanh saturates */
     wf_gelu_forward(o, x, (int)n, NULL);
@@ -225,13 +257,26 @@ static void test_rowwise(int N, int C) {
     targets[N / 2] = -1;
     float *losses = randv(N, 1), *losses_ref = randv(N, 1);
     int count = 0, count_ref = 0;
-    double total = wf_crossentropy_forward(losses, &count, o, x, targets, N, C);
+    double total = wf_crossentropy_forward(losses, &count, o, x, targets, N, C, NULL);
     double total_ref = wf_crossentropy_forward_scalar(losses_ref, &count_ref, o_ref, x, targets, N, C);
     snprintf(what, sizeof what, "crossentropy V=%d", C);
     compare(what, o, o_ref, n);
     compare(what, losses, losses_ref, N);
     CHECK(count == count_ref && fabs(total - total_ref) <= TOL * fabs(total_ref), "%s: total %.9g vs %.9g", what,
           total, total_ref);
+    if (pool) {
+        float *losses_t = randv(N, 1), *o_t = randv(n, 1);
+        int count_t = 0;
+        double total_t = wf_crossentropy_forward(losses_t, &count_t, o_t, x, targets, N, C, pool);
+        snprintf(what, sizeof what, "crossentropy threads V=%d", C);
+        same(what, o_t, o, n);
+        same(what, losses_t, losses, N);
+        CHECK(total_t == total && count_t == count, "%s: total %.17g vs %.17g", what, total_t, total);
+        wf_crossentropy_backward(o_t, 0.25f, o_t, targets, N, C, pool);
+        wf_crossentropy_backward(o, 0.25f, o, targets, N, C, NULL);
+        same(what, o_t, o, n);
+        wf_free(losses_t); wf_free(o_t);
+    }
 
     /* AdamW: the same parameters and moments through a few steps */
     wf_optim opt;
@@ -410,9 +455,10 @@ int main(void) {
     test_attention("attn gqa decode", DIMS(1, 8, 16, 1, 50, 256, 64, .causal = 1, .KV = 2), 0, pool);
 #undef DIMS
 
-    test_rowwise(9, 128);
-    test_rowwise(5, 97);
-    test_rowwise(3, 3);
+    test_rowwise(9, 128, pool);
+    test_rowwise(5, 97, pool);
+    test_rowwise(3, 3, pool);
+    test_rowwise(600, 130, pool); /* big enough for the pool: rows and channels shared out */
 
 #if defined(WF_THREADS)
     test_worker_stack(pool);
