@@ -36,6 +36,26 @@ void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const
 #endif
 }
 
+#if !defined(WF_REFERENCE_KERNELS)
+/* db += the rows of dout, over columns [j0, j1) (whole vectors but at the row's end): each
+ * column adds its rows in order, whoever sums it */
+typedef struct {
+    wf_real *db;
+    const wf_real *dout;
+    int N, OC;
+} bias_job;
+
+static void bias_grad_cols(void *ctx, size_t j0, size_t j1) {
+    const bias_job *b = ctx;
+    for (int n = 0; n < b->N; n++) {
+        const wf_real *d = b->dout + (size_t)n * b->OC;
+        size_t j = j0;
+        for (; j + WF_VL <= j1; j += WF_VL) wf_vstore(b->db + j, wf_vadd(wf_vload(b->db + j), wf_vload(d + j)));
+        for (; j < j1; j++) b->db[j] += d[j];
+    }
+}
+#endif
+
 void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                         const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
 #if defined(WF_REFERENCE_KERNELS)
@@ -54,12 +74,8 @@ void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *
                          .bcs = 1, .M = OC, .N = C, .K = N, .accumulate = 1};
     wf_matmul_many(p, n, pool);
     if (db) {
-        for (int n = 0; n < N; n++) {
-            const wf_real *d = dout + (size_t)n * OC;
-            int j = 0;
-            for (; j + WF_VL <= OC; j += WF_VL) wf_vstore(db + j, wf_vadd(wf_vload(db + j), wf_vload(d + j)));
-            for (; j < OC; j++) db[j] += d[j];
-        }
+        bias_job j = {.db = db, .dout = dout, .N = N, .OC = OC};
+        wf_pool_for(pool, (size_t)OC, WF_VL, (size_t)(1 << 15) / (size_t)(N > 0 ? N : 1) + WF_VL, bias_grad_cols, &j);
     }
 #endif
 }

@@ -89,6 +89,7 @@ static void test_linear(int N, int C, int OC, int bias, wf_pool *pool) {
         same(name, out_t, out, (size_t)N * OC);
         same(name, dx_t, dx, (size_t)N * C);
         same(name, dw_t, dw, (size_t)OC * C);
+        same(name, db_t, db, OC);
         wf_free(out_t);
     }
     wf_free(x); wf_free(w); wf_free(b); wf_free(dout); wf_free(out); wf_free(out_ref);
@@ -429,7 +430,9 @@ int main(void) {
     static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
                                     {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3},
                                     /* the few-row kernel: decoding, odd rows, the widest batch, odd columns */
-                                    {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11}};
+                                    {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11},
+                                    /* enough rows for the pool to share out the bias gradient's columns */
+                                    {600, 20, 203}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
