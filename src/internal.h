@@ -18,12 +18,14 @@ typedef double wf_real;
 #define WF_EXP exp
 #define WF_LOG log
 #define WF_TANH tanh
+#define WF_FABS fabs
 #else
 typedef float wf_real;
 #define WF_SQRT sqrtf
 #define WF_EXP expf
 #define WF_LOG logf
 #define WF_TANH tanhf
+#define WF_FABS fabsf
 #endif
 
 /* The public API speaks float (include/wasmformer.h). The gradient-check build (WF_DOUBLE)

@@ -105,6 +105,49 @@ void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_
  * the largest float: then the float update, in this order or any other (the SIMD kernel's),
  * rounds to finite values, since rounding moves a value by far less than a factor of 2.
  * Returns the first element that fails, or n when none does. */
+/* Whether every element passes, from the largest magnitudes alone: each element's terms in the
+ * check below are at most the same terms of the largest |g|, |m|, v and |p| (IEEE rounding is
+ * monotonic and symmetric), and its denominator at least eps (v >= 0), so when these pass
+ * every element does. One cheap pass where the check costs a square root and two divisions
+ * per element; 0 (check each) for a negative v or anything not finite. */
+static int adamw_bounds_pass(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
+                             double grad_scale, double b1, double b2, double step_size, double shrink, double eps,
+                             double limit) {
+    wf_real gm = 0, mm = 0, vm = 0, vmin = 0, pm = 0, odd = 0;
+    size_t i = 0;
+#if !defined(WF_REFERENCE_KERNELS)
+    const wf_v zero = wf_vzero();
+    wf_v gv = zero, mv = zero, vv = zero, vlo = zero, pv = zero, ov = zero;
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v gi = wf_vload(g + i), mi = wf_vload(m + i), vi = wf_vload(v + i), pi = wf_vload(p + i);
+        gv = wf_vmax(gv, wf_vmax(gi, wf_vsub(zero, gi)));
+        mv = wf_vmax(mv, wf_vmax(mi, wf_vsub(zero, mi)));
+        vv = wf_vmax(vv, vi);
+        vlo = wf_vmin(vlo, vi);
+        pv = wf_vmax(pv, wf_vmax(pi, wf_vsub(zero, pi)));
+        /* x * 0 is 0, or NaN for a NaN or an infinity: their sum says whether all are finite */
+        ov = wf_vadd(ov, wf_vadd(wf_vadd(wf_vmul(gi, zero), wf_vmul(mi, zero)), wf_vadd(wf_vmul(vi, zero), wf_vmul(pi, zero))));
+    }
+    gm = wf_vhmax(gv), mm = wf_vhmax(mv), vm = wf_vhmax(vv), pm = wf_vhmax(pv), odd = wf_vsum(ov);
+    vmin = -wf_vhmax(wf_vsub(zero, vlo));
+#endif
+    for (; i < n; i++) {
+        gm = WF_FABS(g[i]) > gm ? WF_FABS(g[i]) : gm;
+        mm = WF_FABS(m[i]) > mm ? WF_FABS(m[i]) : mm;
+        vm = v[i] > vm ? v[i] : vm;
+        vmin = v[i] < vmin ? v[i] : vmin;
+        pm = WF_FABS(p[i]) > pm ? WF_FABS(p[i]) : pm;
+        odd += g[i] * 0 + m[i] * 0 + v[i] * 0 + p[i] * 0;
+    }
+    if (odd != 0 || !(vmin >= 0) || !(gm <= FLT_MAX && mm <= FLT_MAX && vm <= FLT_MAX && pm <= FLT_MAX)) return 0;
+    const double gi = (double)gm * fabs(grad_scale);
+    const double mi = b1 * mm + (1 - b1) * gi;
+    const double vi = b2 * vm + (1 - b2) * gi * gi;
+    const double step_mi = fabs(step_size) * mi;
+    return vi <= limit && (gi <= 1 || gi * gi <= limit) && mi <= limit && step_mi <= limit && mi / eps <= limit &&
+           step_mi / eps + (double)pm * fabs(shrink) <= limit;
+}
+
 size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
                       wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
     const double limit = 0.5 * FLT_MAX;
@@ -112,6 +155,7 @@ size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, cons
     const double bc1 = 1 - pow(b1, t), bc2_sqrt = sqrt(1 - pow(b2, t));
     const double step_size = lr / bc1, shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
     if (!(fabs(step_size) <= limit) || !(fabs(shrink) <= limit)) return 0;
+    if (adamw_bounds_pass(p, m, v, g, n, grad_scale, b1, b2, step_size, shrink, o->eps, limit)) return n;
     for (size_t i = 0; i < n; i++) {
         double gi = (double)g[i] * grad_scale;
         double mi = b1 * m[i] + (1 - b1) * gi;

@@ -295,6 +295,18 @@ static void test_rowwise(int N, int C, wf_pool *pool) {
     compare(what, p, p_ref, n);
     compare(what, m, m_ref, n);
     compare(what, v, v_ref, n);
+    /* the check: its shortcut from the largest magnitudes passes these; an element whose update
+     * would overflow, or a negative v that its bound cannot cover, is found one by one */
+    const size_t at = n / 3;
+    CHECK(wf_adamw_check(p, m, v, dout, n, 0.5f, &opt, opt.lr, 1, 4) == n, "adamw check: a sane step fails");
+    const float keep = p[at];
+    p[at] = 3e38f;
+    CHECK(wf_adamw_check(p, m, v, dout, n, 0.5f, &opt, -1e3f, 1, 4) == at, "adamw check: the overflowing element %zu is not found", at);
+    p[at] = keep;
+    const float keep_v = v[at];
+    v[at] = -1;
+    CHECK(wf_adamw_check(p, m, v, dout, n, 0.5f, &opt, opt.lr, 1, 4) == at, "adamw check: a negative v at %zu passes", at);
+    v[at] = keep_v;
 
     wf_free(x); wf_free(w); wf_free(b); wf_free(dout); wf_free(o); wf_free(o_ref); wf_free(mean); wf_free(rstd);
     wf_free(mean_ref); wf_free(rstd_ref); wf_free(dx); wf_free(dw); wf_free(db); wf_free(dx_ref); wf_free(dw_ref);
