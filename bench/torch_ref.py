@@ -3,7 +3,10 @@
 measurements as bench/bench.c and bench/wasm.mjs, so every table has its peer from the
 same run.
 
-  python3 bench/torch_ref.py A|B [--steps N] [--warmup N] [--threads N] [--gen N]
+  python3 bench/torch_ref.py A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--batch N] [--vocab V]
+
+--batch and --vocab change the config's batch size and vocabulary: the CLI row of the table
+(nanoGPT's CPU recipe, config A's shape at batch 12, the bundled text's characters).
 
 The model is the one the wasm and native rows time (bench/configs.mjs, wasmformer's
 defaults): a decoder with learned positions, Pre-LN LayerNorm with biases, tanh GELU, an
@@ -138,10 +141,16 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--gen", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=0)
+    ap.add_argument("--vocab", type=int, default=0)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1337)
-    c = CONFIGS[a.config]
+    c = dict(CONFIGS[a.config])
+    if a.batch > 0:
+        c["B"] = a.batch
+    if a.vocab > 0:
+        c["V"] = a.vocab
     model = GPT(c["V"], c["L"], c["NH"], c["C"], c["T"])
     opt = optimizer(model)
     g = torch.Generator().manual_seed(42)
