@@ -7,7 +7,8 @@
 // --cpu: time with the process's CPU time instead of the wall clock, which on a machine
 // shared with other jobs counts only the time this process ran (single-thread builds).
 // --relaxed: load each DIR's wasmformer-relaxed.mjs/.wasm (Node 20: run with
-// --experimental-wasm-relaxed-simd).
+// --experimental-wasm-relaxed-simd); DIR#relaxed does so for that DIR alone, so
+// `gen-ab.mjs dist dist#relaxed --train B --cpu` sets relaxed SIMD against SIMD128.
 // Each DIR holds single-thread wasmformer.mjs + wasmformer.wasm, e.g. a copy of dist/ made
 // before a change:  cp -r dist /tmp/before && <change> && ./build.sh &&
 //   node bench/gen-ab.mjs /tmp/before dist
@@ -28,10 +29,10 @@ if (args.length === 0 || !(rounds > 0) || (train && !['A', 'B'].includes(train))
   process.exit(2);
 }
 const now = cpu ? () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; } : () => performance.now() / 1000;
-const name = relaxed ? 'wasmformer-relaxed' : 'wasmformer';
 const builds = [];
 for (const dir of args) {
-  const base = pathToFileURL(resolve(dir) + '/');
+  const name = relaxed || dir.endsWith('#relaxed') ? 'wasmformer-relaxed' : 'wasmformer';
+  const base = pathToFileURL(resolve(dir.replace(/#relaxed$/, '')) + '/');
   const create = (await import(new URL(`${name}.mjs`, base).href)).default;
   builds.push({ dir, M: await create({ wasmBinary: await readFile(new URL(`${name}.wasm`, base)) }), gen: [], decode: [] });
 }

@@ -58,6 +58,9 @@ const native = (lib) => (which, opt) => ['build/native/' + lib, [which, ...opt]]
 const node = (script, build, flags = []) => (which, opt) => [process.execPath, [...flags, script, ...(build ? [build] : []), which, ...opt]];
 // relaxed SIMD: Node 22+ has it; Node 20 only with this flag (the rows are left out without it)
 const RELAXED = relaxedFlags();
+const PYTHON = '/usr/bin/python3', OPENBLAS = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
+const HAS_TORCH = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 && existsSync(OPENBLAS);
+const torchEnv = (threads) => ({ ...process.env, LD_LIBRARY_PATH: OPENBLAS, OMP_NUM_THREADS: String(threads) });
 const ROWS = [
   { name: 'native scalar (reference kernels)', key: 'native_ref', platform: 'native', run: native('bench_wasmformer_ref'), skipB: quick },
   { name: 'native SIMD, 1 thread', key: 'native_simd', platform: 'native', run: native('bench_wasmformer'), profile: true },
@@ -84,10 +87,6 @@ function relaxedFlags() {
   console.log(`bench: relaxed SIMD rows skipped (Node ${process.version} has no relaxed SIMD)`);
   return null;
 }
-
-const PYTHON = '/usr/bin/python3', OPENBLAS = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
-const HAS_TORCH = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 && existsSync(OPENBLAS);
-const torchEnv = (threads) => ({ ...process.env, LD_LIBRARY_PATH: OPENBLAS, OMP_NUM_THREADS: String(threads) });
 
 /** PyTorch's rows (bench/torch_ref.py) when Debian's python3-torch is there, on OpenBLAS
  * (the default reference BLAS is ~16x slower: no fair peer). */

@@ -2,14 +2,16 @@
  * vocabulary over wf_v, a vector of WF_VL wf_reals, and finish every loop with a scalar
  * tail. The backend is chosen at compile time, first match wins:
  *   scalar   WF_DOUBLE (the gradient-check build) or WF_NO_SIMD: WF_VL = 1, plain C
- *   wasm     __wasm_simd128__ (emcc -msimd128): f32x4; mul then add (no relaxed SIMD, no FMA)
+ *   wasm     __wasm_simd128__ (emcc -msimd128): f32x4; mul then add, or with relaxed SIMD
+ *            (clang-19 -mrelaxed-simd, the relaxed builds) one f32x4.relaxed_madd
  *   avx2     __AVX2__ and __FMA__ (gcc -march=native on this machine, or -mavx2 -mfma): f32x8
  *            with fused multiply-add, which rounds once where mul then add rounds twice
  *   sse      __SSE2__ (every x86-64): f32x4, mul then add
  *   scalar   anything else
  * WF_MR x WF_NR is the register tile of the matrix-multiply microkernel (matmul.c): WF_MR
  * rows of A broadcast against WF_NR = WF_NV vectors of B, WF_MR * WF_NV accumulators, sized
- * to stay inside 16 vector registers (x86-64 has 16 xmm/ymm; V8 maps wasm onto them). */
+ * to stay inside 16 vector registers (x86-64 has 16 xmm/ymm; V8 allocates 15 of them to
+ * wasm, and holds all of a loop body's loads at once: see the wasm backend). */
 #ifndef WF_SIMD_H
 #define WF_SIMD_H
 
