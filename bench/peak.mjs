@@ -1,11 +1,12 @@
 // What this machine's wasm engine can issue, to set the training GFLOP/s of `npm run bench`
-// against:  node bench/peak.mjs [--json]
+// against:  node bench/peak.mjs [--json] [--cpu]
 // bench/peak.c for 6 to 14 independent chains, twice: f32x4 mul + add (SIMD128, built with
 // emcc -O3 -msimd128) and f32x4.relaxed_madd (relaxed SIMD, built with Debian's clang-19,
 // as build.sh's relaxed builds; skipped when clang-19 or the engine's relaxed SIMD is
 // missing). Each is a bare module with no imports; each chain count's median GFLOP/s over
 // 7 timed runs of about 0.3 s, and the best of each kind is its peak. Node 20 runs relaxed
 // SIMD only with --experimental-wasm-relaxed-simd: this script restarts itself with it.
+// --cpu: time with the process's CPU time (as bench/gen-ab.mjs --cpu, on a busy machine).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,6 +17,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'build', 'bench-peak');
 const FLAG = '--experimental-wasm-relaxed-simd';
 const CHAINS = [6, 8, 10, 12, 14];
+const clock = process.argv.includes('--cpu') ? () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; } : () => performance.now();
 
 /** The 37-byte probe src/js/loader.js validates: does this engine run relaxed SIMD? */
 export async function engineHasRelaxed() {
@@ -50,17 +52,17 @@ async function measure(kind) {
     peak(1e6); // compiled by V8's optimizing tier before timing
     let iters = 1e6;
     for (;;) { // about 0.3 s per run
-      const t0 = performance.now();
+      const t0 = clock();
       peak(iters);
-      const ms = performance.now() - t0;
+      const ms = clock() - t0;
       if (ms > 300) break;
       iters = Math.ceil(iters * Math.min(10, 330 / Math.max(ms, 1)));
     }
     const rates = [];
     for (let r = 0; r < 7; r++) {
-      const t0 = performance.now();
+      const t0 = clock();
       peak(iters);
-      rates.push((iters * acc * 8) / ((performance.now() - t0) / 1000) / 1e9);
+      rates.push((iters * acc * 8) / ((clock() - t0) / 1000) / 1e9);
     }
     rows.push({ chains: acc, gflops: median(rates) });
   }
@@ -77,7 +79,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   else if (await engineHasRelaxed()) res.relaxed = await measure('relaxed');
   else if (!process.execArgv.includes(FLAG)) {
     // Node 20: the same script with relaxed SIMD on, for that half only
-    const r = spawnSync(process.execPath, [FLAG, fileURLToPath(import.meta.url), '--json', '--relaxed-only'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [FLAG, fileURLToPath(import.meta.url), '--json', '--relaxed-only',
+      ...(process.argv.includes('--cpu') ? ['--cpu'] : [])], { encoding: 'utf8' });
     res.relaxed = r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop()).relaxed : { skipped: `failed: ${r.stderr.trim()}` };
   } else res.relaxed = { skipped: `this engine (Node ${process.version}) has no relaxed SIMD` };
   if (process.argv.includes('--json')) console.log(JSON.stringify(res));

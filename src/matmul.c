@@ -8,9 +8,9 @@
  * keeps an MR x NR tile of C in registers while a B panel (KC x NR) stays in L1. With a pool
  * the chunk is the pool's scratch (wf_pool_scratch: usually all of B), packed once by all
  * threads together, so neither operand is packed twice; without one it is KC x NC_STACK on
- * the stack, and A is packed once per NC_STACK columns. The A block (MC x KC) lives on the
- * stack of whoever runs the task (the pool's workers get WF_POOL_STACK, pool.h; the wasm
- * main thread 2 MB, build.sh).
+ * the stack (512 KB), and A is packed once per NC_STACK columns. The A block (MC x KC)
+ * lives on the stack of whoever runs the task (the pool's workers get WF_POOL_STACK,
+ * pool.h; the wasm main thread 2 MB, build.sh).
  * Every output element sums its K terms in order, in KC-long partial sums, whoever runs
  * the task: results do not depend on the thread count or the tile. */
 #include "ops.h"
@@ -18,7 +18,8 @@
 
 #define KC 256
 #define MC (8 * WF_MR)
-#define NC_STACK (32 * WF_NR) /* columns of a B chunk on the stack: 256 (4 lanes, NR 8) to 512 (AVX2) */
+/* columns of a B chunk on the stack: 512 KB of it (512 floats, 256 doubles) */
+#define NC_STACK ((512 << 10) / (KC * (int)sizeof(wf_real)) / WF_NR * WF_NR)
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

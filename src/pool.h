@@ -14,8 +14,7 @@ typedef void (*wf_task_fn)(void *ctx, int task);
 
 /* Each worker's stack, set explicitly because the default varies (8 MB with glibc, 128 KB
  * with musl, 64 KB to 2 MB in Emscripten's versions). The deepest task is a matrix
- * product's packing buffers (matmul.c: 560 KB with AVX2's tiles, 288 KB in wasm, 320 KB in
- * the double build) under an attention head's 9 KB tile. 2 MB leaves room for the sanitizers, whose
+ * product's packing buffers (matmul.c: 512 KB of B and 32-48 KB of A) under an attention head's 9 KB tile. 2 MB leaves room for the sanitizers, whose
  * per-thread state can take part of the stack's area (gcc's ThreadSanitizer: ~770 KB,
  * which overflowed a 1 MB stack); in the -pthread wasm build each worker's stack is taken
  * from the module's linear memory, and 2 MB is what build.sh already gave every thread. */

@@ -371,7 +371,7 @@ static void test_pool_gives_up(void) {
 #include <stdatomic.h>
 
 /* Each worker has the stack WF_POOL_STACK sets, and the deepest task (a matrix product's
- * ~560 KB with AVX2) fits below where a task starts with room: the pool's tasks that run on a worker
+ * ~560 KB) fits below where a task starts with room: the pool's tasks that run on a worker
  * read their stack's size and how much of it lies below them, and use KERNEL_STACK of it.
  * A worker with the platform's default (8 MB with glibc) would show that the size was not
  * set; one with too little would report it, or crash on the deep frame natively. */
