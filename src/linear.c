@@ -124,12 +124,9 @@ void wf_linear_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf
  * at a time, one vector accumulator per dot product; the four sums of a tile come out of
  * one transpose (wf_vsum4). Each output sums its vector lanes, then the scalar tail, then
  * adds the bias, whatever the tile or thread: results do not depend on the thread count.
- * Few live vectors matter more than many independent additions here: V8 schedules a loop's
- * loads ahead of its arithmetic, so a tile's weight loads, accumulators and input vectors
- * are all live at once in its 15 xmm registers. A single row (decoding) takes six weight
- * rows (6 accumulators + 6 weights + the input + a temporary = 14): with four each add
- * waits a full latency on the one before; eight rows, or two accumulators per dot
- * product, spill and decode 20-25 % slower than four (bench A/B in the commit messages). */
+ * Few live vectors matter more than many independent additions here: in V8 a single row
+ * with eight accumulators (two per dot product) or eight weight rows decodes 20-25 %
+ * slower than four (bench A/B in the commit messages). */
 #if !defined(WF_REFERENCE_KERNELS) /* the reference build runs wf_linear_forward_scalar */
 
 /* s[r] = x . w_r and s[4 + r] = y . w_r: two input rows share every weight load. */
@@ -159,31 +156,6 @@ static void dot_4x2(wf_real *s, const wf_real *x, const wf_real *y, const wf_rea
     }
 }
 
-/* s[r] = x . w_r for six rows w_r = w + r C: a single input row's six dot products, six
- * accumulators so that an add does not wait on the one before (wf_dot4's four do: V8 gives
- * each a full add latency per step). Each sums as wf_dot4 does: lanes, then the lanes'
- * sum in wf_vsum4's order, then the tail. */
-static void dot_6x1(wf_real *s, const wf_real *x, const wf_real *w, int C) {
-    const wf_real *w0 = w, *w1 = w0 + C, *w2 = w1 + C, *w3 = w2 + C, *w4 = w3 + C, *w5 = w4 + C;
-    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero(), s4 = wf_vzero(), s5 = wf_vzero();
-    int k = 0;
-    for (; k + WF_VL <= C; k += WF_VL) {
-        const wf_v xv = wf_vload(x + k);
-        s0 = wf_vmadd(xv, wf_vload(w0 + k), s0);
-        s1 = wf_vmadd(xv, wf_vload(w1 + k), s1);
-        s2 = wf_vmadd(xv, wf_vload(w2 + k), s2);
-        s3 = wf_vmadd(xv, wf_vload(w3 + k), s3);
-        s4 = wf_vmadd(xv, wf_vload(w4 + k), s4);
-        s5 = wf_vmadd(xv, wf_vload(w5 + k), s5);
-    }
-    wf_real t[4];
-    wf_vsum4(s, s0, s1, s2, s3);
-    wf_vsum4(t, s4, s5, s4, s5);
-    s[4] = t[0], s[5] = t[1];
-    for (; k < C; k++)
-        for (int r = 0; r < 6; r++) s[r] += x[k] * w[(size_t)r * C + k];
-}
-
 typedef struct {
     wf_real *out;
     const wf_real *inp, *w, *b;
@@ -197,14 +169,6 @@ static void rows_task(void *ctx, int task) {
     const int C = j->C, OC = j->OC;
     const int j_begin = 4 * task * j->tiles_per_task, j_end = MIN(OC, j_begin + 4 * j->tiles_per_task);
     int o = j_begin;
-    if (j->N == 1) {
-        /* one row (decoding): six outputs at a time, up to the last four-output tile */
-        wf_real s[6];
-        for (; o + 6 <= j_end && o + 6 <= OC / 4 * 4; o += 6) {
-            dot_6x1(s, j->inp, j->w + (size_t)o * C, C);
-            for (int r = 0; r < 6; r++) j->out[o + r] = j->b ? j->b[o + r] + s[r] : s[r];
-        }
-    }
     for (; o + 4 <= j_end; o += 4) {
         const wf_real *w = j->w + (size_t)o * C;
         int n = 0;
