@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 /* Native timings for bench/run.mjs: training and generation on config A or B, and a
  * profile of the training step by kernel. Prints one JSON object.
- *   bench_wasmformer A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair]
+ *   bench_wasmformer A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair] [--cpu]
  * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
  * alternating steps with the first, and reports the ratio of their summed step times: on a
  * shared machine the two see the same interference, so the ratio is steadier than two runs.
@@ -19,9 +19,12 @@
 
 #include "model.h"
 
+/* --cpu: the process's CPU time instead of the wall clock (one thread on a busy machine) */
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double now(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock_id, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -114,8 +117,8 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
 
         t0 = now();
         for (int l = 0; l < 2 * L + 1; l++) {
-            wf_layernorm_forward(y, mean, rstd, x, w, bias, N, C, 1e-5f);
-            wf_layernorm_backward(dy, dw, db, dout, x, mean, rstd, w, N, C);
+            wf_layernorm_forward(y, mean, rstd, x, w, bias, N, C, 1e-5f, pool);
+            wf_layernorm_backward(dy, dw, db, dout, x, mean, rstd, w, N, C, pool);
         }
         t[P_NORM] += now() - t0;
         t0 = now();
@@ -126,12 +129,12 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
         t[P_GELU] += now() - t0;
         t0 = now();
         int count;
-        wf_crossentropy_forward(losses, &count, probs, logits, targets, N, V);
-        wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V);
+        wf_crossentropy_forward(losses, &count, probs, logits, targets, N, V, pool);
+        wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V, pool);
         t[P_LOSS] += now() - t0;
         t0 = now();
         for (int l = 0; l < 2 * L; l++) {
-            wf_residual_forward(y, x, dy, N * C);
+            wf_residual_forward(y, x, dy, N * C, pool);
             memset(dqkv, 0, (size_t)N * C * sizeof(float)); /* the backward pass's gradient zeroing */
         }
         t[P_OTHER] += now() - t0;
@@ -147,7 +150,7 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
 
 int main(int argc, char **argv) {
     if (argc < 2 || (argv[1][0] != 'A' && argv[1][0] != 'B')) {
-        fprintf(stderr, "usage: %s A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile]\n", argv[0]);
+        fprintf(stderr, "usage: %s A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair] [--cpu]\n", argv[0]);
         return 2;
     }
     int steps = 5, warmup = 2, threads = 1, gen_runs = 0, want_profile = 0, pair = 0;
@@ -158,6 +161,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen_runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--profile")) want_profile = 1;
         else if (!strcmp(argv[i], "--pair")) pair = 1;
+        else if (!strcmp(argv[i], "--cpu")) clock_id = CLOCK_PROCESS_CPUTIME_ID;
     }
     wf_config cfg;
     bench_cfg bc;

@@ -1,11 +1,16 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --browser]: configs A and B for native scalar, native SIMD,
-// wasm scalar, wasm SIMD, wasm SIMD with 2 threads (Node) and TF.js's wasm backend, in one
-// run, each in a process of its own (so peak memory is its own). Prints one table and
-// writes bench/results/latest.{json,md}.
-//   --quick    fewer steps, and B without the scalar and TF.js rows: under 2 minutes
+// npm run bench [-- --quick] [-- --browser] [-- --baseline DIR]: configs A and B for native
+// scalar, native SIMD, wasm scalar, wasm SIMD and relaxed SIMD with 1 and 2 threads (Node),
+// TF.js's wasm backend and PyTorch, in one run, each in a process of its own (so peak memory
+// is its own); the wasm engine's peaks (bench/peak.mjs) measured in the same run; the CLI on
+// nanoGPT's CPU recipe against PyTorch. Prints one table, then each goal of issue 13 with its
+// ratio, and writes bench/results/latest.{json,md}.
+//   --quick    fewer steps, and B without the scalar and TF.js rows: a few minutes
 //   --browser  also the browser variant (bench/browser.mjs): headless Chromium, with and
 //              without cross-origin isolation
+//   --baseline DIR  generation A against an earlier build, both in one process taking turns
+//              (bench/gen-ab.mjs): DIR holds its wasmformer.mjs and .wasm, e.g. a copy of
+//              main's dist/ made before a change
 // Builds what is missing first: the native library (cmake), the wasm builds (./build.sh,
 // ./build.sh ref) and the bench's own npm dependencies (TF.js, playwright-core).
 import { spawnSync } from 'node:child_process';
@@ -21,6 +26,7 @@ process.chdir(root);
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const browser = args.includes('--browser');
+const baseline = args.includes('--baseline') ? args[args.indexOf('--baseline') + 1] : null;
 
 function sh(cmd, argv, opts = {}) {
   const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26, ...opts });
@@ -49,33 +55,51 @@ if (!existsSync('bench/node_modules/@tensorflow/tfjs-backend-wasm')) {
 // ---- the rows ----
 const S = quick ? { A: [5, 2], B: [2, 1], genA: 3 } : { A: [15, 3], B: [5, 1], genA: 7 };
 const native = (lib) => (which, opt) => ['build/native/' + lib, [which, ...opt]];
-const node = (script, build) => (which, opt) => [process.execPath, [script, ...(build ? [build] : []), which, ...opt]];
+const node = (script, build, flags = []) => (which, opt) => [process.execPath, [...flags, script, ...(build ? [build] : []), which, ...opt]];
+// relaxed SIMD: Node 22+ has it; Node 20 only with this flag (the rows are left out without it)
+const RELAXED = relaxedFlags();
+const PYTHON = '/usr/bin/python3', OPENBLAS = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
+const HAS_TORCH = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 && existsSync(OPENBLAS);
+const torchEnv = (threads) => ({ ...process.env, LD_LIBRARY_PATH: OPENBLAS, OMP_NUM_THREADS: String(threads) });
 const ROWS = [
   { name: 'native scalar (reference kernels)', key: 'native_ref', platform: 'native', run: native('bench_wasmformer_ref'), skipB: quick },
   { name: 'native SIMD, 1 thread', key: 'native_simd', platform: 'native', run: native('bench_wasmformer'), profile: true },
   { name: 'native SIMD, 2 threads', key: 'native_simd2', platform: 'native', run: native('bench_wasmformer'), threads: 2 },
   { name: 'wasm scalar (reference kernels), Node', key: 'wasm_ref', platform: 'wasm', run: node('bench/wasm.mjs', 'ref'), skipB: quick },
-  { name: 'wasm SIMD, 1 thread, Node', key: 'wasm_simd', platform: 'wasm', run: node('bench/wasm.mjs', 'simd') },
+  { name: 'wasm SIMD, 1 thread, Node', key: 'wasm_simd', platform: 'wasm', peak: 'simd128', run: node('bench/wasm.mjs', 'simd') },
   { name: 'wasm SIMD, 2 threads, Node', key: 'wasm_simd2', platform: 'wasm', run: node('bench/wasm.mjs', 'mt'), threads: 2 },
+  ...(RELAXED ? [
+    { name: 'wasm relaxed SIMD, 1 thread, Node', key: 'wasm_relaxed', platform: 'wasm', peak: 'relaxed',
+      run: node('bench/wasm.mjs', 'relaxed', RELAXED) },
+    { name: 'wasm relaxed SIMD, 2 threads, Node', key: 'wasm_relaxed2', platform: 'wasm', peak: 'relaxed',
+      run: node('bench/wasm.mjs', 'relaxed-mt', RELAXED), threads: 2 },
+  ] : []),
   { name: 'TF.js 4.22 wasm backend, Node', key: 'tfjs', platform: 'wasm', run: node('bench/tfjs.mjs'), skipB: quick },
   ...torchRows(),
 ];
 
+/** The node flags under which this Node runs relaxed SIMD ([] when it needs none), or null. */
+function relaxedFlags() {
+  const probe = "import { hasRelaxedSimd } from './src/js/loader.js'; process.exit(hasRelaxedSimd() ? 0 : 1);";
+  for (const flags of [[], ['--experimental-wasm-relaxed-simd']]) {
+    if (spawnSync(process.execPath, [...flags, '--input-type=module', '-e', probe], { stdio: 'ignore' }).status === 0) return flags;
+  }
+  console.log(`bench: relaxed SIMD rows skipped (Node ${process.version} has no relaxed SIMD)`);
+  return null;
+}
+
 /** PyTorch's rows (bench/torch_ref.py) when Debian's python3-torch is there, on OpenBLAS
  * (the default reference BLAS is ~16x slower: no fair peer). */
 function torchRows() {
-  const python = '/usr/bin/python3';
-  const openblas = '/usr/lib/x86_64-linux-gnu/openblas-openmp';
-  const has = spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
-  if (!has || !existsSync(openblas)) {
+  if (!HAS_TORCH) {
     console.log('bench: PyTorch rows skipped (they need: sudo apt-get install -y python3-torch libopenblas0-openmp)');
     return [];
   }
   const row = (threads) => ({
-    name: `PyTorch ${torchVersion(python)} + OpenBLAS, ${threads} thread${threads > 1 ? 's' : ''}`, key: `torch${threads}`,
+    name: `PyTorch ${torchVersion(PYTHON)} + OpenBLAS, ${threads} thread${threads > 1 ? 's' : ''}`, key: `torch${threads}`,
     platform: 'torch', threads, pairless: true,
-    run: (which, opt) => [python, ['bench/torch_ref.py', which, ...opt]],
-    env: { ...process.env, LD_LIBRARY_PATH: openblas, OMP_NUM_THREADS: String(threads) },
+    run: (which, opt) => [PYTHON, ['bench/torch_ref.py', which, ...opt]],
+    env: torchEnv(threads),
   });
   return [row(1), row(2)];
 }
@@ -106,6 +130,9 @@ function runRow(row, which) {
 }
 
 const results = { date: new Date().toISOString(), quick, machine: machine(), rows: {} };
+// what the engine can issue, measured in this run (bench/peak.mjs): the wasm rows' % of peak
+console.log('bench: the wasm engine\'s peaks (bench/peak.mjs) ...');
+results.peak = JSON.parse(sh(process.execPath, ['bench/peak.mjs', '--json']).trim().split('\n').pop());
 for (const which of ['A', 'B']) {
   for (const row of ROWS) {
     if (which === 'B' && row.skipB) continue;
@@ -114,6 +141,42 @@ for (const which of ['A', 'B']) {
     results.rows[`${row.key}_${which}`] = r;
     console.log(`${r.train_tok_s.toFixed(0)} tok/s${r.gen_tok_s ? `, generation ${r.gen_tok_s.toFixed(0)} tok/s` : ''}`);
   }
+}
+
+// ---- the CLI on nanoGPT's CPU recipe (config A's shape, batch 12) against PyTorch ----
+results.cli = cliRow();
+
+// ---- generation against an earlier build, in one process ----
+if (baseline) {
+  console.log(`bench: generation A against ${baseline} (bench/gen-ab.mjs) ...`);
+  const out = sh(process.execPath, ['bench/gen-ab.mjs', baseline, 'dist', '--rounds', quick ? '5' : '11', '--json']);
+  results.gen_baseline = { dir: baseline, ...JSON.parse(out.trim().split('\n').pop()) };
+}
+
+/** `wasmformer train` as a user runs it (Node's default kernels and threads) on the bundled
+ * text, at nanoGPT's CPU recipe (L4 H4 C128 T64 = the tiny preset, batch 12), no validation;
+ * its printed tokens/s against PyTorch's same model and batch at 1 and 2 threads. */
+function cliRow() {
+  const steps = quick ? 60 : 200, out = 'build/bench-cli.wf';
+  process.stdout.write(`bench: wasmformer train --batch 12 --steps ${steps} ... `);
+  const text = sh(process.execPath, ['bin/wasmformer.js', 'train', '--batch', '12', '--steps', String(steps),
+    '--eval-interval', '0', '--out', out, '--force']);
+  const m = text.match(/done: .*?, ([\d.]+)(k?) tok\/s/);
+  if (!m) throw new Error(`bench: no tokens/s in the CLI's output: ${text}`);
+  const info = JSON.parse(sh(process.execPath, ['bin/wasmformer.js', 'info', out, '--json']));
+  const cli = {
+    tok_s: Number(m[1]) * (m[2] ? 1000 : 1), steps, batch: 12, vocab: info.config?.vocabSize ?? info.vocabSize,
+    threads: Math.min(os.availableParallelism?.() ?? os.cpus().length, 4), relaxed: RELAXED?.length === 0,
+  };
+  console.log(`${cli.tok_s} tok/s (${cli.threads} threads)`);
+  if (HAS_TORCH) {
+    for (const threads of [1, 2]) {
+      const r = JSON.parse(sh(PYTHON, ['bench/torch_ref.py', 'A', '--batch', '12', '--vocab', String(cli.vocab),
+        '--steps', quick ? '10' : '30', '--warmup', '3', '--threads', String(threads)], { env: torchEnv(threads) }).trim().split('\n').pop());
+      cli[`torch${threads}_tok_s`] = r.train_tok_s;
+    }
+  }
+  return cli;
 }
 
 // ---- size and memory ----
@@ -153,14 +216,21 @@ function machine() {
 function table(res) {
   const f = (x, d = 0) => (x === undefined || x === null || !Number.isFinite(x) ? '–' : x.toFixed(d));
   const mb = (x) => (x ? (x / 2 ** 20).toFixed(0) : '–');
+  const gflops = (r, w) => r && r.train_tok_s * trainFlopsPerToken(CONFIGS[w]) / 1e9;
+  const peakOf = (kind) => res.peak?.[kind]?.peak?.gflops;
+  const pct = (r, w, kind) => (r && kind && peakOf(kind) ? `${f(100 * gflops(r, w) / peakOf(kind))}%` : '–');
   const lines = [];
   lines.push(`wasmformer benchmark, ${res.date.slice(0, 10)}${res.quick ? ' (quick)' : ''}: ${res.machine}.`);
   lines.push('Medians after warm-up; every row ran in this one invocation, one process each, on a shared machine.');
   lines.push('GFLOP/s = train tok/s x (6 (12 L C^2 + V C) + 6 L T C) FLOP/token (bench/configs.mjs). ' +
     'Peak memory: max RSS of the process (native, Node); for wasm rows also the wasm heap.');
+  const peaks = ['simd128', 'relaxed'].map((k) => (peakOf(k) ? `${k === 'simd128' ? 'f32x4 mul + add' : 'f32x4.relaxed_madd'} ` +
+    `${f(peakOf(k), 1)} GFLOP/s (${res.peak[k].peak.chains} chains)` : `${k}: ${res.peak?.[k]?.skipped ?? 'not measured'}`));
+  lines.push(`What this wasm engine issues on one thread, measured in this run (bench/peak.mjs): ${peaks.join('; ')}. ` +
+    '"% of peak": a 1-thread row\'s GFLOP/s over its kind\'s peak.');
   lines.push('');
-  lines.push('| build | A tok/s | A GFLOP/s | A gen tok/s (decode only) | B tok/s | B GFLOP/s | B peak MB (heap) | A, B ×TF.js | A, B ×scalar |');
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('| build | A tok/s | A GFLOP/s | A gen tok/s (decode only) | B tok/s | B GFLOP/s | A, B % of peak | B peak MB (heap) | A, B ×TF.js | A, B ×scalar |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of ROWS) {
     const a = res.rows[`${row.key}_A`], bb = res.rows[`${row.key}_B`];
     const ref = { native: 'native_ref', wasm: 'wasm_ref' }[row.platform] ?? 'none';
@@ -169,9 +239,10 @@ function table(res) {
       return r && x && x.train_tok_s ? (r.train_tok_s / x.train_tok_s).toFixed(1) : '–';
     };
     const peak = bb ? `${mb(bb.max_rss_bytes ?? bb.peak_rss_bytes)}${bb.heap_bytes ? ` (${mb(bb.heap_bytes)})` : ''}` : '–';
-    lines.push(`| ${row.name} | ${f(a?.train_tok_s)} | ${f(a && a.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
-      `${f(a?.gen_tok_s)}${a?.decode_tok_s ? ` (${f(a.decode_tok_s)})` : ''} | ${f(bb?.train_tok_s)} | ${f(bb && bb.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
-      `${peak} | ${ratio(a, 'A', 'tfjs')}, ${ratio(bb, 'B', 'tfjs')} | ${ratio(a, 'A', ref)}, ${ratio(bb, 'B', ref)} |`);
+    const ofPeak = row.peak && !row.threads ? `${pct(a, 'A', row.peak)}, ${pct(bb, 'B', row.peak)}` : '–';
+    lines.push(`| ${row.name} | ${f(a?.train_tok_s)} | ${f(gflops(a, 'A'), 1)} | ` +
+      `${f(a?.gen_tok_s)}${a?.decode_tok_s ? ` (${f(a.decode_tok_s)})` : ''} | ${f(bb?.train_tok_s)} | ${f(gflops(bb, 'B'), 1)} | ` +
+      `${ofPeak} | ${peak} | ${ratio(a, 'A', 'tfjs')}, ${ratio(bb, 'B', 'tfjs')} | ${ratio(a, 'A', ref)}, ${ratio(bb, 'B', ref)} |`);
   }
   const ratio = (r, base) => (r?.train_tok_s && base?.train_tok_s ? (r.train_tok_s / base.train_tok_s).toFixed(1) : '–');
   if (res.browser) {
@@ -179,28 +250,43 @@ function table(res) {
     for (const [iso, rows] of Object.entries(res.browser)) {
       for (const [k, r] of Object.entries(rows).filter(([key]) => names[key]).map(([key, v]) => [names[key], v])) {
         if (!r || r.error) {
-          lines.push(`| Chromium, ${iso}: ${k} | ${r?.error ?? 'not run'} | | | | | | | |`);
+          lines.push(`| Chromium, ${iso}: ${k} | ${r?.error ?? 'not run'} | | | | | | | | |`);
           continue;
         }
-        lines.push(`| Chromium, ${iso}: ${k} | ${f(r.A?.train_tok_s)} | ${f(r.A && r.A.train_tok_s * trainFlopsPerToken(CONFIGS.A) / 1e9, 1)} | ` +
-          `${f(r.A?.gen_tok_s)}${r.A?.decode_tok_s ? ` (${f(r.A.decode_tok_s)})` : ''} | ${f(r.B?.train_tok_s)} | ${f(r.B && r.B.train_tok_s * trainFlopsPerToken(CONFIGS.B) / 1e9, 1)} | ` +
+        lines.push(`| Chromium, ${iso}: ${k} | ${f(r.A?.train_tok_s)} | ${f(gflops(r.A, 'A'), 1)} | ` +
+          `${f(r.A?.gen_tok_s)}${r.A?.decode_tok_s ? ` (${f(r.A.decode_tok_s)})` : ''} | ${f(r.B?.train_tok_s)} | ${f(gflops(r.B, 'B'), 1)} | – | ` +
           `${r.B?.heap_bytes ? `(${mb(r.B.heap_bytes)})` : '–'} | ${ratio(r.A, rows.tfjs?.A)}, ${ratio(r.B, rows.tfjs?.B)} | |`);
       }
     }
   }
   lines.push('');
   const vsTorch = [['native SIMD', 'native_simd', 1], ['native SIMD', 'native_simd2', 2], ['wasm SIMD, Node', 'wasm_simd', 1],
-    ['wasm SIMD, Node', 'wasm_simd2', 2]].map(([name, key, n]) => {
-    const r = (w, k) => res.rows[`${k}_${w}`], t = (w) => r(w, `torch${n}`);
-    const x = (w, field) => (r(w, key)?.[field] && t(w)?.[field] ? (r(w, key)[field] / t(w)[field]).toFixed(2) : '–');
-    return t('A') ? `${name} ${n}t: train A ${x('A', 'train_tok_s')}x, B ${x('B', 'train_tok_s')}x, generation A ${x('A', 'gen_tok_s')}x` : null;
-  }).filter(Boolean);
+    ['wasm SIMD, Node', 'wasm_simd2', 2], ['wasm relaxed SIMD, Node', 'wasm_relaxed', 1], ['wasm relaxed SIMD, Node', 'wasm_relaxed2', 2]]
+    .filter(([, key]) => res.rows[`${key}_A`]).map(([name, key, n]) => {
+      const r = (w, k) => res.rows[`${k}_${w}`], t = (w) => r(w, `torch${n}`);
+      const x = (w, field) => (r(w, key)?.[field] && t(w)?.[field] ? (r(w, key)[field] / t(w)[field]).toFixed(2) : '–');
+      return t('A') ? `${name} ${n}t: train A ${x('A', 'train_tok_s')}x, B ${x('B', 'train_tok_s')}x, generation A ${x('A', 'gen_tok_s')}x` : null;
+    }).filter(Boolean);
   if (vsTorch.length) lines.push(`wasmformer / PyTorch at the same thread count (tokens/s ratios, this run): ${vsTorch.join('; ')}.`);
-  const pairs = ['native_simd2', 'wasm_simd2'].flatMap((k) => ['A', 'B'].map((w) => [k, w, res.rows[`${k}_${w}`]?.pair_speedup]))
-    .filter(([, , x]) => x).map(([k, w, x]) => `${k.startsWith('native') ? 'native' : 'wasm'} ${w} ${x.toFixed(2)}x`);
+  const pairs = ['native_simd2', 'wasm_simd2', 'wasm_relaxed2'].flatMap((k) => ['A', 'B'].map((w) => [k, w, res.rows[`${k}_${w}`]?.pair_speedup]))
+    .filter(([, , x]) => x).map(([k, w, x]) => `${{ native_simd2: 'native', wasm_simd2: 'wasm', wasm_relaxed2: 'wasm relaxed' }[k]} ${w} ${x.toFixed(2)}x`);
   const iso = res.browser?.isolated;
   for (const w of ['A', 'B']) if (iso?.simd2?.[w]?.pair_speedup) pairs.push(`Chromium (isolated) ${w} ${iso.simd2[w].pair_speedup.toFixed(2)}x`);
   if (pairs.length) lines.push(`2 threads / 1 thread, from a 2-thread and a 1-thread model alternating steps in one process: ${pairs.join(', ')}.`);
+  const c = res.cli;
+  if (c) {
+    const t = [1, 2].filter((n) => c[`torch${n}_tok_s`]).map((n) => `PyTorch ${n} thread${n > 1 ? 's' : ''} ${f(c[`torch${n}_tok_s`])} tok/s ` +
+      `(CLI ${(c.tok_s / c[`torch${n}_tok_s`]).toFixed(2)}x)`);
+    lines.push(`CLI, nanoGPT's CPU recipe (wasmformer train --batch 12 --steps ${c.steps} --eval-interval 0: the tiny preset, L4 H4 C128 T64, ` +
+      `the bundled text's ${c.vocab} characters; ${c.threads} threads, ${c.relaxed ? 'relaxed SIMD' : 'SIMD128'} as Node picks): ` +
+      `${f(c.tok_s)} tok/s${t.length ? `; the same model and batch in ${t.join(', ')}` : ''}.`);
+  }
+  if (res.gen_baseline) {
+    const g = res.gen_baseline;
+    lines.push(`Generation A, wasm SIMD 1 thread, against ${g.dir} in one process taking turns (bench/gen-ab.mjs, ${g.rounds} rounds): ` +
+      `${f(g.builds[1].gen)} vs ${f(g.builds[0].gen)} tok/s = ${(g.builds[1].gen / g.builds[0].gen).toFixed(2)}x; ` +
+      `decode only ${f(g.builds[1].decode)} vs ${f(g.builds[0].decode)} = ${(g.builds[1].decode / g.builds[0].decode).toFixed(2)}x.`);
+  }
   lines.push(`wasm module: ${res.size.wasm} bytes, ${res.size.wasm_gzip} gzipped; threaded: ${res.size.wasm_mt} bytes, ` +
     `${res.size.wasm_mt_gzip} gzipped.`);
   const m = res.memory_B;
@@ -214,5 +300,32 @@ function table(res) {
     lines.push(`Profile of a B step (native SIMD, 1 thread, each op timed alone on the step's shapes; ` +
       `sum ${(total * 1000).toFixed(0)} ms vs measured step ${(res.rows.native_simd_B.step_s * 1000).toFixed(0)} ms): ${parts.join(', ')}.`);
   }
+  lines.push('', ...goals(res));
   return lines.join('\n');
+}
+
+/** Issue 13's goals, each with its ratio from this run and whether it is met. */
+function goals(res) {
+  const r = (k, w) => res.rows[`${k}_${w}`];
+  const peakOf = (kind) => res.peak?.[kind]?.peak?.gflops;
+  const share = (k, w, kind) => (r(k, w) && peakOf(kind) ? r(k, w).train_tok_s * trainFlopsPerToken(CONFIGS[w]) / 1e9 / peakOf(kind) : null);
+  const out = ['| goal (issue 13) | this run | goal | met |', '|---|---:|---:|---|'];
+  const row = (name, x, goal, fmt) => out.push(`| ${name} | ${x === null || x === undefined ? '–' : fmt(x)} | ${fmt(goal)} | ` +
+    `${x === null || x === undefined ? 'not measured' : x >= goal ? 'yes' : 'no'} |`);
+  const pc = (x) => `${(100 * x).toFixed(0)} %`, times = (x) => `${x.toFixed(2)}x`;
+  row('wasm SIMD128, 1 thread, B: % of the f32x4 mul + add peak', share('wasm_simd', 'B', 'simd128'), 0.70, pc);
+  row('wasm SIMD128, 1 thread, A: % of that peak', share('wasm_simd', 'A', 'simd128'), 0.60, pc);
+  row('wasm relaxed SIMD, 1 thread, B: % of the relaxed_madd peak', share('wasm_relaxed', 'B', 'relaxed'), 0.70, pc);
+  row('wasm relaxed SIMD, 1 thread, A: % of that peak', share('wasm_relaxed', 'A', 'relaxed'), 0.60, pc);
+  const vs = (k, w, t) => (r(k, w)?.train_tok_s && r(t, w)?.train_tok_s ? r(k, w).train_tok_s / r(t, w).train_tok_s : null);
+  row('native SIMD, 1 thread, B: tok/s over PyTorch 1 thread', vs('native_simd', 'B', 'torch1'), 1.25, times);
+  const c = res.cli;
+  if (c) row(`CLI (nanoGPT's recipe, ${c.threads} threads): tok/s over PyTorch ${c.threads} thread${c.threads > 1 ? 's' : ''}`,
+    c[`torch${c.threads}_tok_s`] ? c.tok_s / c[`torch${c.threads}_tok_s`] : null, 1, times);
+  row('wasm SIMD, B: 2 threads / 1 thread, Node (paired)', r('wasm_simd2', 'B')?.pair_speedup, 1.85, times);
+  row('wasm relaxed SIMD, B: 2 threads / 1 thread, Node (paired)', r('wasm_relaxed2', 'B')?.pair_speedup, 1.85, times);
+  row('wasm SIMD, B: 2 threads / 1 thread, Chromium (paired; --browser)', res.browser?.isolated?.simd2?.B?.pair_speedup, 1.85, times);
+  const g = res.gen_baseline;
+  row('generation A, wasm 1 thread: over the baseline build (--baseline)', g ? g.builds[1].gen / g.builds[0].gen : null, 2, times);
+  return out;
 }

@@ -3,7 +3,10 @@
 measurements as bench/bench.c and bench/wasm.mjs, so every table has its peer from the
 same run.
 
-  python3 bench/torch_ref.py A|B [--steps N] [--warmup N] [--threads N] [--gen N]
+  python3 bench/torch_ref.py A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--batch N] [--vocab V] [--cpu]
+
+--batch and --vocab change the config's batch size and vocabulary: the CLI row of the table
+(nanoGPT's CPU recipe, config A's shape at batch 12, the bundled text's characters).
 
 The model is the one the wasm and native rows time (bench/configs.mjs, wasmformer's
 defaults): a decoder with learned positions, Pre-LN LayerNorm with biases, tanh GELU, an
@@ -32,6 +35,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+clock = time.perf_counter  # --cpu: time.process_time (one thread on a busy machine)
 
 CONFIGS = {  # bench/configs.mjs
     "A": dict(V=96, L=4, NH=4, C=128, T=64, B=8),
@@ -111,7 +116,7 @@ def generate(model, prompt, n_new, gen, C, NH):
     caches = [[torch.zeros(1, NH, T, C // NH) for _ in range(2)] for _ in model.blocks]
     window = list(prompt[-T:])
     logits = model(torch.tensor([window]), caches, 0)[0, -1]
-    t0 = time.perf_counter()
+    t0 = clock()
     out = []
     for _ in range(n_new):
         tok = int(torch.multinomial((logits / 0.8).softmax(-1), 1, generator=gen))
@@ -121,7 +126,7 @@ def generate(model, prompt, n_new, gen, C, NH):
             model(torch.tensor([window]), caches, 0)
         window.append(tok)
         logits = model(torch.tensor([[tok]]), caches, len(window) - 1)[0, -1]
-    return out, time.perf_counter() - t0
+    return out, clock() - t0
 
 
 def blas():
@@ -138,10 +143,20 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--gen", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=0)
+    ap.add_argument("--vocab", type=int, default=0)
+    ap.add_argument("--cpu", action="store_true")
     a = ap.parse_args()
+    if a.cpu:
+        global clock
+        clock = time.process_time
     torch.set_num_threads(a.threads)
     torch.manual_seed(1337)
-    c = CONFIGS[a.config]
+    c = dict(CONFIGS[a.config])
+    if a.batch > 0:
+        c["B"] = a.batch
+    if a.vocab > 0:
+        c["V"] = a.vocab
     model = GPT(c["V"], c["L"], c["NH"], c["C"], c["T"])
     opt = optimizer(model)
     g = torch.Generator().manual_seed(42)
@@ -149,7 +164,7 @@ def main():
     y = torch.randint(0, c["V"], (c["B"], c["T"]), generator=g)
     times, loss = [], float("nan")
     for s in range(a.warmup + a.steps):
-        t0 = time.perf_counter()
+        t0 = clock()
         logits = model(x)
         lossv = F.cross_entropy(logits.view(-1, c["V"]), y.view(-1))
         opt.zero_grad(set_to_none=True)
@@ -158,17 +173,17 @@ def main():
         opt.step()
         loss = lossv.item()
         if s >= a.warmup:
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
     step = statistics.median(times) if times else 0.0
     gen_tps = decode_tps = 0.0
     if a.gen > 0:
         prompt = torch.randint(0, c["V"], (16,), generator=g).tolist()
         runs, dec = [], []
         for i in range(a.gen + 1):
-            t0 = time.perf_counter()
+            t0 = clock()
             generate(model, prompt, 128, torch.Generator().manual_seed(i), c["C"], c["NH"])
             if i > 0:
-                runs.append(128 / (time.perf_counter() - t0))
+                runs.append(128 / (clock() - t0))
             _, seconds = generate(model, prompt, c["T"] - 16, torch.Generator().manual_seed(i), c["C"], c["NH"])
             if i > 0:
                 dec.append((c["T"] - 16) / seconds)

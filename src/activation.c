@@ -167,16 +167,35 @@ void wf_softcap_backward(wf_real *dx, const wf_real *y, int N, wf_real cap) {
     }
 }
 
-void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N) {
-    for (int i = 0; i < N; i++) out[i] = a[i] + b[i];
+typedef struct {
+    wf_real *out, *db;
+    const wf_real *a, *b;
+} residual_job;
+
+static void residual_forward_range(void *ctx, size_t i0, size_t i1) {
+    const residual_job *j = ctx;
+    for (size_t i = i0; i < i1; i++) j->out[i] = j->a[i] + j->b[i];
 }
 
-void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N) {
-    for (int i = 0; i < N; i++) {
+static void residual_backward_range(void *ctx, size_t i0, size_t i1) {
+    const residual_job *j = ctx;
+    for (size_t i = i0; i < i1; i++) {
         /* out = a + b */
-        if (da) da[i] += dout[i];
-        if (db) db[i] += dout[i];
+        if (j->out) j->out[i] += j->b[i];
+        if (j->db) j->db[i] += j->b[i];
     }
+}
+
+#define RESIDUAL_MIN (1 << 16) /* elements per range at least: a pool's run costs a few us */
+
+void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N, wf_pool *pool) {
+    residual_job j = {.out = out, .a = a, .b = b};
+    wf_pool_for(pool, (size_t)N, 16, RESIDUAL_MIN, residual_forward_range, &j);
+}
+
+void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N, wf_pool *pool) {
+    residual_job j = {.out = da, .db = db, .b = dout};
+    wf_pool_for(pool, (size_t)N, 16, RESIDUAL_MIN, residual_backward_range, &j);
 }
 
 /* SwiGLU (seed 004, 11.1, "GLU variants"; Llama's MLP). The first feed-forward matrix is

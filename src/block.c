@@ -8,17 +8,17 @@ void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rs
                      const wf_real *w, const wf_real *b, int N) {
     const wf_real eps = (wf_real)m->cfg.norm_eps;
     if (m->cfg.norm == WF_NORM_RMSNORM)
-        wf_rmsnorm_forward(out, rstd, inp, w, N, m->d.C, eps);
+        wf_rmsnorm_forward(out, rstd, inp, w, N, m->d.C, eps, m->pool);
     else
-        wf_layernorm_forward(out, mean, rstd, inp, w, b, N, m->d.C, eps);
+        wf_layernorm_forward(out, mean, rstd, inp, w, b, N, m->d.C, eps, m->pool);
 }
 
 void wf_norm_backward(const wf_model *m, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                       const wf_real *inp, const wf_real *mean, const wf_real *rstd, const wf_real *w, int N) {
     if (m->cfg.norm == WF_NORM_RMSNORM)
-        wf_rmsnorm_backward(dinp, dw, dout, inp, rstd, w, N, m->d.C);
+        wf_rmsnorm_backward(dinp, dw, dout, inp, rstd, w, N, m->d.C, m->pool);
     else
-        wf_layernorm_backward(dinp, dw, db, dout, inp, mean, rstd, w, N, m->d.C);
+        wf_layernorm_backward(dinp, dw, db, dout, inp, mean, rstd, w, N, m->d.C, m->pool);
 }
 
 static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int N) {
@@ -145,7 +145,7 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
     wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
     lora_forward(m, WF_LORA_O, w->lora_oa, w->lora_ob, a->branch, C, C, a->atty, C, a, N);
     wf_drop_forward(m, a->mask1, a->branch, N * C, io->drop_rng);
-    wf_residual_forward(a->res1, x, a->branch, N * C);
+    wf_residual_forward(a->res1, x, a->branch, N * C, m->pool);
     const wf_real *h = a->res1;
     if (post) {
         wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, w->ln1w, w->ln1b, N);
@@ -164,7 +164,7 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, m->pool);
         wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, m->pool);
         wf_drop_forward(m, a->maskc, a->branch, N * C, io->drop_rng);
-        wf_residual_forward(a->resc, h, a->branch, N * C);
+        wf_residual_forward(a->resc, h, a->branch, N * C, m->pool);
         h = a->resc;
         if (post) {
             wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, a->resc, w->lncw, w->lncb, N);
@@ -185,7 +185,7 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
     wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, m->pool);
     lora_forward(m, WF_LORA_DOWN, w->lora_da, w->lora_db, a->branch, C, C, a->fch_act, F, a, N);
     wf_drop_forward(m, a->mask2, a->branch, N * C, io->drop_rng);
-    wf_residual_forward(a->res2, h, a->branch, N * C);
+    wf_residual_forward(a->res2, h, a->branch, N * C, m->pool);
     if (post) wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
 }
 
@@ -217,7 +217,7 @@ static void post_norm_backward(wf_model *m, const wf_real *inp, const wf_real *m
 static void sublayer_input_backward(wf_model *m, const wf_real *din, const wf_real *stream, const wf_real *mean,
                                     const wf_real *rstd, const wf_real *w, wf_real *dw, wf_real *db, int N) {
     if (m->d.post)
-        wf_residual_backward(m->a.dres, NULL, din, N * m->d.C);
+        wf_residual_backward(m->a.dres, NULL, din, N * m->d.C, m->pool);
     else
         wf_norm_backward(m, m->a.dres, dw, db, din, stream, mean, rstd, w, N);
 }

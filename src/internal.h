@@ -19,6 +19,7 @@ typedef double wf_real;
 #define WF_LOG log
 #define WF_TANH tanh
 #define WF_ERF erf
+#define WF_FABS fabs
 #else
 typedef float wf_real;
 #define WF_SQRT sqrtf
@@ -26,6 +27,7 @@ typedef float wf_real;
 #define WF_LOG logf
 #define WF_TANH tanhf
 #define WF_ERF erff
+#define WF_FABS fabsf
 #endif
 
 /* The public API speaks float (include/wasmformer.h). The gradient-check build (WF_DOUBLE)

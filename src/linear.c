@@ -36,23 +36,46 @@ void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const
 #endif
 }
 
+#if !defined(WF_REFERENCE_KERNELS)
+/* db += the rows of dout, over columns [j0, j1) (whole vectors but at the row's end): each
+ * column adds its rows in order, whoever sums it */
+typedef struct {
+    wf_real *db;
+    const wf_real *dout;
+    int N, OC;
+} bias_job;
+
+static void bias_grad_cols(void *ctx, size_t j0, size_t j1) {
+    const bias_job *b = ctx;
+    for (int n = 0; n < b->N; n++) {
+        const wf_real *d = b->dout + (size_t)n * b->OC;
+        size_t j = j0;
+        for (; j + WF_VL <= j1; j += WF_VL) wf_vstore(b->db + j, wf_vadd(wf_vload(b->db + j), wf_vload(d + j)));
+        for (; j < j1; j++) b->db[j] += d[j];
+    }
+}
+#endif
+
 void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                         const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
 #if defined(WF_REFERENCE_KERNELS)
     (void)pool;
     wf_linear_backward_scalar(dinp, dw, db, dout, inp, w, N, C, OC);
 #else
-    /* out = inp w^T + b */
-    if (dinp) wf_matmul(dinp, (size_t)C, dout, (size_t)OC, 1, w, (size_t)C, 1, N, C, OC, 1, pool);
-    /* A(j,n) = dout[n,j]: dout read transposed */
-    if (dw) wf_matmul(dw, (size_t)C, dout, 1, (size_t)OC, inp, (size_t)C, 1, OC, C, N, 1, pool);
+    /* out = inp w^T + b: dinp += dout w and dw += dout^T inp (A(j,n) = dout[n,j]: dout read
+     * transposed), one job for the pool */
+    wf_mm p[2];
+    int n = 0;
+    if (dinp)
+        p[n++] = (wf_mm){.c = dinp, .ldc = (size_t)C, .a = dout, .ars = (size_t)OC, .acs = 1, .b = w, .brs = (size_t)C,
+                         .bcs = 1, .M = N, .N = C, .K = OC, .accumulate = 1};
+    if (dw)
+        p[n++] = (wf_mm){.c = dw, .ldc = (size_t)C, .a = dout, .ars = 1, .acs = (size_t)OC, .b = inp, .brs = (size_t)C,
+                         .bcs = 1, .M = OC, .N = C, .K = N, .accumulate = 1};
+    wf_matmul_many(p, n, pool);
     if (db) {
-        for (int n = 0; n < N; n++) {
-            const wf_real *d = dout + (size_t)n * OC;
-            int j = 0;
-            for (; j + WF_VL <= OC; j += WF_VL) wf_vstore(db + j, wf_vadd(wf_vload(db + j), wf_vload(d + j)));
-            for (; j < OC; j++) db[j] += d[j];
-        }
+        bias_job j = {.db = db, .dout = dout, .N = N, .OC = OC};
+        wf_pool_for(pool, (size_t)OC, WF_VL, (size_t)(1 << 15) / (size_t)(N > 0 ? N : 1) + WF_VL, bias_grad_cols, &j);
     }
 #endif
 }

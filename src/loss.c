@@ -51,53 +51,80 @@ static wf_real softmax_row_simd(wf_real *p, const wf_real *z, int V) {
 }
 #endif
 
-/* Returns the sum of the losses of the counted rows; *count gets their number. */
+typedef struct {
+    wf_real *losses, *probs, *dlogits;
+    const wf_real *logits;
+    const int32_t *targets;
+    int V;
+    wf_real dloss;
+    wf_real (*softmax_row)(wf_real *, const wf_real *, int);
+} ce_job;
+
+/* rows per range: a pool's run costs a few us, so at least ~32K logits */
+static size_t ce_rows_min(int V) { return (size_t)(1 << 15) / (size_t)(V > 0 ? V : 1) + 1; }
+
+static void ce_forward_rows(void *ctx, size_t n0, size_t n1) {
+    const ce_job *j = ctx;
+    for (size_t n = n0; n < n1; n++) {
+        const wf_real *z = j->logits + n * j->V;
+        const wf_real lse = j->softmax_row(j->probs + n * j->V, z, j->V);
+        /* from the log-sum-exp, not log(p): exact even when p[y] underflows */
+        j->losses[n] = j->targets && j->targets[n] >= 0 ? lse - z[j->targets[n]] : 0;
+    }
+}
+
+/* Returns the sum of the losses of the counted rows (in row order, whoever computed them);
+ * *count gets their number. Rows are shared out when there is a pool. */
 static double crossentropy(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
-                           const int32_t *targets, int N, int V, wf_real (*softmax_row)(wf_real *, const wf_real *, int)) {
+                           const int32_t *targets, int N, int V, wf_real (*softmax_row)(wf_real *, const wf_real *, int),
+                           wf_pool *pool) {
+    ce_job j = {.losses = losses, .probs = probs, .logits = logits, .targets = targets, .V = V, .softmax_row = softmax_row};
+    wf_pool_for(pool, (size_t)N, 1, ce_rows_min(V), ce_forward_rows, &j);
     double total = 0;
     int counted = 0;
-    for (int n = 0; n < N; n++) {
-        const wf_real *z = logits + (size_t)n * V;
-        const wf_real lse = softmax_row(probs + (size_t)n * V, z, V);
-        losses[n] = 0;
+    for (int n = 0; n < N; n++)
         if (targets && targets[n] >= 0) {
-            /* from the log-sum-exp, not log(p): exact even when p[y] underflows */
-            losses[n] = lse - z[targets[n]];
             total += losses[n];
             counted++;
         }
-    }
     if (count) *count = counted;
     return total;
 }
 
 double wf_crossentropy_forward_scalar(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
                                       const int32_t *targets, int N, int V) {
-    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_scalar);
+    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_scalar, NULL);
 }
 
 double wf_crossentropy_forward(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
-                               const int32_t *targets, int N, int V) {
+                               const int32_t *targets, int N, int V, wf_pool *pool) {
 #if defined(WF_REFERENCE_KERNELS) || defined(WF_SIMD_SCALAR)
-    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_scalar);
+    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_scalar, pool);
 #else
-    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_simd);
+    return crossentropy(losses, count, probs, logits, targets, N, V, softmax_row_simd, pool);
 #endif
 }
 
-void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
-                              const int32_t *targets, int N, int V) {
-    for (int n = 0; n < N; n++) {
-        const wf_real *p = probs + (size_t)n * V;
-        wf_real *dz = dlogits + (size_t)n * V;
-        int y = targets[n];
+static void ce_backward_rows(void *ctx, size_t n0, size_t n1) {
+    const ce_job *j = ctx;
+    const int V = j->V;
+    for (size_t n = n0; n < n1; n++) {
+        const wf_real *p = j->probs + n * V;
+        wf_real *dz = j->dlogits + n * V;
+        int y = j->targets[n];
         if (y < 0) {
             for (int i = 0; i < V; i++) dz[i] = 0;
             continue;
         }
         /* loss = logsumexp(z) - z[y] */
-        for (int i = 0; i < V; i++) dz[i] = dloss * (p[i] - (i == y ? 1 : 0));
+        for (int i = 0; i < V; i++) dz[i] = j->dloss * (p[i] - (i == y ? 1 : 0));
     }
+}
+
+void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
+                              const int32_t *targets, int N, int V, wf_pool *pool) {
+    ce_job j = {.dlogits = dlogits, .probs = (wf_real *)probs, .targets = targets, .V = V, .dloss = dloss};
+    wf_pool_for(pool, (size_t)N, 1, ce_rows_min(V), ce_backward_rows, &j);
 }
 
 /* Mean squared error of final states against target vectors (seed 002's objective), over

@@ -2,36 +2,55 @@
  * forward and backward, attention's scores, weighted sums and their gradients. Operands are
  * read through strides, so a transpose costs nothing but the packing.
  *
- * Blocking (BLIS's loop order, sized for 32-48 KB of L1 and 1 MB of L2 per core): a task
- * owns a range of rows and of at most NC columns. For each KC-deep slice of the sum it
- * packs its columns of B (KC x NC, 128-256 KB, kept in L2) into NR-wide panels, then for each
- * MC-row block packs A (MC x KC) into MR-row panels and runs the microkernel, which keeps
- * an MR x NR tile of C in registers. The packing buffers live on the stack (180-310 KB: the
- * pool's workers get WF_POOL_STACK, pool.h; the wasm main thread 2 MB, build.sh).
+ * Blocking (BLIS's loops): B is packed in chunks, each some KC-deep slices of the sum over a
+ * range of columns, into NR-wide panels; then tasks of MC-row blocks (and, when rows are
+ * few, column ranges) pack their rows of A into MR-row panels and run the microkernel, which
+ * keeps an MR x NR tile of C in registers while a B panel (KC x NR) stays in L1. With a pool
+ * the chunk is the pool's scratch (wf_pool_scratch: usually all of B), packed once by all
+ * threads together, so neither operand is packed twice; without one it is KC x NC_STACK on
+ * the stack (512 KB), and A is packed once per NC_STACK columns. The A block (MC x KC)
+ * lives on the stack of whoever runs the task (the pool's workers get WF_POOL_STACK,
+ * pool.h; the wasm main thread 2 MB, build.sh).
  * Every output element sums its K terms in order, in KC-long partial sums, whoever runs
- * the task: results do not depend on the thread count. */
+ * the task: results do not depend on the thread count or the tile. */
 #include "ops.h"
 #include "simd.h"
 
 #define KC 256
 #define MC (8 * WF_MR)
-#define NC (16 * WF_NR) /* 256 columns (AVX2), 128 (4-lane backends) */
+/* columns of a B chunk on the stack: 512 KB of it (512 floats, 256 doubles) */
+#define NC_STACK ((512 << 10) / (KC * (int)sizeof(wf_real)) / WF_NR * WF_NR)
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* A panels: ap[p][k * MR + r] = A(p * MR + r, k), zero rows past m. */
 static void pack_a(wf_real *ap, const wf_real *a, size_t ars, size_t acs, int m, int kc) {
     for (int i0 = 0; i0 < m; i0 += WF_MR, ap += (size_t)kc * WF_MR) {
         const int mr = MIN(WF_MR, m - i0);
         const wf_real *src = a + (size_t)i0 * ars;
+        int r = 0;
         if (acs == 1) {
-            for (int r = 0; r < mr; r++)
+            /* rows contiguous along k: 4 x 4 transposes, then what is left one by one */
+            for (; r + 4 <= mr; r += 4) {
+                int k = 0;
+                for (; k + 4 <= kc; k += 4) wf_transpose4(ap + k * WF_MR + r, WF_MR, src + r * ars + k, ars);
+                for (; k < kc; k++)
+                    for (int q = r; q < r + 4; q++) ap[k * WF_MR + q] = src[q * ars + k];
+            }
+            for (; r < mr; r++)
                 for (int k = 0; k < kc; k++) ap[k * WF_MR + r] = src[r * ars + k];
+        } else if (ars == 1 && mr == WF_MR && WF_MR % WF_VL == 0) {
+            /* columns contiguous (a transposed operand): MR floats per k, as vectors */
+            for (int k = 0; k < kc; k++)
+                for (int v = 0; v < WF_MR; v += WF_VL) wf_vstore(ap + k * WF_MR + v, wf_vload(src + k * acs + v));
+            r = mr;
         } else {
             for (int k = 0; k < kc; k++)
-                for (int r = 0; r < mr; r++) ap[k * WF_MR + r] = src[k * acs + r * ars];
+                for (int q = 0; q < mr; q++) ap[k * WF_MR + q] = src[k * acs + q * ars];
+            r = mr;
         }
-        for (int r = mr; r < WF_MR; r++)
+        for (; r < WF_MR; r++)
             for (int k = 0; k < kc; k++) ap[k * WF_MR + r] = 0;
     }
 }
@@ -51,6 +70,14 @@ static void pack_b(wf_real *bp, const wf_real *b, size_t brs, size_t bcs, int n,
                 for (; j < nr; j++) bp[k * WF_NR + j] = src[k * brs + j];
                 for (; j < WF_NR; j++) bp[k * WF_NR + j] = 0;
             }
+        } else if (brs == 1 && nr == WF_NR) {
+            /* B's columns contiguous along k (a linear layer's weights, forward): 4 x 4
+             * transposes (NR is a multiple of 4 on every backend) */
+            int k = 0;
+            for (; k + 4 <= kc; k += 4)
+                for (int j = 0; j < WF_NR; j += 4) wf_transpose4(bp + k * WF_NR + j, WF_NR, src + j * bcs + k, bcs);
+            for (; k < kc; k++)
+                for (int j = 0; j < WF_NR; j++) bp[k * WF_NR + j] = src[j * bcs + k];
         } else {
             for (int j = 0; j < nr; j++)
                 for (int k = 0; k < kc; k++) bp[k * WF_NR + j] = src[j * bcs + k * brs];
@@ -94,26 +121,43 @@ typedef struct {
     const wf_real *a, *b;
     size_t ars, acs, brs, bcs;
     int M, N, K, accumulate;
-    int row_tasks, row_width; /* rows cut into row_tasks ranges of row_width (a multiple of MC) */
-    int col_width;            /* columns cut into ranges of col_width <= NC (a multiple of NR) */
+    /* the chunk of B: columns [n0, n0 + nc), sums [k0, k0 + kn), in bp slice after slice
+     * (slice k at bp + (k - k0) * ncp, ncp = nc rounded up to NR), each of NR-wide panels */
+    wf_real *bp;
+    int n0, nc, ncp, k0, kn;
+    int pack_tasks, pack_panels;        /* packing: panels per task */
+    int row_tasks, row_width, col_width; /* products: row ranges (MC multiples) x column ranges (NR multiples) */
+    int product_tasks;
 } mm_job;
 
-static void mm_block(const mm_job *j, int i_begin, int i_end, int j_begin, int j_end) {
+static void pack_task(const mm_job *j, int task) {
+    const int p0 = task * j->pack_panels, n = MIN(j->nc - p0 * WF_NR, j->pack_panels * WF_NR);
+    if (n <= 0) return;
+    for (int k = j->k0; k < j->k0 + j->kn; k += KC) {
+        const int kc = MIN(KC, j->k0 + j->kn - k);
+        pack_b(j->bp + (size_t)(k - j->k0) * j->ncp + (size_t)p0 * kc * WF_NR,
+               j->b + (size_t)k * j->brs + (size_t)(j->n0 + p0 * WF_NR) * j->bcs, j->brs, j->bcs, n, kc);
+    }
+}
+
+static void product_task(const mm_job *j, int task) {
+    const int rt = task % j->row_tasks, ct = task / j->row_tasks;
+    const int i_begin = rt * j->row_width, i_end = MIN(j->M, i_begin + j->row_width);
+    const int c_begin = ct * j->col_width, c_end = MIN(j->nc, c_begin + j->col_width);
+    if (i_begin >= i_end || c_begin >= c_end) return;
     wf_real ap[MC * KC] __attribute__((aligned(64)));
-    wf_real bp[KC * NC] __attribute__((aligned(64)));
-    const int n = j_end - j_begin;
-    for (int p0 = 0; p0 < j->K; p0 += KC) {
-        const int kc = MIN(KC, j->K - p0);
-        const int acc = j->accumulate || p0 > 0;
-        pack_b(bp, j->b + (size_t)p0 * j->brs + (size_t)j_begin * j->bcs, j->brs, j->bcs, n, kc);
+    for (int k = j->k0; k < j->k0 + j->kn; k += KC) {
+        const int kc = MIN(KC, j->k0 + j->kn - k);
+        const int acc = j->accumulate || k > 0;
+        const wf_real *slice = j->bp + (size_t)(k - j->k0) * j->ncp;
         for (int i0 = i_begin; i0 < i_end; i0 += MC) {
             const int m = MIN(MC, i_end - i0);
-            pack_a(ap, j->a + (size_t)i0 * j->ars + (size_t)p0 * j->acs, j->ars, j->acs, m, kc);
-            for (int j0 = 0; j0 < n; j0 += WF_NR) {
-                const int nr = MIN(WF_NR, n - j0);
-                const wf_real *bpanel = bp + (size_t)j0 * kc;
+            pack_a(ap, j->a + (size_t)i0 * j->ars + (size_t)k * j->acs, j->ars, j->acs, m, kc);
+            for (int j0 = c_begin; j0 < c_end; j0 += WF_NR) {
+                const int nr = MIN(WF_NR, c_end - j0);
+                const wf_real *bpanel = slice + (size_t)j0 * kc;
                 for (int r0 = 0; r0 < m; r0 += WF_MR) {
-                    wf_real *c = j->c + (size_t)(i0 + r0) * j->ldc + j_begin + j0;
+                    wf_real *c = j->c + (size_t)(i0 + r0) * j->ldc + j->n0 + j0;
                     const int mr = MIN(WF_MR, m - r0);
                     if (mr == WF_MR && nr == WF_NR)
                         micro(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc);
@@ -125,12 +169,77 @@ static void mm_block(const mm_job *j, int i_begin, int i_end, int j_begin, int j
     }
 }
 
-static void mm_task(void *ctx, int task) {
-    const mm_job *j = ctx;
-    const int rt = task % j->row_tasks, ct = task / j->row_tasks;
-    const int i_begin = rt * j->row_width, i_end = MIN(j->M, i_begin + j->row_width);
-    const int j_begin = ct * j->col_width, j_end = MIN(j->N, j_begin + j->col_width);
-    if (i_begin < i_end && j_begin < j_end) mm_block(j, i_begin, i_end, j_begin, j_end);
+/* Columns [n0, n0 + nc) of B, sums [k0, k0 + kn), packed at bp: the tasks for `threads`.
+ * Products: MC-row blocks, a few tasks per thread; when rows are few, column ranges too
+ * (each extra column range packs its rows of A again). */
+static void plan_chunk(mm_job *j, wf_real *bp, int n0, int nc, int k0, int kn, int threads) {
+    j->bp = bp;
+    j->n0 = n0, j->nc = nc, j->k0 = k0, j->kn = kn;
+    j->ncp = (nc + WF_NR - 1) / WF_NR * WF_NR;
+    const int panels = j->ncp / WF_NR;
+    const int want = threads > 1 ? 3 * threads : 1, row_blocks = (j->M + MC - 1) / MC;
+    int row_tasks = MIN(row_blocks, want), col_tasks = 1;
+    if (row_tasks < want) col_tasks = MIN(panels, (want + row_tasks - 1) / row_tasks);
+    j->row_width = (row_blocks + row_tasks - 1) / row_tasks * MC;
+    j->row_tasks = (j->M + j->row_width - 1) / j->row_width;
+    j->col_width = (panels + col_tasks - 1) / col_tasks * WF_NR;
+    j->product_tasks = j->row_tasks * ((nc + j->col_width - 1) / j->col_width);
+    j->pack_panels = (panels + MIN(panels, 2 * threads) - 1) / MIN(panels, 2 * threads);
+    j->pack_tasks = (panels + j->pack_panels - 1) / j->pack_panels;
+}
+
+/* Several products' tasks as one run: task t goes to the first job whose count it is under. */
+typedef struct {
+    mm_job *jobs;
+    int n;
+} mm_batch;
+
+static void batch_pack(void *ctx, int task) {
+    const mm_batch *b = ctx;
+    for (int i = 0; i < b->n; task -= b->jobs[i++].pack_tasks)
+        if (task < b->jobs[i].pack_tasks) {
+            pack_task(&b->jobs[i], task);
+            return;
+        }
+}
+
+static void batch_product(void *ctx, int task) {
+    const mm_batch *b = ctx;
+    for (int i = 0; i < b->n; task -= b->jobs[i++].product_tasks)
+        if (task < b->jobs[i].product_tasks) {
+            product_task(&b->jobs[i], task);
+            return;
+        }
+}
+
+/* One chunk (of each job): packed, then multiplied, by the pool's threads (two runs) or by
+ * the caller when pool is NULL. */
+static void run_chunks(mm_job *jobs, int n, wf_pool *pool) {
+    mm_batch b = {.jobs = jobs, .n = n};
+    int packs = 0, products = 0;
+    for (int i = 0; i < n; i++) packs += jobs[i].pack_tasks, products += jobs[i].product_tasks;
+    wf_pool_run(pool, packs, batch_pack, &b);
+    wf_pool_run(pool, products, batch_product, &b);
+}
+
+/* One product through a buffer of cap reals: chunks in order of columns, then of sums (each
+ * element still adds its KC slices in order). Without a pool the chunk is KC x NC_STACK; with
+ * one, as much of B as fits (usually all of it). */
+static void mm_chunked(mm_job *j, wf_real *buf, size_t cap, wf_pool *pool) {
+    const int threads = wf_pool_threads(pool), npad = (j->N + WF_NR - 1) / WF_NR * WF_NR;
+    const int nc = MIN(npad, MAX(WF_NR, (int)(cap / (size_t)MIN(j->K, KC)) / WF_NR * WF_NR));
+    const int kn = MIN(j->K, MAX(KC, (int)(cap / (size_t)nc) / KC * KC));
+    for (int n0 = 0; n0 < j->N; n0 += nc)
+        for (int k0 = 0; k0 < j->K; k0 += kn) {
+            plan_chunk(j, buf, n0, MIN(nc, j->N - n0), k0, MIN(kn, j->K - k0), threads);
+            run_chunks(j, 1, pool);
+        }
+}
+
+/* Without a pool: the chunk on this thread's stack. */
+static __attribute__((noinline)) void mm_alone(mm_job *j) {
+    wf_real bp[KC * NC_STACK] __attribute__((aligned(64)));
+    mm_chunked(j, bp, sizeof bp / sizeof bp[0], NULL);
 }
 
 /* A few rows (matrix-vector products, as in decoding one token): packing B would cost as
@@ -201,39 +310,63 @@ static void mm_rows(const mm_job *j) {
     }
 }
 
+/* What stays on the caller: no product, or no sum (C = 0 or unchanged); a few rows. */
+static int mm_trivial(const wf_mm *p) {
+    if (p->M <= 0 || p->N <= 0) return 1;
+    if (p->K <= 0) {
+        if (!p->accumulate)
+            for (int i = 0; i < p->M; i++) memset(p->c + (size_t)i * p->ldc, 0, (size_t)p->N * sizeof(wf_real));
+        return 1;
+    }
+    if (p->M < 4) {
+        const mm_job j = {.c = p->c, .ldc = p->ldc, .a = p->a, .b = p->b, .ars = p->ars, .acs = p->acs, .brs = p->brs,
+                          .bcs = p->bcs, .M = p->M, .N = p->N, .K = p->K, .accumulate = p->accumulate};
+        mm_rows(&j);
+        return 1;
+    }
+    return 0;
+}
+
+void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool) {
+    mm_job jobs[WF_MM_MAX];
+    int count = 0;
+    double flops = 0;
+    for (int i = 0; i < n && i < WF_MM_MAX; i++) {
+        if (mm_trivial(&p[i])) continue;
+        jobs[count++] = (mm_job){.c = p[i].c, .ldc = p[i].ldc, .a = p[i].a, .b = p[i].b, .ars = p[i].ars,
+                                 .acs = p[i].acs, .brs = p[i].brs, .bcs = p[i].bcs, .M = p[i].M, .N = p[i].N,
+                                 .K = p[i].K, .accumulate = p[i].accumulate};
+        flops += (double)p[i].M * p[i].N * p[i].K;
+    }
+    if (count == 0) return;
+    if (flops < (1 << 19)) pool = NULL; /* below ~1 MFLOP waking workers costs more */
+    size_t bytes = 0;
+    wf_real *scratch = pool ? wf_pool_scratch(pool, &bytes) : NULL;
+    const size_t cap = bytes / sizeof(wf_real);
+    if (!scratch || cap < (size_t)KC * NC_STACK) {
+        for (int i = 0; i < count; i++) mm_alone(&jobs[i]);
+        return;
+    }
+    /* every B whole in the scratch: one packing run and one product run for all of them */
+    size_t need = 0;
+    for (int i = 0; i < count; i++) need += (size_t)jobs[i].K * ((jobs[i].N + WF_NR - 1) / WF_NR * WF_NR);
+    if (need <= cap) {
+        wf_real *bp = scratch;
+        for (int i = 0; i < count; i++) {
+            plan_chunk(&jobs[i], bp, 0, jobs[i].N, 0, jobs[i].K, wf_pool_threads(pool));
+            bp += (size_t)jobs[i].K * jobs[i].ncp;
+        }
+        run_chunks(jobs, count, pool);
+    } else {
+        for (int i = 0; i < count; i++) mm_chunked(&jobs[i], scratch, cap, pool);
+    }
+}
+
 void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
                size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool) {
-    if (M <= 0 || N <= 0) return;
-    mm_job j = {.c = c, .ldc = ldc, .a = a, .b = b, .ars = ars, .acs = acs, .brs = brs, .bcs = bcs, .M = M, .N = N,
-                .K = K, .accumulate = accumulate, .row_tasks = 1, .row_width = M, .col_width = N};
-    if (K <= 0) {
-        if (!accumulate)
-            for (int i = 0; i < M; i++) memset(c + (size_t)i * ldc, 0, (size_t)N * sizeof(wf_real));
-        return;
-    }
-    if (M < 4) {
-        mm_rows(&j);
-        return;
-    }
-    /* Tasks: column ranges of at most NC (one task per range without threads). With
-     * threads, cut further until there are a few tasks per thread, along the dimension
-     * whose cut repacks less: every extra column range packs all of A again (M*K), every
-     * extra row range all of B (K*N). */
-    if ((double)M * N * K < (1 << 19)) pool = NULL; /* below ~1 MFLOP waking workers costs more */
-    const int threads = wf_pool_threads(pool), want = threads > 1 ? 3 * threads : 1;
-    const int panels = (N + WF_NR - 1) / WF_NR, nc_panels = NC / WF_NR, row_blocks = (M + MC - 1) / MC;
-    int col_tasks = (panels + nc_panels - 1) / nc_panels, row_tasks = 1;
-    if (col_tasks < want) {
-        if (M >= N)
-            row_tasks = MIN(row_blocks, (want + col_tasks - 1) / col_tasks);
-        else
-            col_tasks = MIN(panels, want);
-    }
-    j.col_width = (panels + col_tasks - 1) / col_tasks * WF_NR;
-    col_tasks = (N + j.col_width - 1) / j.col_width;
-    j.row_width = (row_blocks + row_tasks - 1) / row_tasks * MC;
-    j.row_tasks = (M + j.row_width - 1) / j.row_width;
-    wf_pool_run(pool, j.row_tasks * col_tasks, mm_task, &j);
+    const wf_mm p = {.c = c, .ldc = ldc, .a = a, .ars = ars, .acs = acs, .b = b, .brs = brs, .bcs = bcs, .M = M, .N = N,
+                     .K = K, .accumulate = accumulate};
+    wf_matmul_many(&p, 1, pool);
 }
 
 const char *wf_simd_name(void) {
@@ -243,4 +376,3 @@ const char *wf_simd_name(void) {
     return WF_SIMD_NAME;
 #endif
 }
-

@@ -60,7 +60,22 @@ void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const
     }
 }
 
-/* ---- the vector path: the same passes over each row, WF_VL channels at a time ---- */
+/* ---- the vector path: the same passes over each row, WF_VL channels at a time ----
+ * With a pool, rows are shared out, and in backward the parameters' gradients are split by
+ * channel instead (each channel still sums its rows in order, in the same vector or tail
+ * arithmetic: ranges are whole vectors), so results do not depend on the thread count. */
+
+#define PAR_MIN (1 << 15) /* elements below which the caller does it alone: a run costs a few us */
+
+typedef struct {
+    wf_real *out, *mean, *rstd, *dinp, *dw, *db;
+    const wf_real *inp, *w, *b, *dout, *smean, *srstd;
+    int N, C;
+    wf_real eps;
+} norm_job;
+
+/* rows per range: at least PAR_MIN elements */
+static size_t rows_min(int C) { return (size_t)(PAR_MIN / (C > 0 ? C : 1) + 1); }
 
 #if !defined(WF_REFERENCE_KERNELS)
 static wf_real row_sum(const wf_real *x, int C) {
@@ -71,16 +86,14 @@ static wf_real row_sum(const wf_real *x, int C) {
     for (; i < C; i++) r += x[i];
     return r;
 }
-#endif
 
-void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
-                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps) {
-#if defined(WF_REFERENCE_KERNELS)
-    wf_layernorm_forward_scalar(out, mean, rstd, inp, w, b, N, C, eps);
-#else
-    for (int n = 0; n < N; n++) {
-        const wf_real *x = inp + (size_t)n * C;
-        wf_real *o = out + (size_t)n * C;
+static void ln_forward_rows(void *ctx, size_t n0, size_t n1) {
+    const norm_job *j = ctx;
+    const int C = j->C;
+    const wf_real *w = j->w, *b = j->b;
+    for (size_t n = n0; n < n1; n++) {
+        const wf_real *x = j->inp + n * C;
+        wf_real *o = j->out + n * C;
         const wf_real m = row_sum(x, C) / C;
         const wf_v mv = wf_vset1(m);
         wf_v vv = wf_vzero();
@@ -92,29 +105,26 @@ void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_r
         wf_real var = wf_vsum(vv);
         for (; i < C; i++) var += (x[i] - m) * (x[i] - m);
         var /= C;
-        const wf_real s = 1 / WF_SQRT(var + eps);
+        const wf_real s = 1 / WF_SQRT(var + j->eps);
         const wf_v sv = wf_vset1(s);
         for (i = 0; i + WF_VL <= C; i += WF_VL) {
             wf_v y = wf_vmul(wf_vmul(wf_vsub(wf_vload(x + i), mv), sv), wf_vload(w + i));
             wf_vstore(o + i, b ? wf_vadd(y, wf_vload(b + i)) : y);
         }
         for (; i < C; i++) o[i] = (x[i] - m) * s * w[i] + (b ? b[i] : 0);
-        mean[n] = m;
-        rstd[n] = s;
+        j->mean[n] = m;
+        j->rstd[n] = s;
     }
-#endif
 }
 
-void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
-                           const wf_real *inp, const wf_real *mean, const wf_real *rstd,
-                           const wf_real *w, int N, int C) {
-#if defined(WF_REFERENCE_KERNELS)
-    wf_layernorm_backward_scalar(dinp, dw, db, dout, inp, mean, rstd, w, N, C);
-#else
-    for (int n = 0; n < N; n++) {
-        const wf_real *x = inp + (size_t)n * C, *d = dout + (size_t)n * C;
-        wf_real *dx = dinp + (size_t)n * C;
-        const wf_real m = mean[n], s = rstd[n];
+/* dinp over rows [n0, n1), and dw, db too unless the job is split (they are NULL then) */
+static void ln_backward_rows(const norm_job *j, size_t n0, size_t n1, wf_real *dw, wf_real *db) {
+    const int C = j->C;
+    const wf_real *w = j->w;
+    for (size_t n = n0; n < n1; n++) {
+        const wf_real *x = j->inp + n * C, *d = j->dout + n * C;
+        wf_real *dx = j->dinp + n * C;
+        const wf_real m = j->smean[n], s = j->srstd[n];
         const wf_v mv = wf_vset1(m), sv = wf_vset1(s);
         /* the two row means of the formula above */
         wf_v gv = wf_vzero(), gxv = wf_vzero();
@@ -150,6 +160,60 @@ void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_rea
             dx[i] += s * (d[i] * w[i] - g_mean - xhat * gx_mean);
         }
     }
+}
+
+static void ln_backward_rows_task(void *ctx, size_t n0, size_t n1) { ln_backward_rows(ctx, n0, n1, NULL, NULL); }
+
+/* dw, db over channels [c0, c1) (whole vectors but at the row's end), every row in order */
+static void ln_backward_cols(void *ctx, size_t c0, size_t c1) {
+    const norm_job *j = ctx;
+    const int C = j->C;
+    for (int n = 0; n < j->N; n++) {
+        const wf_real *x = j->inp + (size_t)n * C, *d = j->dout + (size_t)n * C;
+        const wf_real m = j->smean[n], s = j->srstd[n];
+        const wf_v mv = wf_vset1(m), sv = wf_vset1(s);
+        size_t i = c0;
+        for (; i + WF_VL <= c1 && i + WF_VL <= (size_t)C; i += WF_VL) {
+            wf_v xhat = wf_vmul(wf_vsub(wf_vload(x + i), mv), sv);
+            wf_v di = wf_vload(d + i);
+            if (j->dw) wf_vstore(j->dw + i, wf_vmadd(di, xhat, wf_vload(j->dw + i)));
+            if (j->db) wf_vstore(j->db + i, wf_vadd(wf_vload(j->db + i), di));
+        }
+        for (; i < c1; i++) {
+            wf_real xhat = (x[i] - m) * s;
+            if (j->dw) j->dw[i] += d[i] * xhat;
+            if (j->db) j->db[i] += d[i];
+        }
+    }
+}
+#endif
+
+void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS)
+    (void)pool;
+    wf_layernorm_forward_scalar(out, mean, rstd, inp, w, b, N, C, eps);
+#else
+    norm_job j = {.out = out, .mean = mean, .rstd = rstd, .inp = inp, .w = w, .b = b, .N = N, .C = C, .eps = eps};
+    wf_pool_for(pool, (size_t)N, 1, rows_min(C), ln_forward_rows, &j);
+#endif
+}
+
+void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                           const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+                           const wf_real *w, int N, int C, wf_pool *pool) {
+#if defined(WF_REFERENCE_KERNELS)
+    (void)pool;
+    wf_layernorm_backward_scalar(dinp, dw, db, dout, inp, mean, rstd, w, N, C);
+#else
+    norm_job j = {.dinp = dinp, .dw = dw, .db = db, .dout = dout, .inp = inp, .smean = mean, .srstd = rstd, .w = w,
+                  .N = N, .C = C};
+    if (wf_pool_threads(pool) < 2 || (size_t)N * C < 2 * PAR_MIN) {
+        ln_backward_rows(&j, 0, (size_t)N, dw, db);
+        return;
+    }
+    wf_pool_for(pool, (size_t)N, 1, rows_min(C), ln_backward_rows_task, &j);
+    if (dw || db) wf_pool_for(pool, (size_t)C, WF_VL, WF_VL, ln_backward_cols, &j);
 #endif
 }
 
@@ -158,37 +222,66 @@ void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_rea
  *   xhat = x * rstd, rstd = 1/sqrt(mean(x^2) + eps);  out = xhat * w
  *   dx = rstd * (g - xhat * mean(g * xhat)),  g = dout * w
  * LayerNorm's derivative without the mean terms: nothing is centred. */
-void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const wf_real *w,
-                        int N, int C, wf_real eps) {
-    for (int n = 0; n < N; n++) {
-        const wf_real *x = inp + (size_t)n * C;
-        wf_real *o = out + (size_t)n * C;
+static void rms_forward_rows(void *ctx, size_t n0, size_t n1) {
+    const norm_job *j = ctx;
+    const int C = j->C;
+    for (size_t n = n0; n < n1; n++) {
+        const wf_real *x = j->inp + n * C;
+        wf_real *o = j->out + n * C;
         wf_real ms = 0;
         for (int i = 0; i < C; i++) ms += x[i] * x[i];
         ms /= C;
-        wf_real s = 1 / WF_SQRT(ms + eps);
-        for (int i = 0; i < C; i++) o[i] = x[i] * s * w[i];
-        rstd[n] = s;
+        wf_real s = 1 / WF_SQRT(ms + j->eps);
+        for (int i = 0; i < C; i++) o[i] = x[i] * s * j->w[i];
+        j->rstd[n] = s;
     }
 }
 
-void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
-                         const wf_real *rstd, const wf_real *w, int N, int C) {
-    for (int n = 0; n < N; n++) {
-        const wf_real *x = inp + (size_t)n * C;
-        const wf_real *d = dout + (size_t)n * C;
-        wf_real s = rstd[n];
+void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const wf_real *w,
+                        int N, int C, wf_real eps, wf_pool *pool) {
+    norm_job j = {.out = out, .rstd = rstd, .inp = inp, .w = w, .N = N, .C = C, .eps = eps};
+    wf_pool_for(pool, (size_t)N, 1, rows_min(C), rms_forward_rows, &j);
+}
+
+static void rms_backward_rows(const norm_job *j, size_t n0, size_t n1, wf_real *dw) {
+    const int C = j->C;
+    for (size_t n = n0; n < n1; n++) {
+        const wf_real *x = j->inp + n * C;
+        const wf_real *d = j->dout + n * C;
+        wf_real s = j->srstd[n];
         wf_real gx_mean = 0;
-        for (int i = 0; i < C; i++) gx_mean += d[i] * w[i] * x[i] * s;
+        for (int i = 0; i < C; i++) gx_mean += d[i] * j->w[i] * x[i] * s;
         gx_mean /= C;
-        wf_real *dx = dinp + (size_t)n * C;
+        wf_real *dx = j->dinp + n * C;
         for (int i = 0; i < C; i++) {
             wf_real xhat = x[i] * s;
             /* out = xhat * w */
             if (dw) dw[i] += d[i] * xhat;
-            dx[i] += s * (d[i] * w[i] - xhat * gx_mean);
+            dx[i] += s * (d[i] * j->w[i] - xhat * gx_mean);
         }
     }
+}
+
+static void rms_backward_rows_task(void *ctx, size_t n0, size_t n1) { rms_backward_rows(ctx, n0, n1, NULL); }
+
+static void rms_backward_cols(void *ctx, size_t c0, size_t c1) {
+    const norm_job *j = ctx;
+    for (int n = 0; n < j->N; n++) {
+        const wf_real *x = j->inp + (size_t)n * j->C, *d = j->dout + (size_t)n * j->C;
+        const wf_real s = j->srstd[n];
+        for (size_t i = c0; i < c1; i++) j->dw[i] += d[i] * (x[i] * s);
+    }
+}
+
+void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
+                         const wf_real *rstd, const wf_real *w, int N, int C, wf_pool *pool) {
+    norm_job j = {.dinp = dinp, .dw = dw, .dout = dout, .inp = inp, .srstd = rstd, .w = w, .N = N, .C = C};
+    if (wf_pool_threads(pool) < 2 || (size_t)N * C < 2 * PAR_MIN) {
+        rms_backward_rows(&j, 0, (size_t)N, dw);
+        return;
+    }
+    wf_pool_for(pool, (size_t)N, 1, rows_min(C), rms_backward_rows_task, &j);
+    if (dw) wf_pool_for(pool, (size_t)C, 1, 1, rms_backward_cols, &j);
 }
 
 /* QK-norm (Dehghani et al. 2023; OLMo 2, modded-nanogpt): each head's query and key RMS-

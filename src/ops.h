@@ -26,19 +26,19 @@ void wf_embed_vec_backward(wf_real *dpos, const wf_real *dout, int B, int T, int
 
 /* ---- norm.c ---- */
 void wf_layernorm_forward(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
-                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps);
+                          const wf_real *w, const wf_real *b, int N, int C, wf_real eps, wf_pool *pool);
 void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                            const wf_real *inp, const wf_real *mean, const wf_real *rstd,
-                           const wf_real *w, int N, int C);
+                           const wf_real *w, int N, int C, wf_pool *pool);
 void wf_layernorm_forward_scalar(wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
                                  const wf_real *w, const wf_real *b, int N, int C, wf_real eps);
 void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                                   const wf_real *inp, const wf_real *mean, const wf_real *rstd,
                                   const wf_real *w, int N, int C);
 void wf_rmsnorm_forward(wf_real *out, wf_real *rstd, const wf_real *inp, const wf_real *w,
-                        int N, int C, wf_real eps);
+                        int N, int C, wf_real eps, wf_pool *pool);
 void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const wf_real *inp,
-                         const wf_real *rstd, const wf_real *w, int N, int C);
+                         const wf_real *rstd, const wf_real *w, int N, int C, wf_pool *pool);
 /* QK-norm: RMSNorm without a gain over each head of NH heads of HS channels, in place, on
  * N rows spaced stride apart (the queries or keys inside the packed qkv); rstd [N, NH]. */
 void wf_headnorm_forward(wf_real *x, wf_real *rstd, int N, int NH, int HS, int stride, wf_real eps);
@@ -64,6 +64,20 @@ const char *wf_simd_name(void);
  * of the model runs on (linear layers, attention). */
 void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
                size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool);
+/* Several independent products (different outputs) as one job: with a pool, their operands
+ * are packed in one run and their tasks share one more, instead of two runs each (linear
+ * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each. */
+typedef struct {
+    wf_real *c;
+    size_t ldc;
+    const wf_real *a;
+    size_t ars, acs;
+    const wf_real *b;
+    size_t brs, bcs;
+    int M, N, K, accumulate;
+} wf_mm;
+#define WF_MM_MAX 4
+void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool);
 
 /* ---- attention.c ---- */
 typedef struct {
@@ -119,8 +133,8 @@ void wf_relu2_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, i
  * derivative at the capped values y. */
 void wf_softcap_forward(wf_real *x, int N, wf_real cap);
 void wf_softcap_backward(wf_real *dx, const wf_real *y, int N, wf_real cap);
-void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N);
-void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N);
+void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N, wf_pool *pool);
+void wf_residual_backward(wf_real *da, wf_real *db, const wf_real *dout, int N, wf_pool *pool);
 void wf_swiglu_forward(wf_real *out, const wf_real *inp, int N, int F);
 void wf_swiglu_backward(wf_real *dinp, const wf_real *dout, const wf_real *inp, int N, int F);
 void wf_dropout_mask(wf_real *mask, int N, wf_real p, wf_rng *rng);
@@ -136,9 +150,9 @@ void wf_rope_backward(wf_real *dx, const wf_real *cos_t, const wf_real *sin_t, i
 
 /* ---- loss.c ---- */
 double wf_crossentropy_forward(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
-                               const int32_t *targets, int N, int V);
+                               const int32_t *targets, int N, int V, wf_pool *pool);
 void wf_crossentropy_backward(wf_real *dlogits, wf_real dloss, const wf_real *probs,
-                              const int32_t *targets, int N, int V);
+                              const int32_t *targets, int N, int V, wf_pool *pool);
 double wf_crossentropy_forward_scalar(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,
                                       const int32_t *targets, int N, int V);
 double wf_mse_forward(double *count, const wf_real *y, const wf_real *target, const int32_t *lengths, int B, int T,
@@ -148,7 +162,7 @@ void wf_mse_backward(wf_real *dy, wf_real dloss, const wf_real *y, const wf_real
 
 /* ---- optim.c ---- */
 float wf_lr_at(const wf_optim *o, int32_t step);
-double wf_sum_squares(const wf_real *x, size_t n);
+double wf_sum_squares(const wf_real *x, size_t n, wf_pool *pool);
 void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,
                      wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t);
 void wf_adamw_update_scalar(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_t n,

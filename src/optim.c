@@ -25,10 +25,37 @@ float wf_lr_at(const wf_optim *o, int32_t step) {
     return (float)(min_lr + coeff * ((double)o->lr - min_lr));
 }
 
-/* In double: a float sum over millions of squares loses the small ones. */
-double wf_sum_squares(const wf_real *x, size_t n) {
+/* In double: a float sum over millions of squares loses the small ones. In blocks whose
+ * size depends on n alone (at least SQ_BLOCK elements, at most SQ_PARTS blocks), each summed
+ * in order, then the blocks' sums in order: the same result whoever sums which block. */
+#define SQ_BLOCK (1 << 16)
+#define SQ_PARTS 1024
+
+typedef struct {
+    const wf_real *x;
+    size_t n, block;
+    double *part;
+} sq_job;
+
+static void sq_blocks(void *ctx, size_t b0, size_t b1) {
+    const sq_job *j = ctx;
+    for (size_t b = b0; b < b1; b++) {
+        const size_t end = (b + 1) * j->block < j->n ? (b + 1) * j->block : j->n;
+        double s = 0;
+        for (size_t i = b * j->block; i < end; i++) s += (double)j->x[i] * (double)j->x[i];
+        j->part[b] = s;
+    }
+}
+
+double wf_sum_squares(const wf_real *x, size_t n, wf_pool *pool) {
+    double part[SQ_PARTS];
+    size_t block = (n + SQ_PARTS - 1) / SQ_PARTS;
+    if (block < SQ_BLOCK) block = SQ_BLOCK;
+    sq_job j = {.x = x, .n = n, .block = block, .part = part};
+    const size_t blocks = (n + block - 1) / block;
+    wf_pool_for(pool, blocks, 1, 1, sq_blocks, &j);
     double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
+    for (size_t b = 0; b < blocks; b++) s += part[b];
     return s;
 }
 
@@ -78,6 +105,49 @@ void wf_adamw_update(wf_real *p, wf_real *m, wf_real *v, const wf_real *g, size_
  * the largest float: then the float update, in this order or any other (the SIMD kernel's),
  * rounds to finite values, since rounding moves a value by far less than a factor of 2.
  * Returns the first element that fails, or n when none does. */
+/* Whether every element passes, from the largest magnitudes alone: each element's terms in the
+ * check below are at most the same terms of the largest |g|, |m|, v and |p| (IEEE rounding is
+ * monotonic and symmetric), and its denominator at least eps (v >= 0), so when these pass
+ * every element does. One cheap pass where the check costs a square root and two divisions
+ * per element; 0 (check each) for a negative v or anything not finite. */
+static int adamw_bounds_pass(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
+                             double grad_scale, double b1, double b2, double step_size, double shrink, double eps,
+                             double limit) {
+    wf_real gm = 0, mm = 0, vm = 0, vmin = 0, pm = 0, odd = 0;
+    size_t i = 0;
+#if !defined(WF_REFERENCE_KERNELS)
+    const wf_v zero = wf_vzero();
+    wf_v gv = zero, mv = zero, vv = zero, vlo = zero, pv = zero, ov = zero;
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v gi = wf_vload(g + i), mi = wf_vload(m + i), vi = wf_vload(v + i), pi = wf_vload(p + i);
+        gv = wf_vmax(gv, wf_vmax(gi, wf_vsub(zero, gi)));
+        mv = wf_vmax(mv, wf_vmax(mi, wf_vsub(zero, mi)));
+        vv = wf_vmax(vv, vi);
+        vlo = wf_vmin(vlo, vi);
+        pv = wf_vmax(pv, wf_vmax(pi, wf_vsub(zero, pi)));
+        /* x * 0 is 0, or NaN for a NaN or an infinity: their sum says whether all are finite */
+        ov = wf_vadd(ov, wf_vadd(wf_vadd(wf_vmul(gi, zero), wf_vmul(mi, zero)), wf_vadd(wf_vmul(vi, zero), wf_vmul(pi, zero))));
+    }
+    gm = wf_vhmax(gv), mm = wf_vhmax(mv), vm = wf_vhmax(vv), pm = wf_vhmax(pv), odd = wf_vsum(ov);
+    vmin = -wf_vhmax(wf_vsub(zero, vlo));
+#endif
+    for (; i < n; i++) {
+        gm = WF_FABS(g[i]) > gm ? WF_FABS(g[i]) : gm;
+        mm = WF_FABS(m[i]) > mm ? WF_FABS(m[i]) : mm;
+        vm = v[i] > vm ? v[i] : vm;
+        vmin = v[i] < vmin ? v[i] : vmin;
+        pm = WF_FABS(p[i]) > pm ? WF_FABS(p[i]) : pm;
+        odd += g[i] * 0 + m[i] * 0 + v[i] * 0 + p[i] * 0;
+    }
+    if (odd != 0 || !(vmin >= 0) || !(gm <= FLT_MAX && mm <= FLT_MAX && vm <= FLT_MAX && pm <= FLT_MAX)) return 0;
+    const double gi = (double)gm * fabs(grad_scale);
+    const double mi = b1 * mm + (1 - b1) * gi;
+    const double vi = b2 * vm + (1 - b2) * gi * gi;
+    const double step_mi = fabs(step_size) * mi;
+    return vi <= limit && (gi <= 1 || gi * gi <= limit) && mi <= limit && step_mi <= limit && mi / eps <= limit &&
+           step_mi / eps + (double)pm * fabs(shrink) <= limit;
+}
+
 size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, const wf_real *g, size_t n,
                       wf_real grad_scale, const wf_optim *o, float lr, int decay, int32_t t) {
     const double limit = 0.5 * FLT_MAX;
@@ -85,6 +155,7 @@ size_t wf_adamw_check(const wf_real *p, const wf_real *m, const wf_real *v, cons
     const double bc1 = 1 - pow(b1, t), bc2_sqrt = sqrt(1 - pow(b2, t));
     const double step_size = lr / bc1, shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
     if (!(fabs(step_size) <= limit) || !(fabs(shrink) <= limit)) return 0;
+    if (adamw_bounds_pass(p, m, v, g, n, grad_scale, b1, b2, step_size, shrink, o->eps, limit)) return n;
     for (size_t i = 0; i < n; i++) {
         double gi = (double)g[i] * grad_scale;
         double mi = b1 * m[i] + (1 - b1) * gi;
@@ -131,7 +202,7 @@ size_t wf_muon_scratch(int R, int C) {
 
 void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool) {
     const size_t n = (size_t)r * c;
-    const double norm = sqrt(wf_sum_squares(x, n));
+    const double norm = sqrt(wf_sum_squares(x, n, pool));
     const wf_real inv = (wf_real)(1 / (norm + 1e-7));
     for (size_t i = 0; i < n; i++) x[i] *= inv;
     wf_real *X = x, *Xn = scratch, *A = scratch + n, *AA = A + (size_t)r * r;

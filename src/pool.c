@@ -1,9 +1,14 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
 /* The thread pool (see pool.h). Workers spin briefly on an epoch counter between jobs,
  * since ops come back to back within a training step, then sleep on a condition variable
- * so an idle model costs no CPU. In the browser's main thread Emscripten turns the
- * caller's waits into busy-waits, which is why the caller only ever waits for work that
- * is already running. */
+ * so an idle model costs no CPU. A job touches the mutex only when someone sleeps: the
+ * caller bumps the epoch and broadcasts only if a worker went to sleep, the last worker
+ * signals only if the caller did (each side publishes "I sleep" and then re-checks, with
+ * sequentially consistent atomics, so one of them always sees the other). The counters the
+ * threads write (the task counter, the epoch, the busy count) sit on cache lines of their
+ * own, so a spinning worker's reads do not bounce the line every task hand-out writes. In
+ * the browser's main thread Emscripten turns the caller's waits into busy-waits, which is
+ * why the caller only ever waits for work that is already running. */
 #include <stdlib.h>
 
 #include "pool.h"
@@ -12,9 +17,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #define SPINS 20000 /* polls before a worker sleeps: tens of microseconds */
+#define LINE 64     /* a cache line on every machine we run on */
 
 /* Every so often a spinning thread offers its core: on a machine busier than the pool, the
  * thread it waits for may need that very core. (A no-op in wasm.) */
@@ -31,9 +38,12 @@ struct wf_pool {
     wf_task_fn fn;
     void *ctx;
     int n_tasks;
-    atomic_int next;     /* next task to hand out */
-    atomic_int busy;     /* workers still inside the current job */
-    atomic_uint epoch;   /* bumped once per job */
+    void *scratch;       /* WF_POOL_SCRATCH bytes for the ops' shared buffers (wf_pool_scratch) */
+    _Alignas(LINE) atomic_int next; /* next task to hand out */
+    _Alignas(LINE) atomic_uint epoch; /* bumped once per job; read by every spinning worker */
+    _Alignas(LINE) atomic_int busy;   /* workers still inside the current job */
+    _Alignas(LINE) atomic_int sleepers;     /* workers asleep on wake (or about to be) */
+    atomic_int caller_sleeps; /* the caller is asleep on done (or about to be) */
     atomic_int stop;
     atomic_int started;  /* workers that are running */
     atomic_int refs;     /* the owner and every created worker; the last to let go frees */
@@ -44,6 +54,7 @@ static void destroy(wf_pool *p) {
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->done);
     free(p->workers);
+    free(p->scratch);
     free(p);
 }
 
@@ -73,13 +84,15 @@ static void *worker(void *arg) {
     atomic_fetch_add(&p->started, 1);
     for (;;) {
         unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
-        for (int i = 0; e == seen && i < SPINS && !atomic_load(&p->stop); i++) {
+        for (int i = 0; e == seen && i < SPINS && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
             relax(i);
             e = atomic_load_explicit(&p->epoch, memory_order_acquire);
         }
         if (e == seen && !atomic_load(&p->stop)) {
             pthread_mutex_lock(&p->mu);
+            atomic_fetch_add(&p->sleepers, 1); /* then re-check: the caller reads sleepers after bumping the epoch */
             while ((e = atomic_load(&p->epoch)) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->wake, &p->mu);
+            atomic_fetch_sub(&p->sleepers, 1);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load(&p->stop)) {
@@ -88,7 +101,7 @@ static void *worker(void *arg) {
         }
         seen = e;
         run_tasks(p);
-        if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
+        if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_sleeps)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
@@ -99,16 +112,22 @@ static void *worker(void *arg) {
 wf_status wf_pool_start(wf_pool **out, int n, double wait) {
     *out = NULL;
     if (n < 2) return WF_ERR_ARG;
-    wf_pool *p = calloc(1, sizeof *p);
+    /* aligned as its cache-line members ask (calloc promises only 16 bytes) */
+    wf_pool *p = aligned_alloc(LINE, (sizeof(wf_pool) + LINE - 1) / LINE * LINE);
     if (!p) return WF_ERR_NOMEM;
+    memset(p, 0, sizeof *p);
     p->workers = calloc((size_t)n - 1, sizeof *p->workers);
-    if (!p->workers) {
+    p->scratch = aligned_alloc(LINE, WF_POOL_SCRATCH);
+    if (!p->workers || !p->scratch) {
+        free(p->workers);
+        free(p->scratch);
         free(p);
         return WF_ERR_NOMEM;
     }
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) {
         free(p->workers);
+        free(p->scratch);
         free(p);
         return WF_ERR_THREADS;
     }
@@ -161,6 +180,11 @@ void wf_pool_free(wf_pool *p) {
 
 int wf_pool_threads(const wf_pool *p) { return p ? p->n : 1; }
 
+void *wf_pool_scratch(wf_pool *p, size_t *bytes) {
+    *bytes = p ? WF_POOL_SCRATCH : 0;
+    return p ? p->scratch : NULL;
+}
+
 void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     if (!p || n_tasks <= 1) {
         for (int t = 0; t < n_tasks; t++) fn(ctx, t);
@@ -171,16 +195,20 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     p->n_tasks = n_tasks;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
     atomic_store_explicit(&p->busy, p->n - 1, memory_order_relaxed);
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    atomic_fetch_add(&p->epoch, 1); /* publishes the job; then: does anyone sleep? */
+    if (atomic_load(&p->sleepers) > 0) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
+    }
     run_tasks(p);
     /* the workers may still be finishing their last task */
     for (int i = 0; i < SPINS && atomic_load_explicit(&p->busy, memory_order_acquire) > 0; i++) relax(i);
     if (atomic_load_explicit(&p->busy, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
+        atomic_store(&p->caller_sleeps, 1); /* then re-check: the last worker reads it after its decrement */
         while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->mu);
+        atomic_store(&p->caller_sleeps, 0);
         pthread_mutex_unlock(&p->mu);
     }
 }
@@ -201,9 +229,40 @@ int wf_pool_threads(const wf_pool *p) {
     return 1;
 }
 
+void *wf_pool_scratch(wf_pool *p, size_t *bytes) {
+    (void)p;
+    *bytes = 0;
+    return NULL;
+}
+
 void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     (void)p;
     for (int t = 0; t < n_tasks; t++) fn(ctx, t);
 }
 
 #endif
+
+typedef struct {
+    wf_range_fn fn;
+    void *ctx;
+    size_t n, width;
+} range_job;
+
+static void range_task(void *ctx, int task) {
+    const range_job *j = ctx;
+    const size_t begin = (size_t)task * j->width, end = begin + j->width < j->n ? begin + j->width : j->n;
+    j->fn(j->ctx, begin, end);
+}
+
+void wf_pool_for(wf_pool *p, size_t n, size_t align, size_t min, wf_range_fn fn, void *ctx) {
+    const int threads = wf_pool_threads(p);
+    if (threads < 2 || n < 2 * min) {
+        if (n) fn(ctx, 0, n);
+        return;
+    }
+    size_t width = (n + 4 * (size_t)threads - 1) / (4 * (size_t)threads);
+    if (width < min) width = min;
+    width = (width + align - 1) / align * align;
+    range_job j = {.fn = fn, .ctx = ctx, .n = n, .width = width};
+    wf_pool_run(p, (int)((n + width - 1) / width), range_task, &j);
+}

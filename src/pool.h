@@ -14,8 +14,7 @@ typedef void (*wf_task_fn)(void *ctx, int task);
 
 /* Each worker's stack, set explicitly because the default varies (8 MB with glibc, 128 KB
  * with musl, 64 KB to 2 MB in Emscripten's versions). The deepest task is a matrix
- * product's packing buffers (matmul.c: 311 KB with AVX2's tiles, 192 KB in the double
- * build) under an attention head's 9 KB tile. 2 MB leaves room for the sanitizers, whose
+ * product's packing buffers (matmul.c: 512 KB of B and 32-48 KB of A) under an attention head's 9 KB tile. 2 MB leaves room for the sanitizers, whose
  * per-thread state can take part of the stack's area (gcc's ThreadSanitizer: ~770 KB,
  * which overflowed a 1 MB stack); in the -pthread wasm build each worker's stack is taken
  * from the module's linear memory, and 2 MB is what build.sh already gave every thread. */
@@ -43,5 +42,19 @@ int wf_pool_threads(const wf_pool *p); /* 1 for NULL */
 /* Runs fn(ctx, t) for every t in [0, n_tasks) and returns when all have finished. Not
  * reentrant: a task must not call wf_pool_run on the same pool. */
 void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx);
+
+/* The pool's scratch buffer, 64-byte aligned, *bytes long (NULL and 0 for NULL or without
+ * WF_THREADS): the caller's (between runs, for the tasks of its next runs to share), as
+ * wf_matmul packs an operand once for all threads. Allocated with the pool, so no op
+ * allocates. */
+#define WF_POOL_SCRATCH (8 << 20)
+void *wf_pool_scratch(wf_pool *p, size_t *bytes);
+
+/* fn(ctx, begin, end) over [0, n) in ranges, a few per thread, each a multiple of `align`
+ * long (but the last) and at least `min`: one run of the pool, or one call on the caller
+ * without a pool or when n < 2 min. For the cheap row- and element-wise ops, whose every
+ * element must come out the same whatever range it falls in. */
+typedef void (*wf_range_fn)(void *ctx, size_t begin, size_t end);
+void wf_pool_for(wf_pool *p, size_t n, size_t align, size_t min, wf_range_fn fn, void *ctx);
 
 #endif /* WF_POOL_H */

@@ -2,14 +2,16 @@
  * vocabulary over wf_v, a vector of WF_VL wf_reals, and finish every loop with a scalar
  * tail. The backend is chosen at compile time, first match wins:
  *   scalar   WF_DOUBLE (the gradient-check build) or WF_NO_SIMD: WF_VL = 1, plain C
- *   wasm     __wasm_simd128__ (emcc -msimd128): f32x4; mul then add (no relaxed SIMD, no FMA)
+ *   wasm     __wasm_simd128__ (emcc -msimd128): f32x4; mul then add, or with relaxed SIMD
+ *            (clang-19 -mrelaxed-simd, the relaxed builds) one f32x4.relaxed_madd
  *   avx2     __AVX2__ and __FMA__ (gcc -march=native on this machine, or -mavx2 -mfma): f32x8
  *            with fused multiply-add, which rounds once where mul then add rounds twice
  *   sse      __SSE2__ (every x86-64): f32x4, mul then add
  *   scalar   anything else
  * WF_MR x WF_NR is the register tile of the matrix-multiply microkernel (matmul.c): WF_MR
  * rows of A broadcast against WF_NR = WF_NV vectors of B, WF_MR * WF_NV accumulators, sized
- * to stay inside 16 vector registers (x86-64 has 16 xmm/ymm; V8 maps wasm onto them). */
+ * to stay inside 16 vector registers (x86-64 has 16 xmm/ymm; V8 allocates 15 of them to
+ * wasm, and holds all of a loop body's loads at once: see the wasm backend). */
 #ifndef WF_SIMD_H
 #define WF_SIMD_H
 
@@ -40,7 +42,12 @@
 #define WF_SIMD_NAME "wasm-simd128"
 #endif
 #define WF_VL 4
-#define WF_MR 6
+/* 4 x 8: V8's TurboFan schedules every load of a loop body ahead of its arithmetic, so the k
+ * step's 2 B vectors and 4 broadcasts are all live with the 8 accumulators and the product's
+ * temporary: 15 of the 15 xmm registers it allocates on x64 (--print-wasm-code). 6 x 8, the
+ * tile before, spilled four accumulators every step; relaxed SIMD (no temporary) fits 3 x 12
+ * too, measured no faster (bench/README.md) */
+#define WF_MR 4
 #define WF_NV 2
 typedef v128_t wf_v;
 WF_INLINE wf_v wf_vzero(void) { return wasm_f32x4_splat(0.0f); }
@@ -82,6 +89,16 @@ WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
     wf_v ab = wasm_f32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
     wf_v cd = wasm_f32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
     wasm_v128_store(out, wasm_f32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)));
+}
+/* d[i ds + j] = s[j ss + i] for a 4 x 4 block: the packing's transposes (matmul.c) */
+WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
+    const wf_v r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ss), r2 = wasm_v128_load(s + 2 * ss), r3 = wasm_v128_load(s + 3 * ss);
+    const wf_v t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+    const wf_v t2 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+    wasm_v128_store(d, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+    wasm_v128_store(d + ds, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+    wasm_v128_store(d + 2 * ds, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+    wasm_v128_store(d + 3 * ds, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
 }
 /* exp's building blocks: round to nearest, and 2^n for integral n in [-126, 127] */
 WF_INLINE wf_v wf_vround(wf_v a) { return wasm_f32x4_nearest(a); }
@@ -135,6 +152,11 @@ WF_INLINE __m128 wf_half_sum(wf_v a) { return _mm_add_ps(_mm256_castps256_ps128(
 WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
     _mm_storeu_ps(out, wf_sum4_sse(wf_half_sum(a), wf_half_sum(b), wf_half_sum(c), wf_half_sum(d)));
 }
+WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
+    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss), r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ds, r1), _mm_storeu_ps(d + 2 * ds, r2), _mm_storeu_ps(d + 3 * ds, r3);
+}
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
     __m256i i = _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127));
@@ -176,6 +198,11 @@ WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
     __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
     _mm_storeu_ps(out, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab)));
 }
+WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
+    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss), r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ds, r1), _mm_storeu_ps(d + 2 * ds, r2), _mm_storeu_ps(d + 3 * ds, r3);
+}
 /* SSE2 has no round instruction; the default MXCSR mode is round-to-nearest-even */
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
@@ -206,6 +233,10 @@ WF_INLINE wf_v wf_vmadd(wf_v a, wf_v b, wf_v c) { return a * b + c; }
 WF_INLINE wf_real wf_vsum(wf_v a) { return a; }
 WF_INLINE wf_real wf_vhmax(wf_v a) { return a; }
 WF_INLINE void wf_vsum4(wf_real *out, wf_v a, wf_v b, wf_v c, wf_v d) { out[0] = a, out[1] = b, out[2] = c, out[3] = d; }
+WF_INLINE void wf_transpose4(wf_real *d, size_t ds, const wf_real *s, size_t ss) {
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) d[i * ds + j] = s[j * ss + i];
+}
 #endif
 
 #define WF_NR (WF_NV * WF_VL)

@@ -1,5 +1,7 @@
 /* Training (model.h): a batch's checks, the loss, gradient clipping and the AdamW step, the
  * entry points that run them, and the batch sampler. */
+#include <stdatomic.h>
+
 #include "model.h"
 
 /* ---- checks ---- */
@@ -77,7 +79,7 @@ static double loss_forward(wf_model *m, const wf_batch *b, double *count) {
     for (int i = 0; i < B; i++)
         for (int t = 0; t < T; t++) tg[i * T + t] = b->lengths && t >= b->lengths[i] ? -1 : b->targets[i * T + t];
     int n = 0;
-    const double total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V);
+    const double total = wf_crossentropy_forward(m->a.losses, &n, m->a.probs, m->a.logits, tg, B * T, m->d.V, m->pool);
     *count = n;
     return total;
 }
@@ -91,7 +93,7 @@ static void loss_backward(wf_model *m, const wf_batch *b, double count) {
     if (b->target_vecs)
         wf_mse_backward(a->dln, dloss, a->lnf, WF_CREALS(b->target_vecs), b->lengths, B, T, C);
     else
-        wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, B * T, m->d.V);
+        wf_crossentropy_backward(a->probs, dloss, a->probs, (const int32_t *)a->targets, B * T, m->d.V, m->pool);
 }
 
 /* Forward, loss, and (with grads) backward; the shared front of every entry point. */
@@ -194,26 +196,58 @@ typedef struct {
     wf_real scale;
     float lr;
     int32_t t;
-    size_t at; /* the run's first element in its tensor, for the message */
 } adamw_ctx;
+
+/* One run's AdamW, its elements shared out by the pool in ranges of whole 64-element blocks
+ * (so each element takes the same vector or scalar path as in one pass over the run): the
+ * check keeps the first element that fails in `bad`, the update writes. */
+typedef struct {
+    wf_real *p, *mo, *v;
+    const wf_real *g;
+    const adamw_ctx *c;
+    const wf_optim *opt;
+    int decay;
+    _Atomic size_t bad;
+} adamw_job;
+
+static void adamw_check_range(void *ctx, size_t i0, size_t i1) {
+    adamw_job *j = ctx;
+    const size_t at = wf_adamw_check(j->p + i0, j->mo + i0, j->v + i0, j->g + i0, i1 - i0, j->c->scale, j->opt,
+                                     j->c->lr, j->decay, j->c->t);
+    if (at == i1 - i0) return;
+    const size_t bad = i0 + at;
+    size_t seen = atomic_load(&j->bad);
+    while (bad < seen && !atomic_compare_exchange_weak(&j->bad, &seen, bad)) {
+    }
+}
+
+static void adamw_update_range(void *ctx, size_t i0, size_t i1) {
+    adamw_job *j = ctx;
+    wf_adamw_update(j->p + i0, j->mo + i0, j->v + i0, j->g + i0, i1 - i0, j->c->scale, j->opt, j->c->lr, j->decay,
+                    j->c->t);
+}
+
+#define ADAMW_MIN (1 << 15) /* elements per range at least */
 
 static wf_status adamw_check_run(wf_model *m, int i, wf_real *p, wf_real *mo, wf_real *v, const wf_real *g, size_t n,
                                  void *ctx) {
-    const adamw_ctx *c = ctx;
     const wf_tensor_info *ti = &m->tensors[i];
-    size_t bad = wf_adamw_check(p, mo, v, g, n, c->scale, &m->opt, c->lr, ti->decay, c->t);
+    adamw_job j = {.p = p, .mo = mo, .v = v, .g = g, .c = ctx, .opt = &m->opt, .decay = ti->decay};
+    atomic_init(&j.bad, n);
+    wf_pool_for(m->pool, n, 64, ADAMW_MIN, adamw_check_range, &j);
+    const size_t bad = atomic_load(&j.bad);
     if (bad < n)
         return WF_ERR(m, WF_ERR_NUMERIC, "the update at learning rate %g would overflow \"%s\"[%zu] (weight or "
                       "AdamW moment); the step was rejected and weights and optimizer state are unchanged "
-                      "(try a lower learning rate or gradient clipping)", (double)c->lr, ti->name,
+                      "(try a lower learning rate or gradient clipping)", (double)j.c->lr, ti->name,
                       (size_t)(p - m->block[WF_WEIGHTS]) - (size_t)ti->offset + bad);
     return WF_OK;
 }
 
 static wf_status adamw_run(wf_model *m, int i, wf_real *p, wf_real *mo, wf_real *v, const wf_real *g, size_t n,
                            void *ctx) {
-    const adamw_ctx *c = ctx;
-    wf_adamw_update(p, mo, v, g, n, c->scale, &m->opt, c->lr, m->tensors[i].decay, c->t);
+    adamw_job j = {.p = p, .mo = mo, .v = v, .g = g, .c = ctx, .opt = &m->opt, .decay = m->tensors[i].decay};
+    wf_pool_for(m->pool, n, 64, ADAMW_MIN, adamw_update_range, &j);
     return WF_OK;
 }
 
@@ -280,7 +314,7 @@ wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     wf_real loss = 0;
     wf_status s = run(m, b, 1, &loss);
     if (s != WF_OK) return s;
-    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->gstride));
+    const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->gstride, m->pool));
     if (!wf_finite(norm))
         return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer "
                       "state are unchanged (try a lower learning rate or gradient clipping)");

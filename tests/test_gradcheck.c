@@ -129,7 +129,7 @@ typedef struct {
 
 static double ln_loss(void *p) {
     ln_ctx *c = p;
-    wf_layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->N, c->C, 1e-5);
+    wf_layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->N, c->C, 1e-5, NULL);
     return dot(c->out, c->R, (size_t)c->N * c->C);
 }
 
@@ -141,7 +141,7 @@ static void test_layernorm(wf_rng *r) {
     fill(r, c.inp, NC, 2); fill(r, c.w, c.C, 1); fill(r, c.b, c.C, 1); fill(r, c.R, NC, 1);
     double *dinp = alloc_d(NC), *dw = alloc_d(c.C), *db = alloc_d(c.C);
     ln_loss(&c);
-    wf_layernorm_backward(dinp, dw, db, c.R, c.inp, c.mean, c.rstd, c.w, c.N, c.C);
+    wf_layernorm_backward(dinp, dw, db, c.R, c.inp, c.mean, c.rstd, c.w, c.N, c.C, NULL);
     check_tensor("layernorm", "inp", ln_loss, &c, c.inp, dinp, NC);
     check_tensor("layernorm", "w", ln_loss, &c, c.w, dw, c.C);
     check_tensor("layernorm", "b", ln_loss, &c, c.b, db, c.C);
@@ -315,7 +315,7 @@ static double pw_loss(void *p) {
     pw_ctx *c = p;
     if (c->which == 0) wf_gelu_forward(c->out, c->a, c->N, NULL);
     else if (c->which == 1) wf_relu_forward(c->out, c->a, c->N);
-    else if (c->which == 2) wf_residual_forward(c->out, c->a, c->b, c->N);
+    else if (c->which == 2) wf_residual_forward(c->out, c->a, c->b, c->N, NULL);
     else if (c->which == 3) wf_relu2_forward(c->out, c->a, c->N);
     else if (c->which == 5) wf_gelu_exact_forward(c->out, c->a, c->N);
     else {
@@ -335,7 +335,7 @@ static void test_pointwise(wf_rng *r) {
         double *da = alloc_d(64), *db = alloc_d(64);
         if (which == 0) wf_gelu_backward(da, c.R, c.a, c.N, NULL);
         else if (which == 1) wf_relu_backward(da, c.R, c.a, c.N);
-        else if (which == 2) wf_residual_backward(da, db, c.R, c.N);
+        else if (which == 2) wf_residual_backward(da, db, c.R, c.N, NULL);
         else if (which == 3) wf_relu2_backward(da, c.R, c.a, c.N);
         else if (which == 5) wf_gelu_exact_backward(da, c.R, c.a, c.N);
         else {
@@ -360,7 +360,7 @@ typedef struct {
 static double ce_loss(void *p) {
     ce_ctx *c = p;
     int count;
-    return wf_crossentropy_forward(c->losses, &count, c->probs, c->logits, c->targets, c->N, c->V) / count;
+    return wf_crossentropy_forward(c->losses, &count, c->probs, c->logits, c->targets, c->N, c->V, NULL) / count;
 }
 
 static void test_crossentropy(wf_rng *r) {
@@ -369,7 +369,7 @@ static void test_crossentropy(wf_rng *r) {
     fill(r, c.logits, 20, 2);
     ce_loss(&c);
     double *dlogits = alloc_d(20);
-    wf_crossentropy_backward(dlogits, 1.0 / 3, c.probs, targets, c.N, c.V);
+    wf_crossentropy_backward(dlogits, 1.0 / 3, c.probs, targets, c.N, c.V, NULL);
     check_tensor("xent", "logits", ce_loss, &c, c.logits, dlogits, 20);
     free(c.logits); free(c.probs); free(c.losses); free(dlogits);
 }
@@ -377,7 +377,7 @@ static void test_crossentropy(wf_rng *r) {
 /* ---- rmsnorm ---- */
 static double rms_loss(void *p) {
     ln_ctx *c = p;
-    wf_rmsnorm_forward(c->out, c->rstd, c->inp, c->w, c->N, c->C, 1e-5);
+    wf_rmsnorm_forward(c->out, c->rstd, c->inp, c->w, c->N, c->C, 1e-5, NULL);
     return dot(c->out, c->R, (size_t)c->N * c->C);
 }
 
@@ -388,7 +388,7 @@ static void test_rmsnorm(wf_rng *r) {
     fill(r, c.inp, NC, 2); fill(r, c.w, c.C, 1); fill(r, c.R, NC, 1);
     double *dinp = alloc_d(NC), *dw = alloc_d(c.C);
     rms_loss(&c);
-    wf_rmsnorm_backward(dinp, dw, c.R, c.inp, c.rstd, c.w, c.N, c.C);
+    wf_rmsnorm_backward(dinp, dw, c.R, c.inp, c.rstd, c.w, c.N, c.C, NULL);
     check_tensor("rmsnorm", "inp", rms_loss, &c, c.inp, dinp, NC);
     check_tensor("rmsnorm", "w", rms_loss, &c, c.w, dw, c.C);
     free(c.inp); free(c.w); free(c.out); free(c.rstd); free(c.R); free(dinp); free(dw);

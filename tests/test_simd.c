@@ -89,11 +89,56 @@ static void test_linear(int N, int C, int OC, int bias, wf_pool *pool) {
         same(name, out_t, out, (size_t)N * OC);
         same(name, dx_t, dx, (size_t)N * C);
         same(name, dw_t, dw, (size_t)OC * C);
+        same(name, db_t, db, OC);
         wf_free(out_t);
     }
     wf_free(x); wf_free(w); wf_free(b); wf_free(dout); wf_free(out); wf_free(out_ref);
     wf_free(dx); wf_free(dw); wf_free(db); wf_free(dx_ref); wf_free(dw_ref); wf_free(db_ref);
     wf_free(dx_t); wf_free(dw_t); wf_free(db_t);
+}
+
+/* ---- the matrix product's own paths: a B larger than the pool's scratch (packed chunk by
+ * chunk, each by all threads), and several products as one job (wf_matmul_many) ---- */
+static void matmul_ref(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float s = 0;
+            for (int k = 0; k < K; k++) s += a[(size_t)i * K + k] * b[(size_t)k * N + j];
+            c[(size_t)i * N + j] = accumulate ? c[(size_t)i * N + j] + s : s;
+        }
+}
+
+static void test_matmul(wf_pool *pool) {
+    size_t bytes = 0;
+    (void)wf_pool_scratch(pool, &bytes);
+    /* B rows of 1030 columns, deep enough not to fit the scratch: K x 1030 floats > bytes */
+    const int M = 13, N = 1030, K = (int)(bytes / sizeof(float) / 1024) + 300;
+    float *a = randv((size_t)M * K, 1), *b = randv((size_t)K * N, 1);
+    float *c = randv((size_t)M * N, 1), *c_ref = copyv(c, (size_t)M * N), *c_t = copyv(c, (size_t)M * N);
+    wf_matmul(c, (size_t)N, a, (size_t)K, 1, b, (size_t)N, 1, M, N, K, 1, NULL);
+    matmul_ref(c_ref, a, b, M, N, K, 1);
+    compare("matmul K=deep", c, c_ref, (size_t)M * N);
+    if (pool) {
+        wf_matmul(c_t, (size_t)N, a, (size_t)K, 1, b, (size_t)N, 1, M, N, K, 1, pool);
+        same("matmul chunked by the pool", c_t, c, (size_t)M * N);
+    }
+    /* three products as one job: a regular one, a transposed one, a few-row one */
+    const int m = 70, n = 90, k = 300;
+    float *x = randv((size_t)m * k, 1), *y = randv((size_t)k * n, 1);
+    float *o[3], *o_one[3];
+    for (int i = 0; i < 3; i++) o[i] = randv((size_t)m * n, 1), o_one[i] = copyv(o[i], (size_t)m * n);
+    const wf_mm p[3] = {
+        {.c = o[0], .ldc = (size_t)n, .a = x, .ars = (size_t)k, .acs = 1, .b = y, .brs = (size_t)n, .bcs = 1, .M = m, .N = n, .K = k},
+        {.c = o[1], .ldc = (size_t)m, .a = x, .ars = (size_t)k, .acs = 1, .b = x, .brs = 1, .bcs = (size_t)k, .M = m, .N = m, .K = k,
+         .accumulate = 1},
+        {.c = o[2], .ldc = (size_t)n, .a = x, .ars = (size_t)k, .acs = 1, .b = y, .brs = (size_t)n, .bcs = 1, .M = 3, .N = n, .K = k}};
+    wf_matmul_many(p, 3, pool);
+    for (int i = 0; i < 3; i++)
+        wf_matmul(o_one[i], p[i].ldc, p[i].a, p[i].ars, p[i].acs, p[i].b, p[i].brs, p[i].bcs, p[i].M, p[i].N, p[i].K,
+                  p[i].accumulate, NULL);
+    for (int i = 0; i < 3; i++) CHECK(memcmp(o[i], o_one[i], (size_t)m * n * sizeof(float)) == 0, "matmul_many: product %d differs from wf_matmul alone", i);
+    wf_free(a); wf_free(b); wf_free(c); wf_free(c_ref); wf_free(c_t); wf_free(x); wf_free(y);
+    for (int i = 0; i < 3; i++) wf_free(o[i]), wf_free(o_one[i]);
 }
 
 /* ---- attention ---- */
@@ -144,25 +189,57 @@ static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool
 }
 
 /* ---- pointwise, norm, loss, optimizer ---- */
-static void test_rowwise(int N, int C) {
+static void test_rowwise(int N, int C, wf_pool *pool) {
     char what[96];
     const size_t n = (size_t)N * C;
     float *x = randv(n, 3), *w = randv(C, 1), *b = randv(C, 1), *dout = randv(n, 1);
     float *o = randv(n, 1), *o_ref = randv(n, 1), *mean = randv(N, 1), *rstd = randv(N, 1), *mean_ref = randv(N, 1),
           *rstd_ref = randv(N, 1);
-    wf_layernorm_forward(o, mean, rstd, x, w, b, N, C, 1e-5f);
+    wf_layernorm_forward(o, mean, rstd, x, w, b, N, C, 1e-5f, NULL);
     wf_layernorm_forward_scalar(o_ref, mean_ref, rstd_ref, x, w, b, N, C, 1e-5f);
     snprintf(what, sizeof what, "layernorm fwd C=%d", C);
     compare(what, o, o_ref, n);
     compare(what, rstd, rstd_ref, N);
     float *dx = randv(n, 1), *dw = randv(C, 1), *db = randv(C, 1);
     float *dx_ref = copyv(dx, n), *dw_ref = copyv(dw, C), *db_ref = copyv(db, C);
-    wf_layernorm_backward(dx, dw, db, dout, x, mean_ref, rstd_ref, w, N, C);
+    float *dx_t = copyv(dx, n), *dw_t = copyv(dw, C), *db_t = copyv(db, C);
+    wf_layernorm_backward(dx, dw, db, dout, x, mean_ref, rstd_ref, w, N, C, NULL);
     wf_layernorm_backward_scalar(dx_ref, dw_ref, db_ref, dout, x, mean_ref, rstd_ref, w, N, C);
     snprintf(what, sizeof what, "layernorm bwd C=%d", C);
     compare(what, dx, dx_ref, n);
     compare(what, dw, dw_ref, C);
     compare(what, db, db_ref, C);
+    if (pool) {
+        /* threaded: rows shared out, the parameters' gradients by channel */
+        float *o_t = randv(n, 1), *mean_t = randv(N, 1), *rstd_t = randv(N, 1);
+        wf_layernorm_forward(o_t, mean_t, rstd_t, x, w, b, N, C, 1e-5f, pool);
+        wf_layernorm_backward(dx_t, dw_t, db_t, dout, x, mean_ref, rstd_ref, w, N, C, pool);
+        snprintf(what, sizeof what, "layernorm threads N=%d C=%d", N, C);
+        same(what, o_t, o, n);
+        same(what, rstd_t, rstd, N);
+        same(what, dx_t, dx, n);
+        same(what, dw_t, dw, C);
+        same(what, db_t, db, C);
+        /* RMSNorm (scalar loops only): threaded against the caller alone */
+        float *r1 = randv(n, 1), *r2 = randv(n, 1), *s1 = randv(N, 1), *s2 = randv(N, 1);
+        float *g1 = copyv(dx, n), *g2 = copyv(dx, n), *w1 = copyv(dw, C), *w2 = copyv(dw, C);
+        wf_rmsnorm_forward(r1, s1, x, w, N, C, 1e-5f, NULL);
+        wf_rmsnorm_forward(r2, s2, x, w, N, C, 1e-5f, pool);
+        wf_rmsnorm_backward(g1, w1, dout, x, s1, w, N, C, NULL);
+        wf_rmsnorm_backward(g2, w2, dout, x, s1, w, N, C, pool);
+        snprintf(what, sizeof what, "rmsnorm threads N=%d C=%d", N, C);
+        same(what, r2, r1, n);
+        same(what, s2, s1, N);
+        same(what, g2, g1, n);
+        same(what, w2, w1, C);
+        /* the residual add */
+        wf_residual_forward(r1, x, dout, (int)n, NULL);
+        wf_residual_forward(r2, x, dout, (int)n, pool);
+        same("residual threads", r2, r1, n);
+        wf_free(o_t); wf_free(mean_t); wf_free(rstd_t);
+        wf_free(r1); wf_free(r2); wf_free(s1); wf_free(s2); wf_free(g1); wf_free(g2); wf_free(w1); wf_free(w2);
+    }
+    wf_free(dx_t); wf_free(dw_t); wf_free(db_t);
 
     /* GELU over a wide range, including where tanh saturates */
     wf_gelu_forward(o, x, (int)n, NULL);
@@ -181,13 +258,26 @@ static void test_rowwise(int N, int C) {
     targets[N / 2] = -1;
     float *losses = randv(N, 1), *losses_ref = randv(N, 1);
     int count = 0, count_ref = 0;
-    double total = wf_crossentropy_forward(losses, &count, o, x, targets, N, C);
+    double total = wf_crossentropy_forward(losses, &count, o, x, targets, N, C, NULL);
     double total_ref = wf_crossentropy_forward_scalar(losses_ref, &count_ref, o_ref, x, targets, N, C);
     snprintf(what, sizeof what, "crossentropy V=%d", C);
     compare(what, o, o_ref, n);
     compare(what, losses, losses_ref, N);
     CHECK(count == count_ref && fabs(total - total_ref) <= TOL * fabs(total_ref), "%s: total %.9g vs %.9g", what,
           total, total_ref);
+    if (pool) {
+        float *losses_t = randv(N, 1), *o_t = randv(n, 1);
+        int count_t = 0;
+        double total_t = wf_crossentropy_forward(losses_t, &count_t, o_t, x, targets, N, C, pool);
+        snprintf(what, sizeof what, "crossentropy threads V=%d", C);
+        same(what, o_t, o, n);
+        same(what, losses_t, losses, N);
+        CHECK(total_t == total && count_t == count, "%s: total %.17g vs %.17g", what, total_t, total);
+        wf_crossentropy_backward(o_t, 0.25f, o_t, targets, N, C, pool);
+        wf_crossentropy_backward(o, 0.25f, o, targets, N, C, NULL);
+        same(what, o_t, o, n);
+        wf_free(losses_t); wf_free(o_t);
+    }
 
     /* AdamW: the same parameters and moments through a few steps */
     wf_optim opt;
@@ -205,6 +295,18 @@ static void test_rowwise(int N, int C) {
     compare(what, p, p_ref, n);
     compare(what, m, m_ref, n);
     compare(what, v, v_ref, n);
+    /* the check: its shortcut from the largest magnitudes passes these; an element whose update
+     * would overflow, or a negative v that its bound cannot cover, is found one by one */
+    const size_t at = n / 3;
+    CHECK(wf_adamw_check(p, m, v, dout, n, 0.5f, &opt, opt.lr, 1, 4) == n, "adamw check: a sane step fails");
+    const float keep = p[at];
+    p[at] = 3e38f;
+    CHECK(wf_adamw_check(p, m, v, dout, n, 0.5f, &opt, -1e3f, 1, 4) == at, "adamw check: the overflowing element %zu is not found", at);
+    p[at] = keep;
+    const float keep_v = v[at];
+    v[at] = -1;
+    CHECK(wf_adamw_check(p, m, v, dout, n, 0.5f, &opt, opt.lr, 1, 4) == at, "adamw check: a negative v at %zu passes", at);
+    v[at] = keep_v;
 
     wf_free(x); wf_free(w); wf_free(b); wf_free(dout); wf_free(o); wf_free(o_ref); wf_free(mean); wf_free(rstd);
     wf_free(mean_ref); wf_free(rstd_ref); wf_free(dx); wf_free(dw); wf_free(db); wf_free(dx_ref); wf_free(dw_ref);
@@ -269,11 +371,11 @@ static void test_pool_gives_up(void) {
 #include <stdatomic.h>
 
 /* Each worker has the stack WF_POOL_STACK sets, and the deepest task (a matrix product's
- * ~330 KB) fits below where a task starts with room: the pool's tasks that run on a worker
+ * ~560 KB) fits below where a task starts with room: the pool's tasks that run on a worker
  * read their stack's size and how much of it lies below them, and use KERNEL_STACK of it.
  * A worker with the platform's default (8 MB with glibc) would show that the size was not
  * set; one with too little would report it, or crash on the deep frame natively. */
-#define KERNEL_STACK (512 << 10)
+#define KERNEL_STACK (640 << 10)
 
 typedef struct {
     pthread_t caller;
@@ -340,9 +442,13 @@ int main(void) {
     static const int shapes[][3] = {{1, 7, 5},   {2, 33, 17},  {3, 64, 96},   {5, 130, 70}, {50, 130, 70},
                                     {64, 128, 384}, {97, 300, 97}, {33, 520, 41}, {256, 96, 128}, {8, 1, 3},
                                     /* the few-row kernel: decoding, odd rows, the widest batch, odd columns */
-                                    {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11}};
+                                    {1, 128, 96}, {1, 130, 387}, {17, 512, 128}, {32, 128, 384}, {31, 6, 11},
+                                    /* enough rows for the pool to share out the bias gradient's columns */
+                                    {600, 20, 203}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
+
+    test_matmul(pool);
 
     static const int32_t lens[3] = {70, 13, 0};
     /* B, NH, HS, Tq, Tk, q and kv strides, then causal, key lengths and by rows where set */
@@ -364,9 +470,10 @@ int main(void) {
     test_attention("attn gqa decode", DIMS(1, 8, 16, 1, 50, 256, 64, .causal = 1, .KV = 2), 0, pool);
 #undef DIMS
 
-    test_rowwise(9, 128);
-    test_rowwise(5, 97);
-    test_rowwise(3, 3);
+    test_rowwise(9, 128, pool);
+    test_rowwise(5, 97, pool);
+    test_rowwise(3, 3, pool);
+    test_rowwise(600, 130, pool); /* big enough for the pool: rows and channels shared out */
 
 #if defined(WF_THREADS)
     test_worker_stack(pool);
