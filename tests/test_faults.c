@@ -187,18 +187,6 @@ static wf_status call_tok_save_load(fixture *f) {
 static uint8_t *tok_json, *tok_bin;
 static int32_t n_tok_json, n_tok_bin;
 
-static uint8_t *read_file(const char *path, int32_t *n) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = len > 0 ? malloc((size_t)len) : NULL;
-    *n = b && fread(b, 1, (size_t)len, fp) == (size_t)len ? (int32_t)len : 0;
-    fclose(fp);
-    return b;
-}
-
 static wf_status call_load_json(fixture *f) { return wf_tokenizer_load(f->t, tok_json, n_tok_json); }
 static wf_status call_load_llama2c(fixture *f) { return wf_tokenizer_load(f->t, tok_bin, n_tok_bin); }
 static wf_status call_encode(fixture *f) {

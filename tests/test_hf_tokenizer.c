@@ -8,19 +8,6 @@
 #include "check.h"
 #include "tokenizer.h"
 
-static uint8_t *read_file(const char *path, int32_t *n) {
-    FILE *fp = fopen(path, "rb");
-    *n = 0;
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, fp) == (size_t)len) *n = (int32_t)len;
-    fclose(fp);
-    return b;
-}
-
 static wf_tokenizer *load(const char *name) {
     char path[256];
     snprintf(path, sizeof path, "tests/fixtures/tokenizers/%s", name);

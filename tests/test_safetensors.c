@@ -11,19 +11,6 @@
 #include "fixture.h"
 #include "wasmformer.h"
 
-static char *read_file(const char *path, int32_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc(size + 1);
-    *n = (int32_t)fread(b, 1, size, f);
-    b[*n] = 0;
-    fclose(f);
-    return b;
-}
-
 static size_t param_block(wf_model *m) {
     wf_tensor_info t;
     wf_model_get_tensor(m, model_info(m).n_tensors - 1, &t);
@@ -52,9 +39,9 @@ static void test_pytorch_fixtures(void) {
         char path[256];
         int32_t nc = 0, ns = 0;
         snprintf(path, sizeof path, "tests/fixtures/%s/config.json", cases[c]);
-        char *config = read_file(path, &nc);
+        char *config = (char *)read_file(path, &nc);
         snprintf(path, sizeof path, "tests/fixtures/%s/model.safetensors", cases[c]);
-        uint8_t *st = (uint8_t *)read_file(path, &ns);
+        uint8_t *st = read_file(path, &ns);
         snprintf(path, sizeof path, "tests/fixtures/%s/expected.bin", cases[c]);
         fx_file fx = {0, NULL};
         int have = config && st && fx_load(path, &fx) == 0;
@@ -274,8 +261,8 @@ static void edit_config(const hostile_base *hb, const char *from, const char *to
 
 static void test_hostile(void) {
     int32_t nc = 0, ns = 0;
-    char *config = read_file("tests/fixtures/hf_gpt2_model_bf16/config.json", &nc);
-    uint8_t *st = (uint8_t *)read_file("tests/fixtures/hf_gpt2_model_bf16/model.safetensors", &ns);
+    char *config = (char *)read_file("tests/fixtures/hf_gpt2_model_bf16/config.json", &nc);
+    uint8_t *st = read_file("tests/fixtures/hf_gpt2_model_bf16/model.safetensors", &ns);
     CHECK(config && st, "fixture missing");
     if (!config || !st) return;
     wf_model *m = wf_model_create();
@@ -405,8 +392,8 @@ static void test_hostile(void) {
 /* The Llama layout's own refusals: each one an error with a message, the model unchanged. */
 static void test_hostile_llama(void) {
     int32_t nc = 0, ns = 0;
-    char *config = read_file("tests/fixtures/hf_llama_untied/config.json", &nc);
-    uint8_t *st = (uint8_t *)read_file("tests/fixtures/hf_llama_untied/model.safetensors", &ns);
+    char *config = (char *)read_file("tests/fixtures/hf_llama_untied/config.json", &nc);
+    uint8_t *st = read_file("tests/fixtures/hf_llama_untied/model.safetensors", &ns);
     CHECK(config && st, "fixture missing");
     if (!config || !st) return;
     wf_model *m = wf_model_create();
@@ -507,8 +494,8 @@ static void test_hostile_llama(void) {
  * checkpoint load and a safetensors import, each of which swaps in a new model. */
 static void test_thread_setting(void) {
     int32_t nc = 0, ns = 0;
-    char *config = read_file("tests/fixtures/hf_gpt2_tied/config.json", &nc);
-    uint8_t *st = (uint8_t *)read_file("tests/fixtures/hf_gpt2_tied/model.safetensors", &ns);
+    char *config = (char *)read_file("tests/fixtures/hf_gpt2_tied/config.json", &nc);
+    uint8_t *st = read_file("tests/fixtures/hf_gpt2_tied/model.safetensors", &ns);
     CHECK(config && st, "fixture files missing (run from the repository root)");
     wf_model *m = wf_model_create();
     wf_status s = wf_model_set_threads(m, 3);
