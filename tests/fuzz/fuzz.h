@@ -49,6 +49,16 @@ static inline float *fuzz_snapshot(wf_model *m, size_t *n_out) {
     return s;
 }
 
+/* A refused call's promise: a message, and m's config and weights as before (cfg, and the
+ * fuzz_snapshot of n floats). */
+static inline void fuzz_require_unchanged(wf_model *m, wf_status s, const wf_config *cfg, const float *before, size_t n) {
+    REQUIRE(wf_model_error(m)[0] != 0, "refused with %s but no message", wf_status_string(s));
+    wf_config now;
+    wf_model_get_config(m, &now);
+    REQUIRE(memcmp(&now, cfg, sizeof now) == 0, "a refused call changed the config");
+    REQUIRE(memcmp(wf_model_params(m), before, n * sizeof(float)) == 0, "a refused call changed the weights");
+}
+
 /* A copy of a checkpoint or tokenizer file with the length in its header and the CRC-32
  * at its end made to agree with its bytes, so mutations reach the parsers behind the
  * checksum instead of stopping at it; NULL when too short to have both. Caller frees. */

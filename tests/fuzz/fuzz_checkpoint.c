@@ -36,12 +36,8 @@ static void check_file(const uint8_t *data, size_t n) {
 
     wf_status s = wf_model_load(m, t, data, (int32_t)n);
     if (s != WF_OK) {
-        REQUIRE(wf_model_error(m)[0] != 0, "refused with %s but no message", wf_status_string(s));
-        wf_config now;
-        wf_model_get_config(m, &now);
-        REQUIRE(memcmp(&now, &small, sizeof now) == 0, "a refused file changed the config");
-        REQUIRE(param_count(m) > 0 && memcmp(wf_model_params(m), before, n_before * sizeof(float)) == 0,
-                "a refused file changed the weights");
+        REQUIRE(param_count(m) > 0, "a refused file emptied the model");
+        fuzz_require_unchanged(m, s, &small, before, n_before);
         REQUIRE(tok_info(t).vocab_size == 4, "a refused file changed the tokenizer");
     } else {
         forward_one(m);
