@@ -92,8 +92,8 @@ WF_API void wf_config_default(wf_config *cfg);
  * divides n_head, ...). The reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
 
-/* Bytes as doubles (exact in JavaScript): weights, gradients, AdamW's moments, activations (the
- * largest batch so far), KV cache and generation scratch, total; count: parameters. */
+/* Bytes as doubles (exact in JavaScript): weights, gradients, AdamW's moments, activations (the largest batch so
+ * far; a threaded model's: and its pool's scratch), KV cache and generation scratch, total; count: parameters. */
 typedef struct { double params, grads, optimizer, activations, inference, total, count; } wf_memory;
 /* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations). */
 WF_API wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap);

@@ -258,7 +258,9 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     mem->params = stride * bytes;
     mem->grads = gstride * bytes;
     mem->optimizer = (2 * gstride + wf_plan_muon(&m->d)) * bytes;
-    mem->activations = (double)m->act_cap * bytes;
+    size_t scratch; /* a threaded model's pool packs shared operands into a scratch of its own */
+    wf_pool_scratch(m->pool, &scratch);
+    mem->activations = (double)m->act_cap * bytes + (double)scratch;
     mem->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes;
     mem->total = mem->params + mem->grads + mem->optimizer + mem->activations + mem->inference;
     mem->count = (double)m->n_params;
