@@ -158,9 +158,11 @@ if (baseline) {
  * its printed tokens/s against PyTorch's same model and batch at 1 and 2 threads. */
 function cliRow() {
   const steps = quick ? 60 : 200, out = 'build/bench-cli.wf';
-  process.stdout.write(`bench: wasmformer train --batch 12 --steps ${steps} ... `);
-  const text = sh(process.execPath, ['bin/wasmformer.js', 'train', '--batch', '12', '--steps', String(steps),
-    '--eval-interval', '0', '--out', out, '--force']);
+  // the shape by name (the CLI's default preset is micro) and AdamW (named presets bring Muon),
+  // so both sides train the same model with the same optimizer
+  const flags = ['--preset', 'tiny', '--muon', '0', '--batch', '12', '--steps', String(steps), '--eval-interval', '0'];
+  process.stdout.write(`bench: wasmformer train ${flags.join(' ')} ... `);
+  const text = sh(process.execPath, ['bin/wasmformer.js', 'train', ...flags, '--out', out, '--force']);
   const m = text.match(/done: .*?, ([\d.]+)(k?) tok\/s/);
   if (!m) throw new Error(`bench: no tokens/s in the CLI's output: ${text}`);
   const info = JSON.parse(sh(process.execPath, ['bin/wasmformer.js', 'info', out, '--json']));
@@ -277,7 +279,7 @@ function table(res) {
   if (c) {
     const t = [1, 2].filter((n) => c[`torch${n}_tok_s`]).map((n) => `PyTorch ${n} thread${n > 1 ? 's' : ''} ${f(c[`torch${n}_tok_s`])} tok/s ` +
       `(CLI ${(c.tok_s / c[`torch${n}_tok_s`]).toFixed(2)}x)`);
-    lines.push(`CLI, nanoGPT's CPU recipe (wasmformer train --batch 12 --steps ${c.steps} --eval-interval 0: the tiny preset, L4 H4 C128 T64, ` +
+    lines.push(`CLI, nanoGPT's CPU recipe (wasmformer train --preset tiny --muon 0 --batch 12 --steps ${c.steps} --eval-interval 0: L4 H4 C128 T64, AdamW, ` +
       `the bundled text's ${c.vocab} characters; ${c.threads} threads, ${c.relaxed ? 'relaxed SIMD' : 'SIMD128'} as Node picks): ` +
       `${f(c.tok_s)} tok/s${t.length ? `; the same model and batch in ${t.join(', ')}` : ''}.`);
   }
