@@ -21,7 +21,7 @@
  *
  * Encoding a chunk: repeatedly merge, everywhere left to right, the pair with the lowest
  * merge rank. A merge only creates pairs with the new, later token, so this applies the
- * merges in training order, exactly as training did. wf_merge (vocab.c) does it with a heap
+ * merges in training order, exactly as training did. wf_merge (merge.c) does it with a heap
  * of candidate pairs, lowest rank then leftmost first: the same merges in the same order. */
 #include <stdlib.h>
 

@@ -239,7 +239,6 @@ wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
 /* ---- reading ---- */
 
 /* Errors name what is wrong and where, for a user holding a damaged file. */
-#define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
 
 /* The common envelope of both file kinds: magic, version, the length in the header
  * against the bytes at hand, the checksum. On success *body reads the payload (from the

@@ -194,7 +194,6 @@ void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
     wf_text_put(t, "\n}\n");
 }
 
-#define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
 
 /* An integer member within [lo, hi]; absent members keep *out (when optional). */
 static wf_status get_int(const wf_json *j, int32_t obj, const char *key, int optional, int64_t lo, int64_t hi, int64_t *out,

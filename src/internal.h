@@ -64,6 +64,8 @@ wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* The same, in a function whose message buffer is its arguments `char *msg, size_t cap`. */
+#define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
 
 /* ---- seeded RNG: xorshift64* over a splitmix64-scrambled seed; no global state ---- */
 typedef struct {

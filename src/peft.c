@@ -19,7 +19,6 @@
 #include "hf.h"
 #include "model.h"
 
-#define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
 #define PREFIX "base_model.model."
 
 /* A module of a Hugging Face class that PEFT adapts: its name (%d: the layer), the name

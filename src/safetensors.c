@@ -13,7 +13,6 @@
 #include "hf.h"
 #include "model.h"
 
-#define FAIL(status, ...) return wf_fail(msg, cap, (status), __VA_ARGS__)
 
 /* ---- the container ---- */
 

@@ -1,5 +1,5 @@
 /* The tokenizer handle, shared by tokenizer.c (char-level and the dispatch), bpe.c
- * (byte-level BPE), vocab.c (the vocabulary tokenizers: a tokenizer.json, read by tokjson.c,
+ * (byte-level BPE), vocab.c and vocab_encode.c (the vocabulary tokenizers: a tokenizer.json, read by tokjson.c,
  * or llama2.c's tokenizer.bin, read by llama2c.c) and checkpoint.c (the file format).
  * Nothing here is public. */
 #ifndef WF_TOKENIZER_H
@@ -23,7 +23,7 @@ typedef struct {
     uint32_t mask;
 } wf_bpe;
 
-/* ---- vocabulary tokenizers (vocab.c) ----
+/* ---- vocabulary tokenizers (vocab.c, vocab_encode.c) ----
  * Every id has a string (as its file spells it) and its decoded bytes. A tokenizer.json's
  * text goes through its added tokens, normalizer, pre-tokenizer and BPE model (merges by
  * rank); llama2.c's through its own steps (merges by score). The file's bytes are kept:
@@ -110,7 +110,7 @@ static inline void wf_ids_put(wf_ids *o, int32_t id) {
     o->n++;
 }
 
-/* ---- merging one word's symbols (vocab.c; bpe.c too) ----
+/* ---- merging one word's symbols (merge.c; for vocab_encode.c and bpe.c) ----
  * The pair (a, b) may merge when pair() says so: into *merged, with priority *key (lower
  * first; equal keys: the leftmost pair), one merge at a time. Words of up to 64 symbols: a
  * scan of their pairs' keys; longer ones: a heap of candidates over a linked list, O(n log n). */
@@ -140,20 +140,37 @@ void wf_vocab_release(wf_vocab *v);
 wf_status wf_vocab_index(wf_vocab *v, char *msg, size_t cap);
 /* Then, with the steps and added tokens set: each id's decoded bytes, the added tokens' index. */
 wf_status wf_vocab_finish(wf_vocab *v, char *msg, size_t cap);
+static inline const uint8_t *wf_str_of(const wf_vocab *v, wf_span s) { return v->pool + s.off; }
+/* whether s[0, n) starts with pre[0, k) */
+static inline int wf_starts(const uint8_t *s, size_t n, const uint8_t *pre, size_t k) { return n >= k && !memcmp(s, pre, k); }
 int32_t wf_vocab_find(const wf_vocab *v, const uint8_t *s, size_t n); /* the lowest id of a string, -1 */
 int32_t wf_vocab_find2(const wf_vocab *v, const uint8_t *a, size_t na, const uint8_t *b, size_t nb); /* of a then b */
+/* The merge table: a pair's key (never 0, an empty slot's) and its first slot. */
+static inline uint64_t wf_merge_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) + 1; }
+static inline uint32_t wf_merge_slot(uint64_t k) { return (uint32_t)((k * 0x9E3779B97F4A7C15ULL) >> 32); }
 /* The merge table for count merges (0 on out of memory), and one merge into it. */
 int wf_vocab_merges_alloc(wf_vocab *v, int32_t count);
 void wf_vocab_merge_put(wf_vocab *v, int32_t a, int32_t b, int32_t rank, int32_t merged);
 wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_ids *o, char *msg, size_t cap);
 wf_status wf_vocab_decode(const wf_vocab *v, const int32_t *ids, int32_t n, uint8_t *out, int32_t cap,
                           int32_t *n_out, char *msg, size_t msg_cap);
+/* A growing byte buffer (vocab.c, vocab_encode.c): when it cannot grow, failed is set and
+ * later puts are dropped. */
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+    int failed;
+} wf_buf;
+void wf_buf_put(wf_buf *b, const void *s, size_t k);
 /* bytes_to_unicode: the character (UTF-8, 1 or 2 bytes) a byte-level tokenizer writes for b */
 int wf_byte_char(uint8_t b, uint8_t out[2]);
 
 /* ---- the files (tokjson.c, llama2c.c): a whole file into a zeroed temporary tokenizer ---- */
 wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap);
 wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *msg, size_t cap);
+/* wasmformer's chunks as the Split pattern tokjson_write.c writes (cut = 0: the chunks; 1: the
+ * cut at WF_BPE_MAX_CHUNK bytes), malloc'd; NULL: out of memory. */
+char *wf_tokjson_pattern(int cut);
 wf_status wf_llama2c_tok_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap);
 
 /* bpe.c. Builds b from n merges (taking ownership of merges, freed on failure too),
