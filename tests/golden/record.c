@@ -569,7 +569,9 @@ static void put_fingerprint(out *o) {
         }
     }
     if (f) fclose(f);
-    static const char isa[] = "" /* the instruction sets this build compiles for (-march=native) */
+    /* the instruction sets this build's kernels use (-march=native; src/simd.h). AVX-512 is not
+     * named: no kernel uses it, and on a machine that has it the record was the same. */
+    static const char isa[] = ""
 #ifdef __SSE2__
         " sse2"
 #endif
@@ -584,9 +586,6 @@ static void put_fingerprint(out *o) {
 #endif
 #ifdef __FMA__
         " fma"
-#endif
-#ifdef __AVX512F__
-        " avx512f"
 #endif
 #ifdef __ARM_NEON
         " neon"
