@@ -9,6 +9,7 @@
 //   node bench/ttq/run.mjs --sides torch1,node1 --seeds 1   # a subset
 //   node bench/ttq/run.mjs --recipe nanogpt                 # item 2: the identical recipe on both sides
 //   node bench/ttq/run.mjs --report-only --out DIR          # the table and plot of runs already made
+//   node bench/ttq/run.mjs --text data/rv1909/rv1909.txt --other data/austen/emma.txt   # another text
 //
 // Sides: torchN (reference.py, nanoGPT's recipe, N threads of OpenBLAS), nodeN
 // (wasmformer_run.mjs: the wasm build in Node, N threads), chromiumN (chromium.mjs: the same
@@ -47,6 +48,9 @@ const { values: o } = parseArgs({
     out: { type: 'string', default: '/tmp/ttq-bench' },
     'report-only': { type: 'boolean', default: false },
     title: { type: 'string', default: '' },
+    // the training text (its last 10 % held out) and the second held-out text, on every side
+    text: { type: 'string', default: 'data/austen/pride_and_prejudice.txt' },
+    other: { type: 'string', default: 'data/austen/emma.txt' },
   },
 });
 const recipe = (RECIPES[o.recipe] ?? o.recipe).split(/\s+/).filter(Boolean);
@@ -58,13 +62,16 @@ function command(side, seed) {
   const m = /^(torch|node|chromium)(\d+)$/.exec(side);
   if (!m) throw new Error(`unknown side ${side}: torchN, nodeN or chromiumN`);
   const [, kind, threads] = m;
+  const texts = ['--text', `${root}${o.text}`, '--other', `${root}${o.other}`];
   if (kind === 'torch') {
     return ['/usr/bin/python3', [`${here}reference.py`, '--seed', String(seed), '--threads', threads, '--steps', o['torch-steps'],
-      '--eval-every', o['torch-eval-every'], ...o.torch.split(/\s+/).filter(Boolean)],
+      '--eval-every', o['torch-eval-every'], ...texts, ...o.torch.split(/\s+/).filter(Boolean)],
     { LD_LIBRARY_PATH: '/usr/lib/x86_64-linux-gnu/openblas-openmp', OMP_NUM_THREADS: threads }];
   }
   const script = kind === 'node' ? 'wasmformer_run.mjs' : 'chromium.mjs';
-  return [process.execPath, [`${here}${script}`, '--seed', String(seed), '--threads', threads, '--eval-every', o['eval-every'], ...recipe], {}];
+  // chromium.mjs serves the repository and takes paths relative to it
+  const pageTexts = kind === 'node' ? texts : ['--text', o.text, '--other', o.other];
+  return [process.execPath, [`${here}${script}`, '--seed', String(seed), '--threads', threads, '--eval-every', o['eval-every'], ...pageTexts, ...recipe], {}];
 }
 
 function runOne(side, seed, file) {
@@ -130,9 +137,9 @@ for (const r of rows) {
 const f = (x, d = 3) => (x === null || x === undefined ? '–' : x.toFixed(d));
 const table = [
   `Target: val loss ${f(target, 4)} (${torchSide ? `median final val loss of ${torchSide}, ${o['torch-steps']} iterations` : '--target'}); `
-  + `recipe: ${o.recipe in RECIPES ? `${o.recipe} (${RECIPES[o.recipe]})` : o.recipe}; load average at the end ${loadavg()[0].toFixed(1)}`,
+  + `text: ${o.text} (second text: ${o.other}); recipe: ${o.recipe in RECIPES ? `${o.recipe} (${RECIPES[o.recipe]})` : o.recipe}; load average at the end ${loadavg()[0].toFixed(1)}`,
   '',
-  '| side | seeds | final val loss | bpc | Emma | steps | training s | ms/step | steps to target | s to target | time / PyTorch\'s |',
+  '| side | seeds | final val loss | bpc | 2nd text | steps | training s | ms/step | steps to target | s to target | time / PyTorch\'s |',
   '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows.map((r) => `| ${r.side} | ${r.seeds.join(',')} | ${f(r.final_val, 4)} | ${f(r.final_bpc)} | ${f(r.emma, 4)} | ${f(r.steps, 0)} | `
     + `${f(r.train_seconds, 1)} | ${f(r.ms_per_step, 1)} | ${f(r.steps_to_target, 0)} | ${f(r.seconds_to_target, 1)} | ${f(r.vs_torch_time, 3)} |`),
@@ -150,7 +157,7 @@ const series = Object.entries(runs).flatMap(([side, rs]) => rs.map((r, i) => ({
 if (series.length) {
   writeFileSync(`${o.out}/curves.svg`, lineChart({
     series, hlines: target === null ? [] : [{ y: target, label: `target ${target.toFixed(3)}` }],
-    title: o.title || 'Validation loss against training time (Pride and Prejudice, held-out 10 %)',
+    title: o.title || `Validation loss against training time (${o.text.replace(/^.*\//, '')}, held-out 10 %)`,
     xLabel: 'training seconds (evaluation not counted)', yLabel: 'val loss (nats/char)', yMin: Math.max(0, Math.min(target ?? Infinity, ...series.flatMap((s) => s.points.map((p) => p[1]))) - 0.05), yMax: 2.6,
   }));
 }
