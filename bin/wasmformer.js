@@ -468,8 +468,8 @@ async function finalValidation(model, text, valFraction, summary) {
   return model.evaluate(held);
 }
 
-/** A model to fine-tune: a Hugging Face folder (config.json, model.safetensors and, if
- * present, tokenizer.wft) or a model file. */
+/** A model to fine-tune: a Hugging Face folder (config.json, model.safetensors and its
+ * tokenizer: tokenizer.wft if present, else tokenizer.json) or a model file. */
 async function openModel(path) {
   if (existsSync(path) && statSync(path).isDirectory()) {
     for (const name of ['config.json', 'model.safetensors']) {
@@ -512,7 +512,7 @@ async function finetune(argv, o) {
   };
   try {
     if (!model.tokenizer) {
-      throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs the tokenizer.wft wasmformer export writes)`);
+      throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs its tokenizer.json, or the tokenizer.wft wasmformer export writes)`);
     }
     if (model.lora) throw new UsageError(`${argv[0]} has LoRA adapters already: wasmformer train ${argv[1] ?? ''} --out ${argv[0]} --resume continues their run`);
     const fullState = (() => { const m = model.memory(); return m.params * 4; })(); // weights, gradients and both moments: 4x the weights

@@ -5,17 +5,20 @@
 // kernel tests in wasm, the Node tests of the wasm build, the web page in headless
 // Chromium, a minute of fuzzing per loader, and a memory soak. Each
 // stage says what it runs; the first failure stops the run with a non-zero exit code.
-// Every tool a stage or a test needs (valgrind, Chromium, clang, script) is checked before
-// the first stage: a missing one is installed when this runs as root without a terminal on
-// Debian (as build.sh installs Emscripten); otherwise what needs it is skipped. The last
-// lines list every skipped stage, and every test that skipped in each stage that ran it (a
-// tool or PyTorch missing, the native golden record on another machine's fingerprint), with
-// the command that enables it. In CI (CI=true) a missing tool fails the run.
+// Every tool a stage or a test needs (a C compiler and cmake, valgrind, Chromium, clang,
+// script) is checked before the first stage: a missing one is installed when this runs as
+// root without a terminal on Debian (as build.sh installs Emscripten); otherwise what needs
+// it is skipped. The last lines list every skipped stage, and every test that skipped in each
+// stage that ran it (a tool or PyTorch missing, the native golden record on another machine's
+// fingerprint), with the command that enables it. Without the native build's tools nothing
+// runs, and in CI (CI=true) any missing tool fails the run: both list every command that
+// enables what is missing, then stop. node_modules is installed (npm ci) when it is missing,
+// lacks a dependency or is older than package-lock.json.
 //
 // Usage: node scripts/test.mjs [--only REGEX]   (--only: the stages whose title matches;
 // the tools are checked all the same)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,17 +60,15 @@ function have(cmd) {
 }
 
 const skipped = []; // [what, the command that enables it]
+const lacking = []; // what nothing can run without: [what, the command that enables it]
 
 /** Whether a stage's tool is there (installed now when running as root without a terminal);
  * outside CI a missing one skips the stage (stage false: a tool some tests need, which skip
- * themselves and are listed from their reports). */
-function tool(title, cmds, install, { stage = true } = {}) {
+ * themselves and are listed from their reports; required: one every stage needs, whose
+ * absence ends the run once every tool has been checked). */
+function tool(title, cmds, install, { stage = true, required = false } = {}) {
   if (cmds.some(have)) return true;
   const msg = `"${title}" needs ${cmds.join(' or ')}: sudo apt-get install -y ${install}`;
-  if (process.env.CI) {
-    console.error(`npm test: ${msg}`);
-    process.exit(1);
-  }
   if (process.getuid?.() === 0 && !process.stdin.isTTY && have('apt-get')) {
     console.log(`\n== ${title}: installing ${install} (apt-get, as root without a terminal)`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -75,9 +76,28 @@ function tool(title, cmds, install, { stage = true } = {}) {
       spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...install.split(' ')], { stdio: 'inherit', env }).status === 0;
     if (ok && cmds.some(have)) return true;
   }
+  if (required || process.env.CI) {
+    console.log(`\n== ${title}: MISSING (${msg})`);
+    lacking.push([title, `sudo apt-get install -y ${install}`]);
+    return false;
+  }
   console.log(`\n== ${title}: ${stage ? 'SKIPPED' : 'missing: the tests that need it will skip'} (${msg})`);
   if (stage) skipped.push([title, `sudo apt-get install -y ${install}`]);
   return false;
+}
+
+/** Why node_modules does not match package-lock.json (there is none, a dependency is not in
+ * it, or the lock changed after the last install), or null when it does. */
+function staleDependencies() {
+  if (!existsSync('package-lock.json')) return null;
+  if (!existsSync('node_modules')) return 'no node_modules yet';
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+  const absent = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => !existsSync(join('node_modules', d, 'package.json')));
+  if (absent.length) return `node_modules lacks ${absent.join(', ')}`;
+  // npm records each install in node_modules/.package-lock.json
+  const record = join('node_modules', '.package-lock.json');
+  if (!existsSync(record) || statSync('package-lock.json').mtimeMs > statSync(record).mtimeMs) return 'package-lock.json changed after the last install';
+  return null;
 }
 
 /** node --test over files, each test's outcome also written for the list of skips at the end. */
@@ -88,7 +108,10 @@ function nodeTests(title, files, { flags = [], ...opts } = {}) {
     '--test-reporter', './scripts/skip-reporter.mjs', '--test-reporter-destination', report, ...files], opts);
 }
 
-// Every tool first, so that nothing runs before what it needs is there.
+// Every tool first, so that nothing runs before what it needs is there. The native build
+// first of all: every stage needs it.
+tool('the native build (a C compiler)', ['cc'], 'build-essential', { required: true });
+tool('the native build (cmake)', ['cmake'], 'cmake', { required: true });
 const hasValgrind = tool('valgrind: a short native training and generation', ['valgrind'], 'valgrind');
 // the page's stage, and the browser tests among the Node tests (tests/js/package.test.mjs)
 const hasChromium = tool('the web page in headless Chromium', ['chromium'], 'chromium');
@@ -96,26 +119,28 @@ const hasChromium = tool('the web page in headless Chromium', ['chromium'], 'chr
 const oldNode = Number(process.versions.node.split('.')[0]) < 20;
 if (oldNode) {
   const msg = `the browser tests need Node.js 20 or later (playwright-core), this is ${process.version}`;
-  if (process.env.CI) {
-    console.error(`npm test: ${msg}`);
-    process.exit(1);
-  }
-  console.log(`\n== the web page in headless Chromium: SKIPPED (${msg})`);
-  if (hasChromium) skipped.push(['the web page in headless Chromium', 'run npm test with Node.js 20 or later']);
+  const enable = 'run npm test with Node.js 20 or later (on Debian 12: sudo npm install -g node@20)';
+  console.log(`\n== the web page in headless Chromium: ${process.env.CI ? 'MISSING' : 'SKIPPED'} (${msg})`);
+  // listed beside Chromium's command when that is missing too: both are needed
+  (process.env.CI ? lacking : skipped).push(['the web page in headless Chromium', enable]);
 }
 const hasClang = tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev');
 // the CLI's terminal test (tests/js/cli.test.mjs) runs it under script(1); without it, that test skips (listed at the end)
 tool('the CLI on a terminal (script)', ['script'], 'bsdutils', { stage: false });
 
-// npm dependencies (dev tools for the browser, package and bench tests): whatever --only chose
-if (existsSync('package-lock.json') && !existsSync('node_modules')) run('npm dependencies', 'npm', ['ci'], { always: true });
-
-for (const tool of ['cmake', 'cc']) {
-  if (!have(tool)) {
-    console.error(`npm test: ${tool} is missing. On Debian 12: sudo apt-get install -y build-essential cmake`);
-    process.exit(1);
-  }
+// Nothing runs without the native build, and in CI nothing may be skipped: with something
+// missing, every command that enables what is missing or skipped, then the end.
+if (lacking.length) {
+  console.error(`\nnpm test: ${process.env.CI ? 'in CI (CI=true) nothing may be missing' : 'nothing runs without the native build'}; `
+    + `missing: ${lacking.map(([what]) => what).join('; ')}. To run every stage:`);
+  for (const [what, cmd] of [...lacking, ...skipped]) console.error(`  ${what}: ${cmd}`);
+  process.exit(1);
 }
+
+// npm dependencies (dev tools for the browser, package and bench tests), installed when
+// node_modules is missing or out of date: whatever --only chose
+const stale = staleDependencies();
+if (stale) run(`npm dependencies (${stale})`, 'npm', ['ci'], { always: true });
 const jobs = String(Math.max(1, Math.min(4, (await import('node:os')).availableParallelism?.() ?? 2)));
 run('configure native build', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
 run('build native library and tests', 'cmake', ['--build', 'build/native', '-j', jobs]);

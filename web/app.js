@@ -48,6 +48,12 @@ const app = {
     }
   },
   keepChanged() { refreshKeep(); },
+  /** Whether the model `held` (what replacing it loses, in words; null: nothing) may be
+   * replaced by `what`: a question when there is something to lose. */
+  mayReplace(held, what) {
+    return held === null || window.confirm(`Replace ${held} with ${what}? Download it first to keep it `
+      + '(a language model’s autosave stays until another model has trained longer).');
+  },
   /** A model's worker reported its thread count and kernels: said in plain words, with the
    * technical facts in data-threads, data-kernels (and the tooltip) for those who want them. */
   threads(n, simd = 'simd128') {
@@ -96,13 +102,6 @@ async function download() {
   $('keep-status').textContent = `Downloaded ${name} (${fmt.bytes(bytes.length)}).`;
 }
 
-/** Whether a trained model may be replaced by `what`: asks when the one there has trained. */
-function mayReplace(current, what) {
-  const step = current?.step ?? 0;
-  return step === 0 || window.confirm(`Replace the model trained for ${fmt.count(step)} steps with ${what}? `
-    + 'Download it first to keep it (its autosave stays until another model has trained longer).');
-}
-
 async function openModel(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   $('keep-status').textContent = `Opening ${file.name}…`;
@@ -110,7 +109,7 @@ async function openModel(file) {
   // trained model there is replaced only after a yes (asked once the file proved a model)
   const wm = await loadWorkerModel(bytes);
   const arch = wm.config.arch;
-  if ((arch === 'decoder' || arch === 'encoder-decoder') && !mayReplace(arch === 'decoder' ? lm.wm : s2s.ws, file.name)) {
+  if ((arch === 'decoder' || arch === 'encoder-decoder') && !app.mayReplace(arch === 'decoder' ? lm.held() : s2s.held(), file.name)) {
     wm.dispose();
     $('keep-status').textContent = `${file.name} was not opened: the model you have stays.`;
     return;
@@ -129,26 +128,41 @@ async function openModel(file) {
   $('keep-status').textContent = `Opened ${file.name} (${fmt.bytes(bytes.length)}).`;
 }
 
-/** A model folder (config.json, model.safetensors, tokenizer.wft; other files ignored) in a
- * worker, to generate from and fine-tune. */
+/** A model folder in a worker, to generate from and fine-tune: config.json, model.safetensors
+ * and a tokenizer, Hugging Face's tokenizer.json (a GPT-2, SmolLM or Llama folder as it comes)
+ * or the tokenizer.wft wasmformer export writes (taken first when both are there, as the
+ * package's import does); other files are ignored. */
 async function openFolder(files) {
   const byName = Object.fromEntries(files.map((f) => [f.name, f]));
   const folder = (files[0]?.webkitRelativePath || '').split('/')[0] || 'the folder';
+  const needs = 'a model folder holds config.json, model.safetensors and tokenizer.json (or the tokenizer.wft wasmformer export writes)';
   for (const name of ['config.json', 'model.safetensors']) {
-    if (!byName[name]) throw new Error(`${folder} has no ${name}: a model folder holds config.json and model.safetensors`);
+    if (!byName[name]) throw new Error(`${folder} has no ${name}: ${needs}`);
   }
-  if (!byName['tokenizer.wft']) {
-    throw new Error(`${folder} has no tokenizer.wft: this page reads the tokenizer files wasmformer writes (wasmformer export puts one beside the weights)`);
-  }
+  const tokenizer = ['tokenizer.wft', 'tokenizer.json'].find((name) => byName[name]);
+  if (!tokenizer) throw new Error(`${folder} has no tokenizer.json: ${needs}`);
   $('keep-status').textContent = `Opening ${folder}…`;
   const read = async (name) => new Uint8Array(await byName[name].arrayBuffer());
   const wm = await importWorkerSafetensors({
-    'config.json': await read('config.json'), 'model.safetensors': await read('model.safetensors'), 'tokenizer.wft': await read('tokenizer.wft'),
+    'config.json': await read('config.json'), 'model.safetensors': await read('model.safetensors'), [tokenizer]: await read(tokenizer),
   });
+  // asked once the folder proved a model, as for a file
+  if (!app.mayReplace(lm.held(), folder)) {
+    wm.dispose();
+    $('keep-status').textContent = `${folder} was not opened: the model you have stays.`;
+    return;
+  }
   await lm.adopt(wm, folder);
   setMode('lm');
   $('keep-status').textContent = `Opened ${folder}: ${wm.config.nLayer} layers, ${fmt.count(wm.paramCount)} parameters. `
-    + 'Pick a text and press “Train more steps” to fine-tune it.';
+    + 'Pick a text and train this model more (under Training) to fine-tune it.';
+}
+
+/** Whether the autosaved model of `record` may be deleted: always a question, since nothing
+ * brings it back. */
+function mayForget(record) {
+  return window.confirm(`Delete the autosaved language model (${fmt.count(record.step)} steps, trained on ${record.corpus?.name ?? 'a text'})? `
+    + 'Nothing brings it back; restore it and download it first to keep it.');
 }
 
 async function offerRestore() {
@@ -165,7 +179,7 @@ async function offerRestore() {
     `${record.corpus?.name ?? 'a text'}, was autosaved in this browser ${fmt.ago(record.savedAt)}.`;
   $('restore').hidden = false;
   $('restore-yes').onclick = async () => {
-    if (!mayReplace(lm.wm, 'the autosaved one')) return; // the offer stays
+    if (!app.mayReplace(lm.held(), 'the autosaved one')) return; // the offer stays
     $('restore').hidden = true;
     try {
       const fresh = await loadRecord('lm'); // the newest, should a save have happened meanwhile
@@ -177,6 +191,7 @@ async function offerRestore() {
     }
   };
   $('restore-no').onclick = async () => {
+    if (!mayForget(record)) return; // the offer stays
     $('restore').hidden = true;
     await deleteRecord('lm').catch((e) => app.error(fmt.explain(e, 'Could not delete the autosaved model')));
     $('keep-status').textContent = 'Discarded the autosaved model.';
@@ -207,6 +222,11 @@ async function main() {
   env.textContent = isolated ? 'Ready.'
     : 'Ready. Training runs on one core: this site is served without the settings that let a page use more.';
   env.title = `WebAssembly SIMD; ${cores} logical cores; ${isolated ? 'cross-origin isolated (threaded build)' : 'not cross-origin isolated (single-thread build)'}`;
+
+  // the restore offer is a bar fixed at the bottom: while it shows, the page gets room below
+  // its end, so that the bar never covers the last of it
+  const bar = $('restore');
+  new ResizeObserver(() => { document.body.style.paddingBottom = bar.hidden ? '' : `${bar.offsetHeight + 16}px`; }).observe(bar);
 
   lm = new LanguageModelUI(app);
   s2s = new Seq2SeqUI(app);
@@ -239,6 +259,12 @@ async function main() {
   });
   $('autosave-forget').addEventListener('click', async () => {
     try {
+      const record = await loadRecord('lm');
+      if (!record?.bytes) {
+        $('keep-status').textContent = 'This browser keeps no autosaved model.';
+        return;
+      }
+      if (!mayForget(record)) return;
       await deleteRecord('lm');
       $('restore').hidden = true;
       $('keep-status').textContent = 'This browser keeps no autosaved model now.';

@@ -33,7 +33,7 @@ export class AttentionPanel {
   constructor(model, checkpoint) {
     this.model = model;
     this.checkpoint = checkpoint;
-    this.heatmap = new Heatmap($('att-map'), $('att-readout'), { tip: $('att-tip'), legendMax: $('att-legend-max') });
+    this.heatmap = new Heatmap($('att-map'), $('att-readout'), { tip: $('att-tip'), legend: $('att-legend'), legendMax: $('att-legend-max') });
     this.maps = null; // the last selfAttention result
     $('att-layer').addEventListener('change', () => this.draw());
     $('att-head').addEventListener('change', () => this.draw());
@@ -72,7 +72,8 @@ export class AttentionPanel {
       this.busy = false;
     }
     const cut = this.maps.T < all ? ` (the last ${this.maps.T} of its ${all}: the model’s context)` : '';
-    $('att-status').textContent = `${this.maps.T} tokens${cut}.`;
+    const said = `${this.maps.T} tokens${cut}.`;
+    if ($('att-status').textContent !== said) $('att-status').textContent = said; // a live region: live redraws say nothing new
     this.draw();
   }
 

@@ -18,10 +18,12 @@ function niceStep(range, n) {
 }
 
 export class LossChart {
-  /** canvas: the element; label: what the aria-label starts with. */
-  constructor(canvas, { label = 'Loss chart' } = {}) {
+  /** canvas: the element; label: what the aria-label starts with; legend: a list the earlier
+   * runs are named in, under the canvas (a whole label, however long, wraps there). */
+  constructor(canvas, { label = 'Loss chart', legend = null } = {}) {
     this.canvas = canvas;
     this.label = label;
+    this.legend = legend;
     this.train = []; // [step, loss]
     this.val = [];   // [step, loss]
     this.xMax = 0;
@@ -43,8 +45,23 @@ export class LossChart {
         train: smooth.filter((_, i) => i % every === 0 || i === smooth.length - 1), val: this.val,
       });
       if (this.past.length > MAX_PAST) this.past.shift();
+      this.listPast();
     }
     this.clear();
+  }
+
+  /** The earlier runs in the legend under the canvas, newest first, each with its line's colour. */
+  listPast() {
+    if (!this.legend) return;
+    this.legend.replaceChildren(...this.past.map((r, k) => {
+      const li = document.createElement('li');
+      const swatch = document.createElement('span');
+      swatch.className = 'swatch';
+      swatch.style.background = PAST[k % PAST.length]; // CSSOM, which the page's CSP allows
+      li.append(swatch, `earlier: ${r.label}`);
+      return li;
+    }).reverse());
+    this.legend.hidden = !this.past.length;
   }
 
   /** Forgets the current run (a new model); earlier runs stay. */
@@ -219,17 +236,6 @@ export class LossChart {
       g.fillText(name, x + 18, top + 10);
       x += 95;
     }
-    // the earlier runs' settings, one line each, under the legend
-    g.textAlign = 'right';
-    this.past.forEach((r, k) => {
-      const y = top + 26 + 14 * (this.past.length - 1 - k);
-      g.fillStyle = PAST[k % PAST.length];
-      // cut to the plot's width (the whole label is in the aria-label)
-      let label = `earlier: ${r.label}`;
-      const room = W - R - L - 8;
-      while (label.length > 12 && g.measureText(label).width > room) label = `${label.slice(0, -2)}…`;
-      g.fillText(label, W - R - 4, y);
-    });
   }
 
   updateLabel() {

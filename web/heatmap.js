@@ -3,15 +3,24 @@
 // written into a readout element so that it can be read without seeing the colours.
 import { fitCanvas, tokenLabel } from './format.js';
 
+/** The colour of a weight v in [0, 1] (of the map's largest): white to a deep blue, with
+ * lightness falling as √v, so that the small weights most cells hold still differ. The cells
+ * and the legend's scale both use it. */
+export function shade(v) {
+  return `hsl(216 70% ${Math.round(98 - 70 * Math.sqrt(Math.max(0, Math.min(1, v))))}%)`;
+}
+
 export class Heatmap {
   /** canvas: focusable; readout: an <output>; names: how rows and columns are called; tip:
-   * an element shown at the pointer with the cell's value; legendMax: where the scale's top
-   * (the map's largest weight) is written. */
-  constructor(canvas, readout, { rowName = 'query', colName = 'key', label = 'Attention map', tip = null, legendMax = null } = {}) {
+   * an element shown at the pointer with the cell's value; legend: a canvas the colour scale
+   * is drawn on, from 0 to the map's largest weight, written into legendMax. */
+  constructor(canvas, readout, { rowName = 'query', colName = 'key', label = 'Attention map', tip = null, legend = null, legendMax = null } = {}) {
     this.canvas = canvas;
     this.readout = readout;
     this.tip = tip;
+    this.legend = legend;
     this.legendMax = legendMax;
+    if (legend) new ResizeObserver(() => this.drawLegend()).observe(legend);
     this.rowName = rowName;
     this.colName = colName;
     this.label = label;
@@ -72,17 +81,40 @@ export class Heatmap {
       return;
     }
     if (this.tip) {
-      // the cell's value next to the pointer (CSSOM, which the page's CSP allows)
       const { rows, cols, values } = this.map;
       this.tip.textContent = `“${tokenLabel(rows[r])}” → “${tokenLabel(cols[c])}”: ${values[r * cols.length + c].toFixed(3)}`;
-      this.tip.style.left = `${e.clientX - box.left + 12}px`;
-      this.tip.style.top = `${e.clientY - box.top + 12}px`;
       this.tip.hidden = false;
+      this.placeTip(e.clientX, e.clientY);
     }
     if (r === this.cursor[0] && c === this.cursor[1]) return;
     this.cursor = [r, c];
     this.draw();
     this.describe();
+  }
+
+  /** The tip just below and right of the pointer (x, y in the viewport), or on its other
+   * side where the screen ends there, never past the viewport's edges (CSSOM, which the page's
+   * CSP allows; the tip is positioned in the canvas's box). */
+  placeTip(x, y) {
+    const gap = 12, edge = 4, w = this.tip.offsetWidth, h = this.tip.offsetHeight;
+    const vw = document.documentElement.clientWidth, vh = document.documentElement.clientHeight;
+    let left = x + gap + w <= vw - edge ? x + gap : x - gap - w;
+    let top = y + gap + h <= vh - edge ? y + gap : y - gap - h;
+    left = Math.max(edge, Math.min(left, vw - edge - w));
+    top = Math.max(edge, Math.min(top, vh - edge - h));
+    const box = this.tip.offsetParent.getBoundingClientRect();
+    this.tip.style.left = `${left - box.left}px`;
+    this.tip.style.top = `${top - box.top}px`;
+  }
+
+  /** The colour scale: the cells' colour of each weight from 0 to the largest, left to right. */
+  drawLegend() {
+    if (!this.legend) return;
+    const { g, W, H } = fitCanvas(this.legend);
+    for (let x = 0; x < W; x++) {
+      g.fillStyle = shade(x / Math.max(1, W - 1));
+      g.fillRect(x, 0, 1, H);
+    }
   }
 
   describe() {
@@ -113,10 +145,7 @@ export class Heatmap {
     this.geom = { left, top, cell };
     for (let r = 0; r < R; r++) {
       for (let c = 0; c < C; c++) {
-        const v = values[r * C + c] / max;
-        // white to a deep blue; lightness carries the weight
-        const l = Math.round(98 - 70 * Math.sqrt(Math.max(0, v)));
-        g.fillStyle = `hsl(216 70% ${l}%)`;
+        g.fillStyle = shade(values[r * C + c] / max);
         g.fillRect(left + c * cell, top + r * cell, Math.ceil(cell), Math.ceil(cell));
       }
     }

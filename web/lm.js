@@ -56,6 +56,7 @@ export class LanguageModelUI {
   get wm() { return this.training.wm; }
   get phase() { return this.training.phase; }
   get busyGenerating() { return this.generation.busy; }
+  held() { return this.training.held(); }
   chooseSource() { return this.settings.chooseSource(); }
   checkpoint(fn) { return this.training.checkpoint(fn); }
   async restore(record) {
@@ -74,10 +75,18 @@ export class LanguageModelUI {
     await this.attention.show().catch((e) => this.app.error(fmt.explain(e, 'Could not compute the attention map')));
   }
 
-  /** While training: the map from the weights as they are, between two train calls (one at a time). */
+  /** While training: the map from the weights as they are, between two train calls. One at a
+   * time: asked while one is being drawn, it is drawn again once that one is done (from the
+   * newer weights), so a live map misses no validation. */
   drawAttention() {
-    if (this.attention.busy) return;
-    this.attention.show({ whenReady: true }).catch((e) => this.app.error(fmt.explain(e, 'Could not compute the attention map')));
+    if (this.attention.busy) {
+      this.attentionAgain = true;
+      return;
+    }
+    this.attentionAgain = false;
+    this.attention.show({ whenReady: true })
+      .catch((e) => this.app.error(fmt.explain(e, 'Could not compute the attention map')))
+      .finally(() => { if (this.attentionAgain) this.drawAttention(); });
   }
 
   /** Enables the buttons that can be used now. */

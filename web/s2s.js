@@ -23,6 +23,7 @@ export class Seq2SeqUI {
     this.app = app;
     this.ws = null;
     this.task = null;   // the task the model was trained on
+    this.from = null;   // the file the model was opened from (null: trained here)
     this.abort = null;
     this.map = null;
     this.decoding = false;
@@ -42,6 +43,13 @@ export class Seq2SeqUI {
   }
 
   get training() { return this.abort !== null; }
+
+  /** What replacing the model would lose, in words, or null (none, or one that never trained). */
+  held() {
+    if (!this.ws) return null;
+    if (this.ws.step > 0) return `the seq2seq model trained for ${fmt.count(this.ws.step)} steps`;
+    return this.from ? `the seq2seq model opened from ${this.from}` : null;
+  }
 
   refresh() {
     $('s2s-train').disabled = this.training;
@@ -68,6 +76,11 @@ export class Seq2SeqUI {
     const { config, steps, lr, batchSize } = this.readConfig();
     const bad = await checkConfig({ ...config, arch: 'encoder-decoder', vocabSize: LETTERS.length + 3 }, { threads: 1 });
     if (bad) throw new Error(`these settings do not make a model: ${bad.message}`);
+    // a trained or opened model is replaced only after a yes
+    if (!this.app.mayReplace(this.held(), 'a new one')) {
+      $('s2s-status').textContent = `${$('s2s-status').textContent.replace(/ Not replaced: .*$/, '')} Not replaced: the model you have stays.`;
+      return;
+    }
     const task = $('s2s-task').value;
     const { train, test } = taskData(task);
     this.abort = new AbortController();
@@ -85,6 +98,7 @@ export class Seq2SeqUI {
     try {
       this.ws = await createWorkerSeq2Seq(config, { texts: [LETTERS] });
       this.task = task;
+      this.from = null;
       this.app.threads(this.ws.snapshot.threads ?? 1, this.ws.snapshot.simd);
       $('s2s-params').textContent = fmt.count(this.ws.paramCount);
       this.fillSelects();
@@ -125,6 +139,7 @@ export class Seq2SeqUI {
     this.ws?.dispose();
     this.ws = ws;
     this.task = null;
+    this.from = fileName;
     this.chart.clear();
     this.map = null;
     this.heatmap.clear('nothing shown yet');

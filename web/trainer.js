@@ -14,11 +14,17 @@ import * as fmt from './format.js';
 const $ = (id) => document.getElementById(id);
 const AUTOSAVE_MS = 60_000;
 // The samples shown while training: from the same start (a new line) and seed each time, so
-// what changes between two is the model.
+// what changes between two is the model. Each costs its own time and a restart of training
+// (the train call ends for it and another starts); a validation's sample is skipped when the
+// samples would pass their budget, a share of the training time (#samples' data-budget: 3 %).
 const SAMPLE_PROMPT = '';
 const SAMPLE = { maxTokens: 120, temperature: 0.8, seed: 1 };
 /** A random name for a model's autosave records (getRandomValues: also on plain http). */
 const newModelId = () => Array.from(crypto.getRandomValues(new Uint32Array(4)), (x) => x.toString(16).padStart(8, '0')).join('');
+// What the loop knows of the break between two train calls: when the call before ended, the
+// time the break's jobs took, whether one was a sample, and whether the call after still has
+// to report how long it took to start (its first progress report tells).
+const BREAK = { ended: null, jobsMs: 0, sampled: false, restarting: false };
 const UNTIL_STOPPED = 10_000_000; // the step schedule of an open run: warmup, then a decay too slow to see
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -33,29 +39,47 @@ export class TrainingController {
     this.app = app;
     this.settings = settings;
     this.hooks = hooks;
-    this.chart = new LossChart($('loss-chart'));
+    this.chart = new LossChart($('loss-chart'), { legend: $('chart-past') });
     this.wm = null;
     this.phase = 'none'; // none | creating | training | pausing | paused | stopped | done
     this.run = null;     // {target, startStep, fresh, abort, reason, saves, activeMs, chunkStart}
     this.lastSave = 0;
     this.train = null;   // the settings of the run: {config, train, tokenizer}
-    this.sampleMs = 0;   // time spent writing samples during this model's runs
+    this.samples = null; // this run's samples' cost: {ms, n, skipped, longest, last} (ms)
+    this.newSampleBudget();
     this.modelId = null; // names the model in its autosave records
+    this.from = null;    // the file, folder or autosave the model came from (null: made here)
     this.trainedMs = null; // this model's time in train calls, over all its runs (null: not known, a model restored or opened)
   }
 
   /** Training, or on its way to or from it: the model is not free. */
   get running() { return this.phase === 'training' || this.phase === 'pausing' || this.phase === 'creating'; }
 
-  setStatus(text) { $('train-status').textContent = text; }
+  /** The status under the buttons. A screen reader hears it through a live region of its own
+   * (#train-said), unless quiet: the countdown of every progress report would talk over
+   * everything; it hears a run's start, each validation, and where a run ends. */
+  setStatus(text, { quiet = false } = {}) {
+    $('train-status').textContent = text;
+    if (!quiet) this.say(text);
+  }
+
+  say(text) {
+    if ($('train-said').textContent !== text) $('train-said').textContent = text;
+  }
+
+  /** What replacing the model would lose, in words ("the model trained for 1,234 steps", "the
+   * model opened from x.wf"), or null: no model, or a new one that has not taken a step. A
+   * model opened or restored counts however many steps it says (a Hugging Face folder says none). */
+  held() {
+    if (!this.wm) return null;
+    if (this.wm.step > 0) return `the model trained for ${fmt.count(this.wm.step)} steps`;
+    return this.from ? `the model opened from ${this.from}` : null;
+  }
 
   async startNew() {
-    // a trained model is replaced only when the user says so (its autosave stays until the
-    // new one is saved over it)
-    if (this.wm && this.wm.step > 0 && !window.confirm(`Replace the model trained for ${fmt.count(this.wm.step)} steps with a new one? `
-      + 'Its autosave stays until the new one has trained longer; download it to keep it for good.')) {
-      return;
-    }
+    // a trained or opened model is replaced only when the user says so (its autosave stays
+    // until the new one is saved over it)
+    if (!this.app.mayReplace(this.held(), 'a new one')) return;
     const s = this.settings.read();
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
     await this.settings.check(); // the settings of this moment, not of the last debounced check
@@ -69,13 +93,14 @@ export class TrainingController {
     else this.chart.clear();
     this.wm?.dispose();
     this.wm = null;
-    this.clearSamples();
+    this.clearView();
     this.settings.bpeTokens = null;
     try {
       this.wm = await createWorkerModel({ ...s.config, batchSize: s.train.batchSize, lr: s.train.lr });
       this.modelId = newModelId();
       this.trainedMs = 0;
       this.opened = false;
+      this.from = null;
       this.showFinetune();
     } catch (e) {
       this.phase = 'none';
@@ -123,10 +148,11 @@ export class TrainingController {
    * schedule for it; open: a run with no end but the user's stop. */
   async runTo({ steps, seconds, open = false }) {
     const start = this.wm.step;
-    this.sampleMs = 0; // the samples' share is of this run's training time
+    this.newSampleBudget(); // the samples' share is of this run's training time
     this.run = {
       target: seconds ? null : start + steps, seconds: seconds ?? null, secondsDone: 0, open,
       startStep: start, fresh: true, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null,
+      ...BREAK,
     };
     this.chart.setTarget(seconds || open ? 0 : this.run.target);
     await this.loop();
@@ -168,7 +194,9 @@ export class TrainingController {
       signal: run.abort.signal, onProgress: (p) => this.progress(p),
       // a text with characters an opened model's tokenizer does not know: said under the status
       onWarning: (message) => {
-        $('finetune-status').textContent = `${$('finetune-status').textContent.split(' Note:')[0]} Note: ${message}`.trim();
+        // each train call of the run warns again: the live region changes only when the words do
+        const said = `${$('finetune-status').textContent.split(' Note:')[0]} Note: ${message}`.trim();
+        if ($('finetune-status').textContent !== said) $('finetune-status').textContent = said;
         $('finetune-status').hidden = false;
       },
     };
@@ -195,8 +223,14 @@ export class TrainingController {
     this.hooks.changed();
     this.lastSave = performance.now();
     const flush = async () => {
-      while (run.saves.length) await run.saves.shift()();
+      while (run.saves.length) {
+        const t0 = performance.now();
+        await run.saves.shift()();
+        run.jobsMs += performance.now() - t0;
+      }
     };
+    let first = true;
+    Object.assign(run, BREAK); // a pause's break is the user's, not a sample's
     for (;;) {
       const remaining = this.left();
       if (remaining <= (run.seconds ? 0.01 : 0) || run.reason === 'stop') break;
@@ -211,7 +245,14 @@ export class TrainingController {
       }
       run.abort = new AbortController();
       const opts = this.options(remaining);
-      this.setStatus(this.toGo(wm.step));
+      // said once a run (or resume): the calls after a sample or a save restart quietly
+      this.setStatus(this.toGo(wm.step), { quiet: !first });
+      first = false;
+      // a break a sample forced: what it cost besides the jobs' own time (the call's end, the
+      // model's info, the messages) is the sample's, and so is the next call's start
+      const restart = run.sampled;
+      if (restart) this.addSampleCost(performance.now() - run.ended - run.jobsMs);
+      Object.assign(run, BREAK, { restarting: restart });
       run.chunkStart = performance.now();
       let failure = null;
       try {
@@ -221,6 +262,7 @@ export class TrainingController {
         if (e.name !== 'AbortError') failure = e;
       }
       const spent = performance.now() - run.chunkStart;
+      run.ended = performance.now();
       run.activeMs += spent;
       if (this.trainedMs !== null) this.trainedMs += spent;
       run.chunkStart = null;
@@ -253,12 +295,24 @@ export class TrainingController {
 
   progress(p) {
     const run = this.run;
+    if (run.restarting) {
+      // the first report of a call a sample restarted: its start (encoding-free since the
+      // handle keeps the text's ids, but a message each way and the step's setup) is the
+      // page's time in the call less the worker's time since its first step began
+      run.restarting = false;
+      this.addSampleCost(performance.now() - run.chunkStart - 1000 * p.elapsed);
+    }
     this.chart.addTrain(p.step, p.loss);
     this.hooks.progressed?.();
     if (p.validated && p.valLoss !== null) {
       this.chart.addVal(p.step, p.valLoss);
-      // a sample from these weights, written between two train calls (checkpoint)
-      if (!run.reason) this.checkpoint(() => this.sample(p.step, p.valLoss)).catch((e) => this.app.error(fmt.explain(e, 'A sample failed')));
+      // a sample from these weights, written between two train calls (checkpoint), unless
+      // the samples would pass their share of the training time
+      if (!run.reason && this.sampleFits()) {
+        this.checkpoint(() => this.sample(p.step, p.valLoss)).catch((e) => this.app.error(fmt.explain(e, 'A sample failed')));
+      } else if (!run.reason) {
+        this.skipSample(p.step);
+      }
     }
     const elapsed = (run.activeMs + (performance.now() - run.chunkStart)) / 1000;
     if (run.seconds && p.secondsDone !== undefined) run.secondsDone = p.secondsDone;
@@ -270,8 +324,9 @@ export class TrainingController {
     $('stat-eta').textContent = run.open ? '–' : fmt.duration(p.eta);
     $('train-progress').max = run.seconds ?? (run.open ? 1 : run.target - run.startStep);
     $('train-progress').value = run.seconds ? run.secondsDone : run.open ? 0 : p.step - run.startStep;
-    if (!run.reason) this.setStatus(this.toGo(p.step));
+    if (!run.reason) this.setStatus(this.toGo(p.step), { quiet: true });
     if (p.validated) {
+      if (p.valLoss !== null) this.say(`Validation loss ${fmt.loss(p.valLoss)} at ${this.where(p.step)}.`);
       $('overfit-note').hidden = !this.overfitting();
       this.hooks.validated?.();
     }
@@ -330,11 +385,77 @@ export class TrainingController {
     return `Training: ${fmt.count(run.target - step)} steps to go.`;
   }
 
+  /** The samples' share of the training time: #samples' data-budget (a test sets another). */
+  get sampleBudget() {
+    const b = Number($('samples').dataset.budget);
+    return b >= 0 ? b : 0.03;
+  }
+
+  /** A new account of the samples' cost: their total, how many were written and skipped, the
+   * costliest one and the newest one's. */
+  newSampleBudget() {
+    this.samples = { ms: 0, n: 0, skipped: 0, longest: 0, last: 0 };
+  }
+
+  /** The run's training time so far (ms): its finished train calls and the one running. */
+  runMs() {
+    const run = this.run;
+    return run ? run.activeMs + (run.chunkStart === null ? 0 : performance.now() - run.chunkStart) : 0;
+  }
+
+  /** Whether one more sample (costing what the run's samples cost on average) stays within
+   * the budget. The run's first is always written. */
+  sampleFits() {
+    const c = this.samples;
+    return c.n === 0 || c.ms * (c.n + 1) / c.n <= this.sampleBudget * this.runMs();
+  }
+
+  /** Adds ms to the newest sample's cost (its writing, then the restart it forced). */
+  addSampleCost(ms) {
+    const c = this.samples;
+    c.ms += Math.max(0, ms);
+    c.last += Math.max(0, ms);
+    c.longest = Math.max(c.longest, c.last);
+    this.showCost();
+  }
+
+  /** What the samples cost, in words, and as numbers (ms) for those who check the budget. */
+  showCost() {
+    const c = this.samples, trained = this.runMs(), line = $('samples-cost');
+    if (!(trained > 0) || !c.n) return;
+    const budget = `${+(100 * this.sampleBudget).toFixed(2)} %`;
+    line.textContent = `Writing these samples took ${(100 * c.ms / trained).toFixed(1)} % of the training time, the restarts they force included`
+      + (c.skipped ? `; ${fmt.count(c.skipped)} skipped to keep them near ${budget}.` : '.');
+    Object.assign(line.dataset, { spent: c.ms.toFixed(1), trained: trained.toFixed(1), longest: c.longest.toFixed(1), budget: String(this.sampleBudget) });
+  }
+
+  /** A validation with no sample: said in the timeline, one line for a stretch of them. */
+  skipSample(step) {
+    const c = this.samples;
+    c.skipped++;
+    let li = $('samples').firstElementChild;
+    if (!li?.classList.contains('skipped')) {
+      li = document.createElement('li');
+      li.className = 'skipped';
+      li.dataset.from = String(step);
+      $('samples').prepend(li);
+    }
+    const from = Number(li.dataset.from), n = Number(li.dataset.count ?? 0) + 1;
+    li.dataset.count = String(n);
+    li.textContent = `${from === step ? `step ${fmt.count(step)}` : `steps ${fmt.count(from)} to ${fmt.count(step)}`}: `
+      + `no sample at ${n === 1 ? 'this validation' : `these ${n} validations`}, to keep the samples near `
+      + `${+(100 * this.sampleBudget).toFixed(2)} % of the training time`;
+    this.showCost();
+  }
+
   /** Writes a sample from the model as it is and adds it to the timeline, newest first. */
   async sample(step, valLoss) {
     const t0 = performance.now();
     const text = await this.wm.generateText(SAMPLE_PROMPT, SAMPLE);
-    this.sampleMs += performance.now() - t0;
+    const c = this.samples;
+    c.n++;
+    c.last = 0;
+    if (this.run && this.phase === 'training') this.run.sampled = true; // it forces a restart
     const li = document.createElement('li');
     const at = document.createElement('span');
     at.className = 'at';
@@ -343,10 +464,7 @@ export class TrainingController {
     pre.textContent = text.trim() || '(nothing yet)';
     li.append(at, pre);
     $('samples').prepend(li);
-    const active = this.run ? this.run.activeMs : 0;
-    if (active > 0) {
-      $('samples-cost').textContent = `Writing these samples took ${(100 * this.sampleMs / active).toFixed(1)} % of the training time.`;
-    }
+    this.addSampleCost(performance.now() - t0);
   }
 
   /** Validation loss rising over the last three validations while the training loss (its
@@ -374,10 +492,13 @@ export class TrainingController {
     return this.wm.save();
   }
 
-  clearSamples() {
+  /** Forgets what the view says of the model before: its samples, their cost, the
+   * overfitting note (a new, opened or restored model has not overfitted yet). */
+  clearView() {
     $('samples').replaceChildren();
     $('samples-cost').textContent = '';
-    this.sampleMs = 0;
+    $('overfit-note').hidden = true;
+    this.newSampleBudget();
   }
 
   /** The record autosave keeps, bytes included. */
@@ -409,10 +530,11 @@ export class TrainingController {
     this.wm?.dispose();
     this.wm = wm;
     this.opened = !!wm.snapshot.lora;
+    this.from = 'this browser’s autosave';
     this.showFinetune();
     this.modelId = record.modelId ?? newModelId();
     this.trainedMs = null;
-    this.clearSamples();
+    this.clearView();
     const settings = this.settings, corpus = settings.corpus;
     settings.restoreValues(record.settings);
     const c = record.corpus ?? {};
@@ -453,6 +575,7 @@ export class TrainingController {
     this.wm?.dispose();
     this.wm = wm;
     this.opened = true;
+    this.from = fileName;
     this.showFinetune();
     this.modelId = newModelId();
     this.trainedMs = null;
@@ -464,7 +587,7 @@ export class TrainingController {
     const history = wm.metadata?.lossHistory;
     if (history && Array.isArray(history.train) && Array.isArray(history.val)) this.chart.restore(history);
     this.chart.setGuess(Math.log(wm.config.vocabSize));
-    this.clearSamples();
+    this.clearView();
     this.hooks.model(wm);
     $('stat-step').textContent = fmt.count(wm.step);
     for (const id of ['stat-speed', 'stat-elapsed', 'stat-eta']) $(id).textContent = '–';

@@ -19,6 +19,11 @@ function plainOptim(o) {
 }
 
 export class ModelHandle {
+  /** The last text tokensOf encoded: {text, tokenizer, tokens}. A run of several train calls
+   * over one text (the page ends a call for each sample and autosave, then starts the next)
+   * encodes it once, not once a call. */
+  #encoded = null;
+
   /**
    * @param {import('./runtime.js').Runtime} rt
    * @param {number} h a wf_model with a model in it, owned from here on
@@ -254,15 +259,27 @@ export class ModelHandle {
     }
     if (this.tokenizer) {
       if (spec !== undefined) this.tokenizer.assertMatches(spec);
-      return { tokens: this.tokenizer.encode(data), built: null };
+      return { tokens: this.#encode(this.tokenizer, data), built: null };
     }
     const built = Tokenizer.forModel(this.rt, data, spec, this.native.vocabSize);
     try {
-      return { tokens: built.encode(data), built };
+      // kept under the built tokenizer: once it joins the model, the next call finds it
+      return { tokens: this.#encode(built, data), built };
     } catch (e) {
       built.dispose();
       throw e;
     }
+  }
+
+  /** The ids of text with tokenizer, from #encoded when it holds the same text (strings
+   * compare by content: a text that came again through a worker's message is the same) and
+   * tokenizer. The ids are shared between the calls: their readers do not write to them. */
+  #encode(tokenizer, text) {
+    const last = this.#encoded;
+    if (last && last.tokenizer === tokenizer && last.text === text) return last.tokens;
+    const tokens = tokenizer.encode(text);
+    this.#encoded = { text, tokenizer, tokens };
+    return tokens;
   }
 
   // ---- weights ----
@@ -409,5 +426,6 @@ export class ModelHandle {
     this.h = 0;
     this.tokenizer?.dispose();
     this.tokenizer = null;
+    this.#encoded = null;
   }
 }

@@ -248,22 +248,30 @@ function diverged(core, e, snapshot, start, source) {
 }
 
 /** Tells (through onWarning, else console.warn) what share of a text's tokens a char
- * tokenizer does not know: they all train as <unk>, id 0, and say nothing of the text. */
+ * tokenizer does not know: they all train as <unk>, id 0, and say nothing of the text. The
+ * words are worked out once per token array (the handle keeps a text's ids across calls) and
+ * said at every call. */
 export function warnUnknown(tokenizer, text, tokens, onWarning) {
   if (tokenizer?.kind !== 'char' || tokens.length === 0) return;
+  if (!unknownNotes.has(tokens)) unknownNotes.set(tokens, unknownNote(tokenizer, text, tokens));
+  const message = unknownNotes.get(tokens);
+  if (message) (onWarning ?? console.warn)(message);
+}
+const unknownNotes = new WeakMap(); // token array -> its note, or null when every character is known
+
+function unknownNote(tokenizer, text, tokens) {
   let unknown = 0;
   for (const id of tokens) unknown += id === 0;
-  if (unknown === 0) return;
+  if (unknown === 0) return null;
   const seen = new Set();
   for (const ch of text) {
     if (seen.size >= 5) break;
     if (tokenizer.encode(ch)[0] === 0) seen.add(ch);
   }
   const share = (100 * unknown) / tokens.length;
-  const message = `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of the text's tokens (${unknown} of ${tokens.length}) are `
+  return `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of the text's tokens (${unknown} of ${tokens.length}) are `
     + `characters the model's tokenizer does not know (${[...seen].map((c) => JSON.stringify(c)).join(', ')}${unknown > seen.size ? ', …' : ''}); `
     + 'they all train as <unk>. A new model learns its vocabulary from its first text.';
-  (onWarning ?? console.warn)(message);
 }
 
 /** The cross-entropy beyond which a model over V tokens has diverged: random guessing

@@ -461,6 +461,9 @@ test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tenso
     [['finetune', 'base.wf', TEXT, '--lora-targets', 'q,x', '--out', 'x1.wf'], /LoRA target "x"/],
     [['finetune', 'base.wf', TEXT, '--lora-rank', '0', '--train', 'nothing', '--out', 'x2.wf'], /no tensor or group is named "nothing"/],
     [['finetune', 'nowhere', TEXT], /cannot read nowhere/],
+    // a folder with no tokenizer: the message names the tokenizer.json a Hugging Face folder brings
+    [['finetune', fileURLToPath(new URL('../fixtures/hf_llama_untied', import.meta.url)), TEXT, '--out', 'x3.wf'],
+      /has no tokenizer: .*\(a folder needs its tokenizer\.json, or the tokenizer\.wft wasmformer export writes\)/],
   ]) {
     const e = cli(args);
     assert.notEqual(e.code, 0, args.join(' '));

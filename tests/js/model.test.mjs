@@ -344,3 +344,28 @@ test('tokenizer round trip and memory estimates', async () => {
   assert.ok(oddEst.params > 4 * oddEst.count, `${oddEst.params} bytes hold ${oddEst.count} parameters and padding`);
   oddModel.dispose();
 });
+
+test('a text trained on again is encoded once: the handle keeps its ids for the next call (the page restarts its call at each sample)', async () => {
+  const model = await createModel({ ...SMALL, vocabSize: 20 }, { threads: 1 });
+  const opts = { steps: 2, evalInterval: 0, seed: 3 };
+  await model.train(TEXT, opts); // learns the tokenizer, whose ids of TEXT the next call finds
+  let encoded = 0;
+  const tok = model.tokenizer, encode = tok.encode.bind(tok);
+  tok.encode = (t) => { encoded += t.length > 1; return encode(t); }; // texts, not the unknown-character check's single characters
+  await model.train(TEXT, { ...opts, keepSchedule: true });
+  await model.train((` ${TEXT}`).slice(1), { ...opts, keepSchedule: true }); // another string of the same text (as a worker's message brings it)
+  assert.equal(encoded, 0, 'the same text: its ids kept');
+  const other = `${TEXT.slice(0, -2)} .`; // as long, two characters swapped
+  await model.train(other, { ...opts, keepSchedule: true });
+  assert.equal(encoded, 1, 'another text: encoded');
+  await model.train(TEXT, { ...opts, keepSchedule: true });
+  assert.equal(encoded, 2, 'one text kept at a time');
+  // characters the tokenizer lacks are still said at every call, from the one encoding
+  const warnings = [];
+  for (let i = 0; i < 2; i++) await model.train(`${TEXT}é`, { ...opts, keepSchedule: true, onWarning: (w) => warnings.push(w) });
+  assert.equal(encoded, 3);
+  assert.equal(warnings.length, 2);
+  assert.equal(warnings[0], warnings[1]);
+  assert.match(warnings[0], /\(1 of [\d]+\) are characters the model's tokenizer does not know \("é"\)/);
+  model.dispose();
+});

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,4 +56,119 @@ test('runs', () => {});
   assert.deepEqual(neverRan(first).map((s) => [s.name, s.skip]), [['needs a browser', '/usr/bin/chromium not installed (apt-get install -y chromium)'], ['needs a flag', 'needs FLAG=1']]);
   assert.deepEqual(neverRan([...first, ...second]).map((s) => s.name), ['needs a browser'], 'the flag\'s test ran in the second stage');
   assert.equal(neverRan(first)[0].file, join(dir, 'a.test.mjs'));
+});
+
+/** A folder for a PATH of its own: links to the real commands named, and scripts (name ->
+ * bash body) standing in for others. */
+function fakePath(t, real, scripts = {}) {
+  const bin = mkdtempSync(join(tmpdir(), 'wf-path-'));
+  t.after(() => rmSync(bin, { recursive: true, force: true }));
+  for (const cmd of real) symlinkSync(execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim(), join(bin, cmd));
+  for (const [name, body] of Object.entries(scripts)) writeFileSync(join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+  return bin;
+}
+
+test('a machine without a C compiler or cmake: nothing runs, and every command that enables something is listed', (t) => {
+  const bin = fakePath(t, ['sh']);
+  symlinkSync(process.execPath, join(bin, 'node'));
+  const env = { ...process.env, PATH: bin };
+  delete env.CI;
+  const r = spawnSync(process.execPath, ['scripts/test.mjs', '--only', '^$'], { cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  assert.equal(r.status, 1, r.stdout);
+  assert.doesNotMatch(r.stdout, /left out \(--only\)/, 'no stage began');
+  assert.match(r.stderr, /^npm test: nothing runs without the native build; missing: the native build \(a C compiler\); the native build \(cmake\)\. To run every stage:$/m);
+  for (const line of ['the native build (a C compiler): sudo apt-get install -y build-essential', 'the native build (cmake): sudo apt-get install -y cmake',
+    'the web page in headless Chromium: sudo apt-get install -y chromium', 'valgrind: a short native training and generation: sudo apt-get install -y valgrind',
+    'fuzz: libFuzzer, 60 s per loader: sudo apt-get install -y clang-14 libclang-rt-14-dev']) {
+    assert.ok(r.stderr.includes(`\n  ${line}\n`), `${line} in\n${r.stderr}`);
+  }
+});
+
+test('as root without a terminal, a missing C compiler and cmake are installed with apt-get, and the run goes on', { skip: process.getuid?.() !== 0 && 'runs as root only (it checks the path npm test takes as root: sudo node --test tests/js/npm-test.test.mjs)' }, (t) => {
+  // apt-get here links the real cc and cmake into the PATH when asked for their packages
+  const log = join(mkdtempSync(join(tmpdir(), 'wf-apt-')), 'apt.log');
+  const [cc, cmake, ln] = ['cc', 'cmake', 'ln'].map((c) => execFileSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' }).trim());
+  const bin = fakePath(t, ['sh'], {
+    'apt-get': `echo "$*" >> ${log}
+case "$*" in *build-essential*) ${ln} -sf ${cc} "\${0%/*}/cc";; esac
+case "$*" in *" cmake"*) ${ln} -sf ${cmake} "\${0%/*}/cmake";; esac`,
+  });
+  symlinkSync(process.execPath, join(bin, 'node'));
+  const env = { ...process.env, PATH: bin };
+  delete env.CI;
+  const r = spawnSync(process.execPath, ['scripts/test.mjs', '--only', '^$'], { cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const asked = readFileSync(log, 'utf8');
+  assert.match(asked, /^install -y -q --no-install-recommends build-essential$/m);
+  assert.match(asked, /^install -y -q --no-install-recommends cmake$/m);
+  assert.match(r.stdout, /== the native build \(a C compiler\): installing build-essential \(apt-get, as root without a terminal\)/);
+  assert.match(r.stdout, /npm test: all passed/);
+});
+
+test('node_modules without a dependency of package.json, or older than package-lock.json: npm ci first', (t) => {
+  // a copy of the script and the package files; npm here only says what it was asked
+  const root = mkdtempSync(join(tmpdir(), 'wf-deps-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, 'scripts'));
+  for (const f of ['scripts/test.mjs', 'scripts/skip-reporter.mjs', 'package.json', 'package-lock.json']) writeFileSync(join(root, f), readFileSync(join(ROOT, f)));
+  const deps = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies);
+  assert.ok(deps.includes('axe-core'), deps.join());
+  for (const d of deps.filter((x) => x !== 'axe-core')) {
+    mkdirSync(join(root, 'node_modules', d), { recursive: true });
+    writeFileSync(join(root, 'node_modules', d, 'package.json'), '{}');
+  }
+  writeFileSync(join(root, 'node_modules', '.package-lock.json'), '{}');
+  const log = join(root, 'npm.log');
+  const bin = fakePath(t, ['sh', 'cc', 'cmake'], { npm: `echo "$*" >> ${log}` });
+  symlinkSync(process.execPath, join(bin, 'node'));
+  const env = { ...process.env, PATH: bin };
+  delete env.CI;
+  const go = () => spawnSync(process.execPath, ['scripts/test.mjs', '--only', '^$'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  let r = go();
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^== npm dependencies \(node_modules lacks axe-core\): npm ci$/m);
+  assert.equal(readFileSync(log, 'utf8'), 'ci\n');
+  // all there, and installed after the lock changed: nothing to do
+  mkdirSync(join(root, 'node_modules', 'axe-core'));
+  writeFileSync(join(root, 'node_modules', 'axe-core', 'package.json'), '{}');
+  utimesSync(join(root, 'package-lock.json'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  r = go();
+  assert.equal(r.status, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /npm dependencies/);
+  // the lock changed after the last install (a pull brought new dependencies): npm ci
+  utimesSync(join(root, 'package-lock.json'), new Date(), new Date(Date.now() + 60_000));
+  r = go();
+  assert.match(r.stdout, /^== npm dependencies \(package-lock\.json changed after the last install\): npm ci$/m);
+  assert.equal(readFileSync(log, 'utf8'), 'ci\nci\n');
+});
+
+test('.ci/run with Debian 12\'s Node.js 18: Node.js 20 from the npm registry before npm test, or a clear refusal', (t) => {
+  for (const installs of [true, false]) {
+    // a copy of .ci/run, whose npm test must not run this repository's
+    const root = mkdtempSync(join(tmpdir(), 'wf-ci-'));
+    t.after(() => rmSync(root, { recursive: true, force: true }));
+    mkdirSync(join(root, '.ci'));
+    writeFileSync(join(root, '.ci/run'), readFileSync(join(ROOT, '.ci/run')), { mode: 0o755 });
+    const log = join(root, 'log');
+    const stub = `echo "$(basename "$0") $*" >> ${log}; echo 1.0`;
+    // node is 18 until "npm install -g node@20" has run (when it works)
+    const bin = fakePath(t, ['bash', 'dirname', 'head', 'basename'], {
+      'apt-get': stub, emcc: stub, cmake: stub, chromium: stub, valgrind: stub, 'clang-14': stub,
+      node: `v=18; [ -f "$(dirname "$0")/node20" ] && v=20
+case "$1" in -p) echo $v;; --version) echo v$v.0.0;; esac`,
+      npm: `echo "npm $*" >> ${log}
+case "$*" in *"install -g"*node@20*) ${installs ? ': > "$(dirname "$0")/node20"' : 'exit 1'};; esac`,
+    });
+    const r = spawnSync(join(root, '.ci/run'), [], { cwd: root, env: { PATH: bin }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const npm = readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('npm '));
+    if (installs) {
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(npm, ['npm install -g --no-audit --no-fund node@20', 'npm test']);
+      assert.match(r.stdout, /^v20\.0\.0$/m, 'node --version says 20 before npm test');
+    } else {
+      assert.equal(r.status, 1, r.stdout);
+      assert.deepEqual(npm, ['npm install -g --no-audit --no-fund node@20'], 'npm test never runs on Node.js 18');
+      assert.match(r.stderr, /^\.ci\/run: npm test needs Node\.js 20 or later \(playwright-core\) and found v18\.0\.0 at .*node; npm install -g node@20 did not give one: install Node\.js 20 or later and run \.ci\/run again$/m);
+    }
+  }
 });

@@ -10,7 +10,7 @@
 // refreshed with WF_SCREENSHOTS=docs/screenshots node --test tests/web/ (that folder's README).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,80 @@ async function accessibility(page) {
 }
 const number = async (page, sel) => Number((await text(page, sel)).replace(/,/g, '').split('/')[0]);
 
+/** [r, g, b] (0-255) of hsl(h, s, l) with s, l in [0, 1]: the colours the page draws with. */
+function hslRgb(h, s, l) {
+  const a = s * Math.min(l, 1 - l);
+  const f = (n) => { const k = (n + h / 30) % 12; return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1)))); };
+  return [f(0), f(8), f(4)];
+}
+
+/** The controls shown (enabled, visible, focusable; a radio group's checked button: the arrow
+ * keys move within it) that the Tab key never reaches from the top of the page, going round. */
+async function tabMisses(page) {
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+  const controls = await page.$$eval('input, select, textarea, button, [tabindex="0"], summary', (els) => els
+    .filter((el) => !el.disabled && el.checkVisibility() && el.tabIndex >= 0 && !(el.type === 'radio' && !el.checked))
+    .map((el) => el.id || el.textContent.trim().slice(0, 30)));
+  const reached = new Set();
+  for (let i = 0; i < 2 * controls.length + 40 && controls.some((c) => !reached.has(c)); i++) {
+    await page.keyboard.press('Tab');
+    reached.add(await page.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim().slice(0, 30)));
+  }
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+  return controls.filter((c) => !reached.has(c));
+}
+
+/** axe-core and the Tab key in the page's present state (named in the messages). */
+async function accessibleNow(page, state) {
+  assert.deepEqual(await accessibility(page), [], `axe-core ${state}: serious or critical violations`);
+  assert.deepEqual(await tabMisses(page), [], `controls the Tab key never reaches ${state}`);
+}
+
+/** A narrow screen's layout: nothing wider than the screen, and one column (the settings
+ * above the training view, at the same left edge). */
+async function fitsNarrow(page, state) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `${state}: the page is ${overflow} px wider than the screen`);
+  const wide = await page.$$eval('body *', (els) => els.filter((el) => el.checkVisibility() && el.getBoundingClientRect().right > innerWidth + 1)
+    .map((el) => el.id || el.className || el.tagName));
+  assert.deepEqual(wide, [], `${state}: elements sticking out`);
+  const [settings, view] = await page.$$eval('.settings-col, .view-col', (els) => els.map((el) => {
+    const r = el.getBoundingClientRect();
+    return { left: r.left, top: r.top, bottom: r.bottom };
+  }));
+  assert.ok(Math.abs(view.left - settings.left) < 1 && view.top >= settings.bottom - 1, `${state}: one column (${JSON.stringify([settings, view])})`);
+}
+
+/** The samples' cost against their budget, from the numbers the page shows them by: the
+ * samples before the costliest one stayed within the budget (the page writes one only when
+ * one more at their average cost fits), whatever this machine's speed. */
+async function sampleBudgetHeld(page) {
+  const d = await page.$eval('#samples-cost', (el) => ({ ...el.dataset, text: el.textContent }));
+  const [spent, trained, longest, budget] = [d.spent, d.trained, d.longest, d.budget].map(Number);
+  assert.match(d.text, /^Writing these samples took [\d.]+ % of the training time, the restarts they force included/);
+  assert.ok(Math.abs(Number(d.text.match(/took ([\d.]+) %/)[1]) - 100 * spent / trained) < 0.1, `the shown share is spent / trained: ${JSON.stringify(d)}`);
+  assert.ok(spent - longest <= budget * trained + 1, `the samples keep to their budget: ${JSON.stringify(d)}`);
+  return d;
+}
+
+/** The tooltip of #att-map with the pointer at (fx, fy) of the map (fractions of its box):
+ * its box, and the pointer's position. */
+async function tipAt(page, fx, fy) {
+  const box = await page.$eval('#att-map', (el) => { el.scrollIntoView({ block: 'center' }); const r = el.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+  const at = { x: box.x + fx * box.w, y: box.y + fy * box.h };
+  await page.mouse.move(at.x, at.y);
+  await page.waitForSelector('#att-tip', { state: 'visible' });
+  const tip = await page.$eval('#att-tip', (el) => { const r = el.getBoundingClientRect(); return { left: r.left, top: r.top, right: r.right, bottom: r.bottom, vw: document.documentElement.clientWidth, vh: innerHeight }; });
+  return { tip, at };
+}
+
+/** The tip inside the viewport and next to the pointer: its nearest corner within 32 px. */
+function tipNearPointer({ tip, at }, state) {
+  assert.ok(tip.left >= 0 && tip.top >= 0 && tip.right <= tip.vw && tip.bottom <= tip.vh, `${state}: the tooltip is inside the viewport: ${JSON.stringify(tip)}`);
+  const dx = Math.min(Math.abs(tip.left - at.x), Math.abs(tip.right - at.x)), dy = Math.min(Math.abs(tip.top - at.y), Math.abs(tip.bottom - at.y));
+  assert.ok(dx <= 32 && dy <= 32, `${state}: the tooltip sits at the pointer ${JSON.stringify(at)}: ${JSON.stringify(tip)}`);
+}
+
 /** Waits until the text of sel matches re. */
 function waitText(page, sel, re, timeout = 60_000) {
   return page.waitForFunction(([s, src, flags]) => new RegExp(src, flags).test(document.querySelector(s)?.textContent ?? ''),
@@ -114,6 +188,7 @@ for (const mode of ['isolated', 'plain']) {
     const b = await browse(server.origin);
     const { page } = b;
     const shot = (name) => page.screenshot({ path: join(mode === 'isolated' ? SHOTS : ARTIFACTS, `page-${mode}-${name}.png`), fullPage: true });
+    let passed = false;
     const t0 = Date.now();
     const lap = (what) => console.log(`  [${mode}] ${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     try {
@@ -176,6 +251,9 @@ for (const mode of ['isolated', 'plain']) {
       await page.selectOption('#tr-for', 'steps');
       await page.fill('#tr-steps', '400');
       await page.fill('#tr-evalInterval', '20');
+      // this run looks at the samples themselves, one at (nearly) every validation: a budget
+      // of half the training time (the default's 3 % is the wide and narrow tests')
+      await page.$eval('#samples', (el) => { el.dataset.budget = '0.5'; });
       await page.click('#train-start');
       await waitText(page, '#stat-step', /^[1-9]/);
       const first = Number(await text(page, '#stat-loss'));
@@ -205,13 +283,14 @@ for (const mode of ['isolated', 'plain']) {
       await page.waitForFunction(() => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) >= 120, null, { timeout: 120_000 });
       // samples while training: one per validation, newest first, each from the same start and
       // seed, with what writing them cost
-      await page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 3, null, { timeout: 60_000 });
-      const samples = await page.$$eval('#samples li', (lis) => lis.map((li) => [li.querySelector('.at').textContent, li.querySelector('pre').textContent]));
+      await page.waitForFunction(() => document.querySelectorAll('#samples li:not(.skipped)').length >= 3, null, { timeout: 60_000 });
+      const samples = await page.$$eval('#samples li:not(.skipped)', (lis) => lis.map((li) => [li.querySelector('.at').textContent, li.querySelector('pre').textContent]));
       const steps = samples.map(([at]) => Number(at.match(/^step ([\d,]+)/)[1].replace(/,/g, '')));
       assert.ok(steps.every((s, i) => i === 0 || s < steps[i - 1]), `newest first: ${steps}`);
       assert.ok(samples.every(([, t]) => t.length > 0), 'every sample has text');
       const cost = await text(page, '#samples-cost');
       assert.match(cost, /took [\d.]+ % of the training time/);
+      await sampleBudgetHeld(page);
       console.log(`  [${mode}] ${samples.length} samples by step ${steps[0]}; ${cost}; newest: ${JSON.stringify(samples[0][1].slice(0, 60))}`);
       await shot('training');
       assert.deepEqual(await accessibility(page), [], 'axe-core while training: serious or critical violations');
@@ -282,10 +361,19 @@ for (const mode of ['isolated', 'plain']) {
       // ---- the attention map: drawn since training started, one head, a legend; then by keyboard ----
       assert.match(await page.getAttribute('#att-map', 'aria-label'), /^Attention map: layer 2, head 1, \d+ rows/, 'drawn without a click, one head');
       assert.match(await text(page, '#att-legend-max'), /^\d\.\d\d$/);
-      const box = await page.$eval('#att-map', (el) => { el.scrollIntoView({ block: 'center' }); const r = el.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
-      await page.mouse.move(box.x + box.w * 0.2, box.y + box.w * 0.9);
-      await page.waitForSelector('#att-tip', { state: 'visible' });
+      // the legend's scale has the cells' colours: lightness falls as the square root of the
+      // weight over the largest (a straight gradient would be 80 % lightness at a quarter)
+      const scale = await page.$eval('#att-legend', (c) => {
+        const row = c.getContext('2d').getImageData(0, c.height >> 1, c.width, 1).data; // one read: Chromium warns of several
+        return [0, 0.25, 0.5, 1].map((f) => { const x = 4 * Math.round(f * (c.width - 1)); return [row[x], row[x + 1], row[x + 2]]; });
+      });
+      [0, 0.25, 0.5, 1].forEach((f, i) => {
+        const want = hslRgb(216, 0.7, (98 - 70 * Math.sqrt(f)) / 100);
+        assert.ok(want.every((v, k) => Math.abs(v - scale[i][k]) <= 4), `the legend at ${f}: ${scale[i]}, the cells' colour ${want}`);
+      });
+      tipNearPointer(await tipAt(page, 0.2, 0.9), 'lower left');
       assert.match(await text(page, '#att-tip'), /^“.+” → “.+”: \d\.\d{3}$/, 'a tooltip at the pointer');
+      tipNearPointer(await tipAt(page, 0.98, 0.98), 'lower right corner');
       await page.fill('#att-text', 'Mr. Darcy');
       await page.click('#att-show');
       await waitText(page, '#att-status', /^9 tokens/);
@@ -311,10 +399,19 @@ for (const mode of ['isolated', 'plain']) {
       await page.reload();
       await ready(page);
       await page.waitForSelector('#restore', { state: 'visible' });
-      // the offer stays on screen wherever the page is scrolled
+      // the offer stays on screen wherever the page is scrolled, and covers nothing: at the
+      // end of the page, the footer is above it
       await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
       const bar = await page.$eval('#restore', (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, h: innerHeight }; });
       assert.ok(bar.top >= 0 && bar.bottom <= bar.h, `the restore offer is in the viewport after scrolling: ${JSON.stringify(bar)}`);
+      const end = await page.$eval('footer', (el) => el.getBoundingClientRect().bottom);
+      assert.ok(end <= bar.top + 1, `the page's end (${end}) is above the bar (${bar.top})`);
+      // "Discard it" asks first: "no" keeps the offer (and the autosave)
+      const askedDiscard = new Promise((resolve) => page.once('dialog', async (d) => { const m = d.message(); await d.dismiss(); resolve(m); }));
+      await page.click('#restore-no');
+      assert.match(await askedDiscard, new RegExp(`^Delete the autosaved language model \\(${pausedAt.toLocaleString('en-US')} steps, trained on Pride and Prejudice`));
+      assert.equal(await page.isVisible('#restore'), true, 'declined: the offer stays');
+      if (mode === 'isolated') await accessibleNow(page, 'with the restore offer showing');
       assert.match(await text(page, '#restore-text'), new RegExp(`step ${pausedAt.toLocaleString('en-US')} of 400, paused`));
       // the offer taken over a trained model asks first: open the downloaded file, then decline, then accept
       await page.setInputFiles('#model-open', file);
@@ -356,6 +453,7 @@ for (const mode of ['isolated', 'plain']) {
       await page.setInputFiles('#model-open', { name: 'notes.wf', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model at all') });
       await waitText(page, '#errors', /Could not open notes\.wf: this is not a wasmformer model file, or it is damaged/);
       assert.equal(await generate(page, { seed: 11, maxTokens: 300 }), sample, 'the model is still there');
+      if (mode === 'isolated') await accessibleNow(page, 'with an error showing');
       lap('downloaded and opened');
 
       // ---- seq2seq: train in seconds, type an input, see the output and the cross-attention ----
@@ -375,6 +473,15 @@ for (const mode of ['isolated', 'plain']) {
       await page.keyboard.press('End');
       const toLast = Number((await text(page, '#s2s-readout')).match(/weight ([\d.]+)/)[1]);
       assert.ok(toLast > 0.3, `reversing: the first output letter reads the last input letter (weight ${toLast})`);
+      if (mode === 'isolated') await accessibleNow(page, 'in seq2seq mode');
+      // training again over the trained model asks first; "no" keeps it
+      const [s2sStep, s2sScore] = [await text(page, '#s2s-step'), await text(page, '#s2s-accuracy')];
+      const askedS2s = new Promise((resolve) => page.once('dialog', async (d) => { const m = d.message(); await d.dismiss(); resolve(m); }));
+      await page.click('#s2s-train');
+      assert.match(await askedS2s, new RegExp(`^Replace the seq2seq model trained for ${s2sStep} steps with a new one\\?`));
+      await waitText(page, '#s2s-status', /Not replaced: the model you have stays\.$/);
+      assert.equal(await text(page, '#s2s-step'), s2sStep);
+      assert.equal(await text(page, '#s2s-accuracy'), s2sScore, 'declined: the model and its score stay');
       await page.fill('#s2s-input', 'abz');
       await page.click('#s2s-decode');
       await waitText(page, '#s2s-decode-status', /Cannot decode “abz”: the model knows only the letters/);
@@ -383,7 +490,10 @@ for (const mode of ['isolated', 'plain']) {
       lap('seq2seq');
 
       assert.deepEqual(b.problems, [], 'console errors, page errors or CSP violations');
+      passed = true;
     } finally {
+      // what the page showed, should a step above have failed before the checks of the end
+      if (!passed) console.log(`  [${mode}] on the page: ${JSON.stringify(await text(page, '#errors').catch(() => ''))}; ${JSON.stringify(b.problems)}`);
       await b.close();
       await server.close();
     }
@@ -406,31 +516,43 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     await ready(b.page);
     // every control shown is reachable with the Tab key, in the page's order (a radio group is
     // one stop, its checked button; the arrow keys move within it)
-    const controls = await b.page.$$eval('input, select, textarea, button, [tabindex="0"], summary', (els) => els
-      .filter((el) => !el.disabled && el.checkVisibility() && el.tabIndex >= 0 && !(el.type === 'radio' && !el.checked))
-      .map((el) => el.id || el.textContent.trim().slice(0, 30)));
-    const reached = new Set();
-    for (let i = 0; i < 2 * controls.length + 40 && controls.some((c) => !reached.has(c)); i++) {
-      await b.page.keyboard.press('Tab');
-      reached.add(await b.page.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim().slice(0, 30)));
-    }
-    assert.deepEqual(controls.filter((c) => !reached.has(c)), [], 'controls the Tab key never reaches');
-    await b.page.evaluate(() => { document.activeElement.blur(); window.scrollTo(0, 0); });
+    assert.deepEqual(await tabMisses(b.page), [], 'controls the Tab key never reaches');
     // the attention map: drawn when training starts, before the first validation; live, it is
-    // drawn again at each validation
+    // drawn again at each validation (the draws only: a new model's empty map is not one)
     await b.page.check('#att-live');
     await b.page.evaluate(() => {
       window.__draws = [];
-      new MutationObserver(() => window.__draws.push(document.querySelector('#stat-val').textContent))
-        .observe(document.querySelector('#att-map'), { attributes: true, attributeFilter: ['aria-label'] });
+      const map = document.querySelector('#att-map');
+      new MutationObserver(() => {
+        if (map.getAttribute('aria-label').startsWith('Attention map: layer')) window.__draws.push(document.querySelector('#stat-val').textContent);
+      }).observe(map, { attributes: true, attributeFilter: ['aria-label'] });
+      // what a screen reader hears while it trains: every change of a live region's words
+      window.__said = [];
+      for (const el of document.querySelectorAll('[role=status], [role=alert], [role=log], [aria-live]')) {
+        if (el.getAttribute('aria-live') === 'off') continue;
+        let last = el.textContent;
+        new MutationObserver(() => {
+          if (el.textContent !== last) window.__said.push([el.id, (last = el.textContent)]);
+        }).observe(el, { childList: true, characterData: true, subtree: true });
+      }
     });
     // the default click (micro, a minute): at least three samples appear
     await b.page.click('#train-start');
-    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 3, null, { timeout: 60_000 });
+    await b.page.waitForFunction(() => document.querySelectorAll('#samples li:not(.skipped)').length >= 3, null, { timeout: 60_000 });
+    // a validation's draw asked while the one before is still drawn comes after it: wait for
+    // the third rather than count at the third sample
+    await b.page.waitForFunction(() => window.__draws.length >= 3, null, { timeout: 30_000 });
     const draws = await b.page.evaluate(() => window.__draws);
     assert.equal(draws[0], '–', `the map was first drawn before any validation: ${JSON.stringify(draws)}`);
-    assert.ok(draws.length >= 3, `live: drawn again at the validations (${draws.length} draws)`);
+    assert.ok(draws.slice(1).every((v) => v !== '–'), `live: drawn again at the validations (${JSON.stringify(draws)})`);
     assert.match(await b.page.getAttribute('#att-map', 'aria-label'), /^Attention map: layer 2, head 1, \d+ rows/);
+    // a screen reader hears the run start and each validation, not every step of the countdown
+    // (a report every ~30 ms) nor each sample's text
+    const said = await b.page.evaluate(() => window.__said);
+    const validations = said.filter(([id, t]) => id === 'train-said' && /^Validation loss \d\.\d{3} at step/.test(t)).length;
+    assert.ok(validations >= 2, `the validations are said: ${JSON.stringify(said)}`);
+    assert.ok(said.length <= 2 * validations + 6, `${said.length} announcements for ${validations} validations: ${JSON.stringify(said.slice(0, 20))}`);
+    assert.equal(await b.page.$eval('#samples', (el) => el.getAttribute('aria-live')), null, 'the samples are read on request, not announced');
     const inView = await b.page.evaluate(() => ['train-start', 'train-pause', 'train-status', 'stat-step', 'stat-val', 'loss-chart', 'samples', 'att-map']
       .map((id) => [id, document.getElementById(id).getBoundingClientRect()])
       .filter(([, r]) => !(r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth))
@@ -449,7 +571,11 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     await b.page.evaluate(() => window.scrollTo(0, 0));
     // the minute ends; its last sample is recognisable English (words of the novel, not a fixed string)
     await waitText(b.page, '#train-status', /^Done: [\d,]+ steps in/, 90_000);
-    const last = await b.page.$eval('#samples li pre', (el) => el.textContent);
+    const last = await b.page.$eval('#samples li:not(.skipped) pre', (el) => el.textContent);
+    // the samples of the default minute kept to their budget (3 % of the training time)
+    const cost = await sampleBudgetHeld(b.page);
+    assert.equal(cost.budget, '0.03');
+    console.log(`  [wide] ${cost.text} (${cost.spent} ms of ${cost.trained} ms; the costliest ${cost.longest} ms)`);
     const e = english(last);
     console.log(`  [wide] after the default minute (${await text(b.page, '#train-status')}): ${e.known} of ${e.words} words known, ${e.distinct} distinct: ${JSON.stringify(last.slice(0, 120))}`);
     assert.ok(e.distinct >= 6 && e.known >= 0.4 * e.words, `recognisable words after a minute: ${e.known} of ${e.words} (${e.distinct} distinct) in ${JSON.stringify(last)}`);
@@ -461,7 +587,15 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     await b.page.waitForFunction(() => /earlier run/.test(document.querySelector('#loss-chart').getAttribute('aria-label')));
     assert.match(await b.page.getAttribute('#loss-chart', 'aria-label'),
       /; 1 earlier run of this tab: 2 x 64, [\d,]+ steps in 1 min \d\d s, lr 0\.003, validation \d\.\d{3}$/);
-    await b.page.waitForFunction(() => document.querySelectorAll('#samples li').length >= 1, null, { timeout: 60_000 });
+    // and in the legend under the chart, whole: not cut to the plot's width
+    const past = await b.page.$$eval('#chart-past li', (lis) => lis.map((li) => {
+      const r = li.getBoundingClientRect();
+      return { text: li.textContent, shown: li.checkVisibility(), cut: li.scrollWidth > li.clientWidth, right: r.right, box: li.parentElement.getBoundingClientRect().right };
+    }));
+    assert.equal(past.length, 1, JSON.stringify(past));
+    assert.match(past[0].text, /^earlier: 2 x 64, [\d,]+ steps in 1 min \d\d s, lr 0\.003, validation \d\.\d{3}$/);
+    assert.ok(past[0].shown && !past[0].cut && past[0].right <= past[0].box + 1, `the whole label shows: ${JSON.stringify(past[0])}`);
+    await b.page.waitForFunction(() => document.querySelectorAll('#samples li:not(.skipped)').length >= 1, null, { timeout: 60_000 });
     await b.page.screenshot({ path: join(SHOTS, 'page-compare-runs.png') });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step/);
@@ -481,11 +615,7 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
   try {
     await b.page.goto(`${server.origin}/`);
     await ready(b.page);
-    const overflow = await b.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the screen`);
-    const wide = await b.page.$$eval('main *', (els) => els.filter((el) => el.getBoundingClientRect().right > innerWidth + 1)
-      .map((el) => el.id || el.tagName));
-    assert.deepEqual(wide, [], 'elements sticking out');
+    await fitsNarrow(b.page, 'on arrival');
     assert.deepEqual(await accessibility(b.page), [], 'axe-core: serious or critical accessibility violations');
     await b.page.screenshot({ path: join(SHOTS, 'page-narrow.png'), fullPage: true }); // as a phone shows it on arrival
     const legend = () => b.page.getAttribute('#loss-chart', 'aria-label');
@@ -497,6 +627,13 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
       && /to go/.test(document.querySelector('#train-status').textContent), early, { timeout: 30_000 });
     await b.page.click('#train-stop');
     await waitText(b.page, '#train-status', /^Stopped at step [\d,]+\.$/);
+    // after training, the map's tooltip at its right edge stays on the screen, at the pointer,
+    // and nothing is wider than the screen
+    await b.page.waitForFunction(() => document.querySelector('#att-map').getAttribute('aria-label').startsWith('Attention map: layer'));
+    const tip = await tipAt(b.page, 0.98, 0.5);
+    tipNearPointer(tip, 'narrow, at the right edge');
+    await fitsNarrow(b.page, 'after training, with the attention tooltip shown');
+    await b.page.mouse.move(0, 0);
     // a short text learned by heart: validation rises as training falls, and the page says so
     await b.page.selectOption('#corpus-source', 'paste');
     await b.page.fill('#corpus-paste', (await b.page.evaluate(() => fetch('./data/pride_and_prejudice.txt').then((r) => r.text()))).slice(5000, 8000));
@@ -504,6 +641,9 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     await b.page.fill('#tr-steps', '1500');
     await b.page.click('#advanced summary');
     await b.page.fill('#tr-evalInterval', '25');
+    // a budget too small for any sample but a run's first: every later validation goes
+    // without one, and the timeline says so in one line
+    await b.page.$eval('#samples', (el) => { el.dataset.budget = '0.0001'; });
     b.page.once('dialog', (d) => d.accept());
     await b.page.click('#train-start');
     // the minute stopped early is named on the chart by the time it trained, not the minute asked for
@@ -514,6 +654,12 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     // its advice is one the page can follow: stop now (the page keeps no "best" model)
     assert.match(await text(b.page, '#overfit-note'), /Stop here \(the page keeps the model as it is now, not its best moment\)/);
     assert.doesNotMatch(await text(b.page, '#overfit-note'), /the best model was/);
+    const timeline = await b.page.$$eval('#samples li', (lis) => lis.map((li) => [li.className, li.textContent]));
+    assert.equal(timeline.filter(([c]) => c !== 'skipped').length, 1, `one sample, the run's first: ${JSON.stringify(timeline)}`);
+    assert.equal(timeline.length, 2, `one line for the validations without a sample: ${JSON.stringify(timeline)}`);
+    assert.match(timeline[0][1], /^steps 50 to [\d,]+: no sample at these \d+ validations, to keep the samples near 0\.01 % of the training time$/);
+    assert.match(await text(b.page, '#samples-cost'), /; \d+ skipped to keep them near 0\.01 %\.$/);
+    await sampleBudgetHeld(b.page);
     const [trainLoss, valLoss] = [await number(b.page, '#stat-loss'), await number(b.page, '#stat-val')];
     console.log(`  [narrow] overfitting noted at step ${await text(b.page, '#stat-step')}: training ${trainLoss}, validation ${valLoss}`);
     await b.page.click('#train-stop');
@@ -528,6 +674,9 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     assert.doesNotMatch(message, /Could not start/);
     assert.match(await text(b.page, '#train-status'), /^(Training stopped at step [\d,]+ because of an error|No model yet)\./);
     console.log(`  [narrow] diverged: ${message.slice(0, 160)}`);
+    // the note about the model before is gone with it
+    assert.equal(await b.page.isHidden('#overfit-note'), true, 'no overfitting note for a model that has not validated');
+    await fitsNarrow(b.page, 'after the diverged error');
     await b.page.screenshot({ path: join(ARTIFACTS, 'page-narrow-diverged.png'), fullPage: true });
     assert.deepEqual(b.problems, []);
   } finally {
@@ -536,8 +685,29 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
   }
 });
 
-test('the page opens a model folder (Hugging Face files) and fine-tunes it with LoRA', async (t) => {
+/** A dialog's message, answered yes (accept) or no; resolves once it has been answered. */
+function answer(page, accept) {
+  return new Promise((resolve) => page.once('dialog', async (d) => {
+    const m = d.message();
+    await (accept ? d.accept() : d.dismiss());
+    resolve(m);
+  }));
+}
+
+test('the page opens a model folder (Hugging Face files) and fine-tunes it with LoRA; nothing opened or trained is replaced or forgotten without a yes', async (t) => {
   if (!haveChromium(t)) return;
+  // a folder as a Hugging Face GPT-2 comes: config.json, model.safetensors, tokenizer.json (no
+  // tokenizer.wft), written by the package from a small model over the GPT-2 tokenizer fixture
+  const folders = mkdtempSync(join(tmpdir(), 'wf-folders-'));
+  const hf = join(folders, 'hf_gpt2_json');
+  mkdirSync(hf);
+  const { createModel, exportSafetensors, loadTokenizer } = await import('../../src/js/node.js');
+  const gpt2 = await loadTokenizer(readFileSync(join(root, 'tests/fixtures/tokenizers/gpt2.json')));
+  const small = await createModel({ arch: 'decoder', vocabSize: gpt2.vocabSize, context: 32, nLayer: 1, nHead: 2, dModel: 16, dFF: 32 }, { tokenizer: gpt2, threads: 1 });
+  const files = exportSafetensors(small);
+  small.dispose();
+  assert.ok(files['tokenizer.json'], 'the export has a tokenizer.json');
+  for (const name of ['config.json', 'model.safetensors', 'tokenizer.json']) writeFileSync(join(hf, name), files[name]);
   const server = await startServer({ folder: site, port: 0 });
   const b = await browse(server.origin);
   const { page } = b;
@@ -545,8 +715,22 @@ test('the page opens a model folder (Hugging Face files) and fine-tunes it with 
     await page.goto(`${server.origin}/`);
     await ready(page);
     assert.equal(await page.isHidden('#finetune-row'), true, 'nothing to fine-tune before a model is opened');
+    // the Hugging Face folder opens with its tokenizer.json, and writes with it
+    await page.setInputFiles('#folder-open', hf);
+    await waitText(page, '#keep-status', /^Opened hf_gpt2_json: 1 layers, [\d,]+ parameters\. Pick a text/);
+    assert.match(await text(page, '#train-status'), /^Opened hf_gpt2_json: [\d,]+ parameters, trained for 0 steps\.$/);
+    assert.ok((await generate(page, { seed: 1, maxTokens: 10 })).length > 0, 'the opened model writes');
+    // an opened model has no steps, and still is not replaced without a yes: a new model...
+    const askedNew = answer(page, false);
+    await page.click('#train-start');
+    assert.match(await askedNew, /^Replace the model opened from hf_gpt2_json with a new one\?/);
+    await page.waitForTimeout(300);
+    assert.match(await text(page, '#train-status'), /^Opened hf_gpt2_json/, 'declined: the opened model stays');
+    // ...or another folder (opened after a yes)
+    const askedFolder = answer(page, true);
     // wasmformer's export of a small Llama-shaped model: config.json, model.safetensors, tokenizer.wft
     await page.setInputFiles('#folder-open', join(root, 'tests/fixtures/wf_export_llama'));
+    assert.match(await askedFolder, /^Replace the model opened from hf_gpt2_json with wf_export_llama\?/);
     await waitText(page, '#keep-status', /^Opened wf_export_llama: 2 layers, [\d,]+ parameters\. Pick a text/);
     assert.equal(await page.isVisible('#finetune-row'), true);
     assert.equal(await page.isChecked('#finetune-lora'), true, 'LoRA is the default way to fine-tune an opened model');
@@ -560,10 +744,61 @@ test('the page opens a model folder (Hugging Face files) and fine-tunes it with 
     assert.match(status, /Note: 0\.014% of the text's tokens .* the model's tokenizer does not know/, 'the text has characters the opened tokenizer lacks');
     assert.equal(await page.isHidden('#finetune-row'), true, 'adapters added once');
     assert.ok((await generate(page, { seed: 3, maxTokens: 40 })).length > 0, 'the fine-tuned model writes');
-    // a folder without a tokenizer file: an error in words, the model stays
-    await page.setInputFiles('#folder-open', join(root, 'tests/fixtures/hf_llama_untied'));
-    await waitText(page, '#errors', /Could not open the model folder: hf_llama_untied has no tokenizer\.wft/);
+    await waitText(page, '#keep-status', /^Autosaved in this browser at step 60 /);
+    // a folder over the fine-tuned model: asked, and "no" keeps it
+    const askedOver = answer(page, false);
+    await page.setInputFiles('#folder-open', hf);
+    assert.match(await askedOver, /^Replace the model trained for 60 steps with hf_gpt2_json\?/);
+    await waitText(page, '#keep-status', /^hf_gpt2_json was not opened: the model you have stays\.$/);
     assert.match(await text(page, '#finetune-status'), /^LoRA adapters/);
+    // a folder without a tokenizer: an error that says what a folder holds, the model stays
+    await page.setInputFiles('#folder-open', join(root, 'tests/fixtures/hf_llama_untied'));
+    await waitText(page, '#errors', /Could not open the model folder: hf_llama_untied has no tokenizer\.json: a model folder holds config\.json, model\.safetensors and tokenizer\.json \(or the tokenizer\.wft wasmformer export writes\)/);
+    assert.match(await text(page, '#finetune-status'), /^LoRA adapters/);
+    // forgetting the autosave asks first: "no" keeps it (a reload offers it), "yes" deletes it
+    const askedForget = answer(page, false);
+    await page.click('#autosave-forget');
+    assert.match(await askedForget, /^Delete the autosaved language model \(60 steps, trained on Pride and Prejudice\)\?/);
+    await page.reload();
+    await ready(page);
+    await page.waitForSelector('#restore', { state: 'visible' });
+    const forgotten = answer(page, true);
+    await page.click('#restore-no');
+    assert.match(await forgotten, /^Delete the autosaved language model \(60 steps/);
+    await waitText(page, '#keep-status', /^Discarded the autosaved model\.$/);
+    assert.equal(await page.isHidden('#restore'), true);
+    await page.reload();
+    await ready(page);
+    await page.waitForTimeout(300);
+    assert.equal(await page.isHidden('#restore'), true, 'deleted: no offer after a reload');
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await b.close();
+    await server.close();
+    rmSync(folders, { recursive: true, force: true });
+  }
+});
+
+test('the page at 1024x768, in each state: two columns that fit; axe-core and the Tab key with the advanced settings open', async (t) => {
+  if (!haveChromium(t)) return;
+  const server = await startServer({ folder: site, port: 0 });
+  const b = await browse(server.origin, { width: 1024, height: 768 });
+  const { page } = b;
+  try {
+    await page.goto(`${server.origin}/`);
+    await ready(page);
+    // two columns from 64rem: settings beside the training view, nothing wider than the screen
+    const [settings, view] = await page.$$eval('.settings-col, .view-col', (els) => els.map((el) => el.getBoundingClientRect().left));
+    assert.ok(view > settings + 200, `two columns at 1024 px: ${settings}, ${view}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the screen`);
+    const inView = await page.evaluate(() => ['train-start', 'train-status', 'loss-chart', 'samples']
+      .map((id) => [id, document.getElementById(id).getBoundingClientRect()])
+      .filter(([, r]) => !(r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth)).map(([id]) => id));
+    assert.deepEqual(inView, [], 'the bar, the chart and the samples in the first 1024x768 view');
+    await page.click('#advanced summary');
+    await page.waitForSelector('#cfg-nLayer', { state: 'visible' });
+    await accessibleNow(page, 'with the advanced settings open');
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();
