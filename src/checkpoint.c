@@ -435,7 +435,9 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         read_reals(weights + ti->offset, pc->data[i], elems);
         const size_t trained = trained_elems(ti, pc->mask + slice0(pc, i));
         if (pc->has_opt && trained) {
-            const int32_t g = m->tensors[i].grad_offset; /* the model's, built with this mask */
+            wf_tensor_info mt; /* the model's row: built with this mask, its gradients' offset */
+            wf_model_get_tensor(m, i, &mt);
+            const int32_t g = mt.grad_offset;
             read_reals(adam_m + g, pc->data[i] + 4 * elems, trained);
             read_reals(adam_v + g, pc->data[i] + 4 * (elems + trained), trained);
         }

@@ -149,6 +149,8 @@ wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
     return WF_OK;
 }
 
+void wf_model_gen_stop(wf_model *m) { m->gen.active = 0; }
+
 const float *wf_model_gen_logits(const wf_model *m) {
     return m && m->ready && m->gen.active ? WF_CFLOATS(m->gen.logits) : NULL;
 }
