@@ -280,8 +280,8 @@ wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out) {
 }
 
 wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->block[block] : NULL; }
-float *wf_model_params(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_WEIGHTS)); }
-float *wf_model_grads(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_GRADS)); }
+float *wf_model_params(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_WEIGHTS]) : NULL; }
+float *wf_model_grads(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_GRADS]) : NULL; }
 
 wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     WF_NEED_READY(m);

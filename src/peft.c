@@ -137,7 +137,7 @@ static void module_weights(wf_model *m, const peft_module *mod, int l, float *a,
     }
 }
 
-wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
+wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
     if (!m) return WF_ERR_ARG;
     if (!st || !st_len || !config || !config_len) return WF_ERR(m, WF_ERR_ARG, "output pointers must not be NULL");
     *st = NULL;
@@ -390,7 +390,7 @@ static wf_status plan_import(wf_model *m, int layout, const peft_module *mods, i
     return WF_OK;
 }
 
-wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len) {
+wf_status wf_model_import_peft(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len) {
     if (!m) return WF_ERR_ARG;
     if (!config || !st || config_len < 0 || st_len < 0)
         return WF_ERR(m, WF_ERR_ARG, "adapter_config.json and the safetensors bytes must be given");

@@ -223,14 +223,35 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
 
 /* ---- results of the last forward ---- */
 
-const float *wf_model_logits(const wf_model *m) {
-    return m && m->ready && m->B > 0 && m->have_logits ? WF_CFLOATS(m->a.logits) : NULL;
+/* Whether m has a last forward to read (else the message says why). */
+static int have_forward(wf_model *m) {
+    if (wf_model_ready(m) != WF_OK) return 0;
+    if (m->B > 0) return 1;
+    WF_ERR(m, WF_ERR_STATE, "no forward pass yet: there are no results to read");
+    return 0;
 }
 
-const float *wf_model_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? WF_CFLOATS(m->a.lnf) : NULL; }
+const float *wf_model_logits(wf_model *m) {
+    if (!have_forward(m)) return NULL;
+    if (!m->have_logits) {
+        WF_ERR(m, WF_ERR_STATE, "the last forward computed no logits: its batch had target_vecs (read wf_model_hidden)");
+        return NULL;
+    }
+    return WF_CFLOATS(m->a.logits);
+}
 
-const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross) {
-    if (!m || !m->ready || m->B == 0 || (cross && !m->d.xa) || layer < 0 || layer >= m->d.L) return NULL;
+const float *wf_model_hidden(wf_model *m) { return have_forward(m) ? WF_CFLOATS(m->a.lnf) : NULL; }
+
+const float *wf_model_attention(wf_model *m, int32_t layer, int32_t cross) {
+    if (!have_forward(m)) return NULL;
+    if (cross && !m->d.xa) {
+        WF_ERR(m, WF_ERR_STATE, "cross-attention: this model is not an encoder-decoder");
+        return NULL;
+    }
+    if (layer < 0 || layer >= m->d.L) {
+        WF_ERR(m, WF_ERR_ARG, "layer %d is outside [0, %d)", layer, m->d.L);
+        return NULL;
+    }
     const wf_layer_acts a = wf_stack_acts(m, WF_STACK_MAIN, layer);
     return WF_CFLOATS(cross ? a.catt : a.att);
 }

@@ -28,7 +28,7 @@ typedef struct {
  * Every id has a string (as its file spells it) and its decoded bytes. A tokenizer.json's
  * text goes through its added tokens, normalizer, pre-tokenizer and BPE model (merges by
  * rank); llama2.c's through its own steps (merges by score). The file's bytes are kept:
- * they are what wf_tokenizer_save and wf_tokenizer_save_json write back. */
+ * they are what wf_tokenizer_save writes back. */
 typedef struct { uint32_t off, len; } wf_span; /* bytes in a vocabulary's string pool */
 
 enum { WF_VOCAB_BYTES = 1, WF_VOCAB_CHARS = 2, WF_VOCAB_LLAMA2C = 3 }; /* wf_vocab.family */
@@ -172,6 +172,8 @@ void wf_tokfile_write(wf_writer *w, const wf_tokenizer *t);
 wf_status wf_tokfile_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap);
 wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap);
 wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *msg, size_t cap);
+/* t (not empty) as a NUL-terminated tokenizer.json into a new buffer: BPE written, HF its file. */
+wf_status wf_tokjson_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
 /* wasmformer's chunks as the Split pattern tokjson_write.c writes (cut = 0: the chunks; 1: the
  * cut at WF_BPE_MAX_CHUNK bytes), malloc'd; NULL: out of memory. */
 char *wf_tokjson_pattern(int cut);

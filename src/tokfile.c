@@ -1,7 +1,9 @@
 /* The tokenizer file (.wft): any tokenizer, in the envelope checkpoints have too (envelope.c),
  * written and read hardened like a checkpoint (docs/FORMATS.md); a checkpoint's TOKN section
- * holds one whole. And wf_tokenizer_load, which tells the files a tokenizer comes in apart by
- * their first bytes: a .wft, a tokenizer.json or llama2.c's tokenizer.bin. */
+ * holds one whole. And the two public calls for a tokenizer's files: wf_tokenizer_save (a
+ * .wft, or a tokenizer.json: tokjson_write.c) and wf_tokenizer_load, which tells the files a
+ * tokenizer comes in apart by their first bytes: a .wft, a tokenizer.json or llama2.c's
+ * tokenizer.bin. */
 #include <stdlib.h>
 
 #include "envelope.h"
@@ -26,12 +28,14 @@ void wf_tokfile_write(wf_writer *w, const wf_tokenizer *t) {
     wf_envelope_end(w, start);
 }
 
-wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
+wf_status wf_tokenizer_save(wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n) {
     if (!t) return WF_ERR_ARG;
     if (!out || !n) return TOK_ERR(t, WF_ERR_ARG, "out and n must not be NULL");
     *out = NULL;
     *n = 0;
+    if (flags & ~WF_SAVE_JSON) return TOK_ERR(t, WF_ERR_ARG, "unknown flags 0x%x; the only flag is WF_SAVE_JSON", (unsigned)flags);
     if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer is empty: nothing to save");
+    if (flags & WF_SAVE_JSON) return wf_tokjson_save(t, out, n);
     wf_writer w = {NULL, 0};
     wf_tokfile_write(&w, t);
     wf_status s = wf_envelope_buffer(w.off, out, n, t->err, sizeof t->err);
