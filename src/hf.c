@@ -288,14 +288,21 @@ static wf_status read_ints(const wf_json *j, const hf_int *rows, size_t n, int n
     return WF_OK;
 }
 
+/* The norm's epsilon (under eps_key; absent: eps) and the head's tying (absent: tied), which
+ * every class names its own way or defaults its own way. */
+static wf_status read_eps_and_tie(const wf_json *j, const char *eps_key, float eps, int32_t tied, wf_config *c, char *msg,
+                                  size_t cap) {
+    c->norm_eps = eps;
+    TRY(get_float(j, 0, eps_key, &c->norm_eps, msg, cap));
+    c->tied_head = tied;
+    return get_bool(j, 0, "tie_word_embeddings", -1, &c->tied_head, msg, cap);
+}
+
 static wf_status read_gpt2_config(const wf_json *j, wf_config *c, char *msg, size_t cap) {
     const int32_t o = 0;
     TRY(read_ints(j, GPT2_INTS, COUNT(GPT2_INTS), NEED, c, msg, cap));
     TRY(read_ints(j, GPT2_INTS, COUNT(GPT2_INTS), MAY, c, msg, cap));
-    c->norm_eps = 1e-5f;
-    TRY(get_float(j, o, "layer_norm_epsilon", &c->norm_eps, msg, cap));
-    c->tied_head = 1;
-    TRY(get_bool(j, o, "tie_word_embeddings", -1, &c->tied_head, msg, cap));
+    TRY(read_eps_and_tie(j, "layer_norm_epsilon", 1e-5f, 1, c, msg, cap));
     int32_t ignored;
     TRY(get_bool(j, o, "scale_attn_weights", 1, &ignored, msg, cap));
     TRY(get_bool(j, o, "scale_attn_by_inverse_layer_idx", 0, &ignored, msg, cap));
@@ -389,10 +396,7 @@ static wf_status read_llama_config(const wf_json *j, wf_config *c, char *msg, si
         FAIL(WF_ERR_UNSUPPORTED, "config.json: head_dim %lld is not hidden_size / num_attention_heads (%d / %d), "
              "the only head size wasmformer has", (long long)v, c->d_model, c->n_head);
     TRY(read_ints(j, LLAMA_INTS, COUNT(LLAMA_INTS), MAY, c, msg, cap));
-    c->norm_eps = 1e-6f;
-    TRY(get_float(j, o, "rms_norm_eps", &c->norm_eps, msg, cap));
-    c->tied_head = 0;
-    TRY(get_bool(j, o, "tie_word_embeddings", -1, &c->tied_head, msg, cap));
+    TRY(read_eps_and_tie(j, "rms_norm_eps", 1e-6f, 0, c, msg, cap));
     int32_t ignored;
     TRY(get_bool(j, o, "attention_bias", 0, &ignored, msg, cap));
     TRY(get_bool(j, o, "mlp_bias", 0, &ignored, msg, cap));
