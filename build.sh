@@ -18,10 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 OUT=dist
-SOURCES=(src/util.c src/config.c src/embed.c src/norm.c src/matmul.c src/linear.c src/lora.c src/attention.c src/activation.c
-         src/rope.c src/loss.c src/optim.c src/plan.c src/block.c src/model.c src/stack.c src/train.c src/generate.c src/seq2seq.c src/tokenizer.c src/bpe.c
-         src/checkpoint.c src/json.c src/hf.c src/safetensors.c src/peft.c src/llama2c.c src/pool.c
-         src/unicode.c src/vocab.c src/vocab_encode.c src/merge.c src/tokjson.c src/tokjson_write.c)
+# The core's sources: one list, src/sources.txt, which CMakeLists.txt reads too.
+mapfile -t SOURCES < <(sed -n 's|^\([^#].*\)$|src/\1|p' src/sources.txt)
 FORCE=""
 VARIANTS=(st mt relaxed relaxed-mt)
 for arg in "$@"; do

@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
         for (int r = 0; r < runs; r++) {
             wf_tokenizer *t = wf_tokenizer_create();
             double t0 = now_ms();
-            if (wf_tokenizer_train_bpe(t, text, (int32_t)len, sizes[s]) != WF_OK) {
+            if (wf_tokenizer_train(t, WF_TOKENIZER_BPE, text, (int32_t)len, sizes[s]) != WF_OK) {
                 fprintf(stderr, "%s\n", wf_tokenizer_error(t));
                 return 1;
             }

@@ -1,14 +1,13 @@
 /* wasmformer: train small transformers and generate text, natively and in WebAssembly.
- * Names are wf_<object>_<verb>. A pointer a function returns is borrowed from its handle and
- * valid until the next call on that handle, unless its comment says otherwise. A call that
- * fails returns a wf_status, leaves a one-line message in its handle (wf_model_error,
- * wf_tokenizer_error; a NULL handle: WF_ERR_ARG alone) and the handle as it was. Nothing
- * exits, aborts or asserts on bad input. Numbers cross as float, int32 or double. */
+ * Names are wf_<object>_<verb>[_<format>]: the object a handle (wf_model, wf_tokenizer) or a struct (wf_config).
+ * A call that fails returns a wf_status (or NULL), leaves a one-line message in its handle (wf_model_error,
+ * wf_tokenizer_error; a NULL handle: WF_ERR_ARG alone) and the handle as it was. A returned pointer is borrowed
+ * from its handle until the next call on it, unless its comment says the caller owns it. Nothing exits, aborts
+ * or asserts on bad input. Numbers cross as float, int32 or double whatever the core computes in. */
 #ifndef WASMFORMER_H
 #define WASMFORMER_H
 
 #include <float.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __EMSCRIPTEN__
@@ -34,7 +33,6 @@ typedef enum {
     WF_ERR_FORMAT = 8,      /* malformed input data */
     WF_ERR_THREADS = 9,     /* worker threads could not be started (none are left running) */
 } wf_status;
-
 WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid config" */
 
 /* ---- The config: every choice the seeds describe ---- */
@@ -44,12 +42,10 @@ typedef enum { WF_BLOCK_PRE_LN = 0, WF_BLOCK_POST_LN = 1 } wf_block;
 typedef enum { WF_ACT_GELU = 0, WF_ACT_RELU = 1, WF_ACT_SWIGLU = 2, WF_ACT_RELU2 = 3, WF_ACT_GELU_EXACT = 4 } wf_activation;
 typedef enum { WF_POS_LEARNED = 0, WF_POS_SINUSOIDAL = 1, WF_POS_ROPE = 2 } wf_positions;
 
-/* One row per field: the struct, its defaults and checks, the checkpoint's config, config.json ("wasmformer"
- * layout) and src/js/config-table.js come from it. Fields are 4 bytes, in this order; a new one is a row at the
- * end (older files get its default). ENUM(name, jsName, default, names, meaning): int32 in [0, number of names);
- * BOOL: int32 0 or 1; INT(..., min, max, scope, ...): int32 in [min, max] (scope WF_ED: encoder-decoders only);
- * REAL(..., min, max, bounds, ...): a finite float, bounds "[]" "[)" "(]" "()" (max FLT_MAX: none); SEED: any
- * uint32. The limits keep sizes inside int32 element counts. */
+/* A row per field makes the struct, its defaults and checks, the checkpoint's CONF, config.json and the JS table;
+ * 4-byte fields, a new one at the end (older files get its default). ENUM(name, jsName, default, names, meaning):
+ * int32 index of names; BOOL: 0 or 1; INT(.., min, max, scope, ..): int32 in [min, max], scope WF_ED: encoder-
+ * decoders only; REAL(.., min, max, bounds, ..): finite float, bounds "[]" "[)" "(]" "()" (FLT_MAX: none); SEED. */
 #define WF_CONFIG_FIELDS(ENUM, BOOL, INT, REAL, SEED)                                                                 \
     ENUM(arch, arch, WF_ARCH_DECODER, "decoder encoder encoder-decoder", "a decoder (GPT), an encoder or both")       \
     ENUM(norm, norm, WF_NORM_LAYERNORM, "layernorm rmsnorm", "normalisation: LayerNorm or RMSNorm")                   \
@@ -86,36 +82,29 @@ enum { WF_ALL = 0, WF_ED = 1 };
 #define WF_U32_FIELD_(name, ...) uint32_t name;
 typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, WF_F32_FIELD_, WF_U32_FIELD_) } wf_config;
 
-/* Fills cfg with the defaults of WF_CONFIG_FIELDS: the "tiny" GPT (docs/ARCHITECTURES.md). */
-WF_API void wf_config_default(wf_config *cfg);
-/* Checks cfg without allocating: each row's range, then the rules across rows (n_head divides d_model, n_kv_head
- * divides n_head, ...). The reason goes to msg (cap bytes, NUL-terminated; msg may be NULL). */
+WF_API void wf_config_default(wf_config *cfg); /* the rows' defaults: the "tiny" GPT (docs/ARCHITECTURES.md) */
+/* Each row's range, then the rules across rows; the reason to msg (cap bytes, NUL-terminated; may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
-
-/* Bytes as doubles (exact in JavaScript): weights, gradients, AdamW's moments, activations (the largest batch so
- * far; a threaded model's: and its pool's scratch), KV cache and generation scratch, total; count: parameters. */
+/* Bytes as doubles (exact in JavaScript): weights, gradients, optimizer moments, activations (the largest batch so
+ * far, and a threaded model's pool scratch), KV cache and generation scratch, total; count: parameters. */
 typedef struct { double params, grads, optimizer, activations, inference, total, count; } wf_memory;
-/* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations). */
+/* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations); msg as wf_config_check. */
 WF_API wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap);
-/* Bytes allocated and not freed by this wasm module (natively: the process, with glibc). */
-WF_API double wf_heap_in_use(void);
+WF_API double wf_heap_in_use(void); /* bytes allocated and not freed by this wasm module (natively: glibc's) */
 
 /* ---- The model ---- */
 typedef struct wf_model wf_model;
-WF_API wf_model *wf_model_create(void); /* an empty handle (no weights); NULL: out of memory */
-WF_API void wf_model_free(wf_model *m);               /* NULL is fine */
+WF_API wf_model *wf_model_create(void); /* an empty handle, the caller's (wf_model_free); NULL: out of memory */
+WF_API void wf_model_free(wf_model *m); /* and all it owns; NULL is fine */
 WF_API const char *wf_model_error(const wf_model *m); /* the last failure's; "" after a success (getters aside) */
-/* A model of cfg with random weights (seeded by cfg->seed) and default optimizer settings. */
+/* A model of cfg with random weights (seeded by cfg->seed) and default optimizer settings, replacing m's. */
 WF_API wf_status wf_model_init(wf_model *m, const wf_config *cfg);
-WF_API wf_status wf_model_get_config(wf_model *m, wf_config *out); /* m's config, to *out */
-/* Threads for training and prompt reading, the caller's included (default 1). m owns the
- * workers; results do not depend on n. The single-thread wasm: n > 1 is WF_ERR_UNSUPPORTED. */
+WF_API wf_status wf_model_get_config(wf_model *m, wf_config *out);
+/* Threads, the caller's included (default 1; the single-thread wasm: 1 only); results do not depend on n. */
 WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
-
-/* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; empty: zeros. */
+/* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; an empty m: zeros. */
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
-
 /* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. */
 typedef struct {
     const char *name;                      /* static, e.g. "qkvw" */
@@ -124,10 +113,10 @@ typedef struct {
     int32_t layers, grad_offset;           /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
-WF_API float *wf_model_params(wf_model *m); /* all weights, flat; borrowed; NULL when empty */
-WF_API float *wf_model_grads(wf_model *m);  /* their gradients: the trainable slices' (all: the same layout) */
-/* set / get (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each; frozen
- * slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
+WF_API float *wf_model_params(wf_model *m); /* all weights, flat, writable; borrowed; NULL: an empty model */
+WF_API float *wf_model_grads(wf_model *m);  /* the trainable slices' gradients (all: params' layout); borrowed */
+/* Sets and/or gets (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each;
+ * frozen slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
 WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n);
 /* cfg for m's where only lora_* and dropout differ: adapters added (B = 0; the first alone train), kept or
  * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
@@ -149,10 +138,9 @@ WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t 
     INT(muon, muon, 0, 0, 1, WF_ALL, "1: Muon for the blocks' weight matrices, AdamW for the rest; 0: AdamW")       \
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
 typedef struct { WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_) } wf_optim;
-WF_API void wf_optim_default(wf_optim *o); /* the defaults of WF_OPTIM_FIELDS */
+WF_API void wf_optim_default(wf_optim *o); /* the rows' defaults */
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* checks *o, copies it into m */
 WF_API wf_status wf_model_get_optim(wf_model *m, wf_optim *out);
-
 /* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows
  * t >= lengths[b] are padding: nothing attends to them and no loss counts them. */
 typedef struct {
@@ -167,25 +155,21 @@ typedef struct {
 } wf_batch;
 /* The batch's loss (mean cross-entropy or squared error), the gradient norm before clipping, lr, steps after it. */
 typedef struct { float loss, grad_norm, lr; int32_t step; } wf_step_info;
-/* forward: no dropout; with targets the loss to *loss (may be NULL). backward: forward and backward (dropout
- * on), the gradients to wf_model_grads. step: those, clipping and the update; a NaN or infinite loss or gradient
- * is WF_ERR_NUMERIC, the step refused (info may be NULL). Only a batch shape larger than any before allocates. */
+/* forward: no dropout; the loss to *loss (may be NULL). backward: and the gradients (dropout on). step: and clipping
+ * and the update; a non-finite loss or gradient norm is WF_ERR_NUMERIC, nothing updated (info may be NULL). */
 WF_API wf_status wf_model_forward(wf_model *m, const wf_batch *b, float *loss);
 WF_API wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss);
 WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info);
-
-/* The last forward's results, borrowed (NULL: none): logits [B, T, V] (none after target_vecs), final
- * states [B, T, C], attention of the head's stack (cross 0: self [B, NH, T, T]; 1: cross [B, NH, T, S]). */
-WF_API const float *wf_model_logits(const wf_model *m);
-WF_API const float *wf_model_hidden(const wf_model *m);
-WF_API const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross);
-
+/* The last forward's results, borrowed; NULL (the message says why) if it has none: logits [B, T, V], final states
+ * [B, T, C], a layer's attention (cross 0: self [B, NH, T, T]; 1: an encoder-decoder's cross [B, NH, T, S]). */
+WF_API const float *wf_model_logits(wf_model *m);
+WF_API const float *wf_model_hidden(wf_model *m);
+WF_API const float *wf_model_attention(wf_model *m, int32_t layer, int32_t cross);
 /* Batch sampler: the first n - floor(n * val_fraction) tokens train (split 0), the rest validate (1). B windows w
  * of T + 1 tokens at random offsets of the split: inputs[b, t] = w[t], targets[b, t] = w[t + 1]; an RNG each. */
 WF_API wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction,
                                        int32_t split, int32_t B, int32_t T, int32_t *inputs, int32_t *targets);
-/* Restarts both sampler streams from seed (as wf_model_init does from cfg.seed). */
-WF_API wf_status wf_model_sample_seed(wf_model *m, uint32_t seed);
+WF_API wf_status wf_model_sample_seed(wf_model *m, uint32_t seed); /* both streams from seed, as init does */
 
 /* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
 typedef struct {
@@ -199,7 +183,7 @@ typedef struct {
  * samples a token into *token and appends it (a full context slides: the last context/2 are kept, re-read). */
 WF_API wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);
 WF_API wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token);
-WF_API const float *wf_model_gen_logits(const wf_model *m); /* the next token's [V]; borrowed, NULL if none */
+WF_API const float *wf_model_gen_logits(wf_model *m); /* the next token's [V]; borrowed; NULL: none started */
 /* Encoder-decoders: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos until eos or max_new
  * <= context tokens; the best hypothesis (with eos if reached) to out[0, max_new), its length to *n_out. */
 WF_API wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32_t bos, int32_t eos,
@@ -209,59 +193,51 @@ WF_API wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S
 typedef struct wf_tokenizer wf_tokenizer;
 typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2, WF_TOKENIZER_HF = 3,
                WF_TOKENIZER_LLAMA2C = 4 } wf_tokenizer_kind;
-
-WF_API wf_tokenizer *wf_tokenizer_create(void); /* an empty tokenizer; NULL: out of memory */
-WF_API void wf_tokenizer_free(wf_tokenizer *t);
-WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* borrowed */
-/* Char: id 0 is <unk>, then every distinct code point of text (UTF-8; an invalid byte reads
- * as U+FFFD) in ascending order. BPE: ids 0..255 are the bytes, then merges until vocab_size
- * (256..2^20) tokens or no pair occurs twice; any bytes round-trip exactly. */
-WF_API wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len);
-WF_API wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size);
-/* Its wf_tokenizer_kind, the ids it knows, the most bytes one id decodes to, the id a prompt
- * starts with (llama2.c's 1, a tokenizer.json's leading special token; else -1); empty: 0s. */
+WF_API wf_tokenizer *wf_tokenizer_create(void); /* empty, the caller's (wf_tokenizer_free); NULL: out of memory */
+WF_API void wf_tokenizer_free(wf_tokenizer *t); /* NULL is fine */
+WF_API const char *wf_tokenizer_error(const wf_tokenizer *t); /* the same for a tokenizer */
+/* WF_TOKENIZER_CHAR (vocab_size 0): id 0 is <unk>, then text's distinct code points (UTF-8; a bad byte is U+FFFD),
+ * ascending. WF_TOKENIZER_BPE: ids 0..255 the bytes, then merges until vocab_size (256..2^20) or no pair repeats. */
+WF_API wf_status wf_tokenizer_train(wf_tokenizer *t, int32_t kind, const char *text, int32_t len, int32_t vocab_size);
+/* Its wf_tokenizer_kind, ids known, most bytes one id decodes to, the id a prompt starts with (-1: none); empty: 0s */
 typedef struct { int32_t kind, vocab_size, max_bytes, bos; } wf_tokenizer_info;
 WF_API wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out);
-/* Text (len bytes) to ids in out[0, cap), their count to *n_out. Char and BPE give at most one
- * per byte (cap = len suffices); for the others a too-small cap is WF_ERR_ARG, *n_out the need.
- * Char: code points outside the vocabulary (and invalid bytes, as U+FFFD) become <unk>, 0. */
+/* Text (len bytes) to ids in out[0, cap), their count to *n_out (char and BPE: at most len; for the others a too
+ * small cap is WF_ERR_ARG, *n_out the need). Char: a code point outside the vocabulary becomes <unk>, 0. */
 WF_API wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, int32_t *out, int32_t cap,
                                      int32_t *n_out);
 /* ids to bytes: cap = n * max_bytes always suffices; char's <unk> decodes to U+FFFD. No NUL. */
 WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, char *out, int32_t cap,
                                      int32_t *n_out);
 
-/* ---- Checkpoints and tokenizer files (docs/FORMATS.md) ---- */
-#define WF_SAVE_OPTIMIZER 1 /* also save AdamW moments, optimizer settings, step, schedule and RNG states */
-/* m (and t when non-NULL) into a new buffer *out of *n bytes (free with wf_buffer_free). */
-WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
+/* ---- Files (docs/FORMATS.md). A save or export writes new buffers, the caller's: free each with
+ * wf_buffer_free. A load or import checks the whole input before it touches the handle. ---- */
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
-/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into
- * t; or a llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of
- * its own). The whole file is validated before m or t is touched. */
+/* m, and t when non-NULL, as a checkpoint; flags WF_SAVE_OPTIMIZER: with the optimizer's moments and settings,
+ * the step, schedule and RNG states, to resume training exactly. */
+#define WF_SAVE_OPTIMIZER 1
+WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
+/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into t; or a
+ * llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
-/* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle
- * and saved with it; loading a checkpoint gives the file's. get: borrowed, and its length. */
+/* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle and saved with it;
+ * loading a checkpoint gives the file's. get: borrowed (NULL: none), its length to *n. */
 #define WF_NOTE_MAX (1 << 20)
 WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n);
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
-/* A tokenizer on its own, into a buffer of the caller's (wf_buffer_free): save as a tokenizer file;
- * save_json as a tokenizer.json (BPE: one Hugging Face encodes alike; HF: its file; NUL-terminated).
- * load reads any of these and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: BPE). */
-WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
-WF_API wf_status wf_tokenizer_save_json(wf_tokenizer *t, char **out, int32_t *n);
+/* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (BPE: one Hugging Face encodes alike;
+ * HF: its file). load reads either and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: as BPE). */
+#define WF_SAVE_JSON 2
+WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
-
-/* ---- safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) ---- */
-/* m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or ours),
- * both the caller's (wf_buffer_free); lora_export the same for its adapters in PEFT's layout. */
-WF_API wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
-/* Replaces m by the model a config.json and a safetensors file (F32, F16, BF16, F64) hold. */
-WF_API wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st,
-                                       int32_t st_len);
-/* lora_import puts adapters in PEFT's layout (adapter_config.json, adapter_model.safetensors) onto m. */
-WF_API wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len);
-WF_API wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len);
+/* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or
+ * wasmformer's own), or its LoRA adapters as PEFT's adapter_model.safetensors and adapter_config.json. Importing
+ * safetensors (F32, F16, BF16, F64) replaces m; importing PEFT's adds the adapters to m. */
+WF_API wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *n_st, char **json, int32_t *n_json);
+WF_API wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *n_st, char **json, int32_t *n_json);
+WF_API wf_status wf_model_import_safetensors(wf_model *m, const char *json, int32_t n_json, const uint8_t *st,
+                                             int32_t n_st);
+WF_API wf_status wf_model_import_peft(wf_model *m, const char *json, int32_t n_json, const uint8_t *st, int32_t n_st);
 
 #ifdef __cplusplus
 }

@@ -1,78 +1,80 @@
 /* One layer forward and backward (block.h), every block variant, and the pieces they share
- * with the stacks: the norm, the activation and dropout, dispatched on the config. */
-#include "model.h"
+ * with the stacks: the norm, the activation and dropout, dispatched on the config. Everything
+ * a layer reads besides its weights, activations and io comes in a wf_layer_ctx: this file
+ * knows no model handle. */
+#include "block.h"
 
 /* ---- the block's pieces, dispatched on the config ---- */
 
-void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+void wf_norm_forward(const wf_layer_ctx *ctx, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
                      const wf_real *w, const wf_real *b, int N) {
-    const wf_real eps = (wf_real)m->cfg.norm_eps;
-    if (m->cfg.norm == WF_NORM_RMSNORM)
-        wf_rmsnorm_forward(out, rstd, inp, w, N, m->d.C, eps, m->pool);
+    const wf_real eps = (wf_real)ctx->cfg->norm_eps;
+    if (ctx->cfg->norm == WF_NORM_RMSNORM)
+        wf_rmsnorm_forward(out, rstd, inp, w, N, ctx->d->C, eps, ctx->pool);
     else
-        wf_layernorm_forward(out, mean, rstd, inp, w, b, N, m->d.C, eps, m->pool);
+        wf_layernorm_forward(out, mean, rstd, inp, w, b, N, ctx->d->C, eps, ctx->pool);
 }
 
-void wf_norm_backward(const wf_model *m, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+void wf_norm_backward(const wf_layer_ctx *ctx, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                       const wf_real *inp, const wf_real *mean, const wf_real *rstd, const wf_real *w, int N) {
-    if (m->cfg.norm == WF_NORM_RMSNORM)
-        wf_rmsnorm_backward(dinp, dw, dout, inp, rstd, w, N, m->d.C, m->pool);
+    if (ctx->cfg->norm == WF_NORM_RMSNORM)
+        wf_rmsnorm_backward(dinp, dw, dout, inp, rstd, w, N, ctx->d->C, ctx->pool);
     else
-        wf_layernorm_backward(dinp, dw, db, dout, inp, mean, rstd, w, N, m->d.C, m->pool);
+        wf_layernorm_backward(dinp, dw, db, dout, inp, mean, rstd, w, N, ctx->d->C, ctx->pool);
 }
 
-static void act_forward(const wf_model *m, wf_real *out, const wf_real *inp, int N) {
-    const int F = m->d.F;
-    switch (m->cfg.activation) {
+static void act_forward(const wf_layer_ctx *ctx, wf_real *out, const wf_real *inp, int N) {
+    const int F = ctx->d->F;
+    switch (ctx->cfg->activation) {
     case WF_ACT_RELU: wf_relu_forward(out, inp, N * F); break;
     case WF_ACT_RELU2: wf_relu2_forward(out, inp, N * F); break;
     case WF_ACT_GELU_EXACT: wf_gelu_exact_forward(out, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_forward(out, inp, N, F); break;
-    default: wf_gelu_forward(out, inp, N * F, m->pool); break;
+    default: wf_gelu_forward(out, inp, N * F, ctx->pool); break;
     }
 }
 
-static void act_backward(const wf_model *m, wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
-    const int F = m->d.F;
-    switch (m->cfg.activation) {
+static void act_backward(const wf_layer_ctx *ctx, wf_real *dinp, const wf_real *dout, const wf_real *inp, int N) {
+    const int F = ctx->d->F;
+    switch (ctx->cfg->activation) {
     case WF_ACT_RELU: wf_relu_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_RELU2: wf_relu2_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_GELU_EXACT: wf_gelu_exact_backward(dinp, dout, inp, N * F); break;
     case WF_ACT_SWIGLU: wf_swiglu_backward(dinp, dout, inp, N, F); break;
-    default: wf_gelu_backward(dinp, dout, inp, N * F, m->pool); break;
+    default: wf_gelu_backward(dinp, dout, inp, N * F, ctx->pool); break;
     }
 }
 
 /* In training, x = dropout(x) with a fresh mask from the step's stream. */
-void wf_drop_forward(const wf_model *m, wf_real *mask, wf_real *x, int n, wf_rng *rng) {
+void wf_drop_forward(const wf_layer_ctx *ctx, wf_real *mask, wf_real *x, int n, wf_rng *rng) {
     if (!rng || !mask) return;
-    wf_dropout_mask(mask, n, (wf_real)m->cfg.dropout, rng);
+    wf_dropout_mask(mask, n, (wf_real)ctx->cfg->dropout, rng);
     wf_dropout_forward(x, x, mask, n);
 }
 
 /* LoRA's adapters (lora.c) beside the layer's linears: adapter t (WF_LORA_*) with weights A, B
  * (NULL: absent) on OC output columns, rows ldo apart, of the linear reading inp [N, C]. Its
  * saved products u sit in the layer's lora_u, the present adapters' in WF_LORA_* order. */
-static wf_real *lora_u(const wf_model *m, const wf_layer_acts *a, int t, int N) {
-    const int on[WF_LORA_N] = {m->d.lq, m->d.lk, m->d.lv, m->d.lo, m->d.lf, m->d.lu, m->d.ld};
+static wf_real *lora_u(const wf_layer_ctx *ctx, const wf_layer_acts *a, int t, int N) {
+    const int on[WF_LORA_N] = {ctx->d->lq, ctx->d->lk, ctx->d->lv, ctx->d->lo, ctx->d->lf, ctx->d->lu, ctx->d->ld};
     int k = 0;
     for (int i = 0; i < t; i++) k += on[i];
-    return a->lora_u + (size_t)k * N * m->d.LR;
+    return a->lora_u + (size_t)k * N * ctx->d->LR;
 }
 
-static wf_real lora_scale(const wf_model *m) { return (wf_real)(m->cfg.lora_alpha / (double)m->cfg.lora_rank); }
+static wf_real lora_scale(const wf_layer_ctx *ctx) { return (wf_real)(ctx->cfg->lora_alpha / (double)ctx->cfg->lora_rank); }
 
-static void lora_forward(const wf_model *m, int t, const wf_real *A, const wf_real *B, wf_real *out, int ldo, int OC,
+static void lora_forward(const wf_layer_ctx *ctx, int t, const wf_real *A, const wf_real *B, wf_real *out, int ldo, int OC,
                          const wf_real *inp, int C, const wf_layer_acts *a, int N) {
-    if (A) wf_lora_forward(out, lora_u(m, a, t, N), inp, A, B, lora_scale(m), N, C, OC, m->d.LR, ldo, m->pool);
+    if (A) wf_lora_forward(out, lora_u(ctx, a, t, N), inp, A, B, lora_scale(ctx), N, C, OC, ctx->d->LR, ldo, ctx->pool);
 }
 
-static void lora_backward(wf_model *m, int t, const wf_real *A, const wf_real *B, wf_real *dA, wf_real *dB,
+static void lora_backward(const wf_layer_ctx *ctx, int t, const wf_real *A, const wf_real *B, wf_real *dA, wf_real *dB,
                           wf_real *dinp, const wf_real *dout, int ldo, int OC, const wf_real *inp, int C,
                           const wf_layer_acts *a, int N) {
     if (A)
-        wf_lora_backward(dinp, dA, dB, dout, lora_u(m, a, t, N), inp, A, B, m->a.dlora, lora_scale(m), N, C, OC,
-                         m->d.LR, ldo, m->pool);
+        wf_lora_backward(dinp, dA, dB, dout, lora_u(ctx, a, t, N), inp, A, B, ctx->a->dlora, lora_scale(ctx), N, C, OC,
+                         ctx->d->LR, ldo, ctx->pool);
 }
 
 /* ---- the layer forward: training and generation ---- */
@@ -80,15 +82,15 @@ static void lora_backward(wf_model *m, int t, const wf_real *A, const wf_real *B
 /* Self-attention over the layer's own rows (the packed qkv, stride C + 2 KC: KV key/value
  * heads, shared by groups of query heads), and cross-attention of its queries (stride C)
  * over the source's keys and values (stride 2C, one per query head). */
-static wf_attn_dims self_dims(const wf_model *m, const wf_layer_io *io) {
-    const int QKV = m->d.C + 2 * m->d.KC;
-    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .KV = m->d.KV, .HS = m->d.HS, .Tq = io->T, .Tk = io->T,
+static wf_attn_dims self_dims(const wf_layer_ctx *ctx, const wf_layer_io *io) {
+    const int QKV = ctx->d->C + 2 * ctx->d->KC;
+    return (wf_attn_dims){.B = io->B, .NH = ctx->d->NH, .KV = ctx->d->KV, .HS = ctx->d->HS, .Tq = io->T, .Tk = io->T,
                           .q_stride = QKV, .kv_stride = QKV, .causal = io->causal, .key_len = io->key_len};
 }
 
-static wf_attn_dims cross_dims(const wf_model *m, const wf_layer_io *io) {
-    const int C = m->d.C;
-    return (wf_attn_dims){.B = io->B, .NH = m->d.NH, .KV = m->d.NH, .HS = m->d.HS, .Tq = io->T, .Tk = io->S,
+static wf_attn_dims cross_dims(const wf_layer_ctx *ctx, const wf_layer_io *io) {
+    const int C = ctx->d->C;
+    return (wf_attn_dims){.B = io->B, .NH = ctx->d->NH, .KV = ctx->d->NH, .HS = ctx->d->HS, .Tq = io->T, .Tk = io->S,
                           .q_stride = C, .kv_stride = 2 * C, .key_len = io->src_len};
 }
 
@@ -101,32 +103,33 @@ static wf_attn_dims cross_dims(const wf_model *m, const wf_layer_io *io) {
  * values (encoder-decoder decoders only, else hc = h1), each sublayer's output dropped out
  * in training before its residual add. Pre-LN keeps the sums in res1, resc, res2 and the
  * sublayer inputs in ln1, lnc, ln2; Post-LN the other way round. */
-void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
+void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
                       const wf_layer_io *io) {
-    const int C = m->d.C, NH = m->d.NH, KV = m->d.KV, KC = m->d.KC, HS = m->d.HS, F = m->d.F, fc = m->d.fc;
-    const int QKV = C + 2 * KC, post = m->d.post;
+    const wf_dims *d = ctx->d;
+    const int C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, HS = d->HS, F = d->F, fc = d->fc;
+    const int QKV = C + 2 * KC, post = d->post;
     const int N = io->B * io->T;
 
     /* self-attention */
     const wf_real *in = x;
     if (!post) {
-        wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
+        wf_norm_forward(ctx, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
         in = a->ln1;
     }
-    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, QKV, m->pool);
-    lora_forward(m, WF_LORA_Q, w->lora_qa, w->lora_qb, a->qkv, QKV, C, in, C, a, N);
-    lora_forward(m, WF_LORA_K, w->lora_ka, w->lora_kb, a->qkv + C, QKV, KC, in, C, a, N);
-    lora_forward(m, WF_LORA_V, w->lora_va, w->lora_vb, a->qkv + C + KC, QKV, KC, in, C, a, N);
-    if (m->d.qkn) {
-        const wf_real eps = (wf_real)m->cfg.norm_eps;
+    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, QKV, ctx->pool);
+    lora_forward(ctx, WF_LORA_Q, w->lora_qa, w->lora_qb, a->qkv, QKV, C, in, C, a, N);
+    lora_forward(ctx, WF_LORA_K, w->lora_ka, w->lora_kb, a->qkv + C, QKV, KC, in, C, a, N);
+    lora_forward(ctx, WF_LORA_V, w->lora_va, w->lora_vb, a->qkv + C + KC, QKV, KC, in, C, a, N);
+    if (d->qkn) {
+        const wf_real eps = (wf_real)ctx->cfg->norm_eps;
         wf_headnorm_forward(a->qkv, a->qk_rstd, N, NH, HS, QKV, eps);
         wf_headnorm_forward(a->qkv + C, a->qk_rstd + (size_t)N * NH, N, KV, HS, QKV, eps);
     }
-    if (m->d.rope) {
-        wf_rope_forward(a->qkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, QKV, io->pos);
-        wf_rope_forward(a->qkv + C, m->rope_cos, m->rope_sin, io->B, io->T, KV, HS, QKV, io->pos);
+    if (d->rope) {
+        wf_rope_forward(a->qkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, io->pos);
+        wf_rope_forward(a->qkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, io->pos);
     }
-    wf_attn_dims ad = self_dims(m, io);
+    wf_attn_dims ad = self_dims(ctx, io);
     const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + C + KC;
     if (io->kcache) {
         /* generation (B = 1): append this step's keys and values, attend over the cache */
@@ -141,14 +144,14 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         ad.kv_stride = KC;
         ad.by_rows = 1;
     }
-    wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
-    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
-    lora_forward(m, WF_LORA_O, w->lora_oa, w->lora_ob, a->branch, C, C, a->atty, C, a, N);
-    wf_drop_forward(m, a->mask1, a->branch, N * C, io->drop_rng);
-    wf_residual_forward(a->res1, x, a->branch, N * C, m->pool);
+    wf_attention_forward(a->atty, a->att, q, k, v, &ad, ctx->pool);
+    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, ctx->pool);
+    lora_forward(ctx, WF_LORA_O, w->lora_oa, w->lora_ob, a->branch, C, C, a->atty, C, a, N);
+    wf_drop_forward(ctx, a->mask1, a->branch, N * C, io->drop_rng);
+    wf_residual_forward(a->res1, x, a->branch, N * C, ctx->pool);
     const wf_real *h = a->res1;
     if (post) {
-        wf_norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, w->ln1w, w->ln1b, N);
+        wf_norm_forward(ctx, a->ln1, a->ln1_mean, a->ln1_rstd, a->res1, w->ln1w, w->ln1b, N);
         h = a->ln1;
     }
 
@@ -156,18 +159,18 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
     if (io->ckv) {
         in = h;
         if (!post) {
-            wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, h, w->lncw, w->lncb, N);
+            wf_norm_forward(ctx, a->lnc, a->lnc_mean, a->lnc_rstd, h, w->lncw, w->lncb, N);
             in = a->lnc;
         }
-        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, m->pool);
-        const wf_attn_dims cd = cross_dims(m, io);
-        wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, m->pool);
-        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, m->pool);
-        wf_drop_forward(m, a->maskc, a->branch, N * C, io->drop_rng);
-        wf_residual_forward(a->resc, h, a->branch, N * C, m->pool);
+        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, ctx->pool);
+        const wf_attn_dims cd = cross_dims(ctx, io);
+        wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, ctx->pool);
+        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, ctx->pool);
+        wf_drop_forward(ctx, a->maskc, a->branch, N * C, io->drop_rng);
+        wf_residual_forward(a->resc, h, a->branch, N * C, ctx->pool);
         h = a->resc;
         if (post) {
-            wf_norm_forward(m, a->lnc, a->lnc_mean, a->lnc_rstd, a->resc, w->lncw, w->lncb, N);
+            wf_norm_forward(ctx, a->lnc, a->lnc_mean, a->lnc_rstd, a->resc, w->lncw, w->lncb, N);
             h = a->lnc;
         }
     }
@@ -175,18 +178,18 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
     /* feed-forward */
     in = h;
     if (!post) {
-        wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, h, w->ln2w, w->ln2b, N);
+        wf_norm_forward(ctx, a->ln2, a->ln2_mean, a->ln2_rstd, h, w->ln2w, w->ln2b, N);
         in = a->ln2;
     }
-    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, m->pool);
-    lora_forward(m, WF_LORA_FC, w->lora_fa, w->lora_fb, a->fch, fc * F, F, in, C, a, N);
-    lora_forward(m, WF_LORA_UP, w->lora_ua, w->lora_ub, a->fch + F, fc * F, F, in, C, a, N);
-    act_forward(m, a->fch_act, a->fch, N);
-    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, m->pool);
-    lora_forward(m, WF_LORA_DOWN, w->lora_da, w->lora_db, a->branch, C, C, a->fch_act, F, a, N);
-    wf_drop_forward(m, a->mask2, a->branch, N * C, io->drop_rng);
-    wf_residual_forward(a->res2, h, a->branch, N * C, m->pool);
-    if (post) wf_norm_forward(m, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
+    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, ctx->pool);
+    lora_forward(ctx, WF_LORA_FC, w->lora_fa, w->lora_fb, a->fch, fc * F, F, in, C, a, N);
+    lora_forward(ctx, WF_LORA_UP, w->lora_ua, w->lora_ub, a->fch + F, fc * F, F, in, C, a, N);
+    act_forward(ctx, a->fch_act, a->fch, N);
+    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, ctx->pool);
+    lora_forward(ctx, WF_LORA_DOWN, w->lora_da, w->lora_db, a->branch, C, C, a->fch_act, F, a, N);
+    wf_drop_forward(ctx, a->mask2, a->branch, N * C, io->drop_rng);
+    wf_residual_forward(a->res2, h, a->branch, N * C, ctx->pool);
+    if (post) wf_norm_forward(ctx, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, w->ln2w, w->ln2b, N);
 }
 
 /* ---- the layer backward ---- */
@@ -194,116 +197,117 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
 static void zero(wf_real *x, size_t n) { memset(x, 0, n * sizeof(wf_real)); }
 
 /* The gradient of a sublayer's output before dropout: dres * mask, or dres itself. */
-const wf_real *wf_drop_backward(wf_model *m, const wf_real *mask, const wf_real *dres, int n) {
+const wf_real *wf_drop_backward(const wf_layer_ctx *ctx, const wf_real *mask, const wf_real *dres, int n) {
     if (!mask) return dres;
-    zero(m->a.branch, (size_t)n);
-    wf_dropout_backward(m->a.branch, dres, mask, n);
-    return m->a.branch;
+    zero(ctx->a->branch, (size_t)n);
+    wf_dropout_backward(ctx->a->branch, dres, mask, n);
+    return ctx->a->branch;
 }
 
 /* Post-LN: dres holds dL/d(norm output); replaces it with dL/d(norm input). */
-static void post_norm_backward(wf_model *m, const wf_real *inp, const wf_real *mean, const wf_real *rstd,
+static void post_norm_backward(const wf_layer_ctx *ctx, const wf_real *inp, const wf_real *mean, const wf_real *rstd,
                                const wf_real *w, wf_real *dw, wf_real *db, int N) {
-    wf_acts *a = &m->a;
-    const size_t n = (size_t)N * m->d.C;
+    wf_acts *a = ctx->a;
+    const size_t n = (size_t)N * ctx->d->C;
     zero(a->dln, n);
-    wf_norm_backward(m, a->dln, dw, db, a->dres, inp, mean, rstd, w, N);
+    wf_norm_backward(ctx, a->dln, dw, db, a->dres, inp, mean, rstd, w, N);
     memcpy(a->dres, a->dln, n * sizeof(wf_real));
 }
 
 /* A sublayer's input side: from dL/d(sublayer input) in `din` to dres. Pre-LN: through the
  * norm (whose input is the stream `stream`), accumulated onto dres, the residual path.
  * Post-LN: the sublayer read the stream itself, so it is added directly. */
-static void sublayer_input_backward(wf_model *m, const wf_real *din, const wf_real *stream, const wf_real *mean,
+static void sublayer_input_backward(const wf_layer_ctx *ctx, const wf_real *din, const wf_real *stream, const wf_real *mean,
                                     const wf_real *rstd, const wf_real *w, wf_real *dw, wf_real *db, int N) {
-    if (m->d.post)
-        wf_residual_backward(m->a.dres, NULL, din, N * m->d.C, m->pool);
+    if (ctx->d->post)
+        wf_residual_backward(ctx->a->dres, NULL, din, N * ctx->d->C, ctx->pool);
     else
-        wf_norm_backward(m, m->a.dres, dw, db, din, stream, mean, rstd, w, N);
+        wf_norm_backward(ctx, ctx->a->dres, dw, db, din, stream, mean, rstd, w, N);
 }
 
 /* dres holds dL/d(out) on entry and dL/dx on return: each residual add passes its gradient
  * through unchanged, so the branch gradients accumulate into dres in place. enc is the
  * encoder output the cross-attention keys and values were computed from. */
-void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *la,
+void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *la,
                        const wf_real *x, const wf_layer_io *io, const wf_real *enc) {
-    wf_acts *a = &m->a;
-    const int C = m->d.C, NH = m->d.NH, KV = m->d.KV, KC = m->d.KC, HS = m->d.HS, F = m->d.F, fc = m->d.fc;
-    const int QKV = C + 2 * KC, post = m->d.post;
+    const wf_dims *d = ctx->d;
+    wf_acts *a = ctx->a;
+    const int C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, HS = d->HS, F = d->F, fc = d->fc;
+    const int QKV = C + 2 * KC, post = d->post;
     const int N = io->B * io->T;
     /* the streams entering each sublayer, as in the forward */
     const wf_real *h1 = post ? la->ln1 : la->res1;
     const wf_real *hc = io->ckv ? (post ? la->lnc : la->resc) : h1;
 
     /* feed-forward: out = hc + FF(ln2(hc))  or  ln2(hc + FF(hc)) */
-    if (post) post_norm_backward(m, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
-    const wf_real *dbranch = wf_drop_backward(m, la->mask2, a->dres, N * C);
+    if (post) post_norm_backward(ctx, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
+    const wf_real *dbranch = wf_drop_backward(ctx, la->mask2, a->dres, N * C);
     zero(a->dfch_act, (size_t)N * F);
-    wf_linear_backward(a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, N, F, C, m->pool);
-    lora_backward(m, WF_LORA_DOWN, w->lora_da, w->lora_db, dw->lora_da, dw->lora_db, a->dfch_act, dbranch, C, C,
+    wf_linear_backward(a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, N, F, C, ctx->pool);
+    lora_backward(ctx, WF_LORA_DOWN, w->lora_da, w->lora_db, dw->lora_da, dw->lora_db, a->dfch_act, dbranch, C, C,
                   la->fch_act, F, la, N);
     zero(a->dfch, (size_t)N * fc * F);
-    act_backward(m, a->dfch, a->dfch_act, la->fch, N);
+    act_backward(ctx, a->dfch, a->dfch_act, la->fch, N);
     zero(a->dln, (size_t)N * C);
     const wf_real *ffin = post ? hc : la->ln2;
-    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, N, C, fc * F, m->pool);
-    lora_backward(m, WF_LORA_FC, w->lora_fa, w->lora_fb, dw->lora_fa, dw->lora_fb, a->dln, a->dfch, fc * F, F, ffin, C,
+    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, N, C, fc * F, ctx->pool);
+    lora_backward(ctx, WF_LORA_FC, w->lora_fa, w->lora_fb, dw->lora_fa, dw->lora_fb, a->dln, a->dfch, fc * F, F, ffin, C,
                   la, N);
-    lora_backward(m, WF_LORA_UP, w->lora_ua, w->lora_ub, dw->lora_ua, dw->lora_ub, a->dln, a->dfch + F, fc * F, F,
+    lora_backward(ctx, WF_LORA_UP, w->lora_ua, w->lora_ub, dw->lora_ua, dw->lora_ub, a->dln, a->dfch + F, fc * F, F,
                   ffin, C, la, N);
-    sublayer_input_backward(m, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
+    sublayer_input_backward(ctx, a->dln, hc, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
 
     /* cross-attention: hc = h1 + X(lnc(h1))  or  lnc(h1 + X(h1)) */
     if (io->ckv) {
-        if (post) post_norm_backward(m, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
-        dbranch = wf_drop_backward(m, la->maskc, a->dres, N * C);
+        if (post) post_norm_backward(ctx, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
+        dbranch = wf_drop_backward(ctx, la->maskc, a->dres, N * C);
         zero(a->datty, (size_t)N * C);
-        wf_linear_backward(a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, N, C, C, m->pool);
+        wf_linear_backward(a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, N, C, C, ctx->pool);
         const size_t BS = (size_t)io->B * io->S;
         wf_real *dcq = a->dqkv; /* [N, C] */
         zero(dcq, (size_t)N * C);
         zero(a->dckv, BS * 2 * C);
-        const wf_attn_dims cd = cross_dims(m, io);
+        const wf_attn_dims cd = cross_dims(ctx, io);
         wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
-                              io->ckv + C, &cd, m->pool);
+                              io->ckv + C, &cd, ctx->pool);
         /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
-        wf_linear_backward(a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, m->pool);
+        wf_linear_backward(a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, ctx->pool);
         zero(a->dln, (size_t)N * C);
-        wf_linear_backward(a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, m->pool);
-        sublayer_input_backward(m, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
+        wf_linear_backward(a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, ctx->pool);
+        sublayer_input_backward(ctx, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
     }
 
     /* self-attention: h1 = x + A(ln1(x))  or  ln1(x + A(x)) */
-    if (post) post_norm_backward(m, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
-    dbranch = wf_drop_backward(m, la->mask1, a->dres, N * C);
+    if (post) post_norm_backward(ctx, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
+    dbranch = wf_drop_backward(ctx, la->mask1, a->dres, N * C);
     zero(a->datty, (size_t)N * C);
-    wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, m->pool);
-    lora_backward(m, WF_LORA_O, w->lora_oa, w->lora_ob, dw->lora_oa, dw->lora_ob, a->datty, dbranch, C, C, la->atty, C,
+    wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, ctx->pool);
+    lora_backward(ctx, WF_LORA_O, w->lora_oa, w->lora_ob, dw->lora_oa, dw->lora_ob, a->datty, dbranch, C, C, la->atty, C,
                   la, N);
     zero(a->dqkv, (size_t)N * QKV);
-    const wf_attn_dims ad = self_dims(m, io);
+    const wf_attn_dims ad = self_dims(ctx, io);
     wf_attention_backward(a->dqkv, a->dqkv + C, a->dqkv + C + KC, a->datty, la->atty, la->att, la->qkv,
-                          la->qkv + C, la->qkv + C + KC, &ad, m->pool);
-    if (m->d.qkn) {
+                          la->qkv + C, la->qkv + C + KC, &ad, ctx->pool);
+    if (d->qkn) {
         /* the saved q and k are normed (and rotated: the norm's gradient is the same in
          * either frame, norm.c), so this comes before RoPE's backward */
         wf_headnorm_backward(a->dqkv, la->qkv, la->qk_rstd, N, NH, HS, QKV);
         wf_headnorm_backward(a->dqkv + C, la->qkv + C, la->qk_rstd + (size_t)N * NH, N, KV, HS, QKV);
     }
-    if (m->d.rope) {
+    if (d->rope) {
         /* the saved q and k are rotated; their gradients turn back to the projection's frame */
-        wf_rope_backward(a->dqkv, m->rope_cos, m->rope_sin, io->B, io->T, NH, HS, QKV, 0);
-        wf_rope_backward(a->dqkv + C, m->rope_cos, m->rope_sin, io->B, io->T, KV, HS, QKV, 0);
+        wf_rope_backward(a->dqkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, 0);
+        wf_rope_backward(a->dqkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, 0);
     }
     zero(a->dln, (size_t)N * C);
     const wf_real *attin = post ? x : la->ln1;
-    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, N, C, QKV, m->pool);
-    lora_backward(m, WF_LORA_Q, w->lora_qa, w->lora_qb, dw->lora_qa, dw->lora_qb, a->dln, a->dqkv, QKV, C, attin, C,
+    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, N, C, QKV, ctx->pool);
+    lora_backward(ctx, WF_LORA_Q, w->lora_qa, w->lora_qb, dw->lora_qa, dw->lora_qb, a->dln, a->dqkv, QKV, C, attin, C,
                   la, N);
-    lora_backward(m, WF_LORA_K, w->lora_ka, w->lora_kb, dw->lora_ka, dw->lora_kb, a->dln, a->dqkv + C, QKV, KC, attin,
+    lora_backward(ctx, WF_LORA_K, w->lora_ka, w->lora_kb, dw->lora_ka, dw->lora_kb, a->dln, a->dqkv + C, QKV, KC, attin,
                   C, la, N);
-    lora_backward(m, WF_LORA_V, w->lora_va, w->lora_vb, dw->lora_va, dw->lora_vb, a->dln, a->dqkv + C + KC, QKV, KC,
+    lora_backward(ctx, WF_LORA_V, w->lora_va, w->lora_vb, dw->lora_va, dw->lora_vb, a->dln, a->dqkv + C + KC, QKV, KC,
                   attin, C, la, N);
-    sublayer_input_backward(m, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
+    sublayer_input_backward(ctx, a->dln, x, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
 }
 

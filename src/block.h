@@ -9,6 +9,18 @@
 #include "ops.h"
 #include "plan.h"
 
+/* What a layer reads besides its weights, its activations and the call's io: the config and
+ * its sizes, the threads, RoPE's tables and, in backward, the gradient scratch all layers
+ * share (dres, dln, dqkv, ...: one layer's worth in the planned activations). The stacks make
+ * one from the model handle (wf_model_layer_ctx); nothing here reads the handle. */
+typedef struct {
+    const wf_config *cfg;
+    const wf_dims *d;
+    wf_pool *pool;                      /* NULL: the calling thread alone */
+    const wf_real *rope_cos, *rope_sin; /* [context, HS/2]: rotary positions, else NULL */
+    wf_acts *a;                         /* backward's scratch */
+} wf_layer_ctx;
+
 /* How one layer runs: the call's shape, masks and caches. */
 typedef struct {
     int B, T;                 /* B sequences of T rows */
@@ -24,23 +36,23 @@ typedef struct {
 
 /* One layer forward over the rows of x, into a. With io->kcache the new keys and values are
  * stored at position io->pos and attention reads the whole cache. */
-void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
+void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_layer_acts *a, const wf_real *x,
                       const wf_layer_io *io);
-/* Its backward: the model's dres holds dL/d(out) on entry and dL/dx on return; weight
- * gradients accumulate into dw. enc: the encoder output the cross-attention keys and values
- * were computed from (its gradient collects in the model's denc). */
-void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *a,
+/* Its backward: ctx->a->dres holds dL/d(out) on entry and dL/dx on return; weight gradients
+ * accumulate into dw. enc: the encoder output the cross-attention keys and values were
+ * computed from (its gradient collects in ctx->a->denc). */
+void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *a,
                        const wf_real *x, const wf_layer_io *io, const wf_real *enc);
 
 /* The pieces the stacks share with the layer, dispatched on the config: the norm, and
  * dropout (in training: x = dropout(x) with a fresh mask; rng NULL: nothing). */
-void wf_norm_forward(const wf_model *m, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
+void wf_norm_forward(const wf_layer_ctx *ctx, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
                      const wf_real *w, const wf_real *b, int N);
-void wf_norm_backward(const wf_model *m, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+void wf_norm_backward(const wf_layer_ctx *ctx, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                       const wf_real *inp, const wf_real *mean, const wf_real *rstd, const wf_real *w, int N);
-void wf_drop_forward(const wf_model *m, wf_real *mask, wf_real *x, int n, wf_rng *rng);
-/* The gradient of a value before dropout: dres * mask (in the model's branch scratch), or
- * dres itself without a mask. */
-const wf_real *wf_drop_backward(wf_model *m, const wf_real *mask, const wf_real *dres, int n);
+void wf_drop_forward(const wf_layer_ctx *ctx, wf_real *mask, wf_real *x, int n, wf_rng *rng);
+/* The gradient of a value before dropout: dres * mask (in ctx->a->branch), or dres itself
+ * without a mask. */
+const wf_real *wf_drop_backward(const wf_layer_ctx *ctx, const wf_real *mask, const wf_real *dres, int n);
 
 #endif /* WF_BLOCK_H */

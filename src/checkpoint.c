@@ -1,5 +1,6 @@
-/* Checkpoints and tokenizer files: writing, and reading hardened against hostile input.
- * The byte layout is specified in docs/FORMATS.md. A loader parses and checks the whole
+/* Checkpoints (.wf): writing, and reading hardened against hostile input. The byte layout is
+ * specified in docs/FORMATS.md; the envelope is envelope.c's, the tokenizer section a whole
+ * tokenizer file (tokfile.c). The loader parses and checks the whole
  * input into temporaries (bounds on every read, sizes against the header and the config,
  * the checksum) and touches the handle only when nothing can fail any more, so a bad file
  * leaves the handle exactly as it was. Nothing is allocated from a size the file states
@@ -7,16 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bytes.h"
 #include "config.h"
+#include "envelope.h"
 #include "hf.h"
 #include "model.h"
 #include "tokenizer.h"
 
 #define CKPT_VERSION 1
-#define TOK_VERSION 1
-#define HEADER_BYTES 24 /* magic, version, flags, reserved, u64 length */
-#define CRC_BYTES 4
 #define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
 #define CKPT_NOTE 4 /* flag bit 2: a NOTE section, the application's bytes (wf_model_set_note) */
 #define CKPT_TRAIN 8 /* flag bit 3: a TRAN section, the trainable mask, when a slice is frozen */
@@ -35,8 +33,6 @@ enum {
     N_OPTIM_V1 = 9,   /* before the schedule's start (0 when absent) */
     N_RNG = 2,        /* the batch sampler's train and validation streams */
 };
-
-void wf_buffer_free(void *p) { free(p); }
 
 /* ---- writing ---- */
 
@@ -72,38 +68,6 @@ static size_t begin_section(wf_writer *w, const char *tag) {
 
 static void end_section(wf_writer *w, size_t at) { wf_patch_u64(w, at, (uint64_t)(w->off - at - 8)); }
 
-static size_t begin_file(wf_writer *w, const char *magic, uint32_t version, uint32_t word) {
-    size_t start = w->off;
-    wf_put(w, magic, 4);
-    wf_put_u32(w, version);
-    wf_put_u32(w, word);
-    wf_put_u32(w, 0);
-    wf_put_u64(w, 0);
-    return start;
-}
-
-/* Patches the total length and appends the CRC-32 of everything from start. */
-static void end_file(wf_writer *w, size_t start) {
-    wf_patch_u64(w, start + 16, (uint64_t)(w->off + CRC_BYTES - start));
-    uint32_t crc = w->p ? wf_crc32(w->p + start, w->off - start) : 0;
-    wf_put_u32(w, crc);
-}
-
-static void write_tokenizer(wf_writer *w, const wf_tokenizer *t) {
-    size_t start = begin_file(w, "WFTK", TOK_VERSION, (uint32_t)t->kind);
-    if (t->kind == WF_TOKENIZER_CHAR) {
-        wf_put_u32(w, (uint32_t)t->n_chars);
-        for (int32_t i = 0; i < t->n_chars; i++) wf_put_u32(w, t->chars[i]);
-    } else if (t->kind == WF_TOKENIZER_HF || t->kind == WF_TOKENIZER_LLAMA2C) {
-        wf_put(w, t->voc.src, (size_t)t->voc.src_n); /* the tokenizer.json or tokenizer.bin itself */
-    } else {
-        wf_put_u32(w, WF_BPE_PRETOKENIZER);
-        wf_put_u32(w, (uint32_t)t->bpe.n_merges);
-        for (int32_t i = 0; i < 2 * t->bpe.n_merges; i++) wf_put_u32(w, (uint32_t)t->bpe.merges[i]);
-    }
-    end_file(w, start);
-}
-
 /* Elements of a tensor's trainable slices (mask: its bytes of the trainable mask). */
 static size_t trained_elems(const wf_tensor_info *ti, const uint8_t *mask) {
     size_t n = 0;
@@ -118,7 +82,7 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     int32_t note_n;
     const uint8_t *note = wf_model_get_note(m, &note_n);
     const int frozen = memchr(m->train, 0, (size_t)m->n_slices) != NULL;
-    size_t start = begin_file(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0) |
+    size_t start = wf_envelope_begin(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0) |
                                                          (frozen ? CKPT_TRAIN : 0));
 
     size_t at = begin_section(w, "CONF");
@@ -127,7 +91,7 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
 
     if (t) {
         at = begin_section(w, "TOKN");
-        write_tokenizer(w, t);
+        wf_tokfile_write(w, t);
         end_section(w, at);
     }
 
@@ -183,17 +147,7 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         wf_put(w, note, (size_t)note_n);
         end_section(w, at);
     }
-    end_file(w, start);
-}
-
-/* Sizes the file with a counting pass, then writes it into one new buffer. */
-static wf_status finish_buffer(size_t bytes, uint8_t **out, int32_t *n, char *err, size_t cap) {
-    if (bytes > INT32_MAX)
-        return wf_fail(err, cap, WF_ERR_UNSUPPORTED, "the file would be %.2f GB; at most 2 GB can be written", bytes / 1e9);
-    *out = malloc(bytes);
-    if (!*out) return wf_fail(err, cap, WF_ERR_NOMEM, "could not allocate %.1f MB for the file", bytes / 1e6);
-    *n = (int32_t)bytes;
-    return WF_OK;
+    wf_envelope_end(w, start);
 }
 
 wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n) {
@@ -210,7 +164,7 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
                       wf_tokenizer_vocab_size(t), cfg.vocab_size);
     wf_writer w = {NULL, 0};
     write_model(&w, m, t, flags);
-    wf_status s = finish_buffer(w.off, out, n, m->err, sizeof m->err);
+    wf_status s = wf_envelope_buffer(w.off, out, n, m->err, sizeof m->err);
     if (s != WF_OK) return s;
     w.p = *out;
     w.off = 0;
@@ -219,56 +173,9 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
     return WF_OK;
 }
 
-wf_status wf_tokenizer_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
-    if (!t) return WF_ERR_ARG;
-    if (!out || !n) return TOK_ERR(t, WF_ERR_ARG, "out and n must not be NULL");
-    *out = NULL;
-    *n = 0;
-    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer is empty: nothing to save");
-    wf_writer w = {NULL, 0};
-    write_tokenizer(&w, t);
-    wf_status s = finish_buffer(w.off, out, n, t->err, sizeof t->err);
-    if (s != WF_OK) return s;
-    w.p = *out;
-    w.off = 0;
-    write_tokenizer(&w, t);
-    t->err[0] = 0;
-    return WF_OK;
-}
-
 /* ---- reading ---- */
 
 /* Errors name what is wrong and where, for a user holding a damaged file. */
-
-/* The common envelope of both file kinds: magic, version, the length in the header
- * against the bytes at hand, the checksum. On success *body reads the payload (from the
- * header's end to the checksum) and *word is the header's third field. */
-static wf_status open_file(const uint8_t *data, size_t n, const char *magic, uint32_t version, const char *what,
-                           wf_reader *body, uint32_t *word, char *msg, size_t cap) {
-    if (n < HEADER_BYTES + CRC_BYTES)
-        FAIL(WF_ERR_FORMAT, "the %s is %zu bytes; even an empty one has %d (truncated?)", what, n, HEADER_BYTES + CRC_BYTES);
-    if (memcmp(data, magic, 4) != 0) {
-        if (!memcmp(data, "WFCK", 4) || !memcmp(data, "WFTK", 4))
-            FAIL(WF_ERR_FORMAT, "this is a wasmformer %s, not a %s", data[2] == 'C' ? "checkpoint" : "tokenizer file", what);
-        FAIL(WF_ERR_FORMAT, "not a wasmformer %s: the first bytes are not \"%s\"", what, magic);
-    }
-    wf_reader r = wf_reader_of(data, n);
-    wf_take(&r, 4);
-    uint32_t v = wf_get_u32(&r);
-    if (v != version) FAIL(WF_ERR_UNSUPPORTED, "the %s has format version %u; this build reads version %u", what, v, version);
-    *word = wf_get_u32(&r);
-    uint32_t reserved = wf_get_u32(&r);
-    uint64_t len = wf_get_u64(&r);
-    if (len != n)
-        FAIL(WF_ERR_FORMAT, "the %s says it is %llu bytes long but %zu bytes were given (truncated or padded)", what,
-             (unsigned long long)len, n);
-    uint32_t stored = wf_le32(data + n - CRC_BYTES), actual = wf_crc32(data, n - CRC_BYTES);
-    if (stored != actual)
-        FAIL(WF_ERR_FORMAT, "the %s is damaged: its bytes have the CRC-32 0x%08x, its checksum says 0x%08x", what, actual, stored);
-    if (reserved != 0) FAIL(WF_ERR_FORMAT, "the %s's reserved header field is %u, not 0", what, reserved);
-    *body = wf_reader_of(data + HEADER_BYTES, n - HEADER_BYTES - CRC_BYTES);
-    return WF_OK;
-}
 
 /* The next section, which must carry tag; *sec reads exactly its payload. */
 static wf_status open_section(wf_reader *r, const char *tag, wf_reader *sec, char *msg, size_t cap) {
@@ -307,93 +214,6 @@ static wf_status get_words(wf_reader *r, void *s, int ours, int min, const char 
         memcpy(b + 4 * i, &v, 4);
     }
     if (r->failed) FAIL(WF_ERR_FORMAT, "the %s ends after fewer than its %u fields", what, n);
-    return WF_OK;
-}
-
-/* A BPE payload: pretokenizer, merge count, merges; wf_bpe_build checks the merges. */
-static wf_status parse_bpe(wf_reader *r, wf_tokenizer *out, char *msg, size_t cap) {
-    uint32_t pre = wf_get_u32(r), count = wf_get_u32(r);
-    if (r->failed) FAIL(WF_ERR_FORMAT, "the BPE vocabulary ends early");
-    if (pre != WF_BPE_PRETOKENIZER) FAIL(WF_ERR_UNSUPPORTED, "BPE pretokenizer %u; this build knows %d", pre, WF_BPE_PRETOKENIZER);
-    if (count > WF_BPE_MAX_VOCAB - 256 || (size_t)count * 8 != wf_left(r))
-        FAIL(WF_ERR_FORMAT, "the BPE vocabulary says %u merges but %zu bytes follow (8 each)", count, wf_left(r));
-    int32_t *merges = malloc((size_t)(count ? count : 1) * 2 * sizeof(int32_t));
-    if (!merges) FAIL(WF_ERR_NOMEM, "out of memory reading %u merges", count);
-    for (uint32_t i = 0; i < 2 * count; i++) {
-        uint32_t v = wf_get_u32(r);
-        merges[i] = v > INT32_MAX ? -1 : (int32_t)v; /* out of range either way; build names it */
-    }
-    char why[160];
-    wf_status s = wf_bpe_build(&out->bpe, merges, (int32_t)count, why, sizeof why);
-    if (s != WF_OK) FAIL(s, "the BPE vocabulary: %s", why);
-    out->kind = WF_TOKENIZER_BPE;
-    return WF_OK;
-}
-
-/* Parses a whole tokenizer file into out, a zeroed temporary (freed here on failure). */
-static wf_status parse_tokenizer(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap) {
-    wf_reader r;
-    uint32_t kind;
-    wf_status s = open_file(data, n, "WFTK", TOK_VERSION, "tokenizer file", &r, &kind, msg, cap);
-    if (s != WF_OK) return s;
-    if (kind == WF_TOKENIZER_BPE) return parse_bpe(&r, out, msg, cap);
-    if (kind == WF_TOKENIZER_HF || kind == WF_TOKENIZER_LLAMA2C) {
-        char sub[200];
-        s = kind == WF_TOKENIZER_HF ? wf_tokjson_parse(r.p, r.n, out, sub, sizeof sub) : wf_llama2c_tok_parse(r.p, r.n, out, sub, sizeof sub);
-        if (s != WF_OK) FAIL(s, "the tokenizer file holds a bad %s: %s", kind == WF_TOKENIZER_HF ? "tokenizer.json" : "tokenizer.bin", sub);
-        if (out->kind != (int32_t)kind) {
-            wf_tokenizer_clear(out);
-            FAIL(WF_ERR_FORMAT, "the tokenizer file's tokenizer.json is wasmformer's own BPE, which is saved as kind 2");
-        }
-        return WF_OK;
-    }
-    if (kind != WF_TOKENIZER_CHAR)
-        FAIL(kind == WF_TOKENIZER_NONE ? WF_ERR_FORMAT : WF_ERR_UNSUPPORTED,
-             "tokenizer kind %u is not one this build reads (1 char, 2 bpe, 3 tokenizer.json, 4 llama2.c)", kind);
-    uint32_t count = wf_get_u32(&r);
-    if (r.failed || count == 0) FAIL(WF_ERR_FORMAT, "the char vocabulary is empty");
-    if (count > WF_MAX_CODEPOINT + 1 || (size_t)count * 4 != wf_left(&r))
-        FAIL(WF_ERR_FORMAT, "the char vocabulary says %u code points but %zu bytes follow (4 each)", count, wf_left(&r));
-    uint32_t *chars = malloc((size_t)count * sizeof(uint32_t));
-    if (!chars) FAIL(WF_ERR_NOMEM, "out of memory reading %u code points", count);
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t cp = wf_get_u32(&r);
-        int bad = cp > WF_MAX_CODEPOINT || (cp >= 0xD800 && cp <= 0xDFFF);
-        if (bad || (i > 0 && cp <= chars[i - 1])) {
-            free(chars);
-            FAIL(WF_ERR_FORMAT, "code point %u of the vocabulary (0x%X) is %s", i, cp,
-                 bad ? "not a Unicode scalar value" : "not above the one before it (they must ascend)");
-        }
-        chars[i] = cp;
-    }
-    wf_tokenizer_set_chars(out, chars, (int32_t)count);
-    return WF_OK;
-}
-
-/* Whether the bytes begin as a wasmformer file does ("WF", then the kind's two letters). */
-static int is_ours(const uint8_t *data, size_t n) { return n >= 2 && data[0] == 'W' && data[1] == 'F'; }
-
-/* Whether the bytes are JSON: '{' or '[' after any byte order mark and blanks, and then not
- * a zero byte. A llama2.c tokenizer.bin opens with an int32 (max_token_length) whose first
- * byte may be '{' (123), but then zero bytes follow. */
-static int is_json(const uint8_t *d, size_t n) {
-    size_t i = n >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf ? 3 : 0;
-    while (i < n && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r')) i++;
-    return i < n && (d[i] == '{' || d[i] == '[') && (i + 1 == n || d[i + 1] != 0);
-}
-
-wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n) {
-    if (!t) return WF_ERR_ARG;
-    if ((!data && n > 0) || n < 0) return TOK_ERR(t, WF_ERR_ARG, "data is NULL or its length is negative");
-    wf_tokenizer next;
-    memset(&next, 0, sizeof next);
-    const size_t len = (size_t)n;
-    wf_status s = is_ours(data, len) ? parse_tokenizer(data, len, &next, t->err, sizeof t->err)
-                  : is_json(data, len) ? wf_tokjson_parse(data, len, &next, t->err, sizeof t->err)
-                                              : wf_llama2c_tok_parse(data, len, &next, t->err, sizeof t->err);
-    if (s != WF_OK) return s;
-    wf_tokenizer_move(t, &next);
-    t->err[0] = 0;
     return WF_OK;
 }
 
@@ -506,7 +326,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
                                   size_t cap) {
     wf_reader r, sec;
     uint32_t flags;
-    wf_status s = open_file(data, n, "WFCK", CKPT_VERSION, "checkpoint", &r, &flags, msg, cap);
+    wf_status s = wf_envelope_open(data, n, "WFCK", CKPT_VERSION, "checkpoint", &r, &flags, msg, cap);
     if (s != WF_OK) return s;
     if (flags & ~CKPT_FLAGS) FAIL(WF_ERR_UNSUPPORTED, "unknown file flags 0x%x (written by a newer wasmformer?)", flags);
     pc->has_opt = (flags & WF_SAVE_OPTIMIZER) != 0;
@@ -527,7 +347,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
     if (flags & CKPT_TOKENIZER) {
         if ((s = open_section(&r, "TOKN", &sec, msg, cap)) != WF_OK) return s;
         char sub[200];
-        s = parse_tokenizer(sec.p, sec.n, tok, sub, sizeof sub);
+        s = wf_tokfile_parse(sec.p, sec.n, tok, sub, sizeof sub);
         if (s != WF_OK) FAIL(s, "the file's tokenizer: %s", sub);
         if (wf_tokenizer_vocab_size(tok) > pc->cfg.vocab_size)
             FAIL(WF_ERR_FORMAT, "the file's tokenizer has %d tokens but its model only %d", wf_tokenizer_vocab_size(tok),
@@ -573,7 +393,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
 wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!m) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
-    if (!is_ours(data, (size_t)n)) {
+    if (!wf_envelope_is_ours(data, (size_t)n)) {
         wf_status s = wf_llama2c_model_load(m, data, n);
         if (s == WF_ERR_FORMAT) { /* say both readings: a damaged checkpoint ends here too */
             char why[sizeof m->err];
@@ -615,7 +435,9 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         read_reals(weights + ti->offset, pc->data[i], elems);
         const size_t trained = trained_elems(ti, pc->mask + slice0(pc, i));
         if (pc->has_opt && trained) {
-            const int32_t g = m->tensors[i].grad_offset; /* the model's, built with this mask */
+            wf_tensor_info mt; /* the model's row: built with this mask, its gradients' offset */
+            wf_model_get_tensor(m, i, &mt);
+            const int32_t g = mt.grad_offset;
             read_reals(adam_m + g, pc->data[i] + 4 * elems, trained);
             read_reals(adam_v + g, pc->data[i] + 4 * (elems + trained), trained);
         }

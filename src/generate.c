@@ -149,6 +149,13 @@ wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
     return WF_OK;
 }
 
-const float *wf_model_gen_logits(const wf_model *m) {
-    return m && m->ready && m->gen.active ? WF_CFLOATS(m->gen.logits) : NULL;
+void wf_model_gen_stop(wf_model *m) { m->gen.active = 0; }
+
+const float *wf_model_gen_logits(wf_model *m) {
+    if (wf_model_ready(m) != WF_OK) return NULL;
+    if (!m->gen.active) {
+        WF_ERR(m, WF_ERR_STATE, "no generation in progress: call wf_model_gen_start first");
+        return NULL;
+    }
+    return WF_CFLOATS(m->gen.logits);
 }

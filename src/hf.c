@@ -137,6 +137,47 @@ int wf_hf_entries(const wf_hf_layout *lay, const wf_tensor_info *table, int L, w
 
 /* ---- config.json ---- */
 
+/* The integer members of a layout's config.json that are wf_config fields, in the order
+ * transformers writes them: the one table the writer and the reader go through. NEED: the
+ * reader refuses a file without it; MAY: null or absent gives absent + widths * d_model, the
+ * class's default; WRITE: written only (GPT-2's n_ctx repeats n_positions). */
+enum { NEED, MAY, WRITE };
+typedef struct {
+    const char *key;
+    size_t field; /* offsetof(wf_config, ...) */
+    int32_t min;  /* the smallest value read (the largest: 2^31 - 1) */
+    int need;
+    int32_t absent, widths;
+} hf_int;
+#define F(field) offsetof(wf_config, field)
+static const hf_int GPT2_INTS[] = {
+    {.key = "vocab_size", .field = F(vocab_size), .min = 2, .need = NEED},
+    {.key = "n_positions", .field = F(context), .min = 1, .need = NEED},
+    {.key = "n_ctx", .field = F(context), .min = 1, .need = WRITE},
+    {.key = "n_embd", .field = F(d_model), .min = 1, .need = NEED},
+    {.key = "n_layer", .field = F(n_layer), .min = 1, .need = NEED},
+    {.key = "n_head", .field = F(n_head), .min = 1, .need = NEED},
+    {.key = "n_inner", .field = F(d_ff), .min = 1, .need = MAY, .widths = 4},
+};
+static const hf_int LLAMA_INTS[] = {
+    {.key = "vocab_size", .field = F(vocab_size), .min = 2, .need = NEED},
+    {.key = "max_position_embeddings", .field = F(context), .min = 1, .need = MAY, .absent = 2048},
+    {.key = "hidden_size", .field = F(d_model), .min = 1, .need = NEED},
+    {.key = "intermediate_size", .field = F(d_ff), .min = 1, .need = NEED},
+    {.key = "num_hidden_layers", .field = F(n_layer), .min = 1, .need = NEED},
+    {.key = "num_attention_heads", .field = F(n_head), .min = 1, .need = NEED},
+};
+#undef F
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+static void write_ints(wf_text *t, const hf_int *rows, size_t n, const wf_config *c) {
+    for (const hf_int *r = rows; r < rows + n; r++) {
+        int32_t v;
+        memcpy(&v, (const char *)c + r->field, 4);
+        wf_text_put(t, "  \"%s\": %d,\n", r->key, v);
+    }
+}
+
 void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
     char eps[32], theta[32];
     wf_json_float(eps, sizeof eps, c->norm_eps);
@@ -144,9 +185,7 @@ void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
     if (!strpbrk(theta, ".eE")) strcat(theta, ".0"); /* a Python float, as transformers writes it */
     if (layout == WF_LAYOUT_GPT2) {
         wf_text_put(t, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n");
-        wf_text_put(t, "  \"vocab_size\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n", c->vocab_size,
-            c->context, c->context, c->d_model);
-        wf_text_put(t, "  \"n_layer\": %d,\n  \"n_head\": %d,\n  \"n_inner\": %d,\n", c->n_layer, c->n_head, c->d_ff);
+        write_ints(t, GPT2_INTS, COUNT(GPT2_INTS), c);
         wf_text_put(t, "  \"activation_function\": \"%s\",\n  \"layer_norm_epsilon\": %s,\n",
             c->activation == WF_ACT_RELU ? "relu" : c->activation == WF_ACT_GELU_EXACT ? "gelu" : "gelu_new", eps);
         wf_text_put(t, "  \"tie_word_embeddings\": %s,\n", c->tied_head ? "true" : "false");
@@ -159,11 +198,10 @@ void wf_hf_write_config(wf_text *t, const wf_config *c, int layout) {
     if (layout == WF_LAYOUT_LLAMA) {
         /* null token ids: Llama's defaults (1, 2) would make generate() stop on token 2 */
         wf_text_put(t, "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n");
-        wf_text_put(t, "  \"vocab_size\": %d,\n  \"max_position_embeddings\": %d,\n  \"hidden_size\": %d,\n"
-               "  \"intermediate_size\": %d,\n", c->vocab_size, c->context, c->d_model, c->d_ff);
-        wf_text_put(t, "  \"num_hidden_layers\": %d,\n  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n"
-               "  \"head_dim\": %d,\n", c->n_layer, c->n_head, c->n_kv_head ? c->n_kv_head : c->n_head,
-               c->d_model / c->n_head);
+        write_ints(t, LLAMA_INTS, COUNT(LLAMA_INTS), c);
+        /* not fields: the key/value heads (ours: 0 for one per query head) and the head size */
+        wf_text_put(t, "  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n", c->n_kv_head ? c->n_kv_head : c->n_head,
+                    c->d_model / c->n_head);
         wf_text_put(t, "  \"hidden_act\": \"silu\",\n  \"rms_norm_eps\": %s,\n  \"rope_theta\": %s,\n"
                "  \"rope_scaling\": null,\n", eps, theta);
         wf_text_put(t, "  \"tie_word_embeddings\": %s,\n", c->tied_head ? "true" : "false");
@@ -237,39 +275,34 @@ static wf_status get_bool(const wf_json *j, int32_t obj, const char *key, int wa
         if (s_ != WF_OK) return s_;    \
     } while (0)
 
-/* The integer members a config.json must have, each a wf_config field in [min, 2^31 - 1]. */
-typedef struct {
-    const char *key;
-    size_t field; /* offsetof(wf_config, ...) */
-    int64_t min;
-} hf_int;
-
-static wf_status get_ints(const wf_json *j, const hf_int *rows, size_t n, wf_config *c, char *msg, size_t cap) {
+/* The rows of a table that `need` says (NEED or MAY), each into its field. */
+static wf_status read_ints(const wf_json *j, const hf_int *rows, size_t n, int need, wf_config *c, char *msg, size_t cap) {
     for (const hf_int *r = rows; r < rows + n; r++) {
-        int64_t v = 0;
-        TRY(get_int(j, 0, r->key, 0, r->min, INT32_MAX, &v, msg, cap));
+        if (r->need != need) continue;
+        int64_t v = r->absent + r->widths * (int64_t)c->d_model;
+        TRY(get_int(j, 0, r->key, need == MAY, r->min, INT32_MAX, &v, msg, cap));
+        if (v > INT32_MAX) FAIL(WF_ERR_FORMAT, "config.json: %s %lld is too large", r->key, (long long)v);
         const int32_t x = (int32_t)v;
         memcpy((char *)c + r->field, &x, 4);
     }
     return WF_OK;
 }
 
+/* The norm's epsilon (under eps_key; absent: eps) and the head's tying (absent: tied), which
+ * every class names its own way or defaults its own way. */
+static wf_status read_eps_and_tie(const wf_json *j, const char *eps_key, float eps, int32_t tied, wf_config *c, char *msg,
+                                  size_t cap) {
+    c->norm_eps = eps;
+    TRY(get_float(j, 0, eps_key, &c->norm_eps, msg, cap));
+    c->tied_head = tied;
+    return get_bool(j, 0, "tie_word_embeddings", -1, &c->tied_head, msg, cap);
+}
+
 static wf_status read_gpt2_config(const wf_json *j, wf_config *c, char *msg, size_t cap) {
-    static const hf_int INTS[] = {
-        {"vocab_size", offsetof(wf_config, vocab_size), 2}, {"n_positions", offsetof(wf_config, context), 1},
-        {"n_embd", offsetof(wf_config, d_model), 1},         {"n_layer", offsetof(wf_config, n_layer), 1},
-        {"n_head", offsetof(wf_config, n_head), 1},
-    };
     const int32_t o = 0;
-    TRY(get_ints(j, INTS, sizeof INTS / sizeof *INTS, c, msg, cap));
-    int64_t v = 4 * (int64_t)c->d_model; /* GPT-2's default for a null or absent n_inner */
-    TRY(get_int(j, o, "n_inner", 1, 1, INT32_MAX, &v, msg, cap));
-    if (v > INT32_MAX) FAIL(WF_ERR_FORMAT, "config.json: n_inner %lld is too large", (long long)v);
-    c->d_ff = (int32_t)v;
-    c->norm_eps = 1e-5f;
-    TRY(get_float(j, o, "layer_norm_epsilon", &c->norm_eps, msg, cap));
-    c->tied_head = 1;
-    TRY(get_bool(j, o, "tie_word_embeddings", -1, &c->tied_head, msg, cap));
+    TRY(read_ints(j, GPT2_INTS, COUNT(GPT2_INTS), NEED, c, msg, cap));
+    TRY(read_ints(j, GPT2_INTS, COUNT(GPT2_INTS), MAY, c, msg, cap));
+    TRY(read_eps_and_tie(j, "layer_norm_epsilon", 1e-5f, 1, c, msg, cap));
     int32_t ignored;
     TRY(get_bool(j, o, "scale_attn_weights", 1, &ignored, msg, cap));
     TRY(get_bool(j, o, "scale_attn_by_inverse_layer_idx", 0, &ignored, msg, cap));
@@ -349,13 +382,8 @@ static wf_status read_llama_rope(const wf_json *j, float *theta, char *msg, size
 }
 
 static wf_status read_llama_config(const wf_json *j, wf_config *c, char *msg, size_t cap) {
-    static const hf_int INTS[] = {
-        {"vocab_size", offsetof(wf_config, vocab_size), 2},    {"hidden_size", offsetof(wf_config, d_model), 1},
-        {"intermediate_size", offsetof(wf_config, d_ff), 1},   {"num_hidden_layers", offsetof(wf_config, n_layer), 1},
-        {"num_attention_heads", offsetof(wf_config, n_head), 1},
-    };
     const int32_t o = 0;
-    TRY(get_ints(j, INTS, sizeof INTS / sizeof *INTS, c, msg, cap));
+    TRY(read_ints(j, LLAMA_INTS, COUNT(LLAMA_INTS), NEED, c, msg, cap));
     int64_t v = c->n_head; /* Llama's default for a null or absent num_key_value_heads */
     TRY(get_int(j, o, "num_key_value_heads", 1, 1, INT32_MAX, &v, msg, cap));
     if (c->n_head % v)
@@ -367,13 +395,8 @@ static wf_status read_llama_config(const wf_json *j, wf_config *c, char *msg, si
     if (v >= 0 && (c->d_model % c->n_head || v != c->d_model / c->n_head))
         FAIL(WF_ERR_UNSUPPORTED, "config.json: head_dim %lld is not hidden_size / num_attention_heads (%d / %d), "
              "the only head size wasmformer has", (long long)v, c->d_model, c->n_head);
-    v = 2048; /* Llama's default */
-    TRY(get_int(j, o, "max_position_embeddings", 1, 1, INT32_MAX, &v, msg, cap));
-    c->context = (int32_t)v;
-    c->norm_eps = 1e-6f;
-    TRY(get_float(j, o, "rms_norm_eps", &c->norm_eps, msg, cap));
-    c->tied_head = 0;
-    TRY(get_bool(j, o, "tie_word_embeddings", -1, &c->tied_head, msg, cap));
+    TRY(read_ints(j, LLAMA_INTS, COUNT(LLAMA_INTS), MAY, c, msg, cap));
+    TRY(read_eps_and_tie(j, "rms_norm_eps", 1e-6f, 0, c, msg, cap));
     int32_t ignored;
     TRY(get_bool(j, o, "attention_bias", 0, &ignored, msg, cap));
     TRY(get_bool(j, o, "mlp_bias", 0, &ignored, msg, cap));

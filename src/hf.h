@@ -5,8 +5,8 @@
  * fused qkv), transposed (GPT-2's Conv1D keeps weights as [in, out] where we keep
  * [out, in]). Configs no Hugging Face class matches use the "wasmformer" layout: our own
  * tensor names and stacked shapes, and config.json from WF_CONFIG_FIELDS. Adding an
- * architecture is adding a table, its config.json mapping and its case in
- * wf_hf_layout_of. */
+ * architecture is adding a table, its config.json key table (hf.c: the integer members the
+ * writer and the reader share) with the rest of its mapping, and its case in wf_hf_layout_of. */
 #ifndef WF_HF_H
 #define WF_HF_H
 

@@ -43,6 +43,14 @@ static wf_cand heap_pop(wf_merger *m, size_t *hn) {
     return top;
 }
 
+/* Pushes the pair (left, right) at pos when the vocabulary merges it; 0: out of memory. */
+static int push_pair(wf_merger *m, size_t *hn, wf_pair_fn pair, const void *ctx, int32_t pos, int32_t left, int32_t right) {
+    double key;
+    int32_t merged;
+    if (!pair(ctx, left, right, &key, &merged)) return 1;
+    return heap_push(m, hn, (wf_cand){.key = key, .pos = pos, .merged = merged, .left = left, .right = right});
+}
+
 /* Short words (every chunk of wasmformer's BPE, most words of the others): each pair's key
  * kept in an array, the lowest found by a scan, two pairs looked up again per merge. */
 #define SHORT_WORD 64
@@ -75,15 +83,12 @@ int32_t wf_merge(wf_merger *m, int32_t *sym, int32_t n, wf_pair_fn pair, const v
     if (n <= SHORT_WORD) return merge_short(sym, n, pair, ctx);
     int32_t *prev = m->link, *next = m->link + m->cap;
     size_t hn = 0;
-    double key;
-    int32_t merged;
     for (int32_t i = 0; i < n; i++) {
         prev[i] = i - 1;
         next[i] = i + 1 < n ? i + 1 : -1;
     }
     for (int32_t i = 0; i + 1 < n; i++)
-        if (pair(ctx, sym[i], sym[i + 1], &key, &merged) && !heap_push(m, &hn, (wf_cand){key, i, merged, sym[i], sym[i + 1]}))
-            return -1;
+        if (!push_pair(m, &hn, pair, ctx, i, sym[i], sym[i + 1])) return -1;
     while (hn > 0) {
         const wf_cand c = heap_pop(m, &hn);
         const int32_t p = c.pos, q = next[p];
@@ -91,18 +96,12 @@ int32_t wf_merge(wf_merger *m, int32_t *sym, int32_t n, wf_pair_fn pair, const v
         /* stale: either symbol merged since (in a vocabulary a changed pair never joins into
          * the same token, so this is the Rust library's check on the merged id) */
         if (sym[p] != c.left || sym[q] != c.right) continue;
-        merged = c.merged;
-        sym[p] = merged;
+        sym[p] = c.merged;
         sym[q] = -1;
         next[p] = next[q];
         if (next[q] >= 0) prev[next[q]] = p;
-        int32_t made;
-        if (prev[p] >= 0 && pair(ctx, sym[prev[p]], sym[p], &key, &made) &&
-            !heap_push(m, &hn, (wf_cand){key, prev[p], made, sym[prev[p]], sym[p]}))
-            return -1;
-        if (next[p] >= 0 && pair(ctx, sym[p], sym[next[p]], &key, &made) &&
-            !heap_push(m, &hn, (wf_cand){key, p, made, sym[p], sym[next[p]]}))
-            return -1;
+        if (prev[p] >= 0 && !push_pair(m, &hn, pair, ctx, prev[p], sym[prev[p]], sym[p])) return -1;
+        if (next[p] >= 0 && !push_pair(m, &hn, pair, ctx, p, sym[p], sym[next[p]])) return -1;
     }
     int32_t k = 0;
     for (int32_t i = 0; i >= 0; i = next[i]) sym[k++] = sym[i];

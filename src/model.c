@@ -117,11 +117,12 @@ static void init_lora(wf_model *m) {
     }
 }
 
-wf_real *wf_model_grad(const wf_model *m, int i, int layer) {
+wf_real *wf_model_slice(const wf_model *m, int block, int i, int layer) {
     const wf_tensor_info *t = &m->tensors[i];
     if (!t->size) return NULL;
+    if (block == WF_WEIGHTS) return m->block[WF_WEIGHTS] + t->offset + (size_t)layer * (size_t)(t->size / t->layers);
     const size_t o = m->goff[m->slice0[i] + layer];
-    return o == SIZE_MAX ? NULL : m->block[WF_GRADS] + o;
+    return o == SIZE_MAX ? NULL : m->block[block] + o;
 }
 
 /* Points p into the weight block at each tensor's offset, and g at the gradients of the whole
@@ -129,9 +130,9 @@ wf_real *wf_model_grad(const wf_model *m, int i, int layer) {
 static void point_params(wf_model *m) {
     const wf_tensor_info *t = m->tensors;
     int i = 0;
-#define X(pname, ...)                                                                   \
-    m->p.pname = t->size ? m->block[WF_WEIGHTS] + t->offset : NULL;                     \
-    m->g.pname = wf_param_stacked(i) ? NULL : wf_model_grad(m, i, 0);                   \
+#define X(pname, ...)                                                                     \
+    m->p.pname = t->size ? m->block[WF_WEIGHTS] + t->offset : NULL;                       \
+    m->g.pname = wf_param_stacked(i) ? NULL : wf_model_slice(m, WF_GRADS, i, 0);          \
     t++, i++;
     WF_PARAMS(X)
 #undef X
@@ -279,8 +280,8 @@ wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out) {
 }
 
 wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->block[block] : NULL; }
-float *wf_model_params(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_WEIGHTS)); }
-float *wf_model_grads(wf_model *m) { return WF_FLOATS(wf_model_block(m, WF_GRADS)); }
+float *wf_model_params(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_WEIGHTS]) : NULL; }
+float *wf_model_grads(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_GRADS]) : NULL; }
 
 wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     WF_NEED_READY(m);
@@ -359,17 +360,15 @@ wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
     return WF_OK;
 }
 
-/* A stacked tensor's slice for layer l: its weights, or its gradients (NULL: frozen). */
-static wf_real *slice(const wf_model *m, int i, int grads, int l) {
-    const wf_tensor_info *t = &m->tensors[i];
-    if (!t->size) return NULL;
-    if (grads) return wf_model_grad(m, i, l);
-    return m->block[WF_WEIGHTS] + t->offset + (size_t)l * (size_t)(t->size / t->layers);
+wf_layer_ctx wf_model_layer_ctx(wf_model *m) {
+    return (wf_layer_ctx){.cfg = &m->cfg, .d = &m->d, .pool = m->pool, .rope_cos = m->rope_cos, .rope_sin = m->rope_sin,
+                          .a = &m->a};
 }
 
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
-#define MAIN_X(name, ...) w->name = slice(m, WF_P_##name, grads, l);
-#define ENC_X(name, ...) w->name = slice(m, WF_P_enc_##name, grads, l);
+    const int block = grads ? WF_GRADS : WF_WEIGHTS;
+#define MAIN_X(name, ...) w->name = wf_model_slice(m, block, WF_P_##name, l);
+#define ENC_X(name, ...) w->name = wf_model_slice(m, block, WF_P_enc_##name, l);
 #define NONE_X(name, ...) w->name = NULL;
     if (stack == WF_STACK_MAIN) {
         WF_BLOCK_PARAMS(MAIN_X, , L, WF_CROSS_PARAMS(MAIN_X))

@@ -70,9 +70,13 @@ wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg);
 /* The same with a trainable mask (a checkpoint's): mask[n_slices], NULL: the config's default. */
 wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask);
 /* The model's blocks: weights in the tensor table's layout, the others in the trainable
- * slices' (wf_model_grad, m->goff). */
+ * slices' (wf_model_slice, m->goff). */
 enum { WF_WEIGHTS = 0, WF_GRADS = 1, WF_ADAM_M = 2, WF_ADAM_V = 3 };
 wf_real *wf_model_block(wf_model *m, int block);
+/* Tensor i's slice for one layer (an unstacked tensor: layer 0 is all of it) in a block: its
+ * weights, or its gradients or moments (NULL: the slice is frozen); NULL for a tensor the
+ * config does not have. */
+wf_real *wf_model_slice(const wf_model *m, int block, int i, int layer);
 /* What a checkpoint carries besides weights and settings. */
 typedef struct {
     int32_t step;
@@ -81,6 +85,9 @@ typedef struct {
 void wf_model_get_state(const wf_model *m, wf_train_state *out);
 void wf_model_set_state(wf_model *m, const wf_train_state *s);
 
+/* What a layer reads of the handle (block.h): the config and sizes, the pool, RoPE's tables
+ * and backward's scratch. Made per call: a model being rebuilt moves (model.c's adopt). */
+wf_layer_ctx wf_model_layer_ctx(wf_model *m);
 /* Layer l of a stack: weights (grads = 0) or their gradients (grads = 1: NULL for frozen slices). */
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w);
 /* Makes room for a batch of (B, T, S) and carves the activations for it; allocates only
@@ -89,9 +96,6 @@ wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S);
 /* The one token-id check: ids[0, n) in [0, vocab_size) (negative = ignored: negatives
  * pass); WF_ERR_TOKEN names what, the id and its position. */
 wf_status wf_model_check_ids(wf_model *m, const int32_t *ids, size_t n, int negative_ok, const char *what);
-
-/* A whole tensor's (or slice k's) gradient in the grads block, or NULL when frozen. */
-wf_real *wf_model_grad(const wf_model *m, int i, int layer);
 
 /* ---- stack.c ---- */
 
@@ -114,7 +118,7 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
 /* Layer l's block of the planned activations. */
 wf_layer_acts wf_stack_acts(const wf_model *m, int stack, int l);
 /* The final norm and the output head over N rows of x. */
-void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
+void wf_head_forward(wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
                      const wf_real *x, int N);
 /* Decoding: T tokens of one sequence at positions pos.. through the embedding and the
  * decoder layers, leaving the last layer's output in gen.x [T, C]. Layer l's keys and values
@@ -137,6 +141,8 @@ wf_status wf_model_loss(wf_model *m, const wf_batch *b, int grads, wf_real *loss
 
 /* ---- generate.c ---- */
 
+/* Ends a generation in progress: its cached keys and values belong to weights that changed. */
+void wf_model_gen_stop(wf_model *m);
 /* The next token from logits[0, V) under s (greedy below temperature 1e-6), drawn with rng;
  * probs [V] and order [V] are scratch. */
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,

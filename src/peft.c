@@ -70,12 +70,6 @@ static int module_parts(const wf_dims *d, const peft_module *mod, int *rows, int
     return n;
 }
 
-/* Layer l's slice of tensor i in m's weights. */
-static wf_real *layer_slice(wf_model *m, int i, int l) {
-    const wf_tensor_info *t = &m->tensors[i];
-    return m->block[WF_WEIGHTS] + t->offset + (size_t)l * ((size_t)t->size / (size_t)t->layers);
-}
-
 /* ---- export ---- */
 
 /* A number as JSON: an integer when it is one (PEFT's r and lora_alpha are ints). */
@@ -133,7 +127,7 @@ static void module_weights(wf_model *m, const peft_module *mod, int l, float *a,
     for (int p = 0; p < mod->parts; p++) {
         const wf_lora_site s = wf_lora_site_of(d, mod->first + p, 0);
         if (has(d, mod->first + p)) {
-            const wf_real *A = layer_slice(m, s.a, l), *B = layer_slice(m, s.a + 1, l);
+            const wf_real *A = wf_model_slice(m, WF_WEIGHTS, s.a, l), *B = wf_model_slice(m, WF_WEIGHTS, s.a + 1, l);
             for (size_t k = 0; k < (size_t)R * in; k++) a[(size_t)j * R * in + k] = (float)A[k];
             for (int r = 0; r < s.rows; r++)
                 for (int k = 0; k < R; k++) b[(size_t)(row + r) * P * R + (size_t)j * R + k] = (float)B[(size_t)r * R + k];
@@ -143,7 +137,7 @@ static void module_weights(wf_model *m, const peft_module *mod, int l, float *a,
     }
 }
 
-wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
+wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
     if (!m) return WF_ERR_ARG;
     if (!st || !st_len || !config || !config_len) return WF_ERR(m, WF_ERR_ARG, "output pointers must not be NULL");
     *st = NULL;
@@ -158,10 +152,13 @@ wf_status wf_lora_export(wf_model *m, uint8_t **st, int32_t *st_len, char **conf
     if (!mods)
         return WF_ERR(m, WF_ERR_UNSUPPORTED, "PEFT names the modules of a Hugging Face class; this model is neither "
                       "GPT-2- nor Llama-shaped (save it with its adapters as a checkpoint instead)");
-    for (int i = 0; i < WF_N_PARAMS; i++)
-        if (!wf_param_lora(i) && m->tensors[i].grad_offset >= 0)
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        wf_tensor_info t;
+        wf_model_get_tensor(m, i, &t);
+        if (!wf_param_lora(i) && t.grad_offset >= 0)
             return WF_ERR(m, WF_ERR_STATE, "\"%s\" trains besides the adapters, and an adapter file holds adapters "
-                          "only: freeze it, or merge the adapters and export the whole model", m->tensors[i].name);
+                          "only: freeze it, or merge the adapters and export the whole model", t.name);
+    }
 
     /* the header: every module's A and B, layer by layer, with their byte ranges */
     const int L = d->L, R = d->LR;
@@ -393,7 +390,7 @@ static wf_status plan_import(wf_model *m, int layout, const peft_module *mods, i
     return WF_OK;
 }
 
-wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len) {
+wf_status wf_model_import_peft(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len) {
     if (!m) return WF_ERR_ARG;
     if (!config || !st || config_len < 0 || st_len < 0)
         return WF_ERR(m, WF_ERR_ARG, "adapter_config.json and the safetensors bytes must be given");
@@ -441,15 +438,16 @@ wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, co
         /* the model has these adapters now; nothing can fail from here */
         const double ours = cfg.lora_alpha / (double)cfg.lora_rank;
         for (int i = 0; i < WF_N_PARAMS; i++) {
-            if (!wf_param_lora(i) || !m->tensors[i].size) continue;
-            memset(m->block[WF_WEIGHTS] + m->tensors[i].offset, 0, (size_t)m->tensors[i].size * sizeof(wf_real));
-            for (int l = 0; l < m->tensors[i].layers; l++) {
-                wf_real *g = wf_model_grad(m, i, l);
-                if (!g) continue;
-                const size_t n = (size_t)m->tensors[i].size / (size_t)m->tensors[i].layers;
-                for (int b = WF_ADAM_M; b <= WF_ADAM_V; b++)
-                    memset(m->block[b] + (g - m->block[WF_GRADS]), 0, n * sizeof(wf_real));
-            }
+            wf_tensor_info t;
+            wf_model_get_tensor(m, i, &t);
+            if (!wf_param_lora(i) || !t.size) continue;
+            /* every adapter's weights and moments start from zero (B = 0 until written below) */
+            const size_t n = (size_t)t.size / (size_t)t.layers;
+            for (int l = 0; l < t.layers; l++)
+                for (int b = WF_WEIGHTS; b <= WF_ADAM_V; b++) {
+                    wf_real *p = b == WF_GRADS ? NULL : wf_model_slice(m, b, i, l); /* NULL: frozen, no moments */
+                    if (p) memset(p, 0, n * sizeof(wf_real));
+                }
         }
         for (int l = 0; l < m->d.L; l++)
             for (int k = 0; k < n_mods; k++) {
@@ -459,7 +457,7 @@ wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, co
                 int row = 0;
                 for (int p = 0; p < mods[k].parts; p++) {
                     const wf_lora_site site = wf_lora_site_of(&m->d, mods[k].first + p, 0);
-                    wf_real *A = layer_slice(m, site.a, l), *B = layer_slice(m, site.a + 1, l);
+                    wf_real *A = wf_model_slice(m, WF_WEIGHTS, site.a, l), *B = wf_model_slice(m, WF_WEIGHTS, site.a + 1, l);
                     const int in = site.in;
                     for (int r = 0; r < fm->r; r++)
                         for (int c = 0; c < in; c++) A[(size_t)r * in + c] = (wf_real)wf_st_get(fm->a, (size_t)r * in + c);
@@ -471,7 +469,7 @@ wf_status wf_lora_import(wf_model *m, const char *config, int32_t config_len, co
                     row += site.rows;
                 }
             }
-        m->gen.active = 0;
+        wf_model_gen_stop(m);
         m->err[0] = 0;
     }
     free(found);

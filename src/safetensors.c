@@ -143,7 +143,7 @@ float wf_st_get(const st_tensor *t, size_t i) {
 
 /* ---- export ---- */
 
-wf_status wf_safetensors_export(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
+wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
     if (!m) return WF_ERR_ARG;
     if (!st || !st_len || !config || !config_len) return WF_ERR(m, WF_ERR_ARG, "output pointers must not be NULL");
     *st = NULL;
@@ -312,7 +312,7 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
     return WF_OK;
 }
 
-wf_status wf_safetensors_import(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len) {
+wf_status wf_model_import_safetensors(wf_model *m, const char *config, int32_t config_len, const uint8_t *st, int32_t st_len) {
     if (!m) return WF_ERR_ARG;
     if (!config || !st || config_len < 0 || st_len < 0) return WF_ERR(m, WF_ERR_ARG, "config.json and the safetensors bytes must be given");
     wf_config cfg;

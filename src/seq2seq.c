@@ -21,7 +21,8 @@ static void encode_source(wf_model *m, const int32_t *src, int S) {
     wf_stack_embed(m, WF_STACK_ENC, g->enc_x, NULL, src, NULL, 1, S, 0, NULL);
     const wf_stack_run r = {.io = {.B = 1, .T = S}, .scratch = &g->enc};
     wf_stack_forward(m, WF_STACK_ENC, &r, g->enc_x);
-    wf_norm_forward(m, g->enc_out, g->enc_mean, g->enc_rstd, g->enc_x, m->p.enc_lnfw, m->p.enc_lnfb, S);
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    wf_norm_forward(&ctx, g->enc_out, g->enc_mean, g->enc_rstd, g->enc_x, m->p.enc_lnfw, m->p.enc_lnfb, S);
     for (int l = 0; l < m->d.L; l++) {
         wf_layer_w w;
         wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);

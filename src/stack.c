@@ -48,14 +48,16 @@ void wf_stack_embed(wf_model *m, int stack, wf_real *out, wf_real *mask, const i
         wf_embed_vec_forward(out, vecs, pt, B, T, C);
     else
         wf_embed_forward(out, ids, m->p.wte, pt, B, T, C);
-    wf_drop_forward(m, mask, out, B * T * C, rng);
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    wf_drop_forward(&ctx, mask, out, B * T * C, rng);
 }
 
 static void embed_backward(wf_model *m, int stack, const wf_real *mask, const int32_t *ids, int vecs, int B, int T) {
     const int C = m->d.C;
     wf_real *dpos = !m->d.pos ? NULL : stack == WF_STACK_MAIN ? m->g.wpe : m->g.enc_wpe;
     if (!dpos && (!m->g.wte || vecs)) return; /* frozen */
-    const wf_real *d = wf_drop_backward(m, mask, m->a.dres, B * T * C);
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    const wf_real *d = wf_drop_backward(&ctx, mask, m->a.dres, B * T * C);
     if (vecs)
         wf_embed_vec_backward(dpos, d, B, T, C);
     else
@@ -68,6 +70,7 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
     const int C = m->d.C;
     const size_t cache = (size_t)m->d.T * m->d.KC; /* one layer's KV cache: context rows */
     const size_t xcache = (size_t)m->d.T * 2 * C;  /* one layer's source keys and values */
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
     const wf_real *in = x;
     for (int l = 0; l < stack_layers(m, stack); l++) {
         wf_layer_w w;
@@ -85,7 +88,7 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
         } else if (r->xkv) {
             io.ckv = r->xkv + l * xcache;
         }
-        wf_block_forward(m, &w, &a, in, &io);
+        wf_block_forward(&ctx, &w, &a, in, &io);
         if (r->scratch)
             memcpy(x, a.out, (size_t)io.B * io.T * C * sizeof(wf_real));
         else
@@ -97,9 +100,10 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
 /* The output head's weights: the token embedding when tied. */
 static const wf_real *head_weights(const wf_model *m) { return m->d.head ? m->p.lm_head : m->p.wte; }
 
-void wf_head_forward(const wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
+void wf_head_forward(wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
                      const wf_real *x, int N) {
-    wf_norm_forward(m, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    wf_norm_forward(&ctx, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
     wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
     if (m->cfg.logit_cap > 0) wf_softcap_forward(logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
 }
@@ -126,12 +130,13 @@ void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train) {
         wf_rng_seed(&rng, ((uint64_t)m->cfg.seed << 32 | (uint32_t)m->step) ^ 0x64726f706f7574ULL);
         drop_rng = &rng;
     }
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
     const wf_real *enc = NULL;
     if (m->d.xa) {
         wf_stack_embed(m, WF_STACK_ENC, a->enc_encoded, a->enc_emb_mask, b->src, NULL, B, S, 0, drop_rng);
         const wf_stack_run r = {.io = batch_io(m, b, WF_STACK_ENC, drop_rng)};
         const wf_real *x = wf_stack_forward(m, WF_STACK_ENC, &r, a->enc_encoded);
-        wf_norm_forward(m, a->enc_lnf, a->enc_lnf_mean, a->enc_lnf_rstd, x, m->p.enc_lnfw, m->p.enc_lnfb, B * S);
+        wf_norm_forward(&ctx, a->enc_lnf, a->enc_lnf_mean, a->enc_lnf_rstd, x, m->p.enc_lnfw, m->p.enc_lnfb, B * S);
         enc = a->enc_lnf;
     }
     wf_stack_embed(m, WF_STACK_MAIN, a->encoded, a->emb_mask, b->inputs, WF_CREALS(b->input_vecs), B, T, 0, drop_rng);
@@ -141,7 +146,7 @@ void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train) {
     if (m->have_logits)
         wf_head_forward(m, a->logits, a->lnf, a->lnf_mean, a->lnf_rstd, x, B * T);
     else
-        wf_norm_forward(m, a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnfw, m->p.lnfb, B * T);
+        wf_norm_forward(&ctx, a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnfw, m->p.lnfb, B * T);
 }
 
 /* ---- the backward loop ---- */
@@ -176,6 +181,7 @@ static int lowest_needed(const wf_model *m, int stack) {
  * encoder output its cross-attention read. Returns whether the gradient reached x0. */
 static int stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_real *x0, const wf_real *enc) {
     wf_layer_io io = batch_io(m, b, stack, NULL);
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
     const int low = lowest_needed(m, stack);
     for (int l = stack_layers(m, stack) - 1; l >= low; l--) {
         const wf_layer_acts a = wf_stack_acts(m, stack, l);
@@ -184,7 +190,7 @@ static int stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_re
         wf_layer_weights(m, stack, l, 1, &dw);
         io.ckv = a.ckv;
         const wf_real *x = l == 0 ? x0 : wf_stack_acts(m, stack, l - 1).out;
-        wf_block_backward(m, &w, &dw, &a, x, &io, enc);
+        wf_block_backward(&ctx, &w, &dw, &a, x, &io, enc);
     }
     return low == 0;
 }
@@ -192,6 +198,7 @@ static int stack_backward(wf_model *m, const wf_batch *b, int stack, const wf_re
 void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
     wf_acts *a = &m->a;
     const int B = m->B, T = m->T, S = m->S, N = B * T, C = m->d.C;
+    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
     if (m->have_logits) {
         /* logits = cap tanh(lnf head^T / cap), or without a cap lnf head^T */
         if (m->cfg.logit_cap > 0) wf_softcap_backward(a->probs, a->logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
@@ -199,7 +206,7 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
         wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, m->d.V, m->pool);
     }
     zero(a->dres, (size_t)N * C);
-    wf_norm_backward(m, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,
+    wf_norm_backward(&ctx, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,
                      m->p.lnfw, N);
     if (m->d.xa) zero(a->denc, (size_t)B * S * C);
     if (stack_backward(m, b, WF_STACK_MAIN, a->encoded, a->enc_lnf))
@@ -208,7 +215,7 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
 
     /* the encoder, from the gradient its output collected in every decoder layer */
     zero(a->dres, (size_t)B * S * C);
-    wf_norm_backward(m, a->dres, m->g.enc_lnfw, m->g.enc_lnfb, a->denc, stack_out(m, WF_STACK_ENC), a->enc_lnf_mean,
+    wf_norm_backward(&ctx, a->dres, m->g.enc_lnfw, m->g.enc_lnfb, a->denc, stack_out(m, WF_STACK_ENC), a->enc_lnf_mean,
                      a->enc_lnf_rstd, m->p.enc_lnfw, B * S);
     if (stack_backward(m, b, WF_STACK_ENC, a->enc_encoded, NULL))
         embed_backward(m, WF_STACK_ENC, a->enc_emb_mask, b->src, 0, B, S);
@@ -216,14 +223,35 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
 
 /* ---- results of the last forward ---- */
 
-const float *wf_model_logits(const wf_model *m) {
-    return m && m->ready && m->B > 0 && m->have_logits ? WF_CFLOATS(m->a.logits) : NULL;
+/* Whether m has a last forward to read (else the message says why). */
+static int have_forward(wf_model *m) {
+    if (wf_model_ready(m) != WF_OK) return 0;
+    if (m->B > 0) return 1;
+    WF_ERR(m, WF_ERR_STATE, "no forward pass yet: there are no results to read");
+    return 0;
 }
 
-const float *wf_model_hidden(const wf_model *m) { return m && m->ready && m->B > 0 ? WF_CFLOATS(m->a.lnf) : NULL; }
+const float *wf_model_logits(wf_model *m) {
+    if (!have_forward(m)) return NULL;
+    if (!m->have_logits) {
+        WF_ERR(m, WF_ERR_STATE, "the last forward computed no logits: its batch had target_vecs (read wf_model_hidden)");
+        return NULL;
+    }
+    return WF_CFLOATS(m->a.logits);
+}
 
-const float *wf_model_attention(const wf_model *m, int32_t layer, int32_t cross) {
-    if (!m || !m->ready || m->B == 0 || (cross && !m->d.xa) || layer < 0 || layer >= m->d.L) return NULL;
+const float *wf_model_hidden(wf_model *m) { return have_forward(m) ? WF_CFLOATS(m->a.lnf) : NULL; }
+
+const float *wf_model_attention(wf_model *m, int32_t layer, int32_t cross) {
+    if (!have_forward(m)) return NULL;
+    if (cross && !m->d.xa) {
+        WF_ERR(m, WF_ERR_STATE, "cross-attention: this model is not an encoder-decoder");
+        return NULL;
+    }
+    if (layer < 0 || layer >= m->d.L) {
+        WF_ERR(m, WF_ERR_ARG, "layer %d is outside [0, %d)", layer, m->d.L);
+        return NULL;
+    }
     const wf_layer_acts a = wf_stack_acts(m, WF_STACK_MAIN, layer);
     return WF_CFLOATS(cross ? a.catt : a.att);
 }

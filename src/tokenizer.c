@@ -68,9 +68,8 @@ wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out) {
     return WF_OK;
 }
 
-wf_status wf_tokenizer_train_char(wf_tokenizer *t, const char *text, int32_t len) {
-    if (!t) return WF_ERR_ARG;
-    if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
+/* Char: every distinct code point of the text, ascending, after <unk>. */
+static wf_status train_char(wf_tokenizer *t, const char *text, int32_t len) {
     if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: a vocabulary needs at least one character");
     /* one bit per code point: 136 KB, freed before returning */
     uint32_t *seen = calloc((WF_MAX_CODEPOINT + 1) / 32 + 1, sizeof(uint32_t));
@@ -181,9 +180,8 @@ wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_t n, ch
     return WF_OK;
 }
 
-wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size) {
-    if (!t) return WF_ERR_ARG;
-    if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
+/* Byte-level BPE: bpe.c learns the merges. */
+static wf_status train_bpe(wf_tokenizer *t, const char *text, int32_t len, int32_t vocab_size) {
     if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: there is nothing to learn merges from");
     if (vocab_size < 256 || vocab_size > WF_BPE_MAX_VOCAB)
         return TOK_ERR(t, WF_ERR_ARG, "a byte-level BPE vocabulary has 256 byte tokens plus merges: vocab_size must be in [256, %d], not %d",
@@ -196,4 +194,19 @@ wf_status wf_tokenizer_train_bpe(wf_tokenizer *t, const char *text, int32_t len,
     t->kind = WF_TOKENIZER_BPE;
     t->err[0] = 0;
     return WF_OK;
+}
+
+wf_status wf_tokenizer_train(wf_tokenizer *t, int32_t kind, const char *text, int32_t len, int32_t vocab_size) {
+    if (!t) return WF_ERR_ARG;
+    if (!text || len < 0) return TOK_ERR(t, WF_ERR_ARG, "text is NULL or its length is negative");
+    if (kind == WF_TOKENIZER_BPE) return train_bpe(t, text, len, vocab_size);
+    if (kind == WF_TOKENIZER_HF || kind == WF_TOKENIZER_LLAMA2C)
+        return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a %s tokenizer is read from its file (wf_tokenizer_load), not trained",
+                       kind == WF_TOKENIZER_HF ? "tokenizer.json" : "llama2.c");
+    if (kind != WF_TOKENIZER_CHAR)
+        return TOK_ERR(t, WF_ERR_ARG, "kind %d is not a tokenizer to train: WF_TOKENIZER_CHAR (1) or WF_TOKENIZER_BPE (2)", kind);
+    if (vocab_size != 0)
+        return TOK_ERR(t, WF_ERR_ARG, "a char tokenizer's vocabulary is its text's characters: vocab_size must be 0, not %d",
+                       vocab_size);
+    return train_char(t, text, len);
 }

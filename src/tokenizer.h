@@ -5,6 +5,7 @@
 #ifndef WF_TOKENIZER_H
 #define WF_TOKENIZER_H
 
+#include "bytes.h"
 #include "internal.h"
 
 /* Byte-level BPE: tokens 0..255 are the bytes, token 256 + k is merge k. */
@@ -27,7 +28,7 @@ typedef struct {
  * Every id has a string (as its file spells it) and its decoded bytes. A tokenizer.json's
  * text goes through its added tokens, normalizer, pre-tokenizer and BPE model (merges by
  * rank); llama2.c's through its own steps (merges by score). The file's bytes are kept:
- * they are what wf_tokenizer_save and wf_tokenizer_save_json write back. */
+ * they are what wf_tokenizer_save writes back. */
 typedef struct { uint32_t off, len; } wf_span; /* bytes in a vocabulary's string pool */
 
 enum { WF_VOCAB_BYTES = 1, WF_VOCAB_CHARS = 2, WF_VOCAB_LLAMA2C = 3 }; /* wf_vocab.family */
@@ -165,9 +166,14 @@ void wf_buf_put(wf_buf *b, const void *s, size_t k);
 /* bytes_to_unicode: the character (UTF-8, 1 or 2 bytes) a byte-level tokenizer writes for b */
 int wf_byte_char(uint8_t b, uint8_t out[2]);
 
-/* ---- the files (tokjson.c, llama2c.c): a whole file into a zeroed temporary tokenizer ---- */
+/* ---- the files (tokfile.c, tokjson.c, llama2c.c): a whole file into a zeroed temporary tokenizer ---- */
+/* The tokenizer file (.wft): t as one, into w; one from data (out freed here on failure). */
+void wf_tokfile_write(wf_writer *w, const wf_tokenizer *t);
+wf_status wf_tokfile_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap);
 wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap);
 wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *msg, size_t cap);
+/* t (not empty) as a NUL-terminated tokenizer.json into a new buffer: BPE written, HF its file. */
+wf_status wf_tokjson_save(wf_tokenizer *t, uint8_t **out, int32_t *n);
 /* wasmformer's chunks as the Split pattern tokjson_write.c writes (cut = 0: the chunks; 1: the
  * cut at WF_BPE_MAX_CHUNK bytes), malloc'd; NULL: out of memory. */
 char *wf_tokjson_pattern(int cut);

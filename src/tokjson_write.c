@@ -1,6 +1,7 @@
 /* wasmformer's byte-level BPE written as a Hugging Face tokenizer.json that the tokenizers
  * libraries encode alike (docs/FORMATS.md): its chunks become two Split patterns over
- * byte-level characters (the reader, tokjson.c, knows them back). And wf_tokenizer_save_json. */
+ * byte-level characters (the reader, tokjson.c, knows them back). And any tokenizer.json a
+ * tokenizer keeps, for wf_tokenizer_save's WF_SAVE_JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -241,21 +242,18 @@ wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *ms
     return WF_OK;
 }
 
-/* ---- the public calls ---- */
+/* ---- a tokenizer as a tokenizer.json (wf_tokenizer_save's WF_SAVE_JSON) ---- */
 
-wf_status wf_tokenizer_save_json(wf_tokenizer *t, char **out, int32_t *n) {
-    if (!t) return WF_ERR_ARG;
-    if (!out || !n) return TOK_ERR(t, WF_ERR_ARG, "out and n must not be NULL");
-    *out = NULL;
-    *n = 0;
-    if (t->kind == WF_TOKENIZER_NONE) return TOK_ERR(t, WF_ERR_STATE, "the tokenizer is empty: nothing to save");
+wf_status wf_tokjson_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
     if (t->kind == WF_TOKENIZER_CHAR)
         return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a char tokenizer has no tokenizer.json form; save it as a tokenizer file (.wft)");
     if (t->kind == WF_TOKENIZER_LLAMA2C)
         return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a llama2.c tokenizer has no tokenizer.json form (its merges follow scores, "
                        "not ranks); save it as a tokenizer file (.wft)");
     if (t->kind == WF_TOKENIZER_BPE) {
-        wf_status s = wf_tokjson_write_bpe(&t->bpe, out, n, t->err, sizeof t->err);
+        char *text = NULL;
+        wf_status s = wf_tokjson_write_bpe(&t->bpe, &text, n, t->err, sizeof t->err);
+        *out = (uint8_t *)text;
         if (s == WF_OK) t->err[0] = 0;
         return s;
     }

@@ -321,7 +321,7 @@ wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     const float lr = wf_lr_at(&m->opt, m->step);
     if ((s = optim_step(m, clip_scale(m, norm), lr, m->step + 1)) != WF_OK) return s;
     m->step++;
-    m->gen.active = 0; /* the cached keys and values belong to the old weights */
+    wf_model_gen_stop(m); /* the cached keys and values belong to the old weights */
     if (info) {
         info->loss = (float)loss;
         info->grad_norm = (float)norm;

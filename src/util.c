@@ -49,6 +49,9 @@ void *wf_calloc(size_t bytes) {
 
 void wf_free(void *p) { free(p); }
 
+/* The buffers the file writers (checkpoint, tokenizer files, safetensors) give the caller. */
+void wf_buffer_free(void *p) { free(p); }
+
 double wf_heap_in_use(void) {
 #if defined(__EMSCRIPTEN__)
     struct mallinfo mi = mallinfo(); /* dlmalloc: one heap, no separate mappings */

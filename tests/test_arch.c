@@ -608,10 +608,10 @@ static void test_files(void) {
     uint8_t *st;
     char *json;
     int32_t st_len, json_len;
-    CHECK_OK(wf_safetensors_export(m, &st, &st_len, &json, &json_len), m);
+    CHECK_OK(wf_model_export_safetensors(m, &st, &st_len, &json, &json_len), m);
     CHECK(strstr(json, "\"n_enc_layer\": 3") && strstr(json, "\"max_beam\": 5"), "config.json: %s", json);
     wf_model *imported = wf_model_create();
-    CHECK_OK(wf_safetensors_import(imported, json, json_len, st, st_len), imported);
+    CHECK_OK(wf_model_import_safetensors(imported, json, json_len, st, st_len), imported);
     CHECK_OK(wf_model_get_config(imported, &got), imported);
     CHECK(got.n_enc_layer == 3 && got.dropout == c.dropout && got.max_beam == 5 && got.arch == ED,
           "safetensors round trip changed the config");

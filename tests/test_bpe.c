@@ -44,7 +44,7 @@ static char *read_novel(int32_t *len) {
 
 static uint8_t *save_tok(wf_tokenizer *t, int32_t *n) {
     uint8_t *b = NULL;
-    CHECK(wf_tokenizer_save(t, &b, n) == WF_OK, "save: %s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_save(t, 0, &b, n) == WF_OK, "save: %s", wf_tokenizer_error(t));
     return b;
 }
 
@@ -53,13 +53,13 @@ static void test_by_hand(void) {
     int32_t ids[64], n;
     /* chunks "ab", " ab", " ab": (a,b) occurs 3 times -> 256; then (' ', 256) twice -> 257;
      * then no pair occurs twice, so training stops short of the 1000 asked for */
-    CHECK(wf_tokenizer_train_bpe(t, "ab ab ab", 8, 1000) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "ab ab ab", 8, 1000) == WF_OK, "%s", wf_tokenizer_error(t));
     CHECK(tok_info(t).kind == WF_TOKENIZER_BPE && tok_info(t).vocab_size == 258, "vocab %d", tok_info(t).vocab_size);
     n = encode(t, "ab ab", 5, ids, 64);
     CHECK(n == 2 && ids[0] == 256 && ids[1] == 257, "ab ab -> %d ids: %d %d", n, ids[0], ids[1]);
     /* ties: "xy", " xy", " yx", " yx" gives (' ',y) = (x,y) = (y,x) = 2; the smallest left id
      * wins: 256 = " y". Then (x,y) = (256,x) = 2: 257 = "xy". Then 258 = " yx" (256, x). */
-    CHECK(wf_tokenizer_train_bpe(t, "xy xy yx yx", 11, 300) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "xy xy yx yx", 11, 300) == WF_OK, "%s", wf_tokenizer_error(t));
     CHECK(tok_info(t).vocab_size == 259, "vocab %d", tok_info(t).vocab_size);
     n = encode(t, "xy yx xy", 8, ids, 64);
     CHECK(n == 4 && ids[0] == 257 && ids[1] == 258 && ids[2] == ' ' && ids[3] == 257,
@@ -70,15 +70,15 @@ static void test_by_hand(void) {
     CHECK(wf_tokenizer_decode(t, &one, 1, out, 64, &len) == WF_OK && len == 3 && !memcmp(out, " yx", 3), "258 is \" yx\"");
     CHECK(tok_info(t).max_bytes == 3, "longest token %d", tok_info(t).max_bytes);
     /* merges never cross chunks: letters and punctuation alternate, so no pair is inside one */
-    CHECK(wf_tokenizer_train_bpe(t, "a.a.a.a.a.a.", 12, 300) == WF_OK && tok_info(t).vocab_size == 256,
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "a.a.a.a.a.a.", 12, 300) == WF_OK && tok_info(t).vocab_size == 256,
           "no merge across chunks: vocab %d", tok_info(t).vocab_size);
     /* a whitespace run leaves its last space to the word after it: "  cat\n cat" is
      * " ", " cat", "\n", " cat", so " cat" occurs twice and becomes one token */
-    CHECK(wf_tokenizer_train_bpe(t, "  cat\n cat", 10, 300) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "  cat\n cat", 10, 300) == WF_OK, "%s", wf_tokenizer_error(t));
     n = encode(t, " cat", 4, ids, 64);
     CHECK(n == 1, "\" cat\" is one token after training on \"  cat\\n cat\": %d ids", n);
     /* 256: only the bytes */
-    CHECK(wf_tokenizer_train_bpe(t, "hello hello", 11, 256) == WF_OK && tok_info(t).vocab_size == 256, "256 = bytes only");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "hello hello", 11, 256) == WF_OK && tok_info(t).vocab_size == 256, "256 = bytes only");
     n = encode(t, "hi\xFF", 3, ids, 64);
     CHECK(n == 3 && ids[0] == 'h' && ids[1] == 'i' && ids[2] == 0xFF, "bytes are their own ids");
     wf_tokenizer_free(t);
@@ -86,12 +86,12 @@ static void test_by_hand(void) {
 
 static void test_errors(void) {
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_bpe(t, "abc", 3, 255) == WF_ERR_ARG && strstr(wf_tokenizer_error(t), "256"), "vocab below 256");
-    CHECK(wf_tokenizer_train_bpe(t, "abc", 3, (1 << 20) + 1) == WF_ERR_ARG, "vocab above 2^20");
-    CHECK(wf_tokenizer_train_bpe(t, "", 0, 300) == WF_ERR_ARG, "empty text");
-    CHECK(wf_tokenizer_train_bpe(t, NULL, 3, 300) == WF_ERR_ARG, "NULL text");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "abc", 3, 255) == WF_ERR_ARG && strstr(wf_tokenizer_error(t), "256"), "vocab below 256");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "abc", 3, (1 << 20) + 1) == WF_ERR_ARG, "vocab above 2^20");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "", 0, 300) == WF_ERR_ARG, "empty text");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, NULL, 3, 300) == WF_ERR_ARG, "NULL text");
     CHECK(tok_info(t).kind == WF_TOKENIZER_NONE && tok_info(t).max_bytes == 0, "still empty");
-    CHECK(wf_tokenizer_train_bpe(t, "abab abab", 9, 260) == WF_OK, "train");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "abab abab", 9, 260) == WF_OK, "train");
     int32_t ids[4], n, bad = 260, len;
     char out[8];
     CHECK(wf_tokenizer_encode(t, "abab abab", 9, ids, 2, &n) == WF_ERR_ARG, "encode buffer too small");
@@ -102,9 +102,9 @@ static void test_errors(void) {
     CHECK(v > 256, "learned merges");
     ids[0] = v - 1;
     CHECK(wf_tokenizer_decode(t, ids, 1, out, 1, &len) == WF_ERR_ARG, "decode buffer too small");
-    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 100) == WF_ERR_ARG && tok_info(t).vocab_size == v, "a failed retrain keeps the vocabulary");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "x", 1, 100) == WF_ERR_ARG && tok_info(t).vocab_size == v, "a failed retrain keeps the vocabulary");
     /* retraining as char replaces BPE and back */
-    CHECK(wf_tokenizer_train_char(t, "xyz", 3) == WF_OK && tok_info(t).kind == WF_TOKENIZER_CHAR &&
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "xyz", 3, 0) == WF_OK && tok_info(t).kind == WF_TOKENIZER_CHAR &&
           tok_info(t).vocab_size == 4 && tok_info(t).max_bytes == 4, "char after bpe");
     wf_tokenizer_free(t);
 }
@@ -112,7 +112,7 @@ static void test_errors(void) {
 static void test_round_trips(const char *novel, int32_t novel_len) {
     wf_tokenizer *t = wf_tokenizer_create();
     clock_t c0 = clock();
-    CHECK(wf_tokenizer_train_bpe(t, novel, novel_len, 1024) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, novel, novel_len, 1024) == WF_OK, "%s", wf_tokenizer_error(t));
     double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
     CHECK(tok_info(t).vocab_size == 1024, "vocab size honoured: %d", tok_info(t).vocab_size);
     int32_t *ids = malloc(novel_len * sizeof(int32_t));
@@ -152,7 +152,7 @@ static void test_round_trips(const char *novel, int32_t novel_len) {
         buf[i] = (char)(x >> 24);
     }
     wf_tokenizer *r = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_bpe(r, buf, 5000, 400) == WF_OK, "train on random bytes");
+    CHECK(wf_tokenizer_train(r, WF_TOKENIZER_BPE, buf, 5000, 400) == WF_OK, "train on random bytes");
     CHECK(round_trips(r, novel, 20000) && round_trips(r, buf + 1, 4999), "random-byte BPE round-trips");
     wf_tokenizer_free(r);
     free(buf);
@@ -166,8 +166,8 @@ static void test_determinism_and_sizes(const char *novel, int32_t novel_len) {
         wf_tokenizer *a = wf_tokenizer_create(), *b = wf_tokenizer_create();
         char *copy = malloc(novel_len);
         memcpy(copy, novel, novel_len);
-        CHECK(wf_tokenizer_train_bpe(a, novel, novel_len, sizes[i]) == WF_OK, "train %d", sizes[i]);
-        CHECK(wf_tokenizer_train_bpe(b, copy, novel_len, sizes[i]) == WF_OK, "train %d again", sizes[i]);
+        CHECK(wf_tokenizer_train(a, WF_TOKENIZER_BPE, novel, novel_len, sizes[i]) == WF_OK, "train %d", sizes[i]);
+        CHECK(wf_tokenizer_train(b, WF_TOKENIZER_BPE, copy, novel_len, sizes[i]) == WF_OK, "train %d again", sizes[i]);
         CHECK(tok_info(a).vocab_size == sizes[i], "vocab %d, asked %d", tok_info(a).vocab_size, sizes[i]);
         int32_t na, nb;
         uint8_t *fa = save_tok(a, &na), *fb = save_tok(b, &nb);
@@ -175,7 +175,7 @@ static void test_determinism_and_sizes(const char *novel, int32_t novel_len) {
         /* the merges of a smaller vocabulary are a prefix of a larger one's */
         if (i > 0) {
             wf_tokenizer *small = wf_tokenizer_create();
-            wf_tokenizer_train_bpe(small, novel, novel_len, sizes[i - 1]);
+            wf_tokenizer_train(small, WF_TOKENIZER_BPE, novel, novel_len, sizes[i - 1]);
             int32_t ns;
             uint8_t *fs = save_tok(small, &ns);
             CHECK(!memcmp(fs + 32, fa + 32, ns - 36), "vocab %d's merges start with vocab %d's", sizes[i], sizes[i - 1]);
@@ -292,7 +292,7 @@ static void test_against_reference(const char *novel, int32_t novel_len) {
         int32_t *want = malloc(2 * cases[i].vocab * sizeof(int32_t));
         int32_t n_want = ref_train((const uint8_t *)cases[i].text, cases[i].len, cases[i].vocab, want);
         wf_tokenizer *t = wf_tokenizer_create();
-        CHECK(wf_tokenizer_train_bpe(t, cases[i].text, cases[i].len, cases[i].vocab) == WF_OK, "train");
+        CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, cases[i].text, cases[i].len, cases[i].vocab) == WF_OK, "train");
         int32_t nf;
         uint8_t *f = save_tok(t, &nf);
         int32_t n_got = (nf - 36) / 8, same = n_got == n_want;
@@ -339,7 +339,7 @@ static uint8_t *bpe_file(const int32_t *merges, int32_t n, uint32_t pre, int32_t
 
 static void test_hostile_files(void) {
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_bpe(t, "hello there, hello", 18, 270) == WF_OK, "train");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "hello there, hello", 18, 270) == WF_OK, "train");
     int32_t n0;
     uint8_t *before = save_tok(t, &n0);
     int32_t size;
@@ -382,7 +382,7 @@ static void test_hostile_files(void) {
     /* every truncation and flip of a real BPE file */
     int32_t good_n;
     wf_tokenizer *src = wf_tokenizer_create();
-    wf_tokenizer_train_bpe(src, "the cat sat on the mat with the hat", 35, 300);
+    wf_tokenizer_train(src, WF_TOKENIZER_BPE, "the cat sat on the mat with the hat", 35, 300);
     uint8_t *good = save_tok(src, &good_n), *b = malloc(good_n);
     for (int32_t len = 0; len < good_n; len++) {
         memcpy(b, good, len);
@@ -407,7 +407,7 @@ static void test_hostile_files(void) {
 /* A BPE tokenizer inside a checkpoint, with a model whose vocabulary fits it. */
 static void test_in_checkpoint(const char *novel, int32_t novel_len) {
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_bpe(t, novel, novel_len / 4, 300) == WF_OK, "train");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, novel, novel_len / 4, 300) == WF_OK, "train");
     wf_config c;
     wf_config_default(&c);
     c.vocab_size = 300;
@@ -442,7 +442,7 @@ static void test_in_checkpoint(const char *novel, int32_t novel_len) {
  * reproduce byte for byte (tests/js/tokenizer.test.mjs). */
 static int dump(const char *dir, const char *novel, int32_t novel_len) {
     wf_tokenizer *t = wf_tokenizer_create();
-    if (!novel || wf_tokenizer_train_bpe(t, novel, novel_len, 1024) != WF_OK) return 1;
+    if (!novel || wf_tokenizer_train(t, WF_TOKENIZER_BPE, novel, novel_len, 1024) != WF_OK) return 1;
     int32_t n;
     uint8_t *b = save_tok(t, &n);
     char path[1024];

@@ -71,7 +71,7 @@ static uint8_t *tok_state(wf_tokenizer *t, int32_t *n) {
     uint8_t *b = NULL;
     *n = 0;
     if (tok_info(t).kind == WF_TOKENIZER_NONE) return NULL;
-    wf_tokenizer_save(t, &b, n);
+    wf_tokenizer_save(t, 0, &b, n);
     return b;
 }
 
@@ -174,7 +174,7 @@ static void test_round_trip(void) {
     train(m, tokens, 2000, 5);
     wf_tokenizer *t = wf_tokenizer_create();
     const char *text = "a tiny text: héllo ✓";
-    CHECK(wf_tokenizer_train_char(t, text, (int32_t)strlen(text)) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, text, (int32_t)strlen(text), 0) == WF_OK, "%s", wf_tokenizer_error(t));
 
     for (int flags = 0; flags <= WF_SAVE_OPTIMIZER; flags++) {
         uint8_t *buf;
@@ -228,7 +228,7 @@ static void test_round_trip(void) {
     /* tokenizer files on their own */
     uint8_t *tb;
     int32_t nt;
-    CHECK(wf_tokenizer_save(t, &tb, &nt) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_save(t, 0, &tb, &nt) == WF_OK, "%s", wf_tokenizer_error(t));
     wf_tokenizer *t2 = wf_tokenizer_create();
     CHECK(wf_tokenizer_load(t2, tb, nt) == WF_OK, "%s", wf_tokenizer_error(t2));
     int32_t ids[64], k, len;
@@ -248,9 +248,9 @@ static void test_round_trip(void) {
     CHECK(wf_model_save(m, NULL, 0, NULL, &n) == WF_ERR_ARG, "NULL out");
     wf_tokenizer *none = wf_tokenizer_create();
     CHECK(wf_model_save(m, none, 0, &buf, &n) == WF_ERR_STATE, "empty tokenizer");
-    CHECK(wf_tokenizer_save(none, &buf, &n) == WF_ERR_STATE && strlen(wf_tokenizer_error(none)) > 0, "save empty tokenizer");
+    CHECK(wf_tokenizer_save(none, 0, &buf, &n) == WF_ERR_STATE && strlen(wf_tokenizer_error(none)) > 0, "save empty tokenizer");
     const char *wide = "abcdefghijklmnopqrstuvwxyzABCDEFGH";
-    wf_tokenizer_train_char(none, wide, (int32_t)strlen(wide));
+    wf_tokenizer_train(none, WF_TOKENIZER_CHAR, wide, (int32_t)strlen(wide), 0);
     CHECK(wf_model_save(m, none, 0, &buf, &n) == WF_ERR_STATE && strstr(wf_model_error(m), "vocabulary"),
           "tokenizer larger than the model's vocabulary: %s", wf_model_error(m));
     wf_tokenizer_free(none);
@@ -331,7 +331,7 @@ static victim make_victim(void) {
     train(v.m, tokens, 500, 2);
     free(tokens);
     v.t = wf_tokenizer_create();
-    wf_tokenizer_train_char(v.t, "xyz", 3);
+    wf_tokenizer_train(v.t, WF_TOKENIZER_CHAR, "xyz", 3, 0);
     v.state = state_of(v.m, &v.n_state);
     v.tstate = tok_state(v.t, &v.n_tstate);
     return v;
@@ -375,7 +375,7 @@ static void test_hostile(void) {
     train(src, tokens, 500, 3);
     free(tokens);
     wf_tokenizer *st = wf_tokenizer_create();
-    wf_tokenizer_train_char(st, "hello, wörld", 13);
+    wf_tokenizer_train(st, WF_TOKENIZER_CHAR, "hello, wörld", 13, 0);
     uint8_t *good;
     int32_t n;
     CHECK_OK(wf_model_save(src, st, WF_SAVE_OPTIMIZER, &good, &n), src);
@@ -457,7 +457,7 @@ static void test_hostile(void) {
     /* a tokenizer file is not a checkpoint */
     uint8_t *tfile;
     int32_t tn;
-    wf_tokenizer_save(st, &tfile, &tn);
+    wf_tokenizer_save(st, 0, &tfile, &tn);
     expect(&v, tfile, tn, WF_ERR_FORMAT, "not a checkpoint", "tokenizer file as checkpoint");
     CHECK(wf_tokenizer_load(v.t, good, n) == WF_ERR_FORMAT && strstr(wf_tokenizer_error(v.t), "checkpoint, not a tokenizer file"),
           "checkpoint as tokenizer file: %s", wf_tokenizer_error(v.t));
@@ -576,10 +576,10 @@ static void test_hostile(void) {
     {
         wf_tokenizer *wide = wf_tokenizer_create();
         const char *abc = "abcdefghijklmnopqrstuvwxyz";
-        wf_tokenizer_train_char(wide, abc, 26);
+        wf_tokenizer_train(wide, WF_TOKENIZER_CHAR, abc, 26, 0);
         uint8_t *wb;
         int32_t wn;
-        wf_tokenizer_save(wide, &wb, &wn);
+        wf_tokenizer_save(wide, 0, &wb, &wn);
         REBUILD((free(s.payload[tokn]), s.payload[tokn] = wb, s.len[tokn] = (uint32_t)wn), WF_ERR_FORMAT,
                 "27 tokens", "tokenizer larger than the model");
         wf_tokenizer_free(wide);
@@ -644,7 +644,7 @@ static int dump(const char *dir) {
     int32_t *tokens = corpus(2000, c.vocab_size);
     train(m, tokens, 2000, 4);
     wf_tokenizer *t = wf_tokenizer_create();
-    wf_tokenizer_train_char(t, "native build", 12);
+    wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "native build", 12, 0);
     uint8_t *b;
     int32_t n;
     if (wf_model_save(m, t, WF_SAVE_OPTIMIZER, &b, &n) != WF_OK) return 1;

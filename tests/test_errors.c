@@ -3,6 +3,7 @@
  * Each function is one row (E1, E2, ...); tests/js/errors.test.mjs walks the same rows
  * through the JavaScript API. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -211,7 +212,7 @@ static void row_e6_tokens(void) {
     wf_model_free(m);
 
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(t, "abc", 3) == WF_OK, "tokenizer");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "abc", 3, 0) == WF_OK, "tokenizer");
     int32_t ids[2] = {1, 4};
     char out[16];
     int32_t n;
@@ -245,14 +246,14 @@ static void row_e7_shapes(void) {
 /* E8: empty and one-character corpora. */
 static void row_e8_corpora(void) {
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(t, "", 0) == WF_ERR_ARG, "char: empty text");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "", 0, 0) == WF_ERR_ARG, "char: empty text");
     CHECK(strstr(wf_tokenizer_error(t), "the text is empty") != NULL, "%s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_train_bpe(t, "", 0, 300) == WF_ERR_ARG, "bpe: empty text");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "", 0, 300) == WF_ERR_ARG, "bpe: empty text");
     CHECK(strstr(wf_tokenizer_error(t), "the text is empty") != NULL, "%s", wf_tokenizer_error(t));
     CHECK(tok_info(t).kind == WF_TOKENIZER_NONE, "still empty");
     /* one character is a vocabulary: <unk> and it; BPE learns no merges from it */
-    CHECK(wf_tokenizer_train_char(t, "x", 1) == WF_OK && tok_info(t).vocab_size == 2, "char: one character");
-    CHECK(wf_tokenizer_train_bpe(t, "x", 1, 300) == WF_OK && tok_info(t).vocab_size == 256, "bpe: one character");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "x", 1, 0) == WF_OK && tok_info(t).vocab_size == 2, "char: one character");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, "x", 1, 300) == WF_OK && tok_info(t).vocab_size == 256, "bpe: one character");
     wf_tokenizer_free(t);
     /* too few tokens for one training window */
     wf_model *m = trained();
@@ -273,7 +274,7 @@ static void row_e9_utf8(void) {
     const char bad[] = "ab\xFF" "c\xC3\x28" "\xED\xA0\x80";
     const int32_t len = (int32_t)sizeof bad - 1;
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(t, bad, len) == WF_OK, "char trains on invalid UTF-8: %s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, bad, len, 0) == WF_OK, "char trains on invalid UTF-8: %s", wf_tokenizer_error(t));
     int32_t ids[16], n = 0;
     CHECK(wf_tokenizer_encode(t, bad, len, ids, 16, &n) == WF_OK && n == 9, "9 code points, %d", n);
     int32_t replacement = ids[2];
@@ -283,7 +284,7 @@ static void row_e9_utf8(void) {
     int32_t nout;
     CHECK(wf_tokenizer_decode(t, ids + 2, 1, out, 64, &nout) == WF_OK && nout == 3 && !memcmp(out, "\xEF\xBF\xBD", 3),
           "which decodes to U+FFFD");
-    CHECK(wf_tokenizer_train_bpe(t, bad, len, 260) == WF_OK, "bpe trains on invalid UTF-8");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, bad, len, 260) == WF_OK, "bpe trains on invalid UTF-8");
     CHECK(wf_tokenizer_encode(t, bad, len, ids, 16, &n) == WF_OK, "bpe encode");
     CHECK(wf_tokenizer_decode(t, ids, n, out, 64, &nout) == WF_OK && nout == len && !memcmp(out, bad, (size_t)len),
           "bpe round-trips the bytes");
@@ -376,6 +377,9 @@ static void row_e13_handles(void) {
     uint8_t *buf;
     int32_t n;
     CHECK(wf_model_save(m, NULL, 0, &buf, &n) == WF_ERR_STATE, "an empty handle saves");
+    /* a call that returns NULL for a reason leaves the reason (save's was another), as a status call does */
+    CHECK(strstr(wf_model_error(m), "nothing to save") != NULL, "%s", wf_model_error(m));
+    CHECK(wf_model_params(m) == NULL && strstr(wf_model_error(m), "call wf_model_init first"), "params: %s", wf_model_error(m));
     wf_model_free(m);
     wf_config c = small();
     c.arch = WF_ARCH_ENCODER;
@@ -383,9 +387,26 @@ static void row_e13_handles(void) {
     CHECK_OK(wf_model_init(m, &c), m);
     CHECK(wf_model_gen_start(m, ids, 2, 1) == WF_ERR_STATE, "an encoder generates");
     CHECK(strstr(wf_model_error(m), "an encoder does not generate") != NULL, "%s", wf_model_error(m));
+    CHECK(wf_model_logits(m) == NULL && strstr(wf_model_error(m), "no forward pass yet"), "logits: %s", wf_model_error(m));
+    CHECK(forward_ids(m, ids, ids, 1, 2, NULL) == WF_OK, "forward: %s", wf_model_error(m));
+    CHECK(wf_model_logits(m) && wf_model_attention(m, 0, 0), "a forward's results");
+    CHECK(wf_model_attention(m, c.n_layer, 0) == NULL && strstr(wf_model_error(m), "is outside [0, "), "layer: %s",
+          wf_model_error(m));
+    CHECK(wf_model_attention(m, 0, 1) == NULL && strstr(wf_model_error(m), "not an encoder-decoder"), "cross: %s",
+          wf_model_error(m));
+    CHECK(wf_model_gen_logits(m) == NULL && strstr(wf_model_error(m), "no generation in progress"), "gen_logits: %s",
+          wf_model_error(m));
     wf_model_free(m);
     wf_tokenizer *t = wf_tokenizer_create();
     CHECK(wf_tokenizer_encode(t, "a", 1, ids, 2, &n) == WF_ERR_STATE, "an empty tokenizer encodes");
+    /* a kind that is read from a file, not trained; a flag save does not know */
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_HF, "abc", 3, 0) == WF_ERR_UNSUPPORTED && strstr(wf_tokenizer_error(t), "wf_tokenizer_load"),
+          "train a tokenizer.json: %s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "abc", 3, 300) == WF_ERR_ARG && tok_info(t).kind == WF_TOKENIZER_NONE,
+          "a char tokenizer with a size: %s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "abc", 3, 0) == WF_OK, "%s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_save(t, 4, &buf, &n) == WF_ERR_ARG && buf == NULL && strstr(wf_tokenizer_error(t), "WF_SAVE_JSON"),
+          "unknown flags: %s", wf_tokenizer_error(t));
     wf_tokenizer_free(t);
 }
 

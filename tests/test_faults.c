@@ -162,22 +162,22 @@ static wf_status call_export(fixture *f) {
     uint8_t *st = NULL;
     char *cfg = NULL;
     int32_t a, b;
-    wf_status s = wf_safetensors_export(f->m, &st, &a, &cfg, &b);
+    wf_status s = wf_model_export_safetensors(f->m, &st, &a, &cfg, &b);
     wf_buffer_free(st);
     wf_buffer_free(cfg);
     return s;
 }
-static wf_status call_import(fixture *f) { return wf_safetensors_import(f->m, f->cfg, f->n_cfg, f->st, f->n_st); }
+static wf_status call_import(fixture *f) { return wf_model_import_safetensors(f->m, f->cfg, f->n_cfg, f->st, f->n_st); }
 
 static const char TEXT[] = "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
                            "must be in want of a wife.";
 
-static wf_status call_train_char(fixture *f) { return wf_tokenizer_train_char(f->t, TEXT, (int32_t)strlen(TEXT)); }
-static wf_status call_train_bpe(fixture *f) { return wf_tokenizer_train_bpe(f->t, TEXT, (int32_t)strlen(TEXT), 300); }
+static wf_status call_train_char(fixture *f) { return wf_tokenizer_train(f->t, WF_TOKENIZER_CHAR, TEXT, (int32_t)strlen(TEXT), 0); }
+static wf_status call_train_bpe(fixture *f) { return wf_tokenizer_train(f->t, WF_TOKENIZER_BPE, TEXT, (int32_t)strlen(TEXT), 300); }
 static wf_status call_tok_save_load(fixture *f) {
     uint8_t *b = NULL;
     int32_t n;
-    wf_status s = wf_tokenizer_save(f->t, &b, &n);
+    wf_status s = wf_tokenizer_save(f->t, 0, &b, &n);
     if (s == WF_OK) s = wf_tokenizer_load(f->t, b, n);
     wf_buffer_free(b);
     return s;
@@ -194,9 +194,9 @@ static wf_status call_encode(fixture *f) {
     return wf_tokenizer_encode(f->t, TEXT, (int32_t)strlen(TEXT), ids, (int32_t)(sizeof TEXT + 8), &n);
 }
 static wf_status call_save_json(fixture *f) {
-    char *b = NULL;
+    uint8_t *b = NULL;
     int32_t n;
-    wf_status s = wf_tokenizer_save_json(f->t, &b, &n);
+    wf_status s = wf_tokenizer_save(f->t, WF_SAVE_JSON, &b, &n);
     wf_buffer_free(b);
     return s;
 }
@@ -223,9 +223,9 @@ static wf_status call_lora_export(fixture *f) {
     wf_buffer_free(lora_cfg);
     lora_st = NULL;
     lora_cfg = NULL;
-    return wf_lora_export(f->m, &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
+    return wf_model_export_peft(f->m, &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
 }
-static wf_status call_lora_import(fixture *f) { return wf_lora_import(f->m, lora_cfg, lora_n_cfg, lora_st, lora_n_st); }
+static wf_status call_lora_import(fixture *f) { return wf_model_import_peft(f->m, lora_cfg, lora_n_cfg, lora_st, lora_n_st); }
 static wf_status call_train_all(fixture *f) {
     uint8_t mask[512];
     memset(mask, 1, sizeof mask);
@@ -275,9 +275,9 @@ static void f4_allocation_failures(void) {
     memset(&f, 0, sizeof f);
     f.m = trained();
     f.t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(f.t, "abcdefghij", 10) == WF_OK, "tokenizer");
+    CHECK(wf_tokenizer_train(f.t, WF_TOKENIZER_CHAR, "abcdefghij", 10, 0) == WF_OK, "tokenizer");
     CHECK_OK(wf_model_save(f.m, f.t, WF_SAVE_OPTIMIZER, &f.ckpt, &f.n_ckpt), f.m);
-    CHECK_OK(wf_safetensors_export(f.m, &f.st, &f.n_st, &f.cfg, &f.n_cfg), f.m);
+    CHECK_OK(wf_model_export_safetensors(f.m, &f.st, &f.n_st, &f.cfg, &f.n_cfg), f.m);
 
     every_allocation_fails("wf_model_init over a model", call_init, &f);
     wf_config c = small();
@@ -285,14 +285,14 @@ static void f4_allocation_failures(void) {
     every_allocation_fails("wf_model_step on a larger batch", call_bigger_batch, &f);
     every_allocation_fails("wf_model_save", call_save, &f);
     every_allocation_fails("wf_model_load", call_load, &f);
-    every_allocation_fails("wf_safetensors_export", call_export, &f);
-    every_allocation_fails("wf_safetensors_import", call_import, &f);
-    every_allocation_fails("wf_tokenizer_train_char", call_train_char, &f);
-    every_allocation_fails("wf_tokenizer_train_bpe", call_train_bpe, &f);
+    every_allocation_fails("wf_model_export_safetensors", call_export, &f);
+    every_allocation_fails("wf_model_import_safetensors", call_import, &f);
+    every_allocation_fails("wf_tokenizer_train (char)", call_train_char, &f);
+    every_allocation_fails("wf_tokenizer_train (bpe)", call_train_bpe, &f);
     every_allocation_fails("wf_tokenizer_save + load", call_tok_save_load, &f);
     every_allocation_fails("wf_model_set_config (LoRA adapters added)", call_add_lora, &f);
-    every_allocation_fails("wf_lora_export", call_lora_export, &f);
-    every_allocation_fails("wf_lora_import", call_lora_import, &f);
+    every_allocation_fails("wf_model_export_peft", call_lora_export, &f);
+    every_allocation_fails("wf_model_import_peft", call_lora_import, &f);
     every_allocation_fails("wf_model_trainable (every slice)", call_train_all, &f);
     every_allocation_fails("wf_model_set_config (adapters merged)", call_merge, &f);
     wf_buffer_free(lora_st);
@@ -303,7 +303,7 @@ static void f4_allocation_failures(void) {
     CHECK(n_tok_json > 0 && n_tok_bin > 0, "the tokenizer fixtures (run from the repository root)");
     every_allocation_fails("wf_tokenizer_load (tokenizer.json)", call_load_json, &f);
     every_allocation_fails("wf_tokenizer_encode (tokenizer.json)", call_encode, &f);
-    every_allocation_fails("wf_tokenizer_save_json", call_save_json, &f);
+    every_allocation_fails("wf_tokenizer_save (json)", call_save_json, &f);
     every_allocation_fails("wf_tokenizer_save + load (tokenizer.json)", call_tok_save_load, &f);
     every_allocation_fails("wf_tokenizer_load (tokenizer.bin)", call_load_llama2c, &f);
     every_allocation_fails("wf_tokenizer_encode (llama2.c)", call_encode, &f);

@@ -149,9 +149,9 @@ static void files_and_buffers(void) {
         wf_tokenizer *t = load(names[k]), *back = wf_tokenizer_create();
         uint8_t *b = NULL, *b2 = NULL;
         int32_t n = 0, n2 = 0;
-        CHECK(wf_tokenizer_save(t, &b, &n) == WF_OK, "%s save: %s", names[k], wf_tokenizer_error(t));
+        CHECK(wf_tokenizer_save(t, 0, &b, &n) == WF_OK, "%s save: %s", names[k], wf_tokenizer_error(t));
         CHECK(wf_tokenizer_load(back, b, n) == WF_OK, "%s load: %s", names[k], wf_tokenizer_error(back));
-        CHECK(wf_tokenizer_save(back, &b2, &n2) == WF_OK && n2 == n && !memcmp(b, b2, (size_t)n), "%s: the .wft round-trips", names[k]);
+        CHECK(wf_tokenizer_save(back, 0, &b2, &n2) == WF_OK && n2 == n && !memcmp(b, b2, (size_t)n), "%s: the .wft round-trips", names[k]);
         int32_t a1[256], a2[256], c1 = 0, c2 = 0;
         wf_tokenizer_encode(t, T1, (int32_t)strlen(T1), a1, 256, &c1);
         wf_tokenizer_encode(back, T1, (int32_t)strlen(T1), a2, 256, &c2);
@@ -176,9 +176,9 @@ static void files_and_buffers(void) {
         wf_tokenizer_get_info(t3, &i3);
         CHECK(i1.kind == i3.kind && i1.vocab_size == i3.vocab_size && i1.bos == i3.bos, "%s: the checkpoint keeps it", names[k]);
         /* save_json: the file it came from; llama2.c has none */
-        char *js = NULL;
+        uint8_t *js = NULL;
         int32_t njs = 0;
-        wf_status s = wf_tokenizer_save_json(t, &js, &njs);
+        wf_status s = wf_tokenizer_save(t, WF_SAVE_JSON, &js, &njs);
         CHECK(k == 2 ? s == WF_ERR_UNSUPPORTED : s == WF_OK && njs > 1000 && js[njs] == 0, "%s save_json: %s", names[k],
               wf_status_string(s));
         wf_buffer_free(js);
@@ -218,15 +218,16 @@ static void files_and_buffers(void) {
 static void bpe_json(void) {
     wf_tokenizer *t = wf_tokenizer_create(), *back = wf_tokenizer_create();
     const char text[] = "the cat sat on the mat; the cat's hat. 42 + 42 = 84 \xC3\xA9\xC3\xA9\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC";
-    CHECK(wf_tokenizer_train_bpe(t, text, (int32_t)strlen(text), 300) == WF_OK, "train");
-    char *js = NULL;
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_BPE, text, (int32_t)strlen(text), 300) == WF_OK, "train");
+    uint8_t *js = NULL;
     int32_t n = 0;
-    CHECK(wf_tokenizer_save_json(t, &js, &n) == WF_OK && (int32_t)strlen(js) == n, "save_json: %s", wf_tokenizer_error(t));
-    CHECK(wf_tokenizer_load(back, (const uint8_t *)js, n) == WF_OK, "load it back: %s", wf_tokenizer_error(back));
+    CHECK(wf_tokenizer_save(t, WF_SAVE_JSON, &js, &n) == WF_OK && (int32_t)strlen((const char *)js) == n, "save_json: %s",
+          wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_load(back, js, n) == WF_OK, "load it back: %s", wf_tokenizer_error(back));
     uint8_t *a = NULL, *b = NULL;
     int32_t na = 0, nb = 0;
-    wf_tokenizer_save(t, &a, &na);
-    wf_tokenizer_save(back, &b, &nb);
+    wf_tokenizer_save(t, 0, &a, &na);
+    wf_tokenizer_save(back, 0, &b, &nb);
     CHECK(tok_info(back).kind == WF_TOKENIZER_BPE && na == nb && !memcmp(a, b, (size_t)na), "it reads back as the same BPE");
     wf_buffer_free(a);
     wf_buffer_free(b);
@@ -243,7 +244,7 @@ static void bpe_json(void) {
     t->bpe = dup;
     t->kind = WF_TOKENIZER_BPE;
     js = NULL;
-    CHECK(wf_tokenizer_save_json(t, &js, &n) == WF_ERR_UNSUPPORTED && js == NULL && strstr(wf_tokenizer_error(t), "258"),
+    CHECK(wf_tokenizer_save(t, WF_SAVE_JSON, &js, &n) == WF_ERR_UNSUPPORTED && js == NULL && strstr(wf_tokenizer_error(t), "258"),
           "refused: %s", wf_tokenizer_error(t));
     wf_tokenizer_free(t);
     wf_tokenizer_free(back);
@@ -253,7 +254,7 @@ static void bpe_json(void) {
 
 static void refused(const char *json, wf_status want, const char *words) {
     wf_tokenizer *t = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(t, "abc", 3) == WF_OK, "setup");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "abc", 3, 0) == WF_OK, "setup");
     wf_status s = wf_tokenizer_load(t, (const uint8_t *)json, (int32_t)strlen(json));
     CHECK(s == want && strstr(wf_tokenizer_error(t), words), "%s: got %s \"%s\"", json, wf_status_string(s), wf_tokenizer_error(t));
     CHECK(tok_info(t).kind == WF_TOKENIZER_CHAR && tok_info(t).vocab_size == 4, "a refused file changed the tokenizer");

@@ -323,8 +323,8 @@ static void peft_round_trip(const char *what, wf_config c, int targets, int exac
     uint8_t *st, *ast;
     char *cj, *acj;
     int32_t st_n, cj_n, ast_n, acj_n;
-    CHECK_OK(wf_safetensors_export(m, &st, &st_n, &cj, &cj_n), m);
-    CHECK_OK(wf_safetensors_import(base, cj, cj_n, st, st_n), base);
+    CHECK_OK(wf_model_export_safetensors(m, &st, &st_n, &cj, &cj_n), m);
+    CHECK_OK(wf_model_import_safetensors(base, cj, cj_n, st, st_n), base);
     wf_config lc = c;
     lc.lora_rank = 2;
     lc.lora_alpha = 5;
@@ -332,8 +332,8 @@ static void peft_round_trip(const char *what, wf_config c, int targets, int exac
     CHECK_OK(wf_model_set_config(m, &lc, 0), m);
     for (int s = 0; s < 5; s++) CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
     float *want = logits_of(m);
-    CHECK_OK(wf_lora_export(m, &ast, &ast_n, &acj, &acj_n), m);
-    CHECK_OK(wf_lora_import(base, acj, acj_n, ast, ast_n), base);
+    CHECK_OK(wf_model_export_peft(m, &ast, &ast_n, &acj, &acj_n), m);
+    CHECK_OK(wf_model_import_peft(base, acj, acj_n, ast, ast_n), base);
     float *got = logits_of(base);
     const double err = max_diff(got, want, (size_t)B * T * c.vocab_size);
     wf_config bc;
@@ -380,18 +380,18 @@ static void test_refusals(void) {
     uint8_t *out;
     char *cfg;
     int32_t n, cn;
-    CHECK(wf_lora_export(m, &out, &n, &cfg, &cn) == WF_ERR_STATE, "no adapters to export");
+    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_STATE, "no adapters to export");
     const char *bad_configs[] = {
         "{\"peft_type\": \"PREFIX_TUNING\", \"r\": 2}", "{\"peft_type\": \"LORA\"}",
         "{\"peft_type\": \"LORA\", \"r\": 2, \"use_dora\": true}", "[1]", "{\"peft_type\": \"LORA\", \"r\": 2,",
     };
     const uint8_t empty_st[16] = {8, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' ', ' ', ' ', ' ', ' '};
     for (size_t i = 0; i < sizeof bad_configs / sizeof *bad_configs; i++) {
-        wf_status s = wf_lora_import(m, bad_configs[i], (int32_t)strlen(bad_configs[i]), empty_st, 16);
+        wf_status s = wf_model_import_peft(m, bad_configs[i], (int32_t)strlen(bad_configs[i]), empty_st, 16);
         CHECK(s == WF_ERR_FORMAT || s == WF_ERR_UNSUPPORTED, "bad adapter_config %zu: %s", i, wf_status_string(s));
     }
     const char *ok = "{\"peft_type\": \"LORA\", \"r\": 2, \"lora_alpha\": 4}";
-    CHECK(wf_lora_import(m, ok, (int32_t)strlen(ok), empty_st, 16) == WF_ERR_FORMAT &&
+    CHECK(wf_model_import_peft(m, ok, (int32_t)strlen(ok), empty_st, 16) == WF_ERR_FORMAT &&
               strstr(wf_model_error(m), "no LoRA weights"), "%s", wf_model_error(m));
     CHECK(unchanged(m, &before), "refusals left the model as it was");
     /* a base tensor that trains cannot go into an adapter file */
@@ -401,7 +401,7 @@ static void test_refusals(void) {
     CHECK_OK(wf_model_set_config(m, &lc, 0), m);
     memset(mask, 1, sizeof mask);
     CHECK_OK(wf_model_trainable(m, mask, NULL, slices(m)), m);
-    CHECK(wf_lora_export(m, &out, &n, &cfg, &cn) == WF_ERR_STATE && strstr(wf_model_error(m), "merge"), "%s",
+    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_STATE && strstr(wf_model_error(m), "merge"), "%s",
           wf_model_error(m));
     /* the wasmformer layout has no PEFT names */
     wf_config native = small();
@@ -409,7 +409,7 @@ static void test_refusals(void) {
     native.lora_rank = 2;
     native.lora_targets = 1;
     CHECK_OK(wf_model_init(m, &native), m);
-    CHECK(wf_lora_export(m, &out, &n, &cfg, &cn) == WF_ERR_UNSUPPORTED, "%s", wf_model_error(m));
+    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_UNSUPPORTED, "%s", wf_model_error(m));
     release(&before);
     wf_model_free(m);
 }

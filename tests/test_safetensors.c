@@ -52,7 +52,7 @@ static void test_pytorch_fixtures(void) {
         wf_config other;
         wf_config_default(&other);
         CHECK_OK(wf_model_init(m, &other), m);
-        CHECK_OK(wf_safetensors_import(m, config, nc, st, ns), m);
+        CHECK_OK(wf_model_import_safetensors(m, config, nc, st, ns), m);
         fx_entry *in = fx_get(&fx, "inputs"), *want = fx_get(&fx, "logits");
         const int B = in->dims[0], T = in->dims[1], V = want->dims[2];
         wf_config got;
@@ -131,7 +131,7 @@ static void test_round_trip(void) {
         uint8_t *st;
         char *config;
         int32_t ns, nc;
-        CHECK_OK(wf_safetensors_export(m, &st, &ns, &config, &nc), m);
+        CHECK_OK(wf_model_export_safetensors(m, &st, &ns, &config, &nc), m);
         CHECK(strstr(config, cases[c].needle) != NULL, "%s: config.json has %s:\n%.*s", cases[c].name, cases[c].needle, nc, config);
         uint64_t hlen = 0;
         for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
@@ -156,7 +156,7 @@ static void test_round_trip(void) {
                   cases[c].name);
         }
         wf_model *e = wf_model_create();
-        CHECK_OK(wf_safetensors_import(e, config, nc, st, ns), e);
+        CHECK_OK(wf_model_import_safetensors(e, config, nc, st, ns), e);
         wf_config back;
         wf_model_get_config(e, &back);
         if (!native) back.seed = cfg.seed; /* Hugging Face configs have no seed */
@@ -168,7 +168,7 @@ static void test_round_trip(void) {
         uint8_t *st2;
         char *config2;
         int32_t ns2, nc2;
-        CHECK_OK(wf_safetensors_export(e, &st2, &ns2, &config2, &nc2), e);
+        CHECK_OK(wf_model_export_safetensors(e, &st2, &ns2, &config2, &nc2), e);
         CHECK(ns2 == ns && !memcmp(st2, st, ns) && nc2 == nc && !memcmp(config2, config, nc),
               "%s: export(import(x)) == x", cases[c].name);
         wf_buffer_free(st2);
@@ -182,7 +182,7 @@ static void test_round_trip(void) {
     uint8_t *st = (uint8_t *)1;
     char *config = (char *)1;
     int32_t ns, nc;
-    CHECK(wf_safetensors_export(empty, &st, &ns, &config, &nc) == WF_ERR_STATE && st == NULL && config == NULL, "empty model");
+    CHECK(wf_model_export_safetensors(empty, &st, &ns, &config, &nc) == WF_ERR_STATE && st == NULL && config == NULL, "empty model");
     wf_model_free(empty);
 }
 
@@ -216,7 +216,7 @@ static char last_msg[256];
 
 static void expect(wf_model *m, const uint8_t *before, int32_t n0, const char *config, int32_t nc, const uint8_t *st,
                    int32_t ns, wf_status want, const char *needle, const char *what) {
-    wf_status s = wf_safetensors_import(m, config, nc, st, ns);
+    wf_status s = wf_model_import_safetensors(m, config, nc, st, ns);
     snprintf(last_msg, sizeof last_msg, "%s", wf_model_error(m));
     CHECK(s == want, "%s: %s, want %s (%s)", what, wf_status_string(s), wf_status_string(want), last_msg);
     CHECK(strstr(last_msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, last_msg, needle);
@@ -274,10 +274,10 @@ static void test_hostile(void) {
 
     /* every truncation of both files */
     int refused = 0;
-    for (int32_t len = 0; len < ns; len++) refused += wf_safetensors_import(m, config, nc, st, len) != WF_OK;
+    for (int32_t len = 0; len < ns; len++) refused += wf_model_import_safetensors(m, config, nc, st, len) != WF_OK;
     CHECK(refused == ns, "every truncated safetensors file refused: %d of %d", refused, ns);
     refused = 0;
-    for (int32_t len = 0; len < nc; len++) refused += wf_safetensors_import(m, config, len, st, ns) != WF_OK;
+    for (int32_t len = 0; len < nc; len++) refused += wf_model_import_safetensors(m, config, len, st, ns) != WF_OK;
     /* a config.json cut after its closing brace is still whole: every shorter cut fails */
     int32_t last = nc;
     while (last > 0 && config[last - 1] != '}') last--;
@@ -292,7 +292,7 @@ static void test_hostile(void) {
         memcpy(b, st, ns);
         b[i] ^= i < 8 ? 0x01 : 0x41;
         wf_model *e = wf_model_create();
-        if (wf_safetensors_import(e, config, nc, b, ns) == WF_OK) loaded++;
+        if (wf_model_import_safetensors(e, config, nc, b, ns) == WF_OK) loaded++;
         else bad_refusal += param_count(e) != 0 || strlen(wf_model_error(e)) == 0;
         wf_model_free(e);
     }
@@ -327,7 +327,7 @@ static void test_hostile(void) {
         h2 = replace(header, "\"dtype\":\"BF16\"", "\"dtype\":\"BF\\u0031\\u0036\"");
         bad = with_header(st, ns, h2, &nb);
         wf_model *e = wf_model_create();
-        CHECK(wf_safetensors_import(e, config, nc, bad, nb) == WF_OK, "escaped dtype: %s", wf_model_error(e));
+        CHECK(wf_model_import_safetensors(e, config, nc, bad, nb) == WF_OK, "escaped dtype: %s", wf_model_error(e));
         wf_model_free(e);
         free(bad);
         free(h2);
@@ -350,7 +350,7 @@ static void test_hostile(void) {
     memcpy(b, st, ns);
     b[8 + hlen] = 0xC0;
     b[8 + hlen + 1] = 0x7F;
-    wf_status s = wf_safetensors_import(m, config, nc, b, ns);
+    wf_status s = wf_model_import_safetensors(m, config, nc, b, ns);
     CHECK(s == WF_ERR_FORMAT && strstr(wf_model_error(m), "not a finite"), "NaN weight: %s", wf_model_error(m));
     CHECK(same_state(m, before, n0), "NaN weight changed the model");
     free(b);
@@ -379,7 +379,7 @@ static void test_hostile(void) {
         free(bad);
         free(h2);
     }
-    CHECK(wf_safetensors_import(m, NULL, 0, st, ns) == WF_ERR_ARG && wf_safetensors_import(NULL, config, nc, st, ns) == WF_ERR_ARG,
+    CHECK(wf_model_import_safetensors(m, NULL, 0, st, ns) == WF_ERR_ARG && wf_model_import_safetensors(NULL, config, nc, st, ns) == WF_ERR_ARG,
           "NULL arguments");
     CHECK(same_state(m, before, n0), "nothing changed");
     free(header);
@@ -476,7 +476,7 @@ static void test_hostile_llama(void) {
         char *b2 = a ? replace(a, "\"rope_theta\": 10000.0,", "") : NULL;
         char *c2 = b2 ? replace(b2, "\"rope_scaling\": null,", "\"rope_scaling\": {\"rope_type\": \"default\"},") : NULL;
         wf_model *e = wf_model_create();
-        CHECK(c2 && wf_safetensors_import(e, c2, (int32_t)strlen(c2), st, ns) == WF_OK, "Llama defaults: %s", wf_model_error(e));
+        CHECK(c2 && wf_model_import_safetensors(e, c2, (int32_t)strlen(c2), st, ns) == WF_OK, "Llama defaults: %s", wf_model_error(e));
         wf_model_free(e);
         free(a);
         free(b2);
@@ -508,8 +508,8 @@ static void test_thread_setting(void) {
         c.n_layer = 1;
         CHECK_OK(wf_model_init(m, &c), m);
         CHECK(model_info(m).threads == 3, "after wf_model_init: %d threads", model_info(m).threads);
-        CHECK_OK(wf_safetensors_import(m, config, nc, st, ns), m);
-        CHECK(model_info(m).threads == 3, "after wf_safetensors_import: %d threads", model_info(m).threads);
+        CHECK_OK(wf_model_import_safetensors(m, config, nc, st, ns), m);
+        CHECK(model_info(m).threads == 3, "after wf_model_import_safetensors: %d threads", model_info(m).threads);
         uint8_t *ck;
         int32_t nk;
         CHECK_OK(wf_model_save(m, NULL, WF_SAVE_OPTIMIZER, &ck, &nk), m);

@@ -15,12 +15,12 @@ int main(void) {
     /* before training */
     int32_t ids[64], n;
     CHECK(wf_tokenizer_encode(t, "a", 1, ids, 64, &n) == WF_ERR_STATE, "encode without a vocabulary");
-    CHECK(wf_tokenizer_train_char(t, "", 0) == WF_ERR_ARG, "empty text");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "", 0, 0) == WF_ERR_ARG, "empty text");
     CHECK(strlen(wf_tokenizer_error(t)) > 0, "message");
     CHECK(tok_info(t).vocab_size == 0, "still empty");
 
     const char *text = "héllo wörld — ✓ 😀 ba";
-    CHECK(wf_tokenizer_train_char(t, text, (int32_t)strlen(text)) == WF_OK, "train: %s", wf_tokenizer_error(t));
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, text, (int32_t)strlen(text), 0) == WF_OK, "train: %s", wf_tokenizer_error(t));
     /* <unk> + distinct code points: h é l o ' ' w ö r d — ✓ 😀 b a */
     CHECK(tok_info(t).vocab_size == 15, "vocab size %d", tok_info(t).vocab_size);
     /* ascending code points: ' ' is the smallest, so id 1; 😀 the largest */
@@ -44,7 +44,7 @@ int main(void) {
     CHECK(n == 4 + 1 + 2 + 2 + 3 && unk == 8 + 1, "n %d unk %d", n, unk);
     /* a tokenizer trained on invalid bytes learns U+FFFD as a character */
     wf_tokenizer *t2 = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(t2, "a\xFF", 2) == WF_OK && tok_info(t2).vocab_size == 3, "invalid byte in training text");
+    CHECK(wf_tokenizer_train(t2, WF_TOKENIZER_CHAR, "a\xFF", 2, 0) == WF_OK && tok_info(t2).vocab_size == 3, "invalid byte in training text");
     CHECK(wf_tokenizer_encode(t2, "\xFF", 1, ids, 64, &n) == WF_OK && ids[0] == 2, "U+FFFD has its own id");
     wf_tokenizer_free(t2);
 
@@ -57,7 +57,7 @@ int main(void) {
     int32_t emoji = 14;
     CHECK(wf_tokenizer_decode(t, &emoji, 1, out, 3, &len) == WF_ERR_ARG, "decode buffer too small for 4 bytes");
     /* a failed retrain keeps the old vocabulary */
-    CHECK(wf_tokenizer_train_char(t, NULL, 3) == WF_ERR_ARG && tok_info(t).vocab_size == 15, "failed retrain");
+    CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, NULL, 3, 0) == WF_ERR_ARG && tok_info(t).vocab_size == 15, "failed retrain");
 
     /* Pride and Prejudice fits the tiny config's V = 96 */
     FILE *f = fopen("data/austen/pride_and_prejudice.txt", "rb");
@@ -69,7 +69,7 @@ int main(void) {
         char *book = malloc(size);
         CHECK(fread(book, 1, size, f) == (size_t)size, "read");
         fclose(f);
-        CHECK(wf_tokenizer_train_char(t, book, (int32_t)size) == WF_OK, "train on the novel");
+        CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, book, (int32_t)size, 0) == WF_OK, "train on the novel");
         printf("Pride and Prejudice: %ld bytes, vocabulary %d\n", size, tok_info(t).vocab_size);
         CHECK(tok_info(t).vocab_size <= 96, "vocabulary %d > 96", tok_info(t).vocab_size);
         int32_t *all = malloc(size * sizeof(int32_t));

@@ -42,10 +42,10 @@ static void hf_tokenizers(void) {
               "%s decodes the text back", files[k]);
         uint8_t *b = NULL;
         int32_t nb = 0;
-        char *js = NULL;
+        uint8_t *js = NULL;
         int32_t njs = 0;
-        CHECK(wf_tokenizer_save(t, &b, &nb) == WF_OK && wf_tokenizer_load(back, b, nb) == WF_OK, "%s .wft", files[k]);
-        s = wf_tokenizer_save_json(back, &js, &njs);
+        CHECK(wf_tokenizer_save(t, 0, &b, &nb) == WF_OK && wf_tokenizer_load(back, b, nb) == WF_OK, "%s .wft", files[k]);
+        s = wf_tokenizer_save(back, WF_SAVE_JSON, &js, &njs);
         CHECK(k == 2 ? s == WF_ERR_UNSUPPORTED : s == WF_OK && njs == n, "%s save_json", files[k]);
         wf_buffer_free(js);
         wf_buffer_free(b);
@@ -57,8 +57,8 @@ static void hf_tokenizers(void) {
 int main(void) {
     const int32_t len = (int32_t)strlen(TEXT), B = 4, T = 32;
     wf_tokenizer *tok = wf_tokenizer_create(), *bpe = wf_tokenizer_create();
-    CHECK(wf_tokenizer_train_char(tok, TEXT, len) == WF_OK, "char: %s", wf_tokenizer_error(tok));
-    CHECK(wf_tokenizer_train_bpe(bpe, TEXT, len, 300) == WF_OK, "bpe: %s", wf_tokenizer_error(bpe));
+    CHECK(wf_tokenizer_train(tok, WF_TOKENIZER_CHAR, TEXT, len, 0) == WF_OK, "char: %s", wf_tokenizer_error(tok));
+    CHECK(wf_tokenizer_train(bpe, WF_TOKENIZER_BPE, TEXT, len, 300) == WF_OK, "bpe: %s", wf_tokenizer_error(bpe));
     int32_t *ids = malloc((size_t)len * sizeof(int32_t)), n = 0;
     CHECK(wf_tokenizer_encode(tok, TEXT, len, ids, len, &n) == WF_OK, "encode");
 
@@ -106,9 +106,9 @@ int main(void) {
     uint8_t *st;
     char *cfg;
     int32_t nst, ncfg;
-    CHECK_OK(wf_safetensors_export(back, &st, &nst, &cfg, &ncfg), back);
+    CHECK_OK(wf_model_export_safetensors(back, &st, &nst, &cfg, &ncfg), back);
     wf_model *imported = wf_model_create();
-    CHECK_OK(wf_safetensors_import(imported, cfg, ncfg, st, nst), imported);
+    CHECK_OK(wf_model_import_safetensors(imported, cfg, ncfg, st, nst), imported);
     CHECK_OK(forward_ids(imported, in, tg, B, T, &val), imported);
 
     wf_config x = c;

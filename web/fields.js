@@ -6,6 +6,18 @@ import { CONFIG_FIELDS, OPTIM_FIELDS } from './pkg/src/js/index.js';
 /** Every row of both tables, by JavaScript name. */
 export const FIELDS = Object.fromEntries([...CONFIG_FIELDS, ...OPTIM_FIELDS].map((f) => [f.name, f]));
 
+/** The page's words for the settings it shows, config and training alike, in one place for
+ * both halves of the page (a field it has none for shows the table's meaning). */
+export const LABELS = {
+  nLayer: 'Layers', nHead: 'Attention heads', dModel: 'Width (d_model)', dFF: 'Feed-forward width', context: 'Context (tokens)',
+  norm: 'Normalization', block: 'Block', activation: 'Activation', positions: 'Positions', normEps: 'Norm epsilon',
+  dropout: 'Dropout', seed: 'Weight seed', tiedHead: 'Output head tied to the token embedding', bias: 'Biases in linear layers and norms',
+  batchSize: 'Batch size', lr: 'Learning rate', warmup: 'Warmup steps', minLrRatio: 'Final learning rate (fraction)',
+  weightDecay: 'Weight decay', gradClip: 'Gradient clip (0 = off)', beta1: 'Adam beta1', beta2: 'Adam beta2', eps: 'Adam epsilon',
+  muon: 'Muon for the weight matrices (1 = on, 0 = AdamW)',
+  evalInterval: 'Validate every (steps)', evalBatches: 'Batches per validation',
+};
+
 /** The page's words for an enum's choices (a choice it has none for shows as its name). */
 const CHOICES = {
   layernorm: 'LayerNorm', rmsnorm: 'RMSNorm', pre_ln: 'Pre-LN (norm before each sublayer)',
@@ -16,10 +28,11 @@ const integer = (f) => f.type === 'int' || f.type === 'seed';
 
 /**
  * A labelled control for field row f: <label>text <input id></label> (a checkbox after its
- * text). Options override the table: label (default: the row's meaning), min, max, step,
- * value.
+ * text). Options override the table: label (default: LABELS, else the row's meaning), min,
+ * max, step, value.
  */
-export function fieldControl(f, { id, label = f.meaning[0].toUpperCase() + f.meaning.slice(1), min, max, step, value } = {}) {
+export function fieldControl(f, { id, label = LABELS[f.name] ?? f.meaning[0].toUpperCase() + f.meaning.slice(1), min, max, step,
+  value } = {}) {
   const wrap = document.createElement('label');
   let el;
   if (f.type === 'enum') {

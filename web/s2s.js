@@ -10,12 +10,13 @@ import { LETTERS, MAX_LEN, TASKS, checkInput, taskData } from './tasks.js';
 import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
-// the config fields the form sets, in its order and words, with its own defaults and bounds
+// the config fields the form sets, in its order, with its own defaults and bounds (their
+// words: fields.js's LABELS, as the language model's form)
 const SHAPE = {
-  nLayer: { label: 'Layers', value: 1, min: 1, max: 8 },
-  dModel: { label: 'Width (d_model)', value: 24, min: 4, max: 512, step: 4 },
-  nHead: { label: 'Attention heads', value: 4, min: 1, max: 16 },
-  dFF: { label: 'Feed-forward width', value: 48, min: 4, max: 2048, step: 4 },
+  nLayer: { value: 1, min: 1, max: 8 },
+  dModel: { value: 24, min: 4, max: 512, step: 4 },
+  nHead: { value: 4, min: 1, max: 16 },
+  dFF: { value: 48, min: 4, max: 2048, step: 4 },
 };
 
 export class Seq2SeqUI {

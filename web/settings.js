@@ -19,15 +19,12 @@ export const PAGE_PRESETS = {
 };
 const SHAPE = ['nLayer', 'nHead', 'dModel', 'dFF', 'context']; // what a preset sets of the architecture
 
-// The advanced settings the page shows, in its order and words: the config fields but
-// those the page decides (a decoder; the vocabulary is the tokenizer's), then the training
-// settings. A config field the table has and this list does not comes last, in the
-// table's words.
-const MODEL_LABELS = {
-  nLayer: 'Layers', nHead: 'Attention heads', dModel: 'Width (d_model)', dFF: 'Feed-forward width', context: 'Context (tokens)',
-  norm: 'Normalization', block: 'Block', activation: 'Activation', positions: 'Positions', normEps: 'Norm epsilon',
-  dropout: 'Dropout', seed: 'Weight seed', tiedHead: 'Output head tied to the token embedding', bias: 'Biases in linear layers and norms',
-};
+// The advanced settings the page shows, in its order (their words: fields.js's LABELS): the
+// config fields but those the page decides (a decoder; the vocabulary is the tokenizer's),
+// then the training settings. A config field the table has and this list does not comes
+// last, in the table's words.
+const MODEL_KEYS = ['nLayer', 'nHead', 'dModel', 'dFF', 'context', 'norm', 'block', 'activation', 'positions', 'normEps',
+  'dropout', 'seed', 'tiedHead', 'bias'];
 // LoRA's fields come with fine-tuning an opened model (trainer.js), not with a new one
 const PAGE_DECIDES = new Set(['arch', 'vocabSize', 'nEncLayer', 'maxBeam', 'loraRank', 'loraAlpha', 'loraTargets']);
 // train()'s own options the form has, as rows of the table's shape
@@ -37,16 +34,11 @@ const TRAIN_ROWS = {
   evalBatches: { name: 'evalBatches', type: 'int', min: 1, max: 1000 },
   steps: { name: 'steps', type: 'int', min: 1, max: 10000000 },
 };
-const TRAIN_LABELS = {
-  batchSize: 'Batch size', lr: 'Learning rate', warmup: 'Warmup steps', minLrRatio: 'Final learning rate (fraction)',
-  weightDecay: 'Weight decay', gradClip: 'Gradient clip (0 = off)', beta1: 'Adam beta1', beta2: 'Adam beta2', eps: 'Adam epsilon',
-  muon: 'Muon for the weight matrices (1 = on, 0 = AdamW)',
-  evalInterval: 'Validate every (steps)', evalBatches: 'Batches per validation',
-};
+const TRAIN_KEYS = ['batchSize', 'lr', 'warmup', 'minLrRatio', 'weightDecay', 'gradClip', 'beta1', 'beta2', 'eps', 'muon',
+  'evalInterval', 'evalBatches'];
 const CONTROL = { dropout: { max: 0.9, step: 0.05 } }; // where the page's spinner is finer than the table's range
 
-const modelKeys = [...Object.keys(MODEL_LABELS), ...CONFIG_FIELDS.map((f) => f.name).filter((k) => !PAGE_DECIDES.has(k) && !(k in MODEL_LABELS))];
-const trainKeys = Object.keys(TRAIN_LABELS);
+const modelKeys = [...MODEL_KEYS, ...CONFIG_FIELDS.map((f) => f.name).filter((k) => !PAGE_DECIDES.has(k) && !MODEL_KEYS.includes(k))];
 const rowOf = (k) => FIELDS[k] ?? TRAIN_ROWS[k];
 
 /** Every advanced setting's value before a preset's: the core's defaults, and the run's
@@ -80,8 +72,8 @@ export class SettingsForm {
    * split's default. */
   build() {
     setField($('val-fraction'), TRAIN_DEFAULTS.valFraction);
-    $('cfg-fields').replaceChildren(...modelKeys.map((k) => fieldControl(FIELDS[k], { id: `cfg-${k}`, label: MODEL_LABELS[k], ...CONTROL[k] })));
-    $('tr-fields').replaceChildren(...trainKeys.map((k) => fieldControl(rowOf(k), { id: `tr-${k}`, label: TRAIN_LABELS[k] })));
+    $('cfg-fields').replaceChildren(...modelKeys.map((k) => fieldControl(FIELDS[k], { id: `cfg-${k}`, ...CONTROL[k] })));
+    $('tr-fields').replaceChildren(...TRAIN_KEYS.map((k) => fieldControl(rowOf(k), { id: `tr-${k}` })));
   }
 
   wire() {
@@ -97,7 +89,7 @@ export class SettingsForm {
       if ($('preset').value !== 'custom') this.applyPreset($('preset').value);
       this.settingsChanged();
     });
-    for (const id of [...modelKeys.map((k) => `cfg-${k}`), ...trainKeys.map((k) => `tr-${k}`), 'tr-steps']) {
+    for (const id of [...modelKeys.map((k) => `cfg-${k}`), ...TRAIN_KEYS.map((k) => `tr-${k}`), 'tr-steps']) {
       // what a preset sets (the architecture, batch size and learning rate) makes it custom
       $(id).addEventListener('input', () => {
         if (id.startsWith('cfg-') || ['tr-batchSize', 'tr-lr', 'tr-beta2', 'tr-muon'].includes(id)) $('preset').value = 'custom';
@@ -153,7 +145,7 @@ export class SettingsForm {
   applyPreset(name) {
     const p = { ...DEFAULTS, ...PAGE_PRESETS[name] };
     for (const k of modelKeys) setField($(`cfg-${k}`), p[k]);
-    for (const k of [...trainKeys, 'steps']) setField($(`tr-${k}`), p[k]);
+    for (const k of [...TRAIN_KEYS, 'steps']) setField($(`tr-${k}`), p[k]);
     $('preset').value = name;
   }
 
@@ -177,7 +169,7 @@ export class SettingsForm {
       if (config[k] === undefined) throw new Error(`“${labelOf($(`cfg-${k}`))}” must be a whole number of at least 1`);
     }
     const train = {};
-    for (const k of [...trainKeys, 'steps']) train[k] = readField($(`tr-${k}`), rowOf(k));
+    for (const k of [...TRAIN_KEYS, 'steps']) train[k] = readField($(`tr-${k}`), rowOf(k));
     if (!train.steps) throw new Error('“Steps” must be at least 1');
     // how long: a time budget in seconds, until stopped, or the steps above
     const length = $('tr-for').value;

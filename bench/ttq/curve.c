@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
     wf_tokenizer_info ti;
     int32_t n_ids, n_oids;
     int32_t *ids = malloc(n_text * sizeof(int32_t)), *oids = malloc(cut * sizeof(int32_t) + 4);
-    if (wf_tokenizer_train_char(tok, text, (int32_t)n_text) || wf_tokenizer_get_info(tok, &ti) ||
+    if (wf_tokenizer_train(tok, WF_TOKENIZER_CHAR, text, (int32_t)n_text, 0) || wf_tokenizer_get_info(tok, &ti) ||
         wf_tokenizer_encode(tok, text, (int32_t)n_text, ids, (int32_t)n_text, &n_ids) ||
         wf_tokenizer_encode(tok, other, (int32_t)cut, oids, (int32_t)cut, &n_oids)) {
         fprintf(stderr, "tokenizer: %s\n", wf_tokenizer_error(tok));

@@ -176,14 +176,14 @@ export class ModelHandle {
   /** The adapters in PEFT's layout: adapter_model.safetensors and adapter_config.json (with
    * base_model_name_or_path when given). */
   exportPeft({ baseModel } = {}) {
-    const { st, config } = this.rt.loraExport(this.idle());
+    const { st, config } = this.rt.modelExportPeft(this.idle());
     const text = baseModel === undefined ? config
       : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(String(baseModel))}`);
     return { 'adapter_model.safetensors': st, 'adapter_config.json': text };
   }
 
   /** PEFT LoRA adapters onto the model (replacing any it has). */
-  importPeft(config, st) { this.rt.loraImport(this.idle(), config, st); }
+  importPeft(config, st) { this.rt.modelImportPeft(this.idle(), config, st); }
 
   // ---- the batch path: every step and forward of every kind of model ----
   // A batch is a JavaScript one (batch.js: copied into the heap for the call) or a
@@ -363,7 +363,7 @@ export class ModelHandle {
     const h = rt.modelCreate();
     let tok = null;
     try {
-      rt.safetensorsImport(h, config, st);
+      rt.modelImportSafetensors(h, config, st);
       if (tokenizer !== undefined) tok = ModelHandle.#fitting(rt, h, tokenizer.bytes, tokenizer.name);
     } catch (e) {
       tok?.dispose();

@@ -23,6 +23,8 @@ export function jsMessage(message) {
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
   'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
+const SAVE_JSON = 2; // WF_SAVE_JSON
+const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
 // a batch that needs more than 95% of it (address_limit in model.c).
 export const MEMORY_LIMIT = 4294967296;
@@ -392,18 +394,26 @@ export class Runtime {
   }
 
   /** h as Hugging Face files: {st: safetensors bytes, config: config.json text}. */
-  safetensorsExport(h) { return this.#exportPair(h, this.M._wf_safetensors_export); }
+  modelExportSafetensors(h) { return this.#exportPair(h, (...out) => this.M._wf_model_export_safetensors(h, ...out)); }
 
   /** h's LoRA adapters in PEFT's layout: {st: adapter_model.safetensors bytes, config:
    * adapter_config.json text}. */
-  loraExport(h) { return this.#exportPair(h, this.M._wf_lora_export); }
+  modelExportPeft(h) { return this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, ...out)); }
 
-  /** What an export call of the form f(h, &st, &st_len, &config, &config_len) wrote, copied out
-   * (the heap may be shared, which TextDecoder refuses) and freed. */
+  /** Replaces h by the model of a config.json and a safetensors file (bytes). */
+  modelImportSafetensors(h, config, st) {
+    this.#importPair(h, config, st, (...files) => this.M._wf_model_import_safetensors(h, ...files));
+  }
+
+  /** Puts PEFT LoRA adapters (adapter_config.json and adapter_model.safetensors bytes) on h. */
+  modelImportPeft(h, config, st) { this.#importPair(h, config, st, (...files) => this.M._wf_model_import_peft(h, ...files)); }
+
+  /** What an export call f(&st, &n_st, &json, &n_json) on h wrote, copied out (the heap may
+   * be shared, which TextDecoder refuses) and freed. */
   #exportPair(h, f) {
     return this.withBuffer(16, (p) => {
       this.u32.fill(0, p >>> 2, (p >>> 2) + 4);
-      const status = f(h, p, p + 4, p + 8, p + 12);
+      const status = f(p, p + 4, p + 8, p + 12);
       const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
       try {
         this.checkModel(h, status);
@@ -415,13 +425,13 @@ export class Runtime {
     });
   }
 
-  /** Puts PEFT LoRA adapters (adapter_config.json and adapter_model.safetensors bytes) on h. */
-  loraImport(h, config, st) {
+  /** An import call f(json, n_json, st, n_st) on h, given the two files' bytes. */
+  #importPair(h, config, st, f) {
     const [pc, ps] = this.allocMany([config.length, st.length]);
     try {
       this.u8.set(config, pc);
       this.u8.set(st, ps);
-      this.checkModel(h, this.M._wf_lora_import(h, pc, config.length, ps, st.length));
+      this.checkModel(h, f(pc, config.length, ps, st.length));
     } finally {
       this.free(pc);
       this.free(ps);
@@ -436,19 +446,6 @@ export class Runtime {
       this.checkModel(h, this.M._wf_model_load(h, 0, p, bytes.length));
     } finally {
       this.free(p);
-    }
-  }
-
-  /** Replaces h by the model of a config.json and a safetensors file (bytes). */
-  safetensorsImport(h, config, st) {
-    const [pc, ps] = this.allocMany([config.length, st.length]);
-    try {
-      this.u8.set(config, pc);
-      this.u8.set(st, ps);
-      this.checkModel(h, this.M._wf_safetensors_import(h, pc, config.length, ps, st.length));
-    } finally {
-      this.free(pc);
-      this.free(ps);
     }
   }
 
@@ -469,8 +466,8 @@ export class Runtime {
   tokenizerFill(t, kind, data, what, vocabSize) {
     this.withBytes(data, what, true, (p, n) => {
       const M = this.M;
-      this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train_bpe(t, p, n, vocabSize)
-        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
+      this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train(t, TOKENIZER_BPE, p, n, vocabSize)
+        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train(t, TOKENIZER_CHAR, p, n, 0));
     });
   }
 
@@ -517,14 +514,14 @@ export class Runtime {
 
   /** t as the bytes of a tokenizer file. */
   tokenizerSave(t) {
-    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save(t, out, n));
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save(t, 0, out, n));
     this.checkTokenizer(t, status);
     return bytes;
   }
 
   /** t as the text of a tokenizer.json. */
   tokenizerSaveJson(t) {
-    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save_json(t, out, n));
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_tokenizer_save(t, SAVE_JSON, out, n));
     this.checkTokenizer(t, status);
     return new TextDecoder().decode(bytes);
   }

@@ -16,7 +16,7 @@ import { ModelHandle } from './handle.js';
  */
 export function exportSafetensors(model) {
   const core = modelHandle(model);
-  const { st, config } = core.rt.safetensorsExport(core.idle());
+  const { st, config } = core.rt.modelExportSafetensors(core.idle());
   const files = { 'model.safetensors': st, 'config.json': config };
   if (core.tokenizer) {
     files['tokenizer.wft'] = core.tokenizer.save();

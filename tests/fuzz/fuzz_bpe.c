@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
 
     wf_tokenizer *t = wf_tokenizer_create();
     REQUIRE(t, "setup");
-    wf_status s = wf_tokenizer_train_bpe(t, (const char *)text, len, vocab);
+    wf_status s = wf_tokenizer_train(t, WF_TOKENIZER_BPE, (const char *)text, len, vocab);
     if (len == 0) {
         REQUIRE(s == WF_ERR_ARG && wf_tokenizer_error(t)[0], "empty text: %s", wf_status_string(s));
     } else {
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         /* and the file of what it learned loads back */
         uint8_t *file = NULL;
         int32_t nf = 0;
-        REQUIRE(wf_tokenizer_save(t, &file, &nf) == WF_OK, "save");
+        REQUIRE(wf_tokenizer_save(t, 0, &file, &nf) == WF_OK, "save");
         wf_tokenizer *back = wf_tokenizer_create();
         REQUIRE(back && wf_tokenizer_load(back, file, nf) == WF_OK, "reload: %s", wf_tokenizer_error(back));
         REQUIRE(tok_info(back).vocab_size == tok_info(t).vocab_size, "reloaded vocabulary size");
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         wf_buffer_free(file);
     }
 
-    s = wf_tokenizer_train_char(t, (const char *)text, len);
+    s = wf_tokenizer_train(t, WF_TOKENIZER_CHAR, (const char *)text, len, 0);
     if (len == 0) {
         REQUIRE(s != WF_OK && wf_tokenizer_error(t)[0], "char on empty text: %s", wf_status_string(s));
     } else {

@@ -30,7 +30,7 @@ static void check_file(const uint8_t *data, size_t n) {
     wf_tokenizer *t = wf_tokenizer_create();
     wf_config small = fuzz_small_config();
     REQUIRE(m && t && wf_model_init(m, &small) == WF_OK, "setup");
-    REQUIRE(wf_tokenizer_train_char(t, "abc", 3) == WF_OK, "setup");
+    REQUIRE(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "abc", 3, 0) == WF_OK, "setup");
     size_t n_before;
     float *before = fuzz_snapshot(m, &n_before);
 

@@ -1,4 +1,4 @@
-/* A config.json and a safetensors file from anywhere: wf_safetensors_import must build the
+/* A config.json and a safetensors file from anywhere: wf_model_import_safetensors must build the
  * model they describe or refuse them with a message, never crash or leak; a refused import
  * leaves the model as it was. An import that succeeds must run a forward pass, export, and
  * import its export back to the same export. Input: a little-endian u16 k, then k bytes
@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     size_t n_before;
     float *before = fuzz_snapshot(m, &n_before);
 
-    wf_status s = wf_safetensors_import(m, config, (int32_t)k, st, (int32_t)nst);
+    wf_status s = wf_model_import_safetensors(m, config, (int32_t)k, st, (int32_t)nst);
     if (s != WF_OK) {
         fuzz_require_unchanged(m, s, &small, before, n_before);
     } else {
@@ -40,10 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         uint8_t *st1 = NULL, *st2 = NULL;
         char *cfg1 = NULL, *cfg2 = NULL;
         int32_t nst1, nst2, ncfg1, ncfg2;
-        REQUIRE(wf_safetensors_export(m, &st1, &nst1, &cfg1, &ncfg1) == WF_OK, "export: %s", wf_model_error(m));
+        REQUIRE(wf_model_export_safetensors(m, &st1, &nst1, &cfg1, &ncfg1) == WF_OK, "export: %s", wf_model_error(m));
         wf_model *again = wf_model_create();
-        REQUIRE(wf_safetensors_import(again, cfg1, ncfg1, st1, nst1) == WF_OK, "import of an export: %s", wf_model_error(again));
-        REQUIRE(wf_safetensors_export(again, &st2, &nst2, &cfg2, &ncfg2) == WF_OK, "export again");
+        REQUIRE(wf_model_import_safetensors(again, cfg1, ncfg1, st1, nst1) == WF_OK, "import of an export: %s", wf_model_error(again));
+        REQUIRE(wf_model_export_safetensors(again, &st2, &nst2, &cfg2, &ncfg2) == WF_OK, "export again");
         REQUIRE(nst1 == nst2 && memcmp(st1, st2, (size_t)nst1) == 0, "export, import, export changed the safetensors");
         REQUIRE(ncfg1 == ncfg2 && memcmp(cfg1, cfg2, (size_t)ncfg1) == 0, "export, import, export changed config.json");
         wf_buffer_free(st1);

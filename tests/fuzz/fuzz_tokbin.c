@@ -7,7 +7,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     if (n > INT32_MAX) return 0;
     wf_tokenizer *t = wf_tokenizer_create();
-    REQUIRE(t && wf_tokenizer_train_char(t, "hello", 5) == WF_OK, "setup");
+    REQUIRE(t && wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "hello", 5, 0) == WF_OK, "setup");
     wf_status s = wf_tokenizer_load(t, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_tokenizer_error(t)[0] != 0, "refused with %s but no message", wf_status_string(s));
@@ -35,9 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     uint8_t *a = NULL, *b = NULL;
     int32_t na = 0, nb = 0;
     wf_tokenizer *back = wf_tokenizer_create();
-    REQUIRE(back && wf_tokenizer_save(t, &a, &na) == WF_OK, "save");
+    REQUIRE(back && wf_tokenizer_save(t, 0, &a, &na) == WF_OK, "save");
     REQUIRE(wf_tokenizer_load(back, a, na) == WF_OK, "its .wft does not load: %s", wf_tokenizer_error(back));
-    REQUIRE(wf_tokenizer_save(back, &b, &nb) == WF_OK && na == nb && !memcmp(a, b, (size_t)na), "the .wft changed");
+    REQUIRE(wf_tokenizer_save(back, 0, &b, &nb) == WF_OK && na == nb && !memcmp(a, b, (size_t)na), "the .wft changed");
     wf_buffer_free(a);
     wf_buffer_free(b);
     wf_tokenizer_free(back);

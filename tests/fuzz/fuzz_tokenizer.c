@@ -8,7 +8,7 @@
 
 static void check_file(const uint8_t *data, size_t n) {
     wf_tokenizer *t = wf_tokenizer_create();
-    REQUIRE(t && wf_tokenizer_train_char(t, "hello", 5) == WF_OK, "setup");
+    REQUIRE(t && wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "hello", 5, 0) == WF_OK, "setup");
     wf_status s = wf_tokenizer_load(t, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_tokenizer_error(t)[0] != 0, "refused with %s but no message", wf_status_string(s));
@@ -21,7 +21,7 @@ static void check_file(const uint8_t *data, size_t n) {
     }
     uint8_t *out = NULL;
     int32_t nout = 0;
-    REQUIRE(wf_tokenizer_save(t, &out, &nout) == WF_OK, "save: %s", wf_tokenizer_error(t));
+    REQUIRE(wf_tokenizer_save(t, 0, &out, &nout) == WF_OK, "save: %s", wf_tokenizer_error(t));
     REQUIRE((size_t)nout == n && memcmp(out, data, n) == 0, "a loaded file saved to other bytes");
     wf_buffer_free(out);
 

@@ -39,7 +39,7 @@ static void encode_decode(wf_tokenizer *t, const uint8_t *text, int32_t len) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     if (n > INT32_MAX) return 0;
     wf_tokenizer *t = wf_tokenizer_create();
-    REQUIRE(t && wf_tokenizer_train_char(t, "hello", 5) == WF_OK, "setup");
+    REQUIRE(t && wf_tokenizer_train(t, WF_TOKENIZER_CHAR, "hello", 5, 0) == WF_OK, "setup");
     wf_status s = wf_tokenizer_load(t, data, (int32_t)n);
     if (s != WF_OK) {
         REQUIRE(wf_tokenizer_error(t)[0] != 0, "refused with %s but no message", wf_status_string(s));
@@ -58,21 +58,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     int32_t na = 0, nb = 0;
     wf_tokenizer *back = wf_tokenizer_create();
     REQUIRE(back, "out of memory");
-    if (wf_tokenizer_save(t, &a, &na) == WF_OK) {
+    if (wf_tokenizer_save(t, 0, &a, &na) == WF_OK) {
         REQUIRE(wf_tokenizer_load(back, a, na) == WF_OK, "its .wft does not load: %s", wf_tokenizer_error(back));
-        REQUIRE(wf_tokenizer_save(back, &b, &nb) == WF_OK && na == nb && !memcmp(a, b, (size_t)na), "the .wft changed");
+        REQUIRE(wf_tokenizer_save(back, 0, &b, &nb) == WF_OK && na == nb && !memcmp(a, b, (size_t)na), "the .wft changed");
     }
     /* and its tokenizer.json */
-    char *js = NULL;
+    uint8_t *js = NULL;
     int32_t njs = 0;
-    s = wf_tokenizer_save_json(t, &js, &njs);
+    s = wf_tokenizer_save(t, WF_SAVE_JSON, &js, &njs);
     if (s == WF_OK && kind == WF_TOKENIZER_HF) REQUIRE((size_t)njs == n && !memcmp(js, data, n), "saved another tokenizer.json");
     if (s == WF_OK && kind == WF_TOKENIZER_BPE) {
         wf_tokenizer *again = wf_tokenizer_create();
         uint8_t *c = NULL;
         int32_t nc = 0;
-        REQUIRE(again && wf_tokenizer_load(again, (const uint8_t *)js, njs) == WF_OK, "the written tokenizer.json does not load");
-        REQUIRE(wf_tokenizer_save(again, &c, &nc) == WF_OK && nc == na && !memcmp(c, a, (size_t)na), "it is another BPE");
+        REQUIRE(again && wf_tokenizer_load(again, js, njs) == WF_OK, "the written tokenizer.json does not load");
+        REQUIRE(wf_tokenizer_save(again, 0, &c, &nc) == WF_OK && nc == na && !memcmp(c, a, (size_t)na), "it is another BPE");
         wf_buffer_free(c);
         wf_tokenizer_free(again);
     }

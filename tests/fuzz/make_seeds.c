@@ -44,8 +44,8 @@ static wf_model *model_of(int variant) {
 int main(int argc, char **argv) {
     root = argc > 1 ? argv[1] : "tests/fuzz/corpus";
     wf_tokenizer *chr = wf_tokenizer_create(), *bpe = wf_tokenizer_create();
-    REQUIRE(wf_tokenizer_train_char(chr, "abcdefg", 7) == WF_OK, "char");
-    REQUIRE(wf_tokenizer_train_bpe(bpe, TEXT, (int32_t)strlen(TEXT), 264) == WF_OK, "bpe");
+    REQUIRE(wf_tokenizer_train(chr, WF_TOKENIZER_CHAR, "abcdefg", 7, 0) == WF_OK, "char");
+    REQUIRE(wf_tokenizer_train(bpe, WF_TOKENIZER_BPE, TEXT, (int32_t)strlen(TEXT), 264) == WF_OK, "bpe");
 
     for (int v = 0; v < 5; v++) {
         wf_model *m = model_of(v);
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
         uint8_t *st;
         char *cfg;
         int32_t nst, ncfg;
-        REQUIRE(wf_safetensors_export(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
+        REQUIRE(wf_model_export_safetensors(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
         REQUIRE(ncfg < 65536, "config.json too long");
         uint8_t len[2] = {(uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
         uint8_t *joined = malloc(2 + (size_t)ncfg);
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
             uint8_t *st;
             char *cfg;
             int32_t nst, ncfg;
-            REQUIRE(wf_lora_export(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
+            REQUIRE(wf_model_export_peft(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
             uint8_t head[3] = {(uint8_t)(llama ? 0 : 1), (uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
             uint8_t *joined = malloc(3 + (size_t)ncfg);
             memcpy(joined, head, 3);
@@ -141,10 +141,10 @@ int main(int argc, char **argv) {
     /* tokenizer files */
     uint8_t *buf;
     int32_t n;
-    REQUIRE(wf_tokenizer_save(chr, &buf, &n) == WF_OK, "save char");
+    REQUIRE(wf_tokenizer_save(chr, 0, &buf, &n) == WF_OK, "save char");
     write_file("tokenizer", "char.wft", buf, (size_t)n, NULL, 0);
     wf_buffer_free(buf);
-    REQUIRE(wf_tokenizer_save(bpe, &buf, &n) == WF_OK, "save bpe");
+    REQUIRE(wf_tokenizer_save(bpe, 0, &buf, &n) == WF_OK, "save bpe");
     write_file("tokenizer", "bpe.wft", buf, (size_t)n, NULL, 0);
     wf_buffer_free(buf);
 
@@ -170,8 +170,8 @@ int main(int argc, char **argv) {
         fclose(fp);
         write_file("tokjson", fixtures[i], file, got, NULL, 0);
     }
-    char *js;
-    REQUIRE(wf_tokenizer_save_json(bpe, &js, &n) == WF_OK, "bpe json");
+    uint8_t *js;
+    REQUIRE(wf_tokenizer_save(bpe, WF_SAVE_JSON, &js, &n) == WF_OK, "bpe json");
     write_file("tokjson", "wasmformer_bpe.json", js, (size_t)n, NULL, 0);
     wf_buffer_free(js);
     static const struct { const char *name; const char *json; } mini[] = {
@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
         REQUIRE(t && wf_tokenizer_load(t, (const uint8_t *)seed, (int32_t)len) == WF_OK, "%s: %s", mini[i].name, wf_tokenizer_error(t));
         write_file("tokjson", mini[i].name, seed, len, NULL, 0);
         if (i == 0) { /* as a .wft too (kind 3) */
-            REQUIRE(wf_tokenizer_save(t, &buf, &n) == WF_OK, "save");
+            REQUIRE(wf_tokenizer_save(t, 0, &buf, &n) == WF_OK, "save");
             write_file("tokenizer", "tokenizer_json.wft", buf, (size_t)n, NULL, 0);
             wf_buffer_free(buf);
         }
@@ -257,7 +257,7 @@ int main(int argc, char **argv) {
         wf_tokenizer *t = wf_tokenizer_create();
         REQUIRE(t && wf_tokenizer_load(t, small, (int32_t)w.off) == WF_OK, "small tokenizer.bin: %s", wf_tokenizer_error(t));
         write_file("tokbin", "small.bin", small, w.off, NULL, 0);
-        REQUIRE(wf_tokenizer_save(t, &buf, &n) == WF_OK, "save");
+        REQUIRE(wf_tokenizer_save(t, 0, &buf, &n) == WF_OK, "save");
         write_file("tokenizer", "llama2c.wft", buf, (size_t)n, NULL, 0);
         wf_buffer_free(buf);
         wf_tokenizer_free(t);

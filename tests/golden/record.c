@@ -264,9 +264,9 @@ static uint32_t mulberry32(uint32_t *a) { /* record.mjs's, and Seq2Seq.train's s
 static wf_tokenizer *tokenizer_of(tokenizer_kind kind) {
     wf_tokenizer *t = wf_tokenizer_create();
     if (!t) exit(1);
-    if (kind == CHAR) tok_ok(wf_tokenizer_train_char(t, text, TEXT_BYTES), t);
-    if (kind == BPE) tok_ok(wf_tokenizer_train_bpe(t, text, TEXT_BYTES, BPE_VOCAB), t);
-    if (kind == LETTERS_CHAR) tok_ok(wf_tokenizer_train_char(t, LETTERS, (int32_t)strlen(LETTERS)), t);
+    if (kind == CHAR) tok_ok(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, text, TEXT_BYTES, 0), t);
+    if (kind == BPE) tok_ok(wf_tokenizer_train(t, WF_TOKENIZER_BPE, text, TEXT_BYTES, BPE_VOCAB), t);
+    if (kind == LETTERS_CHAR) tok_ok(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, LETTERS, (int32_t)strlen(LETTERS), 0), t);
     return t;
 }
 
@@ -321,7 +321,7 @@ static void put_files(out *o, wf_model *m, const wf_tokenizer *tok) {
     uint8_t *st, *ck;
     char *cfg;
     int32_t n_st, n_cfg, n;
-    ok(wf_safetensors_export(m, &st, &n_st, &cfg, &n_cfg), m);
+    ok(wf_model_export_safetensors(m, &st, &n_st, &cfg, &n_cfg), m);
     begin(o, "checkpoint", '{');
     ok(wf_model_save(m, tok, WF_SAVE_OPTIMIZER, &ck, &n), m);
     put_sha(o, "full", ck, (size_t)n);
@@ -628,7 +628,7 @@ int main(int argc, char **argv) {
         uint8_t *le = xmalloc((size_t)n * 4); /* the ids as int32 little-endian */
         for (int32_t i = 0; i < n; i++)
             for (int j = 0; j < 4; j++) le[4 * i + j] = (uint8_t)((uint32_t)ids[i] >> (8 * j));
-        tok_ok(wf_tokenizer_save(tok, &file, &nb), tok);
+        tok_ok(wf_tokenizer_save(tok, 0, &file, &nb), tok);
         begin(&o, k == CHAR ? "char" : "bpe", '{');
         key(&o, "vocab_size"), put(&o, "%d", tok_info(tok).vocab_size);
         put_sha(&o, "file_sha256", file, (size_t)nb);

@@ -186,7 +186,7 @@ test('S4: model files reach only the C loaders; JavaScript parses none of their 
   // and the bytes of each kind of file go to the loader that checks them (runtime.js makes
   // every call into the module: tests/js/exports.test.mjs)
   const sources = jsFiles('src/js').map((f) => readFileSync(f, 'utf8')).join('\n');
-  for (const loader of ['_wf_model_load', '_wf_tokenizer_load', '_wf_safetensors_import']) {
+  for (const loader of ['_wf_model_load', '_wf_tokenizer_load', '_wf_model_import_safetensors']) {
     assert.ok(sources.includes(`M.${loader}(`), `${loader} is how JavaScript reads that kind of file`);
   }
 });
