@@ -8,13 +8,18 @@ import { WfError } from './errors.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
 import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 
-// The core's messages name C fields (n_head, weight_decay); a JavaScript caller knows them
-// as the package's keys (nHead, weightDecay): the messages are rewritten with those.
+// The core's messages about a config, optimizer settings or sampling options name their C
+// fields (n_head, weight_decay, top_k); a JavaScript caller knows them as the package's keys
+// (nHead, weightDecay, topK). Only the calls whose subject is such settings (the caller's,
+// or the model's config) rewrite their messages (checkSettings): a file's messages keep the
+// names the file uses (config.json: "n_layer" is missing), and no_unk and n_vocab, which the
+// package sets itself, keep theirs.
 const JS_NAMES = new Map([...[...CONFIG_TABLE, ...OPTIM_TABLE].filter((r) => r.name !== r.js).map((r) => [r.name, r.js]),
-  ['top_k', 'topK'], ['top_p', 'topP'], ['n_vocab', 'nVocab'], ['no_unk', 'allowUnknown']]);
+  ['top_k', 'topK'], ['top_p', 'topP']]);
 const C_NAME = new RegExp(`\\b(${[...JS_NAMES.keys()].join('|')})\\b`, 'g');
 
-/** A core message in the package's words: C field names become JavaScript keys. */
+/** A core message about settings the caller gave, in the package's words: their C field
+ * names become JavaScript keys. */
 export function jsMessage(message) {
   return message.replace(C_NAME, (name) => JS_NAMES.get(name));
 }
@@ -159,11 +164,14 @@ export class Runtime {
 
   // ---- statuses ----
 
-  /** Throws a WfError for a failed status, with the given message (or the status name). */
-  check(status, message) {
+  /** Throws a WfError for a failed status, with the given message (or the status name); with
+   * `own`, the message is about settings the caller gave and speaks the package's names
+   * (jsMessage). */
+  check(status, message, own = false) {
     if (status === 0) return;
     const code = STATUS[status] ?? `WF_STATUS_${status}`;
-    throw new WfError(code, jsMessage(message || this.cstring(this.M._wf_status_string(status))));
+    const text = message || this.cstring(this.M._wf_status_string(status));
+    throw new WfError(code, own ? jsMessage(text) : text);
   }
 
   /** check() with model handle h's message. */
@@ -171,9 +179,17 @@ export class Runtime {
     if (status !== 0) this.check(status, this.cstring(this.M._wf_model_error(h)));
   }
 
-  /** check() with tokenizer handle t's message. */
-  checkTokenizer(t, status) {
-    if (status !== 0) this.check(status, this.cstring(this.M._wf_tokenizer_error(t)));
+  /** checkModel() for a call whose subject is settings the caller gave (a config, optimizer
+   * settings, sampling options) or the model's config as the package shows it (an export):
+   * its message in the package's names. */
+  checkSettings(h, status) {
+    if (status !== 0) this.check(status, this.cstring(this.M._wf_model_error(h)), true);
+  }
+
+  /** check() with tokenizer handle t's message (in the package's names when `own`: a
+   * vocabSize the caller gave). */
+  checkTokenizer(t, status, own = false) {
+    if (status !== 0) this.check(status, this.cstring(this.M._wf_tokenizer_error(t)), own);
   }
 
   // ---- configs (native form: numbers, see config.js) ----
@@ -202,7 +218,7 @@ export class Runtime {
     return this.withBuffer(msg + MESSAGE_BYTES, (p) => {
       writeStruct(this, STRUCTS.config, p, native);
       const s = this.M._wf_config_memory(p, B, T, p + at, p + msg, MESSAGE_BYTES);
-      this.check(s, s === 0 ? '' : this.cstring(p + msg));
+      this.check(s, s === 0 ? '' : this.cstring(p + msg), true);
       return readStruct(this, STRUCTS.memory, p + at);
     });
   }
@@ -219,7 +235,7 @@ export class Runtime {
   modelFree(h) { this.M._wf_model_free(h); }
 
   modelInit(h, native) {
-    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_init(h, p)));
+    this.withStruct(STRUCTS.config, native, (p) => this.checkSettings(h, this.M._wf_model_init(h, p)));
   }
 
   /** The native config of h. */
@@ -249,7 +265,7 @@ export class Runtime {
   }
 
   modelSetOptim(h, optim) {
-    this.withStruct(STRUCTS.optim, optim, (p) => this.checkModel(h, this.M._wf_model_set_optim(h, p)));
+    this.withStruct(STRUCTS.optim, optim, (p) => this.checkSettings(h, this.M._wf_model_set_optim(h, p)));
   }
 
   /** h's parameter tensors with elements: [{name, offset, size, shape, decay, layers (its
@@ -285,7 +301,7 @@ export class Runtime {
   /** Replaces h's config by a native one that differs in LoRA's fields and dropout only;
    * merge folds the adapters it drops into their weights. */
   modelSetConfig(h, native, merge) {
-    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
+    this.withStruct(STRUCTS.config, native, (p) => this.checkSettings(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
   }
 
   /** A copy of `size` weights from element `offset` of h's flat parameter block. */
@@ -342,7 +358,7 @@ export class Runtime {
   /** The next token of h's generation, sampled with the wf_sampling at ps (putSampling). */
   genNext(h, ps) {
     const tok = ps + STRUCTS.sampling.size;
-    this.checkModel(h, this.M._wf_model_gen_next(h, ps, tok));
+    this.checkSettings(h, this.M._wf_model_gen_next(h, ps, tok));
     return this.i32[tok >>> 2];
   }
 
@@ -352,7 +368,7 @@ export class Runtime {
     const ps = this.putInt32(src);
     try {
       return this.withBuffer(maxNew * 4 + 4, (out) => {
-        this.checkModel(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
+        this.checkSettings(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
         const n = this.i32[(out + maxNew * 4) >>> 2];
         return this.i32.slice(out >>> 2, (out >>> 2) + n);
       });
@@ -406,7 +422,7 @@ export class Runtime {
       const status = f(h, p, p + 4, p + 8, p + 12);
       const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
       try {
-        this.checkModel(h, status);
+        this.checkSettings(h, status);
         return { st: this.u8.slice(st, st + stLen), config: new TextDecoder().decode(this.u8.slice(cfg, cfg + cfgLen)) };
       } finally {
         this.M._wf_buffer_free(st);
@@ -470,7 +486,7 @@ export class Runtime {
     this.withBytes(data, what, true, (p, n) => {
       const M = this.M;
       this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train_bpe(t, p, n, vocabSize)
-        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n));
+        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train_char(t, p, n), kind === 'bpe');
     });
   }
 

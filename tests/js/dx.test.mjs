@@ -1,7 +1,7 @@
 // A JavaScript developer's first hour (issue 17): each test here failed before its fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConfig, createModel, createWorkerModel, GENERATE_DEFAULTS } from '../../src/js/node.js';
+import { checkConfig, createModel, createWorkerModel, exportSafetensors, importSafetensors } from '../../src/js/node.js';
 import { nearest, show, float32Plain } from '../../src/js/options.js';
 
 const SMALL = { nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 8 };
@@ -25,6 +25,24 @@ test('1: a misspelled key in a config or options object is an error naming the n
   assert.match((await checkConfig({ nlayer: 2 })).message, /did you mean "nLayer"/);
   assert.equal(nearest('n_layer', ['nLayer', 'nHead']), 'nLayer', 'a C name finds its JS key');
   assert.equal(nearest('zzzz', ['nLayer', 'nHead']), null, 'nothing close: no suggestion');
+  model.dispose();
+});
+
+test('10: C names become JS keys only in messages about the caller\'s own settings: a file\'s keys stay as the file has them', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  const files = exportSafetensors(model);
+  const config = JSON.parse(files['config.json']);
+  delete config.n_layer;
+  await assert.rejects(importSafetensors({ ...files, 'config.json': JSON.stringify(config) }, { threads: 1 }),
+    (e) => e.code === 'WF_ERR_FORMAT' && e.message === 'config.json: "n_layer" is missing');
+  model.addLora({ rank: 2 });
+  const peft = model.exportPeft();
+  const adapter = { ...JSON.parse(peft['adapter_config.json']), lora_alpha: -1 };
+  assert.throws(() => model.importPeft({ ...peft, 'adapter_config.json': JSON.stringify(adapter) }),
+    (e) => e.message === 'adapter_config.json: "lora_alpha" must be a positive number');
+  // the caller's own settings: their JS names
+  await assert.rejects(model.generateText('a', { topK: -1 }), /^WfError: topK must be >= 0/);
+  assert.throws(() => model.setOptimizer({ weightDecay: -1 }), /^WfError: weightDecay must be/);
   model.dispose();
 });
 
