@@ -6,7 +6,7 @@ import { WfError } from './errors.js';
 import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
 import { checkKeys, float32Plain } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_LIMIT } from './runtime.js';
+import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
@@ -226,9 +226,9 @@ export class ModelHandle {
         + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
     }
     const need = this.rt.memoryEstimate(native, B, T).activations;
-    if (need > 0.95 * MEMORY_LIMIT) {
+    if (need > MEMORY_BUDGET) {
       throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
-        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+        + `this build allows at most ${(MEMORY_BUDGET / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
     }
   }
 
@@ -314,10 +314,27 @@ export class ModelHandle {
     this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
   }
 
+  /** Bytes of the wasm heap that a snapshot() and its restore() take beyond what is in use:
+   * the copy (weights and AdamW moments; Muon's buffer counted too, a slight overestimate)
+   * while it crosses the heap, then, while restore() loads it, a second model's blocks (a load
+   * builds the new model before it frees the old one). */
+  rollbackBytes() {
+    const m = this.memory();
+    return m.params + m.optimizer + (m.params + m.grads + m.optimizer + m.inference);
+  }
+
   /** The whole training state (weights, optimizer state, settings, step, sampler streams,
-   * metadata) without the tokenizer, for restore(). */
+   * metadata) without the tokenizer, for restore(); null when taking and putting it back
+   * would not fit in the wasm heap (rollbackBytes beyond what is in use past MEMORY_BUDGET:
+   * a full fine-tune of a 135M-parameter model), or the copy could not be allocated. */
   snapshot() {
-    return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
+    if (this.rt.heapInUse() + this.rollbackBytes() > MEMORY_BUDGET) return null;
+    try {
+      return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
+    } catch (e) {
+      if (e.code === 'WF_ERR_NOMEM') return null;
+      throw e;
+    }
   }
 
   /** Puts back a snapshot() of this model in place (its tokenizer stays as it is). */

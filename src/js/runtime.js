@@ -28,9 +28,12 @@ export function jsMessage(message) {
 export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
   'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
-// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
-// a batch that needs more than 95% of it (address_limit in model.c).
+// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB).
 export const MEMORY_LIMIT = 4294967296;
+// What one model, one batch's activations or a roll-back copy may take: the core refuses a
+// model or a batch that needs more than 95% of the ceiling (wf_address_limit() * 0.95 in
+// model.c), and the package's own checks use the same bound.
+export const MEMORY_BUDGET = 0.95 * MEMORY_LIMIT;
 // The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
