@@ -9,6 +9,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as wf from '../src/js/node.js';
+import { nearest } from '../src/js/options.js';
 
 const BUNDLED_TEXT = fileURLToPath(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url));
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -726,6 +727,10 @@ async function main(argv) {
     let message = e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase());
     const option = message.match(/'(?:-\w, )?(--[\w-]+)' argument is ambiguous/)?.[1];
     if (option) message += `: write ${option}=VALUE for a value that starts with a dash`;
+    // a misspelled flag names the one it meant, as a misspelled key does in the package
+    const unknown = message.match(/^unknown option '--([^'=]+)'/)?.[1];
+    const near = unknown && nearest(unknown, Object.keys(command.options));
+    if (near) message += `; did you mean --${near}?`;
     throw new UsageError(message);
   }
   if (parsed.values.help) {

@@ -4,7 +4,7 @@
 // are the package's own.
 import { WfError } from './errors.js';
 import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
-import { checkKeys, float32Plain } from './options.js';
+import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
 import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
@@ -12,6 +12,7 @@ import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
 const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
+const SAVE_KEYS = ['optimizer'];
 
 /** Optimizer settings as the package shows them: float32 values as their shortest decimal. */
 function plainOptim(o) {
@@ -155,7 +156,7 @@ export class ModelHandle {
       throw new WfError('WF_ERR_STATE', `the model has LoRA adapters already (rank ${native.loraRank}): mergeLora() or removeLora() first`);
     }
     const rank = opts.rank ?? 8;
-    if (!Number.isInteger(rank) || rank < 1) throw new WfError('WF_ERR_ARG', `rank must be an integer >= 1, not ${rank}`);
+    if (!Number.isInteger(rank) || rank < 1) throw new WfError('WF_ERR_ARG', `rank must be an integer >= 1, not ${show(rank)}`);
     const targets = targetBits(opts.targets ?? 'all', native.activation === 2);
     this.rt.modelSetConfig(h, { ...native, loraRank: rank, loraAlpha: opts.alpha ?? 2 * rank, loraTargets: targets }, false);
     return this.lora;
@@ -170,10 +171,15 @@ export class ModelHandle {
 
   /** The adapters in PEFT's layout: adapter_model.safetensors and adapter_config.json (with
    * base_model_name_or_path when given). */
-  exportPeft({ baseModel } = {}) {
+  exportPeft(opts = {}) {
+    checkKeys(opts, ['baseModel'], 'exportPeft() options');
+    const baseModel = opts?.baseModel;
+    if (baseModel !== undefined && typeof baseModel !== 'string') {
+      throw new WfError('WF_ERR_ARG', `baseModel must be a string (a Hugging Face model id or path), not ${show(baseModel)}`);
+    }
     const { st, config } = this.rt.loraExport(this.idle());
     const text = baseModel === undefined ? config
-      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(String(baseModel))}`);
+      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(baseModel)}`);
     return { 'adapter_model.safetensors': st, 'adapter_config.json': text };
   }
 
@@ -292,8 +298,11 @@ export class ModelHandle {
 
   // ---- checkpoints ----
 
-  /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer`, its state. */
-  save({ optimizer = true } = {}) {
+  /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer` (default true), its state. */
+  save(opts = {}) {
+    checkKeys(opts, SAVE_KEYS, 'save() options');
+    const optimizer = opts?.optimizer ?? true;
+    if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
     const h = this.idle();
     return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
   }

@@ -18,7 +18,7 @@ import { MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
-import { Tokenizer } from './tokenizer.js';
+import { TOKENIZER_KEYS, Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
 import { importSafetensors as importSafetensorsWith } from './safetensors.js';
@@ -272,9 +272,9 @@ export function makeApi(platform) {
     },
     /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['kind', 'vocabSize']], 'createTokenizer() options');
+      checkKeys(opts, [...LOAD_OPTIONS, ...TOKENIZER_KEYS], 'createTokenizer() options');
       const rt = await load(opts);
-      return Tokenizer.fromText(rt, text, opts);
+      return Tokenizer.fromText(rt, text, Object.fromEntries(TOKENIZER_KEYS.filter((k) => opts[k] !== undefined).map((k) => [k, opts[k]])));
     },
     /** Checks a config without building it: null when createModel would build it, else
      * {code, message} (never throws for a bad config): unknown keys, wrong types, values

@@ -72,7 +72,9 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
   writeFileSync(join(dir, 'exists.wf'), 'x');
   const cases = [
     [['frob'], /unknown command "frob"/],
-    [['train', '--stpes', '5'], /unknown option '--stpes'/],
+    [['train', '--stpes', '5'], /unknown option '--stpes'; did you mean --steps\?/],
+    [['generate', 'm.wf', '--temprature', '1'], /unknown option '--temprature'; did you mean --temperature\?/],
+    [['train', '--zzzzzz'], /unknown option '--zzzzzz' \(see/],
     [['train', '--steps'], /--steps <value>' argument missing/],
     [['train', '--steps', 'many'], /--steps must be an integer >= 1, not "many"/],
     [['train', '--steps', '0'], /--steps must be an integer >= 1/],

@@ -1,7 +1,11 @@
 // A JavaScript developer's first hour (issue 17): each test here failed before its fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConfig, createModel, createWorkerModel, exportSafetensors, GENERATE_DEFAULTS, importSafetensors } from '../../src/js/node.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkConfig, createEncoder, createModel, createTokenizer, createWorkerModel, exportPeftDir, exportSafetensors,
+  GENERATE_DEFAULTS, importSafetensors, saveModelFile } from '../../src/js/node.js';
 import { nearest, show, float32Plain } from '../../src/js/options.js';
 import { modelHandle } from '../../src/js/model.js';
 import { SPIKE, spikeWatch } from '../../src/js/training.js';
@@ -25,6 +29,25 @@ test('1: a misspelled key in a config or options object is an error naming the n
     message: (await checkConfig({ nlayer: 2 })).message,
   });
   assert.match((await checkConfig({ nlayer: 2 })).message, /did you mean "nLayer"/);
+  // every options object: save's, exportPeft's, a tokenizer given as {kind, vocabSize}, a batch
+  assert.throws(() => model.save({ optimiser: false }), /unknown key "optimiser" in save\(\) options; did you mean "optimizer"\?/);
+  assert.throws(() => model.save({ optimizer: 'no' }), /optimizer must be true or false, not "no" \(a string\)/);
+  const dir = mkdtempSync(join(tmpdir(), 'wf-dx-'));
+  await assert.rejects(saveModelFile(model, join(dir, 'm.wf'), { optimiser: false }), /unknown key "optimiser" in save\(\) options/);
+  await assert.rejects(createModel(SMALL, { threads: 1, text: TEXT, tokenizer: { kind: 'bpe', vocabsize: 300 } }),
+    /unknown key "vocabsize" in the tokenizer options; did you mean "vocabSize"\?/);
+  await assert.rejects(model.train(TEXT, { steps: 1, tokenizer: { knd: 'bpe' } }), /unknown key "knd" in the tokenizer option; did you mean "kind"\?/);
+  await assert.rejects(createTokenizer(TEXT, { kind: 'bpe', vocabsize: 300 }), /unknown key "vocabsize" in createTokenizer\(\) options; did you mean "vocabSize"\?/);
+  const enc = await createEncoder({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 8, vocabSize: 8 }, { threads: 1 });
+  assert.throws(() => enc.trainStep({ inputs: [1, 2], target: [2, 3], B: 1, T: 2 }), /unknown key "target" in the batch; did you mean "targets"\?/);
+  assert.throws(() => enc.forward({ inputs: [1, 2], lenghts: [2], B: 1, T: 2 }), /unknown key "lenghts" in the batch; did you mean "lengths"\?/);
+  enc.dispose();
+  const lora = await createModel({ ...SMALL, loraRank: 2, loraTargets: 1 }, { threads: 1 });
+  assert.throws(() => lora.exportPeft({ baseModle: 'gpt2' }), /unknown key "baseModle" in exportPeft\(\) options; did you mean "baseModel"\?/);
+  assert.throws(() => lora.exportPeft({ baseModel: 5 }), /baseModel must be a string .*, not 5/);
+  await assert.rejects(exportPeftDir(lora, join(dir, 'peft'), { basemodel: 'gpt2' }), /did you mean "baseModel"/);
+  lora.dispose();
+  rmSync(dir, { recursive: true, force: true });
   assert.equal(nearest('n_layer', ['nLayer', 'nHead']), 'nLayer', 'a C name finds its JS key');
   assert.equal(nearest('zzzz', ['nLayer', 'nHead']), null, 'nothing close: no suggestion');
   model.dispose();
