@@ -14,7 +14,7 @@
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
-import { MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
+import { MEMORY_BUDGET, MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
@@ -278,17 +278,17 @@ export function makeApi(platform) {
     },
     /** Checks a config without building it: null when createModel would build it, else
      * {code, message} (never throws for a bad config): unknown keys, wrong types, values
-     * out of range, and a model too large for this build's memory. */
+     * out of range (the model's, and the training defaults batchSize and lr), and a model
+     * too large for this build's memory, each with createModel's code and message. */
     async checkConfig(config, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'checkConfig() options');
       const rt = await load(opts);
       try {
-        const native = toNative(resolveConfig(config));
-        const refused = rt.configCheck(native);
-        if (refused) return refused;
-        const need = rt.memoryEstimate(native, 0, 0);
-        if (need.total > MEMORY_LIMIT) {
-          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need.total / 1e9).toFixed(2)} GB for its weights, gradients and optimizer state; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
+        const native = Model.check(rt, resolveConfig(config));
+        // the core's bound and words (wf_model_init: the model before activations)
+        const need = rt.memoryEstimate(native, 0, 0).total;
+        if (need > MEMORY_BUDGET) {
+          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB before activations; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
         }
         return null;
       } catch (e) {

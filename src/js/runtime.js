@@ -214,6 +214,16 @@ export class Runtime {
     });
   }
 
+  /** Validates optimizer settings (the native struct's numbers): throws a WfError in the
+   * package's names when the core refuses them (wf_optim_check). */
+  optimCheck(optim) {
+    this.withBuffer(STRUCTS.optim.size + MESSAGE_BYTES, (p) => {
+      writeStruct(this, STRUCTS.optim, p, optim);
+      const s = this.M._wf_optim_check(p, p + STRUCTS.optim.size, MESSAGE_BYTES);
+      this.check(s, s === 0 ? '' : this.cstring(p + STRUCTS.optim.size), true);
+    });
+  }
+
   /** Bytes a native config needs, trained at batch B and length T (wf_memory). */
   memoryEstimate(native, B, T) {
     const at = Math.ceil(STRUCTS.config.size / 8) * 8; // after the config, 8-byte aligned for the doubles

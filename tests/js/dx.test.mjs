@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkConfig, createEncoder, createModel, createTokenizer, createWorkerModel, exportPeftDir, exportSafetensors,
+import { checkConfig, createEncoder, createModel, createTokenizer, createWorkerModel, estimateMemory, exportPeftDir, exportSafetensors,
   GENERATE_DEFAULTS, importSafetensors, saveModelFile } from '../../src/js/node.js';
 import { nearest, show, float32Plain } from '../../src/js/options.js';
 import { modelHandle } from '../../src/js/model.js';
@@ -12,6 +12,16 @@ import { SPIKE, spikeWatch } from '../../src/js/training.js';
 
 const SMALL = { nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 8 };
 const TEXT = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(8);
+
+/** What createModel says of a config it refuses ({code, message}), or null when it builds it. */
+async function refusal(config) {
+  try {
+    (await createModel(config, { threads: 1 })).dispose();
+    return null;
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+}
 
 test('1: a misspelled key in a config or options object is an error naming the nearest known key', async () => {
   await assert.rejects(createModel({ nlayer: 2, dmodel: 64 }, { threads: 1 }),
@@ -24,10 +34,7 @@ test('1: a misspelled key in a config or options object is an error naming the n
   await assert.rejects(model.generateText('a', { temprature: 0 }), /unknown key "temprature".*did you mean "temperature"/);
   assert.throws(() => model.setOptimizer({ learningRate: 1 }), /unknown key "learningRate" in the optimizer settings/);
   await assert.rejects(createModel('tiny', { thread: 1 }), /unknown key "thread" in createModel\(\) options; did you mean "threads"\?/);
-  assert.deepEqual(await checkConfig({ nlayer: 2 }), {
-    code: 'WF_ERR_CONFIG',
-    message: (await checkConfig({ nlayer: 2 })).message,
-  });
+  assert.deepEqual(await checkConfig({ nlayer: 2 }), await refusal({ nlayer: 2 }), 'checkConfig says what createModel says');
   assert.match((await checkConfig({ nlayer: 2 })).message, /did you mean "nLayer"/);
   // every options object: save's, exportPeft's, a tokenizer given as {kind, vocabSize}, a batch
   assert.throws(() => model.save({ optimiser: false }), /unknown key "optimiser" in save\(\) options; did you mean "optimizer"\?/);
@@ -256,6 +263,31 @@ test('6: checkConfig returns {code, message} for every bad config, never throws,
   assert.equal(big.code, 'WF_ERR_NOMEM');
   assert.match(big.message, /needs \d+\.\d\d GB .* at most 4\.29 GB/);
   assert.equal(await checkConfig('tiny'), null);
+});
+
+test('6: checkConfig runs createModel\'s checks: the training defaults a config carries (batchSize, lr), and the core\'s memory bound', async () => {
+  for (const [config, code, message] of [
+    [{ lr: -1 }, 'WF_ERR_ARG', 'lr must be >= 0 and finite, not -1'],
+    [{ lr: 'x' }, 'WF_ERR_ARG', 'lr must be a number, not "x" (a string)'],
+    [{ batchSize: 'x' }, 'WF_ERR_ARG', 'batchSize must be an integer >= 1, not "x" (a string)'],
+    [{ batchSize: 0 }, 'WF_ERR_ARG', 'batchSize must be an integer >= 1, not 0'],
+  ]) {
+    assert.deepEqual(await checkConfig(config), { code, message }, JSON.stringify(config));
+    assert.deepEqual(await refusal(config), { code, message }, `createModel(${JSON.stringify(config)}) says the same`);
+  }
+  assert.equal(await checkConfig({ lr: 1e-3, batchSize: 4 }), null);
+  // a model between 95 % of the 4 GB address space (where the core refuses) and all of it
+  const limit = 4294967296;
+  let gap = null;
+  for (let nLayer = 1; nLayer <= 64 && !gap; nLayer++) {
+    const config = { nLayer, nHead: 8, dModel: 1024, dFF: 4096, context: 64, vocabSize: 96 };
+    const { total } = await estimateMemory(config);
+    if (total > 0.95 * limit && total <= limit) gap = config;
+  }
+  assert.ok(gap, 'a config in the gap');
+  const refused = await refusal(gap);
+  assert.equal(refused.code, 'WF_ERR_NOMEM');
+  assert.deepEqual(await checkConfig(gap), refused, 'checkConfig refuses what createModel refuses, in its words');
 });
 
 test('7: one default temperature, the same in the API and the CLI', () => {
