@@ -87,7 +87,7 @@ const COMMANDS = {
     options: {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
-      steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run; with --time: at most)' },
+      steps: { type: 'string', short: 's', value: 'N', help: `steps this run takes (default ${wf.TRAIN_DEFAULTS.steps}, as train()'s; with --resume: the rest of the saved run; with --time: at most)` },
       time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
       resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
@@ -133,7 +133,7 @@ const COMMANDS = {
     summary: 'generate text from a trained model, streamed to stdout',
     options: {
       prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
-      tokens: { type: 'string', short: 'n', value: 'N', help: 'tokens to generate (default 200)' },
+      tokens: { type: 'string', short: 'n', value: 'N', help: `tokens to generate (default ${wf.GENERATE_DEFAULTS.maxTokens}, as generate()'s maxTokens)` },
       temperature: { type: 'string', short: 't', value: 'X', help: `sampling temperature, 0 = greedy (default ${wf.GENERATE_DEFAULTS.temperature})` },
       'top-k': { type: 'string', value: 'K', help: 'sample among the K most likely tokens (default: all)' },
       'top-p': { type: 'string', value: 'P', help: 'sample among the tokens holding probability P (default 1)' },
@@ -386,7 +386,7 @@ async function train(argv, o) {
   const budget = o.time !== undefined ? { seconds: timeBudget(o.time), done: 0 }
     : plan?.seconds ? { seconds: plan.seconds, done: plan.secondsDone } : null;
   // --steps: the steps this run takes; a resumed run without it finishes its plan
-  const steps = budget ? stepsGiven : stepsGiven ?? (plan ? plan.lastStep - start : 2000);
+  const steps = budget ? stepsGiven : stepsGiven ?? (plan ? plan.lastStep - start : wf.TRAIN_DEFAULTS.steps);
   const total = budget ? null : start + steps;
   if (budget ? budget.done >= budget.seconds : steps <= 0) {
     out.write(`${path} has finished its run (${budget ? `${duration(budget.done)} of ${duration(budget.seconds)}` : `step ${start} of ${plan.lastStep}`}): `
@@ -446,7 +446,7 @@ async function train(argv, o) {
       const val = await finalValidation(model, text, valFraction, summary);
       out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}` +
         `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, ` +
-        `${duration(summary.seconds)}; saved ${path} (${size})\n`);
+        `${duration(summary.elapsed)}; saved ${path} (${size})\n`);
     } else {
       out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
         `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume\n`);
@@ -552,7 +552,7 @@ async function finetune(argv, o) {
       await wf.saveModelFile(model, path);
       const size = megabytes(statSync(path).size);
       out.write(summary ? `done: step ${summary.step}, loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
-        `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.seconds)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
+        `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.elapsed)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
         : `interrupted at step ${model.step}; saved ${path} (${size})\n`);
     }
   } finally {
@@ -565,7 +565,7 @@ async function finetune(argv, o) {
 async function generate(argv, o) {
   positionals('generate', argv, 1, 1);
   const opts = {
-    maxTokens: integer('tokens', o.tokens ?? '200', 0),
+    maxTokens: integer('tokens', o.tokens ?? String(wf.GENERATE_DEFAULTS.maxTokens), 0),
     temperature: number('temperature', o.temperature ?? String(wf.GENERATE_DEFAULTS.temperature), (x) => x >= 0, 'a number >= 0'),
     topK: integer('top-k', o['top-k'] ?? '0', 0),
     topP: number('top-p', o['top-p'] ?? '1', (x) => x > 0 && x <= 1, 'a number in (0, 1]'),

@@ -209,10 +209,13 @@ export class Model {
    * learning-rate schedule as it is, e.g. after load, instead of starting a new one for this
    * call), seed (restarts the batch sampler), valFraction (0.1), evalInterval (100:
    * validate at its multiples, counting earlier steps, and at the end), evalBatches (4),
-   * signal (AbortSignal), onProgress({step, steps, loss, valLoss, validated, lr,
-   * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
-   * loop, default 30). Resolves to a summary; an abort rejects with an AbortError and
-   * leaves the model with the steps completed so far.
+   * evalMode, seconds (a time budget instead of a step count; secondsDone, warmupFraction),
+   * signal (AbortSignal), onProgress({step, stepsDone, steps, loss, valLoss, validated, lr,
+   * gradNorm, tokensPerSecond, elapsed, eta}), onWarning (warnings about the text; default
+   * console.warn), onDivergence ('rollback' (default) or 'stop': what a diverging call
+   * leaves), yieldMs (how often to yield to the event loop, default 30). Resolves to a
+   * summary; an abort rejects with the signal's reason (an AbortError unless abort(reason)
+   * gave one) and leaves the model with the steps completed so far.
    */
   train(data, opts = {}) { return trainDecoder(this.#core, data, opts); }
 
@@ -224,9 +227,10 @@ export class Model {
 
   /**
    * Streams generated text as an async iterator of pieces. Options: maxTokens (100),
-   * temperature (1; 0 = greedy), topK (0 = off), topP (1 = off), seed, stop (strings that
+   * temperature (0.8; 0 = greedy), topK (0 = off), topP (1 = off), seed, stop (strings that
    * end the text, not included), signal, onToken(piece, tokens) (called with each piece the
-   * iterator yields and the number of tokens generated so far), yieldMs (16).
+   * iterator yields and the number of tokens generated so far), allowUnknown (false: a char
+   * tokenizer's <unk> is never sampled), yieldMs (16). The prompt is not part of the text.
    */
   generate(prompt = '', opts = {}) { return generate(this.#core, prompt, opts); }
 

@@ -214,16 +214,18 @@ export async function runTraining(core, opts, source) {
           + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
       }
     }
-    const seconds = (performance.now() - t0) / 1000;
+    // `seconds` means a time budget, in the options, the progress and here; the call's
+    // wall-clock time is `elapsed`, as in the progress
+    const elapsed = (performance.now() - t0) / 1000;
     return {
-      steps: s, step: core.step, loss: last.loss, valLoss, valBpc: source.valBpc ?? null, tokens, seconds, tokensPerSecond: tokens / seconds,
-      trainSeconds: trained, ...(budget ? { secondsDone: budget.done + trained } : {}),
+      steps: s, step: core.step, loss: last.loss, valLoss, valBpc: source.valBpc ?? null, tokens, elapsed, tokensPerSecond: tokens / elapsed,
+      trainSeconds: trained, ...(budget ? { seconds: budget.seconds, secondsDone: budget.done + trained } : {}),
     };
 
     function progress(validated) {
       const elapsed = (performance.now() - t0) / 1000;
       return {
-        step: last.step, stepsDone: s, steps: budget ? null : steps, lastStep: budget ? null : start + steps, loss: last.loss,
+        step: last.step, stepsDone: s, steps: Number.isFinite(steps) ? steps : null, lastStep: budget ? null : start + steps, loss: last.loss,
         valLoss, valBpc: source.valBpc ?? null, validated, lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
         eta: budget ? Math.max(0, budget.seconds - budget.done - trained) : (elapsed / s) * (steps - s),
         ...(budget ? { secondsDone: budget.done + trained, seconds: budget.seconds } : {}),

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FIELDS, OPTIM_FIELDS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
+import { CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
 
 const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
@@ -217,6 +217,9 @@ test('train, info, generate and eval on one model', async () => {
   const expected = await model.generateText('Elizabeth', { maxTokens: 50, temperature: 0.8, seed: 7 });
   assert.equal(g.out, `Elizabeth${expected}\n`, 'the CLI prints what the API generates');
   assert.equal(cli(['generate', 'm.wf', '--prompt', 'Elizabeth', '--tokens', '50', '--seed', '7']).out, g.out);
+  // every default (tokens, temperature) is the API's
+  const plainGen = cli(['generate', 'm.wf', '--prompt', 'Elizabeth', '--seed', '7']);
+  assert.equal(plainGen.out, `Elizabeth${await model.generateText('Elizabeth', { seed: 7 })}\n`);
   const greedy = cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '40', '--temperature', '0', '--top-k', '5', '--top-p', '0.9']);
   assert.equal(greedy.out, `Mr${await model.generateText('Mr', { maxTokens: 40, temperature: 0 })}\n`);
   const cut = greedy.out.slice(12, 14);
@@ -305,6 +308,13 @@ test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   assert.match(redraws.at(-1), /^step 40\/40 \[#{24}\] 100% {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}.* tok\/s {2}ETA 0s\r?\n/);
   assert.ok(redraws.some((r) => /^step \d+\/40 \[#*\.+\] \d+%/.test(r)), 'a partly filled bar');
   assert.match(out, /done: step 40/);
+});
+
+test('without --steps a run takes train()\'s default steps', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--eval-interval', '0', '--val-fraction', '0', '--out', 'default-steps.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, new RegExp(`until step ${TRAIN_DEFAULTS.steps},`));
+  assert.match(r.out, new RegExp(`^done: step ${TRAIN_DEFAULTS.steps}, `, 'm'));
 });
 
 test('the default text is the bundled Pride and Prejudice', () => {

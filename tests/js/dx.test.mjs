@@ -290,8 +290,33 @@ test('6: checkConfig runs createModel\'s checks: the training defaults a config 
   assert.deepEqual(await checkConfig(gap), refused, 'checkConfig refuses what createModel refuses, in its words');
 });
 
-test('7: one default temperature, the same in the API and the CLI', () => {
-  assert.equal(GENERATE_DEFAULTS.temperature, 0.8);
+test('7: generate() samples at temperature 0.8 unless told (what it does, not the constant); the CLI\'s defaults are the API\'s', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 20, evalInterval: 0 });
+  const text = (opts) => model.generateText('It', { maxTokens: 60, seed: 11, ...opts });
+  const plain = await text({});
+  assert.equal(plain, await text({ temperature: 0.8 }));
+  assert.notEqual(plain, await text({ temperature: 1 }), 'the check above can fail: temperature changes the text');
+  const counts = [];
+  await model.generateText('It', { seed: 11, onToken: (piece, n) => counts.push(n) });
+  assert.equal(counts.at(-1), GENERATE_DEFAULTS.maxTokens, '100 tokens unless told');
+  model.dispose();
+});
+
+test('7: "seconds" means a time budget everywhere: a summary\'s wall-clock time is "elapsed"; a budget\'s steps cap is its progress\'s steps', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  const counted = await model.train(TEXT, { steps: 2, evalInterval: 0 });
+  assert.ok(counted.elapsed > 0 && !('seconds' in counted) && !('secondsDone' in counted), JSON.stringify(counted));
+  const seen = [];
+  const timed = await model.train(TEXT, { seconds: 30, steps: 3, evalInterval: 0, yieldMs: 0, onProgress: (p) => seen.push(p) });
+  assert.equal(timed.seconds, 30, 'the budget');
+  assert.ok(timed.secondsDone > 0 && timed.secondsDone < 30 && timed.elapsed > 0);
+  assert.deepEqual([...new Set(seen.map((p) => p.steps))], [3], 'a time budget with a steps cap: steps is the cap');
+  assert.ok(seen.every((p) => p.seconds === 30 && p.lastStep === null));
+  const open = [];
+  await model.train(TEXT, { seconds: 0.05, evalInterval: 0, yieldMs: 0, onProgress: (p) => open.push(p) });
+  assert.ok(open.every((p) => p.steps === null), 'without a cap: null');
+  model.dispose();
 });
 
 test('10: messages show values with their type, JS names, and plain float values; TypeErrors for non-text', async () => {
