@@ -743,10 +743,20 @@ async function main(argv) {
 // stdout closed early (e.g. piped into head): stop quietly
 out.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
 
-// The package's messages name its option keys; on the command line they are flags.
-const FLAG_OF = { valFraction: '--val-fraction', evalInterval: '--eval-interval', maxTokens: '--tokens',
-  topK: '--top-k', topP: '--top-p' };
-const inFlags = (message) => message.replace(/\b(valFraction|evalInterval|maxTokens|topK|topP)\b/g, (k) => FLAG_OF[k]);
+// The package's messages name its option keys (valFraction, gradClip); on the command line
+// they are the command's flags: a key whose kebab-case is one of them, or one the command
+// sets under another name (--batch, generate's --tokens). Quoted words stay (a key of the
+// --config JSON), and so does a message about unknown keys, which are the JSON's.
+const FLAG_ALIASES = { train: { batchSize: 'batch' }, finetune: { batchSize: 'batch' }, generate: { maxTokens: 'tokens' } };
+function inFlags(message, command) {
+  const options = COMMANDS[command]?.options;
+  if (!options || message.startsWith('unknown key')) return message;
+  return message.replace(/"[^"]*"|\b[a-z]+(?:[A-Z][a-z0-9]*)+\b/g, (word) => {
+    if (word.startsWith('"')) return word;
+    const flag = FLAG_ALIASES[command]?.[word] ?? kebab(word);
+    return Object.hasOwn(options, flag) ? `--${flag}` : word;
+  });
+}
 
 const argv = process.argv.slice(2);
 main(argv).then((code) => { process.exitCode = code; }, (e) => {
@@ -755,7 +765,7 @@ main(argv).then((code) => { process.exitCode = code; }, (e) => {
     process.stderr.write(`${command}: ${e.message} (see ${command} --help)\n`);
     process.exitCode = 2;
   } else {
-    process.stderr.write(`${command}: ${inFlags(e.message)}\n`);
+    process.stderr.write(`${command}: ${inFlags(e.message, argv[0])}\n`);
     process.exitCode = 1;
   }
 });

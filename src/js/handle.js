@@ -190,9 +190,11 @@ export class ModelHandle {
   // A batch is a JavaScript one (batch.js: copied into the heap for the call) or a
   // HeapBatch a loop keeps. The caller has checked idle() or holds the model busy.
 
-  /** One optimizer step: {loss, gradNorm, lr, step}. */
+  /** One optimizer step: {loss, gradNorm, lr, step}; lr as the settings show it (the
+   * shortest decimal of the core's float, not 0.0020000000949949026). */
   stepBatch(batch) {
-    return this.#inHeap(batch, (hb) => this.rt.batchStep(this.live(), hb.ptr));
+    const info = this.#inHeap(batch, (hb) => this.rt.batchStep(this.live(), hb.ptr));
+    return { ...info, lr: float32Plain(info.lr) };
   }
 
   /** A forward pass (no dropout): {loss (null without targets), logits (with `logits`,

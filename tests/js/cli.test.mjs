@@ -146,6 +146,10 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
     [['import', '.', '--out', 'n.wf'], /^wasmformer import: \. has no config.json$/],
+    // the keys the command sets under flags: --batch, --grad-clip (and a quoted JSON key stays)
+    [['train', TEXT, '--out', 'n.wf', '--batch', '100000000'], /needs [\d.]+ GB for its ids alone; .* \(use a smaller --batch\)$/],
+    [['train', TEXT, '--out', 'n.wf', '--config', MICRO, '--steps', '5', '--lr', '1e6', '--eval-interval', '0'],
+      /^wasmformer train: training diverged: .* try a lower lr \(or a smaller --grad-clip\)$/],
   ];
   for (const [args, message] of cases) {
     const r = cli(args);

@@ -331,6 +331,17 @@ test('10: messages show values with their type, JS names, and plain float values
   await assert.rejects(model.train(undefined), (e) => e instanceof TypeError && /takes a text .* not undefined/.test(e.message));
   await assert.rejects(model.train(12345), (e) => e instanceof TypeError && /not 12345/.test(e.message));
   await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => /nHead 3 does not divide dModel 16/.test(e.message));
+  // values with their type everywhere; a step's lr as the settings show it, without float32 noise
+  assert.throws(() => model.addLora({ rank: '4' }), /rank must be an integer >= 1, not "4" \(a string\)/);
+  await assert.rejects(createTokenizer(TEXT, { kind: 'wordpiece' }), /tokenizer kind must be "char" or "bpe", not "wordpiece" \(a string\)/);
+  await assert.rejects(createTokenizer(TEXT, { kind: 'bpe', vocabSize: '300' }), /vocabSize must be an integer, not "300" \(a string\)/);
+  const tiny = await createModel('tiny', { threads: 1, text: TEXT });
+  const ids = Array.from({ length: 16 }, (_, i) => i % 8);
+  assert.equal(tiny.trainStep(ids, ids, 1, 16).lr, 0.002, 'trainStep().lr');
+  const lrs = [];
+  await tiny.train(TEXT, { steps: 2, warmup: 0, decaySteps: 0, evalInterval: 0, yieldMs: 0, onProgress: (p) => lrs.push(p.lr) });
+  assert.deepEqual(lrs, [0.002, 0.002], 'TrainProgress.lr');
+  tiny.dispose();
   // an abort's reason is what the call rejects with
   const why = new Error('user closed the tab');
   await assert.rejects(model.train(TEXT, { steps: 5, signal: AbortSignal.abort(why) }), (e) => e === why);
