@@ -139,6 +139,7 @@ const COMMANDS = {
       'top-p': { type: 'string', value: 'P', help: 'sample among the tokens holding probability P (default 1)' },
       seed: { type: 'string', value: 'N', help: 'sampler seed: the same seed gives the same text (default: random)' },
       stop: { type: 'string', multiple: true, value: 'TEXT', help: 'stop before this text (repeatable)' },
+      'allow-unknown': { type: 'boolean', help: 'may sample a char tokenizer\'s <unk> (printed as U+FFFD; default: never)' },
       help,
     },
     run: generate,
@@ -250,6 +251,10 @@ function duration(seconds) {
 const rate = (r) => (r >= 1000 ? `${(r / 1000).toFixed(1)}k` : `${Math.round(r)}`);
 const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
+/** The package's warnings (onWarning: unknown characters, no room for a roll-back copy) on
+ * stderr, one line each, named by the command. */
+const warn = (command) => (message) => process.stderr.write(`wasmformer ${command}: warning: ${message}\n`);
+
 /** Training progress: one line redrawn in place on a terminal, plain lines otherwise
  * (at each validation, or every tenth of the run without validation, and at the end). */
 function progressPrinter(tty, evalInterval) {
@@ -303,7 +308,7 @@ function textIdentity(file, text) {
 /**
  * What a resumed run continues with, from the run plan the model file holds (metadata.run,
  * written by every `train`): the same text (refused when it differs or is not given), the
- * same batch size, validation split and interval (refused when a flag says otherwise), and
+ * same batch size, validation split, interval and mode (refused when a flag says otherwise), and
  * the planned last step. Files written before plans existed resume only with every flag given.
  */
 function resumePlan(model, path, argv, o, text) {
@@ -311,7 +316,7 @@ function resumePlan(model, path, argv, o, text) {
   const sound = plan && typeof plan.text?.sha256 === 'string' && typeof plan.text.file === 'string'
     && Number.isInteger(plan.text.chars) && Number.isInteger(plan.batchSize) && plan.batchSize >= 1
     && Number.isInteger(plan.evalInterval) && plan.evalInterval >= 0 && typeof plan.valFraction === 'number'
-    && plan.valFraction >= 0 && plan.valFraction < 1
+    && plan.valFraction >= 0 && plan.valFraction < 1 && (plan.evalMode === undefined || ['sample', 'windows'].includes(plan.evalMode))
     && (Number.isInteger(plan.lastStep) || (plan.lastStep === null && plan.seconds > 0 && plan.secondsDone >= 0));
   if (!sound) {
     if (argv[0] === undefined || o.batch === undefined || o.steps === undefined) {
@@ -331,6 +336,10 @@ function resumePlan(model, path, argv, o, text) {
       throw new UsageError(`--${flag} ${o[flag]} differs from the run saved in ${path} (${plan[key]}); a resumed run keeps it`);
     }
   }
+  const savedMode = plan.evalMode ?? wf.TRAIN_DEFAULTS.evalMode;
+  if (o['eval-mode'] !== undefined && o['eval-mode'] !== savedMode) {
+    throw new UsageError(`--eval-mode ${o['eval-mode']} differs from the run saved in ${path} (${savedMode}); a resumed run keeps it`);
+  }
   return plan;
 }
 
@@ -344,7 +353,7 @@ async function train(argv, o) {
   let evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
   let valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
-  const evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
+  let evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
   if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
@@ -377,7 +386,8 @@ async function train(argv, o) {
     model.dispose();
     throw e;
   }
-  if (plan) ({ batchSize, evalInterval, valFraction } = plan);
+  // a plan written before it had evalMode validated by sampling, the default then
+  if (plan) ({ batchSize, evalInterval, valFraction, evalMode = wf.TRAIN_DEFAULTS.evalMode } = plan);
   if (o.time !== undefined && o.resume) {
     model.dispose();
     throw new UsageError('--time cannot be combined with --resume: a resumed run keeps the budget saved with it');
@@ -399,7 +409,7 @@ async function train(argv, o) {
   model.setMetadata({
     ...(model.metadata ?? {}),
     run: {
-      text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: total,
+      text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode, lastStep: total,
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
     },
   });
@@ -421,7 +431,7 @@ async function train(argv, o) {
   let summary = null, failure = null, secondsDone = budget?.done;
   try {
     summary = await model.train(text, {
-      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal,
+      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal, onWarning: warn('train'),
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
       onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
       ...(lr === undefined ? {} : { lr }),
@@ -527,13 +537,13 @@ async function finetune(argv, o) {
       `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
     model.setMetadata({
       ...(model.metadata ?? {}),
-      run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: model.step + steps },
+      run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode: wf.TRAIN_DEFAULTS.evalMode, lastStep: model.step + steps },
     });
     process.on('SIGINT', onSigint);
     const progress = progressPrinter(!!out.isTTY, evalInterval);
     try {
       summary = await model.train(text, {
-        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p),
+        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p), onWarning: warn('finetune'),
         ...(seed === undefined ? {} : { seed }),
       });
     } catch (e) {
@@ -570,6 +580,8 @@ async function generate(argv, o) {
     topK: integer('top-k', o['top-k'] ?? '0', 0),
     topP: number('top-p', o['top-p'] ?? '1', (x) => x > 0 && x <= 1, 'a number in (0, 1]'),
     stop: (o.stop ?? []).map((s) => s.replace(/\\n/g, '\n').replace(/\\t/g, '\t')),
+    allowUnknown: o['allow-unknown'] ?? false,
+    onWarning: warn('generate'),
   };
   if (o.seed !== undefined) opts.seed = integer('seed', o.seed, 0);
   const prompt = (o.prompt ?? '').replace(/\\n/g, '\n');
@@ -597,7 +609,7 @@ async function evaluate(argv, o) {
   const text = readText(argv[1]);
   const { model } = await readModel(argv[0]);
   try {
-    const r = await model.evaluate(text, { maxTokens });
+    const r = await model.evaluate(text, { maxTokens, onWarning: warn('eval') });
     if (o.json) out.write(`${JSON.stringify(r)}\n`);
     else out.write(`loss ${r.loss.toFixed(4)}  perplexity ${r.perplexity.toFixed(3)}  (${r.tokens.toLocaleString('en-US')} tokens of ${basename(argv[1])})\n`);
   } finally {

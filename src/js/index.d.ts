@@ -306,6 +306,9 @@ export interface EvaluateOptions {
   /** Windows per forward pass. */
   batchSize?: number;
   signal?: AbortSignal;
+  /** Called with the share of the text's characters the model's tokenizer does not know
+   * (they read as <unk>), when there are any; default console.warn. */
+  onWarning?: (message: string) => void;
   /** Milliseconds between yields to the event loop (default 30). */
   yieldMs?: number;
 }
@@ -343,6 +346,9 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called with each piece the iterator yields and the tokens generated so far. */
   onToken?: (piece: string, tokens: number) => void;
+  /** Called with the share of the prompt's characters the model's tokenizer does not know
+   * (they read as <unk>), when there are any; default console.warn. */
+  onWarning?: (message: string) => void;
   /** Milliseconds between yields to the event loop (default 16). */
   yieldMs?: number;
 }

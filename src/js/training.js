@@ -20,7 +20,7 @@ export const TRAIN_KEYS = new Set(['steps', 'batchSize', 'context', 'tokenizer',
   'evalMode', 'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', 'seconds', 'secondsDone', 'warmupFraction', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 
 /** The keys of evaluate()'s options. */
-export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'yieldMs']);
+export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'onWarning', 'yieldMs']);
 
 /** Text or token ids as train() and evaluate() take them; anything else is a TypeError
  * that says what came instead. */
@@ -286,9 +286,17 @@ function diverged(core, e, onDivergence, snapshot, start, source) {
   };
 }
 
+/** What unknown characters become, by the call that reads them (warnUnknown). */
+const UNKNOWN_USE = {
+  train: { what: "the text's", then: 'they all train as <unk>. A new model learns its vocabulary from its first text.' },
+  evaluate: { what: "the text's", then: 'the model reads them all as <unk>, and the loss counts its guesses of <unk> for them.' },
+  prompt: { what: "the prompt's", then: 'the model reads them all as <unk>.' },
+};
+
 /** Tells (through onWarning, else console.warn) what share of a text's tokens a char
- * tokenizer does not know: they all train as <unk>, id 0, and say nothing of the text. */
-export function warnUnknown(tokenizer, text, tokens, onWarning) {
+ * tokenizer does not know: they all become <unk>, id 0, and say nothing of the text. `use`
+ * is the call that reads them: 'train', 'evaluate' or 'prompt' (generation). */
+export function warnUnknown(tokenizer, text, tokens, onWarning, use = 'train') {
   if (tokenizer?.kind !== 'char' || tokens.length === 0) return;
   let unknown = 0;
   for (const id of tokens) unknown += id === 0;
@@ -299,9 +307,10 @@ export function warnUnknown(tokenizer, text, tokens, onWarning) {
     if (tokenizer.encode(ch)[0] === 0) seen.add(ch);
   }
   const share = (100 * unknown) / tokens.length;
-  const message = `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of the text's tokens (${unknown} of ${tokens.length}) are `
+  const { what, then } = UNKNOWN_USE[use];
+  const message = `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of ${what} tokens (${unknown} of ${tokens.length}) are `
     + `characters the model's tokenizer does not know (${[...seen].map((c) => JSON.stringify(c)).join(', ')}${unknown > seen.size ? ', …' : ''}); `
-    + 'they all train as <unk>. A new model learns its vocabulary from its first text.';
+    + then;
   (onWarning ?? console.warn)(message);
 }
 
@@ -471,6 +480,7 @@ export async function evaluateDecoder(core, data, opts = {}) {
   // measure nothing the model knows
   let tokens = typeof data === 'string' ? core.textIds(data) : core.tokensOf(data).tokens;
   if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+  if (typeof data === 'string') warnUnknown(core.tokenizer, data, tokens, opts.onWarning, 'evaluate');
   const windows = Math.floor((tokens.length - 1) / T);
   if (windows < 1) {
     throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);

@@ -41,7 +41,7 @@ test('--help on the program and on every command', () => {
   assert.match(bare.err, /Usage: wasmformer <command>/);
   const options = {
     train: ['--preset', '--config', '--steps', '--out', '--resume', '--force', '--batch', '--lr', '--eval-interval', '--val-fraction', '--seed', '--tokenizer', '--vocab'],
-    generate: ['--prompt', '--tokens', '--temperature', '--top-k', '--top-p', '--seed', '--stop'],
+    generate: ['--prompt', '--tokens', '--temperature', '--top-k', '--top-p', '--seed', '--stop', '--allow-unknown'],
     eval: ['--max-tokens', '--json'],
     info: ['--json'],
     export: ['--format', '--out'],
@@ -229,6 +229,19 @@ test('train, info, generate and eval on one model', async () => {
   const cut = greedy.out.slice(12, 14);
   const stopped = cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '40', '--temperature', '0', '--stop', cut]);
   assert.equal(stopped.out, `${greedy.out.slice(0, greedy.out.indexOf(cut, 2))}\n`);
+
+  // characters the model's tokenizer does not know: eval and generate say so on stderr;
+  // --allow-unknown lets generate sample <unk>, as allowUnknown does
+  writeFileSync(join(dir, 'jp.txt'), `日本語${readFileSync(TEXT, 'utf8').slice(0, 3000)}`);
+  const jp = cli(['eval', 'm.wf', 'jp.txt']);
+  assert.equal(jp.code, 0, jp.err);
+  assert.match(jp.err, /^wasmformer eval: warning: 0\.10?% of the text's tokens \(3 of 3003\) are characters the model's tokenizer does not know \("日", "本", "語"\)/);
+  assert.match(jp.out, /^loss \d/);
+  const unk = cli(['generate', 'm.wf', '--prompt', '日本', '--tokens', '30', '--seed', '3', '--temperature', '3', '--allow-unknown']);
+  assert.equal(unk.code, 0, unk.err);
+  assert.match(unk.err, /^wasmformer generate: warning: .*% of the prompt's tokens \(2 of 2\) are characters/);
+  assert.equal(unk.out, `日本${await model.generateText('日本', { maxTokens: 30, seed: 3, temperature: 3, allowUnknown: true, onWarning: () => {} })}\n`);
+  assert.equal(cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '5']).err, '', 'a known prompt: no warning');
 
   // eval prints the API's numbers
   const e = cli(['eval', 'm.wf', TEXT, '--max-tokens', '5000', '--json']);
@@ -442,6 +455,14 @@ test('--eval-mode windows validates on all of the held-out split, with bits per 
   const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
+  // the mode is in the run plan: a resumed run keeps it
+  assert.equal(JSON.parse(cli(['info', 'w.wf', '--json']).out).metadata.run.evalMode, 'windows');
+  const resumed = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--steps', '10']);
+  assert.equal(resumed.code, 0, resumed.err);
+  assert.match(resumed.out, /^step 30\/30 .*val \d+\.\d{3} \(\d+\.\d{3} bpc\)/m, resumed.out);
+  const other = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--eval-mode', 'sample']);
+  assert.equal(other.code, 2);
+  assert.match(other.err, /--eval-mode sample differs from the run saved in w.wf \(windows\); a resumed run keeps it/);
 });
 
 test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {

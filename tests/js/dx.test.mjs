@@ -243,6 +243,21 @@ test('5: unknown characters are reported with their share, and <unk> is never sa
   const clean = [];
   await model.train('abc abd abe '.repeat(2), { steps: 1, evalInterval: 0, valFraction: 0, onWarning: (w) => clean.push(w) });
   assert.equal(clean.length, 0, 'a text the tokenizer knows: no warning');
+  // evaluate() and a generation's prompt say it too, in their words
+  const said = [];
+  await model.evaluate('日本語 abc abd abe abc abd abe', { onWarning: (w) => said.push(w) });
+  await model.evaluate('abc abd abe abc abd abe abc', { onWarning: (w) => said.push(w) });
+  await model.generateText('日本 ab', { maxTokens: 2, onWarning: (w) => said.push(w) });
+  await model.generateText('ab', { maxTokens: 2, onWarning: (w) => said.push(w) });
+  assert.equal(said.length, 2, said.join('\n'));
+  assert.match(said[0], /^\d+(\.\d+)?% of the text's tokens \(3 of 27\) are characters the model's tokenizer does not know \("日", "本", "語"\); the model reads them all as <unk>, and the loss counts/);
+  assert.match(said[1], /^\d+(\.\d+)?% of the prompt's tokens \(2 of 5\) are characters the model's tokenizer does not know \("日", "本"\); the model reads them all as <unk>\.$/);
+  const wm = await createWorkerModel(SMALL, { threads: 1, text: 'abc abd abe ' });
+  const inWorker = [];
+  await wm.evaluate('日本語 abc abd abe abc abd abe', { onWarning: (w) => inWorker.push(w) });
+  await wm.generateText('日本 ab', { maxTokens: 2, onWarning: (w) => inWorker.push(w) });
+  assert.deepEqual(inWorker, said, 'a worker model sends them back');
+  wm.dispose();
   // an untrained model puts real mass on <unk>; by default it is never drawn
   const text = await model.generateText('a', { maxTokens: 300, temperature: 2, seed: 3 });
   assert.ok(!text.includes('\uFFFD'), 'no U+FFFD by default');
