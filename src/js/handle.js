@@ -106,7 +106,7 @@ export class ModelHandle {
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
-      trainable: this.trainable().trainable, lora: this.lora,
+      trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize,
     };
   }
 

@@ -453,6 +453,8 @@ export interface ModelInfo {
   trainable: number;
   /** The LoRA adapters' settings, or null. */
   lora: LoraSettings | null;
+  /** The batch size train() and evaluate() use unless told otherwise (Model.defaultBatchSize). */
+  defaultBatchSize: number;
 }
 
 export interface SaveOptions {
@@ -871,6 +873,13 @@ export class WorkerModel {
   readonly optimizer: OptimizerSettings;
   /** The tokenizer's kind and size, or null; the Tokenizer stays in the worker (use encode and decode). */
   readonly tokenizer: { kind: string; vocabSize: number } | null;
+  /** The LoRA adapters' settings, or null, as of the last call that returned. */
+  readonly lora: LoraSettings | null;
+  /** What the worker's model is doing as far as this thread knows ('training', 'evaluation',
+   * 'generation': a call of that kind is pending), or null. */
+  readonly busy: string | null;
+  /** The batch size train() and evaluate() use unless told otherwise. */
+  readonly defaultBatchSize: number;
   /** The metadata saved with the model, as of the last call that returned. */
   readonly metadata: unknown;
 
