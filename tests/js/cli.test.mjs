@@ -312,6 +312,42 @@ test('--time trains for a time budget, saves what it spent, and a resume of a sp
   assert.match(cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1m']).err, /--time cannot be combined with --resume/);
 });
 
+test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume trains the rest of the budget and ends when it is spent', async () => {
+  const child = spawn(process.execPath, [BIN, 'train', TEXT, '--config', MICRO, '--time', '4s', '--eval-interval', '0', '--out', 'tcut.wf'], { cwd: dir });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    out += d;
+    // progress lines of a budget read "step N (1s/4s)": stop once a second is spent
+    if (/^step \d+ \(([1-9])s\/4s\)/m.test(out) && !child.killed) child.kill('SIGINT');
+  });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 130, out);
+  const stoppedAt = Number(out.match(/^interrupted at step (\d+); saved tcut.wf/m)?.[1]);
+  assert.ok(stoppedAt > 0, out);
+  const cut = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
+  const spent = cut.metadata.run.secondsDone;
+  assert.equal(cut.metadata.run.seconds, 4);
+  assert.ok(spent >= 0.5 && spent < 4, `seconds spent when stopped: ${spent}`);
+  assert.equal(cut.step, stoppedAt);
+
+  const resumed = cli(['train', TEXT, '--out', 'tcut.wf', '--resume']);
+  assert.equal(resumed.code, 0, resumed.err);
+  const lines = resumed.out.trimEnd().split('\n');
+  // it trains what is left of the budget, its clock going on from the seconds spent
+  const left = 4 - spent, shown = Math.round(left);
+  assert.match(lines[0], new RegExp(`^training tcut.wf \\(step ${stoppedAt}\\), .* for ${shown}s of training, batches of 16 x 32 tokens`), lines[0]);
+  const firstShown = Number(lines.find((l) => l.startsWith('step '))?.match(/\((\d+)s\/4s\)/)?.[1]);
+  assert.ok(firstShown >= Math.floor(spent), `the first progress line counts from ${spent} s: ${firstShown}`);
+  const done = Number(lines.at(-1).match(/^done: step (\d+), /)?.[1]);
+  assert.ok(done > stoppedAt, lines.at(-1));
+  const end = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
+  assert.equal(end.step, done);
+  assert.ok(end.metadata.run.secondsDone >= 4 && end.metadata.run.secondsDone < 5, `the budget is spent, not overrun: ${end.metadata.run.secondsDone}`);
+  const last = cli(['train', TEXT, '--out', 'tcut.wf', '--resume']);
+  assert.match(last.out, /has finished its run \(4s of 4s\): nothing to do$/m);
+});
+
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   if (!existsSync('/usr/bin/script')) {
     t.skip('/usr/bin/script is not installed (apt-get install -y bsdutils)');
