@@ -337,14 +337,15 @@ export class ModelHandle {
   /** The whole training state (weights, optimizer state, settings, step, sampler streams,
    * metadata) without the tokenizer, for restore(); null when taking and putting it back
    * would not fit in the wasm heap (rollbackBytes beyond what is in use past MEMORY_BUDGET:
-   * a full fine-tune of a 135M-parameter model), or the copy could not be allocated. */
+   * a full fine-tune of a 135M-parameter model). A copy that should fit but cannot be
+   * allocated is a WF_ERR_NOMEM, as any other allocation of a call that has changed nothing. */
   snapshot() {
     if (this.rt.heapInUse() + this.rollbackBytes() > MEMORY_BUDGET) return null;
     try {
       return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
     } catch (e) {
-      if (e.code === 'WF_ERR_NOMEM') return null;
-      throw e;
+      if (e.code !== 'WF_ERR_NOMEM') throw e;
+      throw new WfError(e.code, `${e.message} (this call's roll-back copy; onDivergence: 'stop' trains without one)`);
     }
   }
 
