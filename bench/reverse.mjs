@@ -47,7 +47,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const t0 = performance.now();
   const greedy = await s2s.accuracy(test), wide = await s2s.accuracy(test, { beam });
   const ms = (performance.now() - t0) / (2 * test.length);
-  console.log(`trained in ${r.seconds.toFixed(1)} s; held-out loss ${(await s2s.evaluate(test)).loss.toFixed(4)}`);
+  console.log(`trained in ${r.elapsed.toFixed(1)} s; held-out loss ${(await s2s.evaluate(test)).loss.toFixed(4)}`);
   console.log(`held-out exact match (${test.length} strings): greedy ${(100 * greedy).toFixed(1)}%, ` +
     `beam ${beam} ${(100 * wide).toFixed(1)}%  (${ms.toFixed(2)} ms per decode)`);
   for (const w of ['abcdefgh', 'hgfe', 'badcafe']) console.log(`  ${w} -> ${await s2s.translate(w, { beam })}`);

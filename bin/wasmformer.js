@@ -9,6 +9,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as wf from '../src/js/node.js';
+import { nearest } from '../src/js/options.js';
 
 const BUNDLED_TEXT = fileURLToPath(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url));
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -86,7 +87,7 @@ const COMMANDS = {
     options: {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
-      steps: { type: 'string', short: 's', value: 'N', help: 'steps this run takes (default 2000; with --resume: the rest of the saved run; with --time: at most)' },
+      steps: { type: 'string', short: 's', value: 'N', help: `steps this run takes (default ${wf.TRAIN_DEFAULTS.steps}, as train()'s; with --resume: the rest of the saved run; with --time: at most)` },
       time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
       resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
@@ -132,12 +133,13 @@ const COMMANDS = {
     summary: 'generate text from a trained model, streamed to stdout',
     options: {
       prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
-      tokens: { type: 'string', short: 'n', value: 'N', help: 'tokens to generate (default 200)' },
+      tokens: { type: 'string', short: 'n', value: 'N', help: `tokens to generate (default ${wf.GENERATE_DEFAULTS.maxTokens}, as generate()'s maxTokens)` },
       temperature: { type: 'string', short: 't', value: 'X', help: `sampling temperature, 0 = greedy (default ${wf.GENERATE_DEFAULTS.temperature})` },
       'top-k': { type: 'string', value: 'K', help: 'sample among the K most likely tokens (default: all)' },
       'top-p': { type: 'string', value: 'P', help: 'sample among the tokens holding probability P (default 1)' },
       seed: { type: 'string', value: 'N', help: 'sampler seed: the same seed gives the same text (default: random)' },
       stop: { type: 'string', multiple: true, value: 'TEXT', help: 'stop before this text (repeatable)' },
+      'allow-unknown': { type: 'boolean', help: 'may sample a char tokenizer\'s <unk> (printed as U+FFFD; default: never)' },
       help,
     },
     run: generate,
@@ -249,6 +251,10 @@ function duration(seconds) {
 const rate = (r) => (r >= 1000 ? `${(r / 1000).toFixed(1)}k` : `${Math.round(r)}`);
 const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
+/** The package's warnings (onWarning: unknown characters, no room for a roll-back copy) on
+ * stderr, one line each, named by the command. */
+const warn = (command) => (message) => process.stderr.write(`wasmformer ${command}: warning: ${message}\n`);
+
 /** Training progress: one line redrawn in place on a terminal, plain lines otherwise
  * (at each validation, or every tenth of the run without validation, and at the end). */
 function progressPrinter(tty, evalInterval) {
@@ -302,7 +308,7 @@ function textIdentity(file, text) {
 /**
  * What a resumed run continues with, from the run plan the model file holds (metadata.run,
  * written by every `train`): the same text (refused when it differs or is not given), the
- * same batch size, validation split and interval (refused when a flag says otherwise), and
+ * same batch size, validation split, interval and mode (refused when a flag says otherwise), and
  * the planned last step. Files written before plans existed resume only with every flag given.
  */
 function resumePlan(model, path, argv, o, text) {
@@ -310,7 +316,7 @@ function resumePlan(model, path, argv, o, text) {
   const sound = plan && typeof plan.text?.sha256 === 'string' && typeof plan.text.file === 'string'
     && Number.isInteger(plan.text.chars) && Number.isInteger(plan.batchSize) && plan.batchSize >= 1
     && Number.isInteger(plan.evalInterval) && plan.evalInterval >= 0 && typeof plan.valFraction === 'number'
-    && plan.valFraction >= 0 && plan.valFraction < 1
+    && plan.valFraction >= 0 && plan.valFraction < 1 && (plan.evalMode === undefined || ['sample', 'windows'].includes(plan.evalMode))
     && (Number.isInteger(plan.lastStep) || (plan.lastStep === null && plan.seconds > 0 && plan.secondsDone >= 0));
   if (!sound) {
     if (argv[0] === undefined || o.batch === undefined || o.steps === undefined) {
@@ -330,6 +336,10 @@ function resumePlan(model, path, argv, o, text) {
       throw new UsageError(`--${flag} ${o[flag]} differs from the run saved in ${path} (${plan[key]}); a resumed run keeps it`);
     }
   }
+  const savedMode = plan.evalMode ?? wf.TRAIN_DEFAULTS.evalMode;
+  if (o['eval-mode'] !== undefined && o['eval-mode'] !== savedMode) {
+    throw new UsageError(`--eval-mode ${o['eval-mode']} differs from the run saved in ${path} (${savedMode}); a resumed run keeps it`);
+  }
   return plan;
 }
 
@@ -343,7 +353,7 @@ async function train(argv, o) {
   let evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
   let valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
-  const evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
+  let evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
   if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
@@ -376,7 +386,8 @@ async function train(argv, o) {
     model.dispose();
     throw e;
   }
-  if (plan) ({ batchSize, evalInterval, valFraction } = plan);
+  // a plan written before it had evalMode validated by sampling, the default then
+  if (plan) ({ batchSize, evalInterval, valFraction, evalMode = wf.TRAIN_DEFAULTS.evalMode } = plan);
   if (o.time !== undefined && o.resume) {
     model.dispose();
     throw new UsageError('--time cannot be combined with --resume: a resumed run keeps the budget saved with it');
@@ -385,7 +396,7 @@ async function train(argv, o) {
   const budget = o.time !== undefined ? { seconds: timeBudget(o.time), done: 0 }
     : plan?.seconds ? { seconds: plan.seconds, done: plan.secondsDone } : null;
   // --steps: the steps this run takes; a resumed run without it finishes its plan
-  const steps = budget ? stepsGiven : stepsGiven ?? (plan ? plan.lastStep - start : 2000);
+  const steps = budget ? stepsGiven : stepsGiven ?? (plan ? plan.lastStep - start : wf.TRAIN_DEFAULTS.steps);
   const total = budget ? null : start + steps;
   if (budget ? budget.done >= budget.seconds : steps <= 0) {
     out.write(`${path} has finished its run (${budget ? `${duration(budget.done)} of ${duration(budget.seconds)}` : `step ${start} of ${plan.lastStep}`}): `
@@ -398,7 +409,7 @@ async function train(argv, o) {
   model.setMetadata({
     ...(model.metadata ?? {}),
     run: {
-      text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: total,
+      text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode, lastStep: total,
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
     },
   });
@@ -420,7 +431,7 @@ async function train(argv, o) {
   let summary = null, failure = null, secondsDone = budget?.done;
   try {
     summary = await model.train(text, {
-      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal,
+      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal, onWarning: warn('train'),
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
       onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
       ...(lr === undefined ? {} : { lr }),
@@ -445,7 +456,7 @@ async function train(argv, o) {
       const val = await finalValidation(model, text, valFraction, summary);
       out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}` +
         `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, ` +
-        `${duration(summary.seconds)}; saved ${path} (${size})\n`);
+        `${duration(summary.elapsed)}; saved ${path} (${size})\n`);
     } else {
       out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
         `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume\n`);
@@ -526,13 +537,13 @@ async function finetune(argv, o) {
       `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
     model.setMetadata({
       ...(model.metadata ?? {}),
-      run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, lastStep: model.step + steps },
+      run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode: wf.TRAIN_DEFAULTS.evalMode, lastStep: model.step + steps },
     });
     process.on('SIGINT', onSigint);
     const progress = progressPrinter(!!out.isTTY, evalInterval);
     try {
       summary = await model.train(text, {
-        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p),
+        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p), onWarning: warn('finetune'),
         ...(seed === undefined ? {} : { seed }),
       });
     } catch (e) {
@@ -551,7 +562,7 @@ async function finetune(argv, o) {
       await wf.saveModelFile(model, path);
       const size = megabytes(statSync(path).size);
       out.write(summary ? `done: step ${summary.step}, loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
-        `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.seconds)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
+        `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.elapsed)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
         : `interrupted at step ${model.step}; saved ${path} (${size})\n`);
     }
   } finally {
@@ -564,11 +575,13 @@ async function finetune(argv, o) {
 async function generate(argv, o) {
   positionals('generate', argv, 1, 1);
   const opts = {
-    maxTokens: integer('tokens', o.tokens ?? '200', 0),
+    maxTokens: integer('tokens', o.tokens ?? String(wf.GENERATE_DEFAULTS.maxTokens), 0),
     temperature: number('temperature', o.temperature ?? String(wf.GENERATE_DEFAULTS.temperature), (x) => x >= 0, 'a number >= 0'),
     topK: integer('top-k', o['top-k'] ?? '0', 0),
     topP: number('top-p', o['top-p'] ?? '1', (x) => x > 0 && x <= 1, 'a number in (0, 1]'),
     stop: (o.stop ?? []).map((s) => s.replace(/\\n/g, '\n').replace(/\\t/g, '\t')),
+    allowUnknown: o['allow-unknown'] ?? false,
+    onWarning: warn('generate'),
   };
   if (o.seed !== undefined) opts.seed = integer('seed', o.seed, 0);
   const prompt = (o.prompt ?? '').replace(/\\n/g, '\n');
@@ -596,7 +609,7 @@ async function evaluate(argv, o) {
   const text = readText(argv[1]);
   const { model } = await readModel(argv[0]);
   try {
-    const r = await model.evaluate(text, { maxTokens });
+    const r = await model.evaluate(text, { maxTokens, onWarning: warn('eval') });
     if (o.json) out.write(`${JSON.stringify(r)}\n`);
     else out.write(`loss ${r.loss.toFixed(4)}  perplexity ${r.perplexity.toFixed(3)}  (${r.tokens.toLocaleString('en-US')} tokens of ${basename(argv[1])})\n`);
   } finally {
@@ -726,6 +739,10 @@ async function main(argv) {
     let message = e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase());
     const option = message.match(/'(?:-\w, )?(--[\w-]+)' argument is ambiguous/)?.[1];
     if (option) message += `: write ${option}=VALUE for a value that starts with a dash`;
+    // a misspelled flag names the one it meant, as a misspelled key does in the package
+    const unknown = message.match(/^unknown option '--([^'=]+)'/)?.[1];
+    const near = unknown && nearest(unknown, Object.keys(command.options));
+    if (near) message += `; did you mean --${near}?`;
     throw new UsageError(message);
   }
   if (parsed.values.help) {
@@ -738,10 +755,20 @@ async function main(argv) {
 // stdout closed early (e.g. piped into head): stop quietly
 out.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
 
-// The package's messages name its option keys; on the command line they are flags.
-const FLAG_OF = { valFraction: '--val-fraction', evalInterval: '--eval-interval', maxTokens: '--tokens',
-  topK: '--top-k', topP: '--top-p' };
-const inFlags = (message) => message.replace(/\b(valFraction|evalInterval|maxTokens|topK|topP)\b/g, (k) => FLAG_OF[k]);
+// The package's messages name its option keys (valFraction, gradClip); on the command line
+// they are the command's flags: a key whose kebab-case is one of them, or one the command
+// sets under another name (--batch, generate's --tokens). Quoted words stay (a key of the
+// --config JSON), and so does a message about unknown keys, which are the JSON's.
+const FLAG_ALIASES = { train: { batchSize: 'batch' }, finetune: { batchSize: 'batch' }, generate: { maxTokens: 'tokens' } };
+function inFlags(message, command) {
+  const options = COMMANDS[command]?.options;
+  if (!options || message.startsWith('unknown key')) return message;
+  return message.replace(/"[^"]*"|\b[a-z]+(?:[A-Z][a-z0-9]*)+\b/g, (word) => {
+    if (word.startsWith('"')) return word;
+    const flag = FLAG_ALIASES[command]?.[word] ?? kebab(word);
+    return Object.hasOwn(options, flag) ? `--${flag}` : word;
+  });
+}
 
 const argv = process.argv.slice(2);
 main(argv).then((code) => { process.exitCode = code; }, (e) => {
@@ -750,7 +777,7 @@ main(argv).then((code) => { process.exitCode = code; }, (e) => {
     process.stderr.write(`${command}: ${e.message} (see ${command} --help)\n`);
     process.exitCode = 2;
   } else {
-    process.stderr.write(`${command}: ${inFlags(e.message)}\n`);
+    process.stderr.write(`${command}: ${inFlags(e.message, argv[0])}\n`);
     process.exitCode = 1;
   }
 });

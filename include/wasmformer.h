@@ -139,6 +139,8 @@ WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t 
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
 typedef struct { WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_) } wf_optim;
 WF_API void wf_optim_default(wf_optim *o); /* the rows' defaults */
+/* Checks o as wf_config_check checks a config (each row's range): WF_ERR_ARG, the reason in msg. */
+WF_API wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap);
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* checks *o, copies it into m */
 WF_API wf_status wf_model_get_optim(wf_model *m, wf_optim *out);
 /* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows

@@ -136,7 +136,9 @@ wf_status wf_config_check(const wf_config *c, char *msg, int32_t cap) {
 
 #undef CHECK
 
-wf_status wf_optim_check(const wf_optim *o, char *msg, size_t cap) {
-    if (!o) return wf_fail(msg, cap, WF_ERR_ARG, "optimizer settings are NULL");
-    return check_fields(o, wf_optim_fields, WF_N_OPTIM, 0, WF_ERR_ARG, msg, cap);
+wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap) {
+    const size_t n = msg && cap > 0 ? (size_t)cap : 0;
+    if (msg && n > 0) msg[0] = 0;
+    if (!o) return wf_fail(msg, n, WF_ERR_ARG, "optimizer settings are NULL");
+    return check_fields(o, wf_optim_fields, WF_N_OPTIM, 0, WF_ERR_ARG, msg, n);
 }

@@ -24,9 +24,6 @@ enum {
 extern const wf_field wf_config_fields[WF_N_CONFIG];
 extern const wf_field wf_optim_fields[WF_N_OPTIM];
 
-/* Checks o as wf_config_check checks a config; WF_ERR_ARG and a reason in msg on failure. */
-wf_status wf_optim_check(const wf_optim *o, char *msg, size_t cap);
-
 /* Name i of an enum's space-separated names: its start in *at and its length (0: no such
  * value); and the value a name stands for (-1: none). */
 size_t wf_enum_name(const char *names, int32_t i, const char **at);

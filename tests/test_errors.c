@@ -345,7 +345,10 @@ static void row_e12_settings(void) {
         *rows[i].field = rows[i].value;
         CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "%s", rows[i].text);
         CHECK(strstr(wf_model_error(m), rows[i].text) != NULL, "message \"%s\"", wf_model_error(m));
+        char msg[128]; /* the same check without a model (JavaScript's checkConfig) */
+        CHECK(wf_optim_check(&bad, msg, sizeof msg) == WF_ERR_ARG && strstr(msg, rows[i].text), "wf_optim_check: \"%s\"", msg);
     }
+    CHECK(wf_optim_check(&o, NULL, 0) == WF_OK && wf_optim_check(NULL, NULL, 0) == WF_ERR_ARG, "wf_optim_check of good and NULL settings");
     bad = o;
     bad.warmup = -1;
     CHECK(wf_model_set_optim(m, &bad) == WF_ERR_ARG, "warmup -1");

@@ -2,6 +2,7 @@
 // to owned together. Every step and forward of every model kind goes through one
 // (ModelHandle.step, ModelHandle.forward); training loops keep one and refill it.
 import { WfError } from './errors.js';
+import { checkKeys } from './options.js';
 import { STRUCTS, writeStruct } from './structs.js';
 
 /**
@@ -19,6 +20,8 @@ import { STRUCTS, writeStruct } from './structs.js';
  */
 
 const ARRAYS = STRUCTS.batch.fields.filter((f) => f.type === 'ptr').map((f) => f.name);
+/** The keys a batch object may have: the struct's fields (its arrays and B, T, S). */
+const BATCH_KEYS = new Set(STRUCTS.batch.fields.map((f) => f.name));
 const FLOATS = new Set(['inputVecs', 'targetVecs']);
 
 /** Elements array `name` of batch b has, for a model of width dModel. */
@@ -55,6 +58,8 @@ export class HeapBatch {
    * @param {number} dModel the model's width (for vector inputs and targets)
    */
   static copy(rt, batch, dModel) {
+    checkKeys(batch, BATCH_KEYS, 'the batch');
+    if (!batch) throw new WfError('WF_ERR_ARG', `the batch must be an object ({inputs, targets, B, T, ...}), not ${batch}`);
     checkShape(batch.B, batch.T);
     const hb = new HeapBatch(rt);
     try {

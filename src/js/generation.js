@@ -1,7 +1,7 @@
 // A decoder's text generation over a ModelHandle (Model.generate): the core's sampler one
 // token at a time, decoded as a stream, cut at stop strings, with abort and yields.
 import { WfError, throwIfAborted } from './errors.js';
-import { decoderConfig, yielder, yieldInterval } from './training.js';
+import { decoderConfig, warnUnknown, yielder, yieldInterval } from './training.js';
 import { checkKeys, show } from './options.js';
 
 /** The defaults of generate()'s options (the CLI's too). allowUnknown: whether a char
@@ -9,7 +9,7 @@ import { checkKeys, show } from './options.js';
 export const GENERATE_DEFAULTS = Object.freeze({ maxTokens: 100, temperature: 0.8, topK: 0, topP: 1, allowUnknown: false, yieldMs: 16 });
 
 /** The keys of generate()'s options. */
-export const GENERATE_KEYS = new Set(['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal', 'onToken', 'allowUnknown', 'yieldMs']);
+export const GENERATE_KEYS = new Set(['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal', 'onToken', 'onWarning', 'allowUnknown', 'yieldMs']);
 
 /** The length of the longest end of `pending` that starts some stop string (and so must
  * be held back: it may still become one). */
@@ -44,6 +44,7 @@ export async function* generate(core, prompt = '', opts = {}) {
   // its models were trained; without one an empty prompt is "\n"
   const bos = tokenizer.bos;
   const ids = bos === null ? tokenizer.encode(prompt.length ? prompt : '\n') : Int32Array.from([bos, ...tokenizer.encode(prompt)]);
+  warnUnknown(tokenizer, prompt, ids, opts.onWarning, 'prompt');
   // char and BPE tokens decode alone; the others may depend on the token before (a decoder
   // that strips the text's first space, llama2.c's space after BOS)
   const inContext = tokenizer.kind === 'hf' || tokenizer.kind === 'llama2c';

@@ -4,14 +4,15 @@
 // are the package's own.
 import { WfError } from './errors.js';
 import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
-import { checkKeys, float32Plain } from './options.js';
+import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_LIMIT } from './runtime.js';
+import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
 const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
+const SAVE_KEYS = ['optimizer'];
 
 /** Optimizer settings as the package shows them: float32 values as their shortest decimal. */
 function plainOptim(o) {
@@ -110,7 +111,7 @@ export class ModelHandle {
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
-      trainable: this.trainable().trainable, lora: this.lora,
+      trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize,
     };
   }
 
@@ -160,7 +161,7 @@ export class ModelHandle {
       throw new WfError('WF_ERR_STATE', `the model has LoRA adapters already (rank ${native.loraRank}): mergeLora() or removeLora() first`);
     }
     const rank = opts.rank ?? 8;
-    if (!Number.isInteger(rank) || rank < 1) throw new WfError('WF_ERR_ARG', `rank must be an integer >= 1, not ${rank}`);
+    if (!Number.isInteger(rank) || rank < 1) throw new WfError('WF_ERR_ARG', `rank must be an integer >= 1, not ${show(rank)}`);
     const targets = targetBits(opts.targets ?? 'all', native.activation === 2);
     this.rt.modelSetConfig(h, { ...native, loraRank: rank, loraAlpha: opts.alpha ?? 2 * rank, loraTargets: targets }, false);
     return this.lora;
@@ -175,10 +176,15 @@ export class ModelHandle {
 
   /** The adapters in PEFT's layout: adapter_model.safetensors and adapter_config.json (with
    * base_model_name_or_path when given). */
-  exportPeft({ baseModel } = {}) {
+  exportPeft(opts = {}) {
+    checkKeys(opts, ['baseModel'], 'exportPeft() options');
+    const baseModel = opts?.baseModel;
+    if (baseModel !== undefined && typeof baseModel !== 'string') {
+      throw new WfError('WF_ERR_ARG', `baseModel must be a string (a Hugging Face model id or path), not ${show(baseModel)}`);
+    }
     const { st, config } = this.rt.modelExportPeft(this.idle());
     const text = baseModel === undefined ? config
-      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(String(baseModel))}`);
+      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(baseModel)}`);
     return { 'adapter_model.safetensors': st, 'adapter_config.json': text };
   }
 
@@ -189,9 +195,11 @@ export class ModelHandle {
   // A batch is a JavaScript one (batch.js: copied into the heap for the call) or a
   // HeapBatch a loop keeps. The caller has checked idle() or holds the model busy.
 
-  /** One optimizer step: {loss, gradNorm, lr, step}. */
+  /** One optimizer step: {loss, gradNorm, lr, step}; lr as the settings show it (the
+   * shortest decimal of the core's float, not 0.0020000000949949026). */
   stepBatch(batch) {
-    return this.#inHeap(batch, (hb) => this.rt.batchStep(this.live(), hb.ptr));
+    const info = this.#inHeap(batch, (hb) => this.rt.batchStep(this.live(), hb.ptr));
+    return { ...info, lr: float32Plain(info.lr) };
   }
 
   /** A forward pass (no dropout): {loss (null without targets), logits (with `logits`,
@@ -231,9 +239,9 @@ export class ModelHandle {
         + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
     }
     const need = this.rt.memoryEstimate(native, B, T).activations;
-    if (need > 0.95 * MEMORY_LIMIT) {
+    if (need > MEMORY_BUDGET) {
       throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
-        + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
+        + `this build allows at most ${(MEMORY_BUDGET / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
     }
   }
 
@@ -309,8 +317,11 @@ export class ModelHandle {
 
   // ---- checkpoints ----
 
-  /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer`, its state. */
-  save({ optimizer = true } = {}) {
+  /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer` (default true), its state. */
+  save(opts = {}) {
+    checkKeys(opts, SAVE_KEYS, 'save() options');
+    const optimizer = opts?.optimizer ?? true;
+    if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
     const h = this.idle();
     return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
   }
@@ -331,10 +342,28 @@ export class ModelHandle {
     this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
   }
 
+  /** Bytes of the wasm heap that a snapshot() and its restore() take beyond what is in use:
+   * the copy (weights and AdamW moments; Muon's buffer counted too, a slight overestimate)
+   * while it crosses the heap, then, while restore() loads it, a second model's blocks (a load
+   * builds the new model before it frees the old one). */
+  rollbackBytes() {
+    const m = this.memory();
+    return m.params + m.optimizer + (m.params + m.grads + m.optimizer + m.inference);
+  }
+
   /** The whole training state (weights, optimizer state, settings, step, sampler streams,
-   * metadata) without the tokenizer, for restore(). */
+   * metadata) without the tokenizer, for restore(); null when taking and putting it back
+   * would not fit in the wasm heap (rollbackBytes beyond what is in use past MEMORY_BUDGET:
+   * a full fine-tune of a 135M-parameter model). A copy that should fit but cannot be
+   * allocated is a WF_ERR_NOMEM, as any other allocation of a call that has changed nothing. */
   snapshot() {
-    return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
+    if (this.rt.heapInUse() + this.rollbackBytes() > MEMORY_BUDGET) return null;
+    try {
+      return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
+    } catch (e) {
+      if (e.code !== 'WF_ERR_NOMEM') throw e;
+      throw new WfError(e.code, `${e.message} (this call's roll-back copy; onDivergence: 'stop' trains without one)`);
+    }
   }
 
   /** Puts back a snapshot() of this model in place (its tokenizer stays as it is). */

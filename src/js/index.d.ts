@@ -191,7 +191,7 @@ export interface TrainProgress {
   /** Steps this call has taken so far. */
   stepsDone: number;
   /** Steps this call takes (its `steps` option: `steps` always counts one call's steps);
-   * null for a time budget without a `steps` cap. */
+   * with a time budget, its `steps` cap, or null without one. */
   steps: number | null;
   /** The model's step counter when this call ends (step - stepsDone + steps); null for a time budget. */
   lastStep: number | null;
@@ -255,7 +255,8 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
    * with valBpc, and as costly as evaluate() on the split.
    * @example await model.train(text, { evalMode: 'windows', evalInterval: 500 }); */
   evalMode?: 'sample' | 'windows';
-  /** Stops the run at the next step: train rejects with an AbortError; the steps taken stay. */
+  /** Stops the run at the next step: train rejects with the signal's reason (an AbortError
+   * unless abort(reason) gave one; AbortSignal.timeout()'s TimeoutError); the steps taken stay. */
   signal?: AbortSignal;
   /** Called at every validation, at the end, and about every yieldMs. A callback that
    * throws stops the call, which rejects with that error. */
@@ -263,9 +264,13 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
   /** Called with warnings about the text (e.g. the share of characters the model's
    * tokenizer does not know); default console.warn. */
   onWarning?: (message: string) => void;
-  /** What a call that diverges (a loss far worse than random guessing, or a non-finite
-   * step) does before it rejects with WF_ERR_DIVERGED: 'rollback' (default) puts the model
-   * back as it was when the call started; 'stop' keeps the steps taken, and says how many. */
+  /** What a call that diverges (a loss far worse than random guessing; the mean of its last
+   * 20 losses climbing more than max(1 nat, 4x their step-to-step noise) above the call's
+   * best; a non-finite step after earlier ones) does before it rejects with WF_ERR_DIVERGED
+   * (WF_ERR_NUMERIC for a refused step): 'rollback' (default) puts the model back as it was
+   * when the call started, from a copy taken before its first step (a model whose copy does
+   * not fit in the wasm heap goes without, after an onWarning); 'stop' keeps the steps taken
+   * (and the call's settings), and says how many. */
   onDivergence?: 'rollback' | 'stop';
   /** Milliseconds between yields to the event loop (default 30). */
   yieldMs?: number;
@@ -284,12 +289,14 @@ export interface TrainSummary {
   valBpc: number | null;
   /** Training tokens this run processed. */
   tokens: number;
-  /** Wall-clock seconds of the call, validation included. */
-  seconds: number;
+  /** Wall-clock seconds of the call, validation included (TrainProgress's `elapsed`). */
+  elapsed: number;
   tokensPerSecond: number;
   /** Seconds spent in training steps (the time budget's clock). */
   trainSeconds: number;
-  /** With a time budget: its seconds spent so far, earlier calls' included. */
+  /** With a time budget (`seconds` always means one): its seconds, and those spent so far,
+   * earlier calls' included. */
+  seconds?: number;
   secondsDone?: number;
 }
 
@@ -299,6 +306,9 @@ export interface EvaluateOptions {
   /** Windows per forward pass. */
   batchSize?: number;
   signal?: AbortSignal;
+  /** Called with the share of the text's characters the model's tokenizer does not know
+   * (they read as <unk>), when there are any; default console.warn. */
+  onWarning?: (message: string) => void;
   /** Milliseconds between yields to the event loop (default 30). */
   yieldMs?: number;
 }
@@ -336,6 +346,9 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called with each piece the iterator yields and the tokens generated so far. */
   onToken?: (piece: string, tokens: number) => void;
+  /** Called with the share of the prompt's characters the model's tokenizer does not know
+   * (they read as <unk>), when there are any; default console.warn. */
+  onWarning?: (message: string) => void;
   /** Milliseconds between yields to the event loop (default 16). */
   yieldMs?: number;
 }
@@ -440,6 +453,8 @@ export interface ModelInfo {
   trainable: number;
   /** The LoRA adapters' settings, or null. */
   lora: LoraSettings | null;
+  /** The batch size train() and evaluate() use unless told otherwise (Model.defaultBatchSize). */
+  defaultBatchSize: number;
 }
 
 export interface SaveOptions {
@@ -858,6 +873,13 @@ export class WorkerModel {
   readonly optimizer: OptimizerSettings;
   /** The tokenizer's kind and size, or null; the Tokenizer stays in the worker (use encode and decode). */
   readonly tokenizer: { kind: string; vocabSize: number } | null;
+  /** The LoRA adapters' settings, or null, as of the last call that returned. */
+  readonly lora: LoraSettings | null;
+  /** What the worker's model is doing as far as this thread knows ('training', 'evaluation',
+   * 'generation': a call of that kind is pending), or null. */
+  readonly busy: string | null;
+  /** The batch size train() and evaluate() use unless told otherwise. */
+  readonly defaultBatchSize: number;
   /** The metadata saved with the model, as of the last call that returned. */
   readonly metadata: unknown;
 
@@ -1455,7 +1477,7 @@ export interface AccuracyOptions extends DecodeOptions {
 }
 
 /** What Seq2Seq.train resolves to; tokens counts the decoder positions trained on. */
-export interface Seq2SeqTrainResult { steps: number; step: number; loss: number; tokens: number; seconds: number; tokensPerSecond: number }
+export interface Seq2SeqTrainResult { steps: number; step: number; loss: number; tokens: number; elapsed: number; tokensPerSecond: number }
 
 /**
  * The Seq2Seq API with the encoder-decoder in a Web Worker (browsers) or a worker thread

@@ -14,11 +14,11 @@
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
-import { MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
+import { MEMORY_BUDGET, MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
-import { Tokenizer } from './tokenizer.js';
+import { TOKENIZER_KEYS, Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
 import { importSafetensors as importSafetensorsWith } from './safetensors.js';
@@ -272,23 +272,23 @@ export function makeApi(platform) {
     },
     /** A tokenizer learned from text: {kind: 'char'} (default) or {kind: 'bpe', vocabSize}. */
     async createTokenizer(text, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['kind', 'vocabSize']], 'createTokenizer() options');
+      checkKeys(opts, [...LOAD_OPTIONS, ...TOKENIZER_KEYS], 'createTokenizer() options');
       const rt = await load(opts);
-      return Tokenizer.fromText(rt, text, opts);
+      return Tokenizer.fromText(rt, text, Object.fromEntries(TOKENIZER_KEYS.filter((k) => opts[k] !== undefined).map((k) => [k, opts[k]])));
     },
     /** Checks a config without building it: null when createModel would build it, else
      * {code, message} (never throws for a bad config): unknown keys, wrong types, values
-     * out of range, and a model too large for this build's memory. */
+     * out of range (the model's, and the training defaults batchSize and lr), and a model
+     * too large for this build's memory, each with createModel's code and message. */
     async checkConfig(config, opts = {}) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'checkConfig() options');
       const rt = await load(opts);
       try {
-        const native = toNative(resolveConfig(config));
-        const refused = rt.configCheck(native);
-        if (refused) return refused;
-        const need = rt.memoryEstimate(native, 0, 0);
-        if (need.total > MEMORY_LIMIT) {
-          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need.total / 1e9).toFixed(2)} GB for its weights, gradients and optimizer state; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
+        const native = Model.check(rt, resolveConfig(config));
+        // the core's bound and words (wf_model_init: the model before activations)
+        const need = rt.memoryEstimate(native, 0, 0).total;
+        if (need > MEMORY_BUDGET) {
+          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB before activations; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
         }
         return null;
       } catch (e) {

@@ -3,12 +3,19 @@
 // handle and everything hanging off it are private (handle.js); training.js and
 // generation.js hold the long calls.
 import { DISPOSE, WfError } from './errors.js';
+import { show } from './options.js';
 import { CONFIG_OPTIM_KEYS, resolveConfig, toNative } from './config.js';
 import { ModelHandle } from './handle.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
-import { evaluateDecoder, trainDecoder } from './training.js';
+import { evaluateDecoder, positiveInt, trainDecoder } from './training.js';
 import { generate } from './generation.js';
 import { asBytes } from './runtime.js';
+
+/** The optimizer settings a resolved config carries as training defaults (lr; a preset's
+ * beta2, muon). */
+function configOptim(friendly) {
+  return Object.fromEntries(CONFIG_OPTIM_KEYS.filter((k) => friendly[k] !== undefined).map((k) => [k, friendly[k]]));
+}
 
 let coreOf; // Model's own: the package's modules reach a model's handle through modelHandle
 
@@ -38,7 +45,7 @@ export class Model {
    */
   static create(rt, config, { tokenizer, text } = {}) {
     const friendly = resolveConfig(config);
-    toNative(friendly); // choices that do not exist are refused before anything is built
+    Model.check(rt, friendly); // refused before anything is built
     const vocabGiven = typeof config === 'object' && config.vocabSize !== undefined;
     if (tokenizer instanceof Tokenizer) tokenizerHandle(tokenizer); // a disposed tokenizer says so before anything is built
     else if (text === undefined && tokenizer != null) {
@@ -66,7 +73,7 @@ export class Model {
       throw e;
     }
     const core = ModelHandle.adopt(rt, h, tok, { batchSize: friendly.batchSize });
-    const optim = Object.fromEntries(CONFIG_OPTIM_KEYS.filter((k) => friendly[k] !== undefined).map((k) => [k, friendly[k]]));
+    const optim = configOptim(friendly);
     if (Object.keys(optim).length) {
       try {
         core.setOptimizer(optim);
@@ -76,6 +83,26 @@ export class Model {
       }
     }
     return new Model(core);
+  }
+
+  /**
+   * @internal The checks of a resolved config that need no model, shared by create and
+   * checkConfig: the core's (wf_config_check, through toNative's types and choices), and the
+   * training defaults a config carries: batchSize as train() takes it, lr (and a preset's
+   * beta2, muon) as the optimizer takes them (wf_optim_check). Returns the native config;
+   * throws a WfError.
+   */
+  static check(rt, friendly) {
+    const native = toNative(friendly);
+    const refused = rt.configCheck(native);
+    if (refused) throw new WfError(refused.code, refused.message);
+    if (friendly.batchSize !== undefined) positiveInt('batchSize', friendly.batchSize);
+    const optim = configOptim(friendly);
+    for (const [k, v] of Object.entries(optim)) {
+      if (typeof v !== 'number') throw new WfError('WF_ERR_ARG', `${k} must be a number, not ${show(v)}`);
+    }
+    if (Object.keys(optim).length) rt.optimCheck({ ...rt.optimDefault(), ...optim });
+    return native;
   }
 
   /** @internal use loadModel. A Model from checkpoint bytes, with the file's tokenizer. */
@@ -121,8 +148,9 @@ export class Model {
   /** Everything about the model in one plain object: config, paramCount, step, lr,
    * optimizer, optimizerState (whether it holds AdamW state that training can resume from:
    * false after loading weights only, until its first step), memory, tokenizer ({kind,
-   * vocabSize} or null), busy (what runs, or null) and threads (how many the loaded wasm
-   * build offers: 1 for the single-thread build). */
+   * vocabSize} or null), busy (what runs, or null), threads (how many the loaded wasm
+   * build offers: 1 for the single-thread build), simd, metadata, trainable, lora and
+   * defaultBatchSize. */
   info() { return this.#core.info(); }
 
   /** Changes some optimizer settings (lr, beta1, beta2, eps, weightDecay, warmup,
@@ -182,10 +210,13 @@ export class Model {
    * learning-rate schedule as it is, e.g. after load, instead of starting a new one for this
    * call), seed (restarts the batch sampler), valFraction (0.1), evalInterval (100:
    * validate at its multiples, counting earlier steps, and at the end), evalBatches (4),
-   * signal (AbortSignal), onProgress({step, steps, loss, valLoss, validated, lr,
-   * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (how often to yield to the event
-   * loop, default 30). Resolves to a summary; an abort rejects with an AbortError and
-   * leaves the model with the steps completed so far.
+   * evalMode, seconds (a time budget instead of a step count; secondsDone, warmupFraction),
+   * signal (AbortSignal), onProgress({step, stepsDone, steps, loss, valLoss, validated, lr,
+   * gradNorm, tokensPerSecond, elapsed, eta}), onWarning (warnings about the text; default
+   * console.warn), onDivergence ('rollback' (default) or 'stop': what a diverging call
+   * leaves), yieldMs (how often to yield to the event loop, default 30). Resolves to a
+   * summary; an abort rejects with the signal's reason (an AbortError unless abort(reason)
+   * gave one) and leaves the model with the steps completed so far.
    */
   train(data, opts = {}) { return trainDecoder(this.#core, data, opts); }
 
@@ -197,9 +228,10 @@ export class Model {
 
   /**
    * Streams generated text as an async iterator of pieces. Options: maxTokens (100),
-   * temperature (1; 0 = greedy), topK (0 = off), topP (1 = off), seed, stop (strings that
+   * temperature (0.8; 0 = greedy), topK (0 = off), topP (1 = off), seed, stop (strings that
    * end the text, not included), signal, onToken(piece, tokens) (called with each piece the
-   * iterator yields and the number of tokens generated so far), yieldMs (16).
+   * iterator yields and the number of tokens generated so far), allowUnknown (false: a char
+   * tokenizer's <unk> is never sampled), yieldMs (16). The prompt is not part of the text.
    */
   generate(prompt = '', opts = {}) { return generate(this.#core, prompt, opts); }
 

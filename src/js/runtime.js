@@ -8,13 +8,18 @@ import { WfError } from './errors.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
 import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 
-// The core's messages name C fields (n_head, weight_decay); a JavaScript caller knows them
-// as the package's keys (nHead, weightDecay): the messages are rewritten with those.
+// The core's messages about a config, optimizer settings or sampling options name their C
+// fields (n_head, weight_decay, top_k); a JavaScript caller knows them as the package's keys
+// (nHead, weightDecay, topK). Only the calls whose subject is such settings (the caller's,
+// or the model's config) rewrite their messages (checkSettings): a file's messages keep the
+// names the file uses (config.json: "n_layer" is missing), and no_unk and n_vocab, which the
+// package sets itself, keep theirs.
 const JS_NAMES = new Map([...[...CONFIG_TABLE, ...OPTIM_TABLE].filter((r) => r.name !== r.js).map((r) => [r.name, r.js]),
-  ['top_k', 'topK'], ['top_p', 'topP'], ['n_vocab', 'nVocab'], ['no_unk', 'allowUnknown']]);
+  ['top_k', 'topK'], ['top_p', 'topP']]);
 const C_NAME = new RegExp(`\\b(${[...JS_NAMES.keys()].join('|')})\\b`, 'g');
 
-/** A core message in the package's words: C field names become JavaScript keys. */
+/** A core message about settings the caller gave, in the package's words: their C field
+ * names become JavaScript keys. */
 export function jsMessage(message) {
   return message.replace(C_NAME, (name) => JS_NAMES.get(name));
 }
@@ -25,9 +30,12 @@ export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORT
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 const SAVE_JSON = 2; // WF_SAVE_JSON
 const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
-// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). The core refuses a model or
-// a batch that needs more than 95% of it (address_limit in model.c).
+// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB).
 export const MEMORY_LIMIT = 4294967296;
+// What one model, one batch's activations or a roll-back copy may take: the core refuses a
+// model or a batch that needs more than 95% of the ceiling (wf_address_limit() * 0.95 in
+// model.c), and the package's own checks use the same bound.
+export const MEMORY_BUDGET = 0.95 * MEMORY_LIMIT;
 // The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
@@ -161,11 +169,14 @@ export class Runtime {
 
   // ---- statuses ----
 
-  /** Throws a WfError for a failed status, with the given message (or the status name). */
-  check(status, message) {
+  /** Throws a WfError for a failed status, with the given message (or the status name); with
+   * `own`, the message is about settings the caller gave and speaks the package's names
+   * (jsMessage). */
+  check(status, message, own = false) {
     if (status === 0) return;
     const code = STATUS[status] ?? `WF_STATUS_${status}`;
-    throw new WfError(code, jsMessage(message || this.cstring(this.M._wf_status_string(status))));
+    const text = message || this.cstring(this.M._wf_status_string(status));
+    throw new WfError(code, own ? jsMessage(text) : text);
   }
 
   /** check() with model handle h's message. */
@@ -173,9 +184,17 @@ export class Runtime {
     if (status !== 0) this.check(status, this.cstring(this.M._wf_model_error(h)));
   }
 
-  /** check() with tokenizer handle t's message. */
-  checkTokenizer(t, status) {
-    if (status !== 0) this.check(status, this.cstring(this.M._wf_tokenizer_error(t)));
+  /** checkModel() for a call whose subject is settings the caller gave (a config, optimizer
+   * settings, sampling options) or the model's config as the package shows it (an export):
+   * its message in the package's names. */
+  checkSettings(h, status) {
+    if (status !== 0) this.check(status, this.cstring(this.M._wf_model_error(h)), true);
+  }
+
+  /** check() with tokenizer handle t's message (in the package's names when `own`: a
+   * vocabSize the caller gave). */
+  checkTokenizer(t, status, own = false) {
+    if (status !== 0) this.check(status, this.cstring(this.M._wf_tokenizer_error(t)), own);
   }
 
   // ---- configs (native form: numbers, see config.js) ----
@@ -197,6 +216,16 @@ export class Runtime {
     });
   }
 
+  /** Validates optimizer settings (the native struct's numbers): throws a WfError in the
+   * package's names when the core refuses them (wf_optim_check). */
+  optimCheck(optim) {
+    this.withBuffer(STRUCTS.optim.size + MESSAGE_BYTES, (p) => {
+      writeStruct(this, STRUCTS.optim, p, optim);
+      const s = this.M._wf_optim_check(p, p + STRUCTS.optim.size, MESSAGE_BYTES);
+      this.check(s, s === 0 ? '' : this.cstring(p + STRUCTS.optim.size), true);
+    });
+  }
+
   /** Bytes a native config needs, trained at batch B and length T (wf_memory). */
   memoryEstimate(native, B, T) {
     const at = Math.ceil(STRUCTS.config.size / 8) * 8; // after the config, 8-byte aligned for the doubles
@@ -204,7 +233,7 @@ export class Runtime {
     return this.withBuffer(msg + MESSAGE_BYTES, (p) => {
       writeStruct(this, STRUCTS.config, p, native);
       const s = this.M._wf_config_memory(p, B, T, p + at, p + msg, MESSAGE_BYTES);
-      this.check(s, s === 0 ? '' : this.cstring(p + msg));
+      this.check(s, s === 0 ? '' : this.cstring(p + msg), true);
       return readStruct(this, STRUCTS.memory, p + at);
     });
   }
@@ -221,7 +250,7 @@ export class Runtime {
   modelFree(h) { this.M._wf_model_free(h); }
 
   modelInit(h, native) {
-    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_init(h, p)));
+    this.withStruct(STRUCTS.config, native, (p) => this.checkSettings(h, this.M._wf_model_init(h, p)));
   }
 
   /** The native config of h. */
@@ -251,7 +280,7 @@ export class Runtime {
   }
 
   modelSetOptim(h, optim) {
-    this.withStruct(STRUCTS.optim, optim, (p) => this.checkModel(h, this.M._wf_model_set_optim(h, p)));
+    this.withStruct(STRUCTS.optim, optim, (p) => this.checkSettings(h, this.M._wf_model_set_optim(h, p)));
   }
 
   /** h's parameter tensors with elements: [{name, offset, size, shape, decay, layers (its
@@ -287,7 +316,7 @@ export class Runtime {
   /** Replaces h's config by a native one that differs in LoRA's fields and dropout only;
    * merge folds the adapters it drops into their weights. */
   modelSetConfig(h, native, merge) {
-    this.withStruct(STRUCTS.config, native, (p) => this.checkModel(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
+    this.withStruct(STRUCTS.config, native, (p) => this.checkSettings(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
   }
 
   /** A copy of `size` weights from element `offset` of h's flat parameter block. */
@@ -344,7 +373,7 @@ export class Runtime {
   /** The next token of h's generation, sampled with the wf_sampling at ps (putSampling). */
   genNext(h, ps) {
     const tok = ps + STRUCTS.sampling.size;
-    this.checkModel(h, this.M._wf_model_gen_next(h, ps, tok));
+    this.checkSettings(h, this.M._wf_model_gen_next(h, ps, tok));
     return this.i32[tok >>> 2];
   }
 
@@ -354,7 +383,7 @@ export class Runtime {
     const ps = this.putInt32(src);
     try {
       return this.withBuffer(maxNew * 4 + 4, (out) => {
-        this.checkModel(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
+        this.checkSettings(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
         const n = this.i32[(out + maxNew * 4) >>> 2];
         return this.i32.slice(out >>> 2, (out >>> 2) + n);
       });
@@ -416,7 +445,7 @@ export class Runtime {
       const status = f(p, p + 4, p + 8, p + 12);
       const b = p >>> 2, st = this.u32[b] >>> 0, stLen = this.i32[b + 1], cfg = this.u32[b + 2] >>> 0, cfgLen = this.i32[b + 3];
       try {
-        this.checkModel(h, status);
+        this.checkSettings(h, status);
         return { st: this.u8.slice(st, st + stLen), config: new TextDecoder().decode(this.u8.slice(cfg, cfg + cfgLen)) };
       } finally {
         this.M._wf_buffer_free(st);
@@ -467,7 +496,7 @@ export class Runtime {
     this.withBytes(data, what, true, (p, n) => {
       const M = this.M;
       this.checkTokenizer(t, kind === 'bpe' ? M._wf_tokenizer_train(t, TOKENIZER_BPE, p, n, vocabSize)
-        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train(t, TOKENIZER_CHAR, p, n, 0));
+        : kind === 'file' ? M._wf_tokenizer_load(t, p, n) : M._wf_tokenizer_train(t, TOKENIZER_CHAR, p, n, 0), kind === 'bpe');
     });
   }
 

@@ -168,8 +168,8 @@ export class Seq2Seq extends ModelView {
    * weightDecay 0.01, gradClip 1), warmup (steps/10, at most 100), decaySteps (the rest:
    * cosine), keepSchedule, seed, signal (AbortSignal), onProgress({step, steps, loss, lr,
    * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (30). Resolves to {steps, step, loss,
-   * tokens, seconds, tokensPerSecond}; an abort rejects with an AbortError and keeps the
-   * steps done. A call refused before its first step leaves the optimizer settings as they
+   * tokens, elapsed, tokensPerSecond}; an abort rejects with the signal's reason (an
+   * AbortError unless abort(reason) gave one) and keeps the steps done. A call refused before its first step leaves the optimizer settings as they
    * were.
    * @example
    * const pairs = words.map((w) => [w, [...w].reverse().join('')]);

@@ -1,5 +1,6 @@
 // A tokenizer handle (wf_tokenizer) over one Runtime.
 import { DISPOSE, WfError } from './errors.js';
+import { checkKeys, show } from './options.js';
 
 const KINDS = [null, 'char', 'bpe', 'hf', 'llama2c']; // wf_tokenizer_kind
 
@@ -18,6 +19,18 @@ function checkFits(tok, V, what) {
     throw new WfError('WF_ERR_CONFIG', `the text has ${n - 1} distinct characters (+1 unknown) but the model's vocabSize is ${V}; create the model with vocabSize >= ${n} or use a BPE tokenizer`);
   }
   throw new WfError('WF_ERR_CONFIG', `${what} has ${n} tokens but the model's vocabSize is ${V}`);
+}
+
+/** The keys of a tokenizer's options (Tokenizer.fromText, createTokenizer, and the
+ * tokenizer option of createModel and train as an object). */
+export const TOKENIZER_KEYS = Object.freeze(['kind', 'vocabSize']);
+
+/** The options a tokenizer option stands for: a kind ('char', 'bpe') or {kind, vocabSize},
+ * whose keys are checked. */
+function specOptions(spec) {
+  if (typeof spec === 'string') return { kind: spec };
+  checkKeys(spec, TOKENIZER_KEYS, 'the tokenizer option');
+  return { ...(spec ?? {}) };
 }
 
 let handleOf; // Tokenizer's own: the package's modules reach a tokenizer's handle through tokenizerHandle
@@ -59,9 +72,11 @@ export class Tokenizer {
    * round-trips exactly.
    * @example const tok = Tokenizer.fromText(rt, text, { kind: 'bpe', vocabSize: 1024 });
    */
-  static fromText(rt, text, { kind = 'char', vocabSize = 512 } = {}) {
-    if (kind !== 'char' && kind !== 'bpe') throw new WfError('WF_ERR_ARG', `tokenizer kind must be 'char' or 'bpe', not ${kind}`);
-    if (kind === 'bpe' && !Number.isInteger(vocabSize)) throw new WfError('WF_ERR_ARG', `vocabSize must be an integer, not ${vocabSize}`);
+  static fromText(rt, text, opts = {}) {
+    checkKeys(opts, TOKENIZER_KEYS, 'the tokenizer options');
+    const { kind = 'char', vocabSize = 512 } = opts ?? {};
+    if (kind !== 'char' && kind !== 'bpe') throw new WfError('WF_ERR_ARG', `tokenizer kind must be "char" or "bpe", not ${show(kind)}`);
+    if (kind === 'bpe' && !Number.isInteger(vocabSize)) throw new WfError('WF_ERR_ARG', `vocabSize must be an integer, not ${show(vocabSize)}`);
     return Tokenizer.#filled(rt, kind, text, 'the text', vocabSize);
   }
 
@@ -86,7 +101,7 @@ export class Tokenizer {
    */
   static forModel(rt, text, spec, V) {
     if (spec instanceof Tokenizer) return checkFits(Tokenizer.copy(rt, spec), V, 'the tokenizer');
-    const opts = typeof spec === 'string' ? { kind: spec } : { ...(spec ?? {}) };
+    const opts = specOptions(spec);
     const kind = opts.kind ?? 'char';
     if (kind === 'bpe') {
       opts.vocabSize ??= V;
@@ -100,7 +115,7 @@ export class Tokenizer {
   assertMatches(spec) {
     const same = spec instanceof Tokenizer
       ? sameBytes(spec.save(), this.save())
-      : (typeof spec === 'string' ? spec : spec.kind ?? 'char') === this.kind;
+      : (specOptions(spec).kind ?? 'char') === this.kind;
     if (!same) {
       throw new WfError('WF_ERR_STATE', `the model already has a ${this.kind} tokenizer of ${this.vocabSize} tokens; the tokenizer option only applies to a model without one`);
     }

@@ -5,6 +5,7 @@ import { WfError, throwIfAborted } from './errors.js';
 import { OPTIM_FIELDS, optimOf } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
+import { MEMORY_BUDGET } from './runtime.js';
 
 /** The defaults of train()'s own options (the optimizer's are OPTIM_DEFAULTS). */
 export const TRAIN_DEFAULTS = Object.freeze({ steps: 1000, valFraction: 0.1, evalInterval: 100, evalBatches: 4, evalMode: 'sample', yieldMs: 30 });
@@ -19,7 +20,7 @@ export const TRAIN_KEYS = new Set(['steps', 'batchSize', 'context', 'tokenizer',
   'evalMode', 'keepSchedule', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'yieldMs', 'seconds', 'secondsDone', 'warmupFraction', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 
 /** The keys of evaluate()'s options. */
-export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'yieldMs']);
+export const EVALUATE_KEYS = new Set(['maxTokens', 'batchSize', 'signal', 'onWarning', 'yieldMs']);
 
 /** Text or token ids as train() and evaluate() take them; anything else is a TypeError
  * that says what came instead. */
@@ -102,9 +103,10 @@ export function decoderConfig(core, what) {
  * validation (source.validate() at multiples of source.validateEvery, counting earlier
  * steps, and at the end) and yields to the event loop. With source.lossBound, each step's
  * loss and, after the last step, source.lossAfter() (the last batch's loss with the last
- * update applied) must stay under it, else the call diverged. source.prepare() runs first and
- * may throw; source.cleanup() runs last, whatever happened. Everything up to the first
- * step is undone if it fails: the optimizer settings are restored.
+ * update applied) must stay under it, and the losses must not climb above the call's best
+ * (spikeWatch), else the call diverged. source.prepare() runs first and may throw;
+ * source.cleanup() runs last, whatever happened. Everything up to the first step is undone
+ * if it fails: the optimizer settings are restored.
  */
 export async function runTraining(core, opts, source) {
   const budget = budgetOf(opts);
@@ -128,8 +130,18 @@ export async function runTraining(core, opts, source) {
     }
     // the state this call started from, taken before the call's buffers are allocated (so
     // that the snapshot's transient buffer is the same heap block call after call): a
-    // diverged call goes back to it (see diverged())
-    if (onDivergence === 'rollback') snapshot = core.snapshot();
+    // diverged call goes back to it (see diverged()). A model whose copy would not fit in
+    // the wasm heap trains without one, and is told so.
+    if (onDivergence === 'rollback') {
+      snapshot = core.snapshot();
+      if (!snapshot) {
+        const gb = (x) => (x / 1e9).toFixed(2);
+        (opts.onWarning ?? console.warn)(`this model's roll-back copy does not fit in the wasm heap (taking it and putting it back `
+          + `would need ${gb(core.rollbackBytes())} GB beside the ${gb(core.rt.heapInUse())} GB in use; at most ${gb(MEMORY_BUDGET)} GB): `
+          + "if this call diverges, it stops there and says how many of its steps stay applied (onDivergence 'stop' does so without this warning)");
+      }
+    }
+    const spiked = source.lossBound === undefined ? null : spikeWatch();
     source.prepare();
     const schedule = optimOf(opts);
     if (budget) {
@@ -164,6 +176,12 @@ export async function runTraining(core, opts, source) {
         throw new WfError('WF_ERR_DIVERGED', `training diverged: the loss of step ${last.step} is ${last.loss.toPrecision(4)}, `
           + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
       }
+      const spike = spiked?.(last.loss);
+      if (spike?.diverged) {
+        throw new WfError('WF_ERR_DIVERGED', `training diverged: the mean loss of steps ${last.step - SPIKE.window + 1}-${last.step} is `
+          + `${spike.mean.toFixed(3)}, ${(spike.mean - spike.best).toFixed(3)} above the lowest this call had reached (${spike.best.toFixed(3)}), `
+          + `more than the ${spike.allowed.toFixed(3)} that noise explains (lr ${float32Plain(last.lr)})`);
+      }
       tokens += last.tokens;
       const every = source.validateEvery ?? 0;
       const validated = every > 0 && ((start + s) % every === 0 || s === steps);
@@ -196,16 +214,18 @@ export async function runTraining(core, opts, source) {
           + `worse than the ${source.lossBound.toPrecision(3)} that marks a model far below random guessing (lr ${float32Plain(last.lr)})`);
       }
     }
-    const seconds = (performance.now() - t0) / 1000;
+    // `seconds` means a time budget, in the options, the progress and here; the call's
+    // wall-clock time is `elapsed`, as in the progress
+    const elapsed = (performance.now() - t0) / 1000;
     return {
-      steps: s, step: core.step, loss: last.loss, valLoss, valBpc: source.valBpc ?? null, tokens, seconds, tokensPerSecond: tokens / seconds,
-      trainSeconds: trained, ...(budget ? { secondsDone: budget.done + trained } : {}),
+      steps: s, step: core.step, loss: last.loss, valLoss, valBpc: source.valBpc ?? null, tokens, elapsed, tokensPerSecond: tokens / elapsed,
+      trainSeconds: trained, ...(budget ? { seconds: budget.seconds, secondsDone: budget.done + trained } : {}),
     };
 
     function progress(validated) {
       const elapsed = (performance.now() - t0) / 1000;
       return {
-        step: last.step, stepsDone: s, steps: budget ? null : steps, lastStep: budget ? null : start + steps, loss: last.loss,
+        step: last.step, stepsDone: s, steps: Number.isFinite(steps) ? steps : null, lastStep: budget ? null : start + steps, loss: last.loss,
         valLoss, valBpc: source.valBpc ?? null, validated, lr: last.lr, gradNorm: last.gradNorm, tokensPerSecond: tokens / elapsed, elapsed,
         eta: budget ? Math.max(0, budget.seconds - budget.done - trained) : (elapsed / s) * (steps - s),
         ...(budget ? { secondsDone: budget.done + trained, seconds: budget.seconds } : {}),
@@ -216,8 +236,9 @@ export async function runTraining(core, opts, source) {
       peak = null; // nothing trained: the settings go back as they were
       core.setOptimizer(before);
     } else if (core.h && (e.code === 'WF_ERR_DIVERGED' || e.code === 'WF_ERR_NUMERIC')) {
-      if (snapshot) peak = null; // rolled back with the rest of the state
-      throw diverged(core, e, snapshot, start, source);
+      const { error, restored } = diverged(core, e, onDivergence, snapshot, start, source);
+      if (restored) peak = null; // rolled back with the rest of the state
+      throw error;
     }
     throw e;
   } finally {
@@ -229,37 +250,66 @@ export async function runTraining(core, opts, source) {
 }
 
 /**
- * The error a diverged call rejects with, saying exactly what state the model is in: with a
- * snapshot (onDivergence 'rollback', the default), the model is put back as it was when the
- * call started, tokenizer aside (a tokenizer the call learned is dropped with its steps);
- * without one ('stop'), the steps before the diverged one stay applied, and it says how many.
+ * The error a diverged call rejects with, saying exactly what state the model is in, and
+ * whether the model was restored: with a snapshot (onDivergence 'rollback', the default), the
+ * model is put back as it was when the call started, tokenizer aside (a tokenizer the call
+ * learned is dropped with its steps); without one ('stop', or a model whose copy did not fit),
+ * or when putting it back fails, the steps before the diverged one stay applied, and it says
+ * how many. A step the core refused (a non-finite loss or update) changed nothing itself: the
+ * message says so rather than the core's "weights and optimizer state are unchanged", which
+ * holds for that step only.
  */
-function diverged(core, e, snapshot, start, source) {
-  const applied = core.step - start;
-  const advice = 'try a lower lr (or a smaller gradClip)';
+function diverged(core, e, onDivergence, snapshot, start, source) {
+  const applied = core.step - start, advice = 'try a lower lr (or a smaller gradClip)';
+  const steps = (n, word = '') => `${n} ${word}step${n === 1 ? '' : 's'}`;
+  const refused = e.code === 'WF_ERR_NUMERIC' && /; the step was rejected and weights and optimizer state are unchanged/.test(e.message);
+  const what = refused ? `step ${core.step + 1} was refused: ${e.message.replace(/; the step was rejected .*$/, '')} (that step changed nothing)` : e.message;
+  const earlier = refused ? 'earlier ' : '';
+  let why = onDivergence === 'stop' ? "onDivergence 'stop'" : 'no roll-back copy fitted in the wasm heap';
   if (snapshot) {
-    core.restore(snapshot);
-    source.rolledBack?.();
-    return new WfError(e.code, `${e.message}; this call's ${applied} applied step${applied === 1 ? '' : 's'} were rolled back: `
-      + `the model is as it was at step ${start}, where the call started; ${advice}`);
+    try {
+      core.restore(snapshot);
+      source.rolledBack?.();
+      return {
+        restored: true,
+        error: new WfError(e.code, `${what}; this call's ${steps(applied, `applied ${earlier}`)} ${applied === 1 ? 'was' : 'were'} rolled back: `
+          + `the model is as it was at step ${start}, where the call started; ${advice}`),
+      };
+    } catch (failure) {
+      why = `the roll-back failed: ${failure.message}`;
+    }
   }
-  return new WfError(e.code, `${e.message}; this call's ${applied} step${applied === 1 ? '' : 's'} stay applied `
-    + `(onDivergence 'stop': the model is at step ${core.step}); ${advice}`);
+  return {
+    restored: false,
+    error: new WfError(e.code, `${what}; this call's ${steps(applied, earlier)} ${applied === 1 ? 'stays' : 'stay'} applied `
+      + `(${why}: the model is at step ${core.step}); ${advice}`),
+  };
 }
+
+/** What unknown characters become, by the call that reads them (warnUnknown). */
+const UNKNOWN_USE = {
+  train: { what: "the text's", then: 'they all train as <unk>. A new model learns its vocabulary from its first text.' },
+  evaluate: { what: "the text's", then: 'the model reads them all as <unk>, and the loss counts its guesses of <unk> for them.' },
+  prompt: { what: "the prompt's", then: 'the model reads them all as <unk>.' },
+};
 
 /** Tells (through onWarning, else console.warn) what share of a text's tokens a char
- * tokenizer does not know: they all train as <unk>, id 0, and say nothing of the text. The
- * words are worked out once per token array (the handle keeps a text's ids across calls) and
+ * tokenizer does not know: they all become <unk>, id 0, and say nothing of the text. `use`
+ * is the call that reads them: 'train', 'evaluate' or 'prompt' (generation). The words are
+ * worked out once per token array and use (the handle keeps a text's ids across calls) and
  * said at every call. */
-export function warnUnknown(tokenizer, text, tokens, onWarning) {
+export function warnUnknown(tokenizer, text, tokens, onWarning, use = 'train') {
   if (tokenizer?.kind !== 'char' || tokens.length === 0) return;
-  if (!unknownNotes.has(tokens)) unknownNotes.set(tokens, unknownNote(tokenizer, text, tokens));
-  const message = unknownNotes.get(tokens);
+  if (!unknownNotes.has(tokens)) unknownNotes.set(tokens, new Map());
+  const notes = unknownNotes.get(tokens);
+  if (!notes.has(use)) notes.set(use, unknownNote(tokenizer, text, tokens, use));
+  const message = notes.get(use);
   if (message) (onWarning ?? console.warn)(message);
 }
-const unknownNotes = new WeakMap(); // token array -> its note, or null when every character is known
+// token array -> use -> its note, or null when every character is known
+const unknownNotes = new WeakMap();
 
-function unknownNote(tokenizer, text, tokens) {
+function unknownNote(tokenizer, text, tokens, use) {
   let unknown = 0;
   for (const id of tokens) unknown += id === 0;
   if (unknown === 0) return null;
@@ -269,9 +319,10 @@ function unknownNote(tokenizer, text, tokens) {
     if (tokenizer.encode(ch)[0] === 0) seen.add(ch);
   }
   const share = (100 * unknown) / tokens.length;
-  return `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of the text's tokens (${unknown} of ${tokens.length}) are `
+  const { what, then } = UNKNOWN_USE[use];
+  return `${share < 0.1 ? share.toPrecision(2) : share.toFixed(1)}% of ${what} tokens (${unknown} of ${tokens.length}) are `
     + `characters the model's tokenizer does not know (${[...seen].map((c) => JSON.stringify(c)).join(', ')}${unknown > seen.size ? ', …' : ''}); `
-    + 'they all train as <unk>. A new model learns its vocabulary from its first text.';
+    + then;
 }
 
 /** The cross-entropy beyond which a model over V tokens has diverged: random guessing
@@ -279,6 +330,44 @@ function unknownNote(tokenizer, text, tokens) {
  * sound run never goes. */
 export function lossBound(V) {
   return 1.5 * Math.log(V) + 1;
+}
+
+/** The loss-spike check (spikeWatch): its window in steps, the least rise it calls a
+ * divergence (nats), and that rise in units of the losses' step-to-step noise. */
+export const SPIKE = Object.freeze({ window: 20, margin: 1, noise: 4 });
+
+/**
+ * Watches one call's training losses for a climb that no noise explains: a run that diverges
+ * without a non-finite value and below lossBound, its loss climbing from 1.3 back towards
+ * ln V. Returns a function of each step's loss: null while its first window fills, then
+ * {mean, best, allowed, diverged}. From step SPIKE.window on, the mean of the last SPIKE.window losses is held
+ * against the lowest of the call's first loss (the model as the call found it) and every
+ * earlier such mean; the call diverged when it is more than max(SPIKE.margin, SPIKE.noise x
+ * the median change between consecutive losses of the window) above it.
+ * Why these: a batch's loss varies around the model's true loss with some deviation s; the
+ * median |change| between two batches is about s (0.95 s for a normal), and a mean of 20
+ * varies by s / 4.5, so the allowance stands 4 s above the noisiest baseline (the first
+ * loss, one batch). 1 nat is the floor: the model giving the text it predicts e^-1 = 0.37
+ * of the probability it gave before. bench/loss-noise.mjs measures both: sound runs of the
+ * micro and tiny presets (batch 16 down to 1, a second call's new warmup) rose at most 0.11
+ * nats above their best (11 % of the allowance); a trained micro pushed to lr 0.03 and 0.1
+ * rose 1.38 and 1.95 in its first 20 steps.
+ */
+export function spikeWatch() {
+  const recent = []; // the last SPIKE.window losses
+  let best = Infinity;
+  return (loss) => {
+    if (best === Infinity) best = loss;
+    recent.push(loss);
+    if (recent.length > SPIKE.window) recent.shift();
+    if (recent.length < SPIKE.window) return null;
+    const mean = recent.reduce((a, b) => a + b, 0) / recent.length;
+    const changes = recent.slice(1).map((x, i) => Math.abs(x - recent[i])).sort((a, b) => a - b);
+    const allowed = Math.max(SPIKE.margin, SPIKE.noise * changes[changes.length >> 1]);
+    const reading = { mean, best, allowed, diverged: mean - best > allowed };
+    best = Math.min(best, mean);
+    return reading;
+  };
 }
 
 /** Model.train: a decoder on text or ids, batches drawn by the core's sampler. */
@@ -403,6 +492,7 @@ export async function evaluateDecoder(core, data, opts = {}) {
   // measure nothing the model knows
   let tokens = typeof data === 'string' ? core.textIds(data) : core.tokensOf(data).tokens;
   if (tokens.length > maxTokens + 1) tokens = tokens.subarray(0, maxTokens + 1);
+  if (typeof data === 'string') warnUnknown(core.tokenizer, data, tokens, opts.onWarning, 'evaluate');
   const windows = Math.floor((tokens.length - 1) / T);
   if (windows < 1) {
     throw new WfError('WF_ERR_ARG', `evaluation needs at least ${T + 1} tokens (one context window plus its next token); got ${tokens.length}`);

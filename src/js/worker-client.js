@@ -26,6 +26,7 @@ class WorkerHandle {
   #disposed = false;
   #failure = null; // why the worker failed, once it has
   #snapshot = null;
+  #busy = new Map(); // call id -> what a pending long call keeps the model busy with
 
   static {
     portOf = (wm) => wm.#port;
@@ -49,6 +50,7 @@ class WorkerHandle {
         return;
       }
       this.#calls.delete(msg.id);
+      this.#busy.delete(msg.id);
       if (this.#calls.size === 0) port.unref?.();
       if (msg.info) this.#snapshot = msg.info;
       if (call.thrown) call.reject(call.thrown.error);
@@ -91,16 +93,18 @@ class WorkerHandle {
   #fail(error) {
     for (const call of this.#calls.values()) call.reject(error);
     this.#calls.clear();
+    this.#busy.clear();
   }
 
-  /** Posts one call; resolves with its result. */
-  #request(op, args = [], { transfer = [], onEvent, signal } = {}) {
+  /** Posts one call; resolves with its result. `busy`: what the model is busy with while it runs. */
+  #request(op, args = [], { transfer = [], onEvent, signal, busy } = {}) {
     if (this.#disposed) return Promise.reject(new WfError('WF_ERR_DISPOSED', 'this model has been disposed'));
     if (this.#failure) return Promise.reject(new WfError('WF_ERR_WORKER', this.#failure));
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const id = this.#nextId++;
     const done = new Promise((resolve, reject) => this.#calls.set(id, { resolve, reject, onEvent, signal }));
     done.id = id;
+    if (busy) this.#busy.set(id, busy);
     this.#port.ref?.();
     this.#port.post({ id, op, args }, transfer);
     if (signal) {
@@ -145,6 +149,7 @@ class WorkerHandle {
     const { args: wire, signal, callbacks } = this.#crossing(spec, args);
     return this.#request(op, wire, {
       signal,
+      busy: spec.busy,
       onEvent: (name, a) => {
         if (name === 'onProgress') this.#snapshot = { ...this.#snapshot, step: a[0].step };
         callbacks[name]?.(...a);
@@ -160,6 +165,7 @@ class WorkerHandle {
     let wake = null, finished = false, failure = null;
     const done = this.#request(op, wire, {
       signal,
+      busy: spec.busy,
       onEvent: (name, a) => {
         callbacks[name]?.(...a);
         if (name === spec.events[0]) queue.push(a[0]);
@@ -201,6 +207,16 @@ class WorkerHandle {
   get tokenizer() { return this.#live().tokenizer; }
   /** The metadata saved with the model, as of the last call that returned. */
   get metadata() { return this.#live().metadata; }
+  /** The LoRA adapters' settings ({rank, alpha, targets}) or null, as of the last call that returned. */
+  get lora() { return this.#live().lora; }
+  /** The batch size train() and evaluate() use unless told otherwise. */
+  get defaultBatchSize() { return this.#live().defaultBatchSize; }
+  /** What the model is busy with as far as this thread knows: the kind of the first long call
+   * still pending ('training', 'evaluation', 'generation', 'decoding'), or null. */
+  get busy() {
+    this.#live();
+    return this.#busy.values().next().value ?? null;
+  }
 
   #live() {
     if (this.#disposed) throw new WfError('WF_ERR_DISPOSED', 'this model has been disposed');

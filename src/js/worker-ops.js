@@ -9,6 +9,8 @@
 //             calls come back as messages; with `stream`, the method is an async iterator
 //             of the first one's first argument (generate). A callback that throws stops
 //             the call: the worker is told to abort it, and the call rejects with that error
+//   busy      what the model is busy with while the call runs (Model.busy's word): the
+//             client's `busy` says it while such a call is pending
 //
 // Messages, both directions plain structured-clone objects:
 //   client -> worker  {id, op, args}          one call; op 'start' and 'replace' make and
@@ -41,9 +43,9 @@ export const WORKER_OPS = {
   model: {
     ...COMMON,
     ...FINETUNE,
-    train: { opts: 1, signal: true, events: ['onProgress', 'onWarning'] },
-    evaluate: { opts: 1, signal: true },
-    generate: { opts: 1, signal: true, events: ['onToken'], stream: true },
+    train: { opts: 1, signal: true, events: ['onProgress', 'onWarning'], busy: 'training' },
+    evaluate: { opts: 1, signal: true, events: ['onWarning'], busy: 'evaluation' },
+    generate: { opts: 1, signal: true, events: ['onToken', 'onWarning'], stream: true, busy: 'generation' },
     selfAttention: {},
     trainStep: {},
     forward: {},
@@ -52,11 +54,11 @@ export const WORKER_OPS = {
   },
   seq2seq: {
     ...COMMON,
-    train: { opts: 1, signal: true, events: ['onProgress'] },
-    evaluate: { opts: 1, signal: true },
-    decodeIds: { opts: 1, signal: true },
-    translate: { opts: 1, signal: true },
-    accuracy: { opts: 1, signal: true },
+    train: { opts: 1, signal: true, events: ['onProgress'], busy: 'training' },
+    evaluate: { opts: 1, signal: true, busy: 'evaluation' },
+    decodeIds: { opts: 1, signal: true, busy: 'decoding' },
+    translate: { opts: 1, signal: true, busy: 'decoding' },
+    accuracy: { opts: 1, signal: true, busy: 'decoding' },
     crossAttention: {},
     trainStep: {},
     forward: {},

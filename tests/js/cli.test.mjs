@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FIELDS, OPTIM_FIELDS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
+import { CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
 
 const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
@@ -41,7 +41,7 @@ test('--help on the program and on every command', () => {
   assert.match(bare.err, /Usage: wasmformer <command>/);
   const options = {
     train: ['--preset', '--config', '--steps', '--out', '--resume', '--force', '--batch', '--lr', '--eval-interval', '--val-fraction', '--seed', '--tokenizer', '--vocab'],
-    generate: ['--prompt', '--tokens', '--temperature', '--top-k', '--top-p', '--seed', '--stop'],
+    generate: ['--prompt', '--tokens', '--temperature', '--top-k', '--top-p', '--seed', '--stop', '--allow-unknown'],
     eval: ['--max-tokens', '--json'],
     info: ['--json'],
     export: ['--format', '--out'],
@@ -72,7 +72,9 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
   writeFileSync(join(dir, 'exists.wf'), 'x');
   const cases = [
     [['frob'], /unknown command "frob"/],
-    [['train', '--stpes', '5'], /unknown option '--stpes'/],
+    [['train', '--stpes', '5'], /unknown option '--stpes'; did you mean --steps\?/],
+    [['generate', 'm.wf', '--temprature', '1'], /unknown option '--temprature'; did you mean --temperature\?/],
+    [['train', '--zzzzzz'], /unknown option '--zzzzzz' \(see/],
     [['train', '--steps'], /--steps <value>' argument missing/],
     [['train', '--steps', 'many'], /--steps must be an integer >= 1, not "many"/],
     [['train', '--steps', '0'], /--steps must be an integer >= 1/],
@@ -144,6 +146,10 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
     [['import', '.', '--out', 'n.wf'], /^wasmformer import: \. has no config.json$/],
+    // the keys the command sets under flags: --batch, --grad-clip (and a quoted JSON key stays)
+    [['train', TEXT, '--out', 'n.wf', '--batch', '100000000'], /needs [\d.]+ GB for its ids alone; .* \(use a smaller --batch\)$/],
+    [['train', TEXT, '--out', 'n.wf', '--config', MICRO, '--steps', '5', '--lr', '1e6', '--eval-interval', '0'],
+      /^wasmformer train: training diverged: .* try a lower lr \(or a smaller --grad-clip\)$/],
   ];
   for (const [args, message] of cases) {
     const r = cli(args);
@@ -215,11 +221,27 @@ test('train, info, generate and eval on one model', async () => {
   const expected = await model.generateText('Elizabeth', { maxTokens: 50, temperature: 0.8, seed: 7 });
   assert.equal(g.out, `Elizabeth${expected}\n`, 'the CLI prints what the API generates');
   assert.equal(cli(['generate', 'm.wf', '--prompt', 'Elizabeth', '--tokens', '50', '--seed', '7']).out, g.out);
+  // every default (tokens, temperature) is the API's
+  const plainGen = cli(['generate', 'm.wf', '--prompt', 'Elizabeth', '--seed', '7']);
+  assert.equal(plainGen.out, `Elizabeth${await model.generateText('Elizabeth', { seed: 7 })}\n`);
   const greedy = cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '40', '--temperature', '0', '--top-k', '5', '--top-p', '0.9']);
   assert.equal(greedy.out, `Mr${await model.generateText('Mr', { maxTokens: 40, temperature: 0 })}\n`);
   const cut = greedy.out.slice(12, 14);
   const stopped = cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '40', '--temperature', '0', '--stop', cut]);
   assert.equal(stopped.out, `${greedy.out.slice(0, greedy.out.indexOf(cut, 2))}\n`);
+
+  // characters the model's tokenizer does not know: eval and generate say so on stderr;
+  // --allow-unknown lets generate sample <unk>, as allowUnknown does
+  writeFileSync(join(dir, 'jp.txt'), `日本語${readFileSync(TEXT, 'utf8').slice(0, 3000)}`);
+  const jp = cli(['eval', 'm.wf', 'jp.txt']);
+  assert.equal(jp.code, 0, jp.err);
+  assert.match(jp.err, /^wasmformer eval: warning: 0\.10?% of the text's tokens \(3 of 3003\) are characters the model's tokenizer does not know \("日", "本", "語"\)/);
+  assert.match(jp.out, /^loss \d/);
+  const unk = cli(['generate', 'm.wf', '--prompt', '日本', '--tokens', '30', '--seed', '3', '--temperature', '3', '--allow-unknown']);
+  assert.equal(unk.code, 0, unk.err);
+  assert.match(unk.err, /^wasmformer generate: warning: .*% of the prompt's tokens \(2 of 2\) are characters/);
+  assert.equal(unk.out, `日本${await model.generateText('日本', { maxTokens: 30, seed: 3, temperature: 3, allowUnknown: true, onWarning: () => {} })}\n`);
+  assert.equal(cli(['generate', 'm.wf', '--prompt', 'Mr', '--tokens', '5']).err, '', 'a known prompt: no warning');
 
   // eval prints the API's numbers
   const e = cli(['eval', 'm.wf', TEXT, '--max-tokens', '5000', '--json']);
@@ -290,6 +312,42 @@ test('--time trains for a time budget, saves what it spent, and a resume of a sp
   assert.match(cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1m']).err, /--time cannot be combined with --resume/);
 });
 
+test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume trains the rest of the budget and ends when it is spent', async () => {
+  const child = spawn(process.execPath, [BIN, 'train', TEXT, '--config', MICRO, '--time', '4s', '--eval-interval', '0', '--out', 'tcut.wf'], { cwd: dir });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    out += d;
+    // progress lines of a budget read "step N (1s/4s)": stop once a second is spent
+    if (/^step \d+ \(([1-9])s\/4s\)/m.test(out) && !child.killed) child.kill('SIGINT');
+  });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 130, out);
+  const stoppedAt = Number(out.match(/^interrupted at step (\d+); saved tcut.wf/m)?.[1]);
+  assert.ok(stoppedAt > 0, out);
+  const cut = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
+  const spent = cut.metadata.run.secondsDone;
+  assert.equal(cut.metadata.run.seconds, 4);
+  assert.ok(spent >= 0.5 && spent < 4, `seconds spent when stopped: ${spent}`);
+  assert.equal(cut.step, stoppedAt);
+
+  const resumed = cli(['train', TEXT, '--out', 'tcut.wf', '--resume']);
+  assert.equal(resumed.code, 0, resumed.err);
+  const lines = resumed.out.trimEnd().split('\n');
+  // it trains what is left of the budget, its clock going on from the seconds spent
+  const left = 4 - spent, shown = Math.round(left);
+  assert.match(lines[0], new RegExp(`^training tcut.wf \\(step ${stoppedAt}\\), .* for ${shown}s of training, batches of 16 x 32 tokens`), lines[0]);
+  const firstShown = Number(lines.find((l) => l.startsWith('step '))?.match(/\((\d+)s\/4s\)/)?.[1]);
+  assert.ok(firstShown >= Math.floor(spent), `the first progress line counts from ${spent} s: ${firstShown}`);
+  const done = Number(lines.at(-1).match(/^done: step (\d+), /)?.[1]);
+  assert.ok(done > stoppedAt, lines.at(-1));
+  const end = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
+  assert.equal(end.step, done);
+  assert.ok(end.metadata.run.secondsDone >= 4 && end.metadata.run.secondsDone < 5, `the budget is spent, not overrun: ${end.metadata.run.secondsDone}`);
+  const last = cli(['train', TEXT, '--out', 'tcut.wf', '--resume']);
+  assert.match(last.out, /has finished its run \(4s of 4s\): nothing to do$/m);
+});
+
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   if (!existsSync('/usr/bin/script')) {
     t.skip('/usr/bin/script is not installed (apt-get install -y bsdutils)');
@@ -303,6 +361,13 @@ test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
   assert.match(redraws.at(-1), /^step 40\/40 \[#{24}\] 100% {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}.* tok\/s {2}ETA 0s\r?\n/);
   assert.ok(redraws.some((r) => /^step \d+\/40 \[#*\.+\] \d+%/.test(r)), 'a partly filled bar');
   assert.match(out, /done: step 40/);
+});
+
+test('without --steps a run takes train()\'s default steps', () => {
+  const r = cli(['train', TEXT, '--config', MICRO, '--eval-interval', '0', '--val-fraction', '0', '--out', 'default-steps.wf']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, new RegExp(`until step ${TRAIN_DEFAULTS.steps},`));
+  assert.match(r.out, new RegExp(`^done: step ${TRAIN_DEFAULTS.steps}, `, 'm'));
 });
 
 test('the default text is the bundled Pride and Prejudice', () => {
@@ -426,6 +491,14 @@ test('--eval-mode windows validates on all of the held-out split, with bits per 
   const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
+  // the mode is in the run plan: a resumed run keeps it
+  assert.equal(JSON.parse(cli(['info', 'w.wf', '--json']).out).metadata.run.evalMode, 'windows');
+  const resumed = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--steps', '10']);
+  assert.equal(resumed.code, 0, resumed.err);
+  assert.match(resumed.out, /^step 30\/30 .*val \d+\.\d{3} \(\d+\.\d{3} bpc\)/m, resumed.out);
+  const other = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--eval-mode', 'sample']);
+  assert.equal(other.code, 2);
+  assert.match(other.err, /--eval-mode sample differs from the run saved in w.wf \(windows\); a resumed run keeps it/);
 });
 
 test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {

@@ -1,11 +1,27 @@
 // A JavaScript developer's first hour (issue 17): each test here failed before its fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkConfig, createModel, createWorkerModel, GENERATE_DEFAULTS } from '../../src/js/node.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkConfig, createEncoder, createModel, createTokenizer, createWorkerModel, estimateMemory, exportPeftDir, exportSafetensors,
+  GENERATE_DEFAULTS, importSafetensors, saveModelFile } from '../../src/js/node.js';
 import { nearest, show, float32Plain } from '../../src/js/options.js';
+import { modelHandle } from '../../src/js/model.js';
+import { SPIKE, spikeWatch } from '../../src/js/training.js';
 
 const SMALL = { nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 8 };
 const TEXT = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(8);
+
+/** What createModel says of a config it refuses ({code, message}), or null when it builds it. */
+async function refusal(config) {
+  try {
+    (await createModel(config, { threads: 1 })).dispose();
+    return null;
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+}
 
 test('1: a misspelled key in a config or options object is an error naming the nearest known key', async () => {
   await assert.rejects(createModel({ nlayer: 2, dmodel: 64 }, { threads: 1 }),
@@ -18,13 +34,47 @@ test('1: a misspelled key in a config or options object is an error naming the n
   await assert.rejects(model.generateText('a', { temprature: 0 }), /unknown key "temprature".*did you mean "temperature"/);
   assert.throws(() => model.setOptimizer({ learningRate: 1 }), /unknown key "learningRate" in the optimizer settings/);
   await assert.rejects(createModel('tiny', { thread: 1 }), /unknown key "thread" in createModel\(\) options; did you mean "threads"\?/);
-  assert.deepEqual(await checkConfig({ nlayer: 2 }), {
-    code: 'WF_ERR_CONFIG',
-    message: (await checkConfig({ nlayer: 2 })).message,
-  });
+  assert.deepEqual(await checkConfig({ nlayer: 2 }), await refusal({ nlayer: 2 }), 'checkConfig says what createModel says');
   assert.match((await checkConfig({ nlayer: 2 })).message, /did you mean "nLayer"/);
+  // every options object: save's, exportPeft's, a tokenizer given as {kind, vocabSize}, a batch
+  assert.throws(() => model.save({ optimiser: false }), /unknown key "optimiser" in save\(\) options; did you mean "optimizer"\?/);
+  assert.throws(() => model.save({ optimizer: 'no' }), /optimizer must be true or false, not "no" \(a string\)/);
+  const dir = mkdtempSync(join(tmpdir(), 'wf-dx-'));
+  await assert.rejects(saveModelFile(model, join(dir, 'm.wf'), { optimiser: false }), /unknown key "optimiser" in save\(\) options/);
+  await assert.rejects(createModel(SMALL, { threads: 1, text: TEXT, tokenizer: { kind: 'bpe', vocabsize: 300 } }),
+    /unknown key "vocabsize" in the tokenizer options; did you mean "vocabSize"\?/);
+  await assert.rejects(model.train(TEXT, { steps: 1, tokenizer: { knd: 'bpe' } }), /unknown key "knd" in the tokenizer option; did you mean "kind"\?/);
+  await assert.rejects(createTokenizer(TEXT, { kind: 'bpe', vocabsize: 300 }), /unknown key "vocabsize" in createTokenizer\(\) options; did you mean "vocabSize"\?/);
+  const enc = await createEncoder({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 8, vocabSize: 8 }, { threads: 1 });
+  assert.throws(() => enc.trainStep({ inputs: [1, 2], target: [2, 3], B: 1, T: 2 }), /unknown key "target" in the batch; did you mean "targets"\?/);
+  assert.throws(() => enc.forward({ inputs: [1, 2], lenghts: [2], B: 1, T: 2 }), /unknown key "lenghts" in the batch; did you mean "lengths"\?/);
+  enc.dispose();
+  const lora = await createModel({ ...SMALL, loraRank: 2, loraTargets: 1 }, { threads: 1 });
+  assert.throws(() => lora.exportPeft({ baseModle: 'gpt2' }), /unknown key "baseModle" in exportPeft\(\) options; did you mean "baseModel"\?/);
+  assert.throws(() => lora.exportPeft({ baseModel: 5 }), /baseModel must be a string .*, not 5/);
+  await assert.rejects(exportPeftDir(lora, join(dir, 'peft'), { basemodel: 'gpt2' }), /did you mean "baseModel"/);
+  lora.dispose();
+  rmSync(dir, { recursive: true, force: true });
   assert.equal(nearest('n_layer', ['nLayer', 'nHead']), 'nLayer', 'a C name finds its JS key');
   assert.equal(nearest('zzzz', ['nLayer', 'nHead']), null, 'nothing close: no suggestion');
+  model.dispose();
+});
+
+test('10: C names become JS keys only in messages about the caller\'s own settings: a file\'s keys stay as the file has them', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  const files = exportSafetensors(model);
+  const config = JSON.parse(files['config.json']);
+  delete config.n_layer;
+  await assert.rejects(importSafetensors({ ...files, 'config.json': JSON.stringify(config) }, { threads: 1 }),
+    (e) => e.code === 'WF_ERR_FORMAT' && e.message === 'config.json: "n_layer" is missing');
+  model.addLora({ rank: 2 });
+  const peft = model.exportPeft();
+  const adapter = { ...JSON.parse(peft['adapter_config.json']), lora_alpha: -1 };
+  assert.throws(() => model.importPeft({ ...peft, 'adapter_config.json': JSON.stringify(adapter) }),
+    (e) => e.message === 'adapter_config.json: "lora_alpha" must be a positive number');
+  // the caller's own settings: their JS names
+  await assert.rejects(model.generateText('a', { topK: -1 }), /^WfError: topK must be >= 0/);
+  assert.throws(() => model.setOptimizer({ weightDecay: -1 }), /^WfError: weightDecay must be/);
   model.dispose();
 });
 
@@ -76,7 +126,7 @@ test('3: the last update of a call is checked too: one step at lr 1e6 after good
   const saved = model.save();
   for (const evalInterval of [0, 1]) {
     await assert.rejects(model.train(TEXT, { steps: 1, lr: 1e6, evalInterval }), (e) => e.code === 'WF_ERR_DIVERGED'
-      && /training diverged: after the call's last step \(step 31\) the loss is .* were rolled back: the model is as it was at step 30/.test(e.message));
+      && /training diverged: after the call's last step \(step 31\) the loss is .*; this call's 1 applied step was rolled back: the model is as it was at step 30/.test(e.message));
     assert.equal(model.step, 30);
     assert.deepEqual(model.save(), saved, `evalInterval ${evalInterval}: the whole state as it was, byte for byte`);
   }
@@ -102,6 +152,77 @@ test('3: the last update of a call is checked too: one step at lr 1e6 after good
   s2s.dispose();
 });
 
+test('3: a divergence in the middle of a call, after 150 good steps, is rolled back to the call\'s start, and the message says what happened', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 150, evalInterval: 0 });
+  const saved = model.save();
+  // the issue's reproduction: the first update at lr 1e6 is applied, the next step's loss is far past the bound
+  await assert.rejects(model.train(TEXT, { steps: 5, lr: 1e6, evalInterval: 0 }), (e) => {
+    const m = e.message.match(/^training diverged: the loss of step (\d+) is [\d.e+]+, .*; this call's (\d+) applied steps? (?:was|were) rolled back: the model is as it was at step 150, where the call started/);
+    return e.code === 'WF_ERR_DIVERGED' && m && Number(m[2]) >= 1 && Number(m[1]) === 150 + Number(m[2]); // the step whose loss it was is applied too
+  });
+  assert.equal(model.step, 150);
+  assert.deepEqual(model.save(), saved, 'the whole state as the call found it, byte for byte');
+  // a step the core refuses (a non-finite loss) in the middle of a call: a weight poisoned after the call's third step
+  const core = modelHandle(model), lnf = core.tensorInfo('lnfw');
+  const poison = (p) => { if (p.stepsDone === 3) core.rt.modelWriteParams(core.h, lnf.offset, [Infinity]); };
+  await assert.rejects(model.train(TEXT, { steps: 10, evalInterval: 0, yieldMs: 0, onProgress: poison }), (e) => e.code === 'WF_ERR_NUMERIC'
+    && /^step 154 was refused: the loss is (NaN|infinite) \(that step changed nothing\); this call's 3 applied earlier steps were rolled back: the model is as it was at step 150, where the call started; try a lower lr/.test(e.message));
+  assert.equal(model.step, 150);
+  assert.deepEqual(model.save(), saved, 'the poisoned weight is gone with the call\'s steps');
+  // without a roll-back ('stop'), the message counts the steps that stay
+  await assert.rejects(model.train(TEXT, { steps: 10, evalInterval: 0, yieldMs: 0, onProgress: poison, onDivergence: 'stop' }),
+    /^WfError: step 154 was refused: .*; this call's 3 earlier steps stay applied \(onDivergence 'stop': the model is at step 153\)/);
+  model.dispose();
+});
+
+test('3: a loss that climbs back towards ln V without a non-finite value or passing the bound is caught, and the call rolled back', async () => {
+  // the rule on its own: noise about a flat loss never trips it; a climb does, measured from the call's first loss
+  let x = 7;
+  const noise = () => { x = (Math.imul(x, 1103515245) + 12345) >>> 0; return ((x >>> 8) / 2 ** 24 - 0.5) * 0.6; };
+  const flat = spikeWatch();
+  for (let i = 0; i < 2000; i++) assert.ok(!flat(1.3 + noise())?.diverged, `noise of +-0.3 about 1.3 tripped at ${i}`);
+  const climb = spikeWatch();
+  const losses = Array.from({ length: 200 }, (_, i) => 1.3 + Math.min(3, i / 40) + noise() / 3);
+  const at = losses.findIndex((l) => climb(l)?.diverged);
+  assert.ok(at >= SPIKE.window - 1 && at < 120, `a climb of 3 nats is caught on its way (at step ${at + 1})`);
+  const jump = spikeWatch();
+  assert.ok([1.3, ...Array(SPIKE.window - 1).fill(3.5)].map((l) => jump(l)).at(-1).diverged, 'a jump at the call\'s start is measured from its first loss');
+  // a real run: trained, then pushed to a learning rate far too high; the loss climbs back up
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 300, evalInterval: 0 });
+  const saved = model.save(), bound = 1.5 * Math.log(model.config.vocabSize) + 1;
+  const seen = [];
+  await assert.rejects(model.train(TEXT, { steps: 200, lr: 0.1, muon: 0, warmup: 0, evalInterval: 0, yieldMs: 0, onProgress: (p) => seen.push(p.loss) }), (e) => e.code === 'WF_ERR_DIVERGED'
+    && /^training diverged: the mean loss of steps 301-320 is [\d.]+, [\d.]+ above the lowest this call had reached \([\d.]+\), more than the [\d.]+ that noise explains \(lr [\d.]+\); this call's 20 applied steps were rolled back: the model is as it was at step 300/.test(e.message));
+  assert.ok(seen.every((l) => Number.isFinite(l) && l < bound), `no loss was non-finite or past the bound ${bound.toFixed(2)}: ${Math.max(...seen).toFixed(2)}`);
+  assert.deepEqual(model.save(), saved);
+  model.dispose();
+});
+
+test('3: a model whose roll-back copy does not fit trains without one, says so, and a divergence then says what stays applied', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 30, evalInterval: 0 });
+  const saved = model.save(), core = modelHandle(model);
+  core.rollbackBytes = () => 5e9; // as a full fine-tune of a 135M-parameter model: 3.9 GB beside the 2.3 GB in use
+  const warnings = [];
+  await assert.rejects(model.train(TEXT, { steps: 5, lr: 1e6, evalInterval: 0, onWarning: (w) => warnings.push(w) }),
+    /^WfError: training diverged: .*; this call's \d+ steps? stays? applied \(no roll-back copy fitted in the wasm heap: the model is at step 3\d\); try a lower lr/);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /^this model's roll-back copy does not fit in the wasm heap \(taking it and putting it back would need 5\.00 GB beside the [\d.]+ GB in use; at most 4\.08 GB\): if this call diverges, it stops there/);
+  // 'stop' asks for no copy: no warning
+  model.load(saved);
+  await model.train(TEXT, { steps: 1, evalInterval: 0, onDivergence: 'stop', onWarning: (w) => warnings.push(w) });
+  assert.equal(warnings.length, 1);
+  // a roll-back that fails (the heap full by then) says so, and what stays applied
+  delete core.rollbackBytes;
+  model.load(saved);
+  core.restore = () => { throw new Error('could not allocate 2261.1 MB for the model'); };
+  await assert.rejects(model.train(TEXT, { steps: 5, lr: 1e6, evalInterval: 0 }), (e) => e.message.includes("this call's 2 steps stay applied "
+    + `(the roll-back failed: could not allocate 2261.1 MB for the model: the model is at step ${model.step}); try a lower lr`) && model.step === 32);
+  model.dispose();
+});
+
 test('7: progress says the model\'s step, this call\'s steps done and its total, and the last step; the summary counts this call', async () => {
   const model = await createModel(SMALL, { threads: 1, text: TEXT });
   await model.train(TEXT, { steps: 4, evalInterval: 0 });
@@ -122,6 +243,21 @@ test('5: unknown characters are reported with their share, and <unk> is never sa
   const clean = [];
   await model.train('abc abd abe '.repeat(2), { steps: 1, evalInterval: 0, valFraction: 0, onWarning: (w) => clean.push(w) });
   assert.equal(clean.length, 0, 'a text the tokenizer knows: no warning');
+  // evaluate() and a generation's prompt say it too, in their words
+  const said = [];
+  await model.evaluate('日本語 abc abd abe abc abd abe', { onWarning: (w) => said.push(w) });
+  await model.evaluate('abc abd abe abc abd abe abc', { onWarning: (w) => said.push(w) });
+  await model.generateText('日本 ab', { maxTokens: 2, onWarning: (w) => said.push(w) });
+  await model.generateText('ab', { maxTokens: 2, onWarning: (w) => said.push(w) });
+  assert.equal(said.length, 2, said.join('\n'));
+  assert.match(said[0], /^\d+(\.\d+)?% of the text's tokens \(3 of 27\) are characters the model's tokenizer does not know \("日", "本", "語"\); the model reads them all as <unk>, and the loss counts/);
+  assert.match(said[1], /^\d+(\.\d+)?% of the prompt's tokens \(2 of 5\) are characters the model's tokenizer does not know \("日", "本"\); the model reads them all as <unk>\.$/);
+  const wm = await createWorkerModel(SMALL, { threads: 1, text: 'abc abd abe ' });
+  const inWorker = [];
+  await wm.evaluate('日本語 abc abd abe abc abd abe', { onWarning: (w) => inWorker.push(w) });
+  await wm.generateText('日本 ab', { maxTokens: 2, onWarning: (w) => inWorker.push(w) });
+  assert.deepEqual(inWorker, said, 'a worker model sends them back');
+  wm.dispose();
   // an untrained model puts real mass on <unk>; by default it is never drawn
   const text = await model.generateText('a', { maxTokens: 300, temperature: 2, seed: 3 });
   assert.ok(!text.includes('\uFFFD'), 'no U+FFFD by default');
@@ -144,8 +280,58 @@ test('6: checkConfig returns {code, message} for every bad config, never throws,
   assert.equal(await checkConfig('tiny'), null);
 });
 
-test('7: one default temperature, the same in the API and the CLI', () => {
-  assert.equal(GENERATE_DEFAULTS.temperature, 0.8);
+test('6: checkConfig runs createModel\'s checks: the training defaults a config carries (batchSize, lr), and the core\'s memory bound', async () => {
+  for (const [config, code, message] of [
+    [{ lr: -1 }, 'WF_ERR_ARG', 'lr must be >= 0 and finite, not -1'],
+    [{ lr: 'x' }, 'WF_ERR_ARG', 'lr must be a number, not "x" (a string)'],
+    [{ batchSize: 'x' }, 'WF_ERR_ARG', 'batchSize must be an integer >= 1, not "x" (a string)'],
+    [{ batchSize: 0 }, 'WF_ERR_ARG', 'batchSize must be an integer >= 1, not 0'],
+  ]) {
+    assert.deepEqual(await checkConfig(config), { code, message }, JSON.stringify(config));
+    assert.deepEqual(await refusal(config), { code, message }, `createModel(${JSON.stringify(config)}) says the same`);
+  }
+  assert.equal(await checkConfig({ lr: 1e-3, batchSize: 4 }), null);
+  // a model between 95 % of the 4 GB address space (where the core refuses) and all of it
+  const limit = 4294967296;
+  let gap = null;
+  for (let nLayer = 1; nLayer <= 64 && !gap; nLayer++) {
+    const config = { nLayer, nHead: 8, dModel: 1024, dFF: 4096, context: 64, vocabSize: 96 };
+    const { total } = await estimateMemory(config);
+    if (total > 0.95 * limit && total <= limit) gap = config;
+  }
+  assert.ok(gap, 'a config in the gap');
+  const refused = await refusal(gap);
+  assert.equal(refused.code, 'WF_ERR_NOMEM');
+  assert.deepEqual(await checkConfig(gap), refused, 'checkConfig refuses what createModel refuses, in its words');
+});
+
+test('7: generate() samples at temperature 0.8 unless told (what it does, not the constant); the CLI\'s defaults are the API\'s', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  await model.train(TEXT, { steps: 20, evalInterval: 0 });
+  const text = (opts) => model.generateText('It', { maxTokens: 60, seed: 11, ...opts });
+  const plain = await text({});
+  assert.equal(plain, await text({ temperature: 0.8 }));
+  assert.notEqual(plain, await text({ temperature: 1 }), 'the check above can fail: temperature changes the text');
+  const counts = [];
+  await model.generateText('It', { seed: 11, onToken: (piece, n) => counts.push(n) });
+  assert.equal(counts.at(-1), GENERATE_DEFAULTS.maxTokens, '100 tokens unless told');
+  model.dispose();
+});
+
+test('7: "seconds" means a time budget everywhere: a summary\'s wall-clock time is "elapsed"; a budget\'s steps cap is its progress\'s steps', async () => {
+  const model = await createModel(SMALL, { threads: 1, text: TEXT });
+  const counted = await model.train(TEXT, { steps: 2, evalInterval: 0 });
+  assert.ok(counted.elapsed > 0 && !('seconds' in counted) && !('secondsDone' in counted), JSON.stringify(counted));
+  const seen = [];
+  const timed = await model.train(TEXT, { seconds: 30, steps: 3, evalInterval: 0, yieldMs: 0, onProgress: (p) => seen.push(p) });
+  assert.equal(timed.seconds, 30, 'the budget');
+  assert.ok(timed.secondsDone > 0 && timed.secondsDone < 30 && timed.elapsed > 0);
+  assert.deepEqual([...new Set(seen.map((p) => p.steps))], [3], 'a time budget with a steps cap: steps is the cap');
+  assert.ok(seen.every((p) => p.seconds === 30 && p.lastStep === null));
+  const open = [];
+  await model.train(TEXT, { seconds: 0.05, evalInterval: 0, yieldMs: 0, onProgress: (p) => open.push(p) });
+  assert.ok(open.every((p) => p.steps === null), 'without a cap: null');
+  model.dispose();
 });
 
 test('10: messages show values with their type, JS names, and plain float values; TypeErrors for non-text', async () => {
@@ -160,6 +346,17 @@ test('10: messages show values with their type, JS names, and plain float values
   await assert.rejects(model.train(undefined), (e) => e instanceof TypeError && /takes a text .* not undefined/.test(e.message));
   await assert.rejects(model.train(12345), (e) => e instanceof TypeError && /not 12345/.test(e.message));
   await assert.rejects(createModel({ ...SMALL, nHead: 3 }), (e) => /nHead 3 does not divide dModel 16/.test(e.message));
+  // values with their type everywhere; a step's lr as the settings show it, without float32 noise
+  assert.throws(() => model.addLora({ rank: '4' }), /rank must be an integer >= 1, not "4" \(a string\)/);
+  await assert.rejects(createTokenizer(TEXT, { kind: 'wordpiece' }), /tokenizer kind must be "char" or "bpe", not "wordpiece" \(a string\)/);
+  await assert.rejects(createTokenizer(TEXT, { kind: 'bpe', vocabSize: '300' }), /vocabSize must be an integer, not "300" \(a string\)/);
+  const tiny = await createModel('tiny', { threads: 1, text: TEXT });
+  const ids = Array.from({ length: 16 }, (_, i) => i % 8);
+  assert.equal(tiny.trainStep(ids, ids, 1, 16).lr, 0.002, 'trainStep().lr');
+  const lrs = [];
+  await tiny.train(TEXT, { steps: 2, warmup: 0, decaySteps: 0, evalInterval: 0, yieldMs: 0, onProgress: (p) => lrs.push(p.lr) });
+  assert.deepEqual(lrs, [0.002, 0.002], 'TrainProgress.lr');
+  tiny.dispose();
   // an abort's reason is what the call rejects with
   const why = new Error('user closed the tab');
   await assert.rejects(model.train(TEXT, { steps: 5, signal: AbortSignal.abort(why) }), (e) => e === why);

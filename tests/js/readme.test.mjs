@@ -12,7 +12,9 @@ import { ROOT } from './pack.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
-const runnable = blocks.filter((b) => b.includes("from 'wasmformer'") && !/\b(document|window|fetch|Worker)\b/.test(b));
+// 'wasmformer' and 'wasmformer/node' (the Node-only helpers, as TypeScript's bundler resolution wants them)
+const IMPORT = /from 'wasmformer(\/node)?'/;
+const runnable = blocks.filter((b) => IMPORT.test(b) && !/\b(document|window|fetch|Worker)\b/.test(b));
 
 const project = mkdtempSync(join(tmpdir(), 'wf-readme-'));
 after(() => rmSync(project, { recursive: true, force: true }));
@@ -33,10 +35,19 @@ test('the README has Node examples for training, checkpoints, workers and errors
 });
 
 runnable.forEach((code, i) => {
-  test(`README example ${i + 1} runs: ${code.split('\n').find((l) => l.includes("from 'wasmformer'")).trim()}`, () => {
+  test(`README example ${i + 1} runs: ${code.split('\n').find((l) => IMPORT.test(l)).trim()}`, () => {
     const file = join(project, `example${i + 1}.mjs`);
     writeFileSync(file, shorten(code));
     const out = execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 120_000 });
     assert.ok(out.length > 0, 'it printed something');
   });
+});
+
+test('the README imports Node\'s file helpers from \'wasmformer/node\': TypeScript\'s bundler resolution finds them only there', () => {
+  const nodeOnly = [...readFileSync(join(ROOT, 'src/js/node.d.ts'), 'utf8').matchAll(/^export function (\w+)/gm)].map((m) => m[1]);
+  assert.ok(nodeOnly.includes('saveModelFile') && nodeOnly.includes('exportPeftDir'), nodeOnly.join(', '));
+  for (const m of readme.matchAll(/import \{([^}]*)\} from 'wasmformer'/g)) {
+    const names = m[1].split(',').map((s) => s.trim());
+    assert.deepEqual(names.filter((n) => nodeOnly.includes(n)), [], m[0]);
+  }
 });

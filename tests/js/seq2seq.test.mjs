@@ -18,7 +18,7 @@ test('an encoder-decoder learns to reverse strings: greedy and beam exact match 
   const summary = await s2s.train(train, { steps: 800, lr: 5e-3, batchSize: 32 });
   const after = (await s2s.evaluate(heldOut)).loss;
   const greedy = await s2s.accuracy(heldOut), beam = await s2s.accuracy(heldOut, { beam: 4 });
-  console.log(`reverse: held-out loss ${before.toFixed(3)} -> ${after.toFixed(3)} in ${summary.seconds.toFixed(1)} s; ` +
+  console.log(`reverse: held-out loss ${before.toFixed(3)} -> ${after.toFixed(3)} in ${summary.elapsed.toFixed(1)} s; ` +
     `exact match greedy ${(100 * greedy).toFixed(1)}%, beam 4 ${(100 * beam).toFixed(1)}%`);
   assert.ok(greedy >= 0.9, `greedy ${greedy}`);
   assert.ok(beam >= 0.9, `beam ${beam}`);

@@ -2,7 +2,7 @@
 // a Web Worker, tested in package.test.mjs): the Model API across a thread boundary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createModel, createWorkerModel, loadModel, loadWorkerModel, WorkerModel, WfError } from '../../src/js/node.js';
+import { createModel, createWorkerModel, loadModel, loadWorkerModel, Model, WorkerModel, WfError } from '../../src/js/node.js';
 import { workerPort } from '../../src/js/worker-client.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
@@ -193,4 +193,56 @@ test('option typos on worker models and on Seq2Seq (main thread and worker) name
     await assert.rejects(s2s.evaluate(pairs, { batchsize: 2 }), /unknown key "batchsize" in Seq2Seq evaluate\(\) options; did you mean "batchSize"\?/);
     s2s.dispose();
   }
+});
+
+/** The public members of a class: its own and inherited methods and getters, by name. */
+function members(cls) {
+  const out = new Set();
+  for (let p = cls.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const k of Object.getOwnPropertyNames(p)) if (k !== 'constructor') out.add(k);
+  }
+  return out;
+}
+
+test('WorkerModel has every public member of Model; the exceptions are deliberate', () => {
+  const model = members(Model), worker = members(WorkerModel);
+  assert.deepEqual([...model].filter((k) => !worker.has(k)).sort(), [], 'Model members a WorkerModel lacks');
+  // the Tokenizer stays in the worker (tokenizer is its {kind, vocabSize}): encode and decode
+  // reach it; snapshot is the last info() the worker sent
+  assert.deepEqual([...worker].filter((k) => !model.has(k)).sort(), ['decode', 'encode', 'snapshot']);
+});
+
+test('a worker model\'s memory(), trainStep(), forward(), lr, optimizer, tokenizer, lora, busy and defaultBatchSize are the Model\'s', async () => {
+  const wm = await createWorkerModel({ ...SMALL, seed: 9 }, { threads: 1, text: TEXT });
+  const local = await createModel({ ...SMALL, seed: 9 }, { threads: 1, text: TEXT });
+  assert.deepEqual(await wm.memory(), local.memory());
+  assert.deepEqual(wm.tokenizer, { kind: local.tokenizer.kind, vocabSize: local.tokenizer.vocabSize });
+  assert.equal(wm.defaultBatchSize, local.defaultBatchSize);
+  assert.equal(wm.defaultBatchSize, 8);
+  const ids = Array.from({ length: 2 * 16 }, (_, i) => (i * 7) % 12);
+  const targets = ids.map((x) => (x + 1) % 12);
+  assert.deepEqual(await wm.trainStep(ids, targets, 2, 16), local.trainStep(ids, targets, 2, 16));
+  assert.equal(wm.step, 1);
+  assert.equal(wm.lr, local.lr);
+  assert.deepEqual(wm.optimizer, local.optimizer);
+  assert.deepEqual(await wm.setOptimizer({ lr: 0.01 }), local.setOptimizer({ lr: 0.01 }));
+  assert.equal(wm.lr, 0.01, 'refreshed by the call');
+  assert.deepEqual(await wm.forward(ids, targets, 2, 16), local.forward(ids, targets, 2, 16));
+  assert.deepEqual(await wm.memory(), local.memory(), 'with the activations of a batch');
+  assert.equal(wm.lora, null);
+  assert.deepEqual(await wm.addLora({ rank: 2, targets: ['q'] }), local.addLora({ rank: 2, targets: ['q'] }));
+  assert.deepEqual(wm.lora, local.lora);
+  // busy: while a long call is pending, and after it
+  assert.equal(wm.busy, null);
+  const run = wm.train(TEXT, { steps: 3, evalInterval: 0 });
+  assert.equal(wm.busy, 'training');
+  await run;
+  assert.equal(wm.busy, null);
+  // two pending calls (the second may be refused as busy, or run after the first): the first's word
+  const both = Promise.allSettled([wm.evaluate(TEXT), wm.train(TEXT, { steps: 1, evalInterval: 0 })]);
+  assert.equal(wm.busy, 'evaluation', 'the first pending call');
+  await both;
+  assert.equal(wm.busy, null);
+  wm.dispose();
+  local.dispose();
 });
