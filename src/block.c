@@ -105,7 +105,7 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
                       const wf_layer_io *io) {
     const int C = m->d.C, NH = m->d.NH, KV = m->d.KV, KC = m->d.KC, HS = m->d.HS, F = m->d.F, fc = m->d.fc;
     const int QKV = C + 2 * KC, post = m->d.post;
-    const int N = io->B * io->T;
+    int N = io->B * io->T;
 
     /* self-attention */
     const wf_real *in = x;
@@ -140,6 +140,22 @@ void wf_block_forward(const wf_model *m, const wf_layer_w *w, const wf_layer_act
         ad.Tk = io->pos + io->T;
         ad.kv_stride = KC;
         ad.by_rows = 1;
+    }
+    /* Rows whose outputs nobody reads (a prompt's rows in the last layer, all but the last)
+     * stop here, their keys and values cached: the rest of the layer runs on the rows after
+     * them. Decoding computes every row alone (the few-row linear kernel, attention by
+     * rows), so the kept rows come out bit for bit as with the others. */
+    wf_layer_acts kept;
+    const int skip = io->kcache && !io->ckv && io->skip > 0 ? io->skip : 0;
+    if (skip >= io->T) return;
+    if (skip) {
+        kept = *a;
+        wf_layer_skip_rows(&kept, &m->d, (size_t)skip, (size_t)m->d.T, 0, 0, 0); /* gen.row's carve */
+        a = &kept;
+        x += (size_t)skip * C;
+        q += (size_t)skip * QKV;
+        ad.Tq -= skip;
+        N -= skip;
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, m->pool);
     wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, m->pool);
@@ -230,7 +246,7 @@ void wf_block_backward(wf_model *m, const wf_layer_w *w, const wf_layer_w *dw, c
     wf_acts *a = &m->a;
     const int C = m->d.C, NH = m->d.NH, KV = m->d.KV, KC = m->d.KC, HS = m->d.HS, F = m->d.F, fc = m->d.fc;
     const int QKV = C + 2 * KC, post = m->d.post;
-    const int N = io->B * io->T;
+    int N = io->B * io->T;
     /* the streams entering each sublayer, as in the forward */
     const wf_real *h1 = post ? la->ln1 : la->res1;
     const wf_real *hc = io->ckv ? (post ? la->lnc : la->resc) : h1;
