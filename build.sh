@@ -13,6 +13,8 @@
 #                                    pthreads, built only by `./build.sh tests` (npm test runs
 #                                    them in Node: the wasm SIMD kernels against their scalar
 #                                    references, the pool and its workers' stacks)
+#   build/wasm-tests/test_simd-relaxed{,-mt}.js  the same with the relaxed kernels, compiled
+#                                    and linked as the relaxed builds are: `./build.sh relaxed-tests`
 # Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -150,6 +152,21 @@ build() { # base name, flags...
 # The relaxed-SIMD builds: each source compiled at -O3 by clang-19, then linked at -O1, where
 # emcc runs no wasm-opt (binaryen 108 cannot parse the standard relaxed opcodes). V8 compiles
 # the module itself; the cost of skipping wasm-opt is measured in bench/ (relaxed vs simd128).
+# The relaxed kernel tests (relaxed-tests below) are made the same way, so they test the code
+# that ships rather than an -O1 compile of it.
+relaxed_objects() { # object folder, flags...: compiles SRCS (an array) there, into OBJS
+  local obj=$1
+  shift
+  local cflags=()
+  for f in "$@"; do case "$f" in -s*) ;; *) cflags+=("$f") ;; esac; done  # settings are the linker's
+  mkdir -p "$obj"
+  OBJS=()
+  for s in "${SRCS[@]}"; do
+    emcc "${cflags[@]}" -c "$s" -o "$obj/$(basename "$s" .c).o"
+    OBJS+=("$obj/$(basename "$s" .c).o")
+  done
+}
+
 build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   local base=$1
   shift
@@ -159,16 +176,10 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   fi
   need_emcc
   need_clang19
-  local obj
-  obj=build/relaxed-obj/$(basename "$base")
-  mkdir -p "$obj" "$(dirname "$base")"
-  local objs=() cflags=()
-  for f in "${FLAGS[@]}" "$@"; do case "$f" in -s*) ;; *) cflags+=("$f") ;; esac; done  # settings are the linker's
-  for s in "${SOURCES[@]}"; do
-    emcc "${cflags[@]}" -c "$s" -o "$obj/$(basename "$s" .c).o"
-    objs+=("$obj/$(basename "$s" .c).o")
-  done
-  emcc "${FLAGS[@]/-O3/-O1}" "$@" "${objs[@]}" -o "$base.mjs"
+  mkdir -p "$(dirname "$base")"
+  SRCS=("${SOURCES[@]}")
+  relaxed_objects "build/relaxed-obj/$(basename "$base")" "${FLAGS[@]}" "$@"
+  emcc "${FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$base.mjs"
   [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
 )
@@ -176,6 +187,7 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
 # A C test as a Node program: its own main, exit status and stdout; the glue is CommonJS.
 TEST_FLAGS=(
   -O3 -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -Itests  # as above
+  -mbulk-memory                # as the package's builds: the kernels' objects are then the shipped ones
   -sENVIRONMENT=node           # run by Node, not loaded by the package
   -sWASM_ASYNC_COMPILATION=0   # 3.1.6's async path fetch()es a file path in Node 18+ and fails
   -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sTOTAL_STACK=2MB  # as the package's builds
@@ -191,6 +203,20 @@ test_build() { # name, flags...
   echo "build.sh: built $out.js"
 }
 
+# The same with the relaxed kernels, compiled at -O3 and linked at -O1 as build_relaxed does.
+test_build_relaxed() ( # name, flags... (a subshell, as build_relaxed)
+  local out=build/wasm-tests/$1
+  shift
+  need_emcc
+  need_clang19
+  mkdir -p build/wasm-tests
+  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
+  SRCS=(tests/test_simd.c "${SOURCES[@]}")
+  relaxed_objects "build/relaxed-obj/$(basename "$out")" "${TEST_FLAGS[@]}" "$@"
+  emcc "${TEST_FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$out.js"
+  echo "build.sh: built $out.js (relaxed SIMD)"
+)
+
 for v in "${VARIANTS[@]}"; do
   case "$v" in
     st) build "$OUT/wasmformer" "${SIMD[@]}" "${ST[@]}" ;;
@@ -201,6 +227,8 @@ for v in "${VARIANTS[@]}"; do
     tests)
       test_build test_simd "${SIMD[@]}"
       test_build test_simd-mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
-    relaxed-tests) ( need_clang19; test_build test_simd-relaxed -msimd128 -mrelaxed-simd -sWASM_BIGINT -O1 ) ;;
+    relaxed-tests)
+      test_build_relaxed test_simd-relaxed "${RELAXED[@]}"
+      test_build_relaxed test_simd-relaxed-mt "${RELAXED[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
   esac
 done

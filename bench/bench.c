@@ -10,7 +10,9 @@
  * (with context 64 the window slides and is re-read three times); decode tokens/s = the
  * T - 16 tokens after the prompt alone, which fill the window without a slide.
  * The profile times each op alone, on the shapes of one step, repeated as often as the
- * step calls it; its sum is printed next to the measured step so the two can be compared. */
+ * step calls it; its sum is printed next to the measured step so the two can be compared.
+ * With --threads N > 1 it also times every op on one thread, the two taking turns
+ * ("profile_1t"): each op's speed-up shows where the threads lose. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,86 +68,144 @@ static float *randv(wf_rng *r, size_t n) {
 }
 
 /* ---- profile: each op of one training step, timed alone ---- */
-enum { P_LINEAR_FWD, P_LINEAR_BWD, P_ATTN_FWD, P_ATTN_BWD, P_NORM, P_GELU, P_LOSS, P_ADAMW, P_OTHER, P_N };
-static const char *pnames[P_N] = {"linear_fwd", "linear_bwd", "attention_fwd", "attention_bwd", "layernorm",
-                                  "gelu", "crossentropy", "adamw", "residual_embed"};
+enum { P_LINEAR_FWD, P_LINEAR_BWD, P_ATTN_FWD, P_ATTN_BWD, P_NORM, P_GELU, P_LOSS, P_ADAMW, P_ADAMW_CHECK, P_GRAD_NORM,
+       P_GRAD_ZERO, P_EMBED, P_OTHER, P_N };
+static const char *pnames[P_N] = {"linear_fwd", "linear_bwd", "attention_fwd", "attention_bwd", "layernorm", "gelu",
+                                  "crossentropy", "adamw", "adamw_check", "grad_norm", "grad_zero", "embed",
+                                  "residual"};
 
-static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, size_t n_params, double *t) {
-    const int B = bc->B, T = bc->T, C = bc->C, NH = bc->NH, L = bc->L, V = cfg->vocab_size, F = cfg->d_ff, N = B * T;
-    wf_rng r;
-    wf_rng_seed(&r, 1);
-    float *x = randv(&r, (size_t)N * F), *y = randv(&r, (size_t)N * F), *dy = randv(&r, (size_t)N * F);
-    float *w = randv(&r, (size_t)F * C), *dw = randv(&r, (size_t)F * C), *bias = randv(&r, F), *db = randv(&r, F);
-    float *qkv = randv(&r, (size_t)N * 3 * C), *dqkv = randv(&r, (size_t)N * 3 * C);
-    float *att = randv(&r, (size_t)B * NH * T * T), *o = randv(&r, (size_t)N * C), *dout = randv(&r, (size_t)N * C);
-    float *mean = randv(&r, N), *rstd = randv(&r, N), *logits = randv(&r, (size_t)N * V), *probs = randv(&r, (size_t)N * V);
-    float *losses = randv(&r, N);
-    int32_t *targets = malloc((size_t)N * sizeof(int32_t));
-    for (int i = 0; i < N; i++) targets[i] = (int32_t)(wf_rng_u32(&r) % (uint32_t)V);
-    for (int i = 0; i < P_N; i++) t[i] = 0;
-    float *pa = randv(&r, 4 * n_params);
+typedef struct {
+    int B, T, C, NH, L, V, F, N;
+    size_t n_params;
+    float *x, *y, *dy, *w, *dw, *bias, *db, *qkv, *dqkv, *att, *o, *dout, *mean, *rstd, *logits, *probs, *losses, *pa;
+    float *wte, *wpe, *dwte, *dwpe;
+    int32_t *targets;
     wf_optim opt;
-    wf_optim_default(&opt);
-    const int reps = 3;
+} prof_bufs;
+
+/* One step's ops once each on `pool`, their times added to t[]; rep numbers AdamW's step. */
+static void profile_rep(prof_bufs *p, wf_pool *pool, int rep, double *t) {
+    const int B = p->B, T = p->T, C = p->C, NH = p->NH, L = p->L, V = p->V, F = p->F, N = p->N;
+    const size_t np = p->n_params;
     double t0;
-    for (int rep = 0; rep < reps; rep++) {
-        /* per layer: linears qkv (C->3C), proj (C->C), fc (C->F), fcproj (F->C); then the head (C->V) */
-        const int lin[4][2] = {{C, 3 * C}, {C, C}, {C, F}, {F, C}};
-        for (int i = 0; i < 4; i++) {
-            t0 = now();
-            for (int l = 0; l < L; l++) wf_linear_forward(y, x, w, bias, N, lin[i][0], lin[i][1], pool);
-            t[P_LINEAR_FWD] += now() - t0;
-            t0 = now();
-            for (int l = 0; l < L; l++) wf_linear_backward(x, dw, db, dy, y, w, N, lin[i][0], lin[i][1], pool);
-            t[P_LINEAR_BWD] += now() - t0;
-        }
+    /* per layer: linears qkv (C->3C), proj (C->C), fc (C->F), fcproj (F->C); then the head (C->V) */
+    const int lin[4][2] = {{C, 3 * C}, {C, C}, {C, F}, {F, C}};
+    for (int i = 0; i < 4; i++) {
         t0 = now();
-        wf_linear_forward(logits, x, w, NULL, N, C, V, pool);
+        for (int l = 0; l < L; l++) wf_linear_forward(p->y, p->x, p->w, p->bias, N, lin[i][0], lin[i][1], pool);
         t[P_LINEAR_FWD] += now() - t0;
         t0 = now();
-        wf_linear_backward(x, dw, NULL, logits, y, w, N, C, V, pool);
+        for (int l = 0; l < L; l++) wf_linear_backward(p->x, p->dw, p->db, p->dy, p->y, p->w, N, lin[i][0], lin[i][1], pool);
         t[P_LINEAR_BWD] += now() - t0;
-
-        wf_attn_dims ad = {.B = B, .NH = NH, .HS = C / NH, .Tq = T, .Tk = T, .q_stride = 3 * C, .kv_stride = 3 * C, .causal = 1};
-        t0 = now();
-        for (int l = 0; l < L; l++) wf_attention_forward(o, att, qkv, qkv + C, qkv + 2 * C, &ad, pool);
-        t[P_ATTN_FWD] += now() - t0;
-        t0 = now();
-        for (int l = 0; l < L; l++)
-            wf_attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, o, att, qkv, qkv + C, qkv + 2 * C, &ad, pool);
-        t[P_ATTN_BWD] += now() - t0;
-
-        t0 = now();
-        for (int l = 0; l < 2 * L + 1; l++) {
-            wf_layernorm_forward(y, mean, rstd, x, w, bias, N, C, 1e-5f, pool);
-            wf_layernorm_backward(dy, dw, db, dout, x, mean, rstd, w, N, C, pool);
-        }
-        t[P_NORM] += now() - t0;
-        t0 = now();
-        for (int l = 0; l < L; l++) {
-            wf_gelu_forward(y, x, N * F, pool);
-            wf_gelu_backward(dy, x, y, N * F, pool);
-        }
-        t[P_GELU] += now() - t0;
-        t0 = now();
-        int count;
-        wf_crossentropy_forward(losses, &count, probs, logits, targets, N, V, pool);
-        wf_crossentropy_backward(probs, 1.0f / N, probs, targets, N, V, pool);
-        t[P_LOSS] += now() - t0;
-        t0 = now();
-        for (int l = 0; l < 2 * L; l++) {
-            wf_residual_forward(y, x, dy, N * C, pool);
-            memset(dqkv, 0, (size_t)N * C * sizeof(float)); /* the backward pass's gradient zeroing */
-        }
-        t[P_OTHER] += now() - t0;
-        t0 = now();
-        wf_adamw_update(pa, pa + n_params, pa + 2 * n_params, pa + 3 * n_params, n_params, 1.0f, &opt, 1e-4f, 1, rep + 1);
-        t[P_ADAMW] += now() - t0;
     }
-    for (int i = 0; i < P_N; i++) t[i] /= reps;
-    wf_free(x); wf_free(y); wf_free(dy); wf_free(w); wf_free(dw); wf_free(bias); wf_free(db); wf_free(qkv);
-    wf_free(dqkv); wf_free(att); wf_free(o); wf_free(dout); wf_free(mean); wf_free(rstd); wf_free(logits);
-    wf_free(probs); wf_free(losses); free(targets); wf_free(pa);
+    t0 = now();
+    wf_linear_forward(p->logits, p->x, p->w, NULL, N, C, V, pool);
+    t[P_LINEAR_FWD] += now() - t0;
+    t0 = now();
+    wf_linear_backward(p->x, p->dw, NULL, p->logits, p->y, p->w, N, C, V, pool);
+    t[P_LINEAR_BWD] += now() - t0;
+
+    wf_attn_dims ad = {.B = B, .NH = NH, .HS = C / NH, .Tq = T, .Tk = T, .q_stride = 3 * C, .kv_stride = 3 * C, .causal = 1};
+    t0 = now();
+    for (int l = 0; l < L; l++) wf_attention_forward(p->o, p->att, p->qkv, p->qkv + C, p->qkv + 2 * C, &ad, pool);
+    t[P_ATTN_FWD] += now() - t0;
+    t0 = now();
+    for (int l = 0; l < L; l++)
+        wf_attention_backward(p->dqkv, p->dqkv + C, p->dqkv + 2 * C, p->dout, p->o, p->att, p->qkv, p->qkv + C,
+                              p->qkv + 2 * C, &ad, pool);
+    t[P_ATTN_BWD] += now() - t0;
+
+    t0 = now();
+    for (int l = 0; l < 2 * L + 1; l++) {
+        wf_layernorm_forward(p->y, p->mean, p->rstd, p->x, p->w, p->bias, N, C, 1e-5f, pool);
+        wf_layernorm_backward(p->dy, p->dw, p->db, p->dout, p->x, p->mean, p->rstd, p->w, N, C, pool);
+    }
+    t[P_NORM] += now() - t0;
+    t0 = now();
+    for (int l = 0; l < L; l++) {
+        wf_gelu_forward(p->y, p->x, N * F, pool);
+        wf_gelu_backward(p->dy, p->x, p->y, N * F, pool);
+    }
+    t[P_GELU] += now() - t0;
+    t0 = now();
+    int count;
+    wf_crossentropy_forward(p->losses, &count, p->probs, p->logits, p->targets, N, V, pool);
+    wf_crossentropy_backward(p->probs, 1.0f / N, p->probs, p->targets, N, V, pool);
+    t[P_LOSS] += now() - t0;
+    t0 = now();
+    for (int l = 0; l < 2 * L; l++) {
+        wf_residual_forward(p->y, p->x, p->dy, N * C, pool);
+        memset(p->dqkv, 0, (size_t)N * C * sizeof(float)); /* the backward pass's gradient zeroing */
+    }
+    t[P_OTHER] += now() - t0;
+    /* the step's passes over all parameters besides the update: the gradients zeroed before
+     * backward, their norm (clipping), the read-only check that no update overflows */
+    float *pp = p->pa, *pm = pp + np, *pv = pm + np, *pg = pv + np;
+    t0 = now();
+    memset(pg, 0, np * sizeof(float));
+    t[P_GRAD_ZERO] += now() - t0;
+    for (size_t i = 0; i < np; i += 997) pg[i] = 1e-3f; /* a few non-zero gradients */
+    t0 = now();
+    volatile double norm = wf_sum_squares(pg, np, pool);
+    (void)norm;
+    t[P_GRAD_NORM] += now() - t0;
+    t0 = now();
+    volatile size_t bad = wf_adamw_check(pp, pm, pv, pg, np, 1.0f, &p->opt, 1e-4f, 1, rep + 1);
+    (void)bad;
+    t[P_ADAMW_CHECK] += now() - t0;
+    t0 = now();
+    wf_adamw_update(pp, pm, pv, pg, np, 1.0f, &p->opt, 1e-4f, 1, rep + 1);
+    t[P_ADAMW] += now() - t0;
+    t0 = now();
+    wf_embed_forward(p->y, p->targets, p->wte, p->wpe, B, T, C);
+    wf_embed_backward(p->dwte, p->dwpe, p->dout, p->targets, B, T, C);
+    t[P_EMBED] += now() - t0;
+}
+
+/* The ops timed on the model's pool, and when it has threads also on the caller alone, the
+ * two taking turns op set by op set (so a busy machine slows both alike): t (pool), t1 (one
+ * thread; untouched without a pool). AdamW is timed in the model's thread count only. */
+static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, size_t n_params, double *t, double *t1) {
+    prof_bufs p = {.B = bc->B, .T = bc->T, .C = bc->C, .NH = bc->NH, .L = bc->L, .V = cfg->vocab_size, .F = cfg->d_ff,
+                   .n_params = n_params};
+    p.N = p.B * p.T;
+    const int N = p.N, F = p.F, C = p.C, V = p.V;
+    wf_rng r;
+    wf_rng_seed(&r, 1);
+    p.x = randv(&r, (size_t)N * F), p.y = randv(&r, (size_t)N * F), p.dy = randv(&r, (size_t)N * F);
+    p.w = randv(&r, (size_t)F * C), p.dw = randv(&r, (size_t)F * C), p.bias = randv(&r, F), p.db = randv(&r, F);
+    p.qkv = randv(&r, (size_t)N * 3 * C), p.dqkv = randv(&r, (size_t)N * 3 * C);
+    p.att = randv(&r, (size_t)p.B * p.NH * p.T * p.T), p.o = randv(&r, (size_t)N * C), p.dout = randv(&r, (size_t)N * C);
+    p.mean = randv(&r, N), p.rstd = randv(&r, N), p.logits = randv(&r, (size_t)N * V), p.probs = randv(&r, (size_t)N * V);
+    p.losses = randv(&r, N);
+    p.wte = randv(&r, (size_t)V * C), p.wpe = randv(&r, (size_t)p.T * C), p.dwte = randv(&r, (size_t)V * C);
+    p.dwpe = randv(&r, (size_t)p.T * C);
+    p.targets = malloc((size_t)N * sizeof(int32_t));
+    for (int i = 0; i < N; i++) p.targets[i] = (int32_t)(wf_rng_u32(&r) % (uint32_t)V);
+    p.pa = randv(&r, 4 * n_params);
+    for (size_t i = n_params * 2; i < n_params * 3; i++) p.pa[i] = p.pa[i] * p.pa[i]; /* v >= 0 */
+    wf_optim_default(&p.opt);
+    for (int i = 0; i < P_N; i++) t[i] = t1[i] = 0;
+    const int reps = 3;
+    for (int rep = 0; rep < reps; rep++) {
+        profile_rep(&p, pool, rep, t);
+        if (pool) profile_rep(&p, NULL, rep, t1);
+    }
+    for (int i = 0; i < P_N; i++) t[i] /= reps, t1[i] /= reps;
+    wf_free(p.x); wf_free(p.y); wf_free(p.dy); wf_free(p.w); wf_free(p.dw); wf_free(p.bias); wf_free(p.db);
+    wf_free(p.qkv); wf_free(p.dqkv); wf_free(p.att); wf_free(p.o); wf_free(p.dout); wf_free(p.mean); wf_free(p.rstd);
+    wf_free(p.logits); wf_free(p.probs); wf_free(p.losses); wf_free(p.wte); wf_free(p.wpe); wf_free(p.dwte);
+    wf_free(p.dwpe); free(p.targets); wf_free(p.pa);
+}
+
+static void print_profile(const char *key, const double *t) {
+    double sum = 0;
+    printf(",\"%s\":{", key);
+    for (int i = 0; i < P_N; i++) {
+        printf("%s\"%s\":%.6f", i ? "," : "", pnames[i], t[i]);
+        sum += t[i];
+    }
+    printf(",\"sum\":%.6f}", sum);
 }
 
 int main(int argc, char **argv) {
@@ -243,14 +303,10 @@ int main(int argc, char **argv) {
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
     if (want_profile) {
-        double t[P_N], sum = 0;
-        profile(&cfg, &bc, m->pool, (size_t)mem.count, t);
-        printf(",\"profile\":{");
-        for (int i = 0; i < P_N; i++) {
-            printf("%s\"%s\":%.6f", i ? "," : "", pnames[i], t[i]);
-            sum += t[i];
-        }
-        printf(",\"sum\":%.6f}", sum);
+        double t[P_N], t1[P_N];
+        profile(&cfg, &bc, m->pool, (size_t)mem.count, t, t1);
+        print_profile("profile", t);
+        if (m->pool) print_profile("profile_1t", t1);
     }
     printf("}\n");
     wf_model_free(m);

@@ -1,16 +1,23 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --browser] [-- --baseline DIR]: configs A and B for native
+// npm run bench [-- --quick] [-- --browser] [-- --cpu] [-- --baseline DIR]: configs A and B for native
 // scalar, native SIMD, wasm scalar, wasm SIMD and relaxed SIMD with 1 and 2 threads (Node),
 // TF.js's wasm backend and PyTorch, in one run, each in a process of its own (so peak memory
-// is its own); the wasm engine's peaks (bench/peak.mjs) measured in the same run; the CLI on
-// nanoGPT's CPU recipe against PyTorch. Prints one table, then each goal of issue 13 with its
-// ratio, and writes bench/results/latest.{json,md}.
-//   --quick    fewer steps, and B without the scalar and TF.js rows: a few minutes
+// is its own); the wasm engine's peaks (bench/peak.mjs) and the native backend's
+// (bench_peak, bench/peak_native.c) measured in the same run; the CLI on nanoGPT's CPU recipe
+// against PyTorch. Prints one table, then each goal of issue 13 with its ratio, and writes
+// bench/results/latest.{json,md} and readme.md (the same run as a block for README's speed
+// section, to paste as it is).
+//   --quick    fewer steps, and B without the scalar and TF.js rows
 //   --browser  also the browser variant (bench/browser.mjs): headless Chromium, with and
-//              without cross-origin isolation
-//   --baseline DIR  generation A against an earlier build, both in one process taking turns
-//              (bench/gen-ab.mjs): DIR holds its wasmformer.mjs and .wasm, e.g. a copy of
-//              main's dist/ made before a change
+//              without cross-origin isolation, each row labelled with the kernels it ran
+//              (Chromium has relaxed SIMD: the default rows are relaxed), plus forced SIMD128
+//   --cpu      the 1-thread rows (native, wasm in Node, PyTorch) timed by the process's CPU
+//              time instead of the wall clock: on a machine shared with other jobs it counts
+//              only the time the row ran (threaded rows keep the wall clock)
+//   --baseline DIR  generation A against an earlier build, both in one process taking turns,
+//              CPU time (bench/gen-ab.mjs): DIR is a copy of an earlier dist/ or a built
+//              checkout (its own bench/wasm.mjs drives it: e.g. issue 13's baseline,
+//              git worktree add /tmp/e0 e0a21eb, built there with ./build.sh)
 // Builds what is missing first: the native library (cmake), the wasm builds (./build.sh,
 // ./build.sh ref) and the bench's own npm dependencies (TF.js, playwright-core).
 import { spawnSync } from 'node:child_process';
@@ -26,6 +33,7 @@ process.chdir(root);
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const browser = args.includes('--browser');
+const cpu = args.includes('--cpu');
 const baseline = args.includes('--baseline') ? args[args.indexOf('--baseline') + 1] : null;
 
 function sh(cmd, argv, opts = {}) {
@@ -45,7 +53,7 @@ function step(title, cmd, argv, opts) {
 
 // ---- build ----
 step('native build', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
-step('native build', 'cmake', ['--build', 'build/native', '-j', '2', '--target', 'bench_wasmformer', 'bench_wasmformer_ref']);
+step('native build', 'cmake', ['--build', 'build/native', '-j', '2', '--target', 'bench_wasmformer', 'bench_wasmformer_ref', 'bench_peak']);
 step('wasm builds', './build.sh', []);
 step('wasm reference build', './build.sh', ['ref']);
 if (!existsSync('bench/node_modules/@tensorflow/tfjs-backend-wasm')) {
@@ -62,15 +70,17 @@ const PYTHON = '/usr/bin/python3', OPENBLAS = '/usr/lib/x86_64-linux-gnu/openbla
 const HAS_TORCH = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 && existsSync(OPENBLAS);
 const torchEnv = (threads) => ({ ...process.env, LD_LIBRARY_PATH: OPENBLAS, OMP_NUM_THREADS: String(threads) });
 const ROWS = [
-  { name: 'native scalar (reference kernels)', key: 'native_ref', platform: 'native', run: native('bench_wasmformer_ref'), skipB: quick },
-  { name: 'native SIMD, 1 thread', key: 'native_simd', platform: 'native', run: native('bench_wasmformer'), profile: true },
-  { name: 'native SIMD, 2 threads', key: 'native_simd2', platform: 'native', run: native('bench_wasmformer'), threads: 2 },
-  { name: 'wasm scalar (reference kernels), Node', key: 'wasm_ref', platform: 'wasm', run: node('bench/wasm.mjs', 'ref'), skipB: quick },
-  { name: 'wasm SIMD, 1 thread, Node', key: 'wasm_simd', platform: 'wasm', peak: 'simd128', run: node('bench/wasm.mjs', 'simd') },
+  // cpu: the row takes --cpu (bench.c, bench/wasm.mjs, torch_ref.py); profile: bench.c's per-op
+  // profile (with threads, each op also on one thread, taking turns)
+  { name: 'native scalar (reference kernels)', key: 'native_ref', platform: 'native', run: native('bench_wasmformer_ref'), skipB: quick, cpu: true },
+  { name: 'native SIMD, 1 thread', key: 'native_simd', platform: 'native', peak: 'native', run: native('bench_wasmformer'), profile: true, cpu: true },
+  { name: 'native SIMD, 2 threads', key: 'native_simd2', platform: 'native', run: native('bench_wasmformer'), threads: 2, profile: true },
+  { name: 'wasm scalar (reference kernels), Node', key: 'wasm_ref', platform: 'wasm', run: node('bench/wasm.mjs', 'ref'), skipB: quick, cpu: true },
+  { name: 'wasm SIMD, 1 thread, Node', key: 'wasm_simd', platform: 'wasm', peak: 'simd128', run: node('bench/wasm.mjs', 'simd'), cpu: true },
   { name: 'wasm SIMD, 2 threads, Node', key: 'wasm_simd2', platform: 'wasm', run: node('bench/wasm.mjs', 'mt'), threads: 2 },
   ...(RELAXED ? [
     { name: 'wasm relaxed SIMD, 1 thread, Node', key: 'wasm_relaxed', platform: 'wasm', peak: 'relaxed',
-      run: node('bench/wasm.mjs', 'relaxed', RELAXED) },
+      run: node('bench/wasm.mjs', 'relaxed', RELAXED), cpu: true },
     { name: 'wasm relaxed SIMD, 2 threads, Node', key: 'wasm_relaxed2', platform: 'wasm', peak: 'relaxed',
       run: node('bench/wasm.mjs', 'relaxed-mt', RELAXED), threads: 2 },
   ] : []),
@@ -97,7 +107,7 @@ function torchRows() {
   }
   const row = (threads) => ({
     name: `PyTorch ${torchVersion(PYTHON)} + OpenBLAS, ${threads} thread${threads > 1 ? 's' : ''}`, key: `torch${threads}`,
-    platform: 'torch', threads, pairless: true,
+    platform: 'torch', threads, pairless: true, cpu: threads === 1,
     run: (which, opt) => [PYTHON, ['bench/torch_ref.py', which, ...opt]],
     env: torchEnv(threads),
   });
@@ -117,12 +127,15 @@ function runRow(row, which) {
   if (row.threads) opt.push('--threads', String(row.threads));
   if (which === 'A') opt.push('--gen', String(row.key === 'tfjs' ? 2 : S.genA));
   if (row.profile) opt.push('--profile');
+  if (cpu && row.cpu) opt.push('--cpu');
   const [cmd, argv] = row.run(which, opt);
   const r = JSON.parse(sh(cmd, argv, { env: row.env }).trim().split('\n').pop());
+  if (cpu && row.cpu) r.clock = 'cpu';
   if (row.threads && !row.pairless) {
     // the thread speed-up, steadier than two rows on a shared machine: a second process
-    // alternates steps of a threaded and a single-thread model on the same batch
-    const pairOpt = ['--steps', String(which === 'B' ? 3 : 8), '--warmup', '1', '--threads', String(row.threads), '--pair', '1'];
+    // alternates steps of a threaded and a single-thread model on the same batch (enough
+    // steps that one slow step moves the sum little)
+    const pairOpt = ['--steps', String(which === 'B' ? 10 : 24), '--warmup', '1', '--threads', String(row.threads), '--pair', '1'];
     const [pc, pa] = row.run(which, pairOpt);
     r.pair_speedup = JSON.parse(sh(pc, pa).trim().split('\n').pop()).pair_speedup;
   }
@@ -132,7 +145,12 @@ function runRow(row, which) {
 const results = { date: new Date().toISOString(), quick, machine: machine(), rows: {} };
 // what the engine can issue, measured in this run (bench/peak.mjs): the wasm rows' % of peak
 console.log('bench: the wasm engine\'s peaks (bench/peak.mjs) ...');
-results.peak = JSON.parse(sh(process.execPath, ['bench/peak.mjs', '--json']).trim().split('\n').pop());
+results.peak = JSON.parse(sh(process.execPath, ['bench/peak.mjs', '--json', ...(cpu ? ['--cpu'] : [])]).trim().split('\n').pop());
+// and what the native backend issues (bench/peak_native.c): the native rows' % of peak
+console.log('bench: the native backend\'s peak (bench_peak) ...');
+const nativePeak = JSON.parse(sh('build/native/bench_peak', cpu ? ['--cpu'] : []).trim().split('\n').pop());
+results.peak.native = { peak: nativePeak.backend.peak, rows: nativePeak.backend.rows, simd: nativePeak.simd,
+  ...(nativePeak.avx512 ? { avx512: nativePeak.avx512.peak } : {}) };
 for (const which of ['A', 'B']) {
   for (const row of ROWS) {
     if (which === 'B' && row.skipB) continue;
@@ -149,7 +167,7 @@ results.cli = cliRow();
 // ---- generation against an earlier build, in one process ----
 if (baseline) {
   console.log(`bench: generation A against ${baseline} (bench/gen-ab.mjs) ...`);
-  const out = sh(process.execPath, ['bench/gen-ab.mjs', baseline, 'dist', '--rounds', quick ? '5' : '11', '--json']);
+  const out = sh(process.execPath, ['bench/gen-ab.mjs', baseline, 'dist', '--rounds', quick ? '5' : '15', '--cpu', '--json']);
   results.gen_baseline = { dir: baseline, ...JSON.parse(out.trim().split('\n').pop()) };
 }
 
@@ -207,7 +225,11 @@ console.log('\n' + md);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2) + '\n');
 writeFileSync('bench/results/latest.md', md + '\n');
-console.log('bench: wrote bench/results/latest.json and latest.md');
+// the block README's speed section is: this run, with the command that made it
+const command = `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`;
+writeFileSync('bench/results/readme.md', `The latest run (\`${command}\`, ${results.date.slice(0, 16).replace('T', ' ')} UTC; ` +
+  'every row of one invocation on one machine: compare rows, not runs):\n\n' + md + '\n');
+console.log('bench: wrote bench/results/latest.json, latest.md and readme.md (README\'s speed section)');
 
 function machine() {
   const cpus = os.cpus();
@@ -228,8 +250,12 @@ function table(res) {
     'Peak memory: max RSS of the process (native, Node); for wasm rows also the wasm heap.');
   const peaks = ['simd128', 'relaxed'].map((k) => (peakOf(k) ? `${k === 'simd128' ? 'f32x4 mul + add' : 'f32x4.relaxed_madd'} ` +
     `${f(peakOf(k), 1)} GFLOP/s (${res.peak[k].peak.chains} chains)` : `${k}: ${res.peak?.[k]?.skipped ?? 'not measured'}`));
-  lines.push(`What this wasm engine issues on one thread, measured in this run (bench/peak.mjs): ${peaks.join('; ')}. ` +
-    '"% of peak": a 1-thread row\'s GFLOP/s over its kind\'s peak.');
+  const nat = res.peak?.native;
+  lines.push(`What this wasm engine issues on one thread, measured in this run (bench/peak.mjs): ${peaks.join('; ')}` +
+    (nat ? `; natively (bench_peak) the ${nat.simd} backend's multiply-add ${f(nat.peak.gflops, 1)} GFLOP/s` +
+      (nat.avx512 ? ` (512-bit FMAs, which no kernel uses: ${f(nat.avx512.gflops, 1)})` : '') : '') +
+    '. "% of peak": a 1-thread row\'s GFLOP/s over its kind\'s peak.' +
+    (Object.values(res.rows).some((r) => r.clock === 'cpu') ? ' 1-thread rows timed by the process\'s CPU time (--cpu).' : ''));
   lines.push('');
   lines.push('| build | A tok/s | A GFLOP/s | A gen tok/s (decode only) | B tok/s | B GFLOP/s | A, B % of peak | B peak MB (heap) | A, B ×TF.js | A, B ×scalar |');
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
@@ -248,9 +274,13 @@ function table(res) {
   }
   const ratio = (r, base) => (r?.train_tok_s && base?.train_tok_s ? (r.train_tok_s / base.train_tok_s).toFixed(1) : '–');
   if (res.browser) {
-    const names = { simd: 'wasm SIMD, 1 thread', simd2: 'wasm SIMD, 2 threads', tfjs: 'TF.js 4.22 wasm backend' };
+    // each row named by the kernels it ran (the package's default, 'auto', is relaxed SIMD in
+    // a Chromium that has it; simd128 and simd128_2 force SIMD128)
+    const kind = (r) => (r?.kernels === 'relaxed' ? 'wasm relaxed SIMD' : 'wasm SIMD');
+    const names = { simd: (r) => `${kind(r)}, 1 thread`, simd128: () => 'wasm SIMD (simd128 forced), 1 thread',
+      simd2: (r) => `${kind(r)}, 2 threads`, simd128_2: () => 'wasm SIMD (simd128 forced), 2 threads', tfjs: () => 'TF.js 4.22 wasm backend' };
     for (const [iso, rows] of Object.entries(res.browser)) {
-      for (const [k, r] of Object.entries(rows).filter(([key]) => names[key]).map(([key, v]) => [names[key], v])) {
+      for (const [k, r] of Object.entries(rows).filter(([key]) => names[key]).map(([key, v]) => [names[key](v), v])) {
         if (!r || r.error) {
           lines.push(`| Chromium, ${iso}: ${k} | ${r?.error ?? 'not run'} | | | | | | | | |`);
           continue;
@@ -273,7 +303,10 @@ function table(res) {
   const pairs = ['native_simd2', 'wasm_simd2', 'wasm_relaxed2'].flatMap((k) => ['A', 'B'].map((w) => [k, w, res.rows[`${k}_${w}`]?.pair_speedup]))
     .filter(([, , x]) => x).map(([k, w, x]) => `${{ native_simd2: 'native', wasm_simd2: 'wasm', wasm_relaxed2: 'wasm relaxed' }[k]} ${w} ${x.toFixed(2)}x`);
   const iso = res.browser?.isolated;
-  for (const w of ['A', 'B']) if (iso?.simd2?.[w]?.pair_speedup) pairs.push(`Chromium (isolated) ${w} ${iso.simd2[w].pair_speedup.toFixed(2)}x`);
+  for (const key of ['simd2', 'simd128_2']) {
+    const label = key === 'simd128_2' ? 'Chromium (isolated, simd128)' : `Chromium (isolated${iso?.[key]?.kernels === 'relaxed' ? ', relaxed' : ''})`;
+    for (const w of ['A', 'B']) if (iso?.[key]?.[w]?.pair_speedup) pairs.push(`${label} ${w} ${iso[key][w].pair_speedup.toFixed(2)}x`);
+  }
   if (pairs.length) lines.push(`2 threads / 1 thread, from a 2-thread and a 1-thread model alternating steps in one process: ${pairs.join(', ')}.`);
   const c = res.cli;
   if (c) {
@@ -284,10 +317,11 @@ function table(res) {
       `${f(c.tok_s)} tok/s${t.length ? `; the same model and batch in ${t.join(', ')}` : ''}.`);
   }
   if (res.gen_baseline) {
-    const g = res.gen_baseline;
-    lines.push(`Generation A, wasm SIMD 1 thread, against ${g.dir} in one process taking turns (bench/gen-ab.mjs, ${g.rounds} rounds): ` +
-      `${f(g.builds[1].gen)} vs ${f(g.builds[0].gen)} tok/s = ${(g.builds[1].gen / g.builds[0].gen).toFixed(2)}x; ` +
-      `decode only ${f(g.builds[1].decode)} vs ${f(g.builds[0].decode)} = ${(g.builds[1].decode / g.builds[0].decode).toFixed(2)}x.`);
+    const g = res.gen_baseline, [lo, hi] = g.builds[1].ratio_range ?? [];
+    lines.push(`Generation A, wasm SIMD 1 thread, against ${g.dir} in one process taking turns (bench/gen-ab.mjs, ${g.rounds} rounds, ` +
+      `${g.clock === 'cpu' ? 'CPU time' : 'wall clock'}): ${f(g.builds[1].gen)} vs ${f(g.builds[0].gen)} tok/s, per round ` +
+      `${g.builds[1].ratio.toFixed(2)}x${lo ? ` (${lo.toFixed(2)}-${hi.toFixed(2)})` : ''}; decode only ${f(g.builds[1].decode)} vs ` +
+      `${f(g.builds[0].decode)}, per round ${g.builds[1].decode_ratio.toFixed(2)}x.`);
   }
   lines.push(`wasm module: ${res.size.wasm} bytes, ${res.size.wasm_gzip} gzipped; threaded: ${res.size.wasm_mt} bytes, ` +
     `${res.size.wasm_mt_gzip} gzipped.`);
@@ -301,6 +335,15 @@ function table(res) {
       .map(([k, v]) => `${k} ${(100 * v / total).toFixed(1)}%`);
     lines.push(`Profile of a B step (native SIMD, 1 thread, each op timed alone on the step's shapes; ` +
       `sum ${(total * 1000).toFixed(0)} ms vs measured step ${(res.rows.native_simd_B.step_s * 1000).toFixed(0)} ms): ${parts.join(', ')}.`);
+  }
+  const p2 = res.rows.native_simd2_B;
+  if (p2?.profile && p2.profile_1t) {
+    // each op on 2 threads against 1, the two taking turns: where the threads lose
+    const ops = Object.keys(p2.profile).filter((k) => k !== 'sum' && p2.profile_1t[k] > 0.002 * p2.profile_1t.sum)
+      .sort((x, y) => p2.profile_1t[y] - p2.profile_1t[x])
+      .map((k) => `${k} ${(p2.profile_1t[k] / p2.profile[k]).toFixed(2)}x (${(100 * p2.profile_1t[k] / p2.profile_1t.sum).toFixed(0)}%)`);
+    lines.push(`The same ops on 2 threads against 1 (native, each op alone, the two taking turns; speed-up and share of the ` +
+      `1-thread sum): all ${(p2.profile_1t.sum / p2.profile.sum).toFixed(2)}x; ${ops.join(', ')}.`);
   }
   lines.push('', ...goals(res));
   return lines.join('\n');
@@ -326,7 +369,11 @@ function goals(res) {
     c[`torch${c.threads}_tok_s`] ? c.tok_s / c[`torch${c.threads}_tok_s`] : null, 1, times);
   row('wasm SIMD, B: 2 threads / 1 thread, Node (paired)', r('wasm_simd2', 'B')?.pair_speedup, 1.85, times);
   row('wasm relaxed SIMD, B: 2 threads / 1 thread, Node (paired)', r('wasm_relaxed2', 'B')?.pair_speedup, 1.85, times);
-  row('wasm SIMD, B: 2 threads / 1 thread, Chromium (paired; --browser)', res.browser?.isolated?.simd2?.B?.pair_speedup, 1.85, times);
+  // Chromium loads relaxed SIMD by default: the goal's row is SIMD128 (forced), when the default was not
+  const iso = res.browser?.isolated, chromium = iso?.simd128_2 ?? iso?.simd2;
+  row(`wasm SIMD${chromium?.kernels === 'relaxed' ? ' (relaxed)' : ''}, B: 2 threads / 1 thread, Chromium (paired; --browser)`,
+    chromium?.B?.pair_speedup, 1.85, times);
+  if (iso?.simd128_2) row('wasm relaxed SIMD, B: 2 threads / 1 thread, Chromium (paired; --browser)', iso.simd2?.B?.pair_speedup, 1.85, times);
   const g = res.gen_baseline;
   row('generation A, wasm 1 thread: over the baseline build (--baseline)', g ? g.builds[1].gen / g.builds[0].gen : null, 2, times);
   return out;

@@ -1,8 +1,9 @@
 // Times one wasm build in this Node process (or, imported, in a browser page): config A or B,
 // training steps and generation, through the C API. Used by bench/run.mjs; prints JSON.
-//   node bench/wasm.mjs simd|mt|relaxed|relaxed-mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--pair 1]
+//   node bench/wasm.mjs simd|mt|relaxed|relaxed-mt|ref A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--pair 1] [--cpu]
 // --pair 1 (with threads > 1): a second, single-thread model alternates steps with the first
 // on the same batch; pair_speedup = their summed step times' ratio (steadier on a busy machine).
+// --cpu: the process's CPU time as the clock (single-thread builds on a busy machine).
 // simd and mt load the package's builds the way users get them (src/js/node.js); ref is
 // the reference-kernel build that `./build.sh ref` makes for the benchmark only.
 import { CONFIGS, cStructs, median } from './configs.mjs';
@@ -87,6 +88,10 @@ function readString(M, p) {
 if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) {
   const [build, which, ...rest] = process.argv.slice(2);
   const opt = {};
+  if (rest.includes('--cpu')) {
+    rest.splice(rest.indexOf('--cpu'), 1);
+    opt.now = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+  }
   for (let i = 0; i < rest.length; i += 2) opt[rest[i].replace(/^--/, '')] = Number(rest[i + 1]);
   let M;
   if (build === 'ref') {

@@ -183,8 +183,10 @@ nodeTests('Node tests of the wasm build', ['tests/js/']);
 // PyTorch fixtures, training, threads, exact resume within one build), with the package told
 // to insist on relaxed (WASMFORMER_SIMD). The golden records are simd128's bits: not here.
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+// (compiled at -O3 and linked at -O1 as the shipped relaxed modules are: the same objects)
 run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
-run('C kernel tests in wasm (relaxed SIMD)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
+run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
+run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
 nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
   'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: [RELAXED_FLAG], env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
 if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', ['tests/web/']);

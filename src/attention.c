@@ -115,7 +115,7 @@ void wf_attention_backward_scalar(wf_real *dq, wf_real *dk, wf_real *dv, const w
  * and dv columns). */
 #if !defined(WF_REFERENCE_KERNELS)
 
-#define QB 48 /* query rows per block: a multiple of every backend's WF_MR and WF_NR */
+#define QB 48 /* query rows per block: a multiple of every backend's WF_MR (and WF_NR but AVX-512's 64) */
 #define KB 48 /* keys per backward tile */
 
 /* a[0, lim) = softmax(scale * a[0, lim)), a[lim, n) = 0 */

@@ -108,7 +108,7 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
     const wf_dims *d = ctx->d;
     const int C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, HS = d->HS, F = d->F, fc = d->fc;
     const int QKV = C + 2 * KC, post = d->post;
-    const int N = io->B * io->T;
+    int N = io->B * io->T;
 
     /* self-attention */
     const wf_real *in = x;
@@ -143,6 +143,22 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
         ad.Tk = io->pos + io->T;
         ad.kv_stride = KC;
         ad.by_rows = 1;
+    }
+    /* Rows whose outputs nobody reads (a prompt's rows in the last layer, all but the last)
+     * stop here, their keys and values cached: the rest of the layer runs on the rows after
+     * them. Decoding computes every row alone (the few-row linear kernel, attention by
+     * rows), so the kept rows come out bit for bit as with the others. */
+    wf_layer_acts kept;
+    const int skip = io->kcache && !io->ckv && io->skip > 0 ? io->skip : 0;
+    if (skip >= io->T) return;
+    if (skip) {
+        kept = *a;
+        wf_layer_skip_rows(&kept, d, (size_t)skip, (size_t)d->T, 0, 0, 0); /* gen.row's carve */
+        a = &kept;
+        x += (size_t)skip * C;
+        q += (size_t)skip * QKV;
+        ad.Tq -= skip;
+        N -= skip;
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, ctx->pool);
     wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, ctx->pool);

@@ -32,6 +32,8 @@ typedef struct {
     int S;                    /* source rows per sequence */
     const int32_t *src_len;   /* [B] real source rows, or NULL */
     wf_rng *drop_rng;         /* training: draws the dropout masks; NULL: evaluation */
+    int skip;                 /* decoding a decoder (kcache, no ckv; a: gen.row): the first skip rows
+                                 only cache their keys and values, their outputs unread */
 } wf_layer_io;
 
 /* One layer forward over the rows of x, into a. With io->kcache the new keys and values are

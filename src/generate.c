@@ -10,8 +10,11 @@ static void prefill(wf_model *m) {
     const int C = m->d.C, R = m->d.T < WF_GEN_ROWS ? m->d.T : WF_GEN_ROWS;
     for (int pos = 0; pos < g->n; pos += R) {
         const int T = g->n - pos < R ? g->n - pos : R;
-        wf_stack_decode(m, g->window + pos, T, pos, g->kcache, g->vcache, 0);
-        if (pos + T == g->n) /* only the last position's logits are needed */
+        /* only the last position's logits are read: the last layer computes that row alone
+         * (the others only cache their keys and values) */
+        const int last = pos + T == g->n;
+        wf_stack_decode(m, g->window + pos, T, pos, g->kcache, g->vcache, 0, last ? T - 1 : T);
+        if (last)
             wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
     }
 }
@@ -140,7 +143,7 @@ wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
         prefill(m);
     } else {
         g->window[g->n] = id;
-        wf_stack_decode(m, &id, 1, g->n, g->kcache, g->vcache, 0);
+        wf_stack_decode(m, &id, 1, g->n, g->kcache, g->vcache, 0, 0);
         wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
         g->n++;
     }

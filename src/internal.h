@@ -51,8 +51,11 @@ typedef float wf_real;
 #define WF_INVARIANT(x) ((void)0)
 #endif
 
-/* 16-byte aligned so SIMD kernels may use aligned v128 loads at tensor starts.
- * Returns NULL on failure; sizes are checked for overflow by the caller. */
+/* WF_ALIGN-byte aligned: a cache line, so a row of a tensor that starts one (most do: their
+ * sizes are multiples of 16 floats) is read without loads that straddle two lines, which
+ * every AVX-512 load (64 bytes) from a 16-byte boundary does. Returns NULL on failure; sizes
+ * are checked for overflow by the caller. */
+#define WF_ALIGN 64
 void *wf_alloc(size_t bytes);
 void *wf_calloc(size_t bytes);
 void wf_free(void *p);

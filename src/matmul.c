@@ -125,13 +125,30 @@ typedef struct {
      * (slice k at bp + (k - k0) * ncp, ncp = nc rounded up to NR), each of NR-wide panels */
     wf_real *bp;
     int n0, nc, ncp, k0, kn;
-    int pack_tasks, pack_panels;        /* packing: panels per task */
-    int row_tasks, row_width, col_width; /* products: row ranges (MC multiples) x column ranges (NR multiples) */
+    int panels, pack_tasks;             /* packing: the chunk's NR-wide panels, shared out */
+    int row_blocks, row_tasks;          /* products: MC-row blocks, shared out by row_tasks */
+    int col_units, col_tasks;           /* x column ranges: COL_UNIT-wide units, shared out */
     int product_tasks;
 } mm_job;
 
+/* Column ranges that split a product among tasks are whole multiples of this many columns,
+ * 64 bytes (a cache line) or more and whole panels: two threads then never write one line of
+ * C at the same time, where NR = 8 floats (32 bytes, wasm and SSE) would let them. */
+#define LINE_REALS (64 / (int)sizeof(wf_real))
+#define COL_UNIT (WF_NR >= LINE_REALS ? WF_NR : (LINE_REALS + WF_NR - 1) / WF_NR * WF_NR)
+
+/* The task-th of `tasks` shares of n units, [*begin, *end): the shares differ by at most one
+ * unit, the larger first (with tasks handed out in order, the last are the small ones). */
+static void share(int n, int tasks, int task, int *begin, int *end) {
+    const int q = n / tasks, r = n % tasks;
+    *begin = task * q + MIN(task, r);
+    *end = *begin + q + (task < r);
+}
+
 static void pack_task(const mm_job *j, int task) {
-    const int p0 = task * j->pack_panels, n = MIN(j->nc - p0 * WF_NR, j->pack_panels * WF_NR);
+    int pb, pe;
+    share(j->panels, j->pack_tasks, task, &pb, &pe);
+    const int p0 = pb, n = MIN(j->nc - p0 * WF_NR, (pe - pb) * WF_NR);
     if (n <= 0) return;
     for (int k = j->k0; k < j->k0 + j->kn; k += KC) {
         const int kc = MIN(KC, j->k0 + j->kn - k);
@@ -140,10 +157,19 @@ static void pack_task(const mm_job *j, int task) {
     }
 }
 
+/* A product task's rows [r[0], r[1]) and the chunk's columns [r[2], r[3]). */
+static void task_ranges(const mm_job *j, int task, int r[4]) {
+    int rb, re, cb, ce;
+    share(j->row_blocks, j->row_tasks, task % j->row_tasks, &rb, &re);
+    share(j->col_units, j->col_tasks, task / j->row_tasks, &cb, &ce);
+    r[0] = rb * MC, r[1] = MIN(j->M, re * MC);
+    r[2] = cb * COL_UNIT, r[3] = MIN(j->nc, ce * COL_UNIT);
+}
+
 static void product_task(const mm_job *j, int task) {
-    const int rt = task % j->row_tasks, ct = task / j->row_tasks;
-    const int i_begin = rt * j->row_width, i_end = MIN(j->M, i_begin + j->row_width);
-    const int c_begin = ct * j->col_width, c_end = MIN(j->nc, c_begin + j->col_width);
+    int r[4];
+    task_ranges(j, task, r);
+    const int i_begin = r[0], i_end = r[1], c_begin = r[2], c_end = r[3];
     if (i_begin >= i_end || c_begin >= c_end) return;
     wf_real ap[MC * KC] __attribute__((aligned(64)));
     for (int k = j->k0; k < j->k0 + j->kn; k += KC) {
@@ -170,22 +196,22 @@ static void product_task(const mm_job *j, int task) {
 }
 
 /* Columns [n0, n0 + nc) of B, sums [k0, k0 + kn), packed at bp: the tasks for `threads`.
- * Products: MC-row blocks, a few tasks per thread; when rows are few, column ranges too
- * (each extra column range packs its rows of A again). */
+ * Products: MC-row blocks, a few tasks per thread, each task a share of the blocks that
+ * differs from the others by at most one block (so no thread is left with a long last
+ * task); when rows are few, column ranges too (each extra column range packs its rows of A
+ * again). Packing: panels, two shares per thread. */
 static void plan_chunk(mm_job *j, wf_real *bp, int n0, int nc, int k0, int kn, int threads) {
     j->bp = bp;
     j->n0 = n0, j->nc = nc, j->k0 = k0, j->kn = kn;
     j->ncp = (nc + WF_NR - 1) / WF_NR * WF_NR;
-    const int panels = j->ncp / WF_NR;
-    const int want = threads > 1 ? 3 * threads : 1, row_blocks = (j->M + MC - 1) / MC;
-    int row_tasks = MIN(row_blocks, want), col_tasks = 1;
-    if (row_tasks < want) col_tasks = MIN(panels, (want + row_tasks - 1) / row_tasks);
-    j->row_width = (row_blocks + row_tasks - 1) / row_tasks * MC;
-    j->row_tasks = (j->M + j->row_width - 1) / j->row_width;
-    j->col_width = (panels + col_tasks - 1) / col_tasks * WF_NR;
-    j->product_tasks = j->row_tasks * ((nc + j->col_width - 1) / j->col_width);
-    j->pack_panels = (panels + MIN(panels, 2 * threads) - 1) / MIN(panels, 2 * threads);
-    j->pack_tasks = (panels + j->pack_panels - 1) / j->pack_panels;
+    j->panels = j->ncp / WF_NR;
+    const int want = threads > 1 ? 3 * threads : 1;
+    j->row_blocks = (j->M + MC - 1) / MC;
+    j->col_units = (nc + COL_UNIT - 1) / COL_UNIT;
+    j->row_tasks = MIN(j->row_blocks, want);
+    j->col_tasks = j->row_tasks < want ? MIN(j->col_units, (want + j->row_tasks - 1) / j->row_tasks) : 1;
+    j->product_tasks = j->row_tasks * j->col_tasks;
+    j->pack_tasks = MIN(j->panels, 2 * threads);
 }
 
 /* Several products' tasks as one run: task t goes to the first job whose count it is under. */
@@ -360,6 +386,14 @@ void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool) {
     } else {
         for (int i = 0; i < count; i++) mm_chunked(&jobs[i], scratch, cap, pool);
     }
+}
+
+int wf_matmul_tasks(const wf_mm *p, int threads, int (*r)[4], int max, int *block) {
+    mm_job j = {.M = p->M, .N = p->N, .K = p->K};
+    plan_chunk(&j, NULL, 0, p->N, 0, p->K, threads);
+    for (int t = 0; t < j.product_tasks && t < max; t++) task_ranges(&j, t, r[t]);
+    *block = MC;
+    return j.product_tasks;
 }
 
 void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,

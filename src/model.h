@@ -108,6 +108,7 @@ typedef struct {
     const wf_real *xkv;           /* decoding: layer l's cross keys and values at + l * context * 2C */
     const wf_real *enc;           /* training: the encoder's output; the loop computes each decoder
                                      layer's cross keys and values from it (into the layer's block) */
+    int last_skip;                /* decoding: io.skip of the last layer (its first rows' outputs unread) */
 } wf_stack_run;
 
 /* The token (or vector) embedding of a stack at positions pos.., with dropout in training. */
@@ -121,10 +122,12 @@ wf_layer_acts wf_stack_acts(const wf_model *m, int stack, int l);
 void wf_head_forward(wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
                      const wf_real *x, int N);
 /* Decoding: T tokens of one sequence at positions pos.. through the embedding and the
- * decoder layers, leaving the last layer's output in gen.x [T, C]. Layer l's keys and values
- * go to kcache/vcache + l * context * C; S > 0: cross-attention to the S source rows' keys
- * and values in gen.xkv. */
-void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S);
+ * decoder layers, leaving the last layer's output in gen.x [T, C] (rows from `from` on:
+ * the last layer skips the others, whose keys and values still go to the caches; 0: all).
+ * Layer l's keys and values go to kcache/vcache + l * context * C; S > 0: cross-attention
+ * to the S source rows' keys and values in gen.xkv. */
+void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S,
+                     int from);
 /* The whole model on the planned batch: the encoder (encoder-decoders), the stack under the
  * head, the final norm and, unless the objective is a mean squared error on the states, the
  * head. train: dropout on. */

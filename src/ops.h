@@ -78,6 +78,10 @@ typedef struct {
 } wf_mm;
 #define WF_MM_MAX 4
 void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool);
+/* How threads share out p when all of its B is packed at once (tests/test_simd.c holds the
+ * plan to its promises): the number of product tasks, task t's rows [r[t][0], r[t][1]) and
+ * columns [r[t][2], r[t][3]) for t < max, and into *block the rows of one block. */
+int wf_matmul_tasks(const wf_mm *p, int threads, int (*r)[4], int max, int *block);
 
 /* ---- attention.c ---- */
 typedef struct {

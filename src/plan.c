@@ -158,6 +158,17 @@ size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N
     return off;
 }
 
+void wf_layer_skip_rows(wf_layer_acts *a, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t x, size_t drop) {
+    const size_t C = d->C, NH = d->NH, KV = d->KV, KC = d->KC, F = d->F, fc = d->fc, qkn = d->qkn, LU = d->LU;
+    const size_t BS = 0; /* the source's keys and values are not the decoder's rows */
+#define SKIP(name, n) \
+    if (a->name) a->name += (n);
+    WF_LAYER_ACTS(SKIP)
+#undef SKIP
+    if (a->branch) a->branch += N * C;
+    a->out = d->post ? a->ln2 : a->res2;
+}
+
 double wf_plan_acts(const wf_dims *dd, double B, double T, double S) {
     double V = dd->V, C = dd->C, KC = dd->KC, L = dd->L, E = dd->E, F = dd->F, fc = dd->fc, xa = dd->xa, drop = dd->drop;
     double LR = dd->LR, R = T > S ? T : S, total = 0;

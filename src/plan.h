@@ -187,6 +187,9 @@ typedef struct {
  * used; branch is left to the caller. */
 size_t wf_layer_carve(wf_layer_acts *a, wf_real *mem, const wf_dims *d, size_t N, size_t Tk, size_t S,
                       size_t BS, size_t x, size_t drop);
+/* Moves a carve's per-row pointers (branch's too) past its first N rows, as carved with
+ * these Tk, S, x and drop: the same layer on the rows after them. */
+void wf_layer_skip_rows(wf_layer_acts *a, const wf_dims *d, size_t N, size_t Tk, size_t S, size_t x, size_t drop);
 
 /* X(name, elements): B, T, S (source rows), R = max(T, S) and the wf_dims letters are in
  * scope. The layers of both stacks are blocks of WF_LAYER_ACTS; the d* entries are

@@ -36,7 +36,7 @@ static void decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
     wf_gen *g = &m->gen;
     const int V = m->d.V;
     const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.KC; /* hypothesis k's caches */
-    wf_stack_decode(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S);
+    wf_stack_decode(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S, 0);
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
     /* log-softmax, in double */
     double maxz = g->logits[0], sum = 0;

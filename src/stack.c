@@ -77,6 +77,7 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
         wf_layer_weights(m, stack, l, 0, &w);
         const wf_layer_acts a = r->scratch ? *r->scratch : wf_stack_acts(m, stack, l);
         wf_layer_io io = r->io;
+        if (l == stack_layers(m, stack) - 1) io.skip = r->last_skip;
         if (r->kcache) {
             io.kcache = r->kcache + l * cache;
             io.vcache = r->vcache + l * cache;
@@ -108,7 +109,8 @@ void wf_head_forward(wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_me
     if (m->cfg.logit_cap > 0) wf_softcap_forward(logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
 }
 
-void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S) {
+void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real *kcache, wf_real *vcache, int S,
+                     int from) {
     wf_gen *g = &m->gen;
     wf_stack_embed(m, WF_STACK_MAIN, g->x, NULL, tokens, NULL, 1, T, pos, NULL);
     const wf_stack_run r = {
@@ -117,6 +119,7 @@ void wf_stack_decode(wf_model *m, const int32_t *tokens, int T, int pos, wf_real
         .kcache = kcache,
         .vcache = vcache,
         .xkv = S > 0 ? g->xkv : NULL,
+        .last_skip = from,
     };
     wf_stack_forward(m, WF_STACK_MAIN, &r, g->x);
 }

@@ -36,9 +36,9 @@ wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...) {
 
 /* The requested size is rounded up to the alignment, as aligned_alloc requires. */
 void *wf_alloc(size_t bytes) {
-    if (bytes == 0) bytes = 16;
-    if (bytes > SIZE_MAX - 15) return NULL;
-    return aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+    if (bytes == 0) bytes = WF_ALIGN;
+    if (bytes > SIZE_MAX - (WF_ALIGN - 1)) return NULL;
+    return aligned_alloc(WF_ALIGN, (bytes + WF_ALIGN - 1) & ~(size_t)(WF_ALIGN - 1));
 }
 
 void *wf_calloc(size_t bytes) {

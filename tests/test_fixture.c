@@ -1,6 +1,6 @@
 /* The fp32 core against PyTorch on the committed fixtures (tests/fixtures/NAME.bin, written by
  * gen_gpt_fixture.py, gen_arch_fixture.py, gen_recipe_fixture.py and gen_gqa_fixture.py): logits (or final
- * states) and loss to 1e-5, every gradient to 1e-4 relative, and the losses of 5 AdamW (or
+ * states) and loss to 1e-5, every gradient to 2e-4 relative (GRAD_TOL), and the losses of 5 AdamW (or
  * Muon + AdamW) steps with warmup, cosine decay and clipping to 1e-5. GPTs, an
  * encoder-decoder, a Llama-style decoder, an encoder trained with a mean squared error and
  * issue 14's recipe options, grouped- and multi-query attention with another RoPE base (issue
@@ -33,8 +33,11 @@ static void dump(const char *dir, const char *name, const char *what, const floa
 
 /* Relative error of a against reference b, element by element, with the denominator
  * floored at 1% of the tensor's largest reference value: fp32 sums of a few hundred terms
- * cannot give elements a thousand times smaller than their neighbours a 1e-4 relative
- * error against another fp32 implementation that sums in another order. */
+ * cannot give elements a thousand times smaller than their neighbours a small relative
+ * error against another fp32 implementation that sums in another order. At the floor the
+ * rounding of such sums is ~1e-4: AVX-512's 16-lane sums put encdec_post_ln's cqw 1.25e-4
+ * off (3e-9 at an element of 2.5e-5, 1.2e-6 of the tensor's largest), AVX2's 7e-5. */
+#define GRAD_TOL 2e-4
 static double rel_err(const float *a, const float *b, size_t n) {
     double scale = 0, worst = 0;
     for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(b[i]));
@@ -172,7 +175,7 @@ static void run_case(const char *name, const char *dump_dir) {
         if (!e || t.grad_offset < 0) continue;
         double err = rel_err(wf_model_grads(m) + t.grad_offset, e->data, e->count);
         worst = fmax(worst, err);
-        CHECK(err < 1e-4, "%s: gradient %s differs from PyTorch by %.3g relative", name, t.name, err);
+        CHECK(err < GRAD_TOL, "%s: gradient %s differs from PyTorch by %.3g relative", name, t.name, err);
     }
     printf("%s: gradients max rel err %.2e%s\n", name, worst, n_frozen ? " (the base frozen: adapters' alone)" : "");
 

@@ -141,6 +141,43 @@ static void test_matmul(wf_pool *pool) {
     for (int i = 0; i < 3; i++) wf_free(o[i]), wf_free(o_one[i]);
 }
 
+/* ---- how threads share out a product (matmul.c's plan): every element in exactly one
+ * task; row shares that differ by at most one block, so no thread waits on a long last task
+ * (1024 rows in 32-row blocks over 6 tasks: 6 6 5 5 5 5, not 6 6 6 6 6 2); column ranges
+ * that start on a 64-byte line, so two threads never write one line of C at once ---- */
+static void test_matmul_plan(void) {
+    static const int shapes[][2] = {{1024, 384}, {1024, 1536}, {384, 1024}, {1536, 384}, {96, 1000},
+                                    {13, 1030}, {4096, 64}, {64, 4096}, {512, 96}, {1000, 8}};
+    enum { MAXT = 256 };
+    static int r[MAXT][4];
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int threads = 2; threads <= 16; threads++) {
+            const int M = shapes[s][0], N = shapes[s][1];
+            const wf_mm p = {.M = M, .N = N, .K = 300};
+            int block = 0;
+            const int tasks = wf_matmul_tasks(&p, threads, r, MAXT, &block);
+            CHECK(tasks >= 1 && tasks <= MAXT, "plan %dx%d, %d threads: %d tasks", M, N, threads, tasks);
+            if (tasks < 1 || tasks > MAXT) continue;
+            double area = 0;
+            int least = 1 << 30, most = 0, ok = 1;
+            for (int t = 0; t < tasks; t++) {
+                const int *a = r[t];
+                ok &= a[0] >= 0 && a[0] < a[1] && a[1] <= M && a[2] >= 0 && a[2] < a[3] && a[3] <= N;
+                ok &= a[2] % (64 / (int)sizeof(float)) == 0 && (a[3] == N || a[3] % (64 / (int)sizeof(float)) == 0);
+                area += (double)(a[1] - a[0]) * (a[3] - a[2]);
+                const int blocks = (a[1] - a[0] + block - 1) / block;
+                least = blocks < least ? blocks : least;
+                most = blocks > most ? blocks : most;
+                for (int u = 0; u < t; u++) /* no two tasks share an element */
+                    ok &= a[1] <= r[u][0] || r[u][1] <= a[0] || a[3] <= r[u][2] || r[u][3] <= a[2];
+            }
+            CHECK(ok && area == (double)M * N, "plan %dx%d, %d threads: the tasks do not cover C once, or a column "
+                  "range starts inside a 64-byte line", M, N, threads);
+            CHECK(most - least <= 1, "plan %dx%d, %d threads: row shares of %d to %d blocks of %d rows", M, N, threads,
+                  least, most, block);
+        }
+}
+
 /* ---- attention ---- */
 static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool *pool) {
     char what[96];
@@ -449,6 +486,7 @@ int main(void) {
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     test_matmul(pool);
+    test_matmul_plan();
 
     static const int32_t lens[3] = {70, 13, 0};
     /* B, NH, HS, Tq, Tk, q and kv strides, then causal, key lengths and by rows where set */

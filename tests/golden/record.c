@@ -569,8 +569,8 @@ static void put_fingerprint(out *o) {
         }
     }
     if (f) fclose(f);
-    /* the instruction sets this build's kernels use (-march=native; src/simd.h). AVX-512 is not
-     * named: no kernel uses it, and on a machine that has it the record was the same. */
+    /* the instruction sets this build's kernels use (-march=native; src/simd.h): with AVX-512
+     * the kernels are its (16 lanes: other sums, other bits) */
     static const char isa[] = ""
 #ifdef __SSE2__
         " sse2"
@@ -586,6 +586,9 @@ static void put_fingerprint(out *o) {
 #endif
 #ifdef __FMA__
         " fma"
+#endif
+#if defined(__AVX512F__) && defined(__FMA__)
+        " avx512f"
 #endif
 #ifdef __ARM_NEON
         " neon"
