@@ -66,12 +66,15 @@ for (const [layout, config] of [
     const exported = await exportForPyTorch({ out: dir, text, layout: config.norm ? 'llama' : 'gpt2', config, steps: 30, valFraction: 0.1, seed: 3 });
     // Debian's torchrun 1.13 under Python 3.11 cannot parse its own default "--redirects 0"
     // (an IntFlag lookup); "1" parses, and --tee 1 puts the output back on the console
-    const r = spawnSync(TORCHRUN, ['--standalone', '--nproc_per_node', '2', '--redirects', '1', '--tee', '1',
+    // coreutils' timeout bounds the run and on expiry kills its whole process group (torchrun
+    // and both workers), so a hung process fails the test instead of stalling npm test (40
+    // steps take seconds; a hang at exit, which train_ddp.py now avoids, once took 25 minutes)
+    const r = spawnSync('timeout', ['-s', 'KILL', '300', TORCHRUN, '--standalone', '--nproc_per_node', '2', '--redirects', '1', '--tee', '1',
       'examples/pytorch/train_ddp.py', '--data', dir, '--steps', '40', '--batch', '8', '--lr', '3e-3', '--impl', 'plain'],
     { encoding: 'utf8', env: { ...process.env, OMP_NUM_THREADS: '1' } });
     const out = r.stdout.split('\n').filter((l) => l.startsWith('[default0]:')).map((l) => l.slice(11)).join('\n');
     console.log(out);
-    assert.equal(r.status, 0, `torchrun failed:\n${r.stdout}\n${r.stderr}`);
+    assert.equal(r.status, 0, `torchrun failed${r.status === 137 ? ' (killed after 300 s)' : ''}:\n${r.stdout}\n${r.stderr}`);
     const report = JSON.parse(readFileSync(join(dir, 'pytorch', 'report.json'), 'utf8'));
     assert.equal(report.world_size, 2);
     assert.equal(report.backend, 'gloo');
