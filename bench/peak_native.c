@@ -1,20 +1,16 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 /* What this CPU can issue through the native build's SIMD backend (src/simd.h, -march=native
  * as the library): ACC independent chains of acc = acc * a + b with wf_vmadd (one FMA on the
- * AVX2 backend, a multiply and an add on SSE2), 2 x WF_VL FLOP per chain step, for several
- * chain counts; the best is the backend's peak, which bench/run.mjs sets the native rows'
- * training GFLOP/s against (as bench/peak.mjs does for wasm). Where the compiler targets
- * AVX-512 (__AVX512F__) it also measures 512-bit FMAs, which no kernel uses: what a wider
- * backend could issue on this CPU. Prints one JSON object.
+ * AVX-512 and AVX2 backends, a multiply and an add on SSE2), 2 x WF_VL FLOP per chain step,
+ * for several chain counts; the best is the backend's peak, which bench/run.mjs sets the
+ * native rows' training GFLOP/s against (as bench/peak.mjs does for wasm). Prints one JSON
+ * object.
  *   bench_peak [--cpu]   (--cpu: the process's CPU time instead of the wall clock) */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "simd.h"
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 static clockid_t clock_id = CLOCK_MONOTONIC;
 
@@ -44,23 +40,6 @@ CHAINS(10)
 CHAINS(12)
 CHAINS(14)
 
-#if defined(__AVX512F__)
-#define CHAINS512(ACC)                                                                    \
-    static __attribute__((noinline)) float chains512_##ACC(long iters) {                  \
-        const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f);              \
-        __m512 acc[ACC];                                                                  \
-        for (int i = 0; i < ACC; i++) acc[i] = _mm512_set1_ps((float)i);                  \
-        for (long n = 0; n < iters; n++)                                                  \
-            for (int i = 0; i < ACC; i++) acc[i] = _mm512_fmadd_ps(acc[i], a, b);         \
-        __m512 s = acc[0];                                                                \
-        for (int i = 1; i < ACC; i++) s = _mm512_add_ps(s, acc[i]);                       \
-        return _mm512_reduce_add_ps(s);                                                   \
-    }
-CHAINS512(8)
-CHAINS512(12)
-CHAINS512(16)
-CHAINS512(24)
-#endif
 
 typedef float (*chain_fn)(long);
 
@@ -109,11 +88,6 @@ int main(int argc, char **argv) {
     static const int accs[] = {4, 6, 8, 10, 12, 14};
     printf("{\"simd\":\"%s\",", WF_SIMD_NAME);
     report("backend", "wf_vmadd, " WF_SIMD_NAME, fns, accs, 6, WF_VL);
-#if defined(__AVX512F__)
-    static const chain_fn fns512[] = {chains512_8, chains512_12, chains512_16, chains512_24};
-    static const int accs512[] = {8, 12, 16, 24};
-    report("avx512", "_mm512_fmadd_ps (no kernel uses it)", fns512, accs512, 4, 16);
-#endif
     printf("}\n");
     return 0;
 }

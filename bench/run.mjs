@@ -149,8 +149,7 @@ results.peak = JSON.parse(sh(process.execPath, ['bench/peak.mjs', '--json', ...(
 // and what the native backend issues (bench/peak_native.c): the native rows' % of peak
 console.log('bench: the native backend\'s peak (bench_peak) ...');
 const nativePeak = JSON.parse(sh('build/native/bench_peak', cpu ? ['--cpu'] : []).trim().split('\n').pop());
-results.peak.native = { peak: nativePeak.backend.peak, rows: nativePeak.backend.rows, simd: nativePeak.simd,
-  ...(nativePeak.avx512 ? { avx512: nativePeak.avx512.peak } : {}) };
+results.peak.native = { peak: nativePeak.backend.peak, rows: nativePeak.backend.rows, simd: nativePeak.simd };
 for (const which of ['A', 'B']) {
   for (const row of ROWS) {
     if (which === 'B' && row.skipB) continue;
@@ -252,8 +251,7 @@ function table(res) {
     `${f(peakOf(k), 1)} GFLOP/s (${res.peak[k].peak.chains} chains)` : `${k}: ${res.peak?.[k]?.skipped ?? 'not measured'}`));
   const nat = res.peak?.native;
   lines.push(`What this wasm engine issues on one thread, measured in this run (bench/peak.mjs): ${peaks.join('; ')}` +
-    (nat ? `; natively (bench_peak) the ${nat.simd} backend's multiply-add ${f(nat.peak.gflops, 1)} GFLOP/s` +
-      (nat.avx512 ? ` (512-bit FMAs, which no kernel uses: ${f(nat.avx512.gflops, 1)})` : '') : '') +
+    (nat ? `; natively (bench_peak) the ${nat.simd} backend's multiply-add ${f(nat.peak.gflops, 1)} GFLOP/s` : '') +
     '. "% of peak": a 1-thread row\'s GFLOP/s over its kind\'s peak.' +
     (Object.values(res.rows).some((r) => r.clock === 'cpu') ? ' 1-thread rows timed by the process\'s CPU time (--cpu).' : ''));
   lines.push('');

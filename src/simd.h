@@ -41,6 +41,22 @@
 
 #define WF_INLINE static inline __attribute__((always_inline))
 
+#if defined(WF_SIMD_AVX512) || defined(WF_SIMD_AVX2) || defined(WF_SIMD_SSE)
+/* What every x86 backend does in 128 bits: four vectors' sums as one (each backend first
+ * folds its wider vectors down to 128 bits), and a 4x4 transpose (the packing of a
+ * transposed operand in matmul.c). */
+WF_INLINE __m128 wf_sum4_sse(__m128 a, __m128 b, __m128 c, __m128 d) {
+    __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
+    __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
+    return _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab));
+}
+WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
+    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss), r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ds, r1), _mm_storeu_ps(d + 2 * ds, r2), _mm_storeu_ps(d + 3 * ds, r3);
+}
+#endif
+
 /* ---------------------------------------------------------------- wasm simd128 */
 #if defined(WF_SIMD_WASM)
 #if defined(__wasm_relaxed_simd__)
@@ -159,15 +175,7 @@ WF_INLINE float wf_vhmax(wf_v a) {
     return _mm_cvtss_f32(s);
 }
 WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
-    __m128 qa = wf_quarter_sum(a), qb = wf_quarter_sum(b), qc = wf_quarter_sum(c), qd = wf_quarter_sum(d);
-    __m128 ab = _mm_add_ps(_mm_unpacklo_ps(qa, qb), _mm_unpackhi_ps(qa, qb));
-    __m128 cd = _mm_add_ps(_mm_unpacklo_ps(qc, qd), _mm_unpackhi_ps(qc, qd));
-    _mm_storeu_ps(out, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab)));
-}
-WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
-    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss), r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ds, r1), _mm_storeu_ps(d + 2 * ds, r2), _mm_storeu_ps(d + 3 * ds, r3);
+    _mm_storeu_ps(out, wf_sum4_sse(wf_quarter_sum(a), wf_quarter_sum(b), wf_quarter_sum(c), wf_quarter_sum(d)));
 }
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
@@ -209,19 +217,9 @@ WF_INLINE float wf_vhmax(wf_v a) {
     s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
     return _mm_cvtss_f32(s);
 }
-WF_INLINE __m128 wf_sum4_sse(__m128 a, __m128 b, __m128 c, __m128 d) {
-    __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
-    __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
-    return _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab));
-}
 WF_INLINE __m128 wf_half_sum(wf_v a) { return _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)); }
 WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
     _mm_storeu_ps(out, wf_sum4_sse(wf_half_sum(a), wf_half_sum(b), wf_half_sum(c), wf_half_sum(d)));
-}
-WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
-    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss), r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ds, r1), _mm_storeu_ps(d + 2 * ds, r2), _mm_storeu_ps(d + 3 * ds, r3);
 }
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
@@ -259,16 +257,7 @@ WF_INLINE float wf_vhmax(wf_v a) {
     s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
     return _mm_cvtss_f32(s);
 }
-WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) {
-    __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
-    __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
-    _mm_storeu_ps(out, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab)));
-}
-WF_INLINE void wf_transpose4(float *d, size_t ds, const float *s, size_t ss) {
-    __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ss), r2 = _mm_loadu_ps(s + 2 * ss), r3 = _mm_loadu_ps(s + 3 * ss);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ds, r1), _mm_storeu_ps(d + 2 * ds, r2), _mm_storeu_ps(d + 3 * ds, r3);
-}
+WF_INLINE void wf_vsum4(float *out, wf_v a, wf_v b, wf_v c, wf_v d) { _mm_storeu_ps(out, wf_sum4_sse(a, b, c, d)); }
 /* SSE2 has no round instruction; the default MXCSR mode is round-to-nearest-even */
 WF_INLINE wf_v wf_vround(wf_v a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }
 WF_INLINE wf_v wf_vpow2i(wf_v n) {
