@@ -19,6 +19,32 @@ function transferables(value, depth = 0) {
   return [];
 }
 
+/** How long a stream's pieces gather before they cross as one message. One message per
+ * token floods the receiving thread: a small model writes thousands of tokens a second, and
+ * a page that cannot keep up stops answering clicks (its Stop button among them). */
+export const STREAM_GATHER_MS = 16;
+
+/** A stream callback (piece, count) that sends the pieces joined, with the latest count: at
+ * once when the last message went STREAM_GATHER_MS ago or more, else with a later piece or
+ * at flush(). A slow model's tokens still cross one by one, as they come. */
+function gathered(send) {
+  let text = '', count = 0, waiting = false, sent = -Infinity;
+  const flush = () => {
+    if (!waiting) return;
+    send(text, count);
+    text = '';
+    waiting = false;
+    sent = performance.now();
+  };
+  const add = (piece, n) => {
+    text += piece;
+    count = n;
+    waiting = true;
+    if (performance.now() - sent >= STREAM_GATHER_MS) flush();
+  };
+  return { add, flush };
+}
+
 /**
  * Serves one model over port ({post(message, transfer), listen(handler)}), with api the
  * package's entry point of this thread (createModel, loadModel, ...).
@@ -89,24 +115,36 @@ export function serveModel(api, port) {
   /** Runs operation op of the table with the client's args. */
   async function call(id, op, args) {
     const spec = WORKER_OPS[kind ?? 'model'][op];
+    let stream = null;
     if (!spec || !Object.hasOwn(WORKER_OPS[kind ?? 'model'], op)) {
       throw Object.assign(new Error(`unknown operation "${op}"`), { name: 'WfError', code: 'WF_ERR_ARG' });
     }
     if (spec.opts !== undefined) {
       const opts = { ...(args[spec.opts] ?? {}) };
       if (spec.signal) opts.signal = running.get(id).signal;
-      for (const name of spec.events ?? []) {
-        if (opts[name]) opts[name] = (...a) => port.post({ id, kind: 'event', name, args: a });
+      for (const [i, name] of (spec.events ?? []).entries()) {
+        if (!opts[name]) continue;
+        const send = (...a) => port.post({ id, kind: 'event', name, args: a });
+        if (spec.stream && i === 0) {
+          stream = gathered(send);
+          opts[name] = stream.add;
+        } else {
+          opts[name] = send;
+        }
       }
       args[spec.opts] = opts;
     }
     const obj = target(spec.on);
-    const value = await obj[op](...args);
-    if (spec.stream) {
-      for await (const piece of value); // eslint-disable-line no-unused-vars
-      return null;
+    try {
+      const value = await obj[op](...args);
+      if (spec.stream) {
+        for await (const piece of value); // eslint-disable-line no-unused-vars
+        return null;
+      }
+      return value;
+    } finally {
+      stream?.flush(); // the last pieces go before the call's end (or its error)
     }
-    return value;
   }
 
   port.listen(async (msg) => {

@@ -7,7 +7,9 @@
 //   signal    the call takes opts.signal: aborting it stops the work in the worker
 //   events    the names of the callback options (onProgress, onToken, onWarning) whose
 //             calls come back as messages; with `stream`, the method is an async iterator
-//             of the first one's first argument (generate). A callback that throws stops
+//             of the first one's first argument (generate), whose calls the worker
+//             gathers: one message per 16 ms at most, the pieces joined with the latest
+//             count (worker-host.js, STREAM_GATHER_MS). A callback that throws stops
 //             the call: the worker is told to abort it, and the call rejects with that error
 //   busy      what the model is busy with while the call runs (Model.busy's word): the
 //             client's `busy` says it while such a call is pending

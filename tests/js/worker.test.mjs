@@ -33,6 +33,16 @@ test('a worker model trains, evaluates and generates exactly like one in this th
   assert.ok(pieces.length > 1, 'streamed in pieces');
   assert.deepEqual(seen, pieces);
   assert.equal(pieces.join(''), await local.generateText('the ', gen));
+  // a fast model's pieces gather in the worker: the same text in far fewer messages than
+  // tokens, each with the token count so far
+  const many = { maxTokens: 2000, temperature: 0.8, seed: 5 };
+  const gathered = [], counts = [];
+  for await (const p of wm.generate('the ', { ...many, onToken: (_, n) => counts.push(n) })) gathered.push(p);
+  assert.equal(gathered.join(''), await local.generateText('the ', many));
+  assert.equal(counts.length, gathered.length);
+  assert.equal(counts.at(-1), 2000);
+  assert.ok(counts.every((n, i) => i === 0 || n > counts[i - 1]), 'the count grows');
+  assert.ok(4 * gathered.length <= 2000, `2000 tokens in ${gathered.length} messages`);
   assert.equal(await wm.generateText('the c', { maxTokens: 30, temperature: 0, stop: 'mat' }),
     await local.generateText('the c', { maxTokens: 30, temperature: 0, stop: 'mat' }));
   assert.deepEqual(await wm.getTensor('wte'), local.getTensor('wte'));
