@@ -201,8 +201,10 @@ static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, cons
     const int tiles = (OC + 3) / 4;
     /* below ~1 MFLOP waking workers costs more than it saves (as in wf_matmul) */
     const int threads = (double)N * C * OC < (1 << 19) ? 1 : wf_pool_threads(pool);
+    /* three tasks per thread even out their finishing times; on one thread, one task: the
+     * caller runs it without waking the pool (whose workers all check in before it returns) */
     rows_job j = {.out = out, .inp = inp, .w = w, .b = b, .N = N, .C = C, .OC = OC,
-                  .tiles_per_task = (tiles + 3 * threads - 1) / (3 * threads)};
+                  .tiles_per_task = threads == 1 ? tiles : (tiles + 3 * threads - 1) / (3 * threads)};
     const int tasks = (tiles + j.tiles_per_task - 1) / j.tiles_per_task;
     if (tasks == 1)
         rows_task(&j, 0);

@@ -180,6 +180,8 @@ void wf_pool_free(wf_pool *p) {
 
 int wf_pool_threads(const wf_pool *p) { return p ? p->n : 1; }
 
+unsigned wf_pool_jobs(const wf_pool *p) { return p ? atomic_load(&p->epoch) : 0; }
+
 void *wf_pool_scratch(wf_pool *p, size_t *bytes) {
     *bytes = p ? WF_POOL_SCRATCH : 0;
     return p ? p->scratch : NULL;
@@ -227,6 +229,11 @@ void wf_pool_free(wf_pool *p) { (void)p; }
 int wf_pool_threads(const wf_pool *p) {
     (void)p;
     return 1;
+}
+
+unsigned wf_pool_jobs(const wf_pool *p) {
+    (void)p;
+    return 0;
 }
 
 void *wf_pool_scratch(wf_pool *p, size_t *bytes) {

@@ -38,6 +38,9 @@ typedef void (*wf_task_fn)(void *ctx, int task);
 wf_status wf_pool_start(wf_pool **out, int n, double wait);
 void wf_pool_free(wf_pool *p); /* NULL is fine; joins the workers */
 int wf_pool_threads(const wf_pool *p); /* 1 for NULL */
+/* How many jobs have woken the workers since the pool started (0 for NULL): the tests'
+ * check that work too small to share (decoding a token) stays on the caller. */
+unsigned wf_pool_jobs(const wf_pool *p);
 
 /* Runs fn(ctx, t) for every t in [0, n_tasks) and returns when all have finished. Not
  * reentrant: a task must not call wf_pool_run on the same pool. */
