@@ -16,14 +16,14 @@
 // --tokens tokens (default 2000: micro's and tiny's 64-token context slides, re-reading its
 // last 32 tokens, every 32, as the page's long generations do) at temperature 0.8 from one
 // seed, so every model does the same work each round.
-import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { extname, join, normalize, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startServer } from '../scripts/serve.mjs';
 import { measureGeneration } from './gen-threads-core.mjs';
 
-const here = fileURLToPath(new URL('..', import.meta.url));
+const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = process.argv.slice(2);
 const flag = (name) => (args.includes(name) ? (args.splice(args.indexOf(name), 1), true) : false);
 const value = (name, def) => (args.includes(name) ? args.splice(args.indexOf(name), 2)[1] : def);
@@ -40,30 +40,11 @@ const dirs = [...(baseline ? [['baseline', resolve(baseline)]] : []), ['this', h
 const TEXT = 'data/austen/pride_and_prejudice.txt';
 const progress = (r) => { if (!json) process.stdout.write(`\rround ${r} / ${rounds}`); };
 
-/** The rows in headless Chromium: each DIR served under /NAME/, COOP + COEP on every file. */
+/** The rows in headless Chromium: each DIR mounted at /NAME/ on the page's own server
+ * (scripts/serve.mjs: its policy and the COOP/COEP headers), measured from gen-threads.html. */
 async function inBrowser() {
   const { chromium } = await import('playwright-core');
-  const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
-  const page = '<!doctype html><meta charset="utf-8"><title>gen-threads</title><script type="module">'
-    + "import { measureGeneration } from '/this/bench/gen-threads-core.mjs';"
-    + 'window.run = async (o) => measureGeneration(await Promise.all(o.builds.map(async (name) => ({ name, pkg: await import(`/${name}/src/js/index.js`) }))),'
-    + ` { ...o, text: await (await fetch('/this/${TEXT}')).text(), worker: true, onRound: (r) => console.log('round', r) });`
-    + 'window.ready = true;</script>';
-  const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    const headers = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp', 'Cache-Control': 'no-store' };
-    if (path === '/') return res.writeHead(200, { ...headers, 'Content-Type': 'text/html' }).end(page);
-    const [, name, ...rest] = path.split('/');
-    const root = dirs.find(([n]) => n === name)?.[1];
-    const file = root && join(root, ...rest);
-    try {
-      if (!file || !file.startsWith(root) || !statSync(file).isFile()) throw new Error('not a file');
-      res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const server = await startServer({ mounts: Object.fromEntries(dirs.map(([name, dir]) => [`/${name}/`, dir])), port: 0 });
   const profile = mkdtempSync(join(tmpdir(), 'wf-gen-threads-'));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
@@ -74,14 +55,19 @@ async function inBrowser() {
     const errors = [];
     tab.on('pageerror', (e) => errors.push(String(e)));
     tab.on('console', (m) => { const r = /^round (\d+)$/.exec(m.text()); if (r) progress(Number(r[1])); });
-    await tab.goto(`http://127.0.0.1:${server.address().port}/`);
-    await tab.waitForFunction(() => window.ready === true && crossOriginIsolated, null, { timeout: 60_000 });
-    const rows = await tab.evaluate((o) => window.run(o), { builds: dirs.map(([n]) => n), presets, rounds, tokens });
+    await tab.goto(`${server.origin}/this/bench/gen-threads.html`);
+    if (!await tab.evaluate(() => crossOriginIsolated)) throw new Error('the page is not cross-origin isolated: no threads');
+    const rows = await tab.evaluate(async (o) => {
+      const { measureGeneration } = await import('/this/bench/gen-threads-core.mjs');
+      const builds = await Promise.all(o.builds.map(async (name) => ({ name, pkg: await import(`/${name}/src/js/index.js`) })));
+      const text = await (await fetch(`/this/${o.text}`)).text();
+      return measureGeneration(builds, { ...o, text, worker: true, onRound: (r) => console.log('round', r) });
+    }, { builds: dirs.map(([n]) => n), presets, rounds, tokens, text: TEXT });
     if (errors.length) throw new Error(errors.join('\n'));
     return { rows, engine: await tab.evaluate(() => navigator.userAgent) };
   } finally {
     await ctx.close();
-    server.close();
+    await server.close();
     rmSync(profile, { recursive: true, force: true });
   }
 }
