@@ -101,7 +101,7 @@ if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv
   } else {
     const { load } = await import('../src/js/node.js');
     // simd, mt: SIMD128; relaxed, relaxed-mt: the relaxed-SIMD builds (Node 20 needs
-    // --experimental-wasm-relaxed-simd: bench/relaxed.mjs passes it)
+    // --experimental-wasm-relaxed-simd: bench/studies/relaxed.mjs passes it)
     const threads = build.endsWith('mt') ? opt.threads || 2 : 1;
     M = (await load({ threads, simd: build.startsWith('relaxed') ? 'relaxed' : 'simd128' })).M;
   }

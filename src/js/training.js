@@ -348,7 +348,7 @@ export const SPIKE = Object.freeze({ window: 20, margin: 1, noise: 4 });
  * median |change| between two batches is about s (0.95 s for a normal), and a mean of 20
  * varies by s / 4.5, so the allowance stands 4 s above the noisiest baseline (the first
  * loss, one batch). 1 nat is the floor: the model giving the text it predicts e^-1 = 0.37
- * of the probability it gave before. bench/loss-noise.mjs measures both: sound runs of the
+ * of the probability it gave before. bench/studies/loss-noise.mjs measures both: sound runs of the
  * micro and tiny presets (batch 16 down to 1, a second call's new warmup) rose at most 0.11
  * nats above their best (11 % of the allowance); a trained micro pushed to lr 0.03 and 0.1
  * rose 1.38 and 1.95 in its first 20 steps.

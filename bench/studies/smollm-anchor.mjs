@@ -1,10 +1,10 @@
-// The anchor for bench/smollm.mjs (issue 15, "scale"): the SmolLM-135M-shaped model's
+// The anchor for bench/studies/smollm.mjs (issue 15, "scale"): the SmolLM-135M-shaped model's
 // generation speed in wasmformer and in ONNX Runtime Web (npm onnxruntime-web, its wasm
 // backend, SIMD, in Node) on the same machine in the same run, with the same weights.
 //
 // The weights: wasmformer makes the random-weight model (configs.mjs's SMOLLM_135M, seed 7)
-// and exports it as Llama-layout safetensors into bench/onnx/smollm-135m/ (git-ignored);
-// bench/smollm_onnx.py (PyTorch) turns those into model.onnx, a decoding step over a KV
+// and exports it as Llama-layout safetensors into bench/studies/onnx/smollm-135m/ (git-ignored);
+// bench/studies/smollm_onnx.py (PyTorch) turns those into model.onnx, a decoding step over a KV
 // cache (past keys and values in, present out). Both are made once and reused while
 // anchor.json there matches. Then, for each thread count, each engine in a process of its
 // own (ORT reads its thread count once per process): a warm-up, then a 16-token prompt and
@@ -12,7 +12,7 @@
 // logits agree between the engines (max abs diff printed; it must be under 1e-3), and how
 // many of the greedy tokens agree is shown.
 //
-//   node bench/smollm-anchor.mjs [--threads 1,2] [--tokens 64] [--prompt 16] [--rounds 2]
+//   node bench/studies/smollm-anchor.mjs [--threads 1,2] [--tokens 64] [--prompt 16] [--rounds 2]
 // Needs /usr/bin/python3 with torch to make model.onnx the first time, and `npm ci` in bench/.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SMOLLM_135M, median } from './configs.mjs';
+import { SMOLLM_135M, median } from '../configs.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DIR = join(here, 'onnx', 'smollm-135m');
@@ -50,7 +50,7 @@ const cpuMs = (u) => (u.user + u.system) / 1000;
 
 /** Makes the model and its Hugging Face files in DIR. */
 async function makeWeights() {
-  const { createModel, exportSafetensorsDir } = await import('../src/js/node.js');
+  const { createModel, exportSafetensorsDir } = await import('../../src/js/node.js');
   const model = await createModel({ ...SMOLLM_135M, seed: SEED }, { threads: 2 });
   await exportSafetensorsDir(model, DIR);
   model.dispose();
@@ -59,8 +59,8 @@ async function makeWeights() {
 /** wasmformer: the exported files imported (the weights the ONNX file has), greedy over
  * the KV cache through the C API, as smollm.mjs generates. */
 async function runWasmformer() {
-  const { importSafetensorsDir } = await import('../src/js/node.js');
-  const { modelHandle } = await import('../src/js/model.js');
+  const { importSafetensorsDir } = await import('../../src/js/node.js');
+  const { modelHandle } = await import('../../src/js/model.js');
   const model = await importSafetensorsDir(DIR, { threads });
   const prompt = promptIds();
   writeFileSync(join(DIR, `logits-wasmformer-${threads}.bin`), model.forward(prompt, null, 1, prompt.length).logits);
@@ -142,7 +142,7 @@ function child(r, n) {
 
 // what the files depend on: the config, the seed, and the two scripts that write the ONNX file
 const exporter = createHash('sha256');
-for (const f of ['smollm_onnx.py', '../examples/pytorch/hf_model.py']) exporter.update(readFileSync(join(here, f)));
+for (const f of ['smollm_onnx.py', '../../examples/pytorch/hf_model.py']) exporter.update(readFileSync(join(here, f)));
 const stamp = { config: SMOLLM_135M, seed: SEED, exporter: exporter.digest('hex') };
 const stampFile = join(DIR, 'anchor.json');
 const fresh = existsSync(stampFile) && existsSync(join(DIR, 'model.onnx')) && readFileSync(stampFile, 'utf8') === JSON.stringify(stamp);

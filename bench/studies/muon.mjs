@@ -4,18 +4,18 @@
 // a drift in the machine's speed falls on both. Prints each optimizer's median step time,
 // the median of the per-pair ratios Muon / AdamW and, from the same pairs, Muon's extra
 // time per step against what AdamW spends on the whole step.
-//   node bench/muon.mjs A|B [--pairs N] [--warmup N] [--threads N] [--batch N]
+//   node bench/studies/muon.mjs A|B [--pairs N] [--warmup N] [--threads N] [--batch N]
 // threads > 1 runs dist/wasmformer-mt; --batch replaces the config's batch size: Newton-
 // Schulz costs the same whatever the batch, forward and backward grow with it.
-import { CONFIGS, cStructs, median } from './configs.mjs';
-import { STRUCTS } from '../src/js/structs.js';
-import { load } from '../src/js/node.js';
+import { CONFIGS, cStructs, median } from '../configs.mjs';
+import { STRUCTS } from '../../src/js/structs.js';
+import { load } from '../../src/js/node.js';
 
 const [which = 'A', ...rest] = process.argv.slice(2);
 const opt = { pairs: 20, warmup: 2, threads: 1 };
 for (let i = 0; i < rest.length; i += 2) opt[rest[i].replace(/^--/, '')] = Number(rest[i + 1]);
 const c = CONFIGS[which] && { ...CONFIGS[which], ...(opt.batch ? { B: opt.batch } : {}) };
-if (!c) throw new Error('usage: node bench/muon.mjs A|B [--pairs N] [--warmup N] [--threads N] [--batch N]');
+if (!c) throw new Error('usage: node bench/studies/muon.mjs A|B [--pairs N] [--warmup N] [--threads N] [--batch N]');
 const { M } = await load({ threads: opt.threads });
 const i32 = () => M.HEAP32;
 const now = () => performance.now() / 1000;

@@ -8,10 +8,10 @@
 // "then" rows look at a second call on the same model, as the check does (it watches one
 // call): a new schedule (its warmup takes the lr back up to the peak), or a learning rate
 // far too high, where the check (or the absolute bound 1.5 ln V + 1) ends the call.
-//   node bench/loss-noise.mjs [--steps 400] [--quick]
+//   node bench/studies/loss-noise.mjs [--steps 400] [--quick]
 import { readFileSync } from 'node:fs';
-import { createModel } from '../src/js/node.js';
-import { spikeWatch } from '../src/js/training.js';
+import { createModel } from '../../src/js/node.js';
+import { spikeWatch } from '../../src/js/training.js';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,7 +19,7 @@ const arg = (name, dflt) => {
 };
 const quick = process.argv.includes('--quick');
 const steps = arg('steps', quick ? 200 : 400);
-const text = readFileSync(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
+const text = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
 
 /** Every step's loss of one train() call, and how it ended. */
 async function call(model, opts) {

@@ -3,15 +3,15 @@
 // and of wasmformer's BPE, in the wasm build, beside @huggingface/tokenizers (the JavaScript
 // port, a devDependency) on the same text in the same run. A SentencePiece-style tokenizer
 // has no pre-tokenizer: the whole text is one word, which is what the heap merge is for.
-// Usage: node bench/tokenizers.mjs [bytes of Pride and Prejudice, default 200000]; RUNS=3.
+// Usage: node bench/studies/tokenizers.mjs [bytes of Pride and Prejudice, default 200000]; RUNS=3.
 import { readFileSync } from 'node:fs';
 import { Tokenizer as Reference } from '@huggingface/tokenizers';
-import { createTokenizer, loadTokenizer } from '../src/js/node.js';
+import { createTokenizer, loadTokenizer } from '../../src/js/node.js';
 
 const bytes = Number(process.argv[2] ?? 200_000);
 const runs = Number(process.env.RUNS ?? 3);
-const text = readFileSync(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8').slice(0, bytes);
-const fixture = (name) => readFileSync(new URL(`../tests/fixtures/tokenizers/${name}`, import.meta.url));
+const text = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8').slice(0, bytes);
+const fixture = (name) => readFileSync(new URL(`../../tests/fixtures/tokenizers/${name}`, import.meta.url));
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const time = (fn) => {
   const ms = [];

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Relaxed SIMD against SIMD128 (issue 13), paired: node bench/relaxed.mjs [--rounds N] [--configs A,B]
+// Relaxed SIMD against SIMD128 (issue 13), paired: node bench/studies/relaxed.mjs [--rounds N] [--configs A,B]
 // Each round runs both builds once per config, in alternating order, each in its own Node
 // process started with --experimental-wasm-relaxed-simd (both builds, so the flag is not
 // what differs), one thread, through bench/wasm.mjs. Prints each build's median training
@@ -8,9 +8,9 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from './configs.mjs';
+import { median } from '../configs.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const args = process.argv.slice(2);
 const arg = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
 const rounds = Number(arg('--rounds', '5'));
@@ -20,7 +20,7 @@ const STEPS = { A: 20, B: 3 };
 function run(build, which) {
   const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', join(root, 'bench/wasm.mjs'), build, which,
     '--steps', String(STEPS[which]), '--warmup', '2'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`bench/relaxed: ${build} ${which} failed: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`bench/studies/relaxed: ${build} ${which} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 

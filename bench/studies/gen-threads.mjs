@@ -7,10 +7,10 @@
 // --browser: the same in headless Chromium (Debian's, through playwright-core), in a
 // cross-origin isolated page (the threaded build loads only there), each model in a Web
 // Worker as the page's are (createWorkerModel).
-//   node bench/gen-threads.mjs [--baseline DIR] [--browser] [--presets micro,tiny] [--rounds N] [--tokens N] [--json]
+//   node bench/studies/gen-threads.mjs [--baseline DIR] [--browser] [--presets micro,tiny] [--rounds N] [--tokens N] [--json]
 // e.g. the fix that kept a decoded token's few-row products on the caller:
 //   git worktree add /tmp/gt-before 42bbf4f && (cd /tmp/gt-before && ./build.sh) &&
-//   node bench/gen-threads.mjs --baseline /tmp/gt-before --browser
+//   node bench/studies/gen-threads.mjs --baseline /tmp/gt-before --browser
 // Each model is a fresh one of the preset (random weights) with a char tokenizer from the
 // bundled novel; the prompt is the novel's first 16 characters; every round generates
 // --tokens tokens (default 2000: micro's and tiny's 64-token context slides, re-reading its
@@ -20,10 +20,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startServer } from '../scripts/serve.mjs';
+import { startServer } from '../../scripts/serve.mjs';
 import { measureGeneration } from './gen-threads-core.mjs';
 
-const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const here = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const args = process.argv.slice(2);
 const flag = (name) => (args.includes(name) ? (args.splice(args.indexOf(name), 1), true) : false);
 const value = (name, def) => (args.includes(name) ? args.splice(args.indexOf(name), 2)[1] : def);
@@ -33,7 +33,7 @@ const presets = value('--presets', 'micro,tiny').split(',');
 const rounds = Number(value('--rounds', '9'));
 const tokens = Number(value('--tokens', '2000'));
 if (args.length || !(rounds > 0) || !(tokens > 0)) {
-  console.error('usage: node bench/gen-threads.mjs [--baseline DIR] [--browser] [--presets micro,tiny] [--rounds N] [--tokens N] [--json]');
+  console.error('usage: node bench/studies/gen-threads.mjs [--baseline DIR] [--browser] [--presets micro,tiny] [--rounds N] [--tokens N] [--json]');
   process.exit(2);
 }
 const dirs = [...(baseline ? [['baseline', resolve(baseline)]] : []), ['this', here]];
@@ -55,10 +55,10 @@ async function inBrowser() {
     const errors = [];
     tab.on('pageerror', (e) => errors.push(String(e)));
     tab.on('console', (m) => { const r = /^round (\d+)$/.exec(m.text()); if (r) progress(Number(r[1])); });
-    await tab.goto(`${server.origin}/this/bench/gen-threads.html`);
+    await tab.goto(`${server.origin}/this/bench/studies/gen-threads.html`);
     if (!await tab.evaluate(() => crossOriginIsolated)) throw new Error('the page is not cross-origin isolated: no threads');
     const rows = await tab.evaluate(async (o) => {
-      const { measureGeneration } = await import('/this/bench/gen-threads-core.mjs');
+      const { measureGeneration } = await import('/this/bench/studies/gen-threads-core.mjs');
       const builds = await Promise.all(o.builds.map(async (name) => ({ name, pkg: await import(`/${name}/src/js/index.js`) })));
       const text = await (await fetch(`/this/${o.text}`)).text();
       return measureGeneration(builds, { ...o, text, worker: true, onRound: (r) => console.log('round', r) });

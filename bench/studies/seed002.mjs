@@ -7,9 +7,9 @@
 // weight decay, no clipping); 500 steps on the one fixed batch. The seed claims a final MSE
 // of 0.0043; docs/SEEDS.md compares and explains.
 //
-// Usage: node bench/seed002.mjs [--steps 500] [--lr 3e-4] [--every 50] [--seed 1337]
+// Usage: node bench/studies/seed002.mjs [--steps 500] [--lr 3e-4] [--every 50] [--seed 1337]
 import { fileURLToPath } from 'node:url';
-import { createEncoder } from '../src/js/node.js';
+import { createEncoder } from '../../src/js/node.js';
 
 export const SEED002 = {
   config: { arch: 'encoder', block: 'post_ln', norm: 'layernorm', nLayer: 2, dModel: 64, nHead: 4, dFF: 256,

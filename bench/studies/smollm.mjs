@@ -11,11 +11,11 @@
 // meet the same machine load; then adapters added to the imported model, as a pretrained
 // SmolLM would be fine-tuned. Each step's CPU time (this process, every thread) is reported
 // beside its wall time: other work on the machine changes the second more than the first.
-//   node bench/smollm.mjs [--threads 2] [--tokens 64] [--steps 3] [--T 128]
-// The same model's generation in ONNX Runtime Web, the anchor: bench/smollm-anchor.mjs.
-import { createModel, importSafetensors, exportSafetensors } from '../src/js/node.js';
-import { modelHandle } from '../src/js/model.js';
-import { SMOLLM_135M } from './configs.mjs';
+//   node bench/studies/smollm.mjs [--threads 2] [--tokens 64] [--steps 3] [--T 128]
+// The same model's generation in ONNX Runtime Web, the anchor: bench/studies/smollm-anchor.mjs.
+import { createModel, importSafetensors, exportSafetensors } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
+import { SMOLLM_135M } from '../configs.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // Byte-level BPE on a novel: training and encoding time in wasm (through the JS API) and
 // natively (bench_bpe_train), in the same run, median of RUNS runs each.
-// Usage: node bench/bpe_train.mjs [file] (default: Pride and Prejudice); RUNS=5.
+// Usage: node bench/studies/bpe_train.mjs [file] (default: Pride and Prejudice); RUNS=5.
 // Needs the native build (cmake --build build/native) and the wasm build (./build.sh).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { load } from '../src/js/node.js';
-import { Tokenizer } from '../src/js/tokenizer.js';
+import { load } from '../../src/js/node.js';
+import { Tokenizer } from '../../src/js/tokenizer.js';
 
-const file = process.argv[2] ?? new URL('../data/austen/pride_and_prejudice.txt', import.meta.url).pathname;
+const file = process.argv[2] ?? new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url).pathname;
 const runs = Number(process.env.RUNS ?? 5);
 const NATIVE = 'build/native/bench_bpe_train';
 const text = readFileSync(file, 'utf8');

@@ -1,9 +1,9 @@
-// The measurement behind bench/gen-threads.mjs, in Node or in a page: each build's models
+// The measurement behind bench/studies/gen-threads.mjs, in Node or in a page: each build's models
 // of each preset on 1 and 2 threads, all generating the same text in turns, round after
 // round (order reversed every other round), wall clock. builds: [{name, pkg}] with pkg a
 // wasmformer entry point (src/js/node.js or src/js/index.js); worker: the models run in
 // a worker (createWorkerModel), as the page's do. Resolves to one row per model.
-import { median } from './configs.mjs';
+import { median } from '../configs.mjs';
 
 export async function measureGeneration(builds, { text, presets, rounds, tokens, worker = false, onRound = () => {} }) {
   const prompt = text.slice(0, 16);

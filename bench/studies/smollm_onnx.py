@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes DIR/model.onnx from the Llama-layout model in DIR (config.json, model.safetensors, as
 wasmformer exports it), for ONNX Runtime Web to run the same weights as wasmformer (the
-anchor of bench/smollm-anchor.mjs). The graph is one decoding step over a KV cache:
+anchor of bench/studies/smollm-anchor.mjs). The graph is one decoding step over a KV cache:
 
   inputs   input_ids [1, S] (int64), past_key_i, past_value_i [1, NKV, P, HS] (float32, i < L)
   outputs  logits [1, S, V], present_key_i, present_value_i [1, NKV, P + S, HS]
@@ -10,7 +10,7 @@ S and P are free: a prompt is one call with P = 0, each new token a call with S 
 model is examples/pytorch/hf_model.py's LlamaLM (the maths of transformers' LlamaForCausalLM),
 traced by torch.onnx.export (opset 14).
 
-Usage: /usr/bin/python3 bench/smollm_onnx.py DIR
+Usage: /usr/bin/python3 bench/studies/smollm_onnx.py DIR
 """
 import os
 import sys

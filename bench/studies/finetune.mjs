@@ -4,10 +4,10 @@
 // (trainOnly), and every weight. The held text is the last 10 % of Persuasion, never trained
 // on; its loss is measured before fine-tuning and every `--every` steps after, with the loss
 // on Pride and Prejudice's own held-out end (what the base knew) beside it.
-//   node bench/finetune.mjs [--pretrain 1000] [--steps 300] [--every 50] [--threads 2]
-// Writes the curves to bench/results/finetune.json and prints them as a table.
+//   node bench/studies/finetune.mjs [--pretrain 1000] [--steps 300] [--every 50] [--threads 2]
+// Writes the curves to bench/studies/results/finetune.json and prints them as a table.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createModel, loadModel } from '../src/js/node.js';
+import { createModel, loadModel } from '../../src/js/node.js';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -15,7 +15,7 @@ const arg = (name, dflt) => {
 };
 const pretrain = arg('pretrain', 1000), steps = arg('steps', 300), every = arg('every', 50), threads = arg('threads', 2);
 
-const read = (name) => readFileSync(new URL(`../data/austen/${name}.txt`, import.meta.url), 'utf8');
+const read = (name) => readFileSync(new URL(`../../data/austen/${name}.txt`, import.meta.url), 'utf8');
 const pride = read('pride_and_prejudice'), persuasion = read('persuasion');
 const cut = (text) => Math.floor(text.length * 0.9);
 const prideTrain = pride.slice(0, cut(pride)), prideHeld = pride.slice(cut(pride));
@@ -75,7 +75,7 @@ for (const [name, way] of Object.entries(WAYS)) {
 }
 const out = new URL('./results/finetune.json', import.meta.url);
 writeFileSync(out, `${JSON.stringify(results, null, 1)}\n`);
-console.log(`\nwritten: bench/results/finetune.json`);
+console.log(`\nwritten: bench/studies/results/finetune.json`);
 const lora = results.ways.lora.curve;
 if (!(lora.at(-1).held < baseHeld - 0.05)) {
   console.error(`LoRA did not lower the held loss: ${baseHeld.toFixed(3)} -> ${lora.at(-1).held.toFixed(3)}`);

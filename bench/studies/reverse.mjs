@@ -4,9 +4,9 @@
 // a beam; prints the loss, the exact-match accuracies, a few translations and how long it
 // took. tests/js/seq2seq.test.mjs runs the same setup with a threshold.
 //
-// Usage: node bench/reverse.mjs [--steps 800] [--beam 4] [--seed 1337]
+// Usage: node bench/studies/reverse.mjs [--steps 800] [--beam 4] [--seed 1337]
 import { fileURLToPath } from 'node:url';
-import { createSeq2Seq } from '../src/js/node.js';
+import { createSeq2Seq } from '../../src/js/node.js';
 
 export const LETTERS = 'abcdefgh';
 export const REVERSE_CONFIG = { dModel: 24, dFF: 48, nLayer: 1, nHead: 4, context: 9 };

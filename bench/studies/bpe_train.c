@@ -1,5 +1,5 @@
 /* Byte-level BPE training and encoding time, natively: the median of `runs` runs per
- * vocabulary size. Usage: bench_bpe_train FILE [runs] — run by bench/bpe_train.mjs,
+ * vocabulary size. Usage: bench_bpe_train FILE [runs] — run by bench/studies/bpe_train.mjs,
  * which times the wasm build the same way in the same run. Prints one line per size:
  * vocab, train ms, encode ms, tokens. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */

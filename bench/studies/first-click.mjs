@@ -5,14 +5,14 @@
 // and their share of the training time, and how many of the last sample's words are words of
 // the novel (the page test's measure). Prints the date, the machine and its load first.
 // Needs Debian's chromium and the repository's playwright-core.
-//   node bench/first-click.mjs [--plain]
+//   node bench/studies/first-click.mjs [--plain]
 import { cpus, loadavg } from 'node:os';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWeb } from '../scripts/build-web.mjs';
-import { startServer } from '../scripts/serve.mjs';
-import { english } from '../tests/web/english.mjs';
+import { buildWeb } from '../../scripts/build-web.mjs';
+import { startServer } from '../../scripts/serve.mjs';
+import { english } from '../../tests/web/english.mjs';
 
 const plain = process.argv.includes('--plain');
 console.log(`${new Date().toISOString()} | ${cpus().length} x ${cpus()[0].model} | load ${loadavg().map((x) => x.toFixed(2)).join(' ')} | ${plain ? 'bare static files (one thread)' : 'isolated (COOP/COEP)'}`);
