@@ -2,15 +2,16 @@
 // npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
 // golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the
 // pool under ThreadSanitizer, a short native run under valgrind, the wasm build, the C
-// kernel tests in wasm, the Node tests of the wasm build, the web page in headless
-// Chromium, a minute of fuzzing per loader, and a memory soak. Each
+// kernel tests in wasm, the Node tests of the wasm build (again under Node 24), the web page
+// in headless Chromium, a minute of fuzzing per loader, and a memory soak. Each
 // stage says what it runs; the first failure stops the run with a non-zero exit code.
 // Every tool a stage or a test needs (a C compiler and cmake, valgrind, Chromium, clang,
-// script) is checked before the first stage: a missing one is installed when this runs as
-// root without a terminal on Debian (as build.sh installs Emscripten); otherwise what needs
-// it is skipped. The last lines list every skipped stage, and every test that skipped in each
-// stage that ran it (a tool or PyTorch missing, the native golden record on another machine's
-// fingerprint), with the command that enables it. Without the native build's tools nothing
+// script, a Node 24 binary) is checked before the first stage: a missing one (but Node 24,
+// which .ci/run installs) is installed when this runs as root without a terminal on Debian
+// (as build.sh installs Emscripten); otherwise what needs it is skipped. The last lines list
+// every skipped stage, and every test that skipped in each stage that ran it (a tool or
+// PyTorch missing, the native golden record on another machine's fingerprint), with the
+// command that enables it. Without the native build's tools nothing
 // runs, and in CI (CI=true) any missing tool fails the run: both list every command that
 // enables what is missing, then stop. node_modules is installed (npm ci) when it is missing,
 // lacks a dependency or is older than package-lock.json.
@@ -100,11 +101,16 @@ function staleDependencies() {
   return null;
 }
 
-/** node --test over files, each test's outcome also written for the list of skips at the end. */
+/** A folder's test files, named: Node 22 and later take files and globs after --test, not
+ * folders (Node 20 searched a folder). */
+const testFiles = (dir) => (existsSync(dir) ? readdirSync(dir) : []).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => join(dir, f));
+
+/** node --test over files, each test's outcome also written for the list of skips at the end
+ * (node: the binary, Node 24's for its stage). */
 let reports = 0;
-function nodeTests(title, files, { flags = [], ...opts } = {}) {
+function nodeTests(title, files, { flags = [], node = process.execPath, ...opts } = {}) {
   const report = join(SKIPS, `node-${++reports}.jsonl`);
-  run(title, process.execPath, [...flags, '--test', '--test-reporter', process.stdout.isTTY ? 'spec' : 'tap', '--test-reporter-destination', 'stdout',
+  run(title, node, [...flags, '--test', '--test-reporter', process.stdout.isTTY ? 'spec' : 'tap', '--test-reporter-destination', 'stdout',
     '--test-reporter', './scripts/skip-reporter.mjs', '--test-reporter-destination', report, ...files], opts);
 }
 
@@ -119,11 +125,25 @@ const hasChromium = tool('the web page in headless Chromium', ['chromium'], 'chr
 const oldNode = Number(process.versions.node.split('.')[0]) < 20;
 if (oldNode) {
   const msg = `the browser tests need Node.js 20 or later (playwright-core), this is ${process.version}`;
-  const enable = 'run npm test with Node.js 20 or later (on Debian 12: sudo npm install -g node@20)';
+  const enable = 'run npm test with Node.js 22 or later (on Debian 12: sudo npm install -g node@22)';
   console.log(`\n== the web page in headless Chromium: ${process.env.CI ? 'MISSING' : 'SKIPPED'} (${msg})`);
   // listed beside Chromium's command when that is missing too: both are needed
   (process.env.CI ? lacking : skipped).push(['the web page in headless Chromium', enable]);
 }
+// The Node tests run again under Node 24 (CI's Node is 22; 24 is the newer LTS line): a
+// private binary, so that the machine's node stays as it is. WF_NODE24 names it, else the
+// one `npm install --prefix /opt/node24 node@24` puts there (.ci/run does).
+const NODE24_TITLE = 'Node tests of the wasm build under Node 24';
+const node24 = (() => {
+  const bin = process.env.WF_NODE24 || '/opt/node24/node_modules/node/bin/node';
+  const v = existsSync(bin) ? spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout?.trim() : null;
+  if (v?.startsWith('v24.')) return bin;
+  const msg = `"${NODE24_TITLE}" needs a Node 24 binary at ${bin}${v ? `, which is ${v}` : ''}`;
+  const enable = 'sudo npm install --prefix /opt/node24 node@24 (or WF_NODE24=/path/to/node24/bin/node)';
+  console.log(`\n== ${NODE24_TITLE}: ${process.env.CI ? 'MISSING' : 'SKIPPED'} (${msg}: ${enable})`);
+  (process.env.CI ? lacking : skipped).push([NODE24_TITLE, enable]);
+  return null;
+})();
 const hasClang = tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev');
 // the CLI's terminal test (tests/js/cli.test.mjs) runs it under script(1); without it, that test skips (listed at the end)
 tool('the CLI on a terminal (script)', ['script'], 'bsdutils', { stage: false });
@@ -177,19 +197,24 @@ run('wasm build', './build.sh', []);
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
 run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
 run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
-nodeTests('Node tests of the wasm build', ['tests/js/']);
-// The relaxed-SIMD builds (build.sh: clang-19), which Node 20 runs only behind a flag: the C
-// kernels against their scalar references, and the tests that hold for any kernel set (the
-// PyTorch fixtures, training, threads, exact resume within one build), with the package told
-// to insist on relaxed (WASMFORMER_SIMD). The golden records are simd128's bits: not here.
-const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+// Each test that depends on the kernel set says which it wants (the golden record is
+// simd128's bits), so this passes whichever set the engine picks: simd128 on Node 20,
+// relaxed on Node 22 and 24.
+nodeTests('Node tests of the wasm build', testFiles('tests/js'));
+if (node24) nodeTests(NODE24_TITLE, testFiles('tests/js'), { node: node24 });
+// The relaxed-SIMD builds (build.sh: clang-19): the C kernels against their scalar
+// references, and the tests that hold for any kernel set (the PyTorch fixtures, training,
+// threads, exact resume within one build), with the package told to insist on relaxed
+// (WASMFORMER_SIMD). Node 20 runs relaxed SIMD only behind a flag, which Node 22 and later
+// refuse as a bad option (they have it on). The golden records are simd128's bits: not here.
+const RELAXED_FLAG = ['--experimental-wasm-relaxed-simd'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0);
 // (compiled at -O3 and linked at -O1 as the shipped relaxed modules are: the same objects)
 run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
-run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
-run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
+run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [...RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
+run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [...RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
 nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
-  'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: [RELAXED_FLAG], env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
-if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', ['tests/web/']);
+  'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: RELAXED_FLAG, env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
+if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', testFiles('tests/web'));
 
 // libFuzzer on the hostile-input loaders, from the committed seeds (scripts/fuzz.sh;
 // the long runs behind docs/ERRORS.md use the same script with more seconds)

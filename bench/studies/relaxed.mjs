@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Relaxed SIMD against SIMD128 (issue 13), paired: node bench/studies/relaxed.mjs [--rounds N] [--configs A,B]
 // Each round runs both builds once per config, in alternating order, each in its own Node
-// process started with --experimental-wasm-relaxed-simd (both builds, so the flag is not
-// what differs), one thread, through bench/wasm.mjs. Prints each build's median training
+// process, on Node 20 started with --experimental-wasm-relaxed-simd (both builds, so the flag
+// is not what differs; Node 22 and later have relaxed SIMD on and refuse the flag), one thread, through bench/wasm.mjs. Prints each build's median training
 // tokens/s and the median of the per-round ratios relaxed / simd128, which a shared, noisy
 // machine disturbs less than either median alone.
 import { spawnSync } from 'node:child_process';
@@ -16,15 +16,17 @@ const arg = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] :
 const rounds = Number(arg('--rounds', '5'));
 const configs = arg('--configs', 'A,B').split(',');
 const STEPS = { A: 20, B: 3 };
+// the flag where this Node takes it (Node 20)
+const FLAGS = ['--experimental-wasm-relaxed-simd'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0);
 
 function run(build, which) {
-  const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', join(root, 'bench/wasm.mjs'), build, which,
+  const r = spawnSync(process.execPath, [...FLAGS, join(root, 'bench/wasm.mjs'), build, which,
     '--steps', String(STEPS[which]), '--warmup', '2'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`bench/studies/relaxed: ${build} ${which} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-console.log(`relaxed SIMD vs SIMD128, wasm in Node ${process.version} (--experimental-wasm-relaxed-simd), 1 thread, ${rounds} paired rounds`);
+console.log(`relaxed SIMD vs SIMD128, wasm in Node ${process.version}${FLAGS.length ? ` (${FLAGS.join(' ')})` : ''}, 1 thread, ${rounds} paired rounds`);
 for (const which of configs) {
   const tok = { relaxed: [], simd: [] }, ratios = [];
   for (let i = 0; i < rounds; i++) {
