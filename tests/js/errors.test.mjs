@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  checkConfig, createModel, createTokenizer, createWorkerModel, estimateMemory, load, WfError,
+  checkConfig, createModel, createSeq2Seq, createTokenizer, createWorkerModel, estimateMemory, load, WfError,
 } from '../../src/js/node.js';
 import { modelHandle } from '../../src/js/model.js';
 
@@ -124,6 +124,54 @@ test('E6: token ids out of range', async () => {
   model.dispose();
 });
 
+test('E6: ids that are not int32 integers are refused wherever ids enter the module, never converted', async () => {
+  // before: 2 ** 32 + 1 trained as id 1, NaN as 0, 2.5 as 2, "7" as 7
+  const model = await trained();
+  const ids = Array.from({ length: 16 }, (_, i) => i % 40);
+  const long = Array.from({ length: 400 }, (_, i) => i % 40);
+  const cases = [
+    [2 ** 32 + 1, /4294967297 at position 3 is beyond 32 bits \(ids are int32\)/],
+    [NaN, /NaN at position 3 is not an integer/],
+    [2.5, /2\.5 at position 3 is not an integer/],
+    ['7', /"7" \(a string\) at position 3 is not a number/],
+    [undefined, /undefined at position 3 is not a number/],
+  ];
+  for (const [bad, re] of cases) {
+    const one = [...ids.slice(0, 3), bad, ...ids.slice(4)], many = [...long.slice(0, 3), bad, ...long.slice(4)];
+    await refuses(model, () => model.train(many, { steps: 1 }), 'WF_ERR_TOKEN', new RegExp(`^token ${re.source}`));
+    await refuses(model, () => model.evaluate(many), 'WF_ERR_TOKEN', re);
+    await refuses(model, () => model.trainStep(one, ids, 1, 16), 'WF_ERR_TOKEN', new RegExp(`^batch.inputs value ${re.source}`));
+    await refuses(model, () => model.trainStep(ids, one, 1, 16), 'WF_ERR_TOKEN', new RegExp(`^batch.targets value ${re.source}`));
+    await refuses(model, () => model.forward(one, null, 1, 16), 'WF_ERR_TOKEN', re);
+    await refuses(model, () => model.selfAttention(one), 'WF_ERR_TOKEN', re);
+    assert.throws(() => model.tokenizer.decode(one), (e) => e.code === 'WF_ERR_TOKEN' && re.test(e.message));
+  }
+  // a Uint32Array's 2 ** 32 - 1 would have been target -1, an ignored position
+  const u32 = Uint32Array.from(ids);
+  u32[3] = 2 ** 32 - 1;
+  await refuses(model, () => model.trainStep(ids, u32, 1, 16), 'WF_ERR_TOKEN', /batch.targets value 4294967295 at position 3 is beyond 32 bits/);
+  // lengths are counts, not ids: WF_ERR_ARG
+  await refuses(model, () => modelHandle(model).forwardBatch({ inputs: ids, lengths: [2.5], B: 1, T: 16 }),
+    'WF_ERR_ARG', /batch.lengths value 2\.5 at position 0 is not an integer/);
+
+  // a worker model checks the same, in the worker
+  const wm = await createWorkerModel(SMALL);
+  await wm.train(TEXT, { steps: 1, evalInterval: 0 });
+  await assert.rejects(wm.train([...long.slice(0, 3), 2.5, ...long.slice(4)], { steps: 1 }),
+    (e) => e instanceof WfError && e.code === 'WF_ERR_TOKEN' && /token 2\.5 at position 3 is not an integer/.test(e.message));
+  assert.equal((await wm.info()).step, 1);
+  wm.dispose();
+
+  // an encoder-decoder's sources and targets
+  const s2s = await createSeq2Seq({ nLayer: 1, nEncLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 12 });
+  const before = s2s.model.save();
+  await assert.rejects(s2s.decodeIds([1, 2 ** 32 + 1]), (e) => e.code === 'WF_ERR_TOKEN' && /token 4294967297 at position 1/.test(e.message));
+  assert.throws(() => s2s.trainStep([[[1, 2], [3, 2.5]]]), (e) => e.code === 'WF_ERR_TOKEN' && /token 2\.5 at position 1/.test(e.message));
+  assert.ok(same(s2s.model.save(), before), 'the encoder-decoder is unchanged');
+  s2s.dispose();
+  model.dispose();
+});
+
 test('E7: batch shapes: below 1, beyond the context, every target ignored', async () => {
   const model = await trained();
   const ids = Array.from({ length: 34 }, (_, i) => i % 40);
@@ -237,7 +285,10 @@ test('E12: learning rates that are NaN, negative or infinite; other settings out
     await refuses(model, () => model.setOptimizer(opts), 'WF_ERR_ARG', re);
   }
   for (const [opts, re] of [[{ temperature: -1 }, /temperature must be a finite number >= 0/], [{ temperature: NaN }, /temperature/],
-    [{ topK: -2 }, /topK must be >= 0/], [{ topP: 0 }, /topP must be in \(0, 1\]/], [{ topP: 1.5 }, /topP/]]) {
+    [{ topK: -2 }, /topK must be >= 0/], [{ topP: 0 }, /topP must be in \(0, 1\]/], [{ topP: 1.5 }, /topP/],
+    // what int32 cannot hold, shown as given (1e12 once read "not -727379968"; 2.5 ran as 2)
+    [{ topK: 1e12 }, /^topK must be an integer >= 0 \(0 = off\), not 1000000000000$/], [{ topK: 2.5 }, /^topK must be an integer >= 0 \(0 = off\), not 2\.5$/],
+    [{ topK: -1e12 }, /not -1000000000000$/]]) {
     await refuses(model, () => model.generateText('the', opts), 'WF_ERR_ARG', re);
   }
   await refuses(model, () => model.setTensor('lnfw', new Float32Array(16).fill(NaN)), 'WF_ERR_ARG', /value 0 of tensor "lnfw" is NaN/);
@@ -349,5 +400,42 @@ test('E17: fine-tuning misuse: masks, names, layers, LoRA settings, a frozen mod
   await refuses(model, () => model.exportPeft(), 'WF_ERR_STATE', /"wte" trains besides the adapters, and an adapter file holds adapters only/);
   model.trainOnly([]);
   await refuses(model, () => model.train(TEXT, { steps: 1 }), 'WF_ERR_STATE', /every tensor is frozen: nothing to train/);
+  model.dispose();
+});
+
+test('E20: metadata JSON cannot hold, or nested past 64 levels, is refused with a code; such a note in a file reads as null, in a worker too', async () => {
+  const model = await trained();
+  model.setMetadata({ run: { steps: 3 } });
+  const cycle = { a: [1] };
+  cycle.a.push(cycle);
+  let deep = [];
+  for (let i = 0; i < 200000; i++) deep = [deep];
+  const nest = (n) => { let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; };
+  for (const [value, re] of [
+    [cycle, /^metadata must be a JSON value: it contains a cycle/],
+    [{ big: [10n] }, /^metadata must be a JSON value: it holds a BigInt \(10n\)/],
+    [deep, /^metadata nests arrays and objects more than 64 levels deep$/],
+    [nest(65), /more than 64 levels deep/],
+    [() => 1, /^metadata must be a JSON value \(an object, array/],
+  ]) await refuses(model, () => model.setMetadata(value), 'WF_ERR_ARG', re);
+  assert.deepEqual(model.metadata, { run: { steps: 3 } }, 'the metadata is as it was');
+  // 64 levels, and an object shared by two keys (no cycle), are fine
+  const shared = { x: 1 };
+  model.setMetadata({ a: shared, b: shared, deep: nest(63) });
+  assert.deepEqual(model.metadata, { a: { x: 1 }, b: { x: 1 }, deep: nest(63) });
+
+  // a note another program wrote, 500,000 levels deep: a valid file, whose metadata is not
+  // read (building it would overflow the stack of a worker's reply and of JSON.stringify)
+  const core = modelHandle(model);
+  core.rt.modelSetNote(core.h, new TextEncoder().encode(`${'['.repeat(500000)}${']'.repeat(500000)}`));
+  assert.equal(model.metadata, null);
+  JSON.stringify(model.info());
+  const wm = await createWorkerModel(SMALL);
+  await wm.load(model.save());
+  assert.equal((await wm.info()).metadata, null, 'a worker loads it and answers');
+  wm.dispose();
+  // brackets inside strings are text, not nesting
+  core.rt.modelSetNote(core.h, new TextEncoder().encode(JSON.stringify({ s: '['.repeat(1000) + '\\"[' })));
+  assert.deepEqual(model.metadata, { s: `${'['.repeat(1000)}\\"[` });
   model.dispose();
 });
