@@ -382,7 +382,7 @@ test('export to safetensors and import back: the same model', async () => {
   assert.equal(t.code, 0, t.err);
   const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
   assert.equal(e.code, 0, e.err);
-  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}\n`);
+  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}, ${join('hf', 'wasmformer.sha256')}\n`);
   assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
   const i = cli(['import', 'hf', '--out', 'back.wf']);
   assert.equal(i.code, 0, i.err);

@@ -4,8 +4,12 @@
 // weights, AdamW moments, step, schedule, sampler state, tokenizer) do not change.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
-  checkConfig, createModel, createSeq2Seq, createTokenizer, createWorkerModel, estimateMemory, load, WfError,
+  checkConfig, createModel, createSeq2Seq, createTokenizer, createWorkerModel, estimateMemory, exportPeftDir, exportSafetensorsDir,
+  importSafetensorsDir, load, loadModelFile, saveModelFile, WfError,
 } from '../../src/js/node.js';
 import { modelHandle } from '../../src/js/model.js';
 
@@ -438,4 +442,74 @@ test('E20: metadata JSON cannot hold, or nested past 64 levels, is refused with 
   core.rt.modelSetNote(core.h, new TextEncoder().encode(JSON.stringify({ s: '['.repeat(1000) + '\\"[' })));
   assert.deepEqual(model.metadata, { s: `${'['.repeat(1000)}\\"[` });
   model.dispose();
+});
+
+test('E21: where files go: a symbolic link is saved through, a folder that cannot be made fails at once, an export never leaves another model\'s tokenizer', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-e21-'));
+  try {
+    const model = await trained();
+    // a link to a model file: the file it points to is replaced atomically, the link stays
+    mkdirSync(join(dir, 'runs'));
+    await saveModelFile(model, join(dir, 'runs', 'a.wf'));
+    symlinkSync(join('runs', 'a.wf'), join(dir, 'latest.wf'));
+    symlinkSync(join('runs', 'b.wf'), join(dir, 'next.wf')); // a link to a file yet to be
+    await model.train(TEXT, { steps: 2, evalInterval: 0 });
+    await saveModelFile(model, join(dir, 'latest.wf'));
+    await saveModelFile(model, join(dir, 'next.wf'));
+    assert.ok(lstatSync(join(dir, 'latest.wf')).isSymbolicLink() && lstatSync(join(dir, 'next.wf')).isSymbolicLink(), 'the links stay links');
+    for (const f of ['a.wf', 'b.wf']) assert.equal((await loadModelFile(join(dir, 'runs', f))).step, model.step, `${f} was written`);
+    assert.deepEqual(readdirSync(join(dir, 'runs')).sort(), ['a.wf', 'b.wf'], 'no temporary file left');
+    symlinkSync('loop2', join(dir, 'loop1'));
+    symlinkSync('loop1', join(dir, 'loop2'));
+    await assert.rejects(saveModelFile(model, join(dir, 'loop1')), (e) => e.code === 'ELOOP' && e.message.includes(join(dir, 'loop1')));
+    // a write that fails names the file asked for, not the temporary file
+    await assert.rejects(saveModelFile(model, join(dir, 'missing', 'm.wf')),
+      (e) => e.code === 'ENOENT' && e.message === `cannot write ${join(dir, 'missing', 'm.wf')}: its folder does not exist (ENOENT)`);
+
+    // procfs answers mkdir with ENOENT under a folder that exists: recursive mkdir looped
+    // forever at 100 % CPU; the exports now fail at once
+    const t0 = Date.now();
+    await assert.rejects(exportSafetensorsDir(model, '/proc/exp'),
+      (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && /^cannot create the folder \/proc\/exp: \/proc takes no new folders/.test(e.message));
+    await assert.rejects(exportSafetensorsDir(model, '/proc/exp/deeper'), (e) => e.code === 'WF_ERR_ARG');
+    await assert.rejects(exportSafetensorsDir(model, join(dir, 'latest.wf', 'x')), (e) => e.code === 'WF_ERR_ARG' && /a part of the path is a file, not a folder \(ENOTDIR\)/.test(e.message));
+    await assert.rejects(exportSafetensorsDir(model, join(dir, 'runs', 'a.wf')), (e) => e.code === 'WF_ERR_ARG' && /: it is a file, not a folder$/.test(e.message));
+    const lora = await trained();
+    lora.addLora({ rank: 2, targets: ['q'] });
+    await assert.rejects(exportPeftDir(lora, '/proc/exp'), (e) => e.code === 'WF_ERR_ARG');
+    lora.dispose();
+    assert.ok(Date.now() - t0 < 5000, `the refusals took ${Date.now() - t0} ms`);
+
+    // an export of a model without a tokenizer into an earlier export's folder: the old
+    // tokenizer goes, and its import has none
+    const out = join(dir, 'hf');
+    assert.deepEqual(await exportSafetensorsDir(model, out), ['model.safetensors', 'config.json', 'tokenizer.wft', 'wasmformer.sha256']);
+    const oldTokenizer = readFileSync(join(out, 'tokenizer.wft'));
+    const bare = await createModel(SMALL);
+    await bare.train(Int32Array.from({ length: 400 }, (_, i) => (i * 7) % 40), { steps: 2, evalInterval: 0 });
+    assert.deepEqual(await exportSafetensorsDir(bare, out), ['model.safetensors', 'config.json', 'wasmformer.sha256']);
+    assert.deepEqual(readdirSync(out).sort(), ['config.json', 'model.safetensors', 'wasmformer.sha256']);
+    const imported = await importSafetensorsDir(out);
+    assert.equal(imported.tokenizer, null, 'no tokenizer: the weights were exported without one');
+    imported.dispose();
+    // one put back from the earlier export is refused by name, not paired with these weights
+    writeFileSync(join(out, 'tokenizer.wft'), oldTokenizer);
+    await assert.rejects(importSafetensorsDir(out), (e) => e instanceof WfError && e.code === 'WF_ERR_FORMAT'
+      && e.message.startsWith(`${join(out, 'tokenizer.wft')} is not the tokenizer exported with these weights: ${join(out, 'wasmformer.sha256')}, the export's record, lists no tokenizer.wft`));
+    // another model's export with a tokenizer of its own: its tokenizer, by its hash
+    await exportSafetensorsDir(model, out);
+    const other = join(dir, 'other');
+    const another = await createModel(SMALL);
+    await another.train('a different text, other letters: xyz. '.repeat(50), { steps: 2, evalInterval: 0 });
+    await exportSafetensorsDir(another, other);
+    cpSync(join(other, 'tokenizer.wft'), join(out, 'tokenizer.wft'));
+    await assert.rejects(importSafetensorsDir(out), (e) => e.code === 'WF_ERR_FORMAT' && /gives it another SHA-256/.test(e.message));
+    // without the record (a folder Hugging Face or PyTorch wrote) a tokenizer is taken as found
+    rmSync(join(out, 'wasmformer.sha256'));
+    const paired = await importSafetensorsDir(out);
+    assert.equal(paired.tokenizer.vocabSize, another.tokenizer.vocabSize);
+    for (const m of [paired, another, bare, model]) m.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
