@@ -84,6 +84,7 @@ export class ModelHandle {
     this.h = h;
     this.tokenizer = tokenizer ?? null;
     this.busy = null; // what runs: 'training', 'evaluation', 'generation', 'decoding', or null
+    this.betweenSteps = false; // inside a training call's onProgress: save() and setMetadata() may run
     this.weightsOnly = weightsOnly; // loaded without optimizer state (see info())
     this.batchSize = batchSize ?? presetBatchSize(this.config);
   }
@@ -99,6 +100,12 @@ export class ModelHandle {
     this.live();
     if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
     return this.h;
+  }
+
+  /** The handle for save() and setMetadata(): idle(), or a training call paused between two
+   * steps for its onProgress callback (the state is then that step's: a checkpoint). */
+  idleOrBetweenSteps() {
+    return this.betweenSteps ? this.live() : this.idle();
   }
 
   /** Runs the async fn() with the model marked busy with `what` (the caller checked idle()). */
@@ -377,7 +384,7 @@ export class ModelHandle {
     checkKeys(opts, SAVE_KEYS, 'save() options');
     const optimizer = opts?.optimizer ?? true;
     if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
-    const h = this.idle();
+    const h = this.idleOrBetweenSteps();
     return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
   }
 

@@ -138,7 +138,7 @@ export class Model {
   /** Replaces the metadata saved with the model: any JSON-serialisable value up to 1 MiB
    * as JSON; null removes it. It travels in save()/load() and the model file. */
   setMetadata(value) {
-    this.#core.idle();
+    this.#core.idleOrBetweenSteps();
     this.#core.setMetadata(value);
   }
 

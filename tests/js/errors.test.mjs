@@ -368,6 +368,38 @@ test('E14: concurrent calls on one model, in this thread and in a worker', async
   wm.dispose();
 });
 
+test('E14: inside a training call\'s onProgress, save() and setMetadata() run (a checkpoint of that step); nothing else does', async () => {
+  const model = await trained();
+  const schedule = { warmup: 5, decaySteps: 35, evalInterval: 0, yieldMs: 0 };
+  const checkpoints = new Map();
+  const busy = (e) => e instanceof WfError && e.code === 'WF_ERR_BUSY';
+  await model.train(TEXT, {
+    ...schedule, steps: 40,
+    onProgress: (p) => {
+      if (p.step % 10 !== 0) return;
+      model.setMetadata({ at: p.step });
+      checkpoints.set(p.step, model.save());
+      for (const call of [() => model.load(new Uint8Array(8)), () => model.setOptimizer({ lr: 1e-3 }), () => model.trainStep([1], [1], 1, 1)]) {
+        assert.throws(call, busy);
+      }
+    },
+  });
+  assert.deepEqual([...checkpoints.keys()], [10, 20, 30, 40]); // the model's steps (3 before the call)
+  // a checkpoint is the model after that step: an identical run stopped there saves the same bytes
+  const straight = await trained();
+  const ac = new AbortController();
+  await assert.rejects(straight.train(TEXT, { ...schedule, steps: 40, signal: ac.signal, onProgress: (p) => { if (p.step === 20) ac.abort(); } }),
+    (e) => e.name === 'AbortError');
+  straight.setMetadata({ at: 20 });
+  assert.ok(same(checkpoints.get(20), straight.save()), 'the checkpoint of step 20 is the model stopped at step 20');
+  // outside the callback the call still holds the model
+  const running = model.train(TEXT, { steps: 50, yieldMs: 0, evalInterval: 0 });
+  assert.throws(() => model.save(), busy);
+  assert.throws(() => model.setMetadata(null), busy);
+  await running;
+  for (const m of [model, straight]) m.dispose();
+});
+
 test('E15: hostile files are refused by the hardened loaders (details: checkpoint, safetensors and fuzz tests)', async () => {
   const model = await trained();
   const good = model.save();
