@@ -603,7 +603,8 @@ test('--out is checked before the first step: a missing or read-only folder, a f
     [['--out', readOnly], new RegExp(`^wasmformer train: --out ${readOnly} cannot be written: (permission denied \\(EACCES\\)|the file system is read-only \\(EROFS\\)); nothing was trained$`)],
     [['--out', dir, '--force'], /--out \S+ is a folder: give a file name/],
   ]) {
-    const r = cli(['train', TEXT, '--config', MICRO, '--steps', '100000', ...args]);
+    // (100,000 steps would take minutes: the refusal must come before the first)
+    const r = cli(['train', TEXT, '--config', MICRO, '--steps', '100000', ...args], { timeout: 60000 });
     assert.equal(r.code, 1, r.out);
     assert.match(r.err.trim(), re);
     assert.doesNotMatch(r.err, /\.tmp/, 'the message names the target, not the temporary file');
