@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The wasmformer command line: train a model on a text file, generate from it, evaluate
 // it, describe it. Arguments are parsed with node:util's parseArgs. Exit codes: 0 done,
-// 1 the work failed (a message says why), 2 bad arguments, 130 stopped by Ctrl-C (after
-// saving what training had done).
+// 1 the work failed (a message says why), 2 bad arguments; a training run stopped, after
+// saving what it had done: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP (a closed terminal),
+// 141 its output piped into a program that left (as SIGPIPE would).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as wf from '../src/js/node.js';
 import { nearest } from '../src/js/options.js';
+import { checkpointClock, checkpointSeconds, fileBytes, preflightOut, signalExitCode, stopSignals } from './keep-run.js';
 
 const BUNDLED_TEXT = fileURLToPath(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url));
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -92,6 +94,7 @@ const COMMANDS = {
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
       resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
       force: { type: 'boolean', help: 'overwrite --out with a new model' },
+      'checkpoint-every': { type: 'string', value: 'T', help: 'also save --out every T while training (90s, 5m, 1.5h; 0: only at the end; default 5m): a killed run loses at most that' },
       batch: { type: 'string', short: 'b', value: 'N', help: 'windows per batch (default: the preset\'s)' },
       lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
       'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
@@ -122,6 +125,7 @@ const COMMANDS = {
       seed: { type: 'string', value: 'N', help: 'seed of the batch order' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the fine-tuned model is saved (default finetuned.wf; train --resume continues it)' },
       force: { type: 'boolean', help: 'overwrite --out' },
+      'checkpoint-every': { type: 'string', value: 'T', help: 'also save --out every T while training (90s, 5m, 1.5h; 0: only at the end; default 5m; the adapters unmerged)' },
       peft: { type: 'string', value: 'DIR', help: 'also write the adapters in PEFT\'s layout (adapter_model.safetensors, adapter_config.json) there' },
       merge: { type: 'boolean', help: 'fold the adapters into the weights before saving --out: a plain model' },
       help,
@@ -283,6 +287,12 @@ function progressPrinter(tty, evalInterval) {
       lastLine = p.step;
       out.write(`step ${p.step}${p.label ? ` (${p.label})` : `/${p.lastStep}`}  ${stats}\n`);
     },
+    /** A line of its own (a checkpoint saved); on a terminal the bar is redrawn after it. */
+    note(line) {
+      out.write(tty && drawn ? `\r\x1b[2K${line}\n` : `${line}\n`);
+      drawn = false;
+      lastDraw = 0;
+    },
     end() {
       if (tty && drawn) out.write('\n');
       drawn = false;
@@ -291,6 +301,46 @@ function progressPrinter(tty, evalInterval) {
 }
 
 // ---- commands ----
+
+/** Seconds between checkpoints (--checkpoint-every; default 5 minutes), 0 for none. */
+function checkpointEvery(o) {
+  const seconds = checkpointSeconds(o['checkpoint-every'] ?? '5m');
+  if (seconds === null) throw new UsageError(`--checkpoint-every must be a duration such as 90s, 5m or 1.5h, or 0, not "${o['checkpoint-every']}"`);
+  return seconds;
+}
+
+/**
+ * What keeps a run of train or finetune: --out checked before the first step, the signals
+ * that stop it (saving its steps), checkpoints every `seconds` (progress notes them) and
+ * stdout going away (piped into head, a closed terminal), which stops the run as a
+ * signal does instead of exiting before the save. Returns {signal, outputLost, clock,
+ * abort: the AbortSignal for train(), exitCode(), dispose()}.
+ */
+async function keepRun(model, path, seconds, progress, before) {
+  await preflightOut(path, fileBytes(model));
+  const ac = new AbortController();
+  const stops = stopSignals(() => ac.abort());
+  const run = {
+    abort: ac.signal,
+    outputLost: null,
+    get signal() { return stops.signal; },
+    clock: checkpointClock({
+      model, path, seconds, before,
+      onSaved: (step) => { if (!run.outputLost) progress.note(`checkpoint: step ${step} saved to ${path}`); },
+      onError: (e) => process.stderr.write(`wasmformer: warning: the checkpoint was not saved (training goes on): ${e.message}\n`),
+    }),
+    // a pipe whose reader left: as a process that SIGPIPE ends (128 + 13)
+    exitCode: () => (stops.signal ? signalExitCode(stops.signal) : run.outputLost ? (run.outputLost.code === 'EPIPE' ? 141 : 1) : 0),
+    // the run's last lines may fail after it (stdout's errors come late): quietly, leaving
+    // the command's exit code alone
+    dispose() { stops.dispose(); onOutputLost = () => {}; },
+  };
+  onOutputLost = (e) => {
+    run.outputLost ??= e;
+    ac.abort();
+  };
+  return run;
+}
 
 /** Seconds of a --time value: a number with s (default), m or h. */
 function timeBudget(value) {
@@ -356,6 +406,7 @@ async function train(argv, o) {
   let evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
   if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
+  const every = checkpointEvery(o);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
   if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
   const vocab = o.tokenizer === 'bpe' ? integer('vocab', o.vocab ?? '512', 257) : undefined;
@@ -415,25 +466,25 @@ async function train(argv, o) {
   });
   const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
   const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? DEFAULT_PRESET}${o.config ? ` ${o.config}` : ''}${flags}`;
-  out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
-    `(${text.length.toLocaleString('en-US')} characters) ${budget ? `for ${duration(budget.seconds - budget.done)} of training` : `until step ${total}`}, `
-    + `batches of ${B} x ${T} tokens; saving to ${path}\n`);
-
-  const ac = new AbortController();
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(130); // a second Ctrl-C: quit without waiting for the save
-    interrupted = true;
-    ac.abort();
-  };
-  process.on('SIGINT', onSigint);
   const progress = progressPrinter(!!out.isTTY, evalInterval);
   let summary = null, failure = null, secondsDone = budget?.done;
+  // how much of a time budget is spent travels with the plan: --resume goes on from there
+  const spent = () => { if (budget) model.setMetadata({ ...model.metadata, run: { ...model.metadata.run, secondsDone } }); };
+  let run;
+  try {
+    run = await keepRun(model, path, every, progress, spent);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
+    `(${text.length.toLocaleString('en-US')} characters) ${budget ? `for ${duration(budget.seconds - budget.done)} of training` : `until step ${total}`}, `
+    + `batches of ${B} x ${T} tokens; saving to ${path}${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}\n`);
   try {
     summary = await model.train(text, {
-      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal, onWarning: warn('train'),
+      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: run.abort, onWarning: warn('train'),
       ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
-      onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
+      onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); run.clock.tick(); },
       ...(lr === undefined ? {} : { lr }),
       ...(seed === undefined ? {} : { seed }),
       // resuming continues the schedule the model was saved with; --steps past the plan stretches it
@@ -445,11 +496,13 @@ async function train(argv, o) {
   } finally {
     progress.end();
   }
+  await run.clock.settle(); // a checkpoint still being written must not land after the final save
   // every step taken is saved, whether the run ended, was interrupted or failed; a run that
-  // took none writes nothing (a failed start leaves no untrained model to trip over)
-  if (model.step > start) {
-    // how much of a time budget is spent travels with the plan: --resume goes on from there
-    if (budget) model.setMetadata({ ...model.metadata, run: { ...model.metadata.run, secondsDone: summary?.secondsDone ?? secondsDone } });
+  // took none writes nothing (a failed start leaves no untrained model to trip over), unless
+  // a checkpoint wrote steps that a divergence then rolled back: the file says so
+  if (model.step > start || run.clock.saved > 0) {
+    if (summary) secondsDone = summary.secondsDone;
+    spent();
     await wf.saveModelFile(model, path);
     const size = megabytes(statSync(path).size);
     if (summary) {
@@ -458,14 +511,14 @@ async function train(argv, o) {
         `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, ` +
         `${duration(summary.elapsed)}; saved ${path} (${size})\n`);
     } else {
-      out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
+      out.write(`${run.signal || run.outputLost ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
         `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume\n`);
     }
   }
   model.dispose();
-  process.off('SIGINT', onSigint);
+  run.dispose();
   if (failure) throw failure;
-  return interrupted ? 130 : 0;
+  return run.exitCode();
 }
 
 /** The run's final validation loss and bits per character over all of the held-out split
@@ -511,16 +564,11 @@ async function finetune(argv, o) {
   const evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
   const valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
+  const every = checkpointEvery(o);
   if (existsSync(path) && !o.force) throw new UsageError(`${path} exists: add --force to replace it (wasmformer train ${argv[1] ?? ''} --out ${path} --resume continues its run)`);
   const text = readText(file);
   const model = await openModel(argv[0]);
-  let summary = null, failure = null, interrupted = false;
-  const ac = new AbortController();
-  const onSigint = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    ac.abort();
-  };
+  let summary = null, failure = null, run = null;
   try {
     if (!model.tokenizer) {
       throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs its tokenizer.json, or the tokenizer.wft wasmformer export writes)`);
@@ -532,27 +580,28 @@ async function finetune(argv, o) {
     const { trainable, total } = model.trainable(), mem = model.memory();
     const what = rank > 0 ? `LoRA rank ${rank} (alpha ${alpha}) on ${model.lora.targets.join(', ')}${trainSpec ? ` and ${trainSpec.join(', ')}` : ''}`
       : `${trainSpec ? trainSpec.join(', ') : 'every weight'}`;
-    out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
-      `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
-      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
     model.setMetadata({
       ...(model.metadata ?? {}),
       run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode: wf.TRAIN_DEFAULTS.evalMode, lastStep: model.step + steps },
     });
-    process.on('SIGINT', onSigint);
     const progress = progressPrinter(!!out.isTTY, evalInterval);
+    run = await keepRun(model, path, every, progress);
+    out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
+      `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
+      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}` +
+      `${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}\n`);
     try {
       summary = await model.train(text, {
-        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p), onWarning: warn('finetune'),
+        steps, batchSize: B, lr, evalInterval, valFraction, signal: run.abort, onProgress: (p) => { progress.update(p); run.clock.tick(); }, onWarning: warn('finetune'),
         ...(seed === undefined ? {} : { seed }),
       });
     } catch (e) {
       if (e.name !== 'AbortError') failure = e;
     } finally {
       progress.end();
-      process.off('SIGINT', onSigint);
     }
-    if (summary || interrupted) {
+    await run.clock.settle(); // a checkpoint still being written must not land after the final save
+    if (summary || run.signal || run.outputLost || run.clock.saved > 0) {
       if (o.peft !== undefined) {
         const names = await wf.exportPeftDir(model, o.peft);
         const folder = statSync(argv[0]).isDirectory();
@@ -563,13 +612,14 @@ async function finetune(argv, o) {
       const size = megabytes(statSync(path).size);
       out.write(summary ? `done: step ${summary.step}, loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
         `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.elapsed)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
-        : `interrupted at step ${model.step}; saved ${path} (${size})\n`);
+        : `${failure ? 'stopped' : 'interrupted'} at step ${model.step}; saved ${path} (${size})\n`);
     }
   } finally {
     model.dispose();
+    run?.dispose();
   }
   if (failure) throw failure;
-  return interrupted ? 130 : 0;
+  return run.exitCode();
 }
 
 async function generate(argv, o) {
@@ -752,8 +802,10 @@ async function main(argv) {
   return command.run(parsed.positionals, parsed.values);
 }
 
-// stdout closed early (e.g. piped into head): stop quietly
-out.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
+// stdout closed early (e.g. piped into head): stop quietly, or, during a training run, stop
+// the run as a signal would (keepRun), so that its steps are saved first
+let onOutputLost = null;
+out.on('error', (e) => (onOutputLost ? onOutputLost(e) : process.exit(e.code === 'EPIPE' ? 0 : 1)));
 
 // The package's messages name its option keys (valFraction, gradClip); on the command line
 // they are the command's flags: a key whose kebab-case is one of them, or one the command

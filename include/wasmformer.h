@@ -28,7 +28,7 @@ typedef enum {
     WF_ERR_UNSUPPORTED = 3, /* a valid choice this version or build does not implement */
     WF_ERR_NOMEM = 4,       /* memory could not be allocated (nothing was changed) */
     WF_ERR_TOKEN = 5,       /* a token id outside [0, vocab_size) */
-    WF_ERR_NUMERIC = 6,     /* NaN or infinity in the loss or gradients: step rejected */
+    WF_ERR_NUMERIC = 6,     /* NaN or infinity in the loss, gradients or logits: step or token refused */
     WF_ERR_STATE = 7,       /* the call does not fit the handle's state */
     WF_ERR_FORMAT = 8,      /* malformed input data */
     WF_ERR_THREADS = 9,     /* worker threads could not be started (none are left running) */

@@ -40,8 +40,17 @@ static void sort_by_prob(int32_t *order, int n, const wf_real *p) {
  * to infinities, and their differences to NaN probabilities. */
 #define GREEDY_BELOW 1e-6
 
+int32_t wf_first_non_finite(const wf_real *x, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (!wf_finite(x[i])) return i;
+    return -1;
+}
+
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,
                         int32_t *order) {
+    /* weights that overflow float32 give NaN or infinite logits: no order, no distribution
+     * (every comparison with NaN is false, so a draw would silently pick an arbitrary id) */
+    if (wf_first_non_finite(logits, V) >= 0) return -1;
     if (s->temperature < GREEDY_BELOW) {
         int32_t best = 0;
         for (int i = 1; i < V; i++)
@@ -133,7 +142,15 @@ wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
     /* with no_unk the draw is over ids [1, n): id 0's probability goes to the others */
     int32_t n = s->n_vocab > 0 ? s->n_vocab : m->d.V;
     int32_t lo = s->no_unk && n > 1 ? 1 : 0;
-    int32_t id = lo + wf_sample_token(g->logits + lo, n - lo, s, &g->rng, g->probs, g->order);
+    int32_t drawn = wf_sample_token(g->logits + lo, n - lo, s, &g->rng, g->probs, g->order);
+    if (drawn < 0) {
+        int32_t bad = lo + wf_first_non_finite(g->logits + lo, n - lo);
+        double x = g->logits[bad];
+        return WF_ERR(m, WF_ERR_NUMERIC, "the logits are not finite (token %d's is %s): the weights overflow float32 "
+                      "somewhere on the way; nothing was generated and the generation is as it was", bad,
+                      x != x ? "NaN" : x > 0 ? "+inf" : "-inf");
+    }
+    int32_t id = lo + drawn;
     if (g->n == m->cfg.context) {
         /* full: keep the newest half of the window, then re-read it with the new token */
         int32_t keep = m->cfg.context / 2;

@@ -147,8 +147,10 @@ wf_status wf_model_loss(wf_model *m, const wf_batch *b, int grads, wf_real *loss
 /* Ends a generation in progress: its cached keys and values belong to weights that changed. */
 void wf_model_gen_stop(wf_model *m);
 /* The next token from logits[0, V) under s (greedy below temperature 1e-6), drawn with rng;
- * probs [V] and order [V] are scratch. */
+ * probs [V] and order [V] are scratch. -1 when a logit is NaN or infinite: nothing to sample. */
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,
                         int32_t *order);
+/* The first of x[0, n) that is NaN or infinite, or -1. */
+int32_t wf_first_non_finite(const wf_real *x, int32_t n);
 
 #endif /* WF_MODEL_H */

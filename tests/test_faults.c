@@ -1,7 +1,9 @@
-/* Faults (docs/ERRORS.md, rows F1 to F4), natively:
+/* Faults (docs/ERRORS.md, rows F1, F2 and F10), natively:
  *   a step whose loss, gradient norm or update would be NaN or infinite is refused with
  *   weights and optimizer state exactly as before, a message with a hint, and training
  *   goes on;
+ *   generation and beam search from logits that are NaN or infinite are refused
+ *   (WF_ERR_NUMERIC), the generation as it was;
  *   every allocation of every fallible call fails in turn (the linker wraps malloc, calloc,
  *   realloc and aligned_alloc, see CMakeLists.txt): the call returns WF_ERR_NOMEM, the
  *   handle is unchanged and still works, and nothing leaks (the sanitizer build and
@@ -125,6 +127,67 @@ static void f1_non_finite_steps(void) {
     o.weight_decay = 0;
     CHECK_OK(wf_model_set_optim(m, &o), m);
     CHECK_OK(step_ids(m, in, tg, 2, 16, NULL), m);
+    wf_model_free(m);
+}
+
+/* ---- F10: generation from logits that are not finite ---- */
+
+/* Every weight of tensor `name` set to x (finite: a file may hold such weights). */
+static void fill_tensor(wf_model *m, const char *name, float x) {
+    int32_t size = 0;
+    float *w = tensor(m, name, &size);
+    CHECK(w != NULL, "tensor %s", name);
+    for (int32_t j = 0; w && j < size; j++) w[j] = x;
+}
+
+static void f10_non_finite_logits(void) {
+    /* a decoder whose embeddings are 3e38: the first norm's mean overflows, NaN flows on */
+    wf_model *m = trained();
+    fill_tensor(m, "wte", 3e38f);
+    int32_t prompt[3] = {1, 2, 3}, tok = -7;
+    CHECK_OK(wf_model_gen_start(m, prompt, 3, 1), m);
+    const float *logits = wf_model_gen_logits(m);
+    CHECK(logits && !isfinite(logits[0]), "the logits are not finite: %g", logits ? (double)logits[0] : 0.0);
+    const wf_sampling kinds[] = {{0.8f, 0, 1, 0, 0}, {0, 0, 1, 0, 0}, {1, 3, 0.9f, 0, 1}}; /* sampled, greedy, filtered */
+    for (int k = 0; k < 3; k++) {
+        wf_status s = wf_model_gen_next(m, &kinds[k], &tok);
+        CHECK(s == WF_ERR_NUMERIC, "sampling %d: got %s", k, wf_status_string(s));
+        /* the message names the first logit sampled from: no_unk starts at id 1 */
+        const char *want = k == 2 ? "the logits are not finite (token 1's is NaN)" : "the logits are not finite (token 0's is NaN)";
+        CHECK(strstr(wf_model_error(m), want) != NULL, "%s", wf_model_error(m));
+        CHECK(tok == -7, "no token written");
+    }
+    /* the generation is as it was: its logits are the same, and it has not moved */
+    CHECK(wf_model_gen_logits(m) == logits && !isfinite(logits[0]), "the generation is unchanged");
+    wf_model_free(m);
+
+    /* infinite logits alone: a sound forward into an untied head that overflows (every
+     * product 3e38 x 3e38) */
+    wf_config c = small();
+    c.tied_head = 0;
+    m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    fill_tensor(m, "lnfb", 3e38f);
+    fill_tensor(m, "lm_head", 3e38f);
+    CHECK_OK(wf_model_gen_start(m, prompt, 3, 1), m);
+    CHECK(wf_model_gen_next(m, &kinds[0], &tok) == WF_ERR_NUMERIC, "%s", wf_model_error(m));
+    CHECK(strstr(wf_model_error(m), "(token 0's is +inf)") != NULL, "%s", wf_model_error(m));
+    wf_model_free(m);
+
+    /* an encoder-decoder's beam search */
+    c = small();
+    c.arch = WF_ARCH_ENCODER_DECODER;
+    c.n_enc_layer = 1;
+    m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t out[16], n_out = -1, src[4] = {1, 2, 3, 4};
+    CHECK_OK(wf_model_beam_search(m, src, 4, 9, 10, 2, 8, out, &n_out), m);
+    fill_tensor(m, "wte", 3e38f);
+    n_out = -1;
+    wf_status s = wf_model_beam_search(m, src, 4, 9, 10, 2, 8, out, &n_out);
+    CHECK(s == WF_ERR_NUMERIC, "beam search: got %s", wf_status_string(s));
+    CHECK(strstr(wf_model_error(m), "the logits are not finite (token 0's is NaN at step 0)") != NULL, "%s", wf_model_error(m));
+    CHECK(n_out == -1, "nothing decoded");
     wf_model_free(m);
 }
 
@@ -354,6 +417,7 @@ static void no_allocation_on_the_hot_path(void) {
 
 int main(void) {
     f1_non_finite_steps();
+    f10_non_finite_logits();
     f4_allocation_failures();
     no_allocation_on_the_hot_path();
     return check_summary("test_faults");

@@ -36,6 +36,12 @@ export async function* generate(core, prompt = '', opts = {}) {
   for (const k of ['temperature', 'topK', 'topP']) {
     if (opts[k] !== undefined && typeof opts[k] !== 'number') throw new WfError('WF_ERR_ARG', `${k} must be a number, not ${show(opts[k])}`);
   }
+  // the core's top_k is an int32 (and checks its range): 1e12 would reach it as -727379968
+  // and 2.5 as 2, so what int32 cannot hold is refused here, as given
+  const topK = opts.topK ?? GENERATE_DEFAULTS.topK;
+  if (!Number.isInteger(topK) || topK < -0x80000000 || topK > 0x7fffffff) {
+    throw new WfError('WF_ERR_ARG', `topK must be an integer >= 0 (0 = off), not ${show(topK)}`);
+  }
   const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
   const signal = opts.signal;
   const clock = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
@@ -51,7 +57,7 @@ export async function* generate(core, prompt = '', opts = {}) {
   let prev = ids[ids.length - 1];
   const sampling = rt.putSampling({
     temperature: opts.temperature ?? GENERATE_DEFAULTS.temperature,
-    topK: opts.topK ?? GENERATE_DEFAULTS.topK,
+    topK,
     topP: opts.topP ?? GENERATE_DEFAULTS.topP,
     nVocab: tokenizer.vocabSize, // never ids the tokenizer cannot decode
     noUnk: tokenizer.kind === 'char' && !(opts.allowUnknown ?? GENERATE_DEFAULTS.allowUnknown) ? 1 : 0,

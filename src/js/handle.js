@@ -6,7 +6,7 @@ import { WfError } from './errors.js';
 import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
+import { MEMORY_BUDGET, MEMORY_LIMIT, int32Ids } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
@@ -17,6 +17,55 @@ const SAVE_KEYS = ['optimizer'];
 /** Optimizer settings as the package shows them: float32 values as their shortest decimal. */
 function plainOptim(o) {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, float32Plain(v)]));
+}
+
+/** The deepest nesting of metadata (arrays and objects inside each other) a model keeps:
+ * far beyond any record an application writes, and far below what the engines' recursive
+ * structured clone and JSON.stringify can walk. */
+export const METADATA_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in JSON text (brackets outside strings),
+ * counted without building anything. */
+function jsonDepth(text) {
+  let depth = 0, deepest = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+/** value as the JSON text setMetadata saves; WF_ERR_ARG for what JSON cannot hold (a
+ * function or undefined at the top, a cycle, a BigInt) or nests deeper than METADATA_DEPTH.
+ * The depth is walked first, without recursion, so a 200,000-deep array is refused by name
+ * rather than by a stack overflow inside JSON.stringify. */
+function metadataJson(value) {
+  const path = new Set(); // the objects from the top down to the one being walked
+  const walk = [{ v: value, depth: 1 }];
+  while (walk.length) {
+    const { v, depth, leave } = walk.pop();
+    if (leave) { path.delete(v); continue; }
+    if (typeof v === 'bigint') throw new WfError('WF_ERR_ARG', `metadata must be a JSON value: it holds a BigInt (${v}n), which JSON has no form for`);
+    if (v === null || typeof v !== 'object' || typeof v.toJSON === 'function') continue;
+    if (path.has(v)) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value: it contains a cycle (an object inside itself)');
+    if (depth > METADATA_DEPTH) throw new WfError('WF_ERR_ARG', `metadata nests arrays and objects more than ${METADATA_DEPTH} levels deep`);
+    path.add(v);
+    walk.push({ v, leave: true });
+    for (const k of Object.keys(v)) walk.push({ v: v[k], depth: depth + 1 });
+  }
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    throw new WfError('WF_ERR_ARG', `metadata must be a JSON value: ${e.message}`);
+  }
+  if (text === undefined) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value (an object, array, string, number or boolean)');
+  return text;
 }
 
 export class ModelHandle {
@@ -35,6 +84,7 @@ export class ModelHandle {
     this.h = h;
     this.tokenizer = tokenizer ?? null;
     this.busy = null; // what runs: 'training', 'evaluation', 'generation', 'decoding', or null
+    this.betweenSteps = false; // inside a training call's onProgress: save() and setMetadata() may run
     this.weightsOnly = weightsOnly; // loaded without optimizer state (see info())
     this.batchSize = batchSize ?? presetBatchSize(this.config);
   }
@@ -50,6 +100,12 @@ export class ModelHandle {
     this.live();
     if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
     return this.h;
+  }
+
+  /** The handle for save() and setMetadata(): idle(), or a training call paused between two
+   * steps for its onProgress callback (the state is then that step's: a checkpoint). */
+  idleOrBetweenSteps() {
+    return this.betweenSteps ? this.live() : this.idle();
   }
 
   /** Runs the async fn() with the model marked busy with `what` (the caller checked idle()). */
@@ -82,22 +138,28 @@ export class ModelHandle {
     return plainOptim(roundTrip(STRUCTS.optim, next)); // what the core now holds, without another call that could fail
   }
 
-  /** The metadata saved with the model (any JSON value), or null. */
+  /** The metadata saved with the model (any JSON value nested at most METADATA_DEPTH
+   * levels), or null. */
   get metadata() {
     const bytes = this.rt.modelGetNote(this.live());
     if (bytes.length === 0) return null;
+    const text = new TextDecoder().decode(bytes);
+    // JSON.parse would build a value of any depth, which structured clone (a worker's
+    // reply) and JSON.stringify then overflow the stack on: a note nested deeper than
+    // setMetadata allows was not written by it, so it is not read
+    if (jsonDepth(text) > METADATA_DEPTH) return null;
     try {
-      return JSON.parse(new TextDecoder().decode(bytes));
+      return JSON.parse(text);
     } catch {
       return null; // a note some other program wrote, not JSON: not ours to read
     }
   }
 
-  /** Replaces the metadata (a JSON-serialisable value; null: none). */
+  /** Replaces the metadata (a JSON-serialisable value nested at most METADATA_DEPTH levels;
+   * null: none). Anything else is a WF_ERR_ARG and changes nothing. */
   setMetadata(value) {
     const h = this.live();
-    const text = value === null || value === undefined ? '' : JSON.stringify(value);
-    if (text === undefined) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value (an object, array, string, number or boolean)');
+    const text = value === null || value === undefined ? '' : metadataJson(value);
     const bytes = new TextEncoder().encode(text);
     if (bytes.length > 1 << 20) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${1 << 20} are saved with a model`);
     this.rt.modelSetNote(h, bytes);
@@ -259,7 +321,7 @@ export class ModelHandle {
   tokensOf(data, spec) {
     if (typeof data !== 'string') {
       // checked here, so a bad id fails before the batch sampler or the optimizer moves
-      const ids = data instanceof Int32Array ? data : Int32Array.from(data);
+      const ids = int32Ids(data);
       const V = this.native.vocabSize;
       const bad = ids.findIndex((id) => id < 0 || id >= V);
       if (bad >= 0) throw new WfError('WF_ERR_TOKEN', `token ${ids[bad]} at position ${bad} is outside [0, ${V})`);
@@ -322,7 +384,7 @@ export class ModelHandle {
     checkKeys(opts, SAVE_KEYS, 'save() options');
     const optimizer = opts?.optimizer ?? true;
     if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
-    const h = this.idle();
+    const h = this.idleOrBetweenSteps();
     return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
   }
 

@@ -259,7 +259,11 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
    * unless abort(reason) gave one; AbortSignal.timeout()'s TimeoutError); the steps taken stay. */
   signal?: AbortSignal;
   /** Called at every validation, at the end, and about every yieldMs. A callback that
-   * throws stops the call, which rejects with that error. */
+   * throws stops the call, which rejects with that error. It runs between two steps, and
+   * may call the model's save() (a checkpoint of that step) and setMetadata(), though the
+   * call holds the model busy (a worker model's callback runs in this thread: there they
+   * are WF_ERR_BUSY).
+   * @example onProgress: (p) => { if (Date.now() - last > 300e3) { last = Date.now(); keep(model.save()); } } */
   onProgress?: (progress: TrainProgress) => void;
   /** Called with warnings about the text (e.g. the share of characters the model's
    * tokenizer does not know); default console.warn. */
@@ -335,7 +339,8 @@ export interface GenerateOptions {
   /** Allow the char tokenizer's unknown token (<unk>, printed as U+FFFD) to be sampled
    * (default false: it never is). */
   allowUnknown?: boolean;
-  /** Sample only among the k most likely tokens (default 0 = all). */
+  /** Sample only among the k most likely tokens (default 0 = all): an integer >= 0
+   * (WF_ERR_ARG otherwise, 2.5 and 1e12 included). */
   topK?: number;
   /** Sample only among the most likely tokens whose probabilities add up to p (default 1 = all). */
   topP?: number;
@@ -572,7 +577,10 @@ export class Model {
   /**
    * Trains on text (or token ids) and resolves to a summary. The first text builds a
    * char-level tokenizer when the model has none; it joins the model with the first step
-   * (a call refused before then leaves the model without one).
+   * (a call refused before then leaves the model without one). Ids, here and in every
+   * method that takes them, must be integers in [0, vocabSize) (targets: or -1, ignored):
+   * a value that is not an integer (2.5, NaN, '7') or beyond int32 (2 ** 32 + 1) is a
+   * WF_ERR_TOKEN, never converted.
    * @example
    * const summary = await model.train(text, {
    *   steps: 500, lr: 2e-3, evalInterval: 100,
@@ -629,12 +637,15 @@ export class Model {
   setOptimizer(settings: Partial<OptimizerSettings>): OptimizerSettings;
 
   /** What the application saved with the model (a JSON value), or null. The CLI keeps its
-   * run plan here as `{ run: {...} }`. */
+   * run plan here as `{ run: {...} }`. A note another program wrote that is not JSON, or
+   * nests arrays and objects more than 64 levels deep, reads as null. */
   readonly metadata: unknown;
 
   /**
    * Replaces the metadata saved with the model: any JSON-serialisable value (at most 1 MiB
-   * as JSON); null removes it. It travels in save(), load() and model files.
+   * as JSON, nested at most 64 levels); null removes it. It travels in save(), load() and
+   * model files. Anything else (a cycle, a BigInt, a function) is a WF_ERR_ARG and changes
+   * nothing.
    * @example
    * model.setMetadata({ losses: history });
    */

@@ -9,7 +9,7 @@ import { ModelHandle } from './handle.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { evaluateDecoder, positiveInt, trainDecoder } from './training.js';
 import { generate } from './generation.js';
-import { asBytes } from './runtime.js';
+import { asBytes, int32Ids } from './runtime.js';
 
 /** The optimizer settings a resolved config carries as training defaults (lr; a preset's
  * beta2, muon). */
@@ -138,7 +138,7 @@ export class Model {
   /** Replaces the metadata saved with the model: any JSON-serialisable value up to 1 MiB
    * as JSON; null removes it. It travels in save()/load() and the model file. */
   setMetadata(value) {
-    this.#core.idle();
+    this.#core.idleOrBetweenSteps();
     this.#core.setMetadata(value);
   }
 
@@ -188,7 +188,7 @@ export class Model {
     if (cfg.arch === 'encoder-decoder') {
       throw new WfError('WF_ERR_STATE', 'selfAttention() reads one stack; for an encoder-decoder use Seq2Seq.from(model).crossAttention');
     }
-    let ids = typeof data === 'string' ? core.textIds(data) : Int32Array.from(data);
+    let ids = typeof data === 'string' ? core.textIds(data) : int32Ids(data);
     if (ids.length > cfg.context) ids = ids.subarray(ids.length - cfg.context);
     if (ids.length < 1) throw new WfError('WF_ERR_ARG', 'selfAttention needs at least one token');
     const T = ids.length, n = cfg.nHead * T * T;

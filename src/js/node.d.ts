@@ -8,7 +8,9 @@ export * from './index.js';
 /**
  * Writes the model's checkpoint to path atomically: a temporary file in the same folder,
  * flushed to disk, then renamed over path, so a crash leaves the old file or the new one.
- * Resolves to the bytes written.
+ * A path that is a symbolic link writes the file it points to; the link stays. Resolves to
+ * the bytes written. A failure rejects with Node's error code (ENOENT, EACCES, EROFS,
+ * ENOSPC...) and a message naming path (not the temporary file).
  * @example
  * await saveModelFile(model, 'austen.wf');
  */
@@ -25,7 +27,10 @@ export function loadModelFile(path: string, options?: LoadOptions): Promise<Mode
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
  * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and 'hf'
- * tokenizers); each atomically. Resolves to the names.
+ * tokenizers); each atomically; then wasmformer.sha256, the SHA-256 of each (sha256sum's
+ * format). Tokenizer files already in dir are removed first: a model without a tokenizer
+ * never lands beside an earlier export's. Resolves to the names. A folder that cannot be
+ * made rejects at once with WF_ERR_ARG naming it (/proc/exp, a path through a file).
  * @example
  * await exportSafetensorsDir(model, 'hf/');
  */
@@ -33,7 +38,9 @@ export function exportSafetensorsDir(model: Model, dir: string): Promise<string[
 
 /**
  * A model from a directory of Hugging Face files (config.json, model.safetensors and, if
- * present, tokenizer.wft or else tokenizer.json).
+ * present, tokenizer.wft or else tokenizer.json). In a folder exportSafetensorsDir wrote
+ * (one with wasmformer.sha256), the tokenizer must be one that export wrote, with its
+ * SHA-256: another is a WF_ERR_FORMAT, never paired with the weights.
  * @example
  * const model = await importSafetensorsDir('hf/');
  */
@@ -42,6 +49,7 @@ export function importSafetensorsDir(dir: string, options?: LoadOptions): Promis
 /**
  * Writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
  * adapter_model.safetensors and adapter_config.json, each atomically. Resolves to the names.
+ * A folder that cannot be made rejects at once with WF_ERR_ARG naming it.
  * @example
  * await exportPeftDir(model, 'adapter/', { baseModel: 'HuggingFaceTB/SmolLM-135M' });
  */

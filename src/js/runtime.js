@@ -5,6 +5,7 @@
 // speaks JavaScript values and handles (numbers); struct layouts are structs.js's. Heap
 // views are re-read on every access because memory growth replaces them.
 import { WfError } from './errors.js';
+import { show } from './options.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
 import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 
@@ -125,10 +126,12 @@ export class Runtime {
     return new TextDecoder().decode(u8.slice(p, end));
   }
 
-  /** Copies an Int32Array (or array of ids) into the heap; caller frees. */
-  putInt32(values) {
-    const p = this.alloc(values.length * 4);
-    this.i32.set(values, p >>> 2);
+  /** Copies token ids (an Int32Array, or an array checked by int32Ids) into the heap;
+   * caller frees. */
+  putInt32(values, what) {
+    const ids = int32Ids(values, what);
+    const p = this.alloc(ids.length * 4);
+    this.i32.set(ids, p >>> 2);
     return p;
   }
 
@@ -359,7 +362,7 @@ export class Runtime {
 
   /** Starts a generation from the prompt ids with its own RNG seeded by seed. */
   genStart(h, ids, seed) {
-    const p = this.putInt32(ids);
+    const p = this.putInt32(ids, 'prompt token');
     try { this.checkModel(h, this.M._wf_model_gen_start(h, p, ids.length, seed >>> 0)); } finally { this.free(p); }
   }
 
@@ -380,7 +383,7 @@ export class Runtime {
   /** Encoder-decoder: the best hypothesis from bos for the source ids (Int32Array, eos
    * included when reached); beam 1 is greedy. */
   beamSearch(h, src, bos, eos, beam, maxNew) {
-    const ps = this.putInt32(src);
+    const ps = this.putInt32(src, 'source token');
     try {
       return this.withBuffer(maxNew * 4 + 4, (out) => {
         this.checkSettings(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
@@ -554,6 +557,32 @@ export class Runtime {
     this.checkTokenizer(t, status);
     return new TextDecoder().decode(bytes);
   }
+}
+
+/**
+ * Token ids as the core reads them, an Int32Array: one as it is, any other array or view
+ * value by value. Every id that enters the module comes through here, so that nothing is
+ * converted silently: 2 ** 32 + 1 would wrap to 1, 2.5 truncate to 2, NaN and '7' become 0
+ * and 7. Each value must be a number that is an integer within int32's range; otherwise
+ * `code` (WF_ERR_TOKEN) with the value as given. What an id means (inside the vocabulary,
+ * -1 for an ignored target) is the core's to check.
+ * @param {ArrayLike<unknown>} values
+ * @param {string} what names a value in the message ('token', 'batch.targets value')
+ */
+export function int32Ids(values, what = 'token', code = 'WF_ERR_TOKEN') {
+  if (values instanceof Int32Array) return values;
+  const n = values?.length;
+  if (!Number.isInteger(n)) throw new WfError('WF_ERR_ARG', `token ids must be an array or Int32Array, not ${show(values)}`);
+  const ids = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) {
+      const why = Number.isInteger(v) ? 'beyond 32 bits (ids are int32)' : typeof v === 'number' ? 'not an integer' : 'not a number';
+      throw new WfError(code, `${what} ${show(v)} at position ${i} is ${why}`);
+    }
+    ids[i] = v;
+  }
+  return ids;
 }
 
 /** The bytes of a string (UTF-8), Uint8Array, ArrayBuffer or other view, without a copy

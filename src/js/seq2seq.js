@@ -9,6 +9,7 @@ import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { ModelView } from './view.js';
 import { checkKeys } from './options.js';
+import { int32Ids } from './runtime.js';
 import { OPTIM_FIELDS } from './config.js';
 import { TRAIN_DEFAULTS, lossBound, positiveInt, runTraining, yielder, yieldInterval } from './training.js';
 
@@ -95,7 +96,7 @@ export class Seq2Seq extends ModelView {
   /** Ids of a string (through the tokenizer) or a copy of an id array. */
   ids(x) {
     this.core.live();
-    if (typeof x !== 'string') return Int32Array.from(x);
+    if (typeof x !== 'string') return x instanceof Int32Array ? x.slice() : int32Ids(x);
     if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'this model has no tokenizer: create it with texts, or pass ids');
     return this.tokenizer.encode(x);
   }

@@ -190,7 +190,7 @@ export async function runTraining(core, opts, source) {
         lastValidated = s;
       }
       const now = performance.now();
-      if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) opts.onProgress(progress(validated));
+      if (opts.onProgress && (validated || now - lastYield >= yieldMs || s === steps)) report(validated);
       
       if (now - lastYield >= yieldMs) {
         await yieldToEventLoop();
@@ -202,7 +202,7 @@ export async function runTraining(core, opts, source) {
     if (budget) {
       // a budget ends on the clock, not at a known step: its last validation happens here
       if ((source.validateEvery ?? 0) > 0 && lastValidated !== s) valLoss = source.validate();
-      opts.onProgress?.(progress(lastValidated !== s && (source.validateEvery ?? 0) > 0));
+      if (opts.onProgress) report(lastValidated !== s && (source.validateEvery ?? 0) > 0);
     }
     // Each step's loss is taken before its update, so the loop never saw the last update's
     // effect: the loss on the last training batch after it is held to the same bound (not
@@ -221,6 +221,17 @@ export async function runTraining(core, opts, source) {
       steps: s, step: core.step, loss: last.loss, valLoss, valBpc: source.valBpc ?? null, tokens, elapsed, tokensPerSecond: tokens / elapsed,
       trainSeconds: trained, ...(budget ? { seconds: budget.seconds, secondsDone: budget.done + trained } : {}),
     };
+
+    // the callback runs between two steps: there the model may be saved (a checkpoint of
+    // that step) and its metadata set, though the call holds it busy
+    function report(validated) {
+      core.betweenSteps = true;
+      try {
+        opts.onProgress(progress(validated));
+      } finally {
+        core.betweenSteps = false;
+      }
+    }
 
     function progress(validated) {
       const elapsed = (performance.now() - t0) / 1000;

@@ -1,14 +1,17 @@
 // The command line (bin/wasmformer.js), run as a user runs it: each command, its output,
 // its exit codes, --help everywhere, one-line errors with exit code 2 for bad arguments,
-// Ctrl-C during training (save, exit 130, resume to the very bytes of an uninterrupted run).
+// Ctrl-C during training (save, exit 130, resume to the very bytes of an uninterrupted run),
+// SIGTERM, SIGHUP and a closed output saving too, --out checked before training, periodic
+// checkpoints.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
 
 const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
@@ -193,7 +196,7 @@ test('train, info, generate and eval on one model', async () => {
   assert.equal(r.code, 0, r.err);
   assert.equal(r.err, '');
   const lines = r.out.trimEnd().split('\n');
-  assert.equal(lines[0], `training micro ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 16 x 32 tokens; saving to m.wf`);
+  assert.equal(lines[0], `training micro ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 16 x 32 tokens; saving to m.wf (a checkpoint every 5m00s)`);
   const progress = lines.slice(1, -1);
   assert.deepEqual(progress.map((l) => Number(l.match(/^step (\d+)\/60 /)?.[1])), [20, 40, 60], r.out);
   for (const l of progress) assert.match(l, /^step \d+\/60 {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}[\d.]+k? tok\/s {2}ETA \d+s$/);
@@ -382,7 +385,7 @@ test('export to safetensors and import back: the same model', async () => {
   assert.equal(t.code, 0, t.err);
   const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
   assert.equal(e.code, 0, e.err);
-  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}\n`);
+  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}, ${join('hf', 'wasmformer.sha256')}\n`);
   assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
   const i = cli(['import', 'hf', '--out', 'back.wf']);
   assert.equal(i.code, 0, i.err);
@@ -414,10 +417,12 @@ test('import a llama2.c model with its tokenizer.bin; a folder brings its tokeni
   assert.equal(bad.code, 1);
   assert.match(bad.err, /l2c\.bin: tokenizer\.bin/);
   assert.equal(cli(['import', '.', '--tokenizer', tokBin, '--out', 'x2.wf']).code, 2, '--tokenizer goes with a model file');
-  // a folder with a tokenizer.json and no tokenizer.wft: the model comes back with it
+  // a folder with a tokenizer.json and no tokenizer.wft (nor the record of an export, as
+  // Hugging Face writes it): the model comes back with it
   const e = cli(['export', 'l2c.wf', '--out', 'hf2']);
   assert.equal(e.code, 0, e.err);
   rmSync(join(dir, 'hf2', 'tokenizer.wft'));
+  rmSync(join(dir, 'hf2', 'wasmformer.sha256'));
   writeFileSync(join(dir, 'hf2', 'tokenizer.json'), readFileSync(new URL('../fixtures/tokenizers/llama.json', import.meta.url)));
   const i = cli(['import', 'hf2', '--out', 'hf2.wf']);
   assert.equal(i.code, 0, i.err);
@@ -543,4 +548,128 @@ test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tenso
     assert.match(e.err, re, args.join(' '));
     assert.equal(e.out, '', `${args.join(' ')}: nothing on stdout`);
   }
+});
+
+/** Runs `wasmformer train` on a micro model in a child process, which `onLine` may signal or
+ * cut off (it sees stdout so far); resolves to {code, out, err}. */
+function trainChild(out, extra, onLine) {
+  const child = spawn(process.execPath, [BIN, 'train', TEXT, '--config', MICRO, '--steps', '100000', '--batch', '4', '--eval-interval', '20',
+    '--seed', '2', '--out', out, ...extra], { cwd: dir });
+  let stdout = '', stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => { stderr += d; });
+  child.stdout.on('data', (d) => {
+    stdout += d;
+    onLine(child, stdout);
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out: stdout, err: stderr })));
+}
+
+test('SIGTERM and SIGHUP save like Ctrl-C (exit 143, 129), a closed terminal too; the file holds the steps done', async () => {
+  for (const [signal, code, closeOutput] of [['SIGTERM', 143, false], ['SIGHUP', 129, false], ['SIGHUP', 129, true]]) {
+    const file = `${signal}${closeOutput ? '-closed' : ''}.wf`;
+    const r = await trainChild(file, ['--checkpoint-every', '0'], (child, out) => {
+      if (/^step 20\//m.test(out) && !child.killed) {
+        child.kill(signal);
+        // a terminal that went away: every later write fails (EPIPE), and the run must not
+        // exit on that before it has saved
+        if (closeOutput) child.stdout.destroy();
+      }
+    });
+    assert.equal(r.code, code, `${signal}: ${r.out}${r.err}`);
+    assert.equal(r.err, '');
+    const m = await loadModelFile(join(dir, file));
+    assert.ok(m.step >= 20 && m.step < 100000, `${signal}: the file holds the steps done (${m.step})`);
+    if (!closeOutput) assert.match(r.out, new RegExp(`^interrupted at step ${m.step}; saved ${file} `, 'm'));
+    m.dispose();
+  }
+  // output piped into a program that leaves (head): the run stops, saves, exits 141 (SIGPIPE's)
+  const r = await trainChild('piped.wf', [], (child, out) => { if (/^step 20\//m.test(out)) child.stdout.destroy(); });
+  assert.equal(r.code, 141, r.err);
+  const m = await loadModelFile(join(dir, 'piped.wf'));
+  assert.ok(m.step >= 20, `saved at ${m.step}`);
+  m.dispose();
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind');
+});
+
+test('--out is checked before the first step: a missing or read-only folder, a folder as the file, no room', async () => {
+  const ro = join(dir, 'read-only');
+  mkdirSync(ro, { mode: 0o555 });
+  // root writes into a 0555 folder regardless: sysfs refuses everyone
+  const readOnly = process.getuid?.() === 0 ? '/sys/model.wf' : join(ro, 'model.wf');
+  for (const [args, re] of [
+    [['--out', join(dir, 'nowhere', 'model.wf')], /^wasmformer train: --out \S+nowhere\/model\.wf: the folder \S+nowhere does not exist; nothing was trained$/],
+    [['--out', readOnly], new RegExp(`^wasmformer train: --out ${readOnly} cannot be written: (permission denied \\(EACCES\\)|the file system is read-only \\(EROFS\\)); nothing was trained$`)],
+    [['--out', dir, '--force'], /--out \S+ is a folder: give a file name/],
+  ]) {
+    // (100,000 steps would take minutes: the refusal must come before the first)
+    const r = cli(['train', TEXT, '--config', MICRO, '--steps', '100000', ...args], { timeout: 60000 });
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.err.trim(), re);
+    assert.doesNotMatch(r.err, /\.tmp/, 'the message names the target, not the temporary file');
+    assert.doesNotMatch(r.out, /^step /m, 'not one step was trained');
+  }
+  // a resumed run is checked too, before its first step
+  assert.equal(cli(['train', TEXT, '--config', MICRO, '--steps', '5', '--eval-interval', '0', '--out', 'r.wf']).code, 0);
+  const { preflightOut, fileBytes } = await import('../../bin/keep-run.js');
+  // no room: the file system's free space (statfs) against the model's size
+  await assert.rejects(preflightOut(join(dir, 'r.wf'), 1e18), /^Error: --out \S+r\.wf: the model file needs about 1000000000000\.0 MB and \S+ has [\d.]+ MB free; nothing was trained$/);
+  const m = await loadModelFile(join(dir, 'r.wf'));
+  const bytes = fileBytes(m);
+  assert.ok(bytes >= readFileSync(join(dir, 'r.wf')).length, `the estimate ${bytes} covers the file`);
+  await preflightOut(join(dir, 'r.wf'), bytes);
+  m.dispose();
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'the probe file is removed');
+});
+
+test('a checkpoint every --checkpoint-every while training: a run killed outright loses at most that', async () => {
+  let seen = null;
+  const r = await trainChild('ckpt.wf', ['--checkpoint-every', '1s'], (child, out) => {
+    const m = out.match(/^checkpoint: step (\d+) saved to ckpt\.wf$/m);
+    if (m && !child.killed) {
+      seen = Number(m[1]);
+      child.kill('SIGKILL'); // no handler runs: only what the checkpoint wrote survives
+    }
+  });
+  assert.equal(r.code, null, 'killed');
+  assert.match(r.out, /saving to ckpt\.wf \(a checkpoint every 1s\)/);
+  assert.ok(seen > 0, r.out);
+  const m = await loadModelFile(join(dir, 'ckpt.wf'));
+  assert.equal(m.step, seen, 'the file is the checkpoint of the step it names');
+  m.dispose();
+  // the checkpoint resumes exactly: resumed to step 300, it is the run that went to 300
+  // straight (the checkpoint, like Ctrl-C, is the state after its step)
+  if (seen < 300) {
+    const full = cli(['train', TEXT, '--config', MICRO, '--steps', '300', '--batch', '4', '--eval-interval', '20', '--seed', '2', '--checkpoint-every', '0', '--out', 'ckpt-full.wf']);
+    assert.equal(full.code, 0, full.err);
+    // the killed run planned 100000 steps: finish it at 300 with the same schedule
+    const resumed = cli(['train', TEXT, '--out', 'ckpt.wf', '--resume', '--steps', String(300 - seen), '--checkpoint-every', '0']);
+    assert.equal(resumed.code, 0, resumed.err);
+    assert.equal(JSON.parse(cli(['info', 'ckpt.wf', '--json']).out).step, 300);
+  }
+  const off = cli(['train', TEXT, '--config', MICRO, '--steps', '30', '--eval-interval', '0', '--checkpoint-every', '0', '--out', 'no-ckpt.wf']);
+  assert.equal(off.code, 0, off.err);
+  assert.doesNotMatch(off.out, /checkpoint/);
+  assert.match(cli(['train', TEXT, '--checkpoint-every', '5x', '--out', 'y.wf']).err, /--checkpoint-every must be a duration such as 90s, 5m or 1\.5h, or 0, not "5x"/);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+});
+
+test('info --json reads a file whose note nests 500,000 levels; export to a folder that cannot be made fails at once', async () => {
+  const m = await createModel({ preset: 'micro', ...JSON.parse(MICRO) }, { text: 'a small text of few letters' });
+  const core = modelHandle(m);
+  core.rt.modelSetNote(core.h, new TextEncoder().encode(`${'['.repeat(500000)}${']'.repeat(500000)}`));
+  await saveModelFile(m, join(dir, 'deep-note.wf'));
+  m.dispose();
+  const i = cli(['info', 'deep-note.wf', '--json']);
+  assert.equal(i.code, 0, i.err);
+  assert.equal(JSON.parse(i.out).metadata, null);
+  const t0 = Date.now();
+  const e = cli(['export', 'deep-note.wf', '--out', '/proc/exp'], { timeout: 20000 });
+  assert.equal(e.code, 1, `it ended (it spun at 100 % CPU before): ${e.err}`);
+  assert.match(e.err, /^wasmformer export: cannot create the folder \/proc\/exp: \/proc takes no new folders/);
+  assert.ok(Date.now() - t0 < 15000);
+  const k = cli(['generate', 'deep-note.wf', '--top-k', '1e12', '--tokens', '2']);
+  assert.equal(k.code, 1);
+  assert.match(k.err, /--top-k must be an integer >= 0 \(0 = off\), not 1000000000000/);
 });

@@ -1,7 +1,8 @@
-// Faults in the wasm build (docs/ERRORS.md, rows F1 to F6; tests/test_faults.c has the
+// Faults in the wasm build (docs/ERRORS.md, rows F1 to F6 and F10; tests/test_faults.c has the
 // native side): non-finite steps refused with nothing changed, allocations failing on the
 // JavaScript side, the wasm memory running out while other models live in the module, abort
-// in the middle of training and generation, and a crash in the middle of saving a model file.
+// in the middle of training and generation, a crash in the middle of saving a model file,
+// and generation from logits that are not finite.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -202,6 +203,26 @@ test('F5: abort during generation leaves the model as it was', async () => {
   assert.equal(await loaded.generateText('the ', { maxTokens: 40, seed: 2 }), expected);
   await model.train(TEXT, { steps: 2, evalInterval: 0 });
   for (const m of [model, loaded]) m.dispose();
+});
+
+test('F10: generation from weights whose logits are NaN or infinite is WF_ERR_NUMERIC, the model as it was', async () => {
+  // finite weights of 3e38 load and forward to NaN; generation used to sample "\n\n…" from them
+  const model = await createModel(SMALL);
+  await model.train(TEXT, { steps: 3, evalInterval: 0 });
+  model.setTensor('wte', new Float32Array(modelHandle(model).tensorInfo('wte').size).fill(3e38));
+  const before = model.save();
+  for (const opts of [{}, { temperature: 0 }, { topK: 3, topP: 0.9 }, { allowUnknown: true }]) {
+    await assert.rejects(model.generateText('the ', { maxTokens: 5, ...opts }),
+      (e) => e instanceof WfError && e.code === 'WF_ERR_NUMERIC' && /^the logits are not finite \(token \d+'s is NaN\)/.test(e.message), JSON.stringify(opts));
+    assert.equal(model.busy, null);
+  }
+  assert.ok(same(model.save(), before), 'the model is as it was');
+  // the same from a worker, and from the file
+  const wm = await createWorkerModel(SMALL);
+  await wm.load(before);
+  await assert.rejects(wm.generateText('the ', { maxTokens: 5 }), (e) => e.code === 'WF_ERR_NUMERIC');
+  wm.dispose();
+  model.dispose();
 });
 
 test('F6: a failure while writing a model file leaves the old file and no temporary file', async () => {
