@@ -9,8 +9,9 @@
  * its reversed tokens, run backward over a block of the text and the longest token's length
  * past it: one transition per byte, and the failure transitions paid for by the depth they
  * undo (at most one per byte read), so at most two steps per byte and block. A block is
- * MATCH_BLOCK positions, or the longest token when that is longer, so the bytes past it at
- * most double the work. The leftmost match is then the first position of a block with one. */
+ * MATCH_BLOCK positions (or the first text's length when shorter), never fewer than the
+ * longest token has bytes, so the bytes past it at most double the work. The leftmost match
+ * is then the first position of a block with one. */
 #include <stdlib.h>
 
 #include "tokenizer.h"
@@ -144,8 +145,9 @@ int wf_match_next(const wf_matcher *m, const uint8_t *s, size_t n, size_t from, 
     *at = n;
     *k = -1;
     if (m->n <= 1) return 1; /* no tokens in this set */
-    if (!sc->best) {
-        sc->cap = (size_t)m->longest > MATCH_BLOCK ? (size_t)m->longest : MATCH_BLOCK;
+    if (!sc->best) { /* a block of at most MATCH_BLOCK positions (fewer for a shorter text), never below the longest token */
+        sc->cap = n < MATCH_BLOCK ? n : MATCH_BLOCK;
+        if (sc->cap < (size_t)m->longest) sc->cap = (size_t)m->longest;
         if (!(sc->best = wf_malloc_n(sc->cap, sizeof(int32_t)))) return 0;
     }
     for (size_t p = from; p < n; p++) {
