@@ -335,8 +335,8 @@ wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_id
     free(e.scan[1].best);
     if (work) *work = e.scan[0].work + e.scan[1].work;
     if (e.failed && e.long_word)
-        return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory encoding %zu bytes: merging its word of %zu bytes needs at "
-                       "least %.2f GB (a symbol and two links per character and byte)", len, e.long_word, (2.0 * e.long_word + 2) * 12 / 1e9);
+        return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory encoding %zu bytes, at a word of %zu bytes (merging it takes "
+                       "%.2f GB: a symbol and two links per character and byte)", len, e.long_word, (2.0 * e.long_word + 2) * 12 / 1e9);
     if (e.failed) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory encoding %zu bytes", len);
     return WF_OK;
 }
