@@ -62,7 +62,7 @@ static void config_of(char which, wf_config *cfg, bench_cfg *b) {
 }
 
 static float *randv(wf_rng *r, size_t n) {
-    float *x = wf_alloc(n * sizeof(float));
+    float *x = wf_alloc(n, sizeof(float));
     for (size_t i = 0; i < n; i++) x[i] = (float)(0.5 * wf_rng_normal(r));
     return x;
 }

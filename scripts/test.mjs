@@ -1,19 +1,20 @@
 #!/usr/bin/env node
 // npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
-// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the
-// pool under ThreadSanitizer, a short native run under valgrind, the wasm build, the C
-// kernel tests in wasm, the Node tests of the wasm build (again under Node 24), the web page
-// in headless Chromium, a minute of fuzzing per loader, and a memory soak. Each
-// stage says what it runs; the first failure stops the run with a non-zero exit code.
+// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer (and
+// built for 32 bits, -m32, as wasm's size_t), the pool under ThreadSanitizer, a short native
+// run under valgrind, the wasm build, the C kernel tests in wasm, the Node tests of the wasm
+// build (again under Node 24), the web page in headless Chromium, a minute of fuzzing per
+// loader (and 15 s at 32 bits), and a memory soak. Each stage says what it runs; the first
+// failure stops the run with a non-zero exit code.
 // Every tool a stage or a test needs (a C compiler and cmake, valgrind, Chromium, clang,
-// script, a Node 24 binary) is checked before the first stage: a missing one (but Node 24,
-// which .ci/run installs) is installed when this runs as root without a terminal on Debian
-// (as build.sh installs Emscripten); otherwise what needs it is skipped. The last lines list
-// every skipped stage, and every test that skipped in each stage that ran it (a tool or
-// PyTorch missing, the native golden record on another machine's fingerprint), with the
-// command that enables it. Without the native build's tools nothing
-// runs, and in CI (CI=true) any missing tool fails the run: both list every command that
-// enables what is missing, then stop. node_modules is installed (npm ci) when it is missing,
+// script, the 32-bit C and C++ libraries, a Node 24 binary) is checked before the first
+// stage: a missing one (but Node 24, which .ci/run installs) is installed when this runs as
+// root without a terminal on Debian (as build.sh installs Emscripten); otherwise what needs
+// it is skipped. The last lines list every skipped stage, and every test that skipped in
+// each stage that ran it (a tool or PyTorch missing, the native golden record on another
+// machine's fingerprint), with the command that enables it. Without the native build's
+// tools nothing runs, and in CI (CI=true) any missing tool fails the run: both list every
+// command that enables what is missing, then stop. node_modules is installed (npm ci) when it is missing,
 // lacks a dependency or is older than package-lock.json.
 //
 // Usage: node scripts/test.mjs [--only REGEX]   (--only: the stages whose title matches;
@@ -67,15 +68,16 @@ const lacking = []; // what nothing can run without: [what, the command that ena
  * outside CI a missing one skips the stage (stage false: a tool some tests need, which skip
  * themselves and are listed from their reports; required: one every stage needs, whose
  * absence ends the run once every tool has been checked). */
-function tool(title, cmds, install, { stage = true, required = false } = {}) {
-  if (cmds.some(have)) return true;
+function tool(title, cmds, install, { stage = true, required = false, probe = null } = {}) {
+  const there = () => cmds.some(have) && (!probe || probe());
+  if (there()) return true;
   const msg = `"${title}" needs ${cmds.join(' or ')}: sudo apt-get install -y ${install}`;
   if (process.getuid?.() === 0 && !process.stdin.isTTY && have('apt-get')) {
     console.log(`\n== ${title}: installing ${install} (apt-get, as root without a terminal)`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     const ok = spawnSync('apt-get', ['update', '-q'], { stdio: 'inherit', env }).status === 0 &&
       spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...install.split(' ')], { stdio: 'inherit', env }).status === 0;
-    if (ok && cmds.some(have)) return true;
+    if (ok && there()) return true;
   }
   if (required || process.env.CI) {
     console.log(`\n== ${title}: MISSING (${msg})`);
@@ -145,6 +147,25 @@ const node24 = (() => {
   return null;
 })();
 const hasClang = tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev');
+// 32-bit builds (-m32), where size_t is as narrow as in wasm: the C tests under the sanitizers
+// (gcc-multilib: the i386 C library, libasan and libubsan), and libFuzzer's targets (libFuzzer
+// is C++: lib32stdc++-12-dev). Each probed by building and running a program: no command tells.
+const compiles = (cc, flags, source, args = []) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-m32-'));
+  try {
+    return spawnSync(cc, [...flags, '-x', 'c', '-', '-o', join(dir, 'a.out')], { input: source, stdio: ['pipe', 'ignore', 'ignore'] }).status === 0
+      && spawnSync(join(dir, 'a.out'), args, { stdio: 'ignore', timeout: 60000, env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=0' } }).status === 0;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+const has32 = tool('32-bit build (-m32) with ASan + UBSan: C tests and fuzz replays', ['cc'], 'gcc-multilib', {
+  probe: () => compiles('cc', ['-m32', '-fsanitize=address,undefined'], 'int main(void) { return sizeof(void *) == 4 ? 0 : 1; }'),
+});
+const hasFuzz32 = hasClang && has32 && tool('fuzz at 32 bits: libFuzzer -m32, 15 s per loader', ['clang-14', 'clang'], 'lib32stdc++-12-dev', {
+  probe: () => compiles(have('clang-14') ? 'clang-14' : 'clang', ['-m32', '-fsanitize=fuzzer,address,undefined'],
+    '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }', ['-runs=1']),
+});
 // the CLI's terminal test (tests/js/cli.test.mjs) runs it under script(1); without it, that test skips (listed at the end)
 tool('the CLI on a terminal (script)', ['script'], 'bsdutils', { stage: false });
 
@@ -176,6 +197,16 @@ run('configure native build with ASan + UBSan', 'cmake', ['-S', '.', '-B', 'buil
 run('build with ASan + UBSan', 'cmake', ['--build', 'build/sanitize', '-j', jobs]);
 run('C tests under AddressSanitizer + UndefinedBehaviorSanitizer', 'ctest', ['--test-dir', 'build/sanitize', '--output-on-failure'],
   { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } });
+
+// The same C tests and fuzz replays built for 32 bits (-m32): size_t is 32 bits there, as in
+// wasm, so a count that becomes bytes and wraps at 4 GB wraps here too, under the sanitizers
+// (issue 25). test_gradcheck is left to the native builds (CMakeLists.txt: WF_M32).
+if (has32) {
+  run('configure 32-bit build (-m32) with ASan + UBSan', 'cmake', ['-S', '.', '-B', 'build/m32', '-DWF_M32=ON', '-DWF_SANITIZE=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo']);
+  run('build 32-bit with ASan + UBSan', 'cmake', ['--build', 'build/m32', '-j', jobs]);
+  run('C tests at 32 bits under AddressSanitizer + UndefinedBehaviorSanitizer', 'ctest', ['--test-dir', 'build/m32', '--output-on-failure', '-j', jobs],
+    { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } });
+}
 
 // The thread pool and a threaded training step (tests/test_simd.c: every threaded op equals
 // the single-thread one, the workers' stacks, the give-up path of a pool whose workers do not
@@ -220,6 +251,10 @@ if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', test
 // the long runs behind docs/ERRORS.md use the same script with more seconds)
 if (hasClang) {
   run('fuzz: libFuzzer, 60 s per loader', './scripts/fuzz.sh', ['60']);
+}
+// and built for 32 bits, where wasm's size arithmetic is (scripts/fuzz.sh --m32)
+if (hasFuzz32) {
+  run('fuzz at 32 bits: libFuzzer -m32, 15 s per loader', './scripts/fuzz.sh', ['--m32', '15']);
 }
 // memory stays flat over 400 training steps of config A and 100 model lifetimes (the
 // full size: node --expose-gc tests/soak.mjs --steps 20000 --cycles 1000)

@@ -341,7 +341,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
     if (s != WF_OK) FAIL(s == WF_ERR_UNSUPPORTED ? s : WF_ERR_FORMAT, "the file's config: %s", why);
     if (wf_tensor_table(&pc->cfg, pc->table) != WF_OK) FAIL(WF_ERR_FORMAT, "the file's config has more than 2^31 - 1 parameters");
     const int32_t slices = wf_plan_slices(pc->table);
-    if (!(pc->mask = malloc((size_t)slices))) FAIL(WF_ERR_NOMEM, "out of memory");
+    if (!(pc->mask = wf_malloc_n((size_t)slices, 1))) FAIL(WF_ERR_NOMEM, "out of memory");
     memset(pc->mask, 1, (size_t)slices);
 
     if (flags & CKPT_TOKENIZER) {

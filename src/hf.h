@@ -71,6 +71,7 @@ typedef struct {
     int64_t shape[MAX_ST_DIMS];
     uint64_t elems;
     const uint8_t *data; /* inside the caller's buffer */
+    uint64_t begin, end; /* data_offsets: its bytes of the data */
     int used;
 } st_tensor;
 typedef struct {
@@ -78,7 +79,8 @@ typedef struct {
     int32_t n;
 } st_file;
 /* Reads the header of a safetensors file: u64 header length, JSON header, data. Every
- * tensor's dtype, shape and byte range are checked against each other and the data. */
+ * tensor's dtype, shape and byte range are checked against each other and the data, and the
+ * ranges against each other: they tile the data (no overlap, no gap), as the format says. */
 wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_t cap);
 st_tensor *wf_st_find(st_file *f, const char *name); /* NULL: absent */
 float wf_st_get(const st_tensor *t, size_t i);      /* element i as a float (ST_OTHER: not readable) */

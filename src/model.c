@@ -181,8 +181,8 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
         return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
                       bytes / 1e9, wf_address_limit() / 1e9);
     }
-    next->train = malloc((size_t)next->n_slices + 1);
-    next->goff = malloc(((size_t)next->n_slices + 1) * sizeof(size_t));
+    next->train = wf_malloc_n((size_t)next->n_slices + 1, 1);
+    next->goff = wf_malloc_n((size_t)next->n_slices + 1, sizeof(size_t));
     if (!next->train || !next->goff) {
         release(next);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
@@ -193,13 +193,13 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     int blocks = 1;
     for (int b = 0; b < 4; b++) {
         const size_t n = b == WF_WEIGHTS ? next->stride : next->gstride;
-        blocks &= (next->block[b] = wf_calloc((n ? n : 4) * sizeof(wf_real))) != NULL;
+        blocks &= (next->block[b] = wf_zalloc(n ? n : 4, sizeof(wf_real))) != NULL;
     }
-    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
+    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d), sizeof(wf_real));
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
-    next->gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
+    next->gen.mem = wf_alloc(gen_elems, sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
-    wf_real *tables = table ? wf_alloc(table * sizeof(wf_real)) : NULL;
+    wf_real *tables = table ? wf_alloc(table, sizeof(wf_real)) : NULL;
     if (d.rope) {
         next->rope_cos = tables;
         next->rope_sin = tables ? tables + table / 2 : NULL;
@@ -345,7 +345,7 @@ wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
         return WF_ERR(m, WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations", B, T, need_d * sizeof(wf_real) / 1e9);
     size_t need = (size_t)need_d;
     if (need > m->act_cap) {
-        wf_real *mem = wf_alloc(need * sizeof(wf_real));
+        wf_real *mem = wf_alloc(need, sizeof(wf_real));
         if (!mem)
             return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB of activations for a batch of %d x %d",
                           need * sizeof(wf_real) / 1e6, B, T);
@@ -413,15 +413,15 @@ static void copy_moments(wf_model *to, const wf_model *from) {
 /* The grads, m and v blocks of a new mask; nothing changes on failure. */
 static wf_status relayout(wf_model *m, const uint8_t *mask) {
     wf_model next = *m; /* the tables and blocks of m, with the three blocks replaced */
-    next.train = malloc((size_t)m->n_slices + 1);
-    next.goff = malloc(((size_t)m->n_slices + 1) * sizeof(size_t));
+    next.train = wf_malloc_n((size_t)m->n_slices + 1, 1);
+    next.goff = wf_malloc_n((size_t)m->n_slices + 1, sizeof(size_t));
     for (int b = WF_GRADS; b <= WF_ADAM_V; b++) next.block[b] = NULL;
     int ok = next.train && next.goff;
     if (ok) {
         memcpy(next.train, mask, (size_t)m->n_slices);
         next.gstride = wf_plan_train(next.tensors, mask, next.goff);
         for (int b = WF_GRADS; b <= WF_ADAM_V; b++)
-            ok &= (next.block[b] = wf_calloc((next.gstride ? next.gstride : 4) * sizeof(wf_real))) != NULL;
+            ok &= (next.block[b] = wf_zalloc(next.gstride ? next.gstride : 4, sizeof(wf_real))) != NULL;
     }
     if (!ok) {
         free(next.train);
@@ -502,7 +502,7 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_tensor_info table[WF_N_PARAMS];
     wf_plan_tensors(&d, table);
     uint8_t *mask = NULL;
-    if (m->d.LR && !(mask = malloc((size_t)wf_plan_slices(table) + 1)))
+    if (m->d.LR && !(mask = wf_malloc_n((size_t)wf_plan_slices(table) + 1, 1)))
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     for (int i = 0, k = 0; mask && i < WF_N_PARAMS; i++)
         for (int l = 0; l < table[i].layers; l++, k++)
@@ -514,7 +514,8 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_real *sb = NULL;
     if (merge && m->d.LR) {
         const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;
-        if (!(sb = wf_alloc((size_t)widest * m->d.LR * sizeof(wf_real)))) {
+        size_t n; /* d_ff 2^20 times rank 2^16: past a 32-bit size_t, though the adapters fit */
+        if (!wf_mul_ok((size_t)widest, (size_t)m->d.LR, &n) || !(sb = wf_alloc(n, sizeof(wf_real)))) {
             release(&next);
             return WF_ERR(m, WF_ERR_NOMEM, "out of memory merging the adapters");
         }

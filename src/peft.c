@@ -162,7 +162,9 @@ wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char 
 
     /* the header: every module's A and B, layer by layer, with their byte ranges */
     const int L = d->L, R = d->LR;
-    size_t hcap = 4096 + (size_t)L * n_mods * 2 * 200, data = 0, biggest = 0;
+    /* byte counts in 64 bits: a sum that passes 4 GB is refused below, not wrapped */
+    size_t hcap = 4096 + (size_t)L * n_mods * 2 * 200;
+    uint64_t data = 0, biggest = 0;
     wf_text h = {.p = malloc(hcap), .cap = hcap};
     char *cfg = malloc(4096);
     wf_text c = {.p = cfg, .cap = 4096};
@@ -179,23 +181,23 @@ wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char 
             if (!P) continue;
             char name[MAX_ST_NAME];
             snprintf(name, sizeof name, mods[k].name, l);
-            const size_t na = (size_t)P * R * in * 4, nb = (size_t)rows * P * R * 4;
-            wf_text_put(&h, ",\"" PREFIX "%s.lora_A.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}",
-                        name, P * R, in, data, data + na);
-            wf_text_put(&h, ",\"" PREFIX "%s.lora_B.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}",
-                        name, rows, P * R, data + na, data + na + nb);
+            const uint64_t na = (uint64_t)P * R * in * 4, nb = (uint64_t)rows * P * R * 4;
+            wf_text_put(&h, ",\"" PREFIX "%s.lora_A.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%llu,%llu]}",
+                        name, P * R, in, (unsigned long long)data, (unsigned long long)(data + na));
+            wf_text_put(&h, ",\"" PREFIX "%s.lora_B.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%llu,%llu]}",
+                        name, rows, P * R, (unsigned long long)(data + na), (unsigned long long)(data + na + nb));
             data += na + nb;
             if (na + nb > biggest) biggest = na + nb;
         }
     wf_text_put(&h, "}");
     while (!h.overflow && (8 + h.n) % 8) wf_text_put(&h, " ");
     write_config(&c, &m->cfg, layout, mods, n_mods, d);
-    const size_t total = 8 + h.n + data;
+    const uint64_t total = 8 + (uint64_t)h.n + data;
     uint8_t *out = NULL;
     float *buf = NULL;
     if (!h.overflow && !c.overflow && total <= INT32_MAX) {
-        out = malloc(total);
-        buf = malloc(biggest);
+        out = malloc((size_t)total);
+        buf = malloc((size_t)biggest); /* at most total */
     }
     if (!out || !buf) {
         free(h.p);
@@ -403,7 +405,7 @@ wf_status wf_model_import_peft(wf_model *m, const char *config, int32_t config_l
                       "neither GPT-2- nor Llama-shaped");
     peft_config pc = {.ranks = -1, .alphas = -1};
     st_file f = {NULL, 0};
-    found_module *found = calloc((size_t)m->d.L * n_mods, sizeof *found);
+    found_module *found = wf_calloc_n((size_t)m->d.L * (size_t)n_mods, sizeof *found);
     int targets = 0, rank = 0;
     wf_status s = found ? WF_OK : WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     if (s == WF_OK) s = read_config(config, (size_t)config_len, &pc, m->err, sizeof m->err);

@@ -21,6 +21,39 @@ static const size_t DTYPE_BYTES[] = {4, 2, 2, 8};
 
 static int by_name(const void *a, const void *b) { return strcmp(((const st_tensor *)a)->name, ((const st_tensor *)b)->name); }
 
+static int by_range(const void *a, const void *b) {
+    const st_tensor *x = *(const st_tensor *const *)a, *y = *(const st_tensor *const *)b;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end != y->end ? (x->end < y->end ? -1 : 1) : 0;
+}
+
+/* The tensors' byte ranges tile the data [0, n): sorted by where they begin, each begins
+ * where the one before ends. Overlapping ranges would let a small file describe a large
+ * model (every tensor reading the same bytes); a gap hides bytes no tensor owns. */
+static wf_status check_tiling(const st_file *f, uint64_t n, char *msg, size_t cap) {
+    const st_tensor **by = wf_malloc_n((size_t)f->n, sizeof *by);
+    if (!by) FAIL(WF_ERR_NOMEM, "out of memory reading %d tensor entries", f->n);
+    for (int32_t i = 0; i < f->n; i++) by[i] = &f->t[i];
+    qsort(by, (size_t)f->n, sizeof *by, by_range);
+    uint64_t at = 0;
+    wf_status s = WF_OK;
+    for (int32_t i = 0; i < f->n && s == WF_OK; i++) {
+        if (by[i]->begin < at)
+            s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: tensors \"%s\" and \"%s\" share bytes (data_offsets [%llu, %llu] "
+                        "and [%llu, %llu]); the format gives each tensor bytes of its own", by[i - 1]->name, by[i]->name,
+                        (unsigned long long)by[i - 1]->begin, (unsigned long long)by[i - 1]->end,
+                        (unsigned long long)by[i]->begin, (unsigned long long)by[i]->end);
+        else if (by[i]->begin > at)
+            s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: the data bytes [%llu, %llu) belong to no tensor (before \"%s\"); "
+                        "the format leaves no gaps", (unsigned long long)at, (unsigned long long)by[i]->begin, by[i]->name);
+        at = by[i]->end;
+    }
+    if (s == WF_OK && at != n)
+        s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: the data bytes [%llu, %llu) belong to no tensor; the format leaves "
+                    "no gaps", (unsigned long long)at, (unsigned long long)n);
+    free(by);
+    return s;
+}
+
 st_tensor *wf_st_find(st_file *f, const char *name) {
     st_tensor key;
     snprintf(key.name, sizeof key.name, "%s", name);
@@ -41,7 +74,7 @@ wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_
     if (s == WF_OK && j.nodes[0].type != WF_J_OBJ) s = wf_fail(msg, cap, WF_ERR_FORMAT, "the safetensors header is not a JSON object");
     int32_t count = 0;
     for (int32_t c = s == WF_OK ? j.nodes[0].first : -1; c >= 0; c = j.nodes[c].next) count++;
-    if (s == WF_OK && !(out->t = calloc((size_t)(count ? count : 1), sizeof(st_tensor))))
+    if (s == WF_OK && !(out->t = wf_calloc_n((size_t)count, sizeof(st_tensor))))
         s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading %d tensor entries", count);
     for (int32_t c = s == WF_OK ? j.nodes[0].first : -1; c >= 0 && s == WF_OK; c = j.nodes[c].next) {
         st_tensor *t = &out->t[out->n];
@@ -90,6 +123,8 @@ wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_
             break;
         }
         t->data = data + o[0];
+        t->begin = (uint64_t)o[0];
+        t->end = (uint64_t)o[1];
         out->n++;
     }
     free(j.nodes);
@@ -98,6 +133,7 @@ wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_
         for (int32_t i = 1; i < out->n && s == WF_OK; i++)
             if (!strcmp(out->t[i].name, out->t[i - 1].name))
                 s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: tensor \"%s\" appears twice", out->t[i].name);
+        if (s == WF_OK) s = check_tiling(out, data_len, msg, cap);
     }
     if (s != WF_OK) {
         free(out->t);
@@ -161,7 +197,9 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
     wf_hf_entry *entries = malloc((size_t)lay->n_rows * (size_t)L * sizeof *entries);
     if (!entries) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     const int n_entries = wf_hf_entries(lay, table, L, entries);
-    size_t hcap = 4096 + (size_t)n_entries * 200, data_bytes = 0;
+    /* byte counts in 64 bits: a sum that passes 4 GB is refused below, not wrapped */
+    size_t hcap = 4096 + (size_t)n_entries * 200;
+    uint64_t data_bytes = 0;
     wf_text h = {.p = malloc(hcap), .cap = hcap};
     if (!h.p) {
         free(entries);
@@ -177,15 +215,16 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         wf_hf_slice sl = wf_hf_slice_of(e->row, ti, L, e->layer);
         wf_text_put(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[", name);
         for (int d = 0; d < nd; d++) wf_text_put(&h, d ? ",%lld" : "%lld", (long long)shape[d]);
-        wf_text_put(&h, "],\"data_offsets\":[%zu,%zu]}", data_bytes, data_bytes + sl.rows * sl.cols * 4);
-        data_bytes += sl.rows * sl.cols * 4;
+        const uint64_t bytes = (uint64_t)sl.rows * sl.cols * 4;
+        wf_text_put(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)data_bytes, (unsigned long long)(data_bytes + bytes));
+        data_bytes += bytes;
     }
     wf_text_put(&h, "}");
     while (!h.overflow && (8 + h.n) % 8) wf_text_put(&h, " "); /* data starts 8-byte aligned, as safetensors writes it */
     char *cfg = malloc(4096);
     wf_text c = {.p = cfg, .cap = 4096};
     if (cfg) wf_hf_write_config(&c, &mc, layout);
-    const size_t total = 8 + h.n + data_bytes;
+    const uint64_t total = 8 + (uint64_t)h.n + data_bytes;
     if (!cfg || h.overflow || c.overflow || total > INT32_MAX) {
         free(entries);
         free(h.p);
@@ -193,7 +232,7 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         if (total > INT32_MAX) return WF_ERR(m, WF_ERR_UNSUPPORTED, "the safetensors file would be %.2f GB; at most 2 GB", total / 1e9);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory writing the safetensors header");
     }
-    uint8_t *out = malloc(total);
+    uint8_t *out = malloc((size_t)total);
     if (!out) {
         free(entries);
         free(h.p);

@@ -38,6 +38,12 @@ enum { WF_META_ALWAYS = 1, WF_META_FIRST = 2, WF_META_NEVER = 3 };     /* Metasp
 /* the decoder's per-token steps, before Fuse */
 enum { WF_DEC_REPLACE = 1, WF_DEC_BYTEFALLBACK = 2, WF_DEC_BYTELEVEL = 3, WF_DEC_STRIP = 4, WF_DEC_METASPACE = 5 };
 #define WF_VOCAB_STEPS 8 /* most steps of each kind a tokenizer.json may chain */
+/* The most a tokenizer.json's normalizer may lengthen a text, and its decoder a token: the
+ * product over their Replace steps of content / pattern bytes (steps that shorten count 1)
+ * is at most this, checked at load (tokjson_steps.c). A normalized text of n bytes is then
+ * at most WF_MAX_GROWTH * (n + its Prepend strings) bytes long; the pre-tokenizer adds at
+ * most 4 bytes per byte (Metaspace's one character for each space) and 4 more. */
+#define WF_MAX_GROWTH 8
 
 typedef struct {
     int op;
@@ -50,6 +56,24 @@ typedef struct {
     wf_span match;       /* the text it matches (its content, normalized when `normalized`) */
     int normalized;      /* matched in normalized text (else in the raw text) */
 } wf_added;
+
+/* The added tokens of one set (raw or normalized) as an Aho-Corasick automaton over their
+ * reversed bytes (added.c); state 0 is the root. */
+typedef struct {
+    int32_t n;           /* states; 1: no tokens */
+    int32_t *fail;       /* [n] the state of the longest proper suffix */
+    int32_t *out;        /* [n] the longest token (an index of wf_vocab.added) that a state ends with, -1 */
+    uint32_t *ekey;      /* edges, open addressing: (state << 8 | byte) + 1 (0 empty) -> echild */
+    int32_t *echild;
+    uint32_t emask;
+    int32_t longest;     /* bytes of the longest token */
+} wf_matcher;
+/* One text's scan for one set: the longest token starting at each position of a block. */
+typedef struct {
+    int32_t *best;       /* [cap]: for positions [at, end), -1 where none starts */
+    size_t at, end, cap;
+    int64_t work;        /* automaton steps taken (for the tests of its complexity) */
+} wf_match_scan;
 
 typedef struct {
     int family;
@@ -69,8 +93,7 @@ typedef struct {
     int32_t n_merges;
     int32_t char_id[256]; /* byte-level: the id of each byte's character (-1: not in the vocabulary) */
     int32_t fb_id[256];   /* byte fallback: the id of <0xNN> (-1: none) */
-    int32_t *added_at;    /* added tokens by set (raw, normalized) and first byte, longest first */
-    int32_t added_first[2][257];
+    wf_matcher match[2];  /* the added tokens matched in the raw text, in the normalized text */
     int32_t unk, bos;     /* -1: none */
     int byte_fallback, fuse_unk, ignore_merges;
     int n_norm, n_split, n_dec;
@@ -152,9 +175,18 @@ static inline uint32_t wf_merge_slot(uint64_t k) { return (uint32_t)((k * 0x9E37
 /* The merge table for count merges (0 on out of memory), and one merge into it. */
 int wf_vocab_merges_alloc(wf_vocab *v, int32_t count);
 void wf_vocab_merge_put(wf_vocab *v, int32_t a, int32_t b, int32_t rank, int32_t merged);
-wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_ids *o, char *msg, size_t cap);
+/* Encodes s[0, len) into o; *work (when not NULL) gets the added-token matcher's steps. */
+wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_ids *o, int64_t *work, char *msg, size_t cap);
 wf_status wf_vocab_decode(const wf_vocab *v, const int32_t *ids, int32_t n, uint8_t *out, int32_t cap,
                           int32_t *n_out, char *msg, size_t msg_cap);
+/* ---- added.c: the added tokens' automata (wf_vocab_finish builds them) ---- */
+wf_status wf_matcher_build(wf_vocab *v, char *msg, size_t cap);
+void wf_matcher_release(wf_matcher *m);
+/* The leftmost-longest token of m in s[from, n): *at its start (n if none), *k its index in
+ * the vocabulary's added tokens. sc carries the scan of this s between calls (zeroed for a
+ * new text; free sc->best after). 0: out of memory. */
+int wf_match_next(const wf_matcher *m, const uint8_t *s, size_t n, size_t from, wf_match_scan *sc, size_t *at, int32_t *k);
+
 /* A growing byte buffer (vocab.c, vocab_encode.c): when it cannot grow, failed is set and
  * later puts are dropped. */
 typedef struct {
@@ -163,6 +195,8 @@ typedef struct {
     int failed;
 } wf_buf;
 void wf_buf_put(wf_buf *b, const void *s, size_t k);
+/* s[0, n) through the vocabulary's normalizer into out (tmp: scratch); 0: out of memory. */
+int wf_vocab_normalize(const wf_vocab *v, const uint8_t *s, size_t n, wf_buf *out, wf_buf *tmp);
 /* bytes_to_unicode: the character (UTF-8, 1 or 2 bytes) a byte-level tokenizer writes for b */
 int wf_byte_char(uint8_t b, uint8_t out[2]);
 

@@ -28,7 +28,7 @@ int32_t wf_tj_text(wf_tj_reader *r, int32_t x, const char *what, wf_status *s) {
         *s = wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: %s must be a string", what);
         return -1;
     }
-    /* decoding never lengthens a JSON string */
+    /* decoding never lengthens a JSON string (len < the file's size, so len + 1 fits) */
     if (node(r, x)->len + 1 > r->scratch_cap) {
         uint8_t *p = realloc(r->scratch, node(r, x)->len + 1);
         if (!p) {
@@ -45,9 +45,15 @@ int32_t wf_tj_text(wf_tj_reader *r, int32_t x, const char *what, wf_status *s) {
  * memory an empty span and r->nomem. */
 wf_span wf_tj_pool_put(wf_tj_reader *r, const uint8_t *s, size_t n) {
     wf_vocab *v = r->v;
-    if (v->pool_n + n > r->pool_cap) {
-        size_t c = 2 * r->pool_cap + n;
-        uint8_t *p = c < UINT32_MAX ? realloc(v->pool, c) : NULL;
+    size_t need, c;
+    if (!wf_add_ok(v->pool_n, n, &need) || need > UINT32_MAX) { /* spans are 32-bit offsets */
+        r->nomem = 1;
+        return (wf_span){0, 0};
+    }
+    if (need > r->pool_cap) {
+        c = wf_grow(r->pool_cap, need, 256);
+        if (c > UINT32_MAX) c = need;
+        uint8_t *p = c ? realloc(v->pool, c) : NULL;
         if (!p) {
             r->nomem = 1;
             return (wf_span){0, 0};
@@ -215,7 +221,7 @@ static int own_bpe(wf_tj_reader *r, int32_t root, wf_tokenizer *out, wf_status *
     const int32_t dec = wf_json_get(&r->j, root, "decoder");
     ok = ok && dec >= 0 && node(r, dec)->type == WF_J_OBJ && wf_tj_is_type(r, dec, "ByteLevel");
     for (int b = 0; b < 256 && ok; b++) ok = v->char_id[b] == b;
-    int32_t *merges = malloc((size_t)(r->n_merges ? r->n_merges : 1) * 2 * sizeof(int32_t));
+    int32_t *merges = wf_malloc_n((size_t)r->n_merges * 2, sizeof(int32_t));
     if (!merges) {
         *s = wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
         return 1;
@@ -245,8 +251,8 @@ wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, cha
     wf_status s = wf_json_parse(&r.j, (const char *)data, n, "tokenizer.json", msg, cap);
     if (s == WF_OK && r.j.nodes[0].type != WF_J_OBJ) s = wf_fail(msg, cap, WF_ERR_FORMAT, "tokenizer.json is not a JSON object");
     /* every string the vocabulary keeps is decoded from the file: at most its size */
-    if (s == WF_OK && !(v->pool = malloc(n + 64))) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-    r.pool_cap = n + 64;
+    r.pool_cap = n < UINT32_MAX - 64 ? n + 64 : UINT32_MAX;
+    if (s == WF_OK && !(v->pool = malloc(r.pool_cap))) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
     v->bos = -1;
     const int32_t root = 0;
     int32_t pre = -1, model = -1, added = -1;

@@ -32,9 +32,10 @@ typedef struct {
     size_t n;
 } jw;
 
+/* Counting saturates at SIZE_MAX, which the size checks then refuse. */
 static void jw_put(jw *w, const char *s, size_t k) {
     if (w->p) memcpy(w->p + w->n, s, k);
-    w->n += k;
+    if (!wf_add_ok(w->n, k, &w->n)) w->n = SIZE_MAX;
 }
 static void jw_str(jw *w, const char *s) { jw_put(w, s, strlen(s)); }
 
@@ -192,11 +193,10 @@ static void write_bpe(jw *w, const wf_bpe *b, const char *chunks, const char *cu
 wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *msg, size_t cap) {
     const int32_t V = 256 + b->n_merges;
     /* Hugging Face maps each string to one id: two tokens of the same bytes cannot be written */
-    int32_t *slot = NULL;
-    uint32_t mask = 16;
-    while (mask < 2u * (uint32_t)V) mask *= 2;
-    if (!(slot = malloc(mask * sizeof(int32_t)))) FAIL(WF_ERR_NOMEM, "out of memory writing tokenizer.json");
-    memset(slot, 0xFF, mask * sizeof(int32_t));
+    uint32_t mask = wf_table_slots((size_t)V); /* V <= 2^20 */
+    int32_t *slot = wf_malloc_n(mask, sizeof(int32_t));
+    if (!slot) FAIL(WF_ERR_NOMEM, "out of memory writing tokenizer.json");
+    memset(slot, 0xFF, mask * sizeof(int32_t)); /* wf_malloc_n checked the product */
     mask--;
     for (int32_t id = 0; id < V; id++) {
         const uint8_t *s = b->bytes + b->tok_off[id];

@@ -199,6 +199,25 @@ static uint8_t *with_header(const uint8_t *st, int32_t ns, const char *header, i
     return b;
 }
 
+/* The file with one more tensor: entry ("\"name\":{\"dtype\":...,\"shape\":[...]") first in the
+ * header, owning k new bytes after the data. */
+static uint8_t *with_tensor(const uint8_t *st, int32_t ns, const char *header, const char *entry, const uint8_t *bytes,
+                            size_t k, int32_t *n_out) {
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    const size_t data = (size_t)ns - 8 - hlen;
+    char *h = malloc(strlen(header) + strlen(entry) + 64);
+    sprintf(h, "{%s,\"data_offsets\":[%zu,%zu]},%s", entry, data, data + k, header + 1);
+    int32_t n;
+    uint8_t *with = with_header(st, ns, h, &n), *b = malloc((size_t)n + k);
+    memcpy(b, with, (size_t)n);
+    memcpy(b + n, bytes, k);
+    *n_out = n + (int32_t)k;
+    free(with);
+    free(h);
+    return b;
+}
+
 /* s with the first occurrence of from replaced by to (a new string). */
 static char *replace(const char *s, const char *from, const char *to) {
     const char *at = strstr(s, from);
@@ -311,8 +330,41 @@ static void test_hostile(void) {
     edit_header(&hb, "\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"F32\"", WF_ERR_FORMAT, "bytes", "dtype disagrees with the bytes");
     edit_header(&hb, "\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"I16\"", WF_ERR_UNSUPPORTED, "dtype", "unsupported dtype");
     edit_header(&hb, "\"wte.weight\"", "\"wte.weight2\"", WF_ERR_FORMAT, "\"transformer.wte.weight\" is missing", "missing tensor");
+    const uint8_t four[4] = {0};
+    bad = with_tensor(st, ns, header, "\"extra\":{\"dtype\":\"F32\",\"shape\":[1]", four, 4, &nb);
+    expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "\"extra\" is not part", "extra tensor");
+    free(bad);
+    /* the tensors' bytes tile the data (issue 25: aliased ranges made an 8.4 MB file a
+     * 151.5M-parameter model): a second tensor on another's bytes, a gap, bytes after the last */
     edit_header(&hb, "{", "{\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT,
-                "\"extra\" is not part", "extra tensor");
+                "tensors \"extra\" and \"wte.weight\" share bytes (data_offsets [0, 4] and [0, 960])", "extra tensor on another's bytes");
+    {
+        uint8_t eight[8] = {0};
+        int32_t n1;
+        uint8_t *one = with_tensor(st, ns, header, "\"extra\":{\"dtype\":\"F32\",\"shape\":[1]", eight, 8, &n1);
+        char *h3 = calloc((size_t)n1, 1);
+        uint64_t l3 = 0;
+        for (int i = 7; i >= 0; i--) l3 = l3 << 8 | one[i];
+        memcpy(h3, one + 8, l3);
+        const size_t data = (size_t)ns - 8 - hlen;
+        char from[64], to[64];
+        snprintf(from, sizeof from, "[%zu,%zu]", data, data + 8);
+        snprintf(to, sizeof to, "[%zu,%zu]", data + 4, data + 8);
+        char *h4 = replace(h3, from, to);
+        CHECK(h4 != NULL, "the gap's header");
+        bad = with_header(one, n1, h4, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "belong to no tensor (before \"extra\")", "a gap between tensors");
+        free(bad);
+        bad = with_header(st, ns, header, &nb);
+        uint8_t *longer = realloc(bad, (size_t)nb + 4);
+        memset(longer + nb, 0, 4);
+        expect(m, before, n0, config, nc, longer, nb + 4, WF_ERR_FORMAT, "belong to no tensor; the format leaves no gaps",
+               "bytes after the last tensor");
+        free(longer);
+        free(h4);
+        free(h3);
+        free(one);
+    }
     edit_header(&hb, "{", "{\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT, "appears twice", "duplicate tensor");
     edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[16,30]", WF_ERR_FORMAT, "shape [16, 30]", "transposed shape");
     edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[30,16,1]", WF_ERR_FORMAT, "config.json gives", "extra dimension");
@@ -373,11 +425,10 @@ static void test_hostile(void) {
     edit_config(&hb, "}", "} x", WF_ERR_FORMAT, "text after", "trailing text");
     /* a tied config whose file repeats a different lm_head */
     {
-        h2 = replace(header, "{", "{\"lm_head.weight\":{\"dtype\":\"BF16\",\"shape\":[30,16],\"data_offsets\":[32,992]},");
-        bad = with_header(st, ns, h2, &nb);
+        const int32_t wb = 8 + (int32_t)hlen; /* wte's bytes, shifted by one value: another matrix */
+        bad = with_tensor(st, ns, header, "\"lm_head.weight\":{\"dtype\":\"BF16\",\"shape\":[30,16]", st + wb + 2, 960, &nb);
         expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "differs from the embedding", "tied head that differs");
         free(bad);
-        free(h2);
     }
     CHECK(wf_model_import_safetensors(m, NULL, 0, st, ns) == WF_ERR_ARG && wf_model_import_safetensors(NULL, config, nc, st, ns) == WF_ERR_ARG,
           "NULL arguments");
@@ -419,8 +470,14 @@ static void test_hostile_llama(void) {
                 "has shape [8, 128]", "k_proj of another shape");
     edit_header(&hb, "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[32]", "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[1,32]",
                 WF_ERR_FORMAT, "config.json gives [32]", "norm with an extra dimension");
-    edit_header(&hb, "{", "{\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},",
-                WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
+    {
+        const uint8_t four[4] = {0};
+        int32_t nb;
+        uint8_t *bad = with_tensor(st, ns, header, "\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1]",
+                                   four, 4, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
+        free(bad);
+    }
     edit_header(&hb, "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[4]",
                 "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[2,2]", WF_ERR_FORMAT,
                 "must be 4 floats", "inv_freq of another shape");

@@ -25,13 +25,13 @@
 static wf_rng rng;
 
 static float *randv(size_t n, double scale) {
-    float *x = wf_alloc((n ? n : 1) * sizeof(float));
+    float *x = wf_alloc(n ? n : 1, sizeof(float));
     for (size_t i = 0; i < n; i++) x[i] = (float)(scale * wf_rng_normal(&rng));
     return x;
 }
 
 static float *copyv(const float *x, size_t n) {
-    float *y = wf_alloc((n ? n : 1) * sizeof(float));
+    float *y = wf_alloc(n ? n : 1, sizeof(float));
     memcpy(y, x, n * sizeof(float));
     return y;
 }

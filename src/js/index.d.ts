@@ -134,11 +134,14 @@ export interface WorkerOptions extends LoadOptions {
   worker?: Worker;
 }
 
-/** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side. */
+/** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side.
+ * `WF_ERR_MODULE`: the wasm module trapped (a bug: please report it) and was closed; every
+ * later call on any model or tokenizer of that module throws it at once, and the next
+ * `createModel`, `loadModel`, `loadTokenizer`... loads a new module (docs/ERRORS.md F12). */
 export type ErrorCode =
   | 'WF_ERR_ARG' | 'WF_ERR_CONFIG' | 'WF_ERR_UNSUPPORTED' | 'WF_ERR_NOMEM' | 'WF_ERR_TOKEN'
   | 'WF_ERR_NUMERIC' | 'WF_ERR_STATE' | 'WF_ERR_FORMAT' | 'WF_ERR_THREADS'
-  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER' | 'WF_ERR_DIVERGED';
+  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER' | 'WF_ERR_DIVERGED' | 'WF_ERR_MODULE';
 
 /**
  * Every failure of the library: `code` says which kind, `message` is the core's one-line

@@ -166,7 +166,9 @@ export function makeApi(platform) {
       promise = instantiate(opts, threads, kernels);
       if (fallback) promise = promise.catch(fallback);
       cache.set(key, promise);
-      promise.catch(() => cache.delete(key));
+      const forget = () => { if (cache.get(key) === promise) cache.delete(key); };
+      // a module that died (a trap: Runtime.kill) is never handed out again
+      promise.then((rt) => rt.whenDead(forget), forget);
     }
     return promise;
   }

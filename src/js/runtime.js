@@ -43,10 +43,51 @@ const MAX_ALLOC = MEMORY_LIMIT - 64;
 const MESSAGE_BYTES = 256; // wf_config_check's message buffer
 const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info or a wf_tokenizer_info
 
+// The module's exports that free memory: after a trap they do nothing (a dead module's memory
+// is dropped whole), so that a finally block or a dispose() does not replace the error that
+// reported the trap.
+const FREES = new Set(['_free', '_wf_buffer_free', '_wf_model_free', '_wf_tokenizer_free']);
+
+/** M with every export (M._*) guarded: a call into a dead module throws WF_ERR_MODULE at once,
+ * and anything a call throws out of the module (a trap: RuntimeError "memory access out of
+ * bounds", "unreachable"; a stack overflow) kills it. The core never throws into JavaScript
+ * on purpose (it returns statuses and calls no JavaScript), so whatever comes out of it left
+ * its heap half-written: every model, tokenizer and buffer in the module may be corrupt, and
+ * calling in again has been seen to corrupt more or spin for ever (issue 25). */
+function guarded(M, rt) {
+  const wrappers = new Map();
+  return new Proxy(M, {
+    get(target, key) {
+      const f = target[key];
+      if (typeof f !== 'function' || typeof key !== 'string' || !key.startsWith('_')) return f;
+      let w = wrappers.get(key);
+      if (!w) {
+        w = (...args) => {
+          if (rt.dead) {
+            if (FREES.has(key)) return undefined;
+            throw rt.deadError();
+          }
+          try {
+            return f(...args);
+          } catch (e) {
+            rt.kill(e, key);
+            throw rt.deadError();
+          }
+        };
+        wrappers.set(key, w);
+      }
+      return w;
+    },
+  });
+}
+
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
   constructor(M, threads = 1, simd = 'simd128') {
-    this.M = M;
+    /** What killed the module ({ error, call }), or null while it lives. */
+    this.dead = null;
+    this.deathListeners = [];
+    this.M = guarded(M, this);
     /** Threads the loaded build offers (1: the single-thread build). */
     this.threads = threads;
     /** The kernel set of the loaded build: 'simd128' or 'relaxed' (loader.js). */
@@ -56,6 +97,30 @@ export class Runtime {
     // once here, so that no step and no getter allocates (and so none can fail to)
     this.scratch = M._malloc(SCRATCH_BYTES) >>> 0;
     if (!this.scratch) throw new WfError('WF_ERR_NOMEM', 'could not allocate the runtime\'s scratch buffer');
+  }
+
+  // ---- the module's life ----
+
+  /** Marks the module dead after `error` came out of the export `call`; the listeners
+   * (loader.js: forget this module, so the next model gets a new one) run once. */
+  kill(error, call) {
+    if (this.dead) return;
+    this.dead = { error, call: call.replace(/^_/, '') };
+    for (const f of this.deathListeners.splice(0)) f();
+  }
+
+  /** Runs f when the module dies (at once if it is dead). */
+  whenDead(f) {
+    if (this.dead) f();
+    else this.deathListeners.push(f);
+  }
+
+  /** The WfError every call into a dead module gets. */
+  deadError() {
+    const { error, call } = this.dead;
+    const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return new WfError('WF_ERR_MODULE', `the wasm module failed in ${call} (${what}) and was closed: its memory can no longer be `
+      + 'trusted, so every model and tokenizer in it is gone; create them again (a new module is loaded)');
   }
 
   // ---- the heap ----

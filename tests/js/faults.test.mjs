@@ -1,8 +1,8 @@
-// Faults in the wasm build (docs/ERRORS.md, rows F1 to F6 and F10; tests/test_faults.c has the
+// Faults in the wasm build (docs/ERRORS.md, rows F1 to F6, F10 and F12; tests/test_faults.c has the
 // native side): non-finite steps refused with nothing changed, allocations failing on the
 // JavaScript side, the wasm memory running out while other models live in the module, abort
 // in the middle of training and generation, a crash in the middle of saving a model file,
-// and generation from logits that are not finite.
+// generation from logits that are not finite, and a trap in the module (F12).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  createModel, createWorkerModel, exportSafetensors, importSafetensors, loadModel, loadModelFile, saveModelFile, WfError,
+  createModel, createWorkerModel, exportSafetensors, importSafetensors, loadModel, loadModelFile, loadTokenizer, saveModelFile,
+  WfError,
 } from '../../src/js/node.js';
 import { modelHandle } from '../../src/js/model.js';
 import { Runtime } from '../../src/js/runtime.js';
@@ -298,4 +299,35 @@ test('F6: a process killed while saving never leaves a half-written model file',
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('F12: a trap closes the module: every call on its models and tokenizers rejects at once with WF_ERR_MODULE; the next model gets a new module', async () => {
+  const a = await createModel(SMALL), b = await createModel(SMALL);
+  await a.train(TEXT, { steps: 2, evalInterval: 0 });
+  const tok = await loadTokenizer(readFileSync(fileURLToPath(new URL('../fixtures/tokenizers/gpt2.json', import.meta.url))));
+  const rt = modelHandle(a).rt;
+  assert.ok(modelHandle(b).rt === rt, 'both models live in one module');
+  // a trap, made on purpose: an export handed an address past the end of the wasm memory (the
+  // core's own calls never do; issue 25's wrapped sizes did, with "memory access out of bounds")
+  const closed = (e) => e instanceof WfError && e.code === 'WF_ERR_MODULE' && /failed in wf_model_get_config/.test(e.message)
+    && /RuntimeError: memory access out of bounds/.test(e.message) && /create them again/.test(e.message);
+  assert.throws(() => rt.M._wf_model_get_config(modelHandle(a).h, 0xFFFFFFF0), closed, 'the trap itself');
+  // every later call on anything of that module: at once, with the code (no call reaches the module)
+  const t0 = performance.now();
+  await assert.rejects(a.train(TEXT, { steps: 1, evalInterval: 0 }), closed, 'train');
+  await assert.rejects(b.generateText('the', { maxTokens: 4 }), closed, 'generate on the other model');
+  assert.throws(() => b.save(), closed, 'save');
+  assert.throws(() => tok.encode('hello'), closed, 'a tokenizer of the module');
+  assert.throws(() => a.step, closed, 'a getter');
+  a.dispose();
+  b.dispose();
+  tok.dispose(); // disposing frees nothing in a dead module, and throws nothing
+  assert.ok(performance.now() - t0 < 5000, 'the refusals took seconds');
+  // the next model loads a new module, and works
+  const c = await createModel(SMALL);
+  assert.ok(modelHandle(c).rt !== rt, 'a new module');
+  await c.train(TEXT, { steps: 2, evalInterval: 0 });
+  assert.equal(c.step, 2);
+  assert.equal(typeof (await c.generateText('the', { maxTokens: 4, seed: 1 })), 'string');
+  c.dispose();
 });

@@ -11,7 +11,7 @@ import { neverRan } from '../../scripts/skip-reporter.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-test('a machine without Chromium, valgrind, clang, script or Node 24: each is checked (and missing) before the first stage, and listed at the end', (t) => {
+test('a machine without Chromium, valgrind, clang, script, 32-bit libraries or Node 24: each is checked (and missing) before the first stage, and listed at the end', (t) => {
   // a PATH with node, sh, cmake and cc only (no apt-get either, so nothing is installed), and no Node 24 where WF_NODE24 says
   const bin = mkdtempSync(join(tmpdir(), 'wf-path-'));
   t.after(() => rmSync(bin, { recursive: true, force: true }));
@@ -31,8 +31,9 @@ test('a machine without Chromium, valgrind, clang, script or Node 24: each is ch
     assert.ok(i >= 0 && i < firstStage, `${re} before the first stage (line ${i}, first stage ${firstStage})`);
   }
   assert.ok(at(/^== Node tests of the wasm build: left out/) > at(/Chromium: SKIPPED/), 'Chromium is checked before the Node tests (package.test.mjs needs it)');
-  const list = r.stdout.slice(r.stdout.lastIndexOf('npm test: 4 skipped; to run them:'));
+  const list = r.stdout.slice(r.stdout.lastIndexOf('npm test: 5 skipped; to run them:'));
   assert.match(list, /^ {2}the web page in headless Chromium: sudo apt-get install -y chromium$/m);
+  assert.match(list, /^ {2}32-bit build \(-m32\) with ASan \+ UBSan: C tests and fuzz replays: sudo apt-get install -y gcc-multilib$/m);
   assert.match(list, /^ {2}valgrind: a short native training and generation: sudo apt-get install -y valgrind$/m);
   assert.match(list, /^ {2}Node tests of the wasm build under Node 24: sudo npm install --prefix \/opt\/node24 node@24 \(or WF_NODE24=.*\)$/m);
   assert.match(list, /npm test: all passed \(the 0 stages --only chose\)\n$/);
