@@ -1,6 +1,6 @@
 /* UTF-8 and the Unicode classes the pre-tokenizers test (tokenizer.h). The class tables are
  * generated from Node's regular expressions by scripts/gen-unicode.mjs. */
-#include "tokenizer.h"
+#include "unicode.h"
 #include "unicode_tables.h"
 
 #define REPLACEMENT 0xFFFDu

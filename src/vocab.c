@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "unicode.h"
+#include "vocab.h"
 
 #define LLAMA2C_BOS 1
 
