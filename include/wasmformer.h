@@ -21,19 +21,20 @@
 extern "C" {
 #endif
 
-typedef enum {
-    WF_OK = 0,
-    WF_ERR_ARG = 1,         /* a bad argument: NULL pointer, size or count out of range */
-    WF_ERR_CONFIG = 2,      /* an invalid or inconsistent model config */
-    WF_ERR_UNSUPPORTED = 3, /* a valid choice this version or build does not implement */
-    WF_ERR_NOMEM = 4,       /* memory could not be allocated (nothing was changed) */
-    WF_ERR_TOKEN = 5,       /* a token id outside [0, vocab_size) */
-    WF_ERR_NUMERIC = 6,     /* NaN or infinity in the loss or gradients: step rejected */
-    WF_ERR_STATE = 7,       /* the call does not fit the handle's state */
-    WF_ERR_FORMAT = 8,      /* malformed input data */
-    WF_ERR_THREADS = 9,     /* worker threads could not be started (none are left running) */
-} wf_status;
-WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid config" */
+#define WF_STATUSES(X) /* X(name, wf_status_string's text), in value order from WF_OK = 0 */                        \
+    X(WF_OK, "ok")                                                                                                  \
+    X(WF_ERR_ARG, "invalid argument")            /* a NULL pointer, a size or count out of range */                \
+    X(WF_ERR_CONFIG, "invalid config")           /* an invalid or inconsistent model config */                     \
+    X(WF_ERR_UNSUPPORTED, "unsupported")         /* a valid choice this version or build does not implement */     \
+    X(WF_ERR_NOMEM, "out of memory")             /* memory could not be allocated (nothing was changed) */         \
+    X(WF_ERR_TOKEN, "token id out of range")     /* a token id outside [0, vocab_size) */                          \
+    X(WF_ERR_NUMERIC, "non-finite loss or gradient") /* NaN or infinity in the loss or gradients: step rejected */ \
+    X(WF_ERR_STATE, "invalid state")             /* the call does not fit the handle's state */                    \
+    X(WF_ERR_FORMAT, "malformed data")           /* malformed input data */                                        \
+    X(WF_ERR_THREADS, "worker threads could not be started") /* none are left running */
+#define WF_ENUM_(name, ...) name,
+typedef enum { WF_STATUSES(WF_ENUM_) } wf_status;
+WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid config"; else "unknown status" */
 
 /* ---- The config: every choice the seeds describe ---- */
 typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
@@ -105,13 +106,10 @@ WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 /* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; an empty m: zeros. */
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
-/* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. */
-typedef struct {
-    const char *name;                      /* static, e.g. "qkvw" */
-    int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block, how many; its shape */
-    int32_t decay;                         /* 1: AdamW applies weight decay to it */
-    int32_t layers, grad_offset;           /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
-} wf_tensor_info;
+/* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. name: static, e.g. "qkvw";
+ * offset, size, shape: in elements; decay 1: AdamW applies weight decay to it; layers: its mask bytes (its layers, or
+ * 1); grad_offset: its gradients' start (-1: frozen). */
+typedef struct { const char *name; int32_t offset, size, ndim, shape[4], decay, layers, grad_offset; } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat, writable; borrowed; NULL: an empty model */
 WF_API float *wf_model_grads(wf_model *m);  /* the trainable slices' gradients (all: params' layout); borrowed */
@@ -174,13 +172,9 @@ WF_API wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32
 WF_API wf_status wf_model_sample_seed(wf_model *m, uint32_t seed); /* both streams from seed, as init does */
 
 /* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
-typedef struct {
-    float temperature; /* higher flattens; below 1e-6 (0 too): greedy, 1/temperature would overflow */
-    int32_t top_k;     /* keep the k most likely tokens; 0: all */
-    float top_p;       /* keep the smallest set whose probability reaches p; 1: all */
-    int32_t n_vocab;   /* sample only ids below this (a smaller tokenizer's); 0: all */
-    int32_t no_unk;    /* 1: never sample id 0 (the char tokenizer's <unk>); 0: any id */
-} wf_sampling;
+/* temperature: higher flattens (below 1e-6, 0 too: greedy); top_k: keep the k most likely tokens (0: all); top_p: the
+ * smallest set whose probability reaches p (1: all); n_vocab: only ids below it (0: all); no_unk 1: never id 0 (<unk>). */
+typedef struct { float temperature; int32_t top_k; float top_p; int32_t n_vocab, no_unk; } wf_sampling;
 /* Decoders: gen_start reads prompt[0, n) (n >= 1; its last `context` tokens), its RNG seeded by seed; gen_next
  * samples a token into *token and appends it (a full context slides: the last context/2 are kept, re-read). */
 WF_API wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);

@@ -78,7 +78,7 @@ wf_status wf_model_ready(wf_model *m) {
  * LoRA's adapters come last in the table and draw from a stream of their own (init_lora), so
  * the base weights are the same with and without them. */
 static void init_weights(wf_model *m) {
-#define X(name, ndim, d0, d1, d2, decay, init) init,
+#define X(name, ndim, d0, d1, d2, decay, init, groups) init,
     static const int INIT[WF_N_PARAMS] = {WF_PARAMS(X)};
 #undef X
     wf_rng r;

@@ -48,7 +48,7 @@ double wf_plan_params(const wf_dims *dd, int padded) {
     PARAM_LETTERS(double, dd);
     const double T = Tc;
     double total = 0;
-#define X(name, ndim, d0, d1, d2, decay, init) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
+#define X(name, ndim, d0, d1, d2, ...) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
     WF_PARAMS(X)
 #undef X
     return total;
@@ -59,7 +59,7 @@ size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
     const int T = Tc;
     size_t off = 0;
     wf_tensor_info *t = out;
-#define X(pname, nd, d0, d1, d2, dec, init)                                                           \
+#define X(pname, nd, d0, d1, d2, dec, ...)                                                            \
     *t = (wf_tensor_info){.name = #pname, .offset = (int32_t)off, .size = (d0) * (d1) * (d2), .ndim = nd, \
                           .shape = {(d0), nd > 1 ? (d1) : 0, nd > 2 ? (d2) : 0, 0}, .decay = dec};       \
     off += PAD4((size_t)t->size);                                                                     \

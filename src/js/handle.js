@@ -8,6 +8,7 @@ import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
 import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
+import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
@@ -99,7 +100,7 @@ export class ModelHandle {
     const text = value === null || value === undefined ? '' : JSON.stringify(value);
     if (text === undefined) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value (an object, array, string, number or boolean)');
     const bytes = new TextEncoder().encode(text);
-    if (bytes.length > 1 << 20) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${1 << 20} are saved with a model`);
+    if (bytes.length > CONSTANTS.WF_NOTE_MAX) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${CONSTANTS.WF_NOTE_MAX} are saved with a model`);
     this.rt.modelSetNote(h, bytes);
   }
 

@@ -6,7 +6,7 @@
 // views are re-read on every access because memory growth replaces them.
 import { WfError } from './errors.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
-import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
+import { CONFIG_TABLE, CONSTANTS, OPTIM_TABLE, STATUS_TABLE } from './config-table.js';
 
 // The core's messages about a config, optimizer settings or sampling options name their C
 // fields (n_head, weight_decay, top_k); a JavaScript caller knows them as the package's keys
@@ -24,12 +24,9 @@ export function jsMessage(message) {
   return message.replace(C_NAME, (name) => JS_NAMES.get(name));
 }
 
-/** Names of wf_status values, by number (include/wasmformer.h). */
-export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
-  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
-const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
-const SAVE_JSON = 2; // WF_SAVE_JSON
-const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
+/** Names of wf_status values, by number (include/wasmformer.h's WF_STATUSES). */
+export const STATUS = STATUS_TABLE.map((s) => s.name);
+const { WF_SAVE_OPTIMIZER: SAVE_OPTIMIZER, WF_SAVE_JSON: SAVE_JSON, WF_TOKENIZER_CHAR: TOKENIZER_CHAR, WF_TOKENIZER_BPE: TOKENIZER_BPE } = CONSTANTS;
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB).
 export const MEMORY_LIMIT = 4294967296;
 // What one model, one batch's activations or a roll-back copy may take: the core refuses a

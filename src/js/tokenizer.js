@@ -1,8 +1,13 @@
 // A tokenizer handle (wf_tokenizer) over one Runtime.
 import { DISPOSE, WfError } from './errors.js';
 import { checkKeys, show } from './options.js';
+import { CONSTANTS } from './config-table.js';
 
-const KINDS = [null, 'char', 'bpe', 'hf', 'llama2c']; // wf_tokenizer_kind
+/** wf_tokenizer_kind's names by value: WF_TOKENIZER_CHAR is 'char' (NONE: null). */
+const KINDS = [];
+for (const [name, v] of Object.entries(CONSTANTS)) {
+  if (name.startsWith('WF_TOKENIZER_')) KINDS[v] = name === 'WF_TOKENIZER_NONE' ? null : name.slice(13).toLowerCase();
+}
 
 function sameBytes(a, b) {
   if (a.length !== b.length) return false;
