@@ -121,16 +121,6 @@ size_t wf_plan_train(wf_tensor_info t[WF_N_PARAMS], const uint8_t *mask, size_t 
     return off;
 }
 
-wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]) {
-    wf_status s = wf_config_check(cfg, NULL, 0);
-    if (s != WF_OK) return s;
-    wf_dims d;
-    wf_dims_of(cfg, &d);
-    if (wf_plan_params(&d, 1) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
-    wf_plan_tensors(&d, out);
-    return WF_OK;
-}
-
 /* ---- activations ---- */
 
 /* One X row of a carve: the tensor's pointer into mem (NULL when absent, or when only
@@ -272,6 +262,18 @@ double wf_address_limit(void) {
 #endif
 }
 
+double wf_memory_budget(void) { return wf_address_limit() * 0.95; }
+
+wf_status wf_plan_fits(double model, double acts, int B, int T, char *msg, size_t cap) {
+    if (model > wf_memory_budget())
+        FAIL(WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB", model / 1e9,
+             wf_address_limit() / 1e9);
+    if (acts > wf_memory_budget())
+        FAIL(WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations; this build allows at most %.2f GB", B, T,
+             acts / 1e9, wf_memory_budget() / 1e9);
+    return WF_OK;
+}
+
 static double muon_scratch(double R, double C) {
     const double r = R < C ? R : C, c = R < C ? C : R;
     return 2 * r * c + 2 * r * r;
@@ -280,32 +282,4 @@ static double muon_scratch(double R, double C) {
 double wf_plan_muon(const wf_dims *d) {
     const double a = muon_scratch(d->C, d->C), f = muon_scratch(d->F, d->C);
     return a > f ? a : f;
-}
-
-wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap) {
-    wf_status s = wf_config_check(cfg, msg, cap);
-    if (s != WF_OK) return s;
-    if (!out) return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "out is NULL");
-    if (B < 0 || T < 0 || T > cfg->context)
-        return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "B = %d and T = %d must be >= 0, T at most the context %d", B, T,
-                       cfg->context);
-    wf_dims d;
-    wf_dims_of(cfg, &d);
-    double bytes = sizeof(wf_real);
-    double P = wf_plan_params(&d, 1), G = P;
-    if (d.LR && P <= 2147483647.0) {
-        /* adapters train alone: the gradients and moments of theirs only */
-        wf_tensor_info t[WF_N_PARAMS];
-        wf_plan_tensors(&d, t);
-        G = 0;
-        for (int i = 0; i < WF_N_PARAMS; i++) G += wf_param_lora(i) ? PAD4D(t[i].size) : 0;
-    }
-    out->params = P * bytes;
-    out->grads = G * bytes;
-    out->optimizer = (2 * G + wf_plan_muon(&d)) * bytes;
-    out->activations = (B > 0 && T > 0) ? wf_plan_acts(&d, B, T, d.xa ? T : 0) * bytes : 0;
-    out->inference = wf_plan_gen(&d) * bytes + wf_plan_tables(&d) * bytes;
-    out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
-    out->count = wf_plan_params(&d, 0);
-    return WF_OK;
 }

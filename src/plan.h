@@ -272,9 +272,6 @@ void wf_dims_of(const wf_config *c, wf_dims *d);
 /* The tensor table of a model with dims d (offsets into the parameter block, shapes, decay);
  * returns each block's size in elements (params, grads, adam m and v: one block each). */
 size_t wf_plan_tensors(const wf_dims *d, wf_tensor_info out[WF_N_PARAMS]);
-/* The same from a config, checked first: WF_ERR_CONFIG when it is invalid or has more than
- * 2^31 - 1 parameters. For the file formats, which check a file against it. */
-wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]);
 /* Where LoRA adapter t (WF_LORA_*) of a stack (enc: the encoder's) sits: the weight it adapts
  * (WF_P_*), rows [row0, row0 + rows) of each layer's slice, its input width, and its A and B
  * tensors (b = a + 1). */
@@ -310,5 +307,11 @@ double wf_plan_muon(const wf_dims *d);
 /* The largest memory this build can address in bytes: 4 GB in wasm32, effectively
  * unlimited natively; WF_MEMORY_LIMIT lowers it (the fuzzing build). */
 double wf_address_limit(void);
+/* What one model, or one batch's activations, may take: 95% of that (the rest is the
+ * caller's). wf_plan_fits: WF_OK when a model of `model` bytes and a B x T batch's `acts`
+ * bytes of activations each fit it, else WF_ERR_NOMEM and why in msg. The one bound the
+ * model's init, a batch's plan and wf_config_memory (so the JS package) all apply. */
+double wf_memory_budget(void);
+wf_status wf_plan_fits(double model, double acts, int B, int T, char *msg, size_t cap);
 
 #endif /* WF_PLAN_H */

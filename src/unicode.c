@@ -50,6 +50,17 @@ static int in_ranges(const uint32_t (*r)[2], int n, uint32_t cp) {
     return 0;
 }
 
+int wf_utf8_valid(const uint8_t *s, size_t len) {
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        const int k = wf_utf8_next(s + i, len - i, &cp);
+        /* U+FFFD read from anything but its own three bytes: a byte that starts no sequence */
+        if (cp == REPLACEMENT && (k != 3 || memcmp(s + i, "\xEF\xBF\xBD", 3) != 0)) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
 int wf_uni_class(uint32_t cp) {
     if (cp < 0x80) {
         if ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') return WF_UNI_L;

@@ -12,6 +12,7 @@ enum { WF_UNI_L = 1, WF_UNI_N = 2, WF_UNI_S = 4 }; /* \p{L}, \p{N}, White_Space 
  * that does not start a valid sequence reads alone, as U+FFFD. */
 int wf_utf8_next(const uint8_t *s, size_t len, uint32_t *cp);
 int wf_utf8_put(uint32_t cp, uint8_t *out);
+int wf_utf8_valid(const uint8_t *s, size_t len); /* 1: s[0, len) is UTF-8 throughout */
 int wf_uni_class(uint32_t cp);
 
 #endif /* WF_UNICODE_H */

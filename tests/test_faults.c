@@ -223,7 +223,7 @@ static wf_status call_lora_export(fixture *f) {
     wf_buffer_free(lora_cfg);
     lora_st = NULL;
     lora_cfg = NULL;
-    return wf_model_export_peft(f->m, &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
+    return wf_model_export_peft(f->m, "base", &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
 }
 static wf_status call_lora_import(fixture *f) { return wf_model_import_peft(f->m, lora_cfg, lora_n_cfg, lora_st, lora_n_st); }
 static wf_status call_train_all(fixture *f) {

@@ -77,6 +77,12 @@ export const CONSTANTS = Object.freeze({
   WF_TOKENIZER_BPE: 2,
   WF_TOKENIZER_HF: 3,
   WF_TOKENIZER_LLAMA2C: 4,
+  WF_ORIGIN_NONE: 0,
+  WF_ORIGIN_INIT: 1,
+  WF_ORIGIN_WEIGHTS: 2,
+  WF_ORIGIN_OPTIMIZER: 3,
+  WF_ORIGIN_LLAMA2C: 4,
+  WF_ORIGIN_SAFETENSORS: 5,
 });
 
 // The parameter tensors of src/plan.h (WF_PARAMS), in table order: stacked (a slice per layer

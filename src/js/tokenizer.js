@@ -163,14 +163,6 @@ export class Tokenizer {
   /** Token ids to UTF-8 bytes (a Uint8Array); see decode for text. */
   decodeBytes(ids) { return this.#rt.tokenizerDecode(this.#live(), ids); }
 
-  /** @internal The bytes id adds after prev (generation's stream): decoding [prev, id] less
-   * decoding [prev], so rules for the start of a text (a decoder's Strip, llama2.c's space
-   * after BOS) see the real context. */
-  decodeAfter(prev, id) {
-    const both = this.decodeBytes([prev, id]);
-    return both.subarray(this.decodeBytes([prev]).length);
-  }
-
   /** Token ids to text (a byte order mark at its start is kept). */
   decode(ids) {
     return new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.decodeBytes(ids));
