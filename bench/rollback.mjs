@@ -9,7 +9,6 @@
 //   node bench/rollback.mjs [--skip-smollm]
 import { createModel } from '../src/js/node.js';
 import { modelHandle } from '../src/js/model.js';
-import { MEMORY_BUDGET } from '../src/js/runtime.js';
 import { SMOLLM_135M } from './configs.mjs';
 
 const gb = (x) => `${(x / 1e9).toFixed(3)} GB`;
@@ -25,7 +24,7 @@ async function row(name, config) {
   let c = cpu();
   const snap = core.snapshot();
   if (!snap) {
-    line += `${gb(inUse + need)} > ${gb(MEMORY_BUDGET)}, no copy (train() warns; a divergence stops and says what stays applied)`;
+    line += `${gb(inUse + need)} > ${gb(core.rt.memoryBudget)}, no copy (train() warns; a divergence stops and says what stays applied)`;
   } else {
     const took = cpu() - c;
     model.trainStep(ids.slice(0, T), ids.slice(1), 1, T);

@@ -51,7 +51,7 @@ export async function benchWasm(M, which, opts = {}) {
     for (let i = 0; i <= gen; i++) {
       const t0 = now();
       if (M._wf_model_gen_start(m, prompt, 16, i) !== 0) fail('wf_model_gen_start');
-      for (let k = 0; k < 128; k++) if (M._wf_model_gen_next(m, smp, out + 4 * k) !== 0) fail('wf_model_gen_next');
+      for (let k = 0; k < 128; k++) if (M._wf_model_gen_next(m, smp, 0, out + 4 * k, 0, 0, 0) !== 0) fail('wf_model_gen_next');
       if (i > 0) g.push(128 / (now() - t0));
     }
     genTps = median(g);
@@ -60,7 +60,7 @@ export async function benchWasm(M, which, opts = {}) {
     for (let i = 0; i <= gen; i++) {
       if (M._wf_model_gen_start(m, prompt, 16, i) !== 0) fail('wf_model_gen_start');
       const t0 = now();
-      for (let k = 0; k < c.T - 16; k++) if (M._wf_model_gen_next(m, smp, tok) !== 0) fail('wf_model_gen_next');
+      for (let k = 0; k < c.T - 16; k++) if (M._wf_model_gen_next(m, smp, 0, tok, 0, 0, 0) !== 0) fail('wf_model_gen_next');
       if (i > 0) d.push((c.T - 16) / (now() - t0));
     }
     decodeTps = median(d);

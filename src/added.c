@@ -1,4 +1,4 @@
-/* Finding a vocabulary's added tokens in a text (tokenizer.h), as the Hugging Face library
+/* Finding added tokens in a text (added.h), as the Hugging Face library
  * does (Aho-Corasick, leftmost-longest): the next match starts at the leftmost position where
  * any token starts, and is the longest token starting there (of equal ones, the first in the
  * file). In time linear in the text, whatever the tokens: 2,000 tokens of 1,000 bytes with
@@ -14,7 +14,7 @@
  * is then the first position of a block with one. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "added.h"
 
 #define MATCH_BLOCK 65536
 #define MAX_STATES ((1 << 24) - 1) /* state << 8 | byte fits a uint32 edge key */
@@ -44,17 +44,17 @@ static int32_t child(const wf_matcher *m, int32_t s, uint8_t c) {
     return m->ekey[i] ? m->echild[i] : -1;
 }
 
-/* The automaton of the added tokens whose `normalized` is set, into m. */
-static wf_status build_set(const wf_vocab *v, int set, wf_matcher *m, char *msg, size_t cap) {
+wf_status wf_matcher_build(wf_matcher *m, int32_t n, wf_token_fn token, const void *ctx, char *msg, size_t cap) {
     size_t bytes = 0;
-    for (int32_t i = 0; i < v->n_added; i++)
-        if (v->added[i].normalized == set) {
-            bytes += v->added[i].match.len; /* each below the pool's 2^32 bytes; summed in steps below 2^24 */
-            if (bytes > MAX_STATES - 1)
-                return wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "the added tokens hold more than %d bytes; this build "
-                               "matches at most that many", MAX_STATES - 1);
-            if ((int32_t)v->added[i].match.len > m->longest) m->longest = (int32_t)v->added[i].match.len;
-        }
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t len;
+        if (!token(ctx, i, &len)) continue;
+        if (len > MAX_STATES - 1 - bytes)
+            return wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "the added tokens hold more than %d bytes; this build "
+                           "matches at most that many", MAX_STATES - 1);
+        bytes += len;
+        if ((int32_t)len > m->longest) m->longest = (int32_t)len;
+    }
     const size_t states = bytes + 1;
     const uint32_t slots = wf_table_slots(states);
     m->fail = wf_malloc_n(states, sizeof(int32_t));
@@ -67,18 +67,19 @@ static wf_status build_set(const wf_vocab *v, int set, wf_matcher *m, char *msg,
     uint8_t *by = wf_malloc_n(states, 1);
     wf_status st = WF_OK;
     if (!m->fail || !m->out || !m->ekey || !m->echild || !depth || !order || !parent || !at_depth || !by)
-        st = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory indexing %d added tokens", v->n_added);
+        st = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory indexing %d added tokens", n);
     if (st == WF_OK) {
         m->emask = slots - 1;
         /* the trie of reversed tokens; out: the token that ends at a state (the first in the file) */
         m->n = 1;
         m->out[0] = -1;
         depth[0] = 0;
-            for (int32_t i = 0; i < v->n_added; i++) {
-            if (v->added[i].normalized != set || !v->added[i].match.len) continue; /* normalized to nothing: never matches */
-            const uint8_t *t = wf_str_of(v, v->added[i].match);
+        for (int32_t i = 0; i < n; i++) {
+            uint32_t len;
+            const uint8_t *t = token(ctx, i, &len);
+            if (!t || !len) continue; /* normalized to nothing: never matches */
             int32_t s = 0;
-            for (uint32_t k = v->added[i].match.len; k-- > 0;) {
+            for (uint32_t k = len; k-- > 0;) {
                 const uint32_t e = edge_slot(m, s, t[k]);
                 if (!m->ekey[e]) {
                     m->ekey[e] = ((uint32_t)s << 8 | t[k]) + 1;
@@ -115,14 +116,6 @@ static wf_status build_set(const wf_vocab *v, int set, wf_matcher *m, char *msg,
     free(at_depth);
     free(by);
     return st;
-}
-
-wf_status wf_matcher_build(wf_vocab *v, char *msg, size_t cap) {
-    for (int set = 0; set < 2; set++) {
-        wf_status s = build_set(v, set, &v->match[set], msg, cap);
-        if (s != WF_OK) return s;
-    }
-    return WF_OK;
 }
 
 /* The longest token starting at each position of the block [at, end) of s[0, n). */

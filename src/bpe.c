@@ -25,7 +25,7 @@
  * of candidate pairs, lowest rank then leftmost first: the same merges in the same order. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "bpe.h"
 
 #define MAX_CHUNK WF_BPE_MAX_CHUNK
 

@@ -451,6 +451,7 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         t->err[0] = 0;
     }
     wf_tokenizer_clear(&tok);
+    m->origin = pc->has_opt ? WF_ORIGIN_OPTIMIZER : WF_ORIGIN_WEIGHTS;
     free(pc->mask);
     free(pc);
     m->err[0] = 0;

@@ -154,6 +154,7 @@ wf_status wf_llama2c_model_load(wf_model *m, const uint8_t *data, int32_t n) {
             }
         }
     }
+    m->origin = WF_ORIGIN_LLAMA2C;
     return WF_OK;
 }
 

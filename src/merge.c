@@ -5,7 +5,7 @@
  * style vocabularies have no pre-tokenizer, so a whole text is one word. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "merge.h"
 
 static int cand_before(const wf_cand *a, const wf_cand *b) {
     return a->key < b->key || (a->key == b->key && a->pos < b->pos);

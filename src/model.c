@@ -78,7 +78,7 @@ wf_status wf_model_ready(wf_model *m) {
  * LoRA's adapters come last in the table and draw from a stream of their own (init_lora), so
  * the base weights are the same with and without them. */
 static void init_weights(wf_model *m) {
-#define X(name, ndim, d0, d1, d2, decay, init) init,
+#define X(name, ndim, d0, d1, d2, decay, init, groups) init,
     static const int INIT[WF_N_PARAMS] = {WF_PARAMS(X)};
 #undef X
     wf_rng r;
@@ -176,10 +176,9 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     double grads = est.grads / sizeof(wf_real);
     if (mask) grads = (double)wf_plan_train(next->tensors, mask, NULL);
     const double bytes = model_bytes(&d, (double)next->stride, grads);
-    if (bytes > wf_address_limit() * 0.95) {
+    if ((s = wf_plan_fits(bytes, 0, 0, 0, why, sizeof why)) != WF_OK) {
         memset(next, 0, sizeof *next);
-        return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
-                      bytes / 1e9, wf_address_limit() / 1e9);
+        return WF_ERR(m, s, "%s", why);
     }
     next->train = wf_malloc_n((size_t)next->n_slices + 1, 1);
     next->goff = wf_malloc_n((size_t)next->n_slices + 1, sizeof(size_t));
@@ -230,6 +229,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint
     if (random) {
         init_weights(&next);
         init_lora(&next);
+        next.origin = WF_ORIGIN_INIT; /* the file formats set theirs once they have filled it */
     }
     adopt(m, &next);
     return WF_OK;
@@ -268,6 +268,7 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     out->n_tensors = WF_N_PARAMS;
     out->step = m->step;
     out->lr = wf_lr_at(&m->opt, m->step);
+    out->origin = m->origin;
     return WF_OK;
 }
 
@@ -341,8 +342,9 @@ wf_status wf_model_set_threads(wf_model *m, int32_t n) {
 
 wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
     double need_d = wf_plan_acts(&m->d, B, T, S);
-    if (need_d * sizeof(wf_real) > wf_address_limit() * 0.95)
-        return WF_ERR(m, WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations", B, T, need_d * sizeof(wf_real) / 1e9);
+    char why[200];
+    const wf_status fits = wf_plan_fits(0, need_d * sizeof(wf_real), B, T, why, sizeof why);
+    if (fits != WF_OK) return WF_ERR(m, fits, "%s", why);
     size_t need = (size_t)need_d;
     if (need > m->act_cap) {
         wf_real *mem = wf_alloc(need, sizeof(wf_real));
@@ -535,6 +537,7 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     next.opt = m->opt;
     next.step = m->step;
     memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);
+    next.origin = m->origin;
     adopt(m, &next);
     return WF_OK;
 }

@@ -13,6 +13,7 @@
 
 struct wf_model {
     int ready; /* 0: an empty handle */
+    int32_t origin; /* wf_origin: what made the model (init, or the file format that filled it) */
     wf_config cfg;
     wf_dims d;
     wf_optim opt;

@@ -18,6 +18,7 @@
 #include "bytes.h"
 #include "hf.h"
 #include "model.h"
+#include "unicode.h"
 
 #define PREFIX "base_model.model."
 
@@ -82,9 +83,13 @@ static void put_number(wf_text *t, double v) {
     }
 }
 
+/* adapter_config.json; base (checked UTF-8) is base_model_name_or_path, NULL: null. */
 static void write_config(wf_text *t, const wf_config *c, int layout, const peft_module *mods, int n_mods,
-                         const wf_dims *d) {
-    wf_text_put(t, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": null,\n");
+                         const wf_dims *d, const char *base) {
+    wf_text_put(t, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": ");
+    if (base) wf_text_string(t, base, strlen(base));
+    else wf_text_put(t, "null");
+    wf_text_put(t, ",\n");
     wf_text_put(t, "  \"r\": %d,\n  \"lora_alpha\": ", c->lora_rank);
     put_number(t, c->lora_alpha);
     wf_text_put(t, ",\n  \"lora_dropout\": 0.0,\n  \"target_modules\": [");
@@ -137,13 +142,20 @@ static void module_weights(wf_model *m, const peft_module *mod, int l, float *a,
     }
 }
 
-wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
+wf_status wf_model_export_peft(wf_model *m, const char *base, uint8_t **st, int32_t *st_len, char **config,
+                               int32_t *config_len) {
     if (!m) return WF_ERR_ARG;
     if (!st || !st_len || !config || !config_len) return WF_ERR(m, WF_ERR_ARG, "output pointers must not be NULL");
     *st = NULL;
     *config = NULL;
     *st_len = *config_len = 0;
     WF_NEED_READY(m);
+    /* the config's room: its fixed text and the name, each byte escaped to at most 6 */
+    const size_t base_n = base ? strlen(base) : 0;
+    if (base_n > (SIZE_MAX - 4096) / 6) return WF_ERR(m, WF_ERR_NOMEM, "the base model's name is %zu bytes", base_n);
+    const size_t ccap = 4096 + 6 * base_n;
+    if (base && !wf_utf8_valid((const uint8_t *)base, base_n))
+        return WF_ERR(m, WF_ERR_ARG, "the base model's name is not valid UTF-8");
     const wf_dims *d = &m->d;
     if (!d->LR) return WF_ERR(m, WF_ERR_STATE, "the model has no LoRA adapters (lora_rank is 0)");
     const int layout = wf_hf_layout_of(&m->cfg);
@@ -166,8 +178,8 @@ wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char 
     size_t hcap = 4096 + (size_t)L * n_mods * 2 * 200;
     uint64_t data = 0, biggest = 0;
     wf_text h = {.p = malloc(hcap), .cap = hcap};
-    char *cfg = malloc(4096);
-    wf_text c = {.p = cfg, .cap = 4096};
+    char *cfg = malloc(ccap);
+    wf_text c = {.p = cfg, .cap = ccap};
     if (!h.p || !cfg) {
         free(h.p);
         free(cfg);
@@ -191,7 +203,7 @@ wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char 
         }
     wf_text_put(&h, "}");
     while (!h.overflow && (8 + h.n) % 8) wf_text_put(&h, " ");
-    write_config(&c, &m->cfg, layout, mods, n_mods, d);
+    write_config(&c, &m->cfg, layout, mods, n_mods, d, base);
     const uint64_t total = 8 + (uint64_t)h.n + data;
     uint8_t *out = NULL;
     float *buf = NULL;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "config.h"
 #include "hf.h"
 #include "model.h"
 
@@ -389,6 +390,7 @@ wf_status wf_model_import_safetensors(wf_model *m, const char *config, int32_t c
                     else dst[a * sl.cols + b] = v;
                 }
         }
+        m->origin = WF_ORIGIN_SAFETENSORS;
     }
     free(entries);
     free(found);

@@ -9,19 +9,10 @@
 #include "internal.h"
 
 const char *wf_status_string(wf_status s) {
-    switch (s) {
-    case WF_OK: return "ok";
-    case WF_ERR_ARG: return "invalid argument";
-    case WF_ERR_CONFIG: return "invalid config";
-    case WF_ERR_UNSUPPORTED: return "unsupported";
-    case WF_ERR_NOMEM: return "out of memory";
-    case WF_ERR_TOKEN: return "token id out of range";
-    case WF_ERR_NUMERIC: return "non-finite loss or gradient";
-    case WF_ERR_STATE: return "invalid state";
-    case WF_ERR_FORMAT: return "malformed data";
-    case WF_ERR_THREADS: return "worker threads could not be started";
-    }
-    return "unknown status";
+#define TEXT_(name, text) text,
+    static const char *const text[] = {WF_STATUSES(TEXT_)};
+#undef TEXT_
+    return (unsigned)s < sizeof text / sizeof *text ? text[s] : "unknown status";
 }
 
 wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...) {

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "unicode.h"
+#include "vocab.h"
 
 #define LLAMA2C_BOS 1
 
@@ -255,6 +256,16 @@ static int decode_all(wf_vocab *v, int first, wf_span *spans, wf_buf *pool, wf_b
     return !pool->failed;
 }
 
+/* The added tokens of one set (raw or normalized), as wf_matcher_build reads them. */
+typedef struct { const wf_vocab *v; int set; } added_set;
+static const uint8_t *added_token(const void *ctx, int32_t i, uint32_t *len) {
+    const added_set *as = ctx;
+    const wf_added *a = &as->v->added[i];
+    if (a->normalized != as->set) return NULL;
+    *len = a->match.len;
+    return wf_str_of(as->v, a->match);
+}
+
 wf_status wf_vocab_finish(wf_vocab *v, char *msg, size_t cap) {
     wf_buf pool = {.p = v->pool, .n = v->pool_n, .cap = v->pool_n}, one = {0}, tmp = {0};
     v->dec = wf_malloc_n((size_t)v->n, sizeof(wf_span));
@@ -268,7 +279,12 @@ wf_status wf_vocab_finish(wf_vocab *v, char *msg, size_t cap) {
     v->pool = pool.p; /* realloc may have moved it; spans are offsets */
     v->pool_n = pool.n;
     if (!ok) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory decoding %d tokens", v->n);
-    return wf_matcher_build(v, msg, cap);
+    for (int set = 0; set < 2; set++) {
+        const added_set as = {v, set};
+        wf_status s = wf_matcher_build(&v->match[set], v->n_added, added_token, &as, msg, cap);
+        if (s != WF_OK) return s;
+    }
+    return WF_OK;
 }
 
 /* ---- decoding ---- */

@@ -16,7 +16,8 @@
  * equals first, while one scores above -1e10. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "unicode.h"
+#include "vocab.h"
 
 #define LLAMA2C_FLOOR -1e10f /* run.c merges only pairs scoring above its starting best */
 

@@ -44,7 +44,7 @@ static inline wf_status forward_ids(wf_model *m, const int32_t *inputs, const in
 static inline wf_status generate(wf_model *m, const int32_t *prompt, int32_t n, int32_t n_new, const wf_sampling *s,
                                  uint32_t seed, int32_t *out) {
     wf_status st = wf_model_gen_start(m, prompt, n, seed);
-    for (int32_t i = 0; st == WF_OK && i < n_new; i++) st = wf_model_gen_next(m, s, &out[i]);
+    for (int32_t i = 0; st == WF_OK && i < n_new; i++) st = wf_model_gen_next(m, s, NULL, &out[i], NULL, 0, NULL);
     return st;
 }
 

@@ -183,6 +183,8 @@ static void test_round_trip(void) {
         wf_model *e = wf_model_create();
         wf_tokenizer *te = wf_tokenizer_create();
         CHECK_OK(wf_model_load(e, te, buf, n), e);
+        CHECK(model_info(e).origin == (flags ? WF_ORIGIN_OPTIMIZER : WF_ORIGIN_WEIGHTS), "what the file was: %d (flags %d)",
+              model_info(e).origin, flags);
         wf_config a, b;
         wf_model_get_config(m, &a);
         wf_model_get_config(e, &b);
@@ -262,6 +264,30 @@ static void test_round_trip(void) {
 }
 
 /* N steps, save, load into a fresh handle, M steps == N + M steps without stopping. */
+/* What made a model (wf_model_info.origin): its init, or the file it was loaded from, which
+ * the caller need not tell apart by its bytes (a llama2.c file's byte 8 is its layer count). */
+static void test_origin(void) {
+    wf_model *m = wf_model_create();
+    CHECK(model_info(m).origin == WF_ORIGIN_NONE, "an empty handle: none");
+    wf_config c = small();
+    CHECK_OK(wf_model_init(m, &c), m);
+    CHECK(model_info(m).origin == WF_ORIGIN_INIT, "init");
+    wf_config lc = c;
+    lc.lora_rank = 2;
+    lc.lora_targets = 1;
+    CHECK_OK(wf_model_set_config(m, &lc, 0), m);
+    CHECK(model_info(m).origin == WF_ORIGIN_INIT, "adapters added: still what init made");
+    int32_t n = 0;
+    uint8_t *bin = read_file("tests/fixtures/llama2c_gqa.bin", &n);
+    CHECK(bin && n > 28, "the llama2.c fixture (run from the repository root)");
+    if (bin) CHECK_OK(wf_model_load(m, NULL, bin, n), m);
+    CHECK(model_info(m).origin == WF_ORIGIN_LLAMA2C, "a llama2.c file: %d", model_info(m).origin);
+    free(bin);
+    CHECK(wf_model_load(m, NULL, (const uint8_t *)"nonsense", 8) == WF_ERR_FORMAT &&
+              model_info(m).origin == WF_ORIGIN_LLAMA2C, "a refused file leaves the origin as it was");
+    wf_model_free(m);
+}
+
 static void test_exact_resume(void) {
     const int N = 7, M = 9, n = 3000;
     wf_config c = small();
@@ -716,6 +742,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
     test_note();
     test_round_trip();
+    test_origin();
     test_exact_resume();
     test_hostile();
     return check_summary("test_checkpoint");

@@ -136,12 +136,17 @@ static void row_e5_memory(void) {
     c.d_ff = 4096;
     c.n_layer = 4;
     wf_memory est;
-    CHECK(wf_config_memory(&c, 0, 0, &est, NULL, 0) == WF_OK && est.total > limit, "the example needs more than 256 MB");
+    char why[200];
+    /* the estimate says it does not fit, in the words init refuses it with, and fills est all the same */
+    CHECK(wf_config_memory(&c, 0, 0, &est, why, sizeof why) == WF_ERR_NOMEM && est.total > limit,
+          "the example needs more than 256 MB");
+    CHECK(est.budget == 0.95 * limit, "the budget: 95%% of the limit, not %.0f", est.budget);
     CHECK(est.total == est.params + est.grads + est.optimizer + est.inference && est.optimizer > 2 * est.params,
           "weights, gradients, both moments and the KV cache");
     char want[128];
     snprintf(want, sizeof want, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
              est.total / 1e9, limit / 1e9);
+    CHECK(strcmp(why, want) == 0, "estimate's message \"%s\", want \"%s\"", why, want);
     double heap = wf_heap_in_use();
     CHECK(wf_model_init(m, &c) == WF_ERR_NOMEM, "a model beyond the limit");
     CHECK(strstr(wf_model_error(m), want) != NULL, "message \"%s\", want \"%s\"", wf_model_error(m), want);
@@ -158,7 +163,7 @@ static void row_e5_memory(void) {
     g.d_model = 64;
     g.d_ff = 1;
     g.context = 65536;
-    CHECK(wf_config_memory(&g, 0, 0, &est, NULL, 0) == WF_OK, "estimate of a huge KV cache");
+    CHECK(wf_config_memory(&g, 0, 0, &est, NULL, 0) == WF_ERR_NOMEM, "estimate of a huge KV cache");
     const double cache = 2.0 * g.n_layer * g.context * g.d_model * sizeof(float);
     CHECK(est.inference >= cache && est.inference < cache * 1.01, "the KV cache is counted: %.0f, want about %.0f",
           est.inference, cache);
@@ -174,7 +179,9 @@ static void row_e5_memory(void) {
     /* a batch whose activations exceed the limit, on a model that fits */
     int32_t B = 64;
     wf_memory need;
-    while (wf_config_memory(&before.cfg, B, 16, &need, NULL, 0) == WF_OK && need.activations <= limit) B *= 2;
+    while (wf_config_memory(&before.cfg, B, 16, &need, NULL, 0) == WF_OK) B *= 2;
+    CHECK(need.activations > need.budget && need.activations / 2 <= need.budget, "refused at the budget: %.0f",
+          need.activations);
     int32_t *ids = calloc((size_t)B * 16, sizeof(int32_t));
     snprintf(want, sizeof want, "a batch of %d x 16 needs %.2f GB of activations", B, need.activations / 1e9);
     heap = wf_heap_in_use();

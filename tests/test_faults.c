@@ -150,7 +150,7 @@ static void f10_non_finite_logits(void) {
     CHECK(logits && !isfinite(logits[0]), "the logits are not finite: %g", logits ? (double)logits[0] : 0.0);
     const wf_sampling kinds[] = {{0.8f, 0, 1, 0, 0}, {0, 0, 1, 0, 0}, {1, 3, 0.9f, 0, 1}}; /* sampled, greedy, filtered */
     for (int k = 0; k < 3; k++) {
-        wf_status s = wf_model_gen_next(m, &kinds[k], &tok);
+        wf_status s = wf_model_gen_next(m, &kinds[k], NULL, &tok, NULL, 0, NULL);
         CHECK(s == WF_ERR_NUMERIC, "sampling %d: got %s", k, wf_status_string(s));
         /* the message names the first logit sampled from: no_unk starts at id 1 */
         const char *want = k == 2 ? "the logits are not finite (token 1's is NaN)" : "the logits are not finite (token 0's is NaN)";
@@ -170,7 +170,7 @@ static void f10_non_finite_logits(void) {
     fill_tensor(m, "lnfb", 3e38f);
     fill_tensor(m, "lm_head", 3e38f);
     CHECK_OK(wf_model_gen_start(m, prompt, 3, 1), m);
-    CHECK(wf_model_gen_next(m, &kinds[0], &tok) == WF_ERR_NUMERIC, "%s", wf_model_error(m));
+    CHECK(wf_model_gen_next(m, &kinds[0], NULL, &tok, NULL, 0, NULL) == WF_ERR_NUMERIC, "%s", wf_model_error(m));
     CHECK(strstr(wf_model_error(m), "(token 0's is +inf)") != NULL, "%s", wf_model_error(m));
     wf_model_free(m);
 
@@ -286,7 +286,7 @@ static wf_status call_lora_export(fixture *f) {
     wf_buffer_free(lora_cfg);
     lora_st = NULL;
     lora_cfg = NULL;
-    return wf_model_export_peft(f->m, &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
+    return wf_model_export_peft(f->m, "base", &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
 }
 static wf_status call_lora_import(fixture *f) { return wf_model_import_peft(f->m, lora_cfg, lora_n_cfg, lora_st, lora_n_st); }
 static wf_status call_train_all(fixture *f) {

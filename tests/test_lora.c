@@ -332,7 +332,7 @@ static void peft_round_trip(const char *what, wf_config c, int targets, int exac
     CHECK_OK(wf_model_set_config(m, &lc, 0), m);
     for (int s = 0; s < 5; s++) CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
     float *want = logits_of(m);
-    CHECK_OK(wf_model_export_peft(m, &ast, &ast_n, &acj, &acj_n), m);
+    CHECK_OK(wf_model_export_peft(m, NULL, &ast, &ast_n, &acj, &acj_n), m);
     CHECK_OK(wf_model_import_peft(base, acj, acj_n, ast, ast_n), base);
     float *got = logits_of(base);
     const double err = max_diff(got, want, (size_t)B * T * c.vocab_size);
@@ -380,7 +380,7 @@ static void test_refusals(void) {
     uint8_t *out;
     char *cfg;
     int32_t n, cn;
-    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_STATE, "no adapters to export");
+    CHECK(wf_model_export_peft(m, NULL, &out, &n, &cfg, &cn) == WF_ERR_STATE, "no adapters to export");
     const char *bad_configs[] = {
         "{\"peft_type\": \"PREFIX_TUNING\", \"r\": 2}", "{\"peft_type\": \"LORA\"}",
         "{\"peft_type\": \"LORA\", \"r\": 2, \"use_dora\": true}", "[1]", "{\"peft_type\": \"LORA\", \"r\": 2,",
@@ -401,15 +401,26 @@ static void test_refusals(void) {
     CHECK_OK(wf_model_set_config(m, &lc, 0), m);
     memset(mask, 1, sizeof mask);
     CHECK_OK(wf_model_trainable(m, mask, NULL, slices(m)), m);
-    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_STATE && strstr(wf_model_error(m), "merge"), "%s",
+    CHECK(wf_model_export_peft(m, NULL, &out, &n, &cfg, &cn) == WF_ERR_STATE && strstr(wf_model_error(m), "merge"), "%s",
           wf_model_error(m));
+    /* the base model's name goes into adapter_config.json as a JSON string; a name that is
+     * not UTF-8 is refused before anything is written */
+    CHECK_OK(wf_model_set_config(m, &c, 0), m); /* adapters dropped, then added again: they alone train */
+    CHECK_OK(wf_model_set_config(m, &lc, 0), m);
+    CHECK_OK(wf_model_export_peft(m, "org/m\"1\"\\\n\x01 \xC3\xA9", &out, &n, &cfg, &cn), m);
+    CHECK(strstr(cfg, "\"base_model_name_or_path\": \"org/m\\\"1\\\"\\\\\\n\\u0001 \xC3\xA9\",\n") != NULL, "%s", cfg);
+    CHECK_OK(wf_model_import_peft(m, cfg, cn, out, n), m);
+    wf_buffer_free(out);
+    wf_buffer_free(cfg);
+    CHECK(wf_model_export_peft(m, "bad \xC3(", &out, &n, &cfg, &cn) == WF_ERR_ARG && strstr(wf_model_error(m), "UTF-8") &&
+              !out && !cfg, "%s", wf_model_error(m));
     /* the wasmformer layout has no PEFT names */
     wf_config native = small();
     native.qk_norm = 1;
     native.lora_rank = 2;
     native.lora_targets = 1;
     CHECK_OK(wf_model_init(m, &native), m);
-    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_UNSUPPORTED, "%s", wf_model_error(m));
+    CHECK(wf_model_export_peft(m, NULL, &out, &n, &cfg, &cn) == WF_ERR_UNSUPPORTED, "%s", wf_model_error(m));
     release(&before);
     wf_model_free(m);
 }

@@ -385,7 +385,7 @@ static void test_slide(void) {
         int slides = 0, compared = 0, differ = 0;
         for (int i = 0; i < 2 * T + 3; i++) {
             int32_t tok;
-            CHECK_OK(wf_model_gen_next(m, &s, &tok), m);
+            CHECK_OK(wf_model_gen_next(m, &s, NULL, &tok, NULL, 0, NULL), m);
             if (n == T) { /* the rule of wf_model_gen_next: keep the newest half */
                 memmove(window, window + T / 2, (size_t)(T / 2) * sizeof(int32_t));
                 n = T / 2;
@@ -437,7 +437,7 @@ static void test_long_prompt(void) {
     int32_t tok;
     const wf_sampling greedy = {0, 0, 1, 0, 0};
     CHECK_OK(wf_model_gen_start(m, seq, 70, 0), m);
-    CHECK_OK(wf_model_gen_next(m, &greedy, &tok), m);
+    CHECK_OK(wf_model_gen_next(m, &greedy, NULL, &tok, NULL, 0, NULL), m);
     float next[11];
     memcpy(next, wf_model_gen_logits(m), (size_t)V * sizeof(float));
     seq[70] = tok;
@@ -608,7 +608,7 @@ static void test_sampling(void) {
     wf_model *fresh = wf_model_create();
     CHECK_OK(wf_model_init(fresh, &c), fresh);
     int32_t tok;
-    CHECK(wf_model_gen_next(fresh, &warm, &tok) == WF_ERR_STATE, "gen_next before gen_start");
+    CHECK(wf_model_gen_next(fresh, &warm, NULL, &tok, NULL, 0, NULL) == WF_ERR_STATE, "gen_next before gen_start");
     wf_model_free(fresh);
 
     /* frequencies follow the distribution: a 2-token vocabulary model is too indirect, so

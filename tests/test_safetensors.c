@@ -53,6 +53,7 @@ static void test_pytorch_fixtures(void) {
         wf_config_default(&other);
         CHECK_OK(wf_model_init(m, &other), m);
         CHECK_OK(wf_model_import_safetensors(m, config, nc, st, ns), m);
+        CHECK(model_info(m).origin == WF_ORIGIN_SAFETENSORS, "%s: origin %d", cases[c], model_info(m).origin);
         fx_entry *in = fx_get(&fx, "inputs"), *want = fx_get(&fx, "logits");
         const int B = in->dims[0], T = in->dims[1], V = want->dims[2];
         wf_config got;

@@ -6,8 +6,9 @@ import { WfError } from './errors.js';
 import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_BUDGET, MEMORY_LIMIT, int32Ids } from './runtime.js';
+import { MEMORY_LIMIT, int32Ids } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
+import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
@@ -161,7 +162,7 @@ export class ModelHandle {
     const h = this.live();
     const text = value === null || value === undefined ? '' : metadataJson(value);
     const bytes = new TextEncoder().encode(text);
-    if (bytes.length > 1 << 20) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${1 << 20} are saved with a model`);
+    if (bytes.length > CONSTANTS.WF_NOTE_MAX) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${CONSTANTS.WF_NOTE_MAX} are saved with a model`);
     this.rt.modelSetNote(h, bytes);
   }
 
@@ -241,13 +242,11 @@ export class ModelHandle {
   exportPeft(opts = {}) {
     checkKeys(opts, ['baseModel'], 'exportPeft() options');
     const baseModel = opts?.baseModel;
-    if (baseModel !== undefined && typeof baseModel !== 'string') {
-      throw new WfError('WF_ERR_ARG', `baseModel must be a string (a Hugging Face model id or path), not ${show(baseModel)}`);
+    if (baseModel !== undefined && (typeof baseModel !== 'string' || baseModel.includes('\0'))) {
+      throw new WfError('WF_ERR_ARG', `baseModel must be a string (a Hugging Face model id or path) without NUL, not ${show(baseModel)}`);
     }
-    const { st, config } = this.rt.modelExportPeft(this.idle());
-    const text = baseModel === undefined ? config
-      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(baseModel)}`);
-    return { 'adapter_model.safetensors': st, 'adapter_config.json': text };
+    const { st, config } = this.rt.modelExportPeft(this.idle(), baseModel);
+    return { 'adapter_model.safetensors': st, 'adapter_config.json': config };
   }
 
   /** PEFT LoRA adapters onto the model (replacing any it has). */
@@ -300,11 +299,8 @@ export class ModelHandle {
       throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(B * T * 4 / 1e9).toFixed(2)} GB for its ids alone; `
         + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
     }
-    const need = this.rt.memoryEstimate(native, B, T).activations;
-    if (need > MEMORY_BUDGET) {
-      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
-        + `this build allows at most ${(MEMORY_BUDGET / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
-    }
+    const refused = this.rt.memoryFit(native, B, T);
+    if (refused) throw new WfError(refused.code, `${refused.message} (use a smaller batchSize)`);
   }
 
   // ---- tokens ----
@@ -392,14 +388,14 @@ export class ModelHandle {
   load(bytes) {
     const h = this.idle(), rt = this.rt;
     const th = rt.tokenizerCreate();
-    let withOptimizer;
+    let origin;
     try {
-      withOptimizer = rt.modelLoad(h, th, bytes);
+      origin = rt.modelLoad(h, th, bytes);
     } catch (e) {
       rt.tokenizerFree(th);
       throw e;
     }
-    this.weightsOnly = !withOptimizer;
+    this.weightsOnly = origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER;
     this.tokenizer?.dispose();
     this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
   }
@@ -415,11 +411,11 @@ export class ModelHandle {
 
   /** The whole training state (weights, optimizer state, settings, step, sampler streams,
    * metadata) without the tokenizer, for restore(); null when taking and putting it back
-   * would not fit in the wasm heap (rollbackBytes beyond what is in use past MEMORY_BUDGET:
+   * would not fit in the wasm heap (rollbackBytes beyond what is in use past the core's budget:
    * a full fine-tune of a 135M-parameter model). A copy that should fit but cannot be
    * allocated is a WF_ERR_NOMEM, as any other allocation of a call that has changed nothing. */
   snapshot() {
-    if (this.rt.heapInUse() + this.rollbackBytes() > MEMORY_BUDGET) return null;
+    if (this.rt.heapInUse() + this.rollbackBytes() > this.rt.memoryBudget) return null;
     try {
       return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
     } catch (e) {
@@ -437,16 +433,16 @@ export class ModelHandle {
   /** A new handle from checkpoint bytes, with the file's tokenizer when it has one. */
   static fromCheckpoint(rt, bytes) {
     const h = rt.modelCreate();
-    let th = 0, withOptimizer;
+    let th = 0, origin;
     try {
       th = rt.tokenizerCreate();
-      withOptimizer = rt.modelLoad(h, th, bytes);
+      origin = rt.modelLoad(h, th, bytes);
     } catch (e) {
       rt.modelFree(h);
       if (th) rt.tokenizerFree(th);
       throw e;
     }
-    return ModelHandle.adopt(rt, h, ModelHandle.#tokenizerOf(rt, th), { weightsOnly: !withOptimizer });
+    return ModelHandle.adopt(rt, h, ModelHandle.#tokenizerOf(rt, th), { weightsOnly: origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER });
   }
 
   /** A new handle from Hugging Face files (bytes), with a tokenizer file if given. */

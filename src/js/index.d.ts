@@ -371,6 +371,9 @@ export interface MemoryUsage {
   total: number;
   /** The parameter count (elements, without the alignment padding the byte counts include). */
   count: number;
+  /** The most this build lets one model (total less activations), or one batch's activations,
+   * take: 95% of the 4 GB a wasm module addresses. */
+  budget: number;
 }
 
 export interface TensorInfo {

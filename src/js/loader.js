@@ -14,7 +14,7 @@
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
-import { MEMORY_BUDGET, MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
+import { Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
@@ -286,13 +286,8 @@ export function makeApi(platform) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'checkConfig() options');
       const rt = await load(opts);
       try {
-        const native = Model.check(rt, resolveConfig(config));
-        // the core's bound and words (wf_model_init: the model before activations)
-        const need = rt.memoryEstimate(native, 0, 0).total;
-        if (need > MEMORY_BUDGET) {
-          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB before activations; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
-        }
-        return null;
+        // the core's bound and words (wf_model_init's: the model before activations)
+        return rt.memoryFit(Model.check(rt, resolveConfig(config)), 0, 0);
       } catch (e) {
         if (e instanceof WfError) return { code: e.code, message: e.message };
         throw e;

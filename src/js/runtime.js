@@ -7,7 +7,7 @@
 import { WfError } from './errors.js';
 import { show } from './options.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
-import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
+import { CONFIG_TABLE, CONSTANTS, OPTIM_TABLE, STATUS_TABLE } from './config-table.js';
 
 // The core's messages about a config, optimizer settings or sampling options name their C
 // fields (n_head, weight_decay, top_k); a JavaScript caller knows them as the package's keys
@@ -25,23 +25,18 @@ export function jsMessage(message) {
   return message.replace(C_NAME, (name) => JS_NAMES.get(name));
 }
 
-/** Names of wf_status values, by number (include/wasmformer.h). */
-export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
-  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
-const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
-const SAVE_JSON = 2; // WF_SAVE_JSON
-const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
-// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB).
+/** Names of wf_status values, by number (include/wasmformer.h's WF_STATUSES). */
+export const STATUS = STATUS_TABLE.map((s) => s.name);
+const { WF_SAVE_OPTIMIZER: SAVE_OPTIMIZER, WF_SAVE_JSON: SAVE_JSON, WF_TOKENIZER_CHAR: TOKENIZER_CHAR, WF_TOKENIZER_BPE: TOKENIZER_BPE } = CONSTANTS;
+// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). What one model or one batch's
+// activations may take within it is the core's to say (wf_memory.budget, memoryFit).
 export const MEMORY_LIMIT = 4294967296;
-// What one model, one batch's activations or a roll-back copy may take: the core refuses a
-// model or a batch that needs more than 95% of the ceiling (wf_address_limit() * 0.95 in
-// model.c), and the package's own checks use the same bound.
-export const MEMORY_BUDGET = 0.95 * MEMORY_LIMIT;
 // The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
 const MESSAGE_BYTES = 256; // wf_config_check's message buffer
 const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info or a wf_tokenizer_info
+const GEN_FIELDS = 4; // putSampling's words after the wf_sampling: token, text length, text room, tokenizer
 
 // The module's exports that free memory: after a trap they do nothing (a dead module's memory
 // is dropped whole), so that a finally block or a dispose() does not replace the error that
@@ -294,16 +289,34 @@ export class Runtime {
     });
   }
 
-  /** Bytes a native config needs, trained at batch B and length T (wf_memory). */
-  memoryEstimate(native, B, T) {
+  /** Bytes a native config needs, trained at batch B and length T (wf_memory; its budget:
+   * what this build lets one model, or one batch's activations, take), whether or not they
+   * fit (memoryFit says). */
+  memoryEstimate(native, B, T) { return this.#configMemory(native, B, T).memory; }
+
+  /** Whether a model of the native config, and a batch of B x T (0, 0: no batch) for it, fit
+   * the core's budget: null, or the core's {code: 'WF_ERR_NOMEM', message}. */
+  memoryFit(native, B, T) { return this.#configMemory(native, B, T).refused; }
+
+  /** wf_config_memory: {memory, refused: null or {code, message}} (WF_ERR_NOMEM fills the
+   * memory all the same); any other failure throws. */
+  #configMemory(native, B, T) {
     const at = Math.ceil(STRUCTS.config.size / 8) * 8; // after the config, 8-byte aligned for the doubles
     const msg = at + STRUCTS.memory.size;
     return this.withBuffer(msg + MESSAGE_BYTES, (p) => {
       writeStruct(this, STRUCTS.config, p, native);
       const s = this.M._wf_config_memory(p, B, T, p + at, p + msg, MESSAGE_BYTES);
-      this.check(s, s === 0 ? '' : this.cstring(p + msg), true);
-      return readStruct(this, STRUCTS.memory, p + at);
+      const refused = STATUS[s] === 'WF_ERR_NOMEM' ? { code: STATUS[s], message: this.cstring(p + msg) } : null;
+      if (!refused) this.check(s, s === 0 ? '' : this.cstring(p + msg), true);
+      return { memory: readStruct(this, STRUCTS.memory, p + at), refused };
     });
+  }
+
+  /** What this build lets one model, or one batch's activations, take, in bytes (the
+   * core's wf_memory.budget). */
+  get memoryBudget() {
+    this.budget ??= this.memoryEstimate(this.configDefault(), 0, 0).budget;
+    return this.budget;
   }
 
   // ---- model handles ----
@@ -334,7 +347,8 @@ export class Runtime {
   modelSetThreads(h, n) { return this.M._wf_model_set_threads(h, n); }
 
   /** h's memory use (memory.count: its parameters), tensor rows, steps taken, the next
-   * step's learning rate and thread setting: {memory, nTensors, step, lr, threads}. */
+   * step's learning rate, thread setting and what made it (a wf_origin):
+   * {memory, nTensors, step, lr, threads, origin}. */
   modelInfo(h) {
     this.checkModel(h, this.M._wf_model_get_info(h, this.scratch));
     return readStruct(this, STRUCTS.modelInfo, this.scratch);
@@ -431,18 +445,32 @@ export class Runtime {
     try { this.checkModel(h, this.M._wf_model_gen_start(h, p, ids.length, seed >>> 0)); } finally { this.free(p); }
   }
 
-  /** A wf_sampling in the heap for genNext; caller frees. */
-  putSampling(sampling) {
-    const p = this.alloc(STRUCTS.sampling.size + 4); // and the int32 genNext writes the token to
+  /** A generation's block in the heap for genNext: the wf_sampling, then the token, its
+   * text's length, the text's room and tokenizer t (0: none: tokens alone), then that room
+   * (2 x t's maxBytes, enough for any token's text); caller frees. */
+  putSampling(sampling, t = 0) {
+    const cap = t ? 2 * this.tokenizerInfo(t).maxBytes : 0;
+    const p = this.alloc(STRUCTS.sampling.size + GEN_FIELDS * 4 + cap);
     writeStruct(this, STRUCTS.sampling, p, sampling);
+    const at = (p + STRUCTS.sampling.size) >>> 2;
+    this.i32.set([0, 0, cap], at);
+    this.u32[at + 3] = t;
     return p;
   }
 
-  /** The next token of h's generation, sampled with the wf_sampling at ps (putSampling). */
+  /** The next token of h's generation, sampled with the block at ps (putSampling); with a
+   * tokenizer, its text too (genText): one call into the module a token. */
   genNext(h, ps) {
-    const tok = ps + STRUCTS.sampling.size;
-    this.checkSettings(h, this.M._wf_model_gen_next(h, ps, tok));
-    return this.i32[tok >>> 2];
+    const tok = ps + STRUCTS.sampling.size, at = tok >>> 2, t = this.u32[at + 3];
+    const text = tok + GEN_FIELDS * 4;
+    this.checkSettings(h, this.M._wf_model_gen_next(h, ps, t, tok, t ? text : 0, this.i32[at + 2], tok + 4));
+    return this.i32[at];
+  }
+
+  /** A copy of the bytes the last genNext's token added to the text (its tokenizer's). */
+  genText(ps) {
+    const tok = ps + STRUCTS.sampling.size, text = tok + GEN_FIELDS * 4;
+    return this.u8.slice(text, text + this.i32[(tok + 4) >>> 2]);
   }
 
   /** Encoder-decoder: the best hypothesis from bos for the source ids (Int32Array, eos
@@ -469,14 +497,12 @@ export class Runtime {
     return bytes;
   }
 
-  /** Loads checkpoint bytes into h and tokenizer t; returns whether the file held the
-   * optimizer state: flag bit 0 of its header (docs/FORMATS.md), read once wf_model_load
-   * has checked the whole file. */
+  /** Loads a checkpoint's bytes (or a llama2.c model file's) into h and tokenizer t; returns
+   * what the core says the file was (modelInfo's origin: WF_ORIGIN_OPTIMIZER, a checkpoint
+   * with the optimizer state; WF_ORIGIN_WEIGHTS, one without; WF_ORIGIN_LLAMA2C). */
   modelLoad(h, t, bytes) {
-    return this.withBytes(bytes, 'the checkpoint', false, (p, n) => {
-      this.checkModel(h, this.M._wf_model_load(h, t, p, n));
-      return (this.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
-    });
+    this.withBytes(bytes, 'the checkpoint', false, (p, n) => this.checkModel(h, this.M._wf_model_load(h, t, p, n)));
+    return this.modelInfo(h).origin;
   }
 
   /** Sets h's note (bytes saved with the model; empty: none). */
@@ -494,8 +520,11 @@ export class Runtime {
   modelExportSafetensors(h) { return this.#exportPair(h, (...out) => this.M._wf_model_export_safetensors(h, ...out)); }
 
   /** h's LoRA adapters in PEFT's layout: {st: adapter_model.safetensors bytes, config:
-   * adapter_config.json text}. */
-  modelExportPeft(h) { return this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, ...out)); }
+   * adapter_config.json text, its base_model_name_or_path the string base, or null}. */
+  modelExportPeft(h, base) {
+    if (base === undefined || base === null) return this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, 0, ...out));
+    return this.withBytes(`${base}\0`, 'the base model', true, (pb) => this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, pb, ...out)));
+  }
 
   /** Replaces h by the model of a config.json and a safetensors file (bytes). */
   modelImportSafetensors(h, config, st) {

@@ -25,7 +25,7 @@ function layout(c, rows) {
 
 const fromTable = (table) => table.map((r) => [r.js, r.name, STORAGE[r.type]]);
 
-const memory = layout('wf_memory', ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count'].map((k) => [k, k, 'f64']));
+const memory = layout('wf_memory', ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count', 'budget'].map((k) => [k, k, 'f64']));
 
 export const STRUCTS = {
   config: layout('wf_config', fromTable(CONFIG_TABLE)),
@@ -34,7 +34,7 @@ export const STRUCTS = {
   sampling: layout('wf_sampling', [['temperature', 'temperature', 'f32'], ['topK', 'top_k', 'i32'], ['topP', 'top_p', 'f32'], ['nVocab', 'n_vocab', 'i32'], ['noUnk', 'no_unk', 'i32']]),
   memory,
   modelInfo: layout('wf_model_info', [['memory', 'memory', memory], ['nTensors', 'n_tensors', 'i32'], ['step', 'step', 'i32'],
-    ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32']]),
+    ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32'], ['origin', 'origin', 'i32']]),
   tokenizerInfo: layout('wf_tokenizer_info', [['kind', 'kind', 'i32'], ['vocabSize', 'vocab_size', 'i32'], ['maxBytes', 'max_bytes', 'i32'], ['bos', 'bos', 'i32']]),
   batch: layout('wf_batch', [
     ['inputs', 'inputs', 'ptr'], ['inputVecs', 'input_vecs', 'ptr'], ['lengths', 'lengths', 'ptr'],

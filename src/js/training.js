@@ -5,7 +5,6 @@ import { WfError, throwIfAborted } from './errors.js';
 import { OPTIM_FIELDS, optimOf } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_BUDGET } from './runtime.js';
 
 /** The defaults of train()'s own options (the optimizer's are OPTIM_DEFAULTS). */
 export const TRAIN_DEFAULTS = Object.freeze({ steps: 1000, valFraction: 0.1, evalInterval: 100, evalBatches: 4, evalMode: 'sample', yieldMs: 30 });
@@ -137,7 +136,7 @@ export async function runTraining(core, opts, source) {
       if (!snapshot) {
         const gb = (x) => (x / 1e9).toFixed(2);
         (opts.onWarning ?? console.warn)(`this model's roll-back copy does not fit in the wasm heap (taking it and putting it back `
-          + `would need ${gb(core.rollbackBytes())} GB beside the ${gb(core.rt.heapInUse())} GB in use; at most ${gb(MEMORY_BUDGET)} GB): `
+          + `would need ${gb(core.rollbackBytes())} GB beside the ${gb(core.rt.heapInUse())} GB in use; at most ${gb(core.rt.memoryBudget)} GB): `
           + "if this call diverges, it stops there and says how many of its steps stay applied (onDivergence 'stop' does so without this warning)");
       }
     }

@@ -58,12 +58,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         uint8_t *st1 = NULL, *st2 = NULL;
         char *cfg1 = NULL, *cfg2 = NULL;
         int32_t nst1, nst2, ncfg1, ncfg2;
-        REQUIRE(wf_model_export_peft(m, &st1, &nst1, &cfg1, &ncfg1) == WF_OK, "export: %s", wf_model_error(m));
+        REQUIRE(wf_model_export_peft(m, NULL, &st1, &nst1, &cfg1, &ncfg1) == WF_OK, "export: %s", wf_model_error(m));
         wf_model *again = wf_model_create();
         REQUIRE(again && wf_model_init(again, &base) == WF_OK, "a second base");
         REQUIRE(wf_model_import_peft(again, cfg1, ncfg1, st1, nst1) == WF_OK, "import of an export: %s", wf_model_error(again));
         if (llama) {
-            REQUIRE(wf_model_export_peft(again, &st2, &nst2, &cfg2, &ncfg2) == WF_OK, "export again");
+            REQUIRE(wf_model_export_peft(again, NULL, &st2, &nst2, &cfg2, &ncfg2) == WF_OK, "export again");
             REQUIRE(nst1 == nst2 && memcmp(st1, st2, (size_t)nst1) == 0, "export, import, export changed the adapters");
             REQUIRE(ncfg1 == ncfg2 && memcmp(cfg1, cfg2, (size_t)ncfg1) == 0, "export, import, export changed the config");
         } else if (logits && forward_ids(again, tok, next, 1, 4, &loss) == WF_OK) {

@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
             uint8_t *st;
             char *cfg;
             int32_t nst, ncfg;
-            REQUIRE(wf_model_export_peft(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
+            REQUIRE(wf_model_export_peft(m, NULL, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
             uint8_t head[3] = {(uint8_t)(llama ? 0 : 1), (uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
             uint8_t *joined = malloc(3 + (size_t)ncfg);
             memcpy(joined, head, 3);

@@ -344,7 +344,7 @@ static void put_generation(out *o, const char *k, wf_model *m, wf_tokenizer *tok
     int32_t *prompt = encode(tok, PROMPT, (int32_t)strlen(PROMPT), &n);
     ok(wf_model_gen_start(m, prompt, n, seed), m);
     s.n_vocab = tok_info(tok).vocab_size; /* never ids the tokenizer cannot decode */
-    for (int i = 0; i < GEN_TOKENS; i++) ok(wf_model_gen_next(m, &s, &gen[i]), m);
+    for (int i = 0; i < GEN_TOKENS; i++) ok(wf_model_gen_next(m, &s, NULL, &gen[i], NULL, 0, NULL), m);
     int32_t cap = GEN_TOKENS * tok_info(tok).max_bytes;
     char *bytes = xmalloc((size_t)cap);
     tok_ok(wf_tokenizer_decode(tok, gen, GEN_TOKENS, bytes, cap, &len), tok);

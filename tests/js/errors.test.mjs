@@ -89,6 +89,9 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const heapSize = rt.heapSize, inUse = rt.heapInUse();
   const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
   await assert.rejects(createModel(big), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
+  // checkConfig reads the core's verdict (wf_config_memory), not a copy of its bound
+  assert.deepEqual(await checkConfig(big), { code: 'WF_ERR_NOMEM', message: want });
+  assert.equal(est.budget, 0.95 * 2 ** 32, "the core's budget: 95% of the 4 GB a wasm module addresses");
   assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   assert.equal(rt.heapInUse(), inUse, 'nothing was allocated (or everything was freed)');
 
@@ -97,7 +100,7 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const model = await trained();
   const B = 2 ** 22;
   const need = (await estimateMemory(SMALL, B, 16)).activations;
-  const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations`;
+  const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations; this build allows at most 4.08 GB`;
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: B }), 'WF_ERR_NOMEM', new RegExp(batchMsg));
   assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   // a batch size past int32 would wrap to 0 in C's estimate: refused on its ids' size

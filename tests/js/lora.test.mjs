@@ -191,3 +191,17 @@ test('fine-tuning through a worker: addLora, trainOnly, train, exportPeft, merge
     await wm.dispose();
   }
 });
+
+test("PEFT: the base model's name is the core's to write into adapter_config.json", async () => {
+  const model = await createModel(SMALL);
+  await model.train(TEXT, { steps: 2, evalInterval: 0 });
+  model.addLora({ rank: 2, targets: 'attn' });
+  const tricky = 'org/"name"\\\n\u0001 é 😀';
+  for (const base of [undefined, 'meta-llama/Llama-3.2-1B', tricky]) {
+    const text = model.exportPeft(base === undefined ? {} : { baseModel: base })['adapter_config.json'];
+    assert.equal(JSON.parse(text).base_model_name_or_path, base ?? null, String(base));
+    if (base !== undefined) assert.ok(text.includes(`"base_model_name_or_path": ${JSON.stringify(base)},\n`), 'written as JSON.stringify writes it');
+  }
+  assert.throws(() => model.exportPeft({ baseModel: 'a\0b' }), (e) => e.code === 'WF_ERR_ARG' && /without NUL/.test(e.message));
+  model.dispose();
+});
