@@ -85,12 +85,19 @@ export interface ConfigInput extends Partial<Omit<ModelConfig, 'arch' | 'norm' |
   lr?: number;
 }
 
-/** Where the wasm module comes from. By default it is found next to the package's glue
- * module (`new URL('../../dist/wasmformer.wasm', import.meta.url)`); nothing is fetched
- * from anywhere else. */
+/** Where the wasm module comes from. By default every build's files are found next to the
+ * package's glue (`new URL('../../dist/wasmformer.wasm', import.meta.url)`, which Vite,
+ * webpack and Parcel follow and copy); nothing is fetched from anywhere else. */
 export interface LoadOptions {
-  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). */
+  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). Names
+   * the single-thread simd128 build alone (threads 1). */
   wasmUrl?: string | URL;
+  /** A folder holding a copy of the package's `dist/` files (every build: `wasmformer*.wasm`,
+   * `.mjs`, `.worker.js`), for bundlers that copy none of them (esbuild): a URL, relative to
+   * the page in browsers, or a path or file: URL in Node. Threads and relaxed SIMD then load
+   * from there (docs/BUNDLERS.md).
+   * @example const model = await createWorkerModel('micro', { distUrl: '/wasmformer/', worker }); */
+  distUrl?: string | URL;
   /** The bytes of `wasmformer.wasm`; each call with wasmBinary makes its own instance. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Threads per model, the caller's included. Default: what the platform offers, at most 4
@@ -129,9 +136,20 @@ export interface TokenizerOptions {
 }
 
 export interface WorkerOptions extends LoadOptions {
-  /** Browsers: a Worker you started yourself on `wasmformer`'s `src/js/worker.js`, for
-   * bundlers that do not follow `new Worker(new URL(...))`. */
-  worker?: Worker;
+  /** A worker you started yourself on `'wasmformer/worker'`, for bundlers that do not follow
+   * `new Worker(new URL(...))` (esbuild): a module Worker in browsers, a worker_threads
+   * Worker in Node (docs/BUNDLERS.md).
+   * @example const wm = await createWorkerModel('micro', { worker: new Worker('/worker.js', { type: 'module' }) }); */
+  worker?: Worker | NodeWorker;
+}
+
+/** A worker_threads Worker, as far as the package uses one (Node). */
+export interface NodeWorker {
+  postMessage(value: unknown, transferList?: readonly any[]): void;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  terminate(): Promise<number>;
+  ref(): void;
+  unref(): void;
 }
 
 /** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side. */
@@ -443,7 +461,8 @@ export interface ModelInfo {
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
   busy: string | null;
-  /** Threads the loaded wasm build offers (1: the single-thread build). */
+  /** Threads this model runs on, the caller's included (1: the single-thread build, or no
+   * idle pthread worker was left for it). */
   threads: number;
   /** The loaded build's kernel set: 'relaxed' (fused multiply-add) or 'simd128'. */
   simd: 'relaxed' | 'simd128';

@@ -148,8 +148,8 @@ export class Model {
   /** Everything about the model in one plain object: config, paramCount, step, lr,
    * optimizer, optimizerState (whether it holds AdamW state that training can resume from:
    * false after loading weights only, until its first step), memory, tokenizer ({kind,
-   * vocabSize} or null), busy (what runs, or null), threads (how many the loaded wasm
-   * build offers: 1 for the single-thread build), simd, metadata, trainable, lora and
+   * vocabSize} or null), busy (what runs, or null), threads (the model's own, the
+   * caller's included: 1 on the single-thread build), simd, metadata, trainable, lora and
    * defaultBatchSize. */
   info() { return this.#core.info(); }
 

@@ -5,8 +5,8 @@
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { makeApi } from './loader.js';
 import { exportSafetensors } from './safetensors.js';
@@ -28,10 +28,10 @@ async function readWasm(url) {
  * uncaught exceptions and rejections that rethrow. Lend it the globals for the duration,
  * then take back exactly what it added. Its Web Workers are unref'd so that they do not
  * keep the process alive (they sleep between jobs; wf_model_free joins the threads). */
-async function aroundThreadedLoad(create) {
+async function aroundThreadedLoad(create, glueUrl) {
   const lent = {};
-  if (typeof globalThis.require === 'undefined') lent.require = createRequire(import.meta.url);
-  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(new URL('../../dist/', import.meta.url));
+  if (typeof globalThis.require === 'undefined') lent.require = createRequire(glueUrl);
+  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(new URL('.', glueUrl));
   const events = ['uncaughtException', 'unhandledRejection'];
   const before = Object.fromEntries(events.map((e) => [e, process.listeners(e)]));
   Object.assign(globalThis, lent);
@@ -45,10 +45,11 @@ async function aroundThreadedLoad(create) {
   }
 }
 
-// A port over a worker_threads Worker (see worker-host.js for the protocol). The worker
-// keeps the process alive only while a call is pending.
-function workerPort() {
-  const worker = new Worker(new URL('./node-worker.js', import.meta.url));
+// A port over a worker_threads Worker (see worker-host.js for the protocol): opts.worker (one
+// started on 'wasmformer/worker', e.g. from a bundle), or a new one. The worker keeps the
+// process alive only while a call is pending.
+function workerPort(opts) {
+  const worker = opts.worker ?? new Worker(new URL('./node-worker.js', import.meta.url));
   worker.unref();
   return {
     post: (msg, transfer) => worker.postMessage(msg, transfer),
@@ -67,9 +68,13 @@ function workerPort() {
 function workerLoadOpts(opts) {
   const out = { ...opts };
   delete out.worker;
-  if (out.wasmUrl instanceof URL) out.wasmUrl = out.wasmUrl.href;
+  for (const k of ['wasmUrl', 'distUrl']) if (out[k] instanceof URL) out[k] = out[k].href;
   return out;
 }
+
+// distUrl: a folder, as a path (relative to the working directory) or a file: URL
+const folderUrl = (dir) => (dir instanceof URL || /^[a-z][a-z0-9+.-]+:\/\//i.test(dir)
+  ? new URL(String(dir).replace(/\/?$/, '/')) : pathToFileURL(`${resolve(dir)}/`));
 
 // Node always has threads: the threaded build is the default (threads: 1 picks the other).
 export const {
@@ -84,6 +89,7 @@ export const {
   aroundThreadedLoad,
   workerPort,
   workerLoadOpts,
+  folderUrl,
 });
 
 /**
