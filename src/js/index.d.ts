@@ -203,7 +203,24 @@ export interface OptimizerSettings {
   muonMomentum: number;
 }
 
-export interface TrainProgress {
+/** The progress of a training run, as onProgress receives it. At a step that validated
+ * (`validated: true`) valLoss is a number, that step's validation loss:
+ * `p.validated && console.log(p.valLoss.toFixed(3))` compiles under --strict. */
+export type TrainProgress = TrainProgressBase & (
+  | {
+    /** valLoss was measured at this step. */
+    validated: true;
+    /** The validation loss measured at this step. */
+    valLoss: number;
+  }
+  | {
+    validated: false;
+    /** The latest validation loss of this run, or null before the first. */
+    valLoss: number | null;
+  });
+
+/** What TrainProgress says besides its validation (TrainProgress). */
+export interface TrainProgressBase {
   /** The model's step counter: optimizer steps taken so far, counting earlier calls. */
   step: number;
   /** Steps this call has taken so far. */
@@ -218,12 +235,8 @@ export interface TrainProgress {
   secondsDone?: number;
   /** Training loss of the last batch. */
   loss: number;
-  /** The latest validation loss of this run, or null before the first. */
-  valLoss: number | null;
   /** With evalMode 'windows': bits per character of the latest validation; else null. */
   valBpc: number | null;
-  /** true when valLoss was measured at this step. */
-  validated: boolean;
   /** Learning rate of the last step. */
   lr: number;
   /** Global gradient norm of the last step, before clipping. */
@@ -1648,3 +1661,55 @@ export function createWorkerSeq2Seq(config?: ConfigInput, options?: WorkerOption
  * const ws = await loadWorkerSeq2Seq(await (await fetch('/models/reverse.wf')).arrayBuffer());
  */
 export function loadWorkerSeq2Seq(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerSeq2Seq>;
+
+/**
+ * Node: writes the model's checkpoint to path atomically: a temporary file in the same folder,
+ * flushed to disk, then renamed over path, so a crash leaves the old file or the new one.
+ * A WorkerModel's is taken in its worker. Resolves to the bytes written. (The file helpers
+ * below are Node's: in a browser they reject with WF_ERR_UNSUPPORTED; save(), loadModel,
+ * exportSafetensors and the others read and write bytes there.)
+ * @example
+ * await saveModelFile(model, 'austen.wf');
+ */
+export function saveModelFile(model: Model | WorkerModel, path: string, options?: SaveOptions): Promise<number>;
+
+/**
+ * Node: a model from a checkpoint file.
+ * @example
+ * const model = await loadModelFile('austen.wf');
+ * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
+ */
+export function loadModelFile(path: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Node: writes the model as Hugging Face files into dir (created if missing): model.safetensors,
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and 'hf'
+ * tokenizers); each atomically. Resolves to the names.
+ * @example
+ * await exportSafetensorsDir(model, 'hf/');
+ */
+export function exportSafetensorsDir(model: Model, dir: string): Promise<string[]>;
+
+/**
+ * Node: a model from a directory of Hugging Face files (config.json, model.safetensors and, if
+ * present, tokenizer.wft or else tokenizer.json).
+ * @example
+ * const model = await importSafetensorsDir('hf/');
+ */
+export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Node: writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
+ * adapter_model.safetensors and adapter_config.json, each atomically. Resolves to the names.
+ * @example
+ * await exportPeftDir(model, 'adapter/', { baseModel: 'HuggingFaceTB/SmolLM-135M' });
+ */
+export function exportPeftDir(model: Model | WorkerModel, dir: string, options?: PeftExportOptions): Promise<string[]>;
+
+/**
+ * Node: puts the PEFT LoRA adapters of a directory (adapter_config.json, adapter_model.safetensors)
+ * on the model, whose base must be theirs. Resolves to the adapters' settings.
+ * @example
+ * await importPeftDir(model, 'adapter/');
+ */
+export function importPeftDir(model: Model, dir: string): Promise<LoraSettings>;

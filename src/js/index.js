@@ -47,3 +47,14 @@ export const {
   folderUrl,
 });
 
+// The Node file helpers, declared for both entries (one API under every TypeScript
+// resolution, index.d.ts): in a browser they reject, naming what does the same with bytes.
+const nodeOnly = (name, instead) => async () => {
+  throw new WfError('WF_ERR_UNSUPPORTED', `${name} reads and writes files with Node's fs, which a browser does not have; here, ${instead}`);
+};
+export const saveModelFile = nodeOnly('saveModelFile', 'model.save() gives the checkpoint\'s bytes');
+export const loadModelFile = nodeOnly('loadModelFile', 'loadModel(bytes) reads them (from fetch() or a file input)');
+export const exportSafetensorsDir = nodeOnly('exportSafetensorsDir', 'exportSafetensors(model) gives the files\' bytes');
+export const importSafetensorsDir = nodeOnly('importSafetensorsDir', 'importSafetensors(files) reads them');
+export const exportPeftDir = nodeOnly('exportPeftDir', 'model.exportPeft() gives the files\' bytes');
+export const importPeftDir = nodeOnly('importPeftDir', 'model.importPeft(files) reads them');

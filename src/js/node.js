@@ -100,7 +100,8 @@ export const {
  * @example await saveModelFile(model, 'model.wf');
  */
 export async function saveModelFile(model, path, opts = {}) {
-  const bytes = model.save(opts); // synchronous: the state of this moment
+  // a Model saves synchronously (the state of this moment); a WorkerModel's save() resolves
+  const bytes = await model.save(opts);
   await writeAtomic(path, bytes);
   return bytes.length;
 }
@@ -168,7 +169,7 @@ export async function importSafetensorsDir(dir, opts = {}) {
  * @example await exportPeftDir(model, 'adapter/', { baseModel: 'gpt2' });
  */
 export async function exportPeftDir(model, dir, opts) {
-  const files = model.exportPeft(opts);
+  const files = await model.exportPeft(opts); // a WorkerModel's resolves
   await mkdir(dir, { recursive: true });
   for (const [name, data] of Object.entries(files)) await writeAtomic(join(dir, name), data);
   return Object.keys(files);
