@@ -8,6 +8,7 @@ import os from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { WfError } from './errors.js';
 import { makeApi } from './loader.js';
 import { exportSafetensors } from './safetensors.js';
 
@@ -149,8 +150,8 @@ export async function exportSafetensorsDir(model, dir) {
  * present, tokenizer.wft or else tokenizer.json). @example const model = await importSafetensorsDir('out/'); */
 export async function importSafetensorsDir(dir, opts = {}) {
   const files = {
-    'config.json': await readFile(join(dir, 'config.json')),
-    'model.safetensors': await readFile(join(dir, 'model.safetensors')),
+    'config.json': await readFolderFile(dir, 'config.json', 'a Hugging Face model folder holds config.json and model.safetensors'),
+    'model.safetensors': await readFolderFile(dir, 'model.safetensors', 'a Hugging Face model folder holds config.json and model.safetensors'),
   };
   for (const name of ['tokenizer.wft', 'tokenizer.json']) {
     const path = join(dir, name);
@@ -178,10 +179,25 @@ export async function exportPeftDir(model, dir, opts) {
 /** Puts the PEFT LoRA adapters of a directory (adapter_config.json,
  * adapter_model.safetensors) on the model. @example await importPeftDir(model, 'adapter/'); */
 export async function importPeftDir(model, dir) {
+  const why = 'a PEFT adapter folder holds adapter_config.json and adapter_model.safetensors';
   return model.importPeft({
-    'adapter_config.json': await readFile(join(dir, 'adapter_config.json')),
-    'adapter_model.safetensors': await readFile(join(dir, 'adapter_model.safetensors')),
+    'adapter_config.json': await readFolderFile(dir, 'adapter_config.json', why),
+    'adapter_model.safetensors': await readFolderFile(dir, 'adapter_model.safetensors', why),
   });
+}
+
+/** A file of a folder the caller named; a folder or file that is not there is a WfError
+ * (WF_ERR_ARG) saying which, not fs's ENOENT. */
+async function readFolderFile(dir, name, why) {
+  const info = await stat(dir).catch(() => null);
+  if (!info) throw new WfError('WF_ERR_ARG', `${dir} does not exist (${why})`);
+  if (!info.isDirectory()) throw new WfError('WF_ERR_ARG', `${dir} is not a folder (${why})`);
+  try {
+    return await readFile(join(dir, name));
+  } catch (e) {
+    if (e.code === 'ENOENT') throw new WfError('WF_ERR_ARG', `${dir} has no ${name} (${why})`);
+    throw e;
+  }
 }
 
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */

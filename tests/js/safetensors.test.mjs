@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  createModel, exportSafetensors, exportSafetensorsDir, importSafetensors, importSafetensorsDir, WfError,
+  createModel, exportSafetensors, exportSafetensorsDir, importPeftDir, importSafetensors, importSafetensorsDir, WfError,
 } from '../../src/js/node.js';
 import { maxAbs, readFixture } from './fixture.js';
 import { encodeSafetensors, readTensor } from '../pytorch/make_export_fixture.mjs';
@@ -109,4 +109,18 @@ for (const [name, config] of [
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a folder that is not there, or lacks a file, is a WfError that says which (not fs\'s ENOENT)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-missing-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const model = await createModel({ ...LLAMA, nLayer: 1, dModel: 32, nHead: 2, dFF: 64, context: 16 });
+  const missing = join(dir, 'does-not-exist');
+  const is = (pattern) => (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && pattern.test(e.message);
+  await assert.rejects(importSafetensorsDir(missing), is(/does-not-exist does not exist \(a Hugging Face model folder holds config.json and model.safetensors\)/));
+  await assert.rejects(importPeftDir(model, missing), is(/does-not-exist does not exist \(a PEFT adapter folder/));
+  writeFileSync(join(dir, 'config.json'), '{}');
+  await assert.rejects(importSafetensorsDir(dir), is(/has no model.safetensors/));
+  await assert.rejects(importSafetensorsDir(join(dir, 'config.json')), is(/config.json is not a folder/));
+  model.dispose();
 });
