@@ -87,7 +87,7 @@ up_to_date() { # base name
   [ -z "$FORCE" ] || return 1
   [ -f "$1.wasm" ] && [ -f "$1.mjs" ] || return 1
   local newer
-  newer=$(find src include build.sh -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
+  newer=$(find src include build.sh scripts/pthread-glue.mjs -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
   [ -z "$newer" ]
 }
 

@@ -46,11 +46,15 @@ for (const [pattern, what] of [
   glue = once(glue, pattern, (m) => `(ENVIRONMENT_IS_NODE ? ${m} : new Worker(import.meta.url, { type: "module", name: "${WORKER_NAME}" }))`, what);
 }
 
-// the worker script's message loop, with the glue's own factory for its import()
+// the worker script's message loop, with the glue's own factory for its import(), and
+// without its Node set-up (worker_threads, and an importScripts made of eval): in the glue
+// it runs in browsers only
 let loop = readFileSync(workerFile, 'utf8').trim();
 for (const spec of ['e.data.urlOrBlob', `"./${name}.mjs"`]) {
   loop = once(loop, new RegExp(`import\\(\\s*${escaped(spec)}\\s*\\)`, 'g'), 'Promise.resolve({ default: createWasmformerModule })', `${workerFile}: import(${spec})`);
 }
+loop = once(loop, /if\s*\(ENVIRONMENT_IS_NODE\)\s*\{\s*var nodeWorkerThreads\b[\s\S]*?(?=function threadPrintErr\b)/g, '',
+  `${workerFile}: its Node set-up`);
 glue += `
 // scripts/pthread-glue.mjs: in a browser, this module is also each pthread's worker
 if (typeof WorkerGlobalScope != "undefined" && self.name == "${WORKER_NAME}") (function () {
