@@ -760,8 +760,8 @@ export class Model {
   removeLora(): void;
 
   /**
-   * The adapters in PEFT's layout (GPT-2- and Llama-shaped models); the base is
-   * exportSafetensors(model).
+   * The adapters in PEFT's layout (GPT-2-, GPT-NeoX- and Llama-shaped models); the base is
+   * exportSafetensors(model) before addLora (or after removeLora).
    * @example
    * const files = model.exportPeft({ baseModel: 'gpt2' });
    */
@@ -1229,8 +1229,12 @@ export interface SafetensorsFiles {
 }
 
 /**
- * The model as Hugging Face files; a GPT-2 style model is a `GPT2LMHeadModel` state dict
- * that PyTorch loads without conversion.
+ * The model as Hugging Face files: a GPT-2 style model is a `GPT2LMHeadModel`, the same with
+ * RoPE (micro, the default) a `GPTNeoXForCausalLM`, a Llama-style one a `LlamaForCausalLM`
+ * that PyTorch loads without conversion; others in wasmformer's own layout. With a
+ * tokenizer, `tokenizer.wft` and (char, BPE, 'hf') `tokenizer.json`. A model with LoRA
+ * adapters in a Hugging Face class's layout is refused (WF_ERR_STATE): mergeLora() first,
+ * or export the base without them and exportPeft().
  * @example
  * const files = exportSafetensors(model);
  * download(files['model.safetensors'], 'model.safetensors');
@@ -1683,8 +1687,8 @@ export function loadModelFile(path: string, options?: LoadOptions): Promise<Mode
 
 /**
  * Node: writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and 'hf'
- * tokenizers); each atomically. Resolves to the names.
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for char, BPE and 'hf'
+ * tokenizers); each atomically; as exportSafetensors (LoRA adapters refused). Resolves to the names.
  * @example
  * await exportSafetensorsDir(model, 'hf/');
  */

@@ -294,8 +294,8 @@ export class Model {
   /**
    * The LoRA adapters in PEFT's layout, for PeftModel.from_pretrained(base, dir):
    * {'adapter_model.safetensors': Uint8Array, 'adapter_config.json': string}. The base is
-   * what exportSafetensors writes (the model without its adapters); GPT-2- and
-   * Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
+   * what exportSafetensors writes before addLora or after removeLora (it refuses a model with
+   * adapters); GPT-2-, GPT-NeoX- and Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
    * base_model_name_or_path, e.g. 'HuggingFaceTB/SmolLM-135M').
    * @example const files = model.exportPeft({ baseModel: 'gpt2' });
    */

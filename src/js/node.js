@@ -133,10 +133,11 @@ async function writeAtomic(path, bytes) {
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and
- * tokenizer.json tokenizers); each written atomically. PyTorch loads
- * them as a GPT2LMHeadModel state dict (tests/pytorch/hf_reference.py shows how without
- * the transformers package). Resolves to the file names.
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for char, BPE and
+ * tokenizer.json tokenizers); each written atomically. PyTorch loads them as a
+ * GPT2LMHeadModel, GPTNeoXForCausalLM or LlamaForCausalLM state dict
+ * (tests/pytorch/hf_reference.py shows how without the transformers package). Resolves to
+ * the file names.
  * @example await exportSafetensorsDir(model, 'out/');
  */
 export async function exportSafetensorsDir(model, dir) {

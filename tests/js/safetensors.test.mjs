@@ -40,6 +40,8 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     [{ ...base, ...LLAMA }, 'llama'],
     [{ ...base, ...LLAMA, tiedHead: true }, 'llama'],
     [{ ...base, ...LLAMA, nHead: 4, nKvHead: 2, ropeTheta: 1e5 }, 'llama'], // grouped-query, SmolLM's base
+    [{ ...base, positions: 'rope' }, 'gpt_neox'], // micro's shape
+    [{ ...base, positions: 'rope', activation: 'relu2', tiedHead: false, dropout: 0.1, ropeTheta: 500 }, 'gpt_neox'],
     [{ ...base, nHead: 4, nKvHead: 1 }, 'wasmformer'], // GPT-2's class has no grouped-query attention
     [{ ...base, bias: false, positions: 'sinusoidal' }, 'wasmformer'],
   ]) {
@@ -51,6 +53,10 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     if (modelType === 'llama') {
       assert.equal(cfg.num_key_value_heads, config.nKvHead || config.nHead);
       assert.equal(cfg.rope_theta, config.ropeTheta ?? 10000);
+    }
+    if (modelType === 'gpt_neox') {
+      assert.deepEqual([cfg.use_parallel_residual, cfg.rotary_pct, cfg.rotary_emb_base, cfg.hidden_dropout], [false, 1, config.ropeTheta ?? 10000, config.dropout ?? 0]);
+      assert.ok(files['tokenizer.json'], 'the char tokenizer goes as a tokenizer.json too');
     }
     const back = await importSafetensors(files);
     assert.deepEqual(back.config, model.config, 'the config comes back');
@@ -72,6 +78,7 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
 for (const [name, config] of [
   ['GPT-2 style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5 }],
   ['Llama-style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
+  ['GPT-NeoX, micro\'s shape (the default)', { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5, positions: 'rope' }],
   ['Llama-style, grouped-query 4 over 2, rope_theta 1e5',
     { nLayer: 2, nHead: 4, nKvHead: 2, ropeTheta: 1e5, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
 ]) test(`wasmformer (${name}) -> PyTorch -> wasmformer: the logits agree at every step`, async (t) => {
