@@ -22,7 +22,7 @@ test('the tarball holds the package files and nothing else', () => {
     assert.ok(files.includes(needed), `${needed} is in the tarball`);
   }
   // dist/: the single-thread build, and the threaded one where the build makes it
-  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs\/[A-Z]+\.md|bin\/[\w-]+\.js|dist\/(wasmformer(-relaxed)?(-mt)?\.(mjs|wasm)|wasmformer(-relaxed)?-mt\.worker\.js|package\.json)|src\/js\/[\w-]+\.(js|d\.ts)|data\/austen\/(pride_and_prejudice\.txt|README\.md))$/;
+  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs\/[A-Z]+\.md|docs\/ttq\/[\w-]+\.svg|bin\/[\w-]+\.js|dist\/(wasmformer(-relaxed)?(-mt)?\.(mjs|wasm)|wasmformer(-relaxed)?-mt\.worker\.js|package\.json)|src\/js\/[\w-]+\.(js|d\.ts)|data\/austen\/(pride_and_prejudice\.txt|README\.md))$/;
   assert.deepEqual(files.filter((f) => !allowed.test(f)), [], 'unexpected files in the tarball');
   const size = packed.files.reduce((s, f) => s + f.size, 0);
   console.log(`${files.length} files, ${(size / 1e6).toFixed(2)} MB unpacked`);
@@ -44,6 +44,10 @@ test('the README speaks first to people who installed the package, and every fil
   // every path it names or links resolves inside the tarball, or says it is the source
   // repository's (a section headed "(source repository)", a paragraph that says so)
   assert.deepEqual(repositoryPathsUnmarked(readme, files), [], 'paths the package does not have, not marked as the repository\'s');
+  // an image shows only if it ships: no section or sentence makes a missing one render
+  const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)#\s]+)\)/g)].map((m) => m[1].replace(/^\.\//, ''));
+  assert.ok(images.length >= 1, 'the README has images');
+  assert.deepEqual(images.filter((p) => !/^https?:/.test(p) && !files.has(p)), [], 'README images not in the tarball');
 });
 
 /** The paths (`a/b.js`, `x.md`, [..](a/b)) a README names that are neither in `files` nor
