@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly modules (ES module glue + .wasm), Debian's emscripten 3.1.6:
 #   dist/wasmformer.mjs/.wasm        SIMD, single thread: runs everywhere (the fallback)
-#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads (+ .worker.js): Node, and browsers when
-#                                    crossOriginIsolated (src/js/loader.js picks it)
+#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads: Node, and browsers when crossOriginIsolated
+#                                    (src/js/loader.js picks it); Node's pthreads run .worker.js,
+#                                    browsers' the glue itself (scripts/pthread-glue.mjs)
 #   dist/wasmformer-relaxed{,-mt}.*  the same two with relaxed SIMD (f32x4.relaxed_madd: one
 #                                    fused multiply-add where the engine has it), compiled by
 #                                    Debian's clang-19 under emcc; loader.js picks them where
@@ -86,7 +87,7 @@ up_to_date() { # base name
   [ -z "$FORCE" ] || return 1
   [ -f "$1.wasm" ] && [ -f "$1.mjs" ] || return 1
   local newer
-  newer=$(find src include build.sh -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
+  newer=$(find src include build.sh scripts/pthread-glue.mjs -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
   [ -z "$newer" ]
 }
 
@@ -145,7 +146,11 @@ build() { # base name, flags...
   emcc "${FLAGS[@]}" "$@" "${SOURCES[@]}" -o "$base.mjs"
   # The pthread worker script is CommonJS; the package is "type": "module", so tell Node
   # that this folder's .js files are CommonJS (the glue itself is .mjs either way).
-  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  if [ -f "$base.worker.js" ]; then
+    # in browsers the glue is its own pthread worker, a module worker (the script says why)
+    node scripts/pthread-glue.mjs "$base.mjs"
+    echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  fi
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
 }
 
@@ -180,7 +185,11 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   SRCS=("${SOURCES[@]}")
   relaxed_objects "build/relaxed-obj/$(basename "$base")" "${FLAGS[@]}" "$@"
   emcc "${FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$base.mjs"
-  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  if [ -f "$base.worker.js" ]; then
+    # in browsers the glue is its own pthread worker, a module worker (the script says why)
+    node scripts/pthread-glue.mjs "$base.mjs"
+    echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  fi
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
 )
 

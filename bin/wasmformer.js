@@ -90,7 +90,7 @@ const COMMANDS = {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
       steps: { type: 'string', short: 's', value: 'N', help: `steps this run takes (default ${wf.TRAIN_DEFAULTS.steps}, as train()'s; with --resume: the rest of the saved run; with --time: at most)` },
-      time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
+      time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h: the unit is required): the learning-rate schedule follows the clock' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
       resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
       force: { type: 'boolean', help: 'overwrite --out with a new model' },
@@ -173,6 +173,7 @@ const COMMANDS = {
     options: {
       format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (the only one, default)' },
       out: { type: 'string', short: 'o', value: 'DIR', help: 'the folder to write (required; created if missing)' },
+      merge: { type: 'boolean', help: 'fold LoRA adapters into the weights first (a Hugging Face class has no place for them; finetune --peft writes them apart)' },
       help,
     },
     run: exportModel,
@@ -261,10 +262,12 @@ const warn = (command) => (message) => process.stderr.write(`wasmformer ${comman
 
 /** Training progress: one line redrawn in place on a terminal, plain lines otherwise
  * (at each validation, or every tenth of the run without validation, and at the end). */
-function progressPrinter(tty, evalInterval) {
+function progressPrinter(tty, evalInterval, { local = false } = {}) {
   let lastDraw = 0, lastLine = 0, drawn = false;
   return {
     update(p) {
+      // local: this run's steps (finetune's N of --steps N), not the model's counter
+      if (local && !p.seconds) p = { ...p, step: p.stepsDone, lastStep: p.steps };
       if (p.seconds) {
         // a time budget: the bar and the label follow the clock
         p = { ...p, lastStep: null, stepsDone: p.secondsDone, steps: p.seconds, label: `${duration(p.secondsDone)}/${duration(p.seconds)}` };
@@ -342,11 +345,13 @@ async function keepRun(model, path, seconds, progress, before) {
   return run;
 }
 
-/** Seconds of a --time value: a number with s (default), m or h. */
+/** Seconds of a --time value: a number with its unit, s, m or h (a bare number is refused:
+ * 5 could mean seconds or minutes, and a guess would train 60 times too long or too short). */
 function timeBudget(value) {
   const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(value);
   if (!m || !(Number(m[1]) > 0)) throw new UsageError(`--time must be a duration such as 90s, 5m or 1.5h, not "${value}"`);
-  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] ?? 's'];
+  if (!m[2]) throw new UsageError(`--time ${value} has no unit: write ${value}s, ${value}m or ${value}h`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2]];
 }
 
 /** The identity of a training text, kept in the model file's run plan: a resumed run must
@@ -420,9 +425,10 @@ async function train(argv, o) {
     if (o.resume && o[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --resume: the model's config comes from ${path}`);
   }
   if (o.resume && o.force) throw new UsageError('--resume and --force contradict each other');
+  if (o.time !== undefined) timeBudget(o.time); // its mistakes before any file's
+  const text = readText(file); // the input first: a missing text is the problem, whatever --out holds
   if (!o.resume && !o.force && existsSync(path)) throw new UsageError(`${path} exists: add --resume to continue training it, or --force to replace it`);
   if (o.resume && !existsSync(path)) throw new UsageError(`nothing to resume: ${path} does not exist`);
-  const text = readText(file);
 
   const model = o.resume
     ? (await readModel(path)).model
@@ -565,9 +571,12 @@ async function finetune(argv, o) {
   const valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
   const every = checkpointEvery(o);
-  if (existsSync(path) && !o.force) throw new UsageError(`${path} exists: add --force to replace it (wasmformer train ${argv[1] ?? ''} --out ${path} --resume continues its run)`);
+  // the inputs first: a missing model or text is the problem, whatever --out holds
+  if (!existsSync(argv[0])) throw new Error(`cannot read ${argv[0]}: no such file or folder`);
   const text = readText(file);
+  if (existsSync(path) && !o.force) throw new UsageError(`${path} exists: add --force to replace it (wasmformer train ${argv[1] ?? ''} --out ${path} --resume continues its run)`);
   const model = await openModel(argv[0]);
+  const start = model.step;
   let summary = null, failure = null, run = null;
   try {
     if (!model.tokenizer) {
@@ -584,7 +593,18 @@ async function finetune(argv, o) {
       ...(model.metadata ?? {}),
       run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode: wf.TRAIN_DEFAULTS.evalMode, lastStep: model.step + steps },
     });
-    const progress = progressPrinter(!!out.isTTY, evalInterval);
+    // an adapter file this model cannot have is known now, not after the training: the same
+    // export, of the untrained adapters
+    if (o.peft !== undefined) {
+      try {
+        model.exportPeft();
+      } catch (e) {
+        if (e instanceof wf.WfError) e.message = `--peft: ${e.message}; nothing was trained`;
+        throw e;
+      }
+    }
+    // this run's own steps (a model file counts the steps it was trained with before)
+    const progress = progressPrinter(!!out.isTTY, evalInterval, { local: true });
     run = await keepRun(model, path, every, progress);
     out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
       `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
@@ -601,18 +621,33 @@ async function finetune(argv, o) {
       progress.end();
     }
     await run.clock.settle(); // a checkpoint still being written must not land after the final save
-    if (summary || run.signal || run.outputLost || run.clock.saved > 0) {
+    // every step taken is saved, whatever happens to the adapter files (written first: --merge
+    // folds the adapters away); so is a run rolled back after a checkpoint (the file must not
+    // keep undone steps)
+    if (model.step > start || run.clock.saved > 0) {
+      let names = null, peftError = null;
       if (o.peft !== undefined) {
-        const names = await wf.exportPeftDir(model, o.peft);
-        const folder = statSync(argv[0]).isDirectory();
-        out.write(`wrote ${names.map((n) => join(o.peft, n)).join(', ')} (their base: ${folder ? argv[0] : `wasmformer export ${argv[0]} --out DIR`})\n`);
+        try {
+          names = await wf.exportPeftDir(model, o.peft);
+        } catch (e) {
+          peftError = e;
+        }
       }
       if (o.merge) model.mergeLora();
       await wf.saveModelFile(model, path);
       const size = megabytes(statSync(path).size);
-      out.write(summary ? `done: step ${summary.step}, loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
+      const done = summary?.steps ?? model.step - start;
+      out.write(summary ? `done: ${done} steps (the model's step ${summary.step}), loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
         `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.elapsed)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
-        : `${failure ? 'stopped' : 'interrupted'} at step ${model.step}; saved ${path} (${size})\n`);
+        : `${failure ? 'stopped' : 'interrupted'} after ${done} steps (the model's step ${model.step}); saved ${path} (${size})\n`);
+      if (names) {
+        const folder = statSync(argv[0]).isDirectory();
+        out.write(`wrote ${names.map((n) => join(o.peft, n)).join(', ')} (their base: ${folder ? argv[0] : `wasmformer export ${argv[0]} --out DIR`})\n`);
+      }
+      if (peftError) {
+        peftError.message = `--peft ${o.peft}: ${peftError.message} (${path} is saved)`;
+        failure ??= peftError;
+      }
     }
   } finally {
     model.dispose();
@@ -723,7 +758,12 @@ async function exportModel(argv, o) {
   if (o.out === undefined) throw new UsageError('--out DIR is required');
   const { model } = await readModel(argv[0]);
   try {
-    const names = await wf.exportSafetensorsDir(model, o.out);
+    if (o.merge && !model.lora) throw new UsageError(`--merge: ${argv[0]} has no LoRA adapters`);
+    if (o.merge) model.mergeLora();
+    const names = await wf.exportSafetensorsDir(model, o.out).catch((e) => {
+      if (model.lora && e.code === 'WF_ERR_STATE') e.message += ' (--merge folds them in)';
+      throw e;
+    });
     out.write(`wrote ${names.map((n) => join(o.out, n)).join(', ')}\n`);
   } finally {
     model.dispose();
@@ -789,9 +829,11 @@ async function main(argv) {
     let message = e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase());
     const option = message.match(/'(?:-\w, )?(--[\w-]+)' argument is ambiguous/)?.[1];
     if (option) message += `: write ${option}=VALUE for a value that starts with a dash`;
-    // a misspelled flag names the one it meant, as a misspelled key does in the package
+    // a misspelled flag names the one it meant, as a misspelled key does in the package; a
+    // shortened one (--temp) the one flag it begins
     const unknown = message.match(/^unknown option '--([^'=]+)'/)?.[1];
-    const near = unknown && nearest(unknown, Object.keys(command.options));
+    const begun = unknown ? Object.keys(command.options).filter((f) => f.startsWith(unknown)) : [];
+    const near = unknown && (nearest(unknown, Object.keys(command.options)) ?? (begun.length === 1 ? begun[0] : null));
     if (near) message += `; did you mean --${near}?`;
     throw new UsageError(message);
   }

@@ -225,15 +225,15 @@ WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data
 #define WF_NOTE_MAX (1 << 20)
 WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n);
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
-/* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (BPE: one Hugging Face encodes alike;
+/* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (char, BPE: Hugging Face encodes alike;
  * HF: its file). load reads either and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: as BPE). */
 #define WF_SAVE_JSON 2
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
-/* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or
- * wasmformer's own), or its LoRA adapters as PEFT's adapter_model.safetensors and adapter_config.json (its
- * base_model_name_or_path: base, UTF-8, or NULL: null). Importing safetensors (F32, F16, BF16, F64) replaces m;
- * importing PEFT's adds the adapters to m. */
+/* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, GPTNeoXForCausalLM,
+ * LlamaForCausalLM; else wasmformer's own, which alone keeps adapters: a class's refuses them), or its LoRA adapters
+ * as PEFT's files (base_model_name_or_path: base, UTF-8; NULL: null). Importing safetensors (F32, F16, BF16, F64)
+ * replaces m; importing PEFT's adds adapters to m. */
 WF_API wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *n_st, char **json, int32_t *n_json);
 WF_API wf_status wf_model_export_peft(wf_model *m, const char *base, uint8_t **st, int32_t *n_st, char **json,
                                       int32_t *n_json);

@@ -246,6 +246,10 @@ run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [...REL
 nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
   'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: RELAXED_FLAG, env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
 if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', testFiles('tests/web'));
+// the packed package in the settings a JavaScript project builds in (tests/bundlers/): Vite
+// (build and dev server), webpack 5, esbuild (browser and --platform=node), plain modules;
+// threads and relaxed SIMD in Chromium where the page is cross-origin isolated
+if (hasChromium && !oldNode) nodeTests('bundlers: Vite, webpack, esbuild, plain modules, in headless Chromium', testFiles('tests/bundlers'));
 
 // libFuzzer on the hostile-input loaders, from the committed seeds (scripts/fuzz.sh;
 // the long runs behind docs/ERRORS.md use the same script with more seconds)

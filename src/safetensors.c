@@ -193,6 +193,11 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
     const int layout = wf_hf_layout_of(&mc);
     const wf_hf_layout *lay = &wf_hf_layouts[layout];
     const int L = mc.n_layer;
+    /* a Hugging Face class has no place for adapters: the file would be the base alone */
+    if (mc.lora_rank > 0 && layout != WF_LAYOUT_NATIVE)
+        return WF_ERR(m, WF_ERR_STATE, "the model has LoRA adapters, which a %s file has no place for: merge them into "
+                      "the weights first to export the fine-tuned model, or export the base without them (before adding "
+                      "them, or after removing them) and the adapters alone in PEFT's layout", lay->model_type);
 
     /* the header: every tensor the layout gives this config, with its byte range */
     wf_hf_entry *entries = malloc((size_t)lay->n_rows * (size_t)L * sizeof *entries);
@@ -251,7 +256,8 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         const wf_real *src = params + sl.offset;
         for (size_t a = 0; a < (r->transpose ? sl.cols : sl.rows); a++)
             for (size_t b2 = 0; b2 < (r->transpose ? sl.rows : sl.cols); b2++) {
-                float v = (float)(r->transpose ? src[b2 * sl.cols + a] : src[a * sl.cols + b2]);
+                const size_t row = wf_hf_row_of(r, a, sl.rows, mc.n_head); /* ours, for the file's row a */
+                float v = (float)(r->transpose ? src[b2 * sl.cols + a] : src[row * sl.cols + b2]);
                 wf_put_f32s(&w, &v, 1);
             }
     }
@@ -271,14 +277,17 @@ static int ends_with(const char *name, const char *tail) {
     return n > k && !strcmp(name + n - k, tail);
 }
 
-/* Tensors a GPT-2 file may carry that are not weights: the causal-mask buffers older
- * transformers versions saved. */
-static int gpt2_buffer(const char *name) { return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias"); }
+/* Tensors a GPT-2 or GPT-NeoX file may carry that are not weights: the causal-mask buffers
+ * older transformers versions saved. */
+static int mask_buffer(int layout, const char *name) {
+    if (layout == WF_LAYOUT_GPT2) return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
+    return layout == WF_LAYOUT_NEOX && (ends_with(name, ".attention.bias") || ends_with(name, ".attention.masked_bias"));
+}
 
-/* A Llama file from transformers before 4.31 carries each layer's RoPE frequencies, which
- * the model then used instead of rope_theta's: they must be the core's, theta^(-2i/HS)
- * (HS/2 of them), within the rounding of the dtype they were saved in. */
-static wf_status llama_inv_freq(const st_tensor *t, int HS, double theta, char *msg, size_t cap) {
+/* A Llama or GPT-NeoX file from older transformers carries each layer's RoPE frequencies,
+ * which the model then used instead of the config's base: they must be the core's,
+ * theta^(-2i/HS) (HS/2 of them), within the rounding of the dtype they were saved in. */
+static wf_status rope_inv_freq(const st_tensor *t, int HS, double theta, char *msg, size_t cap) {
     if (t->dtype == ST_OTHER || t->ndim != 1 || t->shape[0] != HS / 2)
         FAIL(WF_ERR_FORMAT, "safetensors: \"%s\" must be %d floats (the head size is %d)", t->name, HS / 2, HS);
     const double rel = t->dtype == ST_BF16 ? 8e-3 : t->dtype == ST_F16 ? 1e-3 : 1e-5;
@@ -324,20 +333,21 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
     for (int32_t i = 0; i < f->n; i++) {
         st_tensor *t = &f->t[i];
         if (t->used) continue;
-        if (layout == WF_LAYOUT_GPT2 && gpt2_buffer(t->name)) continue;
-        if (layout == WF_LAYOUT_LLAMA && ends_with(t->name, ".self_attn.rotary_emb.inv_freq")) {
-            wf_status s = llama_inv_freq(t, cfg->d_model / cfg->n_head, cfg->rope_theta, msg, cap);
+        if (mask_buffer(layout, t->name)) continue;
+        if ((layout == WF_LAYOUT_LLAMA && ends_with(t->name, ".self_attn.rotary_emb.inv_freq")) ||
+            (layout == WF_LAYOUT_NEOX && ends_with(t->name, ".attention.rotary_emb.inv_freq"))) {
+            wf_status s = rope_inv_freq(t, cfg->d_model / cfg->n_head, cfg->rope_theta, msg, cap);
             if (s != WF_OK) return s;
             continue;
         }
-        if (lay->embedding && cfg->tied_head && !strcmp(t->name, "lm_head.weight")) {
+        if (lay->embedding && cfg->tied_head && !strcmp(t->name, lay->head)) {
             /* a state_dict of a tied model repeats the embedding as the head: it must equal it */
             st_tensor *wte = wf_st_find(f, lay->embedding);
             size_t pre = lay->optional_prefix ? strlen(lay->optional_prefix) : 0;
             if (!wte && pre) wte = wf_st_find(f, lay->embedding + pre);
             int same = wte && wte->dtype != ST_OTHER && t->dtype != ST_OTHER && t->elems == wte->elems;
             for (uint64_t k = 0; same && k < t->elems; k++) same = wf_st_get(t, k) == wf_st_get(wte, k);
-            if (!same) FAIL(WF_ERR_FORMAT, "safetensors: lm_head.weight differs from the embedding but config.json ties them");
+            if (!same) FAIL(WF_ERR_FORMAT, "safetensors: %s differs from the embedding but config.json ties them", lay->head);
             continue;
         }
         FAIL(WF_ERR_FORMAT, "safetensors: tensor \"%s\" is not part of a %s model of this config", t->name, lay->model_type);
@@ -387,7 +397,7 @@ wf_status wf_model_import_safetensors(wf_model *m, const char *config, int32_t c
                 for (size_t b = 0; b < (r->transpose ? sl.rows : sl.cols); b++, k++) {
                     wf_real v = wf_st_get(found[p], k);
                     if (r->transpose) dst[b * sl.cols + a] = v;
-                    else dst[a * sl.cols + b] = v;
+                    else dst[wf_hf_row_of(r, a, sl.rows, cfg.n_head) * sl.cols + b] = v;
                 }
         }
         m->origin = WF_ORIGIN_SAFETENSORS;

@@ -1,6 +1,7 @@
-/* wasmformer's byte-level BPE written as a Hugging Face tokenizer.json that the tokenizers
- * libraries encode alike (docs/FORMATS.md): its chunks become two Split patterns over
- * byte-level characters (the reader, tokjson.c, knows them back). And any tokenizer.json a
+/* wasmformer's byte-level BPE and its char tokenizer written as Hugging Face tokenizer.json
+ * files that the tokenizers libraries encode alike (docs/FORMATS.md): the BPE's chunks become
+ * two Split patterns over byte-level characters (the reader, tokjson.c, knows them back); the
+ * char tokenizer is a BPE without merges over no pre-tokenizer. And any tokenizer.json a
  * tokenizer keeps, for wf_tokenizer_save's WF_SAVE_JSON. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,11 +243,45 @@ wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *ms
     return WF_OK;
 }
 
+/* ---- writing the char tokenizer ----
+ * A BPE model without merges splits its one word (no pre-tokenizer: the whole text) into
+ * code points and looks each up: the vocabulary's id, or unk_token for the rest, id 0, each
+ * unknown code point on its own (fuse_unk false), as ours. Decoding joins the tokens (Fuse)
+ * after turning "<unk>" into U+FFFD, which ours decodes it to; "<unk>" is not an added token,
+ * so text that spells it is read character by character, as ours reads it. */
+static void write_char(jw *w, const wf_tokenizer *t) {
+    jw_str(w, "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n  \"added_tokens\": [],\n"
+              "  \"normalizer\": null,\n  \"pre_tokenizer\": null,\n  \"post_processor\": null,\n"
+              "  \"decoder\": {\"type\": \"Sequence\", \"decoders\": [\n    {\"type\": \"Replace\", \"pattern\": {\"String\": \"<unk>\"}, "
+              "\"content\": \"\\ufffd\"},\n    {\"type\": \"Fuse\"}]},\n"
+              "  \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": \"<unk>\", \"continuing_subword_prefix\": null, "
+              "\"end_of_word_suffix\": null, \"fuse_unk\": false, \"byte_fallback\": false, \"ignore_merges\": false,\n"
+              "    \"vocab\": {\n      \"<unk>\": 0");
+    for (int32_t i = 0; i < t->n_chars; i++) {
+        uint8_t u[4];
+        char num[24];
+        jw_str(w, ",\n      ");
+        jw_json_str(w, u, (size_t)wf_utf8_put(t->chars[i], u));
+        snprintf(num, sizeof num, ": %d", i + 1);
+        jw_str(w, num);
+    }
+    jw_str(w, "},\n    \"merges\": []}\n}\n");
+}
+
 /* ---- a tokenizer as a tokenizer.json (wf_tokenizer_save's WF_SAVE_JSON) ---- */
 
 wf_status wf_tokjson_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
-    if (t->kind == WF_TOKENIZER_CHAR)
-        return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a char tokenizer has no tokenizer.json form; save it as a tokenizer file (.wft)");
+    if (t->kind == WF_TOKENIZER_CHAR) {
+        jw w = {NULL, 0};
+        write_char(&w, t); /* at most 32 bytes a code point: far below 2 GB */
+        if (!(*out = malloc(w.n + 1))) return TOK_ERR(t, WF_ERR_NOMEM, "out of memory saving tokenizer.json");
+        w = (jw){(char *)*out, 0};
+        write_char(&w, t);
+        (*out)[w.n] = 0;
+        *n = (int32_t)w.n;
+        t->err[0] = 0;
+        return WF_OK;
+    }
     if (t->kind == WF_TOKENIZER_LLAMA2C)
         return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a llama2.c tokenizer has no tokenizer.json form (its merges follow scores, "
                        "not ranks); save it as a tokenizer file (.wft)");

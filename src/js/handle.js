@@ -168,12 +168,12 @@ export class ModelHandle {
 
   /** Everything about the model in one plain object (Model.info). */
   info() {
-    const tok = this.tokenizer, { memory, step, lr } = this.rt.modelInfo(this.live());
+    const tok = this.tokenizer, { memory, step, lr, threads } = this.rt.modelInfo(this.live());
     return {
       config: this.config, paramCount: memory.count, step, lr: float32Plain(lr),
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
-      threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
+      threads, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
       trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize,
     };
   }

@@ -85,12 +85,19 @@ export interface ConfigInput extends Partial<Omit<ModelConfig, 'arch' | 'norm' |
   lr?: number;
 }
 
-/** Where the wasm module comes from. By default it is found next to the package's glue
- * module (`new URL('../../dist/wasmformer.wasm', import.meta.url)`); nothing is fetched
- * from anywhere else. */
+/** Where the wasm module comes from. By default every build's files are found next to the
+ * package's glue (`new URL('../../dist/wasmformer.wasm', import.meta.url)`, which Vite,
+ * webpack and Parcel follow and copy); nothing is fetched from anywhere else. */
 export interface LoadOptions {
-  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). */
+  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). Names
+   * the single-thread simd128 build alone (threads 1). */
   wasmUrl?: string | URL;
+  /** A folder holding a copy of the package's `dist/` files (every build: `wasmformer*.wasm`,
+   * `.mjs`, `.worker.js`), for bundlers that copy none of them (esbuild): a URL, relative to
+   * the page in browsers, or a path or file: URL in Node. Threads and relaxed SIMD then load
+   * from there (docs/BUNDLERS.md).
+   * @example const model = await createWorkerModel('micro', { distUrl: '/wasmformer/', worker }); */
+  distUrl?: string | URL;
   /** The bytes of `wasmformer.wasm`; each call with wasmBinary makes its own instance. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Threads per model, the caller's included. Default: what the platform offers, at most 4
@@ -129,9 +136,20 @@ export interface TokenizerOptions {
 }
 
 export interface WorkerOptions extends LoadOptions {
-  /** Browsers: a Worker you started yourself on `wasmformer`'s `src/js/worker.js`, for
-   * bundlers that do not follow `new Worker(new URL(...))`. */
-  worker?: Worker;
+  /** A worker you started yourself on `'wasmformer/worker'`, for bundlers that do not follow
+   * `new Worker(new URL(...))` (esbuild): a module Worker in browsers, a worker_threads
+   * Worker in Node (docs/BUNDLERS.md).
+   * @example const wm = await createWorkerModel('micro', { worker: new Worker('/worker.js', { type: 'module' }) }); */
+  worker?: Worker | NodeWorker;
+}
+
+/** A worker_threads Worker, as far as the package uses one (Node). */
+export interface NodeWorker {
+  postMessage(value: unknown, transferList?: readonly any[]): void;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  terminate(): Promise<number>;
+  ref(): void;
+  unref(): void;
 }
 
 /** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side.
@@ -188,7 +206,24 @@ export interface OptimizerSettings {
   muonMomentum: number;
 }
 
-export interface TrainProgress {
+/** The progress of a training run, as onProgress receives it. At a step that validated
+ * (`validated: true`) valLoss is a number, that step's validation loss:
+ * `p.validated && console.log(p.valLoss.toFixed(3))` compiles under --strict. */
+export type TrainProgress = TrainProgressBase & (
+  | {
+    /** valLoss was measured at this step. */
+    validated: true;
+    /** The validation loss measured at this step. */
+    valLoss: number;
+  }
+  | {
+    validated: false;
+    /** The latest validation loss of this run, or null before the first. */
+    valLoss: number | null;
+  });
+
+/** What TrainProgress says besides its validation (TrainProgress). */
+export interface TrainProgressBase {
   /** The model's step counter: optimizer steps taken so far, counting earlier calls. */
   step: number;
   /** Steps this call has taken so far. */
@@ -203,12 +238,8 @@ export interface TrainProgress {
   secondsDone?: number;
   /** Training loss of the last batch. */
   loss: number;
-  /** The latest validation loss of this run, or null before the first. */
-  valLoss: number | null;
   /** With evalMode 'windows': bits per character of the latest validation; else null. */
   valBpc: number | null;
-  /** true when valLoss was measured at this step. */
-  validated: boolean;
   /** Learning rate of the last step. */
   lr: number;
   /** Global gradient norm of the last step, before clipping. */
@@ -454,7 +485,8 @@ export interface ModelInfo {
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
   busy: string | null;
-  /** Threads the loaded wasm build offers (1: the single-thread build). */
+  /** Threads this model runs on, the caller's included (1: the single-thread build, or no
+   * idle pthread worker was left for it). */
   threads: number;
   /** The loaded build's kernel set: 'relaxed' (fused multiply-add) or 'simd128'. */
   simd: 'relaxed' | 'simd128';
@@ -745,8 +777,8 @@ export class Model {
   removeLora(): void;
 
   /**
-   * The adapters in PEFT's layout (GPT-2- and Llama-shaped models); the base is
-   * exportSafetensors(model).
+   * The adapters in PEFT's layout (GPT-2-, GPT-NeoX- and Llama-shaped models); the base is
+   * exportSafetensors(model) before addLora (or after removeLora).
    * @example
    * const files = model.exportPeft({ baseModel: 'gpt2' });
    */
@@ -1214,8 +1246,12 @@ export interface SafetensorsFiles {
 }
 
 /**
- * The model as Hugging Face files; a GPT-2 style model is a `GPT2LMHeadModel` state dict
- * that PyTorch loads without conversion.
+ * The model as Hugging Face files: a GPT-2 style model is a `GPT2LMHeadModel`, the same with
+ * RoPE (micro, the default) a `GPTNeoXForCausalLM`, a Llama-style one a `LlamaForCausalLM`
+ * that PyTorch loads without conversion; others in wasmformer's own layout. With a
+ * tokenizer, `tokenizer.wft` and (char, BPE, 'hf') `tokenizer.json`. A model with LoRA
+ * adapters in a Hugging Face class's layout is refused (WF_ERR_STATE): mergeLora() first,
+ * or export the base without them and exportPeft().
  * @example
  * const files = exportSafetensors(model);
  * download(files['model.safetensors'], 'model.safetensors');
@@ -1646,3 +1682,64 @@ export function createWorkerSeq2Seq(config?: ConfigInput, options?: WorkerOption
  * const ws = await loadWorkerSeq2Seq(await (await fetch('/models/reverse.wf')).arrayBuffer());
  */
 export function loadWorkerSeq2Seq(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerSeq2Seq>;
+
+/**
+ * Node: writes the model's checkpoint to path atomically: a temporary file in the same folder,
+ * flushed to disk, then renamed over path, so a crash leaves the old file or the new one.
+ * A path that is a symbolic link writes the file it points to; the link stays. A WorkerModel's
+ * is taken in its worker. Resolves to the bytes written. A failure rejects with Node's error
+ * code (ENOENT, EACCES, EROFS, ENOSPC...) and a message naming path, not the temporary file. (The file helpers
+ * below are Node's: in a browser they reject with WF_ERR_UNSUPPORTED; save(), loadModel,
+ * exportSafetensors and the others read and write bytes there.)
+ * @example
+ * await saveModelFile(model, 'austen.wf');
+ */
+export function saveModelFile(model: Model | WorkerModel, path: string, options?: SaveOptions): Promise<number>;
+
+/**
+ * Node: a model from a checkpoint file.
+ * @example
+ * const model = await loadModelFile('austen.wf');
+ * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
+ */
+export function loadModelFile(path: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Node: writes the model as Hugging Face files into dir (created if missing): model.safetensors,
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for char, BPE and 'hf'
+ * tokenizers); each atomically; as exportSafetensors (LoRA adapters refused); then
+ * wasmformer.sha256, the SHA-256 of each (sha256sum's format). Tokenizer files already in dir
+ * are removed first: a model without a tokenizer never lands beside an earlier export's.
+ * Resolves to the names. A folder that cannot be made rejects at once with WF_ERR_ARG naming
+ * it (/proc/exp, a path through a file).
+ * @example
+ * await exportSafetensorsDir(model, 'hf/');
+ */
+export function exportSafetensorsDir(model: Model, dir: string): Promise<string[]>;
+
+/**
+ * Node: a model from a directory of Hugging Face files (config.json, model.safetensors and, if
+ * present, tokenizer.wft or else tokenizer.json). In a folder exportSafetensorsDir wrote (one
+ * with wasmformer.sha256), the tokenizer must be one that export wrote, with its SHA-256:
+ * another is a WF_ERR_FORMAT, never paired with the weights.
+ * @example
+ * const model = await importSafetensorsDir('hf/');
+ */
+export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Node: writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
+ * adapter_model.safetensors and adapter_config.json, each atomically. Resolves to the names.
+ * A folder that cannot be made rejects at once with WF_ERR_ARG naming it.
+ * @example
+ * await exportPeftDir(model, 'adapter/', { baseModel: 'HuggingFaceTB/SmolLM-135M' });
+ */
+export function exportPeftDir(model: Model | WorkerModel, dir: string, options?: PeftExportOptions): Promise<string[]>;
+
+/**
+ * Node: puts the PEFT LoRA adapters of a directory (adapter_config.json, adapter_model.safetensors)
+ * on the model, whose base must be theirs. Resolves to the adapters' settings.
+ * @example
+ * await importPeftDir(model, 'adapter/');
+ */
+export function importPeftDir(model: Model, dir: string): Promise<LoraSettings>;

@@ -148,8 +148,8 @@ export class Model {
   /** Everything about the model in one plain object: config, paramCount, step, lr,
    * optimizer, optimizerState (whether it holds AdamW state that training can resume from:
    * false after loading weights only, until its first step), memory, tokenizer ({kind,
-   * vocabSize} or null), busy (what runs, or null), threads (how many the loaded wasm
-   * build offers: 1 for the single-thread build), simd, metadata, trainable, lora and
+   * vocabSize} or null), busy (what runs, or null), threads (the model's own, the
+   * caller's included: 1 on the single-thread build), simd, metadata, trainable, lora and
    * defaultBatchSize. */
   info() { return this.#core.info(); }
 
@@ -294,8 +294,8 @@ export class Model {
   /**
    * The LoRA adapters in PEFT's layout, for PeftModel.from_pretrained(base, dir):
    * {'adapter_model.safetensors': Uint8Array, 'adapter_config.json': string}. The base is
-   * what exportSafetensors writes (the model without its adapters); GPT-2- and
-   * Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
+   * what exportSafetensors writes before addLora or after removeLora (it refuses a model with
+   * adapters); GPT-2-, GPT-NeoX- and Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
    * base_model_name_or_path, e.g. 'HuggingFaceTB/SmolLM-135M').
    * @example const files = model.exportPeft({ baseModel: 'gpt2' });
    */

@@ -7,7 +7,7 @@ import { lstat, mkdir, open, readFile, readlink, rename, stat, unlink } from 'no
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { WfError } from './errors.js';
 import { makeApi } from './loader.js';
@@ -30,10 +30,10 @@ async function readWasm(url) {
  * uncaught exceptions and rejections that rethrow. Lend it the globals for the duration,
  * then take back exactly what it added. Its Web Workers are unref'd so that they do not
  * keep the process alive (they sleep between jobs; wf_model_free joins the threads). */
-async function aroundThreadedLoad(create) {
+async function aroundThreadedLoad(create, glueUrl) {
   const lent = {};
-  if (typeof globalThis.require === 'undefined') lent.require = createRequire(import.meta.url);
-  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(new URL('../../dist/', import.meta.url));
+  if (typeof globalThis.require === 'undefined') lent.require = createRequire(glueUrl);
+  if (typeof globalThis.__dirname === 'undefined') lent.__dirname = fileURLToPath(new URL('.', glueUrl));
   const events = ['uncaughtException', 'unhandledRejection'];
   const before = Object.fromEntries(events.map((e) => [e, process.listeners(e)]));
   Object.assign(globalThis, lent);
@@ -47,10 +47,11 @@ async function aroundThreadedLoad(create) {
   }
 }
 
-// A port over a worker_threads Worker (see worker-host.js for the protocol). The worker
-// keeps the process alive only while a call is pending.
-function workerPort() {
-  const worker = new Worker(new URL('./node-worker.js', import.meta.url));
+// A port over a worker_threads Worker (see worker-host.js for the protocol): opts.worker (one
+// started on 'wasmformer/worker', e.g. from a bundle), or a new one. The worker keeps the
+// process alive only while a call is pending.
+function workerPort(opts) {
+  const worker = opts.worker ?? new Worker(new URL('./node-worker.js', import.meta.url));
   worker.unref();
   return {
     post: (msg, transfer) => worker.postMessage(msg, transfer),
@@ -69,9 +70,13 @@ function workerPort() {
 function workerLoadOpts(opts) {
   const out = { ...opts };
   delete out.worker;
-  if (out.wasmUrl instanceof URL) out.wasmUrl = out.wasmUrl.href;
+  for (const k of ['wasmUrl', 'distUrl']) if (out[k] instanceof URL) out[k] = out[k].href;
   return out;
 }
+
+// distUrl: a folder, as a path (relative to the working directory) or a file: URL
+const folderUrl = (dir) => (dir instanceof URL || /^[a-z][a-z0-9+.-]+:\/\//i.test(dir)
+  ? new URL(String(dir).replace(/\/?$/, '/')) : pathToFileURL(`${resolve(dir)}/`));
 
 // Node always has threads: the threaded build is the default (threads: 1 picks the other).
 export const {
@@ -86,6 +91,7 @@ export const {
   aroundThreadedLoad,
   workerPort,
   workerLoadOpts,
+  folderUrl,
 });
 
 /**
@@ -98,7 +104,8 @@ export const {
  * @example await saveModelFile(model, 'model.wf');
  */
 export async function saveModelFile(model, path, opts = {}) {
-  const bytes = model.save(opts); // synchronous: the state of this moment
+  // a Model saves synchronously (the state of this moment); a WorkerModel's save() resolves
+  const bytes = await model.save(opts);
   await writeAtomic(path, bytes);
   return bytes.length;
 }
@@ -213,12 +220,13 @@ const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
- * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for BPE and
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for char, BPE and
  * tokenizer.json tokenizers); each written atomically; then wasmformer.sha256, the SHA-256
  * of each. A tokenizer file already in dir is removed first, so that a model without a
- * tokenizer never lands beside an earlier export's. PyTorch loads
- * them as a GPT2LMHeadModel state dict (tests/pytorch/hf_reference.py shows how without
- * the transformers package). Resolves to the file names.
+ * tokenizer never lands beside an earlier export's. PyTorch loads them as a
+ * GPT2LMHeadModel, GPTNeoXForCausalLM or LlamaForCausalLM state dict
+ * (tests/pytorch/hf_reference.py shows how without the transformers package). Resolves to
+ * the file names.
  * @example await exportSafetensorsDir(model, 'out/');
  */
 export async function exportSafetensorsDir(model, dir) {
@@ -241,8 +249,8 @@ export async function exportSafetensorsDir(model, dir) {
  * a WF_ERR_FORMAT, never paired with the weights. @example const model = await importSafetensorsDir('out/'); */
 export async function importSafetensorsDir(dir, opts = {}) {
   const files = {
-    'config.json': await readFile(join(dir, 'config.json')),
-    'model.safetensors': await readFile(join(dir, 'model.safetensors')),
+    'config.json': await readFolderFile(dir, 'config.json', 'a Hugging Face model folder holds config.json and model.safetensors'),
+    'model.safetensors': await readFolderFile(dir, 'model.safetensors', 'a Hugging Face model folder holds config.json and model.safetensors'),
   };
   const record = await readFile(join(dir, MANIFEST), 'utf8').catch((e) => { if (e.code === 'ENOENT') return null; throw e; });
   for (const name of TOKENIZER_FILES) {
@@ -273,7 +281,7 @@ function checkExported(record, dir, name, bytes) {
  * @example await exportPeftDir(model, 'adapter/', { baseModel: 'gpt2' });
  */
 export async function exportPeftDir(model, dir, opts) {
-  const files = model.exportPeft(opts);
+  const files = await model.exportPeft(opts); // a WorkerModel's resolves
   await makeDir(dir);
   for (const [name, data] of Object.entries(files)) await writeAtomic(join(dir, name), data);
   return Object.keys(files);
@@ -282,10 +290,25 @@ export async function exportPeftDir(model, dir, opts) {
 /** Puts the PEFT LoRA adapters of a directory (adapter_config.json,
  * adapter_model.safetensors) on the model. @example await importPeftDir(model, 'adapter/'); */
 export async function importPeftDir(model, dir) {
+  const why = 'a PEFT adapter folder holds adapter_config.json and adapter_model.safetensors';
   return model.importPeft({
-    'adapter_config.json': await readFile(join(dir, 'adapter_config.json')),
-    'adapter_model.safetensors': await readFile(join(dir, 'adapter_model.safetensors')),
+    'adapter_config.json': await readFolderFile(dir, 'adapter_config.json', why),
+    'adapter_model.safetensors': await readFolderFile(dir, 'adapter_model.safetensors', why),
   });
+}
+
+/** A file of a folder the caller named; a folder or file that is not there is a WfError
+ * (WF_ERR_ARG) saying which, not fs's ENOENT. */
+async function readFolderFile(dir, name, why) {
+  const info = await stat(dir).catch(() => null);
+  if (!info) throw new WfError('WF_ERR_ARG', `${dir} does not exist (${why})`);
+  if (!info.isDirectory()) throw new WfError('WF_ERR_ARG', `${dir} is not a folder (${why})`);
+  try {
+    return await readFile(join(dir, name));
+  } catch (e) {
+    if (e.code === 'ENOENT') throw new WfError('WF_ERR_ARG', `${dir} has no ${name} (${why})`);
+    throw e;
+  }
 }
 
 /** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */

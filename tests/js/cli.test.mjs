@@ -77,6 +77,13 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
     [['frob'], /unknown command "frob"/],
     [['train', '--stpes', '5'], /unknown option '--stpes'; did you mean --steps\?/],
     [['generate', 'm.wf', '--temprature', '1'], /unknown option '--temprature'; did you mean --temperature\?/],
+    // a shortened flag names the one flag it begins
+    [['generate', 'm.wf', '--temp', '1'], /unknown option '--temp'; did you mean --temperature\?/],
+    [['train', '--val', '0.1'], /unknown option '--val'; did you mean --val-fraction\?/],
+    [['train', '--eval', '10'], /unknown option '--eval' \(see/], // --eval-interval or --eval-mode: no guess
+    // a bare number of seconds or minutes? the unit is required
+    [['train', '--time', '5'], /--time 5 has no unit: write 5s, 5m or 5h/],
+    [['export', 'm.wf', '--out', 'x', '--merge=yes'], /'--merge' does not take an argument/],
     [['train', '--zzzzzz'], /unknown option '--zzzzzz' \(see/],
     [['train', '--steps'], /--steps <value>' argument missing/],
     [['train', '--steps', 'many'], /--steps must be an integer >= 1, not "many"/],
@@ -139,6 +146,10 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
   const cases = [
     [['train', 'short.txt', '--out', 'n.wf'], /^wasmformer train: the training split has \d+ tokens; a window of T = 64 needs at least 65/],
     [['train', 'nonexistent.txt', '--out', 'n.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
+    // the missing input is the problem, not the output that exists
+    [['train', 'nonexistent.txt', '--out', 'exists.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
+    [['finetune', 'exists.wf', 'nonexistent.txt', '--out', 'exists.wf'], /^wasmformer finetune: cannot read nonexistent.txt: no such file$/],
+    [['finetune', 'nowhere.wf', TEXT, '--out', 'exists.wf'], /^wasmformer finetune: cannot read nowhere.wf: no such file or folder$/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nHead":3}'], /^wasmformer train: .*does not divide/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"norm":"batchnorm"}'], /^wasmformer train: norm must be one of "layernorm", "rmsnorm", not "batchnorm"/],
     // a misspelled key in --config is refused, naming the key it meant (it used to train the default model)
@@ -385,8 +396,10 @@ test('export to safetensors and import back: the same model', async () => {
   assert.equal(t.code, 0, t.err);
   const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
   assert.equal(e.code, 0, e.err);
-  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}, ${join('hf', 'wasmformer.sha256')}\n`);
-  assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
+  assert.equal(e.out, `wrote ${['model.safetensors', 'config.json', 'tokenizer.wft', 'tokenizer.json', 'wasmformer.sha256'].map((f) => join('hf', f)).join(', ')}\n`);
+  // micro's shape (RoPE, LayerNorm, biases) is GPT-NeoX's
+  const hf = JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8'));
+  assert.deepEqual([hf.model_type, hf.num_hidden_layers], ['gpt_neox', 1]);
   const i = cli(['import', 'hf', '--out', 'back.wf']);
   assert.equal(i.code, 0, i.err);
   assert.equal(i.out, `wrote back.wf: decoder, 1 layers, d_model 32, ${await microParams()} parameters, char tokenizer\n`);
@@ -506,6 +519,47 @@ test('--eval-mode windows validates on all of the held-out split, with bits per 
   assert.match(other.err, /--eval-mode sample differs from the run saved in w.wf \(windows\); a resumed run keeps it/);
 });
 
+test('finetune of the default model: --peft writes GPT-NeoX adapters; counts its own steps; refuses an impossible --peft before training; saves whatever happens to the adapters', async () => {
+  // the model `wasmformer train` makes by default (micro: RoPE, LayerNorm, biases), trained 30 steps
+  const d = cli(['train', TEXT, '--steps', '30', '--eval-interval', '0', '--out', 'neox-base.wf']);
+  assert.equal(d.code, 0, d.err);
+  const f = cli(['finetune', 'neox-base.wf', TEXT, '--steps', '10', '--eval-interval', '0', '--peft', 'neox-adapter', '--out', 'neox-tuned.wf']);
+  assert.equal(f.code, 0, f.err);
+  assert.match(f.out, /step 10\/10 /, 'progress counts this run\'s 10 steps, not the model\'s 40');
+  assert.doesNotMatch(f.out, /step 40\/40/);
+  assert.match(f.out, /^done: 10 steps \(the model's step 40\), /m);
+  const cfg = JSON.parse(readFileSync(join(dir, 'neox-adapter/adapter_config.json'), 'utf8'));
+  assert.deepEqual(cfg.target_modules, ['query_key_value', 'dense', 'dense_h_to_4h', 'dense_4h_to_h']);
+  assert.ok(existsSync(join(dir, 'neox-tuned.wf')));
+  // the export refuses the adapters in GPTNeoXForCausalLM's files; --merge folds them in
+  const e = cli(['export', 'neox-tuned.wf', '--out', 'neox-hf']);
+  assert.equal(e.code, 1);
+  assert.match(e.err, /LoRA adapters, which a gpt_neox file has no place for: .* \(--merge folds them in\)/);
+  const em = cli(['export', 'neox-tuned.wf', '--merge', '--out', 'neox-hf']);
+  assert.equal(em.code, 0, em.err);
+  assert.equal(JSON.parse(readFileSync(join(dir, 'neox-hf/config.json'), 'utf8')).model_type, 'gpt_neox');
+  assert.ok(existsSync(join(dir, 'neox-hf/tokenizer.json')), 'the char tokenizer as a tokenizer.json');
+  // a model PEFT has no names for (Post-LN): refused before the first step, nothing written
+  assert.equal(cli(['train', TEXT, '--config', JSON.stringify({ ...JSON.parse(MICRO), block: 'post_ln' }), '--steps', '5', '--eval-interval', '0', '--out', 'postln.wf']).code, 0);
+  const t0 = Date.now();
+  const p = cli(['finetune', 'postln.wf', TEXT, '--steps', '400', '--eval-interval', '0', '--peft', 'never', '--out', 'postln-tuned.wf']);
+  assert.equal(p.code, 1);
+  assert.match(p.err, /--peft: PEFT names the modules of a Hugging Face class; this model is not GPT-2-, GPT-NeoX- or Llama-shaped .*; nothing was trained/);
+  assert.doesNotMatch(p.out, /step \d+\/400/, 'no step was taken');
+  assert.ok(!existsSync(join(dir, 'postln-tuned.wf')) && !existsSync(join(dir, 'never')));
+  console.log(`refused before training in ${Date.now() - t0} ms`);
+  // the adapters cannot be written (--peft names a file): the checkpoint is saved all the same
+  writeFileSync(join(dir, 'a-file'), 'x');
+  const w = cli(['finetune', 'neox-base.wf', TEXT, '--steps', '5', '--eval-interval', '0', '--peft', 'a-file', '--out', 'saved-anyway.wf']);
+  assert.equal(w.code, 1);
+  assert.match(w.out, /^done: 5 steps .*; saved saved-anyway\.wf/m);
+  assert.match(w.err, /--peft a-file: .*\(saved-anyway\.wf is saved\)/);
+  const saved = await loadModelFile(join(dir, 'saved-anyway.wf'));
+  assert.equal(saved.step, 35);
+  assert.deepEqual(saved.lora?.rank, 8);
+  saved.dispose();
+});
+
 test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {
   const LLAMA = JSON.stringify({ ...JSON.parse(MICRO), norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: false });
   assert.equal(cli(['train', TEXT, '--config', LLAMA, '--steps', '20', '--eval-interval', '0', '--out', 'base.wf']).code, 0);
@@ -515,7 +569,7 @@ test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tenso
   assert.equal(f.code, 0, f.err);
   assert.match(f.out, /^fine-tuning basehf on part\.txt \(60,000 characters\): LoRA rank 4 \(alpha 8\) on q, v; [\d,]+ of [\d,]+ parameters train/);
   assert.match(f.out, /wrote adapter[/\\]adapter_model\.safetensors, adapter[/\\]adapter_config\.json \(their base: basehf\)/);
-  assert.match(f.out, /done: step 20, loss [\d.]+, val [\d.]+/, 'a model folder holds no steps: 20 now');
+  assert.match(f.out, /done: 20 steps \(the model's step 20\), loss [\d.]+, val [\d.]+/, 'a model folder holds no steps: 20 now');
   assert.deepEqual(JSON.parse(readFileSync(join(dir, 'adapter/adapter_config.json'), 'utf8')).target_modules, ['q_proj', 'v_proj']);
   const tuned = await loadModelFile(join(dir, 'tuned.wf'));
   assert.deepEqual(tuned.lora, { rank: 4, alpha: 8, targets: ['q', 'v'] });

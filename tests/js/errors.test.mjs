@@ -518,7 +518,7 @@ test('E21: where files go: a symbolic link is saved through, a folder that canno
     // an export of a model without a tokenizer into an earlier export's folder: the old
     // tokenizer goes, and its import has none
     const out = join(dir, 'hf');
-    assert.deepEqual(await exportSafetensorsDir(model, out), ['model.safetensors', 'config.json', 'tokenizer.wft', 'wasmformer.sha256']);
+    assert.deepEqual(await exportSafetensorsDir(model, out), ['model.safetensors', 'config.json', 'tokenizer.wft', 'tokenizer.json', 'wasmformer.sha256']);
     const oldTokenizer = readFileSync(join(out, 'tokenizer.wft'));
     const bare = await createModel(SMALL);
     await bare.train(Int32Array.from({ length: 400 }, (_, i) => (i * 7) % 40), { steps: 2, evalInterval: 0 });

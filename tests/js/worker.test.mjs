@@ -2,7 +2,12 @@
 // a Web Worker, tested in package.test.mjs): the Model API across a thread boundary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createModel, createWorkerModel, loadModel, loadWorkerModel, Model, WorkerModel, WfError } from '../../src/js/node.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createModel, createWorkerModel, exportPeftDir, importPeftDir, loadModel, loadModelFile, loadWorkerModel, saveModelFile, Model, WorkerModel, WfError,
+} from '../../src/js/node.js';
 import { workerPort } from '../../src/js/worker-client.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
@@ -162,6 +167,26 @@ test('save and load move checkpoints in and out of the worker', async () => {
   assert.equal(fromBytes.step, 30);
   await assert.rejects(loadWorkerModel(new Uint8Array(100)), (e) => e.code === 'WF_ERR_FORMAT');
   for (const m of [wm, local, other, fromBytes]) m.dispose();
+});
+
+test('saveModelFile and exportPeftDir take a worker model as they take a Model', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-worker-files-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const wm = await createWorkerModel({ ...SMALL, norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, seed: 8 });
+  await wm.train(TEXT, { steps: 5, evalInterval: 0 });
+  const bytes = await saveModelFile(wm, join(dir, 'w.wf'));
+  const back = await loadModelFile(join(dir, 'w.wf'));
+  assert.equal(bytes, (await wm.save()).length);
+  assert.equal(back.step, 5);
+  assert.deepEqual(back.getTensor('qkvw'), await wm.getTensor('qkvw'));
+  await wm.addLora({ rank: 2, alpha: 4 });
+  await wm.train(TEXT, { steps: 3, lr: 1e-2, evalInterval: 0 });
+  assert.deepEqual((await exportPeftDir(wm, join(dir, 'adapter'))).sort(), ['adapter_config.json', 'adapter_model.safetensors']);
+  await importPeftDir(back, join(dir, 'adapter'));
+  const gen = { maxTokens: 20, temperature: 0.8, seed: 1 };
+  assert.equal(await back.generateText('the ', gen), await wm.generateText('the ', gen), 'the adapters came across');
+  wm.dispose();
+  back.dispose();
 });
 
 test('a worker call rejects with its signal\'s reason: abort(reason), AbortSignal.abort(reason), AbortSignal.timeout', async () => {
