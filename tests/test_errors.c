@@ -258,11 +258,12 @@ static void row_e8_corpora(void) {
     /* too few tokens for one training window */
     wf_model *m = trained();
     state before = capture(m);
-    int32_t one = 1, in[16], tg[16];
-    CHECK(wf_model_sample_batch(m, &one, 1, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "a corpus of 1 token");
+    int32_t one = 1;
+    wf_run r = run_of(10, 1, 16, 0.0f);
+    CHECK(wf_model_run_begin(m, &r, 0, &one, 1) == WF_ERR_ARG, "a corpus of 1 token");
     CHECK(strstr(wf_model_error(m), "the training split has 1 tokens; a window of T = 16 needs at least 17") != NULL, "%s",
           wf_model_error(m));
-    CHECK(wf_model_sample_batch(m, &one, 0, 0.0f, 0, 1, 16, in, tg) == WF_ERR_ARG, "an empty corpus");
+    CHECK(wf_model_run_begin(m, &r, 0, &one, 0) == WF_ERR_ARG, "an empty corpus");
     CHECK(unchanged(m, &before), "a short corpus changed the model");
     release(&before);
     wf_model_free(m);
