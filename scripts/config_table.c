@@ -1,11 +1,13 @@
 /* Prints the config and training-settings tables of include/wasmformer.h (WF_CONFIG_FIELDS,
- * WF_OPTIM_FIELDS) as JSON, for scripts/gen-config.mjs, which writes the JavaScript
- * package's copy (src/js/config-table.js). Needs only the header:
- *   cc -Iinclude scripts/config_table.c -o config_table && ./config_table */
+ * WF_OPTIM_FIELDS) and the presets of src/presets.h (WF_PRESETS) as JSON, for
+ * scripts/gen-config.mjs, which writes the JavaScript package's copy
+ * (src/js/config-table.js). Needs only the two headers:
+ *   cc -Iinclude -Isrc scripts/config_table.c -o config_table && ./config_table */
 #include <float.h>
 #include <stdio.h>
 
 #include "wasmformer.h"
+#include "presets.h"
 
 /* A JSON string: the table's texts are plain ASCII without quotes or backslashes. */
 static void str(const char *key, const char *s) { printf(", \"%s\": \"%s\"", key, s); }
@@ -56,6 +58,13 @@ static void row(const char *name, const char *js, const char *type) {
     str("doc", doc);             \
     printf("}");
 
+/* A preset's row, in the package's names: its shape, positions (an enum index) and recipe. */
+#define PRESET(name, L, NH, C, F, T, pos, B, lr, beta2, muon, steps)                                               \
+    printf("%s\n    {\"name\": \"%s\", \"nLayer\": %d, \"nHead\": %d, \"dModel\": %d, \"dFF\": %d, \"context\": %d, " \
+           "\"positions\": %d, \"batchSize\": %d, \"lr\": %.9g, \"beta2\": %.9g, \"muon\": %d, \"steps\": %d}",          \
+           first ? "" : ",", #name, L, NH, C, F, T, (int)(pos), B, (double)(lr), (double)(beta2), muon, steps);           \
+    first = 0;
+
 int main(void) {
     printf("{\n  \"config\": [");
     first = 1;
@@ -63,6 +72,9 @@ int main(void) {
     printf("\n  ],\n  \"optim\": [");
     first = 1;
     WF_OPTIM_FIELDS(INT, REAL)
+    printf("\n  ],\n  \"presets\": [");
+    first = 1;
+    WF_PRESETS(PRESET)
     printf("\n  ]\n}\n");
     return 0;
 }

@@ -162,8 +162,10 @@ float wf_model_next_lr(const wf_model *m);
  * its schedule goes on in the optimizer settings from the rate it reached. */
 void wf_run_end(wf_model *m);
 void wf_run_free(wf_run_state *r);
-/* One batch of the run's sampler from split 0 (training) or 1 (validation), for the tests. */
+/* For the tests: one batch of the run's sampler from split 0 (training) or 1 (validation);
+ * the spike rule on its own over losses[0, n): where it trips (-1: nowhere). */
 void wf_run_sample(wf_model *m, int split, int32_t *in, int32_t *tg);
+int wf_run_spike_at(const float *losses, int n);
 /* Checkpoints: the run's bytes (m has one), and a run read from them (checked against the
  * file's config; its tokens come again with keep), which attach puts into a loaded m. */
 void wf_run_write(wf_writer *w, const wf_model *m);

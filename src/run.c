@@ -251,6 +251,14 @@ static int spiked(run_progress *p, float loss, float *mean_out, float *limit_out
     return up;
 }
 
+int wf_run_spike_at(const float *losses, int n) {
+    run_progress p = {0};
+    float mean, limit;
+    for (int i = 0; i < n; i++)
+        if (spiked(&p, losses[i], &mean, &limit)) return i;
+    return -1;
+}
+
 /* ---- a step ---- */
 
 /* One step on b, or on a batch sampled from the training split, at the run's learning rate;

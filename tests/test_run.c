@@ -289,6 +289,24 @@ static void test_divergence(void) {
     free(a), free(b);
 }
 
+/* The spike rule on its own: noise about a flat loss never trips it; a climb does, on its way;
+ * a jump at a run's start is measured from the run's first loss. */
+static void test_spike_rule(void) {
+    static float loss[2000];
+    uint32_t x = 7;
+    for (int i = 0; i < 2000; i++) {
+        x = x * 1103515245u + 12345u;
+        loss[i] = 1.3f + (float)(((x >> 8) / 16777216.0 - 0.5) * 0.6); /* +-0.3 */
+    }
+    CHECK(wf_run_spike_at(loss, 2000) == -1, "noise of +-0.3 about 1.3 tripped at %d", wf_run_spike_at(loss, 2000));
+    for (int i = 0; i < 200; i++) loss[i] = 1.3f + (i / 40.0f < 3 ? i / 40.0f : 3) + (loss[i] - 1.3f) / 3;
+    const int at = wf_run_spike_at(loss, 200);
+    CHECK(at >= 19 && at < 120, "a climb of 3 nats is caught on its way (at step %d)", at + 1);
+    loss[0] = 1.3f;
+    for (int i = 1; i < 20; i++) loss[i] = 3.5f;
+    CHECK(wf_run_spike_at(loss, 20) == 19, "a jump at the run's start is measured from its first loss");
+}
+
 /* A run on the caller's batches: each step is wf_model_step's at the run's schedule. */
 static void test_caller_batches(void) {
     const wf_config c = small();
@@ -374,6 +392,7 @@ int main(void) {
     test_pause_anywhere();
     test_schedule();
     test_divergence();
+    test_spike_rule();
     test_caller_batches();
     test_refused();
     return check_summary("test_run");
