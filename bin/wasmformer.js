@@ -640,8 +640,11 @@ async function info(argv, o) {
     }
     const c = i.config, opt = i.optimizer;
     const warmupEnd = opt.start + opt.warmup;
-    const schedule = `lr ${opt.lr.toPrecision(3)}, warmup to step ${warmupEnd}` +
-      (opt.decaySteps > 0 ? `, cosine decay to step ${warmupEnd + opt.decaySteps}` : ', then constant');
+    // a run's schedule is the run's (a time budget's follows its clock); else the settings'
+    const schedule = i.run?.lastSeconds ? `next lr ${i.lr.toPrecision(3)}, on its run's ${duration(i.run.lastSeconds)} budget`
+      : `lr ${opt.lr.toPrecision(3)}, warmup to step ${warmupEnd}`
+        + (opt.decaySteps > 0 ? `, cosine decay to step ${warmupEnd + opt.decaySteps}` : ', then constant')
+        + (i.lr !== opt.lr ? `; next lr ${i.lr.toPrecision(3)}` : '');
     const rows = [
       ['file', `${argv[0]} (${megabytes(data.length)})`],
       ['model', `${c.arch}, ${c.block === 'pre_ln' ? 'Pre-LN' : 'Post-LN'} ${c.norm}, ${c.activation}, ${c.positions} positions, ` +

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
-// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the
+// npm test: everything, from a fresh clone. Native library + C tests (ctest), the C example
+// (a few seconds of training), the native golden record, the C tests again under
+// AddressSanitizer + UndefinedBehaviorSanitizer, the
 // pool under ThreadSanitizer, a short native run under valgrind, the wasm build, the C
 // kernel tests in wasm, the Node tests of the wasm build, the web page in headless
 // Chromium, a minute of fuzzing per loader, and a memory soak. Each
@@ -147,6 +148,9 @@ run('build native library and tests', 'cmake', ['--build', 'build/native', '-j',
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
 // The golden record (tests/golden/README.md): training, generation and file bytes of every
 // architecture equal tests/golden/native.json, on a machine with its fingerprint (else skipped).
+// The C example (examples/c/): a time budget's training run in C, samples and roll-back,
+// for a few seconds; again in wasm below
+run('the C example: 3 s of training natively', 'build/native/example_train', ['--seconds', '3', '--eval', '40']);
 run('golden record: native', process.execPath, ['tests/golden/check-native.mjs'],
   { env: { ...process.env, WF_TEST_SKIPS: join(SKIPS, 'golden.jsonl') } });
 
@@ -177,6 +181,9 @@ run('wasm build', './build.sh', []);
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
 run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
 run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
+// examples/c/train.c in wasm, run by Node (tests/js/example.test.mjs holds its losses to the package's)
+run('build the C example for wasm', './build.sh', ['example']);
+run('the C example in wasm (Node): 3 s of training', process.execPath, ['build/wasm-tests/example_train.js', '--seconds', '3', '--eval', '40']);
 nodeTests('Node tests of the wasm build', ['tests/js/']);
 // The relaxed-SIMD builds (build.sh: clang-19), which Node 20 runs only behind a flag: the C
 // kernels against their scalar references, and the tests that hold for any kernel set (the

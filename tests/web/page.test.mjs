@@ -697,11 +697,15 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     await b.page.fill('#tr-lr', '1000');
     b.page.once('dialog', (d) => d.accept());
     await b.page.click('#train-start');
-    await waitText(b.page, '#errors', /^Training: the numbers blew up/, 60_000);
+    await waitText(b.page, '#errors', /^Training: training diverged at step [\d,]+: /, 60_000);
     const message = await text(b.page, '#errors .error p');
     assert.equal(message.match(/learning rate/g)?.length, 1, `the advice once: ${message}`);
     assert.doesNotMatch(message, /Could not start/);
-    assert.match(await text(b.page, '#train-status'), /^(Training stopped at step [\d,]+ because of an error|No model yet)\./);
+    // the status, the figures and the message agree, from the run's facts: where the model is
+    const stoppedAt = (await text(b.page, '#train-status')).match(/^Training stopped at step ([\d,]+): it diverged \(below\)\.$/)?.[1];
+    assert.ok(stoppedAt !== undefined, await text(b.page, '#train-status'));
+    assert.equal(await text(b.page, '#stat-step'), stoppedAt, 'the figures say the same step');
+    assert.match(message, new RegExp(`The model went back to step ${stoppedAt}, where it last stood sound\\.`));
     console.log(`  [narrow] diverged: ${message.slice(0, 160)}`);
     // the note about the model before is gone with it
     assert.equal(await b.page.isHidden('#overfit-note'), true, 'no overfitting note for a model that has not validated');
