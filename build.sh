@@ -16,7 +16,10 @@
 #                                    references, the pool and its workers' stacks)
 #   build/wasm-tests/test_simd-relaxed{,-mt}.js  the same with the relaxed kernels, compiled
 #                                    and linked as the relaxed builds are: `./build.sh relaxed-tests`
-# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests]
+#   build/wasm-tests/example_train.js  examples/c/train.c as a Node program (SIMD, one thread,
+#                                    Node's file system): `./build.sh example` (npm test runs it,
+#                                    and holds its losses to the package's: tests/js/example.test.mjs)
+# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [example]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -31,7 +34,8 @@ for arg in "$@"; do
     ref) VARIANTS=(ref) ;;
     tests) VARIANTS=(tests) ;;
     relaxed-tests) VARIANTS=(relaxed-tests) ;;
-    *) echo "build.sh: unknown argument $arg (use --force, ref, tests or relaxed-tests)" >&2; exit 2 ;;
+    example) VARIANTS=(example) ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests or example)" >&2; exit 2 ;;
   esac
 done
 
@@ -212,6 +216,17 @@ test_build() { # name, flags...
   echo "build.sh: built $out.js"
 }
 
+# The C example as a Node program: the package's single-thread SIMD build of the core (the
+# same flags, so the same numbers), with Node's file system for the text it reads.
+example_build() {
+  local out=build/wasm-tests/example_train
+  need_emcc
+  mkdir -p build/wasm-tests
+  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
+  emcc "${TEST_FLAGS[@]}" "${SIMD[@]}" -sNODERAWFS=1 examples/c/train.c "${SOURCES[@]}" -o "$out.js"
+  echo "build.sh: built $out.js"
+}
+
 # The same with the relaxed kernels, compiled at -O3 and linked at -O1 as build_relaxed does.
 test_build_relaxed() ( # name, flags... (a subshell, as build_relaxed)
   local out=build/wasm-tests/$1
@@ -236,6 +251,7 @@ for v in "${VARIANTS[@]}"; do
     tests)
       test_build test_simd "${SIMD[@]}"
       test_build test_simd-mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
+    example) example_build ;;
     relaxed-tests)
       test_build_relaxed test_simd-relaxed "${RELAXED[@]}"
       test_build_relaxed test_simd-relaxed-mt "${RELAXED[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;

@@ -1,9 +1,8 @@
-/* wasmformer: train small transformers and generate text, natively and in WebAssembly.
- * Names are wf_<object>_<verb>[_<format>]: the object a handle (wf_model, wf_tokenizer) or a struct (wf_config).
+/* wasmformer: train small transformers and generate text, natively and in WebAssembly. Names: wf_<object>_<verb>.
  * A call that fails returns a wf_status (or NULL), leaves a one-line message in its handle (wf_model_error,
- * wf_tokenizer_error; a NULL handle: WF_ERR_ARG alone) and the handle as it was. A returned pointer is borrowed
- * from its handle until the next call on it, unless its comment says the caller owns it. Nothing exits, aborts
- * or asserts on bad input. Numbers cross as float, int32 or double whatever the core computes in. */
+ * wf_tokenizer_error; a NULL handle: WF_ERR_ARG alone) and the handle as it was. A returned pointer is borrowed from
+ * its handle until the next call on it, unless its comment says the caller owns it. Nothing exits, aborts or asserts
+ * on bad input. Numbers cross as float, int32 or double whatever the core computes in. */
 #ifndef WASMFORMER_H
 #define WASMFORMER_H
 
@@ -110,9 +109,8 @@ typedef enum { WF_ORIGIN_NONE, WF_ORIGIN_INIT, WF_ORIGIN_WEIGHTS, WF_ORIGIN_OPTI
                WF_ORIGIN_SAFETENSORS } wf_origin;
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads, origin; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
-/* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. name: static, e.g. "qkvw";
- * offset, size, shape: in elements; decay 1: AdamW applies weight decay to it; layers: its mask bytes (its layers, or
- * 1); grad_offset: its gradients' start (-1: frozen). */
+/* Parameter tensors, in table order: name (static, e.g. "qkvw"); offset, size (elements) in wf_model_params; shape;
+ * decay: AdamW decays it; layers: its mask bytes (its layers, or 1); grad_offset: its gradients' start (-1: frozen). */
 typedef struct { const char *name; int32_t offset, size, ndim, shape[4], decay, layers, grad_offset; } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat, writable; borrowed; NULL: an empty model */
@@ -124,8 +122,7 @@ WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *ge
  * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
 WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
-/* ---- Training ---- */
-/* The training settings, rows as in WF_CONFIG_FIELDS. */
+/* ---- Training: its settings (rows as in WF_CONFIG_FIELDS), batches and steps ---- */
 #define WF_OPTIM_FIELDS(INT, REAL)                                                                                  \
     REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                     \
     REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                           \
@@ -141,25 +138,21 @@ WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t 
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
 typedef struct { WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_) } wf_optim;
 WF_API void wf_optim_default(wf_optim *o); /* the rows' defaults */
-/* Checks o as wf_config_check checks a config (each row's range): WF_ERR_ARG, the reason in msg. */
-WF_API wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap);
+WF_API wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap); /* each row's range: WF_ERR_ARG, msg */
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* checks *o, copies it into m */
 WF_API wf_status wf_model_get_optim(wf_model *m, wf_optim *out);
-/* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows
- * t >= lengths[b] are padding: nothing attends to them and no loss counts them. */
+/* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows t >= lengths[b] are padding:
+ * nothing attends to them and no loss counts them. Encoders take vectors or ids, encoder-decoders a source too. */
 typedef struct {
-    const int32_t *inputs;    /* [B, T] ids: the decoder's (shifted target) or the encoder's */
-    const float *input_vecs;  /* encoder only: [B, T, C] vectors instead of inputs */
-    const int32_t *lengths;   /* [B] real rows, in [1, T]; NULL: all T */
-    const int32_t *targets;   /* [B, T] ids for cross-entropy, negative = ignored */
-    const float *target_vecs; /* encoder only: [B, T, C] MSE targets of the final states */
-    const int32_t *src, *src_lengths; /* encoder-decoder only: [B, S] source ids; [B] their real rows (NULL: all S) */
-    int32_t B, T, S;
+    const int32_t *inputs; const float *input_vecs; /* [B, T] ids (the decoder's: the shifted target); or [B, T, C] */
+    const int32_t *lengths, *targets;               /* [B] real rows in [1, T] (NULL: all T); [B, T] ids, < 0: ignored */
+    const float *target_vecs;                       /* [B, T, C]: a mean squared error on the final states instead */
+    const int32_t *src, *src_lengths; int32_t B, T, S; /* [B, S] source ids; [B] its real rows in [1, S] (NULL: all) */
 } wf_batch;
-/* The batch's loss (mean cross-entropy or squared error), the gradient norm before clipping, lr, steps after it. */
+/* forward: no dropout; the loss to *loss (may be NULL). backward: and the gradients (dropout on). step: and clipping and
+ * the update; info (may be NULL): the loss (mean cross-entropy or squared error), the gradient norm before clipping, lr,
+ * steps after it. A non-finite loss or gradient norm, or an overflowing update: WF_ERR_NUMERIC, nothing updated. */
 typedef struct { float loss, grad_norm, lr; int32_t step; } wf_step_info;
-/* forward: no dropout; the loss to *loss (may be NULL). backward: and the gradients (dropout on). step: and clipping
- * and the update; a non-finite loss or gradient norm is WF_ERR_NUMERIC, nothing updated (info may be NULL). */
 WF_API wf_status wf_model_forward(wf_model *m, const wf_batch *b, float *loss);
 WF_API wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss);
 WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info);
@@ -168,11 +161,28 @@ WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *inf
 WF_API const float *wf_model_logits(wf_model *m);
 WF_API const float *wf_model_hidden(wf_model *m);
 WF_API const float *wf_model_attention(wf_model *m, int32_t layer, int32_t cross);
-/* Batch sampler: the first n - floor(n * val_fraction) tokens train (split 0), the rest validate (1). B windows w
- * of T + 1 tokens at random offsets of the split: inputs[b, t] = w[t], targets[b, t] = w[t + 1]; an RNG each. */
-WF_API wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction,
-                                       int32_t split, int32_t B, int32_t T, int32_t *inputs, int32_t *targets);
-WF_API wf_status wf_model_sample_seed(wf_model *m, uint32_t seed); /* both streams from seed, as init does */
+
+/* ---- Training runs: the loop a program runs, in the core (docs/DESIGN.md, "Training runs") ---- */
+typedef struct { /* a run's settings [their defaults] */
+    int32_t steps; float seconds;        /* its length: steps [1000], or (> 0) seconds of training [0] */
+    int32_t warmup, decay_steps;         /* steps of warm-up to lr, of cosine decay [-1, -1: a tenth (<= 100), the rest] */
+    float warmup_fraction, val_fraction; /* a time budget's warm-up [0.05]; the tokens' share (their end) held out [0.1] */
+    int32_t eval_interval, eval_batches; /* validate at its multiples and the end [100; 0: never] on batches [4; 0: all] */
+    int32_t batch_size, context, rollback, seed; /* windows [8] of tokens [0: the context]; roll back [1]; reseed [-1] */
+} wf_run;
+WF_API wf_status wf_preset(const char *name, wf_config *c, wf_optim *o, wf_run *r); /* micro, tiny, baby (NULL: none) */
+/* A run's record: the model's step; the run's steps, seconds, settings; its last step and validation (val_step 0: none);
+ * diverged: a WF_DIVERGED_* at step `at` (refused: that step changed nothing), measured against limit; backup: the step
+ * of the roll-back copy (-1: none), where a diverged run goes back to. */
+typedef struct { int32_t step, steps; double seconds; wf_run run; float loss, grad_norm, lr; int32_t val_step, val_tokens;
+    double val_loss; int32_t finished, diverged, refused, at; float measured, limit; int32_t backup; } wf_run_facts;
+enum { WF_DIVERGED_LOSS = 1, WF_DIVERGED_GRAD = 2, WF_DIVERGED_UPDATE = 3, WF_DIVERGED_BOUND = 4, WF_DIVERGED_SPIKE = 5 };
+/* A new run on tokens[0, n) (copied; NULL, 0: the caller's batches) from this step; keep: the model's run goes on (a
+ * loaded one takes its tokens again) or, with none, r's on the optimizer's schedule. r NULL: it ends (so do init, load). */
+WF_API wf_status wf_model_run_begin(wf_model *m, const wf_run *r, int32_t keep, const int32_t *tokens, int32_t n);
+/* Trains: one step on b, or (b NULL) sampled ones, at most `steps` (0: none, out only) in at most ms of training (0: no
+ * cap; past its end at its last lr); returns after a validation, at its end, on divergence (WF_ERR_NUMERIC: see out). */
+WF_API wf_status wf_model_run(wf_model *m, const wf_batch *b, int32_t steps, double ms, wf_run_facts *out);
 
 /* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
 /* temperature: higher flattens (below 1e-6, 0 too: greedy); top_k: keep the k most likely tokens (0: all); top_p: the

@@ -1,14 +1,15 @@
 /* Prints the core's tables as JSON, for scripts/gen-config.mjs, which writes the JavaScript
  * package's copy (src/js/config-table.js): the config and training-settings tables of
  * include/wasmformer.h (WF_CONFIG_FIELDS, WF_OPTIM_FIELDS), its statuses (WF_STATUSES), the
- * constants the package passes or reads, and the parameter tensors of src/plan.h (WF_PARAMS:
- * which are stacked per layer, the groups a fine-tuning choice names them by) and LoRA's
- * targets (WF_LORA_NAMES):
+ * constants the package passes or reads, the parameter tensors of src/plan.h (WF_PARAMS:
+ * which are stacked per layer, the groups a fine-tuning choice names them by), LoRA's
+ * targets (WF_LORA_NAMES) and the presets of src/presets.h (WF_PRESETS):
  *   cc -Iinclude -Isrc scripts/config_table.c -o config_table && ./config_table */
 #include <float.h>
 #include <stdio.h>
 
 #include "plan.h"
+#include "presets.h"
 
 /* A JSON string: the table's texts are plain ASCII without quotes or backslashes. */
 static void str(const char *key, const char *s) { printf(", \"%s\": \"%s\"", key, s); }
@@ -91,6 +92,13 @@ static void tensor(const char *name, int i, int groups) {
     first = 0;
 }
 
+/* A preset's row, in the package's names: its shape, positions (an enum index) and recipe. */
+#define PRESET(name, L, NH, C, F, T, pos, B, lr, beta2, muon, steps)                                               \
+    printf("%s\n    {\"name\": \"%s\", \"nLayer\": %d, \"nHead\": %d, \"dModel\": %d, \"dFF\": %d, \"context\": %d, " \
+           "\"positions\": %d, \"batchSize\": %d, \"lr\": %.9g, \"beta2\": %.9g, \"muon\": %d, \"steps\": %d}",          \
+           first ? "" : ",", #name, L, NH, C, F, T, (int)(pos), B, (double)(lr), (double)(beta2), muon, steps);           \
+    first = 0;
+
 int main(void) {
     printf("{\n  \"status\": [");
     first = 1;
@@ -117,6 +125,9 @@ int main(void) {
     printf("\n  ],\n  \"optim\": [");
     first = 1;
     WF_OPTIM_FIELDS(INT, REAL)
+    printf("\n  ],\n  \"presets\": [");
+    first = 1;
+    WF_PRESETS(PRESET)
     printf("\n  ]\n}\n");
     return 0;
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
-// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer (and
-// built for 32 bits, -m32, as wasm's size_t), the pool under ThreadSanitizer, a short native
-// run under valgrind, the wasm build, the C kernel tests in wasm, the Node tests of the wasm
-// build (again under Node 24), the web page in headless Chromium, a minute of fuzzing per
-// loader (and 15 s at 32 bits), and a memory soak. Each stage says what it runs; the first
-// failure stops the run with a non-zero exit code.
+// npm test: everything, from a fresh clone. Native library + C tests (ctest), the C example
+// (a few seconds of training), the native golden record, the C tests again under
+// AddressSanitizer + UndefinedBehaviorSanitizer (and built for 32 bits, -m32, as wasm's
+// size_t), the pool under ThreadSanitizer, a short native run under valgrind, the wasm build,
+// the C kernel tests in wasm, the C example in wasm, the Node tests of the wasm build (again
+// under Node 24), the web page in headless Chromium, a minute of fuzzing per loader (and 15 s
+// at 32 bits), and a memory soak. Each stage says what it runs; the first failure stops the
+// run with a non-zero exit code.
 // Every tool a stage or a test needs (a C compiler and cmake, valgrind, Chromium, clang,
 // script, the 32-bit C and C++ libraries, a Node 24 binary) is checked before the first
 // stage: a missing one (but Node 24, which .ci/run installs) is installed when this runs as
@@ -188,6 +189,9 @@ run('build native library and tests', 'cmake', ['--build', 'build/native', '-j',
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
 // The golden record (tests/golden/README.md): training, generation and file bytes of every
 // architecture equal tests/golden/native.json, on a machine with its fingerprint (else skipped).
+// The C example (examples/c/): a time budget's training run in C, samples and roll-back,
+// for a few seconds; again in wasm below
+run('the C example: 3 s of training natively', 'build/native/example_train', ['--seconds', '3', '--eval', '40']);
 run('golden record: native', process.execPath, ['tests/golden/check-native.mjs'],
   { env: { ...process.env, WF_TEST_SKIPS: join(SKIPS, 'golden.jsonl') } });
 
@@ -228,6 +232,9 @@ run('wasm build', './build.sh', []);
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
 run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
 run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
+// examples/c/train.c in wasm, run by Node (tests/js/example.test.mjs holds its losses to the package's)
+run('build the C example for wasm', './build.sh', ['example']);
+run('the C example in wasm (Node): 3 s of training', process.execPath, ['build/wasm-tests/example_train.js', '--seconds', '3', '--eval', '40']);
 // Each test that depends on the kernel set says which it wants (the golden record is
 // simd128's bits), so this passes whichever set the engine picks: simd128 on Node 20,
 // relaxed on Node 22 and 24.

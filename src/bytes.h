@@ -36,6 +36,8 @@ static inline uint32_t wf_le32(const uint8_t *b) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+static inline uint64_t wf_le64(const uint8_t *b) { return wf_le32(b) | (uint64_t)wf_le32(b + 4) << 32; }
+
 static inline uint32_t wf_get_u32(wf_reader *r) {
     const uint8_t *b = wf_take(r, 4);
     return b ? wf_le32(b) : 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "presets.h"
 
 /* ---- the tables as data ---- */
 
@@ -42,6 +43,24 @@ void wf_optim_default(wf_optim *out) {
     WF_OPTIM_FIELDS(SET, SET)
 }
 #undef SET
+
+/* The run's defaults, as the header's wf_run comment gives them. */
+static void run_default(wf_run *r) {
+    *r = (wf_run){.steps = 1000, .seconds = 0, .warmup = -1, .decay_steps = -1, .warmup_fraction = 0.05f,
+                  .val_fraction = 0.1f, .eval_interval = 100, .eval_batches = 4, .batch_size = 8, .context = 0,
+                  .rollback = 1, .seed = -1};
+}
+
+wf_status wf_preset(const char *name, wf_config *c, wf_optim *o, wf_run *r) {
+    if (c) wf_config_default(c);
+    if (o) wf_optim_default(o);
+    if (r) run_default(r);
+    if (!name) return WF_OK;
+#define PRESET(id, L, NH, C, F, T, pos, B, lr_, beta2_, muon_, steps_)                                              if (!strcmp(name, #id)) {                                                                                            if (c) c->n_layer = L, c->n_head = NH, c->d_model = C, c->d_ff = F, c->context = T, c->positions = pos;         if (o) o->lr = lr_, o->beta2 = beta2_, o->muon = muon_;                                                           if (r) r->batch_size = B, r->steps = steps_;                                                                     return WF_OK;                                                                                                }
+    WF_PRESETS(PRESET)
+#undef PRESET
+    return WF_ERR_ARG; /* no such preset: the defaults */
+}
 
 /* ---- enum names ---- */
 

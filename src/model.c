@@ -11,6 +11,8 @@
 wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
 static void release(wf_model *m) {
+    if (m->run) m->run_ops->free(m->run);
+    m->run = NULL;
     for (int b = 0; b < 4; b++) wf_free(m->block[b]);
     free(m->train);
     free(m->goff);
@@ -24,6 +26,8 @@ static void release(wf_model *m) {
 /* Moves next's model into m, keeping m's thread pool (the setting belongs to the handle). */
 static void adopt(wf_model *m, wf_model *next) {
     next->pool = m->pool;
+    next->clock = m->clock;
+    next->clock_ctx = m->clock_ctx;
     next->note = m->note;
     next->note_n = m->note_n;
     release(m);
@@ -139,7 +143,7 @@ static void point_params(wf_model *m) {
 }
 
 /* The batch sampler's train and validation streams, both derived from one seed. */
-static void seed_sampler(wf_model *m, uint32_t seed) {
+void wf_model_seed_sampler(wf_model *m, uint32_t seed) {
     wf_rng_seed(&m->rng_split[0], (uint64_t)seed * 2 + 1);
     wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
 }
@@ -215,7 +219,7 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     wf_gen_carve(&next->gen, &d, next->gen.mem);
     next->gen.bytes = gen_elems * sizeof(wf_real);
     wf_optim_default(&next->opt);
-    seed_sampler(next, cfg->seed);
+    wf_model_seed_sampler(next, cfg->seed);
     next->ready = 1;
     return WF_OK;
 }
@@ -267,7 +271,7 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     mem->count = (double)m->n_params;
     out->n_tensors = WF_N_PARAMS;
     out->step = m->step;
-    out->lr = wf_lr_at(&m->opt, m->step);
+    out->lr = m->run ? m->run_ops->next_lr(m) : wf_lr_at(&m->opt, m->step);
     out->origin = m->origin;
     return WF_OK;
 }
@@ -297,13 +301,6 @@ wf_status wf_model_get_optim(wf_model *m, wf_optim *out) {
     WF_NEED_READY(m);
     if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
     *out = m->opt;
-    return WF_OK;
-}
-
-wf_status wf_model_sample_seed(wf_model *m, uint32_t seed) {
-    WF_NEED_READY(m);
-    seed_sampler(m, seed);
-    m->err[0] = 0;
     return WF_OK;
 }
 
@@ -452,6 +449,7 @@ wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int3
         if (memcmp(set, m->train, (size_t)n)) {
             wf_status s = relayout(m, set);
             if (s != WF_OK) return s;
+            if (m->run) m->run_ops->end(m); /* what trains changed: the run (and its roll-back copy's layout) is over */
         }
     }
     if (get) memcpy(get, m->train, (size_t)n);
@@ -534,6 +532,7 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     if (sb) merge_dropped(&next, m, sb);
     wf_free(sb);
     copy_moments(&next, m);
+    if (m->run) m->run_ops->end(m); /* a new model in the handle: the run ends, its schedule in the settings */
     next.opt = m->opt;
     next.step = m->step;
     memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);

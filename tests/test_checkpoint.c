@@ -41,13 +41,10 @@ static int32_t *corpus(int n, int V) {
     return t;
 }
 
+/* steps on the optimizer's own schedule (a run with keep), the run ended after them */
 static void train(wf_model *m, const int32_t *tokens, int n, int steps) {
-    const int B = 3, T = 8;
-    int32_t in[3 * 8], tg[3 * 8];
-    for (int s = 0; s < steps; s++) {
-        CHECK_OK(wf_model_sample_batch(m, tokens, n, 0.1f, 0, B, T, in, tg), m);
-        CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
-    }
+    const wf_run r = run_of(steps, 3, 8, 0.1f);
+    CHECK_OK(train_run(m, &r, 1, tokens, n), m);
 }
 
 /* The model's whole state as bytes (weights, moments, settings, step, RNG streams). */
@@ -469,7 +466,7 @@ static void test_hostile(void) {
     b[n - 1] ^= 1;
     expect(&v, b, n, WF_ERR_FORMAT, "CRC-32", "checksum mismatch");
     memcpy(b, good, n);
-    wr32(b + 8, 16 | 3); /* bit 3 is the trainable mask (TRAN) */
+    wr32(b + 8, 32 | 3); /* bit 3 is the trainable mask (TRAN), bit 4 the training run (RUNS) */
     repair(b, n);
     expect(&v, b, n, WF_ERR_UNSUPPORTED, "flags", "unknown flag");
     memcpy(b, good, n);

@@ -266,6 +266,14 @@ static wf_status call_save_json(fixture *f) {
 
 static wf_status call_set_threads(fixture *f) { return wf_model_set_threads(f->m, 3); }
 
+/* a training run: a copy of its tokens, its batches, its roll-back copy */
+static int32_t run_tokens[300];
+static wf_status call_run_begin(fixture *f) {
+    wf_run r = run_of(5, 2, 16, 0.2f);
+    r.rollback = 1, r.eval_interval = 5;
+    return wf_model_run_begin(f->m, &r, 0, run_tokens, 300);
+}
+
 /* Fine-tuning (issue 15): adapters added, the mask changed, adapters out and in, merged. */
 static wf_config with_lora(wf_model *m, int rank) {
     wf_config c;
@@ -375,6 +383,8 @@ static void f4_allocation_failures(void) {
     free(tok_bin);
 #ifdef WF_THREADS
     every_allocation_fails("wf_model_set_threads (a pool of workers)", call_set_threads, &f);
+    for (int i = 0; i < 300; i++) run_tokens[i] = i % 7;
+    every_allocation_fails("wf_model_run_begin (tokens, batches, roll-back copy)", call_run_begin, &f);
     CHECK_OK(wf_model_set_threads(f.m, 1), f.m);
 #else
     (void)call_set_threads;
@@ -412,6 +422,18 @@ static void no_allocation_on_the_hot_path(void) {
     float loss;
     CHECK_OK(forward_ids(m, in, tg, 2, 16, &loss), m);
     CHECK(allocations == 0, "generation and forward allocated %ld times", allocations);
+    /* a run's steps, validations and its end allocate nothing once it has begun */
+    int32_t tokens[300];
+    for (int i = 0; i < 300; i++) tokens[i] = i % 7;
+    wf_run r = run_of(12, 2, 16, 0.2f);
+    r.rollback = 1, r.eval_interval = 4;
+    CHECK_OK(wf_model_run_begin(m, &r, 0, tokens, 300), m);
+    wf_run_facts f;
+    CHECK_OK(wf_model_run(m, NULL, 1, 0, &f), m);
+    arm(-1);
+    do CHECK_OK(wf_model_run(m, NULL, 100, 0, &f), m);
+    while (!f.finished);
+    CHECK(allocations == 0 && f.steps == 12 && f.val_step == f.step, "a run's steps allocated %ld times", allocations);
     wf_model_free(m);
 }
 

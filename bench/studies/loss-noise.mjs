@@ -1,4 +1,5 @@
-// The margin of train()'s loss-spike check (src/js/training.js: spikeWatch, SPIKE): how far
+// The margin of a training run's loss-spike rule (src/run.c: spiked; restated below for the
+// replay, its constants SPIKE_WINDOW, SPIKE_MARGIN, SPIKE_NOISE): how far
 // sound runs' training loss rises above the call's best, which ordinary small-batch noise
 // must never take past the check's allowance, and how a run pushed to a learning rate far
 // too high ends. Each row trains a preset on the bundled novel from fresh weights with the
@@ -11,7 +12,26 @@
 //   node bench/studies/loss-noise.mjs [--steps 400] [--quick]
 import { readFileSync } from 'node:fs';
 import { createModel } from '../../src/js/node.js';
-import { spikeWatch } from '../../src/js/training.js';
+
+/** The core's spike rule (src/run.c), restated to replay it over recorded losses: from the
+ * window's first fill, the mean of the last 20 losses against the lowest of the first loss
+ * and every earlier such mean, allowed max(1, 4 x the median change between consecutive
+ * losses of the window). Returns a function of each loss: null, then {mean, best, allowed}. */
+function spikeWatch() {
+  const recent = [];
+  let best = Infinity;
+  return (loss) => {
+    if (best === Infinity) best = loss;
+    recent.push(loss);
+    if (recent.length > 20) recent.shift();
+    if (recent.length < 20) return null;
+    const mean = recent.reduce((a, b) => a + b, 0) / recent.length;
+    const changes = recent.slice(1).map((x, i) => Math.abs(x - recent[i])).sort((a, b) => a - b);
+    const reading = { mean, best, allowed: Math.max(1, 4 * changes[changes.length >> 1]) };
+    best = Math.min(best, mean);
+    return reading;
+  };
+}
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,7 +48,7 @@ async function call(model, opts) {
   try {
     await model.train(text, { evalInterval: 0, yieldMs: 0, ...opts, onProgress: (p) => losses.push(p.loss) });
   } catch (e) {
-    end = `rejected: ${e.message.split('; this call')[0]}`;
+    end = `rejected: ${e.message.split('; the model')[0].split('; no roll-back')[0]}`;
   }
   return { losses, end };
 }

@@ -3,7 +3,7 @@
 // the training loop and generation work on one. Not exported by the package: its fields
 // are the package's own.
 import { WfError } from './errors.js';
-import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
+import { OPTIM_FIELDS, RUN_DEFAULTS, fromNative } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
 import { MEMORY_LIMIT, int32Ids } from './runtime.js';
@@ -69,11 +69,28 @@ function metadataJson(value) {
   return text;
 }
 
+/** Why a run diverged (wf_run_facts.diverged), in the package's words. */
+const DIVERGED = [null, 'loss', 'gradNorm', 'update', 'bound', 'spike'];
+
+/** A run's facts (wf_run_facts) as the package shows them: what it has done, how long it
+ * lasts (steps or seconds; null: not that way), its settings, and why it stopped. */
+export function runInfo(f) {
+  if (!f) return null;
+  const r = f.run;
+  return {
+    steps: f.steps, seconds: f.seconds, lastSteps: r.steps || null, lastSeconds: r.seconds ? float32Plain(r.seconds) : null,
+    finished: f.finished === 1, loss: f.steps ? f.loss : null, lr: f.steps ? float32Plain(f.lr) : null,
+    valStep: f.valStep || null, valLoss: f.valStep ? f.valLoss : null,
+    diverged: DIVERGED[f.diverged] ?? null, refused: f.refused === 1, at: f.diverged ? f.at : null, backup: f.backup >= 0 ? f.backup : null,
+    batchSize: r.batchSize, context: r.context, valFraction: float32Plain(r.valFraction), evalInterval: r.evalInterval,
+    evalMode: r.evalBatches === 0 ? 'windows' : 'sample', evalBatches: r.evalBatches,
+  };
+}
+
 export class ModelHandle {
-  /** The last text tokensOf encoded: {text, tokenizer, tokens}. A run of several train calls
-   * over one text (the page ends a call for each sample and autosave, then starts the next)
-   * encodes it once, not once a call. */
-  #encoded = null;
+  /** The held-out text's characters and the tokens a whole-split validation scores, for its
+   * bits per character: {chars, counted}, set by startRun; null without. */
+  runText = null;
 
   /**
    * @param {import('./runtime.js').Runtime} rt
@@ -87,7 +104,8 @@ export class ModelHandle {
     this.busy = null; // what runs: 'training', 'evaluation', 'generation', 'decoding', or null
     this.betweenSteps = false; // inside a training call's onProgress: save() and setMetadata() may run
     this.weightsOnly = weightsOnly; // loaded without optimizer state (see info())
-    this.batchSize = batchSize ?? presetBatchSize(this.config);
+    // the batch size of its preset (createModel), else its run's (a file keeps its run), else the default
+    this.batchSize = batchSize ?? rt.runFacts(h)?.run.batchSize ?? RUN_DEFAULTS.batchSize;
   }
 
   /** The handle, or a WF_ERR_DISPOSED. */
@@ -174,9 +192,12 @@ export class ModelHandle {
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
-      trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize,
+      trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize, run: this.run,
     };
   }
+
+  /** The model's training run (runInfo), or null. */
+  get run() { return runInfo(this.rt.runFacts(this.live())); }
 
   // ---- fine-tuning: the trainable mask and LoRA ----
 
@@ -325,27 +346,15 @@ export class ModelHandle {
     }
     if (this.tokenizer) {
       if (spec !== undefined) this.tokenizer.assertMatches(spec);
-      return { tokens: this.#encode(this.tokenizer, data), built: null };
+      return { tokens: this.tokenizer.encode(data), built: null };
     }
     const built = Tokenizer.forModel(this.rt, data, spec, this.native.vocabSize);
     try {
-      // kept under the built tokenizer: once it joins the model, the next call finds it
-      return { tokens: this.#encode(built, data), built };
+      return { tokens: built.encode(data), built };
     } catch (e) {
       built.dispose();
       throw e;
     }
-  }
-
-  /** The ids of text with tokenizer, from #encoded when it holds the same text (strings
-   * compare by content: a text that came again through a worker's message is the same) and
-   * tokenizer. The ids are shared between the calls: their readers do not write to them. */
-  #encode(tokenizer, text) {
-    const last = this.#encoded;
-    if (last && last.tokenizer === tokenizer && last.text === text) return last.tokens;
-    const tokens = tokenizer.encode(text);
-    this.#encoded = { text, tokenizer, tokens };
-    return tokens;
   }
 
   // ---- weights ----
@@ -396,38 +405,10 @@ export class ModelHandle {
       throw e;
     }
     this.weightsOnly = origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER;
+    this.runText = null;
+    this.batchSize = rt.runFacts(h)?.run.batchSize ?? this.batchSize; // a file keeps its batch size with its run
     this.tokenizer?.dispose();
     this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
-  }
-
-  /** Bytes of the wasm heap that a snapshot() and its restore() take beyond what is in use:
-   * the copy (weights and AdamW moments; Muon's buffer counted too, a slight overestimate)
-   * while it crosses the heap, then, while restore() loads it, a second model's blocks (a load
-   * builds the new model before it frees the old one). */
-  rollbackBytes() {
-    const m = this.memory();
-    return m.params + m.optimizer + (m.params + m.grads + m.optimizer + m.inference);
-  }
-
-  /** The whole training state (weights, optimizer state, settings, step, sampler streams,
-   * metadata) without the tokenizer, for restore(); null when taking and putting it back
-   * would not fit in the wasm heap (rollbackBytes beyond what is in use past the core's budget:
-   * a full fine-tune of a 135M-parameter model). A copy that should fit but cannot be
-   * allocated is a WF_ERR_NOMEM, as any other allocation of a call that has changed nothing. */
-  snapshot() {
-    if (this.rt.heapInUse() + this.rollbackBytes() > this.rt.memoryBudget) return null;
-    try {
-      return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
-    } catch (e) {
-      if (e.code !== 'WF_ERR_NOMEM') throw e;
-      throw new WfError(e.code, `${e.message} (this call's roll-back copy; onDivergence: 'stop' trains without one)`);
-    }
-  }
-
-  /** Puts back a snapshot() of this model in place (its tokenizer stays as it is). */
-  restore({ bytes, weightsOnly }) {
-    this.rt.modelLoad(this.live(), 0, bytes);
-    this.weightsOnly = weightsOnly;
   }
 
   /** A new handle from checkpoint bytes, with the file's tokenizer when it has one. */
@@ -513,6 +494,5 @@ export class ModelHandle {
     this.h = 0;
     this.tokenizer?.dispose();
     this.tokenizer = null;
-    this.#encoded = null;
   }
 }

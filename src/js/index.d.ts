@@ -224,18 +224,19 @@ export type TrainProgress = TrainProgressBase & (
 
 /** What TrainProgress says besides its validation (TrainProgress). */
 export interface TrainProgressBase {
-  /** The model's step counter: optimizer steps taken so far, counting earlier calls. */
+  /** The model's step counter: optimizer steps taken so far, counting earlier runs. */
   step: number;
-  /** Steps this call has taken so far. */
+  /** Steps the run has taken so far (earlier calls' included: a run goes on across calls). */
   stepsDone: number;
-  /** Steps this call takes (its `steps` option: `steps` always counts one call's steps);
-   * with a time budget, its `steps` cap, or null without one. */
+  /** The run's length in steps; null for a time budget. */
   steps: number | null;
-  /** The model's step counter when this call ends (step - stepsDone + steps); null for a time budget. */
+  /** The model's step counter where the run ends (step - stepsDone + steps); null for a time budget. */
   lastStep: number | null;
   /** With a time budget: its seconds, and the training seconds spent so far (earlier calls' included). */
   seconds?: number;
   secondsDone?: number;
+  /** The run has reached its end (a run trains on past it at its last rate when asked). */
+  finished: boolean;
   /** Training loss of the last batch. */
   loss: number;
   /** With evalMode 'windows': bits per character of the latest validation; else null. */
@@ -257,23 +258,27 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
    * 'bpe' (as many tokens as the model's vocabSize), {kind, vocabSize}, or a Tokenizer to
    * copy. A model that has one checks that it matches. */
   tokenizer?: 'char' | 'bpe' | TokenizerOptions | Tokenizer;
-  /** Steps to take (default 1000; with `seconds`, at most this many). */
+  /** The run's length in steps (default 1000); beside `seconds`, at most this many in this
+   * call; with keepSchedule, this many more. */
   steps?: number;
   /** Train for this many seconds of training time (validation is off the clock) instead of
    * a step count. The learning rate follows the clock: a warmup over the first
-   * warmupFraction of the budget, then a cosine down to minLrRatio as the budget ends.
+   * warmupFraction of the budget, then a cosine down to minLrRatio as the budget ends. The
+   * run keeps what it has spent (in the model and its file): keepSchedule goes on from there.
+   * With keepSchedule: this many seconds more.
    * @example await model.train(text, { seconds: 300 }); */
   seconds?: number;
-  /** Seconds of this budget earlier calls spent (a resumed run goes on from there; default 0). */
-  secondsDone?: number;
   /** The share of a time budget spent warming up (default 0.05). */
   warmupFraction?: number;
   /** Windows per batch (default: the model's, 8 for tiny). */
   batchSize?: number;
   /** Window length (default: the model's context). */
   context?: number;
-  /** Keep the model's learning-rate schedule (e.g. after load) instead of starting a new
-   * one for this call: warmup over its first tenth (at most 100 steps), cosine decay to its end. */
+  /** Go on with the model's run (one stopped early, or loaded: its text must be the same) or,
+   * when it has none, its learning-rate schedule as it stands (e.g. the decayed end of an
+   * earlier run), instead of a new run, whose schedule warms up over its first tenth (at most
+   * 100 steps) and decays to its end. The rate never jumps back up: `steps` or `seconds` more
+   * past a run's end train at its last rate. */
   keepSchedule?: boolean;
   /** Restart the batch sampler from this seed. */
   seed?: number;
@@ -302,21 +307,23 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
   /** Called with warnings about the text (e.g. the share of characters the model's
    * tokenizer does not know); default console.warn. */
   onWarning?: (message: string) => void;
-  /** What a call that diverges (a loss far worse than random guessing; the mean of its last
-   * 20 losses climbing more than max(1 nat, 4x their step-to-step noise) above the call's
-   * best; a non-finite step after earlier ones) does before it rejects with WF_ERR_DIVERGED
-   * (WF_ERR_NUMERIC for a refused step): 'rollback' (default) puts the model back as it was
-   * when the call started, from a copy taken before its first step (a model whose copy does
-   * not fit in the wasm heap goes without, after an onWarning); 'stop' keeps the steps taken
-   * (and the call's settings), and says how many. */
+  /** What a run that diverges (a loss above 1.5 x the larger of ln V and the run's first
+   * loss, plus 1; the mean of its last 20 losses climbing more than max(1 nat, 4x their
+   * step-to-step noise) above the run's best; a step the core refused) does before the call
+   * rejects with WF_ERR_DIVERGED (WF_ERR_NUMERIC for a refused step; the error's `facts` say
+   * why): 'rollback' (default) puts the model back to the run's copy, taken where it began
+   * and moved at each sound validation (a model whose copy does not fit in the wasm heap goes
+   * without, after an onWarning); 'stop' keeps the steps taken. */
   onDivergence?: 'rollback' | 'stop';
   /** Milliseconds between yields to the event loop (default 30). */
   yieldMs?: number;
 }
 
 export interface TrainSummary {
-  /** Steps this run took. */
+  /** Steps this call took. */
   steps: number;
+  /** The run reached its end (train() then ends it: Model.run is null). */
+  finished: boolean;
   /** Optimizer steps of the model after the run. */
   step: number;
   /** Loss of the last batch. */
@@ -336,6 +343,55 @@ export interface TrainSummary {
    * earlier calls' included. */
   seconds?: number;
   secondsDone?: number;
+}
+
+/** startRun's options: train()'s, but how a call is driven (signal, onProgress, yieldMs). */
+export type StartRunOptions = Omit<TrainOptions, 'signal' | 'onProgress' | 'yieldMs'>;
+
+/** continueRun's options. */
+export interface ContinueRunOptions {
+  /** At most this many steps more (past the run's end: at its last learning rate). */
+  steps?: number;
+  /** At most this many seconds of training more. */
+  seconds?: number;
+  /** Stops at the next call: continueRun rejects with the signal's reason; the steps taken stay, and the run. */
+  signal?: AbortSignal;
+  /** As train()'s. */
+  onProgress?: (progress: TrainProgress) => void;
+  /** Milliseconds of training between yields to the event loop (default 30; 0: every step). */
+  yieldMs?: number;
+}
+
+/** A model's training run (Model.run): the core's, in the model and its file. */
+export interface RunInfo {
+  /** Steps and seconds of training it has done. */
+  steps: number;
+  seconds: number;
+  /** Its length: steps, or seconds (a time budget); the other null. */
+  lastSteps: number | null;
+  lastSeconds: number | null;
+  /** It has reached its end. */
+  finished: boolean;
+  /** Its last step's loss and learning rate (null before its first). */
+  loss: number | null;
+  lr: number | null;
+  /** Its last validation's step and loss, or null. */
+  valStep: number | null;
+  valLoss: number | null;
+  /** Why it diverged, or null: a refused step ('loss', 'gradNorm': not finite; 'update': would
+   * overflow), the bound ('bound') or the spike rule ('spike'); at which step. */
+  diverged: 'loss' | 'gradNorm' | 'update' | 'bound' | 'spike' | null;
+  refused: boolean;
+  at: number | null;
+  /** The step its roll-back copy holds, or null (onDivergence 'stop', or no room). */
+  backup: number | null;
+  /** Its settings. */
+  batchSize: number;
+  context: number;
+  valFraction: number;
+  evalInterval: number;
+  evalMode: 'sample' | 'windows';
+  evalBatches: number;
 }
 
 export interface EvaluateOptions {
@@ -498,6 +554,8 @@ export interface ModelInfo {
   lora: LoraSettings | null;
   /** The batch size train() and evaluate() use unless told otherwise (Model.defaultBatchSize). */
   defaultBatchSize: number;
+  /** The model's training run, or null (Model.run). */
+  run: RunInfo | null;
 }
 
 export interface SaveOptions {
@@ -609,8 +667,10 @@ export class Model {
   /** What the model is busy with ('training', 'evaluation', 'generation', 'decoding'), or null. */
   readonly busy: string | null;
   /** The batch size train() and evaluate() use unless told otherwise: the config's
-   * batchSize, else the preset's whose shape the model has (tiny 8, baby 4), else 8. */
+   * batchSize or its preset's (micro 16, tiny 8, baby 4), a loaded model's run's, else 8. */
   readonly defaultBatchSize: number;
+  /** The model's training run, or null: what it has done, its length and settings, why it diverged. */
+  readonly run: RunInfo | null;
 
   /**
    * Trains on text (or token ids) and resolves to a summary. The first text builds a
@@ -626,6 +686,27 @@ export class Model {
    * });
    */
   train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
+
+  /**
+   * Begins a training run on text without taking a step (the text crosses into the model
+   * once); with keepSchedule, the model's run goes on (a loaded one takes its text again).
+   * The run lives in the model and its file until another begins or endRun().
+   * @example
+   * model.startRun(text, { seconds: 60 });
+   * await model.continueRun({ seconds: 10 }); // pause: sample, save; then go on
+   * await model.continueRun();                // to the end
+   */
+  startRun(data: string | ArrayLike<number>, options?: StartRunOptions): RunInfo;
+
+  /**
+   * Trains the model's run to its end, or `steps` or `seconds` more; an abort keeps the run.
+   * @example await model.continueRun({ signal: controller.signal, onProgress: (p) => draw(p) });
+   */
+  continueRun(options?: ContinueRunOptions): Promise<TrainSummary>;
+
+  /** Ends the model's run: its learning-rate schedule goes on in the optimizer settings.
+   * @example model.endRun(); */
+  endRun(): void;
 
   /**
    * Mean loss and perplexity on text, over non-overlapping windows of the context. A text
@@ -859,6 +940,27 @@ export class WorkerModel {
    * await wm.train(text, { steps: 1000, onProgress: (p) => bar.update(p.step / p.steps) });
    */
   train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
+
+  /**
+   * Begins a run in the worker: the text crosses once; continueRun drives it, pausing
+   * (abort), sampling and saving between calls without ending it.
+   * @example
+   * await wm.startRun(text, { seconds: 60 });
+   * await wm.continueRun({ signal: pause.signal, onProgress: draw });
+   */
+  startRun(data: string | ArrayLike<number>, options?: StartRunOptions): Promise<RunInfo>;
+  /**
+   * Trains the worker's run to its end, or `steps` or `seconds` more.
+   * @example await wm.continueRun({ steps: 100 });
+   */
+  continueRun(options?: ContinueRunOptions): Promise<TrainSummary>;
+  /**
+   * Ends the worker's run (Model.endRun).
+   * @example await wm.endRun();
+   */
+  endRun(): Promise<void>;
+  /** The model's run as of the last call that returned (snapshot.run). */
+  readonly run: RunInfo | null;
 
   /**
    * Loss and perplexity, computed in the worker.
@@ -1125,6 +1227,10 @@ export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: numbe
 /** The presets' configs, with their training defaults `batchSize` and `lr` (and micro's and
  * tiny's `beta2` and `muon`). */
 export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number; beta2?: number; muon?: number }>>>;
+/** Each preset's run length in steps, what the command line and the page train for (src/presets.h). */
+export const PRESET_STEPS: Readonly<Record<Preset, number>>;
+/** The preset the command line and the page start with ('micro'). */
+export const DEFAULT_PRESET: Preset;
 
 /**
  * The complete config createModel would build from a preset name or a partial config.

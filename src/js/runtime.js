@@ -16,7 +16,7 @@ import { CONFIG_TABLE, CONSTANTS, OPTIM_TABLE, STATUS_TABLE } from './config-tab
 // names the file uses (config.json: "n_layer" is missing), and no_unk and n_vocab, which the
 // package sets itself, keep theirs.
 const JS_NAMES = new Map([...[...CONFIG_TABLE, ...OPTIM_TABLE].filter((r) => r.name !== r.js).map((r) => [r.name, r.js]),
-  ['top_k', 'topK'], ['top_p', 'topP']]);
+  ...STRUCTS.run.fields.filter((f) => f.c !== f.name).map((f) => [f.c, f.name]), ['top_k', 'topK'], ['top_p', 'topP']]);
 const C_NAME = new RegExp(`\\b(${[...JS_NAMES.keys()].join('|')})\\b`, 'g');
 
 /** A core message about settings the caller gave, in the package's words: their C field
@@ -35,7 +35,7 @@ export const MEMORY_LIMIT = 4294967296;
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
 const MESSAGE_BYTES = 256; // wf_config_check's message buffer
-const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info or a wf_tokenizer_info
+const SCRATCH_BYTES = 256; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info, a wf_run_facts or a wf_tokenizer_info
 const GEN_FIELDS = 4; // putSampling's words after the wf_sampling: token, text length, text room, tokenizer
 
 // The module's exports that free memory: after a trap they do nothing (a dead module's memory
@@ -428,13 +428,46 @@ export class Runtime {
   selfAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 0), n); }
   crossAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 1), n); }
 
-  /** Restarts h's batch sampler streams from seed. */
-  sampleSeed(h, seed) { this.checkModel(h, this.M._wf_model_sample_seed(h, seed >>> 0)); }
+  // ---- training runs (src/run.c) ----
 
-  /** B windows of split (0 train, 1 validation) of the n tokens at ptok into the inputs and
-   * targets at pin and ptg. */
-  sampleBatch(h, ptok, n, valFraction, split, B, T, pin, ptg) {
-    this.checkModel(h, this.M._wf_model_sample_batch(h, ptok, n, valFraction, split, B, T, pin, ptg));
+  /** Preset `name`'s config, optimizer settings and run (null: the defaults), native forms;
+   * null for a name the core does not know. */
+  preset(name) {
+    const { config, optim, run } = STRUCTS, size = config.size + optim.size + run.size;
+    const bytes = name == null ? null : this.encoder.encode(`${name}\0`);
+    return this.withBuffer(size + (bytes?.length ?? 0), (p) => {
+      if (bytes) this.u8.set(bytes, p + size);
+      if (this.M._wf_preset(bytes ? p + size : 0, p, p + config.size, p + config.size + optim.size) !== 0) return null;
+      return { config: readStruct(this, config, p), optim: readStruct(this, optim, p + config.size), run: readStruct(this, run, p + config.size + optim.size) };
+    });
+  }
+
+  /** Begins a run on h (settings: a wf_run by the package's names) on the n tokens at ptok
+   * (0, 0: the caller's batches), or with keep goes on with h's run. */
+  runBegin(h, settings, keep, ptok, n) {
+    this.withStruct(STRUCTS.run, settings, (p) => this.checkSettings(h, this.M._wf_model_run_begin(h, p, keep ? 1 : 0, ptok, n)));
+  }
+
+  /** Ends h's run: its schedule goes on in the optimizer settings. */
+  runEnd(h) { this.checkModel(h, this.M._wf_model_run_begin(h, 0, 0, 0, 0)); }
+
+  /** Trains h's run: one step on the batch at pb, or (pb 0) at most `steps` in at most `ms` of
+   * training; its facts (wf_run_facts). A divergence is a fact (facts.diverged), not a throw:
+   * the caller words it. */
+  run(h, pb, steps, ms) {
+    this.u8.fill(0, this.scratch, this.scratch + STRUCTS.runFacts.size);
+    const s = this.M._wf_model_run(h, pb, steps, ms, this.scratch);
+    const facts = readStruct(this, STRUCTS.runFacts, this.scratch);
+    if (s !== 0 && !(STATUS[s] === 'WF_ERR_NUMERIC' && facts.diverged)) this.checkModel(h, s);
+    return facts;
+  }
+
+  /** The facts of h's run, or null when it has none. */
+  runFacts(h) {
+    const s = this.M._wf_model_run(h, 0, 0, 0, this.scratch);
+    if (STATUS[s] === 'WF_ERR_STATE') return null;
+    this.checkModel(h, s);
+    return readStruct(this, STRUCTS.runFacts, this.scratch);
   }
 
   // ---- generation ----

@@ -126,6 +126,25 @@ int main(int argc, char **argv) {
         }
     }
 
+    /* a checkpoint with a training run in it (its RUNS section), paused after two steps */
+    {
+        wf_model *m = model_of(0);
+        int32_t tokens[64];
+        for (int i = 0; i < 64; i++) tokens[i] = i % 5;
+        wf_run r;
+        wf_preset(NULL, NULL, NULL, &r);
+        r.steps = 10, r.batch_size = 2, r.context = 4, r.eval_interval = 2, r.eval_batches = 1, r.val_fraction = 0.25f;
+        wf_run_facts f;
+        uint8_t *buf;
+        int32_t n;
+        REQUIRE(wf_model_run_begin(m, &r, 0, tokens, 64) == WF_OK, "run: %s", wf_model_error(m));
+        REQUIRE(wf_model_run(m, NULL, 2, 0, &f) == WF_OK, "run: %s", wf_model_error(m));
+        REQUIRE(wf_model_save(m, chr, WF_SAVE_OPTIMIZER, &buf, &n) == WF_OK, "save: %s", wf_model_error(m));
+        write_file("checkpoint", "run_opt_char.wf", buf, (size_t)n, NULL, 0);
+        wf_buffer_free(buf);
+        wf_model_free(m);
+    }
+
     /* a checkpoint with a BPE tokenizer needs a vocabulary of at least its 264 tokens */
     {
         wf_config c = fuzz_small_config();

@@ -155,7 +155,7 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
     // a misspelled key in --config is refused, naming the key it meant (it used to train the default model)
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nlayer":2}'], /^wasmformer train: unknown key "nlayer" in the config; did you mean "nLayer"\?/],
     // the package's option names become the flags: --val-fraction, not valFraction
-    [['train', 'short400.txt', '--out', 'n.wf'], /^wasmformer train: the validation split has 40 tokens; a window of T = 64 needs at least 65 \(use a longer text, a larger --val-fraction, or --val-fraction 0\)$/],
+    [['train', 'short400.txt', '--out', 'n.wf'], /^wasmformer train: the validation split has 40 tokens; a window of T = 64 needs at least 65 \(more tokens, a larger --val-fraction, or none\)$/],
     [['generate', 'nonexistent.wf'], /^wasmformer generate: cannot read nonexistent.wf: no such file$/],
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
@@ -272,7 +272,7 @@ test('train, info, generate and eval on one model', async () => {
   assert.match(done.out, /has finished its run \(step 60 of 60\)/);
   const more = cli(['train', TEXT, '--out', 'm.wf', '--resume', '--steps', '5', '--eval-interval', '20']);
   assert.equal(more.code, 0, more.err);
-  assert.match(more.out, /until step 65,/);
+  assert.match(more.out, /^training m.wf \(step 60\), .* for 5 more steps, batches of 16 x 32 tokens/);
   assert.equal(JSON.parse(cli(['info', 'm.wf', '--json']).out).step, 65);
 });
 
@@ -310,20 +310,51 @@ test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninte
   const resumed = cli(['train', TEXT, '--out', 'cut.wf', '--resume']);
   assert.equal(resumed.code, 0, resumed.err);
   assert.match(resumed.out, new RegExp(`^training cut.wf \\(step ${stoppedAt}\\)`));
-  assert.ok(readFileSync(join(dir, 'cut.wf')).equals(readFileSync(join(dir, 'full.wf'))),
-    'interrupted + resumed == uninterrupted, byte for byte');
+  // both files keep their run, whose seconds are the wall clock's: the rest, byte for byte
+  const [cutModel, fullModel] = await Promise.all(['cut.wf', 'full.wf'].map((f) => loadModelFile(join(dir, f))));
+  const { seconds: _a, ...cutRun } = cutModel.run, { seconds: _b, ...fullRun } = fullModel.run;
+  assert.deepEqual(cutRun, fullRun, 'the same run: its steps, last loss and validation');
+  cutModel.endRun();
+  fullModel.endRun();
+  assert.ok(Buffer.from(cutModel.save()).equals(Buffer.from(fullModel.save())), 'interrupted + resumed == uninterrupted, byte for byte');
+  cutModel.dispose();
+  fullModel.dispose();
 });
 
-test('--time trains for a time budget, saves what it spent, and a resume of a spent budget has nothing to do', () => {
+test('--time trains for a time budget and saves what it spent; a resume of a spent budget has nothing to do, and --steps or --time train more (issue 24, defect 1)', async () => {
   const r = cli(['train', TEXT, '--config', MICRO, '--time', '2s', '--eval-interval', '0', '--out', 'timed.wf']);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /for 2s of training, batches of 16 x 32 tokens/);
   assert.match(r.out, /^done: step \d+, /m);
+  const spent = await loadModelFile(join(dir, 'timed.wf'));
+  const { step, lr } = spent, tail = spent.optimizer.lr * spent.optimizer.minLrRatio;
+  spent.dispose();
+  // 40 more steps, at the run's last learning rate: the budget's decayed end, not its peak
+  const steps = cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--steps', '40']);
+  assert.equal(steps.code, 0, steps.err);
+  const more = await loadModelFile(join(dir, 'timed.wf'));
+  assert.equal(more.step, step + 40, `40 more steps: ${steps.out}`);
+  assert.match(steps.out, new RegExp(`^training timed.wf \\(step ${step}\\), .* for 40 more steps, `));
   const again = cli(['train', TEXT, '--out', 'timed.wf', '--resume']);
   assert.equal(again.code, 0, again.err);
-  assert.match(again.out, /has finished its run \(2s of 2s\): nothing to do$/m);
+  assert.match(again.out, /has finished its run \(\d+s of 2s\): nothing to do; --steps N or --time T trains more$/m);
+  assert.ok(Math.abs(more.run.lr - tail) < 1e-9 && Math.abs(lr - tail) < 1e-9, `at ${more.run.lr}, the decayed ${tail}`);
+  more.dispose();
+  // and a second more of training
+  const seconds = cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1s']);
+  assert.equal(seconds.code, 0, seconds.err);
+  assert.match(seconds.out, /for 1s more of training, /);
+  const later = await loadModelFile(join(dir, 'timed.wf'));
+  assert.ok(later.step > step + 40 && later.run.seconds >= 3, `${later.step} steps, ${later.run.seconds} s`);
+  later.dispose();
+  // and the same after a run of steps: a second more
+  const counted = cli(['train', TEXT, '--config', MICRO, '--steps', '10', '--eval-interval', '0', '--out', 'counted.wf']);
+  assert.equal(counted.code, 0, counted.err);
+  const timedMore = cli(['train', TEXT, '--out', 'counted.wf', '--resume', '--time', '1s']);
+  assert.equal(timedMore.code, 0, timedMore.err);
+  assert.ok(JSON.parse(cli(['info', 'counted.wf', '--json']).out).step > 10);
   assert.match(cli(['train', TEXT, '--out', 'x.wf', '--time', '5x']).err, /--time must be a duration such as 90s, 5m or 1\.5h, not "5x"/);
-  assert.match(cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1m']).err, /--time cannot be combined with --resume/);
+  assert.match(cli(['train', TEXT, '--out', 'x.wf', '--time', '5s', '--steps', '3']).err, /--steps and --time: give one/);
 });
 
 test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume trains the rest of the budget and ends when it is spent', async () => {
@@ -340,8 +371,8 @@ test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume 
   const stoppedAt = Number(out.match(/^interrupted at step (\d+); saved tcut.wf/m)?.[1]);
   assert.ok(stoppedAt > 0, out);
   const cut = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
-  const spent = cut.metadata.run.secondsDone;
-  assert.equal(cut.metadata.run.seconds, 4);
+  const spent = cut.run.seconds;
+  assert.equal(cut.run.lastSeconds, 4);
   assert.ok(spent >= 0.5 && spent < 4, `seconds spent when stopped: ${spent}`);
   assert.equal(cut.step, stoppedAt);
 
@@ -357,9 +388,9 @@ test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume 
   assert.ok(done > stoppedAt, lines.at(-1));
   const end = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
   assert.equal(end.step, done);
-  assert.ok(end.metadata.run.secondsDone >= 4 && end.metadata.run.secondsDone < 5, `the budget is spent, not overrun: ${end.metadata.run.secondsDone}`);
+  assert.ok(end.run.seconds >= 4 && end.run.seconds < 5, `the budget is spent, not overrun: ${end.run.seconds}`);
   const last = cli(['train', TEXT, '--out', 'tcut.wf', '--resume']);
-  assert.match(last.out, /has finished its run \(4s of 4s\): nothing to do$/m);
+  assert.match(last.out, /has finished its run \(4s of 4s\): nothing to do/m);
 });
 
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
@@ -509,8 +540,8 @@ test('--eval-mode windows validates on all of the held-out split, with bits per 
   const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
-  // the mode is in the run plan: a resumed run keeps it
-  assert.equal(JSON.parse(cli(['info', 'w.wf', '--json']).out).metadata.run.evalMode, 'windows');
+  // the mode is the run's, in the file: a resumed run keeps it
+  assert.equal(JSON.parse(cli(['info', 'w.wf', '--json']).out).run.evalMode, 'windows');
   const resumed = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--steps', '10']);
   assert.equal(resumed.code, 0, resumed.err);
   assert.match(resumed.out, /^step 30\/30 .*val \d+\.\d{3} \(\d+\.\d{3} bpc\)/m, resumed.out);

@@ -33,24 +33,22 @@ test('F1: a step with a non-finite loss, gradient or update is refused, nothing 
   const [inputs, targets] = [ids.subarray(0, 32), ids.subarray(1, 33)];
   const fcb = model.getTensor('fcb'), lnfw = model.getTensor('lnfw');
   model.setOptimizer({ gradClip: 0 });
-  const cases = [
-    ['a NaN loss', () => model.setTensor('lnfw', lnfw.map(() => 3e38)), /the loss is (NaN|infinite)/],
-    ['a non-finite gradient norm', () => model.setTensor('fcb', fcb.map(() => 1e26)), /the gradient norm is not finite/],
-    ['an update whose squares overflow', () => model.setTensor('lnfw', lnfw.map((x) => x * 1e26)), /would overflow "wte"/],
-    ['an absurd learning rate', () => model.setOptimizer({ lr: 1e38, warmup: 0, decaySteps: 0 }), /the update at learning rate 1e\+38 would overflow/],
+  const cases = [ // what the core says, and the run's reason (WF_DIVERGED_*: 1 loss, 2 gradient norm, 3 update)
+    ['a NaN loss', () => model.setTensor('lnfw', lnfw.map(() => 3e38)), /the loss is (NaN|infinite)/, 1],
+    ['a non-finite gradient norm', () => model.setTensor('fcb', fcb.map(() => 1e26)), /the gradient norm is not finite/, 2],
+    ['an update whose squares overflow', () => model.setTensor('lnfw', lnfw.map((x) => x * 1e26)), /would overflow "wte"/, 3],
+    ['an absurd learning rate', () => model.setOptimizer({ lr: 1e38, warmup: 0, decaySteps: 0 }), /the update at learning rate 1e\+38 would overflow/, 3],
   ];
-  for (const [what, poison, re] of cases) {
+  for (const [what, poison, re, reason] of cases) {
     poison();
     const before = model.save();
     assert.throws(() => model.trainStep(inputs, targets, 2, 16), numeric(re), what);
     assert.ok(same(model.save(), before), `${what}: the refused step changed the model`);
-    // train() refuses at its first step and keeps weights, moments, step and settings; only
-    // the batch sampler has moved past the refused batch. The checkpoint ends with the
-    // sampler's two 8-byte RNG states and the CRC-32 (docs/FORMATS.md): all before is equal.
-    await assert.rejects(model.train(TEXT, { steps: 5, evalInterval: 0, keepSchedule: true }), numeric(re), what);
-    const after = model.save();
-    assert.ok(after.length === before.length && same(after.subarray(0, -20), before.subarray(0, -20)),
-      `${what}: train() changed more than the sampler`);
+    // train() refuses at its first step: its run goes back to its copy (the sampler too), and
+    // the call leaves the model as it found it; the facts say why
+    await assert.rejects(model.train(TEXT, { steps: 5, evalInterval: 0, keepSchedule: true }), (e) => e.code === 'WF_ERR_NUMERIC'
+      && e.facts.refused === 1 && e.facts.diverged === reason && /^training diverged: step 4 was refused: .*\(that step changed nothing\)/.test(e.message), what);
+    assert.ok(same(model.save(), before), `${what}: train() changed the model`);
     // the cause removed, training continues
     model.setTensor('fcb', fcb);
     model.setTensor('lnfw', lnfw);
@@ -162,13 +160,20 @@ test('F4: abort during training leaves the model an uninterrupted run of as many
   assert.ok(steps >= 17 && steps < 100, `stopped at ${steps}`);
   const straight = await createModel(SMALL);
   await straight.train(TEXT, { ...schedule, steps });
-  assert.ok(same(aborted.save(), straight.save()), 'the aborted model is the model of an uninterrupted run');
+  // an aborted train() leaves its run in the model (to go on with); ended, the model is the other's
+  const bytes = aborted.save();
+  assert.equal(aborted.run.steps, steps);
+  const ended = await loadModel(bytes);
+  ended.endRun();
+  assert.ok(same(ended.save(), straight.save()), 'the aborted model is the model of an uninterrupted run');
 
-  // and it saves, loads and continues like any other
-  const loaded = await loadModel(aborted.save());
-  // (batchSize is a training option, not part of the checkpoint: give it to both)
-  await aborted.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0, batchSize: 4 });
-  await loaded.train(TEXT, { steps: 5, keepSchedule: true, evalInterval: 0, batchSize: 4 });
+  // and it saves, loads and goes on like any other: its run, from the file
+  const loaded = await loadModel(bytes);
+  await aborted.train(TEXT, { steps: 5, keepSchedule: true });
+  await loaded.train(TEXT, { steps: 5, keepSchedule: true });
+  assert.equal(loaded.run.steps, steps + 5);
+  aborted.endRun();
+  loaded.endRun();
   assert.ok(same(aborted.save(), loaded.save()), 'continued after abort == continued after save and load');
 
   // the same across the worker boundary
@@ -181,8 +186,9 @@ test('F4: abort during training leaves the model an uninterrupted run of as many
   assert.ok(wsteps >= 9 && wsteps < 100000, `the worker stopped at step ${wsteps}`);
   const ref = await createModel(SMALL);
   await ref.train(TEXT, { ...schedule, steps: wsteps });
+  await wm.endRun();
   assert.ok(same(await wm.save(), ref.save()), `the worker's model after abort at step ${wsteps}`);
-  for (const m of [aborted, straight, loaded, wm, ref]) m.dispose();
+  for (const m of [aborted, straight, ended, loaded, wm, ref]) m.dispose();
 });
 
 test('F5: abort during generation leaves the model as it was', async () => {

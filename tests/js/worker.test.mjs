@@ -281,3 +281,30 @@ test('a worker model\'s memory(), trainStep(), forward(), lr, optimizer, tokeniz
   wm.dispose();
   local.dispose();
 });
+
+test('a worker model\'s run: begun once (the text crosses once), paused for a sample and gone on with, as one in this thread; a divergence\'s facts cross too', async () => {
+  const wm = await createWorkerModel({ ...SMALL, seed: 6 });
+  const local = await createModel({ ...SMALL, seed: 6 });
+  const opts = { steps: 30, lr: 3e-3, evalInterval: 10, seed: 2 };
+  const info = await wm.startRun(TEXT, opts);
+  assert.ok(info.lastSteps === 30 && info.steps === 0 && wm.run.lastSteps === 30);
+  const losses = [];
+  const onProgress = (p) => losses.push(p.loss);
+  await wm.continueRun({ steps: 12, yieldMs: 0, onProgress });
+  const sample = await wm.generateText('the', { maxTokens: 10, seed: 1 }); // between two calls of the run
+  assert.equal(typeof sample, 'string');
+  await wm.continueRun({ yieldMs: 0, onProgress });
+  assert.ok(wm.run.finished && wm.step === 30);
+  local.startRun(TEXT, opts);
+  const want = [];
+  await local.continueRun({ yieldMs: 0, onProgress: (p) => want.push(p.loss) });
+  assert.deepEqual(losses, want, 'the same steps as the run that never paused');
+  await wm.endRun();
+  local.endRun();
+  assert.deepEqual(await wm.save(), local.save());
+  // a divergence's facts, through the worker: the page words its message from them
+  await assert.rejects(wm.train(TEXT, { steps: 3, lr: 1e6, evalInterval: 0 }), (e) => e instanceof WfError && e.code === 'WF_ERR_DIVERGED'
+    && e.facts?.backup === 30 && e.facts.at > 30);
+  wm.dispose();
+  local.dispose();
+});
