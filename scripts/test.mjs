@@ -128,7 +128,7 @@ const hasChromium = tool('the web page in headless Chromium', ['chromium'], 'chr
 const oldNode = Number(process.versions.node.split('.')[0]) < 20;
 if (oldNode) {
   const msg = `the browser tests need Node.js 20 or later (playwright-core), this is ${process.version}`;
-  const enable = 'run npm test with Node.js 22 or later (on Debian 12: sudo npm install -g node@22)';
+  const enable = 'run npm test with Node.js 22 or later (on Debian 12: sudo npm install --prefix /opt/node22 node@22, then put /opt/node22/node_modules/node/bin first on the PATH)';
   console.log(`\n== the web page in headless Chromium: ${process.env.CI ? 'MISSING' : 'SKIPPED'} (${msg})`);
   // listed beside Chromium's command when that is missing too: both are needed
   (process.env.CI ? lacking : skipped).push(['the web page in headless Chromium', enable]);

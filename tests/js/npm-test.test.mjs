@@ -145,7 +145,7 @@ test('node_modules without a dependency of package.json, or older than package-l
   assert.equal(readFileSync(log, 'utf8'), 'ci\nci\n');
 });
 
-test('.ci/run with Debian 12\'s Node.js 18 or with Node.js 20: Node.js 22 from the npm registry before npm test, or a clear refusal; Node.js 24 into a private prefix', (t) => {
+test('.ci/run with Debian 12\'s Node.js 18 or with Node.js 20: Node.js 22 from the npm registry into a private prefix before npm test, or a clear refusal; Node.js 24 too', (t) => {
   for (const [from, installs] of [[18, true], [20, true], [18, false]]) {
     // a copy of .ci/run, whose npm test must not run this repository's
     const root = mkdtempSync(join(tmpdir(), 'wf-ci-'));
@@ -154,29 +154,31 @@ test('.ci/run with Debian 12\'s Node.js 18 or with Node.js 20: Node.js 22 from t
     writeFileSync(join(root, '.ci/run'), readFileSync(join(ROOT, '.ci/run')), { mode: 0o755 });
     const log = join(root, 'log');
     const stub = `echo "$(basename "$0") $*" >> ${log}; echo 1.0`;
-    // node is ${from} until "npm install -g node@22" has run (when it works)
-    const bin = fakePath(t, ['bash', 'dirname', 'head', 'basename', 'grep', 'env'], {
+    // the machine's node is ${from}; "npm install --prefix P node@22" (when it works) puts a
+    // Node.js 22 at P/node_modules/node/bin/node, as the registry's package does. Never -g:
+    // where the machine's node sits in npm's global prefix, npm refuses to overwrite it.
+    const node22 = '#!/bin/bash\ncase "$1" in -p) echo 22;; --version) echo v22.0.0;; esac\n';
+    const bin = fakePath(t, ['bash', 'dirname', 'head', 'basename', 'grep', 'env', 'mkdir', 'chmod'], {
       'apt-get': stub, emcc: stub, cmake: stub, chromium: stub, valgrind: stub, 'clang-14': stub,
-      node: `v=${from}; [ -f "$(dirname "$0")/node22" ] && v=22
-case "$1" in -p) echo $v;; --version) echo v$v.0.0;; esac`,
+      node: `case "$1" in -p) echo ${from};; --version) echo v${from}.0.0;; esac`,
       npm: `echo "npm $*" >> ${log}
-case "$*" in *"install -g"*node@22*) ${installs ? ': > "$(dirname "$0")/node22"' : 'exit 1'};; esac
+case "$*" in *"install -g"*) exit 1;; *node@22*) ${installs ? `mkdir -p "$3/node_modules/node/bin" && printf '${node22}' > "$3/node_modules/node/bin/node" && chmod +x "$3/node_modules/node/bin/node"` : 'exit 1'};; esac
 env | grep '^WF_NODE24=' >> ${log}; true`,
     });
-    const prefix = join(root, 'node24');
-    const r = spawnSync(join(root, '.ci/run'), [], { cwd: root, env: { PATH: bin, WF_NODE24_PREFIX: prefix }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const prefix = join(root, 'node24'), prefix22 = join(root, 'node22');
+    const r = spawnSync(join(root, '.ci/run'), [], { cwd: root, env: { PATH: bin, WF_NODE24_PREFIX: prefix, WF_NODE22_PREFIX: prefix22 }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
     const lines = readFileSync(log, 'utf8').split('\n');
     const npm = lines.filter((l) => l.startsWith('npm '));
     if (installs) {
       assert.equal(r.status, 0, r.stderr);
-      assert.deepEqual(npm, ['npm install -g --no-audit --no-fund node@22', `npm install --prefix ${prefix} --no-audit --no-fund node@24`, 'npm test']);
+      assert.deepEqual(npm, [`npm install --prefix ${prefix22} --no-audit --no-fund node@22`, `npm install --prefix ${prefix} --no-audit --no-fund node@24`, 'npm test']);
       assert.match(r.stdout, /^v22\.0\.0$/m, 'node --version says 22 before npm test');
       // npm test is told where Node 24 is (scripts/test.mjs: WF_NODE24)
       assert.equal(lines[lines.indexOf('npm test') + 1], `WF_NODE24=${prefix}/node_modules/node/bin/node`);
     } else {
       assert.equal(r.status, 1, r.stdout);
-      assert.deepEqual(npm, ['npm install -g --no-audit --no-fund node@22'], 'npm test never runs on an older Node.js');
-      assert.match(r.stderr, /^\.ci\/run: CI runs npm test on Node\.js 22 and found v18\.0\.0 at .*node; npm install -g node@22 did not give one: install Node\.js 22 and run \.ci\/run again$/m);
+      assert.deepEqual(npm, [`npm install --prefix ${prefix22} --no-audit --no-fund node@22`], 'npm test never runs on an older Node.js');
+      assert.match(r.stderr, /^\.ci\/run: CI runs npm test on Node\.js 22 and found v18\.0\.0 at .*node; installing node@22 from the npm registry did not give one: install Node\.js 22 and run \.ci\/run again$/m);
     }
   }
 });
