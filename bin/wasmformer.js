@@ -526,7 +526,7 @@ async function finetune(argv, o) {
       throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs its tokenizer.json, or the tokenizer.wft wasmformer export writes)`);
     }
     if (model.lora) throw new UsageError(`${argv[0]} has LoRA adapters already: wasmformer train ${argv[1] ?? ''} --out ${argv[0]} --resume continues their run`);
-    const fullState = (() => { const m = model.memory(); return m.params * 4; })(); // weights, gradients and both moments: 4x the weights
+    const fullState = model.memory().params * 4; // weights, gradients and both moments: 4x the weights
     if (rank > 0) model.addLora({ rank, alpha, targets });
     if (trainSpec) rank > 0 ? model.unfreeze(trainSpec) : model.trainOnly(trainSpec);
     const { trainable, total } = model.trainable(), mem = model.memory();
@@ -534,7 +534,7 @@ async function finetune(argv, o) {
       : `${trainSpec ? trainSpec.join(', ') : 'every weight'}`;
     out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
       `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
-      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
+      `training state ${megabytes(mem.params + 12 * trainable)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
     model.setMetadata({
       ...(model.metadata ?? {}),
       run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode: wf.TRAIN_DEFAULTS.evalMode, lastStep: model.step + steps },

@@ -57,6 +57,16 @@ static void put_reals(wf_writer *w, const wf_real *x, size_t n) {
 #endif
 }
 
+/* n values of x, or n zeros when x is NULL (a model that never trained has no moments yet). */
+static void put_reals_or_zeros(wf_writer *w, const wf_real *x, size_t n) {
+    if (x) {
+        put_reals(w, x, n);
+        return;
+    }
+    const float zero = 0;
+    for (size_t i = 0; i < n; i++) wf_put_f32s(w, &zero, 1);
+}
+
 /* A section: 4-byte tag, u32 reserved 0, u64 payload length (patched by end_section). */
 static size_t begin_section(wf_writer *w, const char *tag) {
     wf_put(w, tag, 4);
@@ -123,9 +133,9 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
         put_reals(w, weights + ti->offset, (size_t)ti->size);
         const size_t trained = trained_elems(ti, m->train + m->slice0[i]);
-        if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks */
-            put_reals(w, adam_m + ti->grad_offset, trained);
-            put_reals(w, adam_v + ti->grad_offset, trained);
+        if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks (zero before training) */
+            put_reals_or_zeros(w, adam_m ? adam_m + ti->grad_offset : NULL, trained);
+            put_reals_or_zeros(w, adam_v ? adam_v + ti->grad_offset : NULL, trained);
         }
     }
     end_section(w, at);
@@ -415,7 +425,8 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     if (s == WF_OK && pc->note_n > 0 && !(note = malloc((size_t)pc->note_n)))
         s = WF_ERR(m, WF_ERR_NOMEM, "could not allocate the note's %d bytes", pc->note_n);
     if (note) memcpy(note, pc->note, (size_t)pc->note_n);
-    if (s == WF_OK) s = wf_model_init_masked(m, &pc->cfg, pc->mask);
+    /* moments to load need the training state; without them the model is made to generate */
+    if (s == WF_OK) s = wf_model_init_masked(m, &pc->cfg, pc->mask, pc->has_opt);
     if (s != WF_OK) {
         free(note);
         wf_tokenizer_clear(&tok);

@@ -122,7 +122,7 @@ wf_real *wf_model_slice(const wf_model *m, int block, int i, int layer) {
     if (!t->size) return NULL;
     if (block == WF_WEIGHTS) return m->block[WF_WEIGHTS] + t->offset + (size_t)layer * (size_t)(t->size / t->layers);
     const size_t o = m->goff[m->slice0[i] + layer];
-    return o == SIZE_MAX ? NULL : m->block[block] + o;
+    return o == SIZE_MAX || !m->block[block] ? NULL : m->block[block] + o;
 }
 
 /* Points p into the weight block at each tensor's offset, and g at the gradients of the whole
@@ -144,14 +144,15 @@ static void seed_sampler(wf_model *m, uint32_t seed) {
     wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
 }
 
-/* Bytes a model of dims d needs with gstride elements of gradients (and each AdamW moment). */
-static double model_bytes(const wf_dims *d, double stride, double gstride) {
-    return (stride + 3 * gstride + wf_plan_muon(d) + wf_plan_gen(d) + wf_plan_tables(d)) * sizeof(wf_real);
+/* Bytes of a model of dims d to generate: its weights (stride elements), the generation block
+ * (the KV cache) and the position tables. */
+static double model_bytes(const wf_dims *d, double stride) {
+    return (stride + wf_plan_gen(d) + wf_plan_tables(d)) * sizeof(wf_real);
 }
 
 /* Lays out and allocates a model of cfg in next (zero weights, trainable mask `mask`, or the
- * config's default when NULL), without touching m but for its message. On failure next holds
- * nothing. */
+ * config's default when NULL), without touching m but for its message, and without its
+ * training state (wf_model_train_state). On failure next holds nothing. */
 static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const uint8_t *mask) {
     char why[200];
     wf_status s = wf_config_check(cfg, why, sizeof why);
@@ -171,15 +172,11 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
         next->slice0[i] = k;
     }
     /* the size first, so that a model too large is refused before anything is allocated */
-    wf_memory est;
-    wf_config_memory(cfg, 0, 0, &est, NULL, 0);
-    double grads = est.grads / sizeof(wf_real);
-    if (mask) grads = (double)wf_plan_train(next->tensors, mask, NULL);
-    const double bytes = model_bytes(&d, (double)next->stride, grads);
+    const double bytes = model_bytes(&d, (double)next->stride);
     if (bytes > wf_address_limit() * 0.95) {
         memset(next, 0, sizeof *next);
-        return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
-                      bytes / 1e9, wf_address_limit() / 1e9);
+        return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB for its weights and KV cache; this build addresses at "
+                      "most %.2f GB", bytes / 1e9, wf_address_limit() / 1e9);
     }
     next->train = malloc((size_t)next->n_slices + 1);
     next->goff = malloc(((size_t)next->n_slices + 1) * sizeof(size_t));
@@ -190,12 +187,7 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     if (mask) memcpy(next->train, mask, (size_t)next->n_slices);
     else wf_plan_default_mask(next->tensors, d.LR > 0, next->train);
     next->gstride = wf_plan_train(next->tensors, next->train, next->goff);
-    int blocks = 1;
-    for (int b = 0; b < 4; b++) {
-        const size_t n = b == WF_WEIGHTS ? next->stride : next->gstride;
-        blocks &= (next->block[b] = wf_calloc((n ? n : 4) * sizeof(wf_real))) != NULL;
-    }
-    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
+    const int blocks = (next->block[WF_WEIGHTS] = wf_calloc((next->stride ? next->stride : 4) * sizeof(wf_real))) != NULL;
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
     next->gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
@@ -206,7 +198,7 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     } else {
         next->pos_table = tables;
     }
-    if (!blocks || !next->muon_mem || !next->gen.mem || (table && !tables)) {
+    if (!blocks || !next->gen.mem || (table && !tables)) {
         release(next);
         return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", bytes / 1e6);
     }
@@ -221,11 +213,48 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     return WF_OK;
 }
 
-/* A model of cfg into m: built aside and swapped in only when everything succeeded. */
-static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint8_t *mask) {
+/* The training state of a model (made without it): gradients, AdamW's moments (Muon's
+ * momentum in m) and Muon's scratch, all zero; the message of a failure in err. Generating
+ * needs none of it, and it is most of a model's memory: a 135M-parameter model's weights take
+ * 0.54 GB, its training state 1.6 GB more. */
+static wf_status alloc_train_state(wf_model *m, char *err, size_t cap) {
+    if (m->block[WF_GRADS]) return WF_OK;
+    const size_t n = m->gstride ? m->gstride : 4;
+    const double bytes = (3.0 * (double)n + wf_plan_muon(&m->d)) * sizeof(wf_real);
+    wf_real *b[3] = {NULL, NULL, NULL}, *muon = NULL;
+    int ok = bytes <= wf_address_limit() * 0.95;
+    for (int k = 0; ok && k < 3; k++) ok = (b[k] = wf_calloc(n * sizeof(wf_real))) != NULL;
+    if (ok) ok = (muon = wf_alloc((size_t)wf_plan_muon(&m->d) * sizeof(wf_real))) != NULL;
+    if (!ok) {
+        for (int k = 0; k < 3; k++) wf_free(b[k]);
+        return wf_fail(err, cap, WF_ERR_NOMEM, "training needs %.1f MB more for gradients and optimizer state, which "
+                       "could not be allocated (the model is unchanged and still generates)", bytes / 1e6);
+    }
+    for (int k = 0; k < 3; k++) m->block[WF_GRADS + k] = b[k];
+    m->muon_mem = muon;
+    point_params(m);
+    return WF_OK;
+}
+
+wf_status wf_model_train_state(wf_model *m) { return alloc_train_state(m, m->err, sizeof m->err); }
+
+void wf_model_drop_train_state(wf_model *m) {
+    for (int b = WF_GRADS; b <= WF_ADAM_V; b++) {
+        wf_free(m->block[b]);
+        m->block[b] = NULL;
+    }
+    wf_free(m->muon_mem);
+    m->muon_mem = NULL;
+    point_params(m);
+}
+
+/* A model of cfg into m: built aside and swapped in only when everything succeeded (with its
+ * training state when train is set). */
+static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint8_t *mask, int train) {
     if (!m) return WF_ERR_ARG;
     wf_model next;
     wf_status s = make(m, &next, cfg, mask);
+    if (s == WF_OK && train && (s = alloc_train_state(&next, m->err, sizeof m->err)) != WF_OK) release(&next);
     if (s != WF_OK) return s;
     if (random) {
         init_weights(&next);
@@ -235,9 +264,11 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint
     return WF_OK;
 }
 
-wf_status wf_model_init(wf_model *m, const wf_config *cfg) { return build(m, cfg, 1, NULL); }
-wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m, cfg, 0, NULL); }
-wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask) { return build(m, cfg, 0, mask); }
+wf_status wf_model_init(wf_model *m, const wf_config *cfg) { return build(m, cfg, 1, NULL, 0); }
+wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m, cfg, 0, NULL, 0); }
+wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask, int train) {
+    return build(m, cfg, 0, mask, train);
+}
 
 /* ---- accessors and settings ---- */
 
@@ -256,9 +287,10 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     if (!m->ready) return WF_OK;
     wf_memory *mem = &out->memory;
     const double bytes = sizeof(wf_real), stride = (double)m->stride, gstride = (double)m->gstride;
+    const int trains = m->block[WF_GRADS] != NULL; /* the training state exists once training started */
     mem->params = stride * bytes;
-    mem->grads = gstride * bytes;
-    mem->optimizer = (2 * gstride + wf_plan_muon(&m->d)) * bytes;
+    mem->grads = trains ? gstride * bytes : 0;
+    mem->optimizer = trains ? (2 * gstride + wf_plan_muon(&m->d)) * bytes : 0;
     size_t scratch; /* a threaded model's pool packs shared operands into a scratch of its own */
     wf_pool_scratch(m->pool, &scratch);
     mem->activations = (double)m->act_cap * bytes + (double)scratch;
@@ -281,7 +313,9 @@ wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out) {
 
 wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->block[block] : NULL; }
 float *wf_model_params(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_WEIGHTS]) : NULL; }
-float *wf_model_grads(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_GRADS]) : NULL; }
+float *wf_model_grads(wf_model *m) {
+    return wf_model_ready(m) == WF_OK && wf_model_train_state(m) == WF_OK ? WF_FLOATS(m->block[WF_GRADS]) : NULL;
+}
 
 wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     WF_NEED_READY(m);
@@ -398,6 +432,7 @@ static size_t slice_elems(const wf_tensor_info *t) { return t->layers ? (size_t)
 /* AdamW's (or Muon's) moments of every slice that trains in both a and b (tables of the same
  * tensor sizes where it matters: slices of tensors whose sizes differ are left at zero). */
 static void copy_moments(wf_model *to, const wf_model *from) {
+    if (!to->block[WF_ADAM_M] || !from->block[WF_ADAM_M]) return;
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *a = &from->tensors[i], *b = &to->tensors[i];
         if (!a->size || a->size != b->size) continue;
@@ -410,7 +445,8 @@ static void copy_moments(wf_model *to, const wf_model *from) {
     }
 }
 
-/* The grads, m and v blocks of a new mask; nothing changes on failure. */
+/* The grads, m and v blocks of a new mask (when m has its training state); nothing changes on
+ * failure. */
 static wf_status relayout(wf_model *m, const uint8_t *mask) {
     wf_model next = *m; /* the tables and blocks of m, with the three blocks replaced */
     next.train = malloc((size_t)m->n_slices + 1);
@@ -420,7 +456,7 @@ static wf_status relayout(wf_model *m, const uint8_t *mask) {
     if (ok) {
         memcpy(next.train, mask, (size_t)m->n_slices);
         next.gstride = wf_plan_train(next.tensors, mask, next.goff);
-        for (int b = WF_GRADS; b <= WF_ADAM_V; b++)
+        for (int b = WF_GRADS; ok && m->block[WF_GRADS] && b <= WF_ADAM_V; b++)
             ok &= (next.block[b] = wf_calloc((next.gstride ? next.gstride : 4) * sizeof(wf_real))) != NULL;
     }
     if (!ok) {
@@ -510,6 +546,7 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_model next;
     s = make(m, &next, cfg, mask);
     free(mask);
+    if (s == WF_OK && m->block[WF_GRADS] && (s = alloc_train_state(&next, m->err, sizeof m->err)) != WF_OK) release(&next);
     if (s != WF_OK) return s;
     wf_real *sb = NULL;
     if (merge && m->d.LR) {

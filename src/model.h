@@ -25,13 +25,14 @@ struct wf_model {
     wf_real *block[4]; /* params, grads, AdamW m, AdamW v (WF_WEIGHTS...), allocated apart (one
                           wasm32 allocation stops short of 2 GB; a 135M model's four are 2.2):
                           params stride elements in the tensor table's layout, the other three
-                          gstride in the trainable slices' (wf_plan_train) */
+                          gstride in the trainable slices' (wf_plan_train), allocated by the
+                          first call that trains (NULL before: wf_model_train_state) */
     size_t gstride;    /* elements of the grads, m and v blocks: stride when every slice trains */
     int32_t n_slices;  /* the trainable mask's bytes: tensors[i].layers each */
     int32_t slice0[WF_N_PARAMS]; /* tensor i's first slice */
     uint8_t *train;    /* [n_slices] 1: the slice trains (wf_model_trainable) */
     size_t *goff;      /* [n_slices] its offset in the grads, m and v blocks; SIZE_MAX: frozen */
-    wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements */
+    wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements (with the training state) */
     wf_params p, g;
 
     wf_real *pos_table;           /* [context, C]: sinusoidal positions, else NULL */
@@ -67,8 +68,14 @@ wf_status wf_model_ready(wf_model *m);
 /* wf_model_init without the random weights: every weight zero, for the file formats to fill
  * (wf_model_block). On failure m's previous model is kept. */
 wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg);
-/* The same with a trainable mask (a checkpoint's): mask[n_slices], NULL: the config's default. */
-wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask);
+/* The same with a trainable mask (a checkpoint's): mask[n_slices], NULL: the config's default;
+ * train: with the training state (to load optimizer moments into). */
+wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask, int train);
+/* Models are made without their training state (gradients, optimizer moments, Muon's scratch:
+ * NULL blocks), which only training needs: the first call that trains allocates it, zero.
+ * WF_ERR_NOMEM (m unchanged) when it cannot. */
+wf_status wf_model_train_state(wf_model *m);
+void wf_model_drop_train_state(wf_model *m); /* frees it again: the first training call failed */
 /* The model's blocks: weights in the tensor table's layout, the others in the trainable
  * slices' (wf_model_slice, m->goff). */
 enum { WF_WEIGHTS = 0, WF_GRADS = 1, WF_ADAM_M = 2, WF_ADAM_V = 3 };

@@ -356,7 +356,10 @@ export interface GenerateOptions {
 /** Bytes of memory, as doubles. */
 export interface MemoryUsage {
   params: number;
+  /** The gradients: 0 until the model first trains (a model is made, loaded or imported to
+   * generate; the first training call allocates them and the optimizer's moments). */
   grads: number;
+  /** AdamW's moments (and Muon's scratch): 0 until the model first trains, as grads. */
   optimizer: number;
   activations: number;
   inference: number;

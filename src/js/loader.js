@@ -285,10 +285,10 @@ export function makeApi(platform) {
       const rt = await load(opts);
       try {
         const native = Model.check(rt, resolveConfig(config));
-        // the core's bound and words (wf_model_init: the model before activations)
-        const need = rt.memoryEstimate(native, 0, 0).total;
+        // the core's bound and words (wf_model_init: the weights and KV cache; training's state comes later)
+        const est = rt.memoryEstimate(native, 0, 0), need = est.params + est.inference;
         if (need > MEMORY_BUDGET) {
-          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB before activations; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
+          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB for its weights and KV cache; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
         }
         return null;
       } catch (e) {

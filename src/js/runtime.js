@@ -342,6 +342,13 @@ export class Runtime {
   /** Copies of the last forward's results, or null where it has none: logits (n floats),
    * final states (n), a layer's self- or cross-attention (n). */
   logits(h, n) { return this.floats(this.M._wf_model_logits(h), n); }
+
+  /** Makes h's training state (gradients, optimizer moments), which a model is made without
+   * and the first training call allocates, if it has none yet: a training loop's first step's
+   * allocation, made before it starts (so a roll-back copy is sized with it). */
+  modelTrainState(h) {
+    if (!this.M._wf_model_grads(h)) this.check(4 /* WF_ERR_NOMEM: the handle is live */, this.cstring(this.M._wf_model_error(h)));
+  }
   hidden(h, n) { return this.floats(this.M._wf_model_hidden(h), n); }
   selfAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 0), n); }
   crossAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 1), n); }

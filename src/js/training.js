@@ -128,6 +128,7 @@ export async function runTraining(core, opts, source) {
     if (core.trainable().trainable === 0) {
       throw new WfError('WF_ERR_STATE', "every tensor is frozen: nothing to train (make some trainable first: unfreeze('all'), addLora())");
     }
+    core.rt.modelTrainState(core.live()); // gradients and moments, if the model never trained: the roll-back copy counts them
     // the state this call started from, taken before the call's buffers are allocated (so
     // that the snapshot's transient buffer is the same heap block call after call): a
     // diverged call goes back to it (see diverged()). A model whose copy would not fit in
