@@ -179,6 +179,7 @@ const COMMANDS = {
     options: {
       out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
       tokenizer: { type: 'string', short: 't', value: 'FILE', help: "a llama2.c model's tokenizer.bin (llama2.c keeps it apart)" },
+      quantize: { type: 'string', short: 'q', value: 'TYPE', help: 'store the linears and embeddings as q8_0 (8-bit blocks) or q4_0 (4-bit), or f32 (default: as the file has them)' },
       force: { type: 'boolean', help: 'overwrite --out if it exists' },
       help,
     },
@@ -657,6 +658,7 @@ async function info(argv, o) {
       ['trained', resumable ? `${i.step} steps (${schedule}); optimizer state saved, training can resume`
         : 'weights only (no optimizer state: the step count and schedule were not saved)'],
       ['tokenizer', i.tokenizer ? `${i.tokenizer.kind}, ${i.tokenizer.vocabSize} tokens` : 'none'],
+      ['weights', weightsText(model)],
       ['memory', `${megabytes(i.memory.total)} in use (weights ${megabytes(i.memory.params)})`],
     ];
     for (const [k, v] of rows) out.write(`${k.padEnd(11)} ${v}\n`);
@@ -681,6 +683,18 @@ async function exportModel(argv, o) {
   return 0;
 }
 
+/** --quantize's value, checked (undefined: not given). */
+function quantizeFlag(value) {
+  if (value !== undefined && !['q8_0', 'q4_0', 'f32'].includes(value)) throw new UsageError(`--quantize must be q8_0, q4_0 or f32, not "${value}"`);
+  return value;
+}
+
+/** How a model's weights are stored, in a few words: "f32 weights, 513.6 MB". */
+function weightsText(model) {
+  const q = model.quantization;
+  return `${q === 'f32' ? 'float32' : q === 'mixed' ? 'mixed Q8_0/Q4_0/float32' : q.toUpperCase()} weights, ${megabytes(model.memory().params)}`;
+}
+
 async function importModel(argv, o) {
   positionals('import', argv, 1, 1);
   if (o.out === undefined) throw new UsageError('--out FILE is required');
@@ -694,10 +708,11 @@ async function importModel(argv, o) {
     }
   }
   const tokenizer = o.tokenizer === undefined ? undefined : readFileSync(o.tokenizer);
+  const quantize = quantizeFlag(o.quantize);
   let model;
   try {
-    model = dir ? await wf.importSafetensorsDir(argv[0])
-      : await wf.importLlama2c(readFileSync(argv[0]), tokenizer === undefined ? {} : { tokenizer });
+    model = dir ? await wf.importSafetensorsDir(argv[0], { quantize })
+      : await wf.importLlama2c(readFileSync(argv[0]), tokenizer === undefined ? { quantize } : { tokenizer, quantize });
   } catch (e) {
     if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
     throw e;
@@ -705,8 +720,8 @@ async function importModel(argv, o) {
   try {
     await wf.saveModelFile(model, o.out);
     const c = model.config;
-    out.write(`wrote ${o.out}: ${c.arch}, ${c.nLayer} layers, d_model ${c.dModel}, ${model.paramCount.toLocaleString('en-US')} parameters, ` +
-      `${model.tokenizer ? `${model.tokenizer.kind} tokenizer` : 'no tokenizer (token ids only)'}\n`);
+    out.write(`wrote ${o.out}: ${c.arch}, ${c.nLayer} layers, d_model ${c.dModel}, ${model.paramCount.toLocaleString('en-US')} parameters` +
+      ` (${weightsText(model)}), ${model.tokenizer ? `${model.tokenizer.kind} tokenizer` : 'no tokenizer (token ids only)'}\n`);
   } finally {
     model.dispose();
   }

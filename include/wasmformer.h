@@ -85,8 +85,8 @@ typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, W
 WF_API void wf_config_default(wf_config *cfg); /* the rows' defaults: the "tiny" GPT (docs/ARCHITECTURES.md) */
 /* Each row's range, then the rules across rows; the reason to msg (cap bytes, NUL-terminated; may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
-/* Bytes as doubles (exact in JavaScript): weights, gradients, optimizer moments, activations (the largest batch so
- * far, and a threaded model's pool scratch), KV cache and generation scratch, total; count: parameters. */
+/* Bytes as doubles (exact in JavaScript): weights, gradients and optimizer moments (0 until a model trains),
+ * activations (the largest batch, a threaded model's pool scratch), KV cache and generation scratch, total; count. */
 typedef struct { double params, grads, optimizer, activations, inference, total, count; } wf_memory;
 /* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations); msg as wf_config_check. */
 WF_API wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap);
@@ -105,15 +105,15 @@ WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 /* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; an empty m: zeros. */
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
-/* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. */
-typedef struct {
+typedef enum { WF_QUANT_F32 = 0, WF_QUANT_Q8_0 = 1, WF_QUANT_Q4_0 = 2 } wf_quant; /* ggml's blocks: FORMATS.md */
+typedef struct { /* parameter tensors, in table order; offsets index wf_model_params and wf_model_grads */
     const char *name;                      /* static, e.g. "qkvw" */
-    int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block, how many; its shape */
-    int32_t decay;                         /* 1: AdamW applies weight decay to it */
+    int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block (-1: quantized), how many; shape */
+    int32_t decay, dtype;                  /* 1: AdamW applies weight decay to it; its wf_quant */
     int32_t layers, grad_offset;           /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
 } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
-WF_API float *wf_model_params(wf_model *m); /* all weights, flat, writable; borrowed; NULL: an empty model */
+WF_API float *wf_model_params(wf_model *m); /* float32 weights, flat, writable; borrowed; NULL: an empty model */
 WF_API float *wf_model_grads(wf_model *m);  /* the trainable slices' gradients (all: params' layout); borrowed */
 /* Sets and/or gets (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each;
  * frozen slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
@@ -121,9 +121,10 @@ WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *ge
 /* cfg for m's where only lora_* and dropout differ: adapters added (B = 0; the first alone train), kept or
  * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
 WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
+/* Linears' and token embeddings' weights to a wf_quant in place (F32: back); quantized ones are frozen (QLoRA). */
+WF_API wf_status wf_model_quantize(wf_model *m, int32_t type);
 
-/* ---- Training ---- */
-/* The training settings, rows as in WF_CONFIG_FIELDS. */
+/* ---- Training: the settings, rows as in WF_CONFIG_FIELDS ---- */
 #define WF_OPTIM_FIELDS(INT, REAL)                                                                                  \
     REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                     \
     REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                           \
@@ -217,7 +218,7 @@ WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
 /* m, and t when non-NULL, as a checkpoint; flags WF_SAVE_OPTIMIZER: with the optimizer's moments and settings,
  * the step, schedule and RNG states, to resume training exactly. */
-#define WF_SAVE_OPTIMIZER 1
+enum { WF_SAVE_OPTIMIZER = 1, WF_SAVE_JSON = 2 };
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 /* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into t; or a
  * llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
@@ -229,7 +230,6 @@ WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n)
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
 /* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (BPE: one Hugging Face encodes alike;
  * HF: its file). load reads either and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: as BPE). */
-#define WF_SAVE_JSON 2
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 /* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or

@@ -171,12 +171,14 @@ if (hasValgrind) {
 }
 
 run('wasm build', './build.sh', []);
-// tests/test_simd.c built with emcc -msimd128 and run in Node: each kernel's wasm SIMD
+// tests/test_simd.c and tests/test_quant.c built with emcc -msimd128 and run in Node: each kernel's wasm SIMD
 // backend against its scalar reference, then (with pthreads) the pool, its workers' stacks
 // and a threaded training step in wasm
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
-run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
-run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
+for (const t of ['simd', 'quant']) {
+  run(`C kernel tests in wasm (test_${t}, SIMD, single thread)`, process.execPath, [`build/wasm-tests/test_${t}.js`]);
+  run(`C kernel tests in wasm (test_${t}, SIMD, pthreads)`, process.execPath, [`build/wasm-tests/test_${t}-mt.js`]);
+}
 nodeTests('Node tests of the wasm build', ['tests/js/']);
 // The relaxed-SIMD builds (build.sh: clang-19), which Node 20 runs only behind a flag: the C
 // kernels against their scalar references, and the tests that hold for any kernel set (the
@@ -185,8 +187,10 @@ nodeTests('Node tests of the wasm build', ['tests/js/']);
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 // (compiled at -O3 and linked at -O1 as the shipped relaxed modules are: the same objects)
 run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
-run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
-run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
+for (const t of ['simd', 'quant']) {
+  run(`C kernel tests in wasm (test_${t}, relaxed SIMD, single thread)`, process.execPath, [RELAXED_FLAG, `build/wasm-tests/test_${t}-relaxed.js`]);
+  run(`C kernel tests in wasm (test_${t}, relaxed SIMD, pthreads)`, process.execPath, [RELAXED_FLAG, `build/wasm-tests/test_${t}-relaxed-mt.js`]);
+}
 nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
   'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: [RELAXED_FLAG], env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
 if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', ['tests/web/']);

@@ -443,7 +443,7 @@ static void test_hostile(void) {
     b[n - 1] ^= 1;
     expect(&v, b, n, WF_ERR_FORMAT, "CRC-32", "checksum mismatch");
     memcpy(b, good, n);
-    wr32(b + 8, 16 | 3); /* bit 3 is the trainable mask (TRAN) */
+    wr32(b + 8, 32 | 3); /* bit 3 is the trainable mask (TRAN), bit 4 the quantized tensors (QUAN) */
     repair(b, n);
     expect(&v, b, n, WF_ERR_UNSUPPORTED, "flags", "unknown flag");
     memcpy(b, good, n);

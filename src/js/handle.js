@@ -6,7 +6,7 @@ import { WfError } from './errors.js';
 import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
+import { MEMORY_BUDGET, MEMORY_LIMIT, QUANT } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
@@ -112,7 +112,22 @@ export class ModelHandle {
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
       trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize,
+      quantization: this.quantization,
     };
+  }
+
+  /** How the linears' and embeddings' weights are stored: 'f32', 'q8_0', 'q4_0', or 'mixed'
+   * (a GGUF file may mix them). */
+  get quantization() {
+    const types = new Set(this.tensors().filter((t) => t.dtype !== 'f32').map((t) => t.dtype));
+    return types.size === 0 ? 'f32' : types.size === 1 ? [...types][0] : 'mixed';
+  }
+
+  /** The linears and token embeddings to `type` ('q8_0', 'q4_0', or 'f32': back, exactly). */
+  quantize(type) {
+    const h = this.idle(), at = QUANT.indexOf(type);
+    if (at < 0) throw new WfError('WF_ERR_ARG', `quantize takes 'q8_0', 'q4_0' or 'f32', not ${show(type)}`);
+    this.rt.modelQuantize(h, at);
   }
 
   // ---- fine-tuning: the trainable mask and LoRA ----
@@ -303,12 +318,21 @@ export class ModelHandle {
 
   getTensor(name) {
     const t = this.tensorInfo(name);
+    ModelHandle.#notQuantized(t);
     return this.rt.modelReadParams(this.h, t.offset, t.size);
+  }
+
+  /** Quantized weights are blocks, not floats: getTensor and setTensor refuse them. */
+  static #notQuantized(t) {
+    if (t.dtype !== 'f32') {
+      throw new WfError('WF_ERR_STATE', `tensor "${t.name}" is quantized (${t.dtype}): its weights are blocks, not floats; quantize('f32') turns them back`);
+    }
   }
 
   setTensor(name, values) {
     this.idle();
     const t = this.tensorInfo(name);
+    ModelHandle.#notQuantized(t);
     if (values.length !== t.size) throw new WfError('WF_ERR_ARG', `tensor "${name}" has ${t.size} elements, not ${values.length}`);
     const bad = Array.prototype.findIndex.call(values, (x) => !Number.isFinite(Math.fround(x)));
     if (bad >= 0) throw new WfError('WF_ERR_ARG', `value ${bad} of tensor "${name}" is ${values[bad]}; weights must be finite float32 numbers`);

@@ -1,7 +1,7 @@
 // Types of the Node entry (node.js): everything of the browser entry (index.d.ts), plus
 // checkpoint files. In Node, wasmUrl may also be a path or a file: URL, and
 // createWorkerModel uses a worker thread.
-import type { Model, LoadOptions, SaveOptions, LoraSettings, PeftExportOptions } from './index.js';
+import type { Model, LoadOptions, ModelLoadOptions, SaveOptions, LoraSettings, PeftExportOptions } from './index.js';
 
 export * from './index.js';
 
@@ -20,7 +20,7 @@ export function saveModelFile(model: Model, path: string, options?: SaveOptions)
  * const model = await loadModelFile('austen.wf');
  * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
  */
-export function loadModelFile(path: string, options?: LoadOptions): Promise<Model>;
+export function loadModelFile(path: string, options?: ModelLoadOptions): Promise<Model>;
 
 /**
  * Writes the model as Hugging Face files into dir (created if missing): model.safetensors,
@@ -37,7 +37,7 @@ export function exportSafetensorsDir(model: Model, dir: string): Promise<string[
  * @example
  * const model = await importSafetensorsDir('hf/');
  */
-export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;
+export function importSafetensorsDir(dir: string, options?: ModelLoadOptions): Promise<Model>;
 
 /**
  * Writes the model's LoRA adapters in PEFT's layout into dir (created if missing):

@@ -30,6 +30,8 @@ export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORT
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 const SAVE_JSON = 2; // WF_SAVE_JSON
 const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
+/** wf_quant by number: how a tensor's weights are stored. */
+export const QUANT = ['f32', 'q8_0', 'q4_0'];
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB).
 export const MEMORY_LIMIT = 4294967296;
 // What one model, one batch's activations or a roll-back copy may take: the core refuses a
@@ -283,9 +285,9 @@ export class Runtime {
     this.withStruct(STRUCTS.optim, optim, (p) => this.checkSettings(h, this.M._wf_model_set_optim(h, p)));
   }
 
-  /** h's parameter tensors with elements: [{name, offset, size, shape, decay, layers (its
-   * slices in the trainable mask), gradOffset (-1: frozen)}], each with `slice0`, where its
-   * slices start in the mask. */
+  /** h's parameter tensors with elements: [{name, offset (-1: quantized), size, shape, decay,
+   * dtype (QUANT's name), layers (its slices in the trainable mask), gradOffset (-1: frozen)}],
+   * each with `slice0`, where its slices start in the mask. */
   modelTensors(h) {
     const out = [], n = this.modelInfo(h).nTensors;
     let slice0 = 0;
@@ -295,7 +297,7 @@ export class Runtime {
         const t = readStruct(this, STRUCTS.tensorInfo, p);
         if (t.size) {
           out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim),
-            decay: t.decay === 1, layers: t.layers, gradOffset: t.gradOffset, slice0 });
+            decay: t.decay === 1, dtype: QUANT[t.dtype], layers: t.layers, gradOffset: t.gradOffset, slice0 });
         }
         slice0 += t.layers;
       }
@@ -318,6 +320,9 @@ export class Runtime {
   modelSetConfig(h, native, merge) {
     this.withStruct(STRUCTS.config, native, (p) => this.checkSettings(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
   }
+
+  /** h's linears and token embeddings quantized to QUANT[type] in place (0: back to float32). */
+  modelQuantize(h, type) { this.checkModel(h, this.M._wf_model_quantize(h, type)); }
 
   /** A copy of `size` weights from element `offset` of h's flat parameter block. */
   modelReadParams(h, offset, size) { return this.floats(this.M._wf_model_params(h) + offset * 4, size); }
