@@ -108,7 +108,7 @@ const COMMANDS = {
   },
   finetune: {
     args: '<model> [file.txt]',
-    summary: 'fine-tune a model (a model file, or a Hugging Face folder) on a text file: LoRA adapters, or chosen tensors',
+    summary: 'fine-tune a model (a model file, a GGUF file, or a Hugging Face folder) on a text file: LoRA adapters, or chosen tensors',
     options: {
       'lora-rank': { type: 'string', value: 'N', help: 'rank of the LoRA adapters (default 8; 0: no adapters, --train says what trains)' },
       'lora-alpha': { type: 'string', value: 'X', help: 'their scale: each adds (alpha / rank) x A^T B^T (default 2 x rank)' },
@@ -124,13 +124,14 @@ const COMMANDS = {
       force: { type: 'boolean', help: 'overwrite --out' },
       peft: { type: 'string', value: 'DIR', help: 'also write the adapters in PEFT\'s layout (adapter_model.safetensors, adapter_config.json) there' },
       merge: { type: 'boolean', help: 'fold the adapters into the weights before saving --out: a plain model' },
+      quantize: { type: 'string', short: 'q', value: 'TYPE', help: 'quantize the base first, q8_0 or q4_0: the adapters train over its blocks (QLoRA; the base stays frozen)' },
       help,
     },
     run: finetune,
   },
   generate: {
-    args: '<model.wf>',
-    summary: 'generate text from a trained model, streamed to stdout',
+    args: '<model.wf | model.gguf>',
+    summary: 'generate text from a trained model (or a GGUF file), streamed to stdout',
     options: {
       prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
       tokens: { type: 'string', short: 'n', value: 'N', help: `tokens to generate (default ${wf.GENERATE_DEFAULTS.maxTokens}, as generate()'s maxTokens)` },
@@ -165,17 +166,18 @@ const COMMANDS = {
   },
   export: {
     args: '<model.wf>',
-    summary: 'write a model as Hugging Face files (model.safetensors, config.json) into a folder',
+    summary: 'write a model as Hugging Face files (model.safetensors, config.json) into a folder, or as a GGUF file',
     options: {
-      format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (the only one, default)' },
-      out: { type: 'string', short: 'o', value: 'DIR', help: 'the folder to write (required; created if missing)' },
+      format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (default) or gguf (llama.cpp\'s file; a Llama-shaped model)' },
+      out: { type: 'string', short: 'o', value: 'PATH', help: 'the folder to write (safetensors; created if missing) or the file (gguf); required' },
+      quantize: { type: 'string', short: 'q', value: 'TYPE', help: 'gguf: store the linears and embeddings as q8_0 or q4_0 (default: as the model has them)' },
       help,
     },
     run: exportModel,
   },
   import: {
-    args: '<dir | model.bin>',
-    summary: 'read Hugging Face files (config.json, model.safetensors, tokenizer.json) or a llama2.c model file into a model file',
+    args: '<dir | model.gguf | model.bin>',
+    summary: 'read Hugging Face files (config.json, model.safetensors, tokenizer.json), a GGUF file or a llama2.c model file into a model file',
     options: {
       out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
       tokenizer: { type: 'string', short: 't', value: 'FILE', help: "a llama2.c model's tokenizer.bin (llama2.c keeps it apart)" },
@@ -528,6 +530,12 @@ async function finetune(argv, o) {
     }
     if (model.lora) throw new UsageError(`${argv[0]} has LoRA adapters already: wasmformer train ${argv[1] ?? ''} --out ${argv[0]} --resume continues their run`);
     const fullState = model.memory().params * 4; // weights, gradients and both moments: 4x the weights
+    const quantize = quantizeFlag(o.quantize);
+    if (quantize !== undefined) {
+      if (rank === 0) throw new UsageError('--quantize freezes the base: it goes with LoRA adapters (--lora-rank > 0)');
+      if (o.merge) throw new UsageError('--merge cannot fold adapters into quantized weights: leave out --merge (or --quantize)');
+      model.quantize(quantize);
+    }
     if (rank > 0) model.addLora({ rank, alpha, targets });
     if (trainSpec) rank > 0 ? model.unfreeze(trainSpec) : model.trainOnly(trainSpec);
     const { trainable, total } = model.trainable(), mem = model.memory();
@@ -671,10 +679,18 @@ async function info(argv, o) {
 async function exportModel(argv, o) {
   positionals('export', argv, 1, 1);
   const format = o.format ?? 'safetensors';
-  if (format !== 'safetensors') throw new UsageError(`--format must be safetensors, not "${format}"`);
-  if (o.out === undefined) throw new UsageError('--out DIR is required');
+  if (format !== 'safetensors' && format !== 'gguf') throw new UsageError(`--format must be safetensors or gguf, not "${format}"`);
+  if (o.out === undefined) throw new UsageError(`--out ${format === 'gguf' ? 'FILE' : 'DIR'} is required`);
+  const quantize = quantizeFlag(o.quantize);
+  if (quantize !== undefined && format !== 'gguf') throw new UsageError('--quantize goes with --format gguf (safetensors hold float32)');
   const { model } = await readModel(argv[0]);
   try {
+    if (format === 'gguf') {
+      if (quantize !== undefined) model.quantize(quantize);
+      const bytes = await wf.saveModelFile(model, o.out, { format: 'gguf' });
+      out.write(`wrote ${o.out} (${megabytes(bytes)}, ${weightsText(model)})\n`);
+      return 0;
+    }
     const names = await wf.exportSafetensorsDir(model, o.out);
     out.write(`wrote ${names.map((n) => join(o.out, n)).join(', ')}\n`);
   } finally {
@@ -711,8 +727,11 @@ async function importModel(argv, o) {
   const quantize = quantizeFlag(o.quantize);
   let model;
   try {
-    model = dir ? await wf.importSafetensorsDir(argv[0], { quantize })
-      : await wf.importLlama2c(readFileSync(argv[0]), tokenizer === undefined ? { quantize } : { tokenizer, quantize });
+    const bytes = dir ? null : readFileSync(argv[0]);
+    const gguf = bytes && bytes.length >= 4 && bytes.toString('latin1', 0, 4) === 'GGUF';
+    if (gguf && tokenizer !== undefined) throw new UsageError('--tokenizer goes with a llama2.c model file; a GGUF file brings its own');
+    model = dir ? await wf.importSafetensorsDir(argv[0], { quantize }) : gguf ? await wf.loadModel(bytes, { quantize })
+      : await wf.importLlama2c(bytes, tokenizer === undefined ? { quantize } : { tokenizer, quantize });
   } catch (e) {
     if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
     throw e;

@@ -216,12 +216,12 @@ WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_
 /* ---- Files (docs/FORMATS.md). A save or export writes new buffers, the caller's: free each with
  * wf_buffer_free. A load or import checks the whole input before it touches the handle. ---- */
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
-/* m, and t when non-NULL, as a checkpoint; flags WF_SAVE_OPTIMIZER: with the optimizer's moments and settings,
- * the step, schedule and RNG states, to resume training exactly. */
-enum { WF_SAVE_OPTIMIZER = 1, WF_SAVE_JSON = 2 };
+/* m, and t when non-NULL, as a checkpoint; flags WF_SAVE_OPTIMIZER: with the optimizer's moments, settings, step,
+ * schedule and RNG states, to resume exactly; WF_SAVE_GGUF: as GGUF v3 instead (a Llama-shaped decoder's). */
+enum { WF_SAVE_OPTIMIZER = 1, WF_SAVE_JSON = 2, WF_SAVE_GGUF = 4 };
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
-/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into t; or a
- * llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
+/* A checkpoint or a GGUF v3 file (llama-family) into m (may be empty), and into t when non-NULL the file's tokenizer;
+ * or a llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
 /* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle and saved with it;
  * loading a checkpoint gives the file's. get: borrowed (NULL: none), its length to *n. */

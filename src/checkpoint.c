@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "envelope.h"
+#include "gguf.h"
 #include "hf.h"
 #include "model.h"
 #include "tokenizer.h"
@@ -185,11 +186,15 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
     *n = 0;
     wf_config cfg;
     if (wf_model_get_config(m, &cfg) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
-    if (flags & ~WF_SAVE_OPTIMIZER) return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the only flag is WF_SAVE_OPTIMIZER", (unsigned)flags);
+    if (flags & ~(WF_SAVE_OPTIMIZER | WF_SAVE_GGUF))
+        return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the flags are WF_SAVE_OPTIMIZER and WF_SAVE_GGUF", (unsigned)flags);
+    if (flags == (WF_SAVE_OPTIMIZER | WF_SAVE_GGUF))
+        return WF_ERR(m, WF_ERR_ARG, "a GGUF file holds no optimizer state: WF_SAVE_GGUF alone");
     if (t && t->kind == WF_TOKENIZER_NONE) return WF_ERR(m, WF_ERR_STATE, "the tokenizer is empty: train or load it first, or pass NULL");
     if (t && wf_tokenizer_vocab_size(t) > cfg.vocab_size)
         return WF_ERR(m, WF_ERR_STATE, "the tokenizer has %d tokens but the model's vocabulary only %d",
                       wf_tokenizer_vocab_size(t), cfg.vocab_size);
+    if (flags & WF_SAVE_GGUF) return wf_gguf_save(m, t, out, n);
     wf_writer w = {NULL, 0};
     write_model(&w, m, t, flags);
     wf_status s = wf_envelope_buffer(w.off, out, n, m->err, sizeof m->err);
@@ -472,6 +477,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
 wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!m) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
+    if (wf_gguf_is(data, (size_t)n)) return wf_gguf_model_load(m, t, data, (size_t)n);
     if (!wf_envelope_is_ours(data, (size_t)n)) {
         wf_status s = wf_llama2c_model_load(m, data, n);
         if (s == WF_ERR_FORMAT) { /* say both readings: a damaged checkpoint ends here too */

@@ -22,7 +22,7 @@ typedef struct {
     int transpose;    /* stored [in, out] (GPT-2's Conv1D) instead of our [out, in] */
 } wf_hf_row;
 
-enum { WF_LAYOUT_GPT2, WF_LAYOUT_LLAMA, WF_LAYOUT_NATIVE };
+enum { WF_LAYOUT_GPT2, WF_LAYOUT_LLAMA, WF_LAYOUT_NATIVE, WF_LAYOUT_GGUF }; /* GGUF: a Llama in llama.cpp's names */
 
 typedef struct {
     const char *model_type; /* config.json's model_type */

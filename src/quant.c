@@ -127,7 +127,13 @@ static void quantize_acts(int8_t *q, float *d, int32_t *s, const wf_real *x, int
         for (int j = 0; j < WF_QK; j++) amax = fmaxf(amax, fabsf((float)x[j]));
         const float scale = amax / 127, inv = scale != 0 ? 1 / scale : 0;
         int32_t sum = 0;
-        for (int j = 0; j < WF_QK; j++) sum += q[j] = (int8_t)roundf((float)x[j] * inv);
+        for (int j = 0; j < WF_QK; j++) {
+            /* clamped (the largest may round to 127.00001); activations that overflowed (inf,
+             * NaN: a hostile model's) quantize to 0 beside a non-finite scale: the output is NaN,
+             * as the float product's would be */
+            const float v = (float)x[j] * inv, c = v > 127 ? 127 : v < -127 ? -127 : v;
+            sum += q[j] = (int8_t)(c == c ? roundf(c) : 0);
+        }
         d[b] = scale;
         s[b] = sum;
     }

@@ -244,7 +244,7 @@ static void test_round_trip(void) {
     int32_t n = 7;
     wf_model *empty = wf_model_create();
     CHECK(wf_model_save(empty, NULL, 0, &buf, &n) == WF_ERR_STATE && buf == NULL && n == 0, "empty model");
-    CHECK(wf_model_save(m, NULL, 4, &buf, &n) == WF_ERR_ARG && strlen(wf_model_error(m)) > 0, "unknown flag");
+    CHECK(wf_model_save(m, NULL, 8, &buf, &n) == WF_ERR_ARG && strlen(wf_model_error(m)) > 0, "unknown flag"); /* 4: WF_SAVE_GGUF */
     CHECK(wf_model_save(m, NULL, 0, NULL, &n) == WF_ERR_ARG, "NULL out");
     wf_tokenizer *none = wf_tokenizer_create();
     CHECK(wf_model_save(m, none, 0, &buf, &n) == WF_ERR_STATE, "empty tokenizer");

@@ -12,7 +12,7 @@ import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
 const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
-const SAVE_KEYS = ['optimizer'];
+const SAVE_KEYS = ['optimizer', 'format'];
 
 /** Optimizer settings as the package shows them: float32 values as their shortest decimal. */
 function plainOptim(o) {
@@ -344,10 +344,13 @@ export class ModelHandle {
   /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer` (default true), its state. */
   save(opts = {}) {
     checkKeys(opts, SAVE_KEYS, 'save() options');
-    const optimizer = opts?.optimizer ?? true;
+    const format = opts?.format ?? 'wf';
+    if (format !== 'wf' && format !== 'gguf') throw new WfError('WF_ERR_ARG', `format must be 'wf' or 'gguf', not ${show(format)}`);
+    const optimizer = opts?.optimizer ?? format === 'wf';
     if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
+    if (format === 'gguf' && optimizer) throw new WfError('WF_ERR_ARG', 'a GGUF file holds no optimizer state (format: \'gguf\' goes with optimizer: false)');
     const h = this.idle();
-    return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
+    return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer, format === 'gguf');
   }
 
   /** Replaces the whole state with a checkpoint's, in place; unchanged on any error. */

@@ -478,8 +478,13 @@ export interface ModelInfo {
 }
 
 export interface SaveOptions {
-  /** Include the optimizer state so that training resumes exactly (default true). */
+  /** Include the optimizer state so that training resumes exactly (default true; a GGUF file: false). */
   optimizer?: boolean;
+  /** 'wf' (default): wasmformer's checkpoint. 'gguf': llama.cpp's GGUF v3, for a Llama-shaped
+   * model (its weights as they are: float32, Q8_0 or Q4_0; its tokenizer: a SentencePiece or
+   * byte-level BPE one, or none: a placeholder vocabulary for token ids). loadModel reads both.
+   * @example const gguf = model.save({ format: 'gguf' }); */
+  format?: 'wf' | 'gguf';
 }
 
 export interface StepResult {

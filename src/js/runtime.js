@@ -29,6 +29,7 @@ export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORT
   'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
 const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
 const SAVE_JSON = 2; // WF_SAVE_JSON
+const SAVE_GGUF = 4; // WF_SAVE_GGUF
 const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
 /** wf_quant by number: how a tensor's weights are stored. */
 export const QUANT = ['f32', 'q8_0', 'q4_0'];
@@ -407,19 +408,21 @@ export class Runtime {
   // ---- files ----
 
   /** Checkpoint bytes of h (and tokenizer t, or 0), with the optimizer state when asked. */
-  modelSave(h, t, optimizer) {
-    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_model_save(h, t, optimizer ? SAVE_OPTIMIZER : 0, out, n));
+  modelSave(h, t, optimizer, gguf = false) {
+    const flags = gguf ? SAVE_GGUF : optimizer ? SAVE_OPTIMIZER : 0;
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_model_save(h, t, flags, out, n));
     this.checkModel(h, status);
     return bytes;
   }
 
-  /** Loads checkpoint bytes into h and tokenizer t; returns whether the file held the
-   * optimizer state: flag bit 0 of its header (docs/FORMATS.md), read once wf_model_load
-   * has checked the whole file. */
+  /** Loads checkpoint bytes (or a GGUF or llama2.c file) into h and tokenizer t; returns
+   * whether the file held the optimizer state: a checkpoint's flag bit 0 (docs/FORMATS.md),
+   * read once wf_model_load has checked the whole file. */
   modelLoad(h, t, bytes) {
     return this.withBytes(bytes, 'the checkpoint', false, (p, n) => {
       this.checkModel(h, this.M._wf_model_load(h, t, p, n));
-      return (this.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
+      const ckpt = this.u8[p] === 0x57 && this.u8[p + 1] === 0x46; // "WF": the others carry no optimizer state
+      return ckpt && (this.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
     });
   }
 
