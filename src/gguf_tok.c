@@ -247,16 +247,20 @@ static void put_piece(wf_writer *w, const uint8_t *s, size_t n) {
 /* Whether s[0, n) is a byte token "<0xHH>". */
 static int is_byte_token(const uint8_t *s, size_t n) { return n == 6 && !memcmp(s, "<0x", 3) && s[5] == '>'; }
 
-/* No tokenizer: <unk>, <s>, </s>, the byte tokens (as many as fit; llama.cpp wants <0x0A>),
- * then placeholders: llama.cpp runs the model on token ids. */
+/* No tokenizer: <unk>, <s>, </s>, the byte tokens <0x00>..<0xFF>, U+2581 (SentencePiece's
+ * space: llama.cpp and the llama2.c reader want it and <0x0A>), then placeholders <tN>:
+ * text encodes byte by byte, and llama.cpp runs the model on token ids. */
 static int write_placeholder(wf_writer *w, int32_t V, char *msg, size_t cap) {
-    if (V < 14) return wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "a vocabulary of %d: a GGUF file's placeholder tokenizer needs 14 ids", V), -1;
+    if (V < 260)
+        return wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "a vocabulary of %d without a tokenizer: a GGUF file's placeholder "
+                       "vocabulary needs 260 ids (the bytes and SentencePiece's space)", V), -1;
     put_text_kv(w, "tokenizer.ggml.model", "llama");
     put_array(w, "tokenizer.ggml.tokens", GG_STR, (uint64_t)V);
     for (int32_t i = 0; i < V; i++) {
         char t[32];
         if (i < 3) snprintf(t, sizeof t, "%s", i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
         else if (i < 259) snprintf(t, sizeof t, "<0x%02X>", (unsigned)(i - 3));
+        else if (i == 259) memcpy(t, SPACE_MARK, 3), t[3] = 0;
         else snprintf(t, sizeof t, "<t%d>", i);
         wf_gguf_put_str(w, t, strlen(t));
     }
@@ -271,7 +275,7 @@ static int write_placeholder(wf_writer *w, int32_t V, char *msg, size_t cap) {
     put_u32_kv(w, "tokenizer.ggml.bos_token_id", 1);
     put_u32_kv(w, "tokenizer.ggml.eos_token_id", 2);
     put_u32_kv(w, "tokenizer.ggml.unknown_token_id", 0);
-    put_bool_kv(w, "tokenizer.ggml.add_bos_token", 0);
+    put_bool_kv(w, "tokenizer.ggml.add_bos_token", 1);
     return 8;
 }
 
