@@ -6,7 +6,8 @@
 // (wf_heap_in_use: what the model holds), the heap in use over the weights (the issue's
 // target: ~1.2x), and the wasm memory's size (its peak: the file's bytes crossed the heap
 // while it loaded, and wasm memory never shrinks).
-//   node bench/infer-memory.mjs [--rows safetensors]
+// Rows: the float32 safetensors (imported), and GGUF files in float32, Q8_0 and Q4_0 (loadModel).
+//   node bench/infer-memory.mjs [--rows safetensors,gguf-f32,gguf-q8_0,gguf-q4_0]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,12 +26,25 @@ const role = arg('role', 'main');
 const MiB = (x) => (x / 2 ** 20).toFixed(0);
 
 /** The rows: how each file is made (from the f32 model `model`) and loaded. */
+const ggufRow = (type) => ({
+  file: `${type}.gguf`,
+  async make(api) { /* from the same weights each time (seed 7): quantized once, from float32 */
+    const m = await api.createModel({ ...SMOLLM_135M, seed: SEED }, { threads: 2 });
+    if (type !== 'f32') m.quantize(type);
+    await api.saveModelFile(m, join(DIR, `${type}.gguf`), { format: 'gguf' });
+    m.dispose();
+  },
+  load: async (api, opts) => api.loadModel(readFileSync(join(DIR, `${type}.gguf`)), opts),
+});
 const ROWS = {
   safetensors: {
     file: 'model.safetensors',
     async make(api, model) { await api.exportSafetensorsDir(model, DIR); },
     load: (api, opts) => api.importSafetensorsDir(DIR, opts),
   },
+  'gguf-f32': ggufRow('f32'),
+  'gguf-q8_0': ggufRow('q8_0'),
+  'gguf-q4_0': ggufRow('q4_0'),
 };
 
 if (role === 'make') {
