@@ -130,7 +130,7 @@ const COMMANDS = {
     run: finetune,
   },
   generate: {
-    args: '<model.wf | model.gguf>',
+    args: '<model.wf>',
     summary: 'generate text from a trained model (or a GGUF file), streamed to stdout',
     options: {
       prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
