@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly modules (ES module glue + .wasm), Debian's emscripten 3.1.6:
 #   dist/wasmformer.mjs/.wasm        SIMD, single thread: runs everywhere (the fallback)
-#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads (+ .worker.js): Node, and browsers when
-#                                    crossOriginIsolated (src/js/loader.js picks it)
+#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads: Node, and browsers when crossOriginIsolated
+#                                    (src/js/loader.js picks it); Node's pthreads run .worker.js,
+#                                    browsers' the glue itself (scripts/pthread-glue.mjs)
 #   dist/wasmformer-relaxed{,-mt}.*  the same two with relaxed SIMD (f32x4.relaxed_madd: one
 #                                    fused multiply-add where the engine has it), compiled by
 #                                    Debian's clang-19 under emcc; loader.js picks them where
@@ -17,7 +18,10 @@
 #   build/wasm-tests/test_{simd,quant}-relaxed{,-mt}.js  the same with the relaxed kernels,
 #                                    compiled and linked as the relaxed builds are:
 #                                    `./build.sh relaxed-tests`
-# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests]
+#   build/wasm-tests/example_train.js  examples/c/train.c as a Node program (SIMD, one thread,
+#                                    Node's file system): `./build.sh example` (npm test runs it,
+#                                    and holds its losses to the package's: tests/js/example.test.mjs)
+# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [example]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -32,7 +36,8 @@ for arg in "$@"; do
     ref) VARIANTS=(ref) ;;
     tests) VARIANTS=(tests) ;;
     relaxed-tests) VARIANTS=(relaxed-tests) ;;
-    *) echo "build.sh: unknown argument $arg (use --force, ref, tests or relaxed-tests)" >&2; exit 2 ;;
+    example) VARIANTS=(example) ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests or example)" >&2; exit 2 ;;
   esac
 done
 
@@ -88,7 +93,7 @@ up_to_date() { # base name
   [ -z "$FORCE" ] || return 1
   [ -f "$1.wasm" ] && [ -f "$1.mjs" ] || return 1
   local newer
-  newer=$(find src include build.sh -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
+  newer=$(find src include build.sh scripts/pthread-glue.mjs -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
   [ -z "$newer" ]
 }
 
@@ -147,7 +152,11 @@ build() { # base name, flags...
   emcc "${FLAGS[@]}" "$@" "${SOURCES[@]}" -o "$base.mjs"
   # The pthread worker script is CommonJS; the package is "type": "module", so tell Node
   # that this folder's .js files are CommonJS (the glue itself is .mjs either way).
-  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  if [ -f "$base.worker.js" ]; then
+    # in browsers the glue is its own pthread worker, a module worker (the script says why)
+    node scripts/pthread-glue.mjs "$base.mjs"
+    echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  fi
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
 }
 
@@ -182,7 +191,11 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   SRCS=("${SOURCES[@]}")
   relaxed_objects "build/relaxed-obj/$(basename "$base")" "${FLAGS[@]}" "$@"
   emcc "${FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$base.mjs"
-  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  if [ -f "$base.worker.js" ]; then
+    # in browsers the glue is its own pthread worker, a module worker (the script says why)
+    node scripts/pthread-glue.mjs "$base.mjs"
+    echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  fi
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
 )
 
@@ -202,6 +215,17 @@ test_build() { # test (simd or quant), variant suffix, flags...
   mkdir -p build/wasm-tests
   echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
   emcc "${TEST_FLAGS[@]}" "$@" "$src" "${SOURCES[@]}" -o "$out.js"
+  echo "build.sh: built $out.js"
+}
+
+# The C example as a Node program: the package's single-thread SIMD build of the core (the
+# same flags, so the same numbers), with Node's file system for the text it reads.
+example_build() {
+  local out=build/wasm-tests/example_train
+  need_emcc
+  mkdir -p build/wasm-tests
+  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
+  emcc "${TEST_FLAGS[@]}" "${SIMD[@]}" -sNODERAWFS=1 examples/c/train.c "${SOURCES[@]}" -o "$out.js"
   echo "build.sh: built $out.js"
 }
 
@@ -231,6 +255,7 @@ for v in "${VARIANTS[@]}"; do
         test_build $t "" "${SIMD[@]}"
         test_build $t -mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth
       done ;;
+    example) example_build ;;
     relaxed-tests)
       for t in simd quant; do
         test_build_relaxed $t -relaxed "${RELAXED[@]}"

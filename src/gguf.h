@@ -1,5 +1,5 @@
 /* GGUF v3, llama.cpp's model file (docs/FORMATS.md), shared by its reader (gguf.c: the
- * container, hardened; the llama-family model), its writer (gguf_write.c) and their
+ * container, hardened; gguf_model.c: the llama-family model), its writer (gguf_write.c) and their
  * tokenizers (gguf_tok.c). Everything is little-endian; a file is a header (magic "GGUF",
  * version, tensor and key-value counts), typed key-value pairs, tensor infos (name, dims
  * innermost first, ggml type, offset), padding to general.alignment, the tensors' data. */
@@ -70,6 +70,8 @@ double wf_gguf_elem(const gg_kv *kv, uint64_t i);
  * blocks), and the name ("Q4_K" for the ones this build refuses). */
 size_t wf_gguf_row_bytes(uint32_t type, uint64_t ne0);
 const char *wf_gguf_type_name(uint32_t type);
+/* A string for a message: printable ASCII, the rest as '?', at most cap - 1 bytes, in buf. */
+const char *wf_gguf_shown(gg_str s, char *buf, size_t cap);
 
 /* gguf_tok.c: the file's tokenizer (tokenizer.ggml.*) into out, made through the readers of
  * the files wasmformer reads already (a llama SentencePiece vocabulary as llama2.c's
@@ -81,11 +83,11 @@ wf_status wf_gguf_read_tokenizer(const gg_file *f, int32_t V, wf_tokenizer *out,
  * cannot carry). Called twice by the writer: count, then write. */
 int wf_gguf_write_tokenizer(wf_writer *w, const wf_tokenizer *t, int32_t V, char *msg, size_t cap);
 
-/* A key and a string, a scalar, the start of an array: the writer's vocabulary. */
+/* gguf.c: a key and a string: the writer's vocabulary. */
 void wf_gguf_put_str(wf_writer *w, const char *s, size_t n);
 void wf_gguf_put_key(wf_writer *w, const char *key, uint32_t type);
 
-/* gguf.c: a GGUF file into m (and its tokenizer into t when non-NULL), for wf_model_load. */
+/* gguf_model.c: a GGUF file into m (and its tokenizer into t when non-NULL), for wf_model_load. */
 wf_status wf_gguf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, size_t n);
 /* gguf_write.c: m (a Llama-shaped decoder without adapters) and t as a GGUF file. */
 wf_status wf_gguf_save(wf_model *m, const wf_tokenizer *t, uint8_t **out, int32_t *n);

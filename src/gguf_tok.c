@@ -57,7 +57,7 @@ static wf_status read_spm(const gg_file *f, const gg_kv *toks, wf_tokenizer *out
                 FAIL(WF_ERR_UNSUPPORTED, "GGUF: the llama vocabulary's id %llu is not the byte token %s (SentencePiece's "
                      "byte fallback at ids 3..258 is what this build reads)", (unsigned long long)i, want);
         }
-        bytes += 8 + t.n;
+        if (!wf_add_ok(bytes, 8 + t.n, &bytes)) FAIL(WF_ERR_NOMEM, "GGUF: the vocabulary passes this build's address space");
         if (t.n > max_len) max_len = t.n;
     }
     if (toks->count < 259) FAIL(WF_ERR_FORMAT, "GGUF: a llama vocabulary of %llu tokens (at least 259)", (unsigned long long)toks->count);
@@ -201,16 +201,6 @@ wf_status wf_gguf_read_tokenizer(const gg_file *f, int32_t V, wf_tokenizer *out,
 
 /* ---- writing ---- */
 
-void wf_gguf_put_str(wf_writer *w, const char *s, size_t n) {
-    wf_put_u64(w, n);
-    wf_put(w, s, n);
-}
-
-void wf_gguf_put_key(wf_writer *w, const char *key, uint32_t type) {
-    wf_gguf_put_str(w, key, strlen(key));
-    wf_put_u32(w, type);
-}
-
 static void put_array(wf_writer *w, const char *key, uint32_t etype, uint64_t n) {
     wf_gguf_put_key(w, key, GG_ARR);
     wf_put_u32(w, etype);
@@ -312,7 +302,7 @@ static int by_rank(const void *x, const void *y) {
 static int write_bpe(wf_writer *w, const wf_vocab *v, char *msg, size_t cap) {
     int digits = 0;
     for (int i = 0; i < v->n_split; i++) digits |= v->split[i] == WF_SPLIT_DIGIT;
-    merge_entry *m = malloc(((size_t)v->n_merges + 1) * sizeof *m);
+    merge_entry *m = wf_malloc_n((size_t)v->n_merges + 1, sizeof *m);
     if (!m) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory writing the merges"), -1;
     int32_t k = 0;
     for (uint32_t i = 0; v->mkey && i <= v->mmask; i++)

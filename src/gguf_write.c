@@ -113,7 +113,7 @@ wf_status wf_gguf_save(wf_model *m, const wf_tokenizer *t, uint8_t **out, int32_
                       "no biases: the llama family llama.cpp runs)");
     if (m->d.LR) return WF_ERR(m, WF_ERR_STATE, "GGUF: the model has LoRA adapters: merge or remove them first");
     const wf_hf_layout *lay = &wf_hf_layouts[WF_LAYOUT_GGUF];
-    wf_hf_entry *e = malloc((size_t)lay->n_rows * (size_t)m->d.L * sizeof *e);
+    wf_hf_entry *e = wf_malloc_n((size_t)lay->n_rows * (size_t)m->d.L, sizeof *e); /* L <= 1024 */
     if (!e) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     const int count = wf_hf_entries(lay, m->tensors, m->d.L, e);
     wf_writer w = {NULL, 0};

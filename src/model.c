@@ -11,6 +11,8 @@
 wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
 void wf_model_release(wf_model *m) {
+    if (m->run) m->run_ops->free(m->run);
+    m->run = NULL;
     for (int b = 0; b < 4; b++) wf_free(m->block[b]);
     free(m->train);
     free(m->goff);
@@ -26,6 +28,8 @@ void wf_model_release(wf_model *m) {
 /* Moves next's model into m, keeping m's thread pool (the setting belongs to the handle). */
 void wf_model_adopt(wf_model *m, wf_model *next) {
     next->pool = m->pool;
+    next->clock = m->clock;
+    next->clock_ctx = m->clock_ctx;
     next->note = m->note;
     next->note_n = m->note_n;
     wf_model_release(m);
@@ -80,7 +84,7 @@ wf_status wf_model_ready(wf_model *m) {
  * LoRA's adapters come last in the table and draw from a stream of their own (init_lora), so
  * the base weights are the same with and without them. */
 static void init_weights(wf_model *m) {
-#define X(name, ndim, d0, d1, d2, decay, init) init,
+#define X(name, ndim, d0, d1, d2, decay, init, groups) init,
     static const int INIT[WF_N_PARAMS] = {WF_PARAMS(X)};
 #undef X
     wf_rng r;
@@ -156,7 +160,7 @@ void wf_model_point(wf_model *m) {
 }
 
 /* The batch sampler's train and validation streams, both derived from one seed. */
-static void seed_sampler(wf_model *m, uint32_t seed) {
+void wf_model_seed_sampler(wf_model *m, uint32_t seed) {
     wf_rng_seed(&m->rng_split[0], (uint64_t)seed * 2 + 1);
     wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
 }
@@ -198,13 +202,13 @@ wf_status wf_model_make(wf_model *m, wf_model *next, const wf_config *cfg, const
     }
     /* the size first, so that a model too large is refused before anything is allocated */
     const double bytes = model_bytes(&d, (double)next->stride, (double)next->qbytes);
-    if (bytes > wf_address_limit() * 0.95) {
+    if (bytes > wf_memory_budget()) { /* training's state comes later (wf_model_alloc_train), checked then */
         memset(next, 0, sizeof *next);
         return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB for its weights and KV cache; this build addresses at "
                       "most %.2f GB", bytes / 1e9, wf_address_limit() / 1e9);
     }
-    next->train = malloc((size_t)next->n_slices + 1);
-    next->goff = malloc(((size_t)next->n_slices + 1) * sizeof(size_t));
+    next->train = wf_malloc_n((size_t)next->n_slices + 1, 1);
+    next->goff = wf_malloc_n((size_t)next->n_slices + 1, sizeof(size_t));
     if (!next->train || !next->goff) {
         wf_model_release(next);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
@@ -214,15 +218,15 @@ wf_status wf_model_make(wf_model *m, wf_model *next, const wf_config *cfg, const
         for (int i = 0, k = 0; i < WF_N_PARAMS; i++)
             for (int l = 0; l < next->tensors[i].layers; l++, k++) next->train[k] = mask[k] && next->tensors[i].dtype == WF_QUANT_F32;
     next->gstride = wf_plan_train(next->tensors, next->train, next->goff);
-    int blocks = (next->block[WF_WEIGHTS] = wf_calloc((next->stride ? next->stride : 4) * sizeof(wf_real))) != NULL;
+    int blocks = (next->block[WF_WEIGHTS] = wf_zalloc(next->stride ? next->stride : 4, sizeof(wf_real))) != NULL;
     if (next->qbytes) {
-        blocks &= (next->qmem = wf_calloc(next->qbytes)) != NULL;
-        blocks &= (next->qscratch = wf_alloc(wf_qlinear_scratch(widest_input(&d)))) != NULL;
+        blocks &= (next->qmem = wf_zalloc(next->qbytes, 1)) != NULL;
+        blocks &= (next->qscratch = wf_alloc(wf_qlinear_scratch(widest_input(&d)), 1)) != NULL;
     }
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
-    next->gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
+    next->gen.mem = wf_alloc(gen_elems, sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
-    wf_real *tables = table ? wf_alloc(table * sizeof(wf_real)) : NULL;
+    wf_real *tables = table ? wf_alloc(table, sizeof(wf_real)) : NULL;
     if (d.rope) {
         next->rope_cos = tables;
         next->rope_sin = tables ? tables + table / 2 : NULL;
@@ -239,7 +243,7 @@ wf_status wf_model_make(wf_model *m, wf_model *next, const wf_config *cfg, const
     wf_gen_carve(&next->gen, &d, next->gen.mem);
     next->gen.bytes = gen_elems * sizeof(wf_real);
     wf_optim_default(&next->opt);
-    seed_sampler(next, cfg->seed);
+    wf_model_seed_sampler(next, cfg->seed);
     next->ready = 1;
     return WF_OK;
 }
@@ -253,9 +257,9 @@ wf_status wf_model_alloc_train(wf_model *m, char *err, size_t cap) {
     const size_t n = m->gstride ? m->gstride : 4;
     const double bytes = (3.0 * (double)n + wf_plan_muon(&m->d)) * sizeof(wf_real);
     wf_real *b[3] = {NULL, NULL, NULL}, *muon = NULL;
-    int ok = bytes <= wf_address_limit() * 0.95;
-    for (int k = 0; ok && k < 3; k++) ok = (b[k] = wf_calloc(n * sizeof(wf_real))) != NULL;
-    if (ok) ok = (muon = wf_alloc((size_t)wf_plan_muon(&m->d) * sizeof(wf_real))) != NULL;
+    int ok = bytes <= wf_memory_budget();
+    for (int k = 0; ok && k < 3; k++) ok = (b[k] = wf_zalloc(n, sizeof(wf_real))) != NULL;
+    if (ok) ok = (muon = wf_alloc((size_t)wf_plan_muon(&m->d), sizeof(wf_real))) != NULL;
     if (!ok) {
         for (int k = 0; k < 3; k++) wf_free(b[k]);
         return wf_fail(err, cap, WF_ERR_NOMEM, "training needs %.1f MB more for gradients and optimizer state, which "
@@ -291,6 +295,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint
     if (random) {
         init_weights(&next);
         wf_model_init_lora(&next);
+        next.origin = WF_ORIGIN_INIT; /* the file formats set theirs once they have filled it */
     }
     wf_model_adopt(m, &next);
     return WF_OK;
@@ -332,7 +337,8 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     mem->count = (double)m->n_params;
     out->n_tensors = WF_N_PARAMS;
     out->step = m->step;
-    out->lr = wf_lr_at(&m->opt, m->step);
+    out->lr = m->run ? m->run_ops->next_lr(m) : wf_lr_at(&m->opt, m->step);
+    out->origin = m->origin;
     return WF_OK;
 }
 
@@ -363,13 +369,6 @@ wf_status wf_model_get_optim(wf_model *m, wf_optim *out) {
     WF_NEED_READY(m);
     if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
     *out = m->opt;
-    return WF_OK;
-}
-
-wf_status wf_model_sample_seed(wf_model *m, uint32_t seed) {
-    WF_NEED_READY(m);
-    seed_sampler(m, seed);
-    m->err[0] = 0;
     return WF_OK;
 }
 
@@ -408,11 +407,12 @@ wf_status wf_model_set_threads(wf_model *m, int32_t n) {
 
 wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
     double need_d = wf_plan_acts(&m->d, B, T, S);
-    if (need_d * sizeof(wf_real) > wf_address_limit() * 0.95)
-        return WF_ERR(m, WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations", B, T, need_d * sizeof(wf_real) / 1e9);
+    char why[200];
+    const wf_status fits = wf_plan_fits(0, need_d * sizeof(wf_real), B, T, why, sizeof why);
+    if (fits != WF_OK) return WF_ERR(m, fits, "%s", why);
     size_t need = (size_t)need_d;
     if (need > m->act_cap) {
-        wf_real *mem = wf_alloc(need * sizeof(wf_real));
+        wf_real *mem = wf_alloc(need, sizeof(wf_real));
         if (!mem)
             return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB of activations for a batch of %d x %d",
                           need * sizeof(wf_real) / 1e6, B, T);

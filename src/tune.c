@@ -31,15 +31,15 @@ static void copy_moments(wf_model *to, const wf_model *from) {
  * failure. */
 static wf_status relayout(wf_model *m, const uint8_t *mask) {
     wf_model next = *m; /* the tables and blocks of m, with the three blocks replaced */
-    next.train = malloc((size_t)m->n_slices + 1);
-    next.goff = malloc(((size_t)m->n_slices + 1) * sizeof(size_t));
+    next.train = wf_malloc_n((size_t)m->n_slices + 1, 1);
+    next.goff = wf_malloc_n((size_t)m->n_slices + 1, sizeof(size_t));
     for (int b = WF_GRADS; b <= WF_ADAM_V; b++) next.block[b] = NULL;
     int ok = next.train && next.goff;
     if (ok) {
         memcpy(next.train, mask, (size_t)m->n_slices);
         next.gstride = wf_plan_train(next.tensors, mask, next.goff);
         for (int b = WF_GRADS; ok && m->block[WF_GRADS] && b <= WF_ADAM_V; b++)
-            ok &= (next.block[b] = wf_calloc((next.gstride ? next.gstride : 4) * sizeof(wf_real))) != NULL;
+            ok &= (next.block[b] = wf_zalloc(next.gstride ? next.gstride : 4, sizeof(wf_real))) != NULL;
     }
     if (!ok) {
         free(next.train);
@@ -72,6 +72,7 @@ wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int3
         if (memcmp(set, m->train, (size_t)n)) {
             wf_status s = relayout(m, set);
             if (s != WF_OK) return s;
+            if (m->run) m->run_ops->end(m); /* what trains changed: the run (and its roll-back copy's layout) is over */
         }
     }
     if (get) memcpy(get, m->train, (size_t)n);
@@ -137,7 +138,7 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_tensor_info table[WF_N_PARAMS];
     wf_plan_tensors(&d, table);
     uint8_t *mask = NULL;
-    if (m->d.LR && !(mask = malloc((size_t)wf_plan_slices(table) + 1)))
+    if (m->d.LR && !(mask = wf_malloc_n((size_t)wf_plan_slices(table) + 1, 1)))
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     for (int i = 0, k = 0; mask && i < WF_N_PARAMS; i++)
         for (int l = 0; l < table[i].layers; l++, k++)
@@ -150,7 +151,8 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_real *sb = NULL;
     if (merge && m->d.LR) {
         const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;
-        if (!(sb = wf_alloc((size_t)widest * m->d.LR * sizeof(wf_real)))) {
+        size_t n; /* d_ff 2^20 times rank 2^16: past a 32-bit size_t, though the adapters fit */
+        if (!wf_mul_ok((size_t)widest, (size_t)m->d.LR, &n) || !(sb = wf_alloc(n, sizeof(wf_real)))) {
             wf_model_release(&next);
             return WF_ERR(m, WF_ERR_NOMEM, "out of memory merging the adapters");
         }
@@ -168,9 +170,11 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     if (sb) merge_dropped(&next, m, sb);
     wf_free(sb);
     copy_moments(&next, m);
+    if (m->run) m->run_ops->end(m); /* a new model in the handle: the run ends, its schedule in the settings */
     next.opt = m->opt;
     next.step = m->step;
     memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);
+    next.origin = m->origin;
     wf_model_adopt(m, &next);
     return WF_OK;
 }
@@ -220,9 +224,9 @@ wf_status wf_model_quantize(wf_model *m, int32_t type) {
         return WF_OK;
     }
     /* quantized slices freeze; the rest keep their mask (and their moments) */
-    uint8_t *mask = malloc((size_t)m->n_slices + 1);
+    uint8_t *mask = wf_malloc_n((size_t)m->n_slices + 1, 1);
     const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;
-    wf_real *tmp = wf_alloc((size_t)widest * sizeof(wf_real));
+    wf_real *tmp = wf_alloc((size_t)widest, sizeof(wf_real));
     if (!mask || !tmp) {
         free(mask);
         wf_free(tmp);
@@ -246,9 +250,11 @@ wf_status wf_model_quantize(wf_model *m, int32_t type) {
     }
     wf_free(tmp);
     copy_moments(&next, m);
+    if (m->run) m->run_ops->end(m); /* what trains changed: the run is over */
     next.opt = m->opt;
     next.step = m->step;
     memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);
+    next.origin = m->origin;
     wf_model_adopt(m, &next);
     return WF_OK;
 }

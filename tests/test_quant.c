@@ -23,7 +23,7 @@ static wf_rng rng;
 static double worst_seen = 0;
 
 static float *randv(size_t n, double scale) {
-    float *x = wf_alloc((n ? n : 1) * sizeof(float));
+    float *x = wf_alloc(n ? n : 1, sizeof(float));
     for (size_t i = 0; i < n; i++) x[i] = (float)(scale * wf_rng_normal(&rng));
     return x;
 }
@@ -72,10 +72,10 @@ static void test_f16(void) {
 static void test_quantize(int type) {
     const char *name = type == WF_QUANT_Q8_0 ? "Q8_0" : "Q4_0";
     const size_t n = 32 * 37;
-    float *x = randv(n, 1), *y = wf_alloc(n * sizeof(float)), *z = wf_alloc(n * sizeof(float));
+    float *x = randv(n, 1), *y = wf_alloc(n, sizeof(float)), *z = wf_alloc(n, sizeof(float));
     for (int j = 0; j < 32; j++) x[32 + j] = 0;       /* an all-zero block: d = 0 */
     x[64 + 5] = 1e4f;                                 /* one block ruled by a single value */
-    uint8_t *q = wf_alloc(wf_quant_row_bytes(type, n)), *q8 = wf_alloc(wf_quant_row_bytes(WF_QUANT_Q8_0, n));
+    uint8_t *q = wf_alloc(wf_quant_row_bytes(type, n), 1), *q8 = wf_alloc(wf_quant_row_bytes(WF_QUANT_Q8_0, n), 1);
     CHECK(wf_quant_row_bytes(type, n) == n / 32 * (type == WF_QUANT_Q8_0 ? 34u : 18u), "%s: block bytes", name);
     wf_quantize_row(q, x, n, type);
     wf_dequantize_row(y, q, n, type);
@@ -120,10 +120,10 @@ static void test_qlinear(int type, int N, int C, int OC, int bias, wf_pool *pool
     const char *name = type == WF_QUANT_Q8_0 ? "Q8_0" : "Q4_0";
     float *wf = randv((size_t)OC * C, 0.2), *x = randv((size_t)N * C, 1), *b = bias ? randv(OC, 1) : NULL;
     const size_t rb = wf_quant_row_bytes(type, (size_t)C);
-    uint8_t *w = wf_alloc(rb * OC);
+    uint8_t *w = wf_alloc(rb, (size_t)OC);
     for (int o = 0; o < OC; o++) wf_quantize_row(w + o * rb, wf + (size_t)o * C, (size_t)C, type);
     for (int o = 0; o < OC; o++) wf_dequantize_row(wf + (size_t)o * C, w + o * rb, (size_t)C, type); /* the values held */
-    void *scratch = wf_alloc(wf_qlinear_scratch(C));
+    void *scratch = wf_alloc(wf_qlinear_scratch(C), 1);
     float *fast = randv((size_t)N * OC, 1), *ref = randv((size_t)N * OC, 1), *exact = randv((size_t)N * OC, 1);
     float *flt = randv((size_t)N * OC, 1), *threaded = randv((size_t)N * OC, 1);
 
@@ -150,9 +150,9 @@ static void test_qlinear(int type, int N, int C, int OC, int bias, wf_pool *pool
         compare(what, fast, exact, (size_t)N * OC, 0.03);
     }
     /* backward: dinp += dout w, onto a non-zero gradient */
-    float *dout = randv((size_t)N * OC, 1), *dx = randv((size_t)N * C, 1), *dx_ref = wf_alloc((size_t)N * C * sizeof(float));
+    float *dout = randv((size_t)N * OC, 1), *dx = randv((size_t)N * C, 1), *dx_ref = wf_alloc((size_t)N * C, sizeof(float));
     memcpy(dx_ref, dx, (size_t)N * C * sizeof(float));
-    float *dx_flt = wf_alloc((size_t)N * C * sizeof(float));
+    float *dx_flt = wf_alloc((size_t)N * C, sizeof(float));
     memcpy(dx_flt, dx, (size_t)N * C * sizeof(float));
     wf_qlinear_backward(dx, dout, w, type, N, C, OC, scratch, pool);
     wf_linear_backward(dx_flt, NULL, NULL, dout, x, wf, N, C, OC, pool);
@@ -169,7 +169,7 @@ static void test_qembed(int type) {
     const int V = 50, C = 64, B = 2, T = 5;
     float *wte = randv((size_t)V * C, 1), *pos = randv((size_t)T * C, 1);
     const size_t rb = wf_quant_row_bytes(type, C);
-    uint8_t *q = wf_alloc(rb * V);
+    uint8_t *q = wf_alloc(rb, (size_t)V);
     for (int v = 0; v < V; v++) wf_quantize_row(q + v * rb, wte + (size_t)v * C, C, type);
     for (int v = 0; v < V; v++) wf_dequantize_row(wte + (size_t)v * C, q + v * rb, C, type);
     int32_t ids[10];
