@@ -10,12 +10,14 @@
 #                                    WebAssembly.validate accepts relaxed SIMD
 #   dist/bench/wasmformer-ref.*      reference kernels, no SIMD: the benchmark's baseline,
 #                                    built only by `./build.sh ref` (bench/run.mjs does it)
-#   build/wasm-tests/test_simd{,-mt}.js  tests/test_simd.c in wasm, single-thread and with
-#                                    pthreads, built only by `./build.sh tests` (npm test runs
-#                                    them in Node: the wasm SIMD kernels against their scalar
+#   build/wasm-tests/test_{simd,quant}{,-mt}.js  tests/test_simd.c and tests/test_quant.c in
+#                                    wasm, single-thread and with pthreads, built only by
+#                                    `./build.sh tests` (npm test runs them in Node: the wasm SIMD
+#                                    kernels, float and quantized, against their scalar
 #                                    references, the pool and its workers' stacks)
-#   build/wasm-tests/test_simd-relaxed{,-mt}.js  the same with the relaxed kernels, compiled
-#                                    and linked as the relaxed builds are: `./build.sh relaxed-tests`
+#   build/wasm-tests/test_{simd,quant}-relaxed{,-mt}.js  the same with the relaxed kernels,
+#                                    compiled and linked as the relaxed builds are:
+#                                    `./build.sh relaxed-tests`
 #   build/wasm-tests/example_train.js  examples/c/train.c as a Node program (SIMD, one thread,
 #                                    Node's file system): `./build.sh example` (npm test runs it,
 #                                    and holds its losses to the package's: tests/js/example.test.mjs)
@@ -206,13 +208,13 @@ TEST_FLAGS=(
   -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sTOTAL_STACK=2MB  # as the package's builds
   -sEXIT_RUNTIME=1             # main's return value is the process's exit status
 )
-test_build() { # name, flags...
-  local out=build/wasm-tests/$1
-  shift
+test_build() { # test (simd or quant), variant suffix, flags...
+  local src=tests/test_$1.c out=build/wasm-tests/test_$1$2
+  shift 2
   need_emcc
   mkdir -p build/wasm-tests
   echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
-  emcc "${TEST_FLAGS[@]}" "$@" tests/test_simd.c "${SOURCES[@]}" -o "$out.js"
+  emcc "${TEST_FLAGS[@]}" "$@" "$src" "${SOURCES[@]}" -o "$out.js"
   echo "build.sh: built $out.js"
 }
 
@@ -228,14 +230,14 @@ example_build() {
 }
 
 # The same with the relaxed kernels, compiled at -O3 and linked at -O1 as build_relaxed does.
-test_build_relaxed() ( # name, flags... (a subshell, as build_relaxed)
-  local out=build/wasm-tests/$1
-  shift
+test_build_relaxed() ( # test, variant suffix, flags... (a subshell, as build_relaxed)
+  local src=tests/test_$1.c out=build/wasm-tests/test_$1$2
+  shift 2
   need_emcc
   need_clang19
   mkdir -p build/wasm-tests
   echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
-  SRCS=(tests/test_simd.c "${SOURCES[@]}")
+  SRCS=("$src" "${SOURCES[@]}")
   relaxed_objects "build/relaxed-obj/$(basename "$out")" "${TEST_FLAGS[@]}" "$@"
   emcc "${TEST_FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$out.js"
   echo "build.sh: built $out.js (relaxed SIMD)"
@@ -249,11 +251,15 @@ for v in "${VARIANTS[@]}"; do
     relaxed-mt) build_relaxed "$OUT/wasmformer-relaxed-mt" "${RELAXED[@]}" "${MT[@]}" ;;
     ref) build "$OUT/bench/wasmformer-ref" -DWF_REFERENCE_KERNELS "${ST[@]}" ;;
     tests)
-      test_build test_simd "${SIMD[@]}"
-      test_build test_simd-mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
+      for t in simd quant; do
+        test_build $t "" "${SIMD[@]}"
+        test_build $t -mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth
+      done ;;
     example) example_build ;;
     relaxed-tests)
-      test_build_relaxed test_simd-relaxed "${RELAXED[@]}"
-      test_build_relaxed test_simd-relaxed-mt "${RELAXED[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
+      for t in simd quant; do
+        test_build_relaxed $t -relaxed "${RELAXED[@]}"
+        test_build_relaxed $t -relaxed-mt "${RELAXED[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth
+      done ;;
   esac
 done

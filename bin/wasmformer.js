@@ -112,7 +112,7 @@ const COMMANDS = {
   },
   finetune: {
     args: '<model> [file.txt]',
-    summary: 'fine-tune a model (a model file, or a Hugging Face folder) on a text file: LoRA adapters, or chosen tensors',
+    summary: 'fine-tune a model (a model file, a GGUF file, or a Hugging Face folder) on a text file: LoRA adapters, or chosen tensors',
     options: {
       'lora-rank': { type: 'string', value: 'N', help: 'rank of the LoRA adapters (default 8; 0: no adapters, --train says what trains)' },
       'lora-alpha': { type: 'string', value: 'X', help: 'their scale: each adds (alpha / rank) x A^T B^T (default 2 x rank)' },
@@ -129,13 +129,14 @@ const COMMANDS = {
       'checkpoint-every': { type: 'string', value: 'T', help: 'also save --out every T while training (90s, 5m, 1.5h; 0: only at the end; default 5m; the adapters unmerged)' },
       peft: { type: 'string', value: 'DIR', help: 'also write the adapters in PEFT\'s layout (adapter_model.safetensors, adapter_config.json) there' },
       merge: { type: 'boolean', help: 'fold the adapters into the weights before saving --out: a plain model' },
+      quantize: { type: 'string', short: 'q', value: 'TYPE', help: 'quantize the base first, q8_0 or q4_0: the adapters train over its blocks (QLoRA; the base stays frozen)' },
       help,
     },
     run: finetune,
   },
   generate: {
     args: '<model.wf>',
-    summary: 'generate text from a trained model, streamed to stdout',
+    summary: 'generate text from a trained model (or a GGUF file), streamed to stdout',
     options: {
       prompt: { type: 'string', value: 'TEXT', help: 'text to continue (default: none)' },
       tokens: { type: 'string', short: 'n', value: 'N', help: `tokens to generate (default ${wf.GENERATE_DEFAULTS.maxTokens}, as generate()'s maxTokens)` },
@@ -170,21 +171,23 @@ const COMMANDS = {
   },
   export: {
     args: '<model.wf>',
-    summary: 'write a model as Hugging Face files (model.safetensors, config.json) into a folder',
+    summary: 'write a model as Hugging Face files (model.safetensors, config.json) into a folder, or as a GGUF file',
     options: {
-      format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (the only one, default)' },
-      out: { type: 'string', short: 'o', value: 'DIR', help: 'the folder to write (required; created if missing)' },
+      format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (default) or gguf (llama.cpp\'s file; a Llama-shaped model)' },
+      out: { type: 'string', short: 'o', value: 'PATH', help: 'the folder to write (safetensors; created if missing) or the file (gguf); required' },
+      quantize: { type: 'string', short: 'q', value: 'TYPE', help: 'gguf: store the linears and embeddings as q8_0 or q4_0 (default: as the model has them)' },
       merge: { type: 'boolean', help: 'fold LoRA adapters into the weights first (a Hugging Face class has no place for them; finetune --peft writes them apart)' },
       help,
     },
     run: exportModel,
   },
   import: {
-    args: '<dir | model.bin>',
-    summary: 'read Hugging Face files (config.json, model.safetensors, tokenizer.json) or a llama2.c model file into a model file',
+    args: '<dir | model.gguf | model.bin>',
+    summary: 'read Hugging Face files (config.json, model.safetensors, tokenizer.json), a GGUF file or a llama2.c model file into a model file',
     options: {
       out: { type: 'string', short: 'o', value: 'FILE', help: 'the model file to write (required)' },
       tokenizer: { type: 'string', short: 't', value: 'FILE', help: "a llama2.c model's tokenizer.bin (llama2.c keeps it apart)" },
+      quantize: { type: 'string', short: 'q', value: 'TYPE', help: 'store the linears and embeddings as q8_0 (8-bit blocks) or q4_0 (4-bit), or f32 (default: as the file has them)' },
       force: { type: 'boolean', help: 'overwrite --out if it exists' },
       help,
     },
@@ -577,7 +580,13 @@ async function finetune(argv, o) {
       throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs its tokenizer.json, or the tokenizer.wft wasmformer export writes)`);
     }
     if (model.lora) throw new UsageError(`${argv[0]} has LoRA adapters already: wasmformer train ${argv[1] ?? ''} --out ${argv[0]} --resume continues their run`);
-    const fullState = (() => { const m = model.memory(); return m.params * 4; })(); // weights, gradients and both moments: 4x the weights
+    const fullState = model.memory().params * 4; // weights, gradients and both moments: 4x the weights
+    const quantize = quantizeFlag(o.quantize);
+    if (quantize !== undefined) {
+      if (rank === 0) throw new UsageError('--quantize freezes the base: it goes with LoRA adapters (--lora-rank > 0)');
+      if (o.merge) throw new UsageError('--merge cannot fold adapters into quantized weights: leave out --merge (or --quantize)');
+      model.quantize(quantize);
+    }
     if (rank > 0) model.addLora({ rank, alpha, targets });
     if (trainSpec) rank > 0 ? model.unfreeze(trainSpec) : model.trainOnly(trainSpec);
     const { trainable, total } = model.trainable(), mem = model.memory();
@@ -599,9 +608,10 @@ async function finetune(argv, o) {
     // this run's own steps (a model file counts the steps it was trained with before)
     const progress = progressPrinter(!!out.isTTY, evalInterval, progressTarget(model, {}), { local: true });
     run = await keepRun(model, path, every, progress);
+    const state = model.memory(); // with the gradients and moments the run has just made
     out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
       `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
-      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}` +
+      `training state ${megabytes(state.params + state.grads + state.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}` +
       `${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}
 `);
     try {
@@ -738,6 +748,7 @@ async function info(argv, o) {
       ...(i.run ? [['run', `${i.run.lastSeconds ? `${duration(i.run.seconds)} of ${duration(i.run.lastSeconds)}` : `${i.run.steps} of ${i.run.lastSteps} steps`}`
         + `, ${i.run.finished ? 'finished' : 'train --resume goes on with it'}; batches of ${i.run.batchSize} x ${i.run.context}`]] : []),
       ['tokenizer', i.tokenizer ? `${i.tokenizer.kind}, ${i.tokenizer.vocabSize} tokens` : 'none'],
+      ['weights', weightsText(model)],
       ['memory', `${megabytes(i.memory.total)} in use (weights ${megabytes(i.memory.params)})`],
     ];
     for (const [k, v] of rows) out.write(`${k.padEnd(11)} ${v}\n`);
@@ -750,12 +761,20 @@ async function info(argv, o) {
 async function exportModel(argv, o) {
   positionals('export', argv, 1, 1);
   const format = o.format ?? 'safetensors';
-  if (format !== 'safetensors') throw new UsageError(`--format must be safetensors, not "${format}"`);
-  if (o.out === undefined) throw new UsageError('--out DIR is required');
+  if (format !== 'safetensors' && format !== 'gguf') throw new UsageError(`--format must be safetensors or gguf, not "${format}"`);
+  if (o.out === undefined) throw new UsageError(`--out ${format === 'gguf' ? 'FILE' : 'DIR'} is required`);
+  const quantize = quantizeFlag(o.quantize);
+  if (quantize !== undefined && format !== 'gguf') throw new UsageError('--quantize goes with --format gguf (safetensors hold float32)');
   const { model } = await readModel(argv[0]);
   try {
     if (o.merge && !model.lora) throw new UsageError(`--merge: ${argv[0]} has no LoRA adapters`);
     if (o.merge) model.mergeLora();
+    if (format === 'gguf') {
+      if (quantize !== undefined) model.quantize(quantize);
+      const bytes = await wf.saveModelFile(model, o.out, { format: 'gguf' });
+      out.write(`wrote ${o.out} (${megabytes(bytes)}, ${weightsText(model)})\n`);
+      return 0;
+    }
     const names = await wf.exportSafetensorsDir(model, o.out).catch((e) => {
       if (model.lora && e.code === 'WF_ERR_STATE') e.message += ' (--merge folds them in)';
       throw e;
@@ -765,6 +784,18 @@ async function exportModel(argv, o) {
     model.dispose();
   }
   return 0;
+}
+
+/** --quantize's value, checked (undefined: not given). */
+function quantizeFlag(value) {
+  if (value !== undefined && !['q8_0', 'q4_0', 'f32'].includes(value)) throw new UsageError(`--quantize must be q8_0, q4_0 or f32, not "${value}"`);
+  return value;
+}
+
+/** How a model's weights are stored, in a few words: "f32 weights, 513.6 MB". */
+function weightsText(model) {
+  const q = model.quantization;
+  return `${q === 'f32' ? 'float32' : q === 'mixed' ? 'mixed Q8_0/Q4_0/float32' : q.toUpperCase()} weights, ${megabytes(model.memory().params)}`;
 }
 
 async function importModel(argv, o) {
@@ -780,10 +811,14 @@ async function importModel(argv, o) {
     }
   }
   const tokenizer = o.tokenizer === undefined ? undefined : readFileSync(o.tokenizer);
+  const quantize = quantizeFlag(o.quantize);
   let model;
   try {
-    model = dir ? await wf.importSafetensorsDir(argv[0])
-      : await wf.importLlama2c(readFileSync(argv[0]), tokenizer === undefined ? {} : { tokenizer });
+    const bytes = dir ? null : readFileSync(argv[0]);
+    const gguf = bytes && bytes.length >= 4 && bytes.toString('latin1', 0, 4) === 'GGUF';
+    if (gguf && tokenizer !== undefined) throw new UsageError('--tokenizer goes with a llama2.c model file; a GGUF file brings its own');
+    model = dir ? await wf.importSafetensorsDir(argv[0], { quantize }) : gguf ? await wf.loadModel(bytes, { quantize })
+      : await wf.importLlama2c(bytes, tokenizer === undefined ? { quantize } : { tokenizer, quantize });
   } catch (e) {
     if (e instanceof wf.WfError) e.message = `${argv[0]}: ${e.message}`;
     throw e;
@@ -791,8 +826,8 @@ async function importModel(argv, o) {
   try {
     await wf.saveModelFile(model, o.out);
     const c = model.config;
-    out.write(`wrote ${o.out}: ${c.arch}, ${c.nLayer} layers, d_model ${c.dModel}, ${model.paramCount.toLocaleString('en-US')} parameters, ` +
-      `${model.tokenizer ? `${model.tokenizer.kind} tokenizer` : 'no tokenizer (token ids only)'}\n`);
+    out.write(`wrote ${o.out}: ${c.arch}, ${c.nLayer} layers, d_model ${c.dModel}, ${model.paramCount.toLocaleString('en-US')} parameters` +
+      ` (${weightsText(model)}), ${model.tokenizer ? `${model.tokenizer.kind} tokenizer` : 'no tokenizer (token ids only)'}\n`);
   } finally {
     model.dispose();
   }

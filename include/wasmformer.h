@@ -85,8 +85,9 @@ typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, W
 WF_API void wf_config_default(wf_config *cfg); /* the rows' defaults: the "tiny" GPT (docs/ARCHITECTURES.md) */
 /* Each row's range, then the rules across rows; the reason to msg (cap bytes, NUL-terminated; may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
-/* Bytes (doubles, exact in JS): weights, gradients, optimizer moments, activations (largest batch yet, pool scratch),
- * KV cache and generation scratch, total; count: parameters; budget: what a model, or a batch's activations, may take. */
+/* Bytes (doubles, exact in JS): weights, gradients and optimizer moments (a model's: 0 until it trains), activations
+ * (largest batch yet, pool scratch), KV cache and generation scratch, total; count: parameters; budget: what a model,
+ * or a batch's activations, may take. */
 typedef struct { double params, grads, optimizer, activations, inference, total, count, budget; } wf_memory;
 /* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations); msg as wf_config_check.
  * WF_ERR_NOMEM (*out filled all the same): the model, or that batch's activations, would pass the budget. */
@@ -106,14 +107,16 @@ WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
 /* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads, and what made the model:
  * its last init, or a load or import (a checkpoint of weights only, or with optimizer state...); an empty m: zeros. */
 typedef enum { WF_ORIGIN_NONE, WF_ORIGIN_INIT, WF_ORIGIN_WEIGHTS, WF_ORIGIN_OPTIMIZER, WF_ORIGIN_LLAMA2C,
-               WF_ORIGIN_SAFETENSORS } wf_origin;
+               WF_ORIGIN_SAFETENSORS, WF_ORIGIN_GGUF } wf_origin;
 typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads, origin; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
-/* Parameter tensors, in table order: name (static, e.g. "qkvw"); offset, size (elements) in wf_model_params; shape;
- * decay: AdamW decays it; layers: its mask bytes (its layers, or 1); grad_offset: its gradients' start (-1: frozen). */
-typedef struct { const char *name; int32_t offset, size, ndim, shape[4], decay, layers, grad_offset; } wf_tensor_info;
+typedef enum { WF_QUANT_F32 = 0, WF_QUANT_Q8_0 = 1, WF_QUANT_Q4_0 = 2 } wf_quant; /* ggml's blocks: FORMATS.md */
+/* Parameter tensors, in table order: name (static, e.g. "qkvw"); offset (-1: quantized), size (elements) in
+ * wf_model_params; shape; decay: AdamW decays it; dtype: its wf_quant; layers: its mask bytes (its layers, or 1);
+ * grad_offset: its gradients' start (-1: frozen). */
+typedef struct { const char *name; int32_t offset, size, ndim, shape[4], decay, dtype, layers, grad_offset; } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
-WF_API float *wf_model_params(wf_model *m); /* all weights, flat, writable; borrowed; NULL: an empty model */
+WF_API float *wf_model_params(wf_model *m); /* float32 weights, flat, writable; borrowed; NULL: an empty model */
 WF_API float *wf_model_grads(wf_model *m);  /* the trainable slices' gradients (all: params' layout); borrowed */
 /* Sets and/or gets (either NULL) the trainable mask: a byte (1 trains) per layer of each row, tensor.layers each;
  * frozen slices get no gradients, moments or weight-gradient work. New models: all train (LoRA: the adapters). */
@@ -121,6 +124,8 @@ WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *ge
 /* cfg for m's where only lora_* and dropout differ: adapters added (B = 0; the first alone train), kept or
  * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
 WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
+/* Linears' and token embeddings' weights to a wf_quant in place (F32: back); quantized ones are frozen (QLoRA). */
+WF_API wf_status wf_model_quantize(wf_model *m, int32_t type);
 
 /* ---- Training: its settings (rows as in WF_CONFIG_FIELDS), batches and steps ---- */
 #define WF_OPTIM_FIELDS(INT, REAL)                                                                                  \
@@ -223,12 +228,12 @@ WF_API wf_status wf_tokenizer_decode(wf_tokenizer *t, const int32_t *ids, int32_
 /* ---- Files (docs/FORMATS.md). A save or export writes new buffers, the caller's: free each with
  * wf_buffer_free. A load or import checks the whole input before it touches the handle. ---- */
 WF_API void wf_buffer_free(void *p); /* NULL is fine */
-/* m, and t when non-NULL, as a checkpoint; flags WF_SAVE_OPTIMIZER: with the optimizer's moments and settings,
- * the step, schedule and RNG states, to resume training exactly. */
-#define WF_SAVE_OPTIMIZER 1
+/* m, and t when non-NULL, as a checkpoint; flags WF_SAVE_OPTIMIZER: with the optimizer's moments, settings, step,
+ * schedule and RNG states, to resume exactly; WF_SAVE_GGUF: as GGUF v3 instead (a Llama-shaped decoder's). */
+enum { WF_SAVE_OPTIMIZER = 1, WF_SAVE_JSON = 2, WF_SAVE_GGUF = 4 };
 WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
-/* A checkpoint into m (may be empty) and, when t is non-NULL and the file has one, its tokenizer into t; or a
- * llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
+/* A checkpoint or a GGUF v3 file (llama-family) into m (may be empty), and into t when non-NULL the file's tokenizer;
+ * or a llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
 /* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle and saved with it;
  * loading a checkpoint gives the file's. get: borrowed (NULL: none), its length to *n. */
@@ -237,7 +242,6 @@ WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n)
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
 /* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (char, BPE: Hugging Face encodes alike;
  * HF: its file). load reads either and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: as BPE). */
-#define WF_SAVE_JSON 2
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
 /* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, GPTNeoXForCausalLM,

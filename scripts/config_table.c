@@ -68,10 +68,10 @@ static void row(const char *name, const char *js, const char *type) {
 
 /* The constants the package uses, by name: a name the header lacks fails to compile. */
 #define CONSTANTS(K)                                                                                   \
-    K(WF_SAVE_OPTIMIZER) K(WF_SAVE_JSON) K(WF_NOTE_MAX)                                                \
+    K(WF_SAVE_OPTIMIZER) K(WF_SAVE_JSON) K(WF_SAVE_GGUF) K(WF_NOTE_MAX)                                          \
     K(WF_TOKENIZER_NONE) K(WF_TOKENIZER_CHAR) K(WF_TOKENIZER_BPE) K(WF_TOKENIZER_HF) K(WF_TOKENIZER_LLAMA2C)        \
     K(WF_ORIGIN_NONE) K(WF_ORIGIN_INIT) K(WF_ORIGIN_WEIGHTS) K(WF_ORIGIN_OPTIMIZER) K(WF_ORIGIN_LLAMA2C)              \
-    K(WF_ORIGIN_SAFETENSORS)
+    K(WF_ORIGIN_SAFETENSORS) K(WF_ORIGIN_GGUF)
 
 static void status(const char *name, const char *text) {
     printf("%s\n    {\"name\": \"%s\", \"text\": \"%s\"}", first ? "" : ",", name, text);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the loaders of hostile input with libFuzzer under AddressSanitizer and
 # UndefinedBehaviorSanitizer: checkpoints, safetensors + config.json, tokenizer files and
-# BPE/char training text, llama2.c model files, PEFT LoRA adapters (targets in tests/fuzz/). Needs clang-14 and libclang-rt-14-dev.
+# BPE/char training text, llama2.c model files, PEFT LoRA adapters, GGUF files (targets in tests/fuzz/). Needs clang-14 and libclang-rt-14-dev.
 #   scripts/fuzz.sh [--m32] [seconds per target, default 60] [target ...]
 # Each target starts from its committed seeds (tests/fuzz/corpus/<target>) plus what
 # earlier runs found (build/fuzz/work/<target>), two targets at a time. A crash stops
@@ -23,7 +23,7 @@ fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(checkpoint safetensors tokenizer bpe llama2c tokjson tokbin peft)
+[ ${#targets[@]} -gt 0 ] || targets=(checkpoint safetensors tokenizer bpe llama2c tokjson tokbin peft gguf)
 
 cc=$(command -v clang-14 || command -v clang || true)
 if [ -z "$cc" ]; then

@@ -226,12 +226,14 @@ if (hasValgrind) {
 }
 
 run('wasm build', './build.sh', []);
-// tests/test_simd.c built with emcc -msimd128 and run in Node: each kernel's wasm SIMD
+// tests/test_simd.c and tests/test_quant.c built with emcc -msimd128 and run in Node: each kernel's wasm SIMD
 // backend against its scalar reference, then (with pthreads) the pool, its workers' stacks
 // and a threaded training step in wasm
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
-run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
-run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
+for (const t of ['simd', 'quant']) {
+  run(`C kernel tests in wasm (test_${t}, SIMD, single thread)`, process.execPath, [`build/wasm-tests/test_${t}.js`]);
+  run(`C kernel tests in wasm (test_${t}, SIMD, pthreads)`, process.execPath, [`build/wasm-tests/test_${t}-mt.js`]);
+}
 // examples/c/train.c in wasm, run by Node (tests/js/example.test.mjs holds its losses to the package's)
 run('build the C example for wasm', './build.sh', ['example']);
 run('the C example in wasm (Node): 3 s of training', process.execPath, ['build/wasm-tests/example_train.js', '--seconds', '3', '--eval', '40']);
@@ -248,8 +250,10 @@ if (node24) nodeTests(NODE24_TITLE, testFiles('tests/js'), { node: node24 });
 const RELAXED_FLAG = ['--experimental-wasm-relaxed-simd'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0);
 // (compiled at -O3 and linked at -O1 as the shipped relaxed modules are: the same objects)
 run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
-run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [...RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
-run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [...RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
+for (const t of ['simd', 'quant']) {
+  run(`C kernel tests in wasm (test_${t}, relaxed SIMD, single thread)`, process.execPath, [...RELAXED_FLAG, `build/wasm-tests/test_${t}-relaxed.js`]);
+  run(`C kernel tests in wasm (test_${t}, relaxed SIMD, pthreads)`, process.execPath, [...RELAXED_FLAG, `build/wasm-tests/test_${t}-relaxed-mt.js`]);
+}
 nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
   'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: RELAXED_FLAG, env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
 if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', testFiles('tests/web'));

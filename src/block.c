@@ -6,6 +6,25 @@
 
 /* ---- the block's pieces, dispatched on the config ---- */
 
+void wf_lin_forward(const wf_layer_ctx *ctx, wf_real *out, const wf_real *inp, const wf_real *w, wf_qw q,
+                    const wf_real *b, int N, int C, int OC) {
+    if (q.p)
+        wf_qlinear_forward(out, inp, q.p, q.type, b, N, C, OC, ctx->fast, ctx->qscratch, ctx->pool);
+    else
+        wf_linear_forward(out, inp, w, b, N, C, OC, ctx->pool);
+}
+
+void wf_lin_backward(const wf_layer_ctx *ctx, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                     const wf_real *inp, const wf_real *w, wf_qw q, int N, int C, int OC) {
+    if (!q.p) {
+        wf_linear_backward(dinp, dw, db, dout, inp, w, N, C, OC, ctx->pool);
+        return;
+    }
+    WF_INVARIANT(dw == NULL); /* quantized weights are frozen */
+    if (dinp) wf_qlinear_backward(dinp, dout, q.p, q.type, N, C, OC, ctx->qscratch, ctx->pool);
+    if (db) wf_linear_backward(NULL, NULL, db, dout, inp, NULL, N, C, OC, ctx->pool);
+}
+
 void wf_norm_forward(const wf_layer_ctx *ctx, wf_real *out, wf_real *mean, wf_real *rstd, const wf_real *inp,
                      const wf_real *w, const wf_real *b, int N) {
     const wf_real eps = (wf_real)ctx->cfg->norm_eps;
@@ -116,7 +135,7 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
         wf_norm_forward(ctx, a->ln1, a->ln1_mean, a->ln1_rstd, x, w->ln1w, w->ln1b, N);
         in = a->ln1;
     }
-    wf_linear_forward(a->qkv, in, w->qkvw, w->qkvb, N, C, QKV, ctx->pool);
+    wf_lin_forward(ctx, a->qkv, in, w->qkvw, w->q.qkvw, w->qkvb, N, C, QKV);
     lora_forward(ctx, WF_LORA_Q, w->lora_qa, w->lora_qb, a->qkv, QKV, C, in, C, a, N);
     lora_forward(ctx, WF_LORA_K, w->lora_ka, w->lora_kb, a->qkv + C, QKV, KC, in, C, a, N);
     lora_forward(ctx, WF_LORA_V, w->lora_va, w->lora_vb, a->qkv + C + KC, QKV, KC, in, C, a, N);
@@ -161,7 +180,7 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
         N -= skip;
     }
     wf_attention_forward(a->atty, a->att, q, k, v, &ad, ctx->pool);
-    wf_linear_forward(a->branch, a->atty, w->attprojw, w->attprojb, N, C, C, ctx->pool);
+    wf_lin_forward(ctx, a->branch, a->atty, w->attprojw, w->q.attprojw, w->attprojb, N, C, C);
     lora_forward(ctx, WF_LORA_O, w->lora_oa, w->lora_ob, a->branch, C, C, a->atty, C, a, N);
     wf_drop_forward(ctx, a->mask1, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res1, x, a->branch, N * C, ctx->pool);
@@ -178,10 +197,10 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
             wf_norm_forward(ctx, a->lnc, a->lnc_mean, a->lnc_rstd, h, w->lncw, w->lncb, N);
             in = a->lnc;
         }
-        wf_linear_forward(a->cq, in, w->cqw, w->cqb, N, C, C, ctx->pool);
+        wf_lin_forward(ctx, a->cq, in, w->cqw, w->q.cqw, w->cqb, N, C, C);
         const wf_attn_dims cd = cross_dims(ctx, io);
         wf_attention_forward(a->catty, a->catt, a->cq, io->ckv, io->ckv + C, &cd, ctx->pool);
-        wf_linear_forward(a->branch, a->catty, w->cprojw, w->cprojb, N, C, C, ctx->pool);
+        wf_lin_forward(ctx, a->branch, a->catty, w->cprojw, w->q.cprojw, w->cprojb, N, C, C);
         wf_drop_forward(ctx, a->maskc, a->branch, N * C, io->drop_rng);
         wf_residual_forward(a->resc, h, a->branch, N * C, ctx->pool);
         h = a->resc;
@@ -197,11 +216,11 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
         wf_norm_forward(ctx, a->ln2, a->ln2_mean, a->ln2_rstd, h, w->ln2w, w->ln2b, N);
         in = a->ln2;
     }
-    wf_linear_forward(a->fch, in, w->fcw, w->fcb, N, C, fc * F, ctx->pool);
+    wf_lin_forward(ctx, a->fch, in, w->fcw, w->q.fcw, w->fcb, N, C, fc * F);
     lora_forward(ctx, WF_LORA_FC, w->lora_fa, w->lora_fb, a->fch, fc * F, F, in, C, a, N);
     lora_forward(ctx, WF_LORA_UP, w->lora_ua, w->lora_ub, a->fch + F, fc * F, F, in, C, a, N);
     act_forward(ctx, a->fch_act, a->fch, N);
-    wf_linear_forward(a->branch, a->fch_act, w->fcprojw, w->fcprojb, N, F, C, ctx->pool);
+    wf_lin_forward(ctx, a->branch, a->fch_act, w->fcprojw, w->q.fcprojw, w->fcprojb, N, F, C);
     lora_forward(ctx, WF_LORA_DOWN, w->lora_da, w->lora_db, a->branch, C, C, a->fch_act, F, a, N);
     wf_drop_forward(ctx, a->mask2, a->branch, N * C, io->drop_rng);
     wf_residual_forward(a->res2, h, a->branch, N * C, ctx->pool);
@@ -259,14 +278,14 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
     if (post) post_norm_backward(ctx, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
     const wf_real *dbranch = wf_drop_backward(ctx, la->mask2, a->dres, N * C);
     zero(a->dfch_act, (size_t)N * F);
-    wf_linear_backward(a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, N, F, C, ctx->pool);
+    wf_lin_backward(ctx, a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, w->q.fcprojw, N, F, C);
     lora_backward(ctx, WF_LORA_DOWN, w->lora_da, w->lora_db, dw->lora_da, dw->lora_db, a->dfch_act, dbranch, C, C,
                   la->fch_act, F, la, N);
     zero(a->dfch, (size_t)N * fc * F);
     act_backward(ctx, a->dfch, a->dfch_act, la->fch, N);
     zero(a->dln, (size_t)N * C);
     const wf_real *ffin = post ? hc : la->ln2;
-    wf_linear_backward(a->dln, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, N, C, fc * F, ctx->pool);
+    wf_lin_backward(ctx, a->dln, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, w->q.fcw, N, C, fc * F);
     lora_backward(ctx, WF_LORA_FC, w->lora_fa, w->lora_fb, dw->lora_fa, dw->lora_fb, a->dln, a->dfch, fc * F, F, ffin, C,
                   la, N);
     lora_backward(ctx, WF_LORA_UP, w->lora_ua, w->lora_ub, dw->lora_ua, dw->lora_ub, a->dln, a->dfch + F, fc * F, F,
@@ -278,7 +297,7 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
         if (post) post_norm_backward(ctx, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
         dbranch = wf_drop_backward(ctx, la->maskc, a->dres, N * C);
         zero(a->datty, (size_t)N * C);
-        wf_linear_backward(a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, N, C, C, ctx->pool);
+        wf_lin_backward(ctx, a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, w->q.cprojw, N, C, C);
         const size_t BS = (size_t)io->B * io->S;
         wf_real *dcq = a->dqkv; /* [N, C] */
         zero(dcq, (size_t)N * C);
@@ -287,9 +306,9 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
         wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
                               io->ckv + C, &cd, ctx->pool);
         /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
-        wf_linear_backward(a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, (int)BS, C, 2 * C, ctx->pool);
+        wf_lin_backward(ctx, a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, w->q.ckvw, (int)BS, C, 2 * C);
         zero(a->dln, (size_t)N * C);
-        wf_linear_backward(a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, N, C, C, ctx->pool);
+        wf_lin_backward(ctx, a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, w->q.cqw, N, C, C);
         sublayer_input_backward(ctx, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
     }
 
@@ -297,7 +316,7 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
     if (post) post_norm_backward(ctx, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
     dbranch = wf_drop_backward(ctx, la->mask1, a->dres, N * C);
     zero(a->datty, (size_t)N * C);
-    wf_linear_backward(a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, N, C, C, ctx->pool);
+    wf_lin_backward(ctx, a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, w->q.attprojw, N, C, C);
     lora_backward(ctx, WF_LORA_O, w->lora_oa, w->lora_ob, dw->lora_oa, dw->lora_ob, a->datty, dbranch, C, C, la->atty, C,
                   la, N);
     zero(a->dqkv, (size_t)N * QKV);
@@ -317,7 +336,7 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
     }
     zero(a->dln, (size_t)N * C);
     const wf_real *attin = post ? x : la->ln1;
-    wf_linear_backward(a->dln, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, N, C, QKV, ctx->pool);
+    wf_lin_backward(ctx, a->dln, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, w->q.qkvw, N, C, QKV);
     lora_backward(ctx, WF_LORA_Q, w->lora_qa, w->lora_qb, dw->lora_qa, dw->lora_qb, a->dln, a->dqkv, QKV, C, attin, C,
                   la, N);
     lora_backward(ctx, WF_LORA_K, w->lora_ka, w->lora_kb, dw->lora_ka, dw->lora_kb, a->dln, a->dqkv + C, QKV, KC, attin,

@@ -19,6 +19,8 @@ typedef struct {
     wf_pool *pool;                      /* NULL: the calling thread alone */
     const wf_real *rope_cos, *rope_sin; /* [context, HS/2]: rotary positions, else NULL */
     wf_acts *a;                         /* backward's scratch */
+    void *qscratch;                     /* quantized weights' products' scratch (wf_qlinear_scratch) */
+    int fast;                           /* generation: quantized products quantize their inputs (quant.c) */
 } wf_layer_ctx;
 
 /* How one layer runs: the call's shape, masks and caches. */
@@ -45,6 +47,13 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
  * computed from (its gradient collects in ctx->a->denc). */
 void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_layer_w *dw, const wf_layer_acts *a,
                        const wf_real *x, const wf_layer_io *io, const wf_real *enc);
+
+/* A linear layer on float32 weights w, or on quantized ones (q.p set: quant.c, no weight
+ * gradient: dw must be NULL), with ops.h's linear forward and backward. */
+void wf_lin_forward(const wf_layer_ctx *ctx, wf_real *out, const wf_real *inp, const wf_real *w, wf_qw q,
+                    const wf_real *b, int N, int C, int OC);
+void wf_lin_backward(const wf_layer_ctx *ctx, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                     const wf_real *inp, const wf_real *w, wf_qw q, int N, int C, int OC);
 
 /* The pieces the stacks share with the layer, dispatched on the config: the norm, and
  * dropout (in training: x = dropout(x) with a fresh mask; rng NULL: nothing). */

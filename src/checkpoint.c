@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "envelope.h"
+#include "gguf.h"
 #include "hf.h"
 #include "model.h"
 #include "tokenizer.h"
@@ -18,8 +19,9 @@
 #define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
 #define CKPT_NOTE 4 /* flag bit 2: a NOTE section, the application's bytes (wf_model_set_note) */
 #define CKPT_TRAIN 8 /* flag bit 3: a TRAN section, the trainable mask, when a slice is frozen */
-#define CKPT_RUN 16  /* flag bit 4: a RUNS section, the training run (run.c), saved with the optimizer */
-#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE | CKPT_TRAIN | CKPT_RUN) /* every flag version 1 knows */
+#define CKPT_RUN 16   /* flag bit 4: a RUNS section, the training run (run.c), saved with the optimizer */
+#define CKPT_QUANT 32 /* flag bit 5: a QUAN section, the quantized tensors' types, when there are any */
+#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE | CKPT_TRAIN | CKPT_RUN | CKPT_QUANT) /* every flag version 1 knows */
 #define MAX_NAME 63
 
 /* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
@@ -58,6 +60,16 @@ static void put_reals(wf_writer *w, const wf_real *x, size_t n) {
 #endif
 }
 
+/* n values of x, or n zeros when x is NULL (a model that never trained has no moments yet). */
+static void put_reals_or_zeros(wf_writer *w, const wf_real *x, size_t n) {
+    if (x) {
+        put_reals(w, x, n);
+        return;
+    }
+    const float zero = 0;
+    for (size_t i = 0; i < n; i++) wf_put_f32s(w, &zero, 1);
+}
+
 /* A section: 4-byte tag, u32 reserved 0, u64 payload length (patched by end_section). */
 static size_t begin_section(wf_writer *w, const char *tag) {
     wf_put(w, tag, 4);
@@ -83,8 +95,11 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     int32_t note_n;
     const uint8_t *note = wf_model_get_note(m, &note_n);
     const int frozen = memchr(m->train, 0, (size_t)m->n_slices) != NULL, run = opt && m->run;
+    int quantized = 0;
+    for (int i = 0; i < WF_N_PARAMS; i++) quantized += m->tensors[i].dtype != WF_QUANT_F32;
     size_t start = wf_envelope_begin(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0) |
-                                                         (frozen ? CKPT_TRAIN : 0) | (run ? CKPT_RUN : 0));
+                                                         (frozen ? CKPT_TRAIN : 0) | (run ? CKPT_RUN : 0) |
+                                                         (quantized ? CKPT_QUANT : 0));
 
     size_t at = begin_section(w, "CONF");
     put_words(w, &cfg, N_CONFIG);
@@ -100,6 +115,18 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         at = begin_section(w, "TRAN");
         wf_put_u32(w, (uint32_t)m->n_slices);
         wf_put(w, m->train, (size_t)m->n_slices);
+        end_section(w, at);
+    }
+
+    if (quantized) { /* each quantized tensor's name and wf_quant */
+        at = begin_section(w, "QUAN");
+        wf_put_u32(w, (uint32_t)quantized);
+        for (int i = 0; i < WF_N_PARAMS; i++) {
+            if (m->tensors[i].dtype == WF_QUANT_F32) continue;
+            wf_put_u32(w, (uint32_t)strlen(m->tensors[i].name));
+            wf_put(w, m->tensors[i].name, strlen(m->tensors[i].name));
+            wf_put_u32(w, (uint32_t)m->tensors[i].dtype);
+        }
         end_section(w, at);
     }
 
@@ -122,11 +149,14 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         wf_put(w, ti->name, len);
         wf_put_u32(w, (uint32_t)ti->ndim);
         for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
-        put_reals(w, weights + ti->offset, (size_t)ti->size);
+        if (ti->dtype == WF_QUANT_F32)
+            put_reals(w, weights + ti->offset, (size_t)ti->size);
+        else /* its blocks, as they lie in the model */
+            wf_put(w, wf_model_qslice(m, i, 0), wf_plan_qslice(ti) * (size_t)ti->layers);
         const size_t trained = trained_elems(ti, m->train + m->slice0[i]);
-        if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks */
-            put_reals(w, adam_m + ti->grad_offset, trained);
-            put_reals(w, adam_v + ti->grad_offset, trained);
+        if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks (zero before training) */
+            put_reals_or_zeros(w, adam_m ? adam_m + ti->grad_offset : NULL, trained);
+            put_reals_or_zeros(w, adam_v ? adam_v + ti->grad_offset : NULL, trained);
         }
     }
     end_section(w, at);
@@ -163,11 +193,15 @@ wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags, uint8
     *n = 0;
     wf_config cfg;
     if (wf_model_get_config(m, &cfg) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to save");
-    if (flags & ~WF_SAVE_OPTIMIZER) return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the only flag is WF_SAVE_OPTIMIZER", (unsigned)flags);
+    if (flags & ~(WF_SAVE_OPTIMIZER | WF_SAVE_GGUF))
+        return WF_ERR(m, WF_ERR_ARG, "unknown flags 0x%x; the flags are WF_SAVE_OPTIMIZER and WF_SAVE_GGUF", (unsigned)flags);
+    if (flags == (WF_SAVE_OPTIMIZER | WF_SAVE_GGUF))
+        return WF_ERR(m, WF_ERR_ARG, "a GGUF file holds no optimizer state: WF_SAVE_GGUF alone");
     if (t && t->kind == WF_TOKENIZER_NONE) return WF_ERR(m, WF_ERR_STATE, "the tokenizer is empty: train or load it first, or pass NULL");
     if (t && wf_tokenizer_vocab_size(t) > cfg.vocab_size)
         return WF_ERR(m, WF_ERR_STATE, "the tokenizer has %d tokens but the model's vocabulary only %d",
                       wf_tokenizer_vocab_size(t), cfg.vocab_size);
+    if (flags & WF_SAVE_GGUF) return wf_gguf_save(m, t, out, n);
     wf_writer w = {NULL, 0};
     write_model(&w, m, t, flags);
     wf_status s = wf_envelope_buffer(w.off, out, n, m->err, sizeof m->err);
@@ -254,6 +288,7 @@ typedef struct {
     wf_train_state state;
     wf_tensor_info table[WF_N_PARAMS];
     uint8_t *mask;                    /* the trainable mask: the file's TRAN section, else all 1 */
+    uint8_t qtype[WF_N_PARAMS];       /* each tensor's wf_quant: the file's QUAN section, else float32 */
     const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v of its trainable slices) */
     const uint8_t *note;              /* the NOTE section's bytes in the file, or NULL */
     int32_t note_n;
@@ -277,6 +312,36 @@ static wf_status parse_mask(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap
     for (uint32_t k = 0; k < n; k++)
         if (b[k] > 1) FAIL(WF_ERR_FORMAT, "byte %u of the trainable mask is %u, not 0 or 1", k, b[k]);
     memcpy(pc->mask, b, n);
+    return WF_OK;
+}
+
+/* The QUAN section: how many quantized tensors, then each one's name and wf_quant. They leave
+ * the float layout (wf_plan_quant), so this comes before the tensors' sizes are known. */
+static wf_status parse_quant(wf_reader *r, parsed_ckpt *pc, char *msg, size_t cap) {
+    const uint32_t n = wf_get_u32(r);
+    if (r->failed || n == 0 || n > WF_N_PARAMS) FAIL(WF_ERR_FORMAT, "the quantization section lists %u tensors", n);
+    for (uint32_t k = 0; k < n; k++) {
+        const uint32_t len = wf_get_u32(r);
+        const uint8_t *name = len <= MAX_NAME ? wf_take(r, len) : NULL;
+        const uint32_t type = wf_get_u32(r);
+        if (r->failed || !name) FAIL(WF_ERR_FORMAT, "the quantization section ends early (entry %u)", k);
+        int i = 0;
+        while (i < WF_N_PARAMS && !(strlen(pc->table[i].name) == len && !memcmp(pc->table[i].name, name, len))) i++;
+        if (i == WF_N_PARAMS || !pc->table[i].size || !wf_param_quantizable(i))
+            FAIL(WF_ERR_FORMAT, "the quantization section names entry %u, which is no quantizable tensor of this config", k);
+        if (pc->qtype[i] != WF_QUANT_F32) FAIL(WF_ERR_FORMAT, "\"%s\" is quantized twice", pc->table[i].name);
+        if (type != WF_QUANT_Q8_0 && type != WF_QUANT_Q4_0)
+            FAIL(WF_ERR_UNSUPPORTED, "\"%s\" is quantized as type %u; this build reads Q8_0 (1) and Q4_0 (2)", pc->table[i].name, type);
+        const wf_tensor_info *t = &pc->table[i];
+        if (t->shape[t->ndim - 1] % 32)
+            FAIL(WF_ERR_FORMAT, "\"%s\" has rows of %d weights: not whole blocks of 32", t->name, t->shape[t->ndim - 1]);
+        pc->qtype[i] = (uint8_t)type;
+    }
+    size_t qoff[WF_N_PARAMS], qbytes;
+    wf_plan_quant(pc->table, pc->qtype, qoff, &qbytes);
+    for (int i = 0, k = 0; i < WF_N_PARAMS; k += pc->table[i].layers, i++)
+        if (pc->qtype[i] != WF_QUANT_F32 && memchr(pc->mask + k, 1, (size_t)pc->table[i].layers))
+            FAIL(WF_ERR_FORMAT, "the trainable mask trains \"%s\", which is quantized", pc->table[i].name);
     return WF_OK;
 }
 
@@ -309,6 +374,21 @@ static wf_status parse_tensors(wf_reader *r, parsed_ckpt *pc, char *msg, size_t 
             uint32_t dim = wf_get_u32(r);
             if (r->failed || dim != (uint32_t)ti->shape[d])
                 FAIL(WF_ERR_FORMAT, "tensor \"%s\": dimension %d is %u; the config gives %d", shown, d, dim, ti->shape[d]);
+        }
+        if (ti->dtype != WF_QUANT_F32) { /* its blocks: frozen, so nothing after them */
+            const size_t cols = (size_t)ti->shape[ti->ndim - 1], rows = (size_t)ti->size / cols;
+            const size_t rb = wf_quant_row_bytes(ti->dtype, cols);
+            if (rows > wf_left(r) / rb)
+                FAIL(WF_ERR_FORMAT, "tensor \"%s\" needs %zu rows of %zu bytes but the section has only %zu bytes left",
+                     shown, rows, rb, wf_left(r));
+            const uint8_t *b = wf_take(r, rows * rb);
+            for (size_t row = 0; row < rows; row++) {
+                const int64_t bad = wf_quant_check_row(b + row * rb, cols, ti->dtype);
+                if (bad >= 0) FAIL(WF_ERR_FORMAT, "tensor \"%s\": row %zu, block %lld has a scale that is not finite", shown,
+                                   row, (long long)bad);
+            }
+            pc->data[i] = b;
+            continue;
         }
         /* weights, then the AdamW m and v of its trainable slices; compared before
          * multiplying: 12 * size can exceed a 32-bit size_t */
@@ -366,6 +446,11 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
         if ((s = parse_mask(&sec, pc, msg, cap)) != WF_OK) return s;
         if ((s = close_section(&sec, "TRAN", msg, cap)) != WF_OK) return s;
     }
+    if (flags & CKPT_QUANT) {
+        if ((s = open_section(&r, "QUAN", &sec, msg, cap)) != WF_OK) return s;
+        if ((s = parse_quant(&sec, pc, msg, cap)) != WF_OK) return s;
+        if ((s = close_section(&sec, "QUAN", msg, cap)) != WF_OK) return s;
+    }
     if ((s = open_section(&r, "TENS", &sec, msg, cap)) != WF_OK) return s;
     if ((s = parse_tensors(&sec, pc, msg, cap)) != WF_OK) return s;
     if ((s = close_section(&sec, "TENS", msg, cap)) != WF_OK) return s;
@@ -406,6 +491,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
 wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n) {
     if (!m) return WF_ERR_ARG;
     if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
+    if (wf_gguf_is(data, (size_t)n)) return wf_gguf_model_load(m, t, data, (size_t)n);
     if (!wf_envelope_is_ours(data, (size_t)n)) {
         wf_status s = wf_llama2c_model_load(m, data, n);
         if (s == WF_ERR_FORMAT) { /* say both readings: a damaged checkpoint ends here too */
@@ -428,7 +514,8 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     if (s == WF_OK && pc->note_n > 0 && !(note = malloc((size_t)pc->note_n)))
         s = WF_ERR(m, WF_ERR_NOMEM, "could not allocate the note's %d bytes", pc->note_n);
     if (note) memcpy(note, pc->note, (size_t)pc->note_n);
-    if (s == WF_OK) s = wf_model_init_masked(m, &pc->cfg, pc->mask);
+    /* moments to load need the training state; without them the model is made to generate */
+    if (s == WF_OK) s = wf_model_init_as(m, &pc->cfg, pc->mask, pc->qtype, pc->has_opt);
     if (s != WF_OK) {
         free(note);
         wf_tokenizer_clear(&tok);
@@ -446,6 +533,10 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         const wf_tensor_info *ti = &pc->table[i];
         if (!ti->size) continue;
         const size_t elems = (size_t)ti->size;
+        if (ti->dtype != WF_QUANT_F32) {
+            memcpy(wf_model_qslice(m, i, 0), pc->data[i], wf_plan_qslice(ti) * (size_t)ti->layers);
+            continue;
+        }
         read_reals(weights + ti->offset, pc->data[i], elems);
         const size_t trained = trained_elems(ti, pc->mask + slice0(pc, i));
         if (pc->has_opt && trained) {

@@ -15,7 +15,7 @@ static void prefill(wf_model *m) {
         const int last = pos + T == g->n;
         wf_stack_decode(m, g->window + pos, T, pos, g->kcache, g->vcache, 0, last ? T - 1 : T);
         if (last)
-            wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1);
+            wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x + (size_t)(T - 1) * C, 1, 1);
     }
 }
 
@@ -204,7 +204,7 @@ wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, wf_tokenizer *t, 
     } else {
         g->window[g->n] = id;
         wf_stack_decode(m, &id, 1, g->n, g->kcache, g->vcache, 0, 0);
-        wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
+        wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1, 1);
         g->n++;
     }
     *token = id;

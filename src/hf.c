@@ -79,6 +79,23 @@ static const wf_hf_row NEOX_ROWS[] = {
     ONE("embed_out.weight", lm_head),
 };
 
+/* llama.cpp's names for the same tensors in a GGUF file (gguf.c, gguf_write.c), where q and
+ * k also hold each head's rows in pairs (llama.cpp's RoPE turns channels 2i, 2i + 1). */
+static const wf_hf_row GGUF_ROWS[] = {
+    ONE("token_embd.weight", wte),
+    LAYER("blk.%d.attn_norm.weight", ln1w),
+    QKV("blk.%d.attn_q.weight", 0),
+    QKV("blk.%d.attn_k.weight", 1),
+    QKV("blk.%d.attn_v.weight", 2),
+    LAYER("blk.%d.attn_output.weight", attprojw),
+    LAYER("blk.%d.ffn_norm.weight", ln2w),
+    PART("blk.%d.ffn_gate.weight", fcw, 0, 2),
+    PART("blk.%d.ffn_up.weight", fcw, 1, 2),
+    LAYER("blk.%d.ffn_down.weight", fcprojw),
+    ONE("output_norm.weight", lnfw),
+    ONE("output.weight", lm_head),
+};
+
 /* Our own names and stacked shapes, for configs no Hugging Face class matches. */
 #define X(pname, ...) ONE(#pname, pname),
 static const wf_hf_row NATIVE_ROWS[] = {WF_PARAMS(X)};
@@ -94,6 +111,7 @@ const wf_hf_layout wf_hf_layouts[] = {
     [WF_LAYOUT_NEOX] = {.model_type = "gpt_neox", ROWS(NEOX_ROWS), .embedding = "gpt_neox.embed_in.weight",
                         .head = "embed_out.weight"},
     [WF_LAYOUT_NATIVE] = {.model_type = "wasmformer", ROWS(NATIVE_ROWS)},
+    [WF_LAYOUT_GGUF] = {.model_type = "llama", ROWS(GGUF_ROWS)},
 };
 #undef ROWS
 

@@ -23,7 +23,7 @@ typedef struct {
     int heads;        /* our [q; k; v] rows (C each, head after head) stored head after head, [q_h; k_h; v_h] */
 } wf_hf_row;
 
-enum { WF_LAYOUT_GPT2, WF_LAYOUT_LLAMA, WF_LAYOUT_NEOX, WF_LAYOUT_NATIVE };
+enum { WF_LAYOUT_GPT2, WF_LAYOUT_LLAMA, WF_LAYOUT_NEOX, WF_LAYOUT_NATIVE, WF_LAYOUT_GGUF }; /* GGUF: a Llama in llama.cpp's names */
 
 typedef struct {
     const char *model_type; /* config.json's model_type */

@@ -13,11 +13,6 @@
  * its operands through strides: the transposes cost nothing. A few rows forward (decoding,
  * short prompts) take the dot-product kernel at the end of this file instead. */
 
-#if !defined(WF_REFERENCE_KERNELS)
-#define ROWS_MAX 32 /* up to here the few-row kernel beats packing the weights (bench: decode and re-reads) */
-static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b, int N, int C, int OC,
-                        wf_pool *pool);
-#endif
 
 void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
                        int N, int C, int OC, wf_pool *pool) {
@@ -25,8 +20,8 @@ void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const
     (void)pool;
     wf_linear_forward_scalar(out, inp, w, b, N, C, OC);
 #else
-    if (N <= ROWS_MAX) {
-        linear_rows(out, inp, w, b, N, C, OC, pool);
+    if (N <= WF_ROWS_MAX) {
+        wf_linear_rows(out, (size_t)OC, inp, w, b, N, C, OC, pool);
         return;
     }
     if (b)
@@ -158,6 +153,7 @@ static void dot_4x2(wf_real *s, const wf_real *x, const wf_real *y, const wf_rea
 
 typedef struct {
     wf_real *out;
+    size_t ldo;
     const wf_real *inp, *w, *b;
     int N, C, OC, tiles_per_task;
 } rows_job;
@@ -175,7 +171,7 @@ static void rows_task(void *ctx, int task) {
         wf_real s[8];
         for (; n + 2 <= j->N; n += 2) {
             dot_4x2(s, j->inp + (size_t)n * C, j->inp + (size_t)(n + 1) * C, w, C);
-            wf_real *y0 = j->out + (size_t)n * OC + o, *y1 = y0 + OC;
+            wf_real *y0 = j->out + (size_t)n * j->ldo + o, *y1 = y0 + j->ldo;
             for (int r = 0; r < 4; r++) {
                 y0[r] = j->b ? j->b[o + r] + s[r] : s[r];
                 y1[r] = j->b ? j->b[o + r] + s[4 + r] : s[4 + r];
@@ -183,7 +179,7 @@ static void rows_task(void *ctx, int task) {
         }
         if (n < j->N) {
             wf_dot4(s, j->inp + (size_t)n * C, w, (size_t)C, C);
-            wf_real *y0 = j->out + (size_t)n * OC + o;
+            wf_real *y0 = j->out + (size_t)n * j->ldo + o;
             for (int r = 0; r < 4; r++) y0[r] = j->b ? j->b[o + r] + s[r] : s[r];
         }
     }
@@ -191,19 +187,19 @@ static void rows_task(void *ctx, int task) {
         const wf_real *w = j->w + (size_t)o * C;
         for (int n = 0; n < j->N; n++) {
             const wf_real d = wf_dot(j->inp + (size_t)n * C, w, C);
-            j->out[(size_t)n * OC + o] = j->b ? j->b[o] + d : d;
+            j->out[(size_t)n * j->ldo + o] = j->b ? j->b[o] + d : d;
         }
     }
 }
 
-static void linear_rows(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b, int N, int C, int OC,
-                        wf_pool *pool) {
+void wf_linear_rows(wf_real *out, size_t ldo, const wf_real *inp, const wf_real *w, const wf_real *b, int N, int C,
+                    int OC, wf_pool *pool) {
     const int tiles = (OC + 3) / 4;
     /* below ~1 MFLOP waking workers costs more than it saves (as in wf_matmul) */
     const int threads = (double)N * C * OC < (1 << 19) ? 1 : wf_pool_threads(pool);
     /* three tasks per thread even out their finishing times; on one thread, one task: the
      * caller runs it without waking the pool (whose workers all check in before it returns) */
-    rows_job j = {.out = out, .inp = inp, .w = w, .b = b, .N = N, .C = C, .OC = OC,
+    rows_job j = {.out = out, .ldo = ldo, .inp = inp, .w = w, .b = b, .N = N, .C = C, .OC = OC,
                   .tiles_per_task = threads == 1 ? tiles : (tiles + 3 * threads - 1) / (3 * threads)};
     const int tasks = (tiles + j.tiles_per_task - 1) / j.tiles_per_task;
     if (tasks == 1)

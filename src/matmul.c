@@ -16,7 +16,7 @@
 #include "ops.h"
 #include "simd.h"
 
-#define KC 256
+#define KC WF_KC
 #define MC (8 * WF_MR)
 /* columns of a B chunk on the stack: 512 KB of it (512 floats, 256 doubles) */
 #define NC_STACK ((512 << 10) / (KC * (int)sizeof(wf_real)) / WF_NR * WF_NR)

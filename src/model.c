@@ -10,7 +10,7 @@
 
 wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
-static void release(wf_model *m) {
+void wf_model_release(wf_model *m) {
     if (m->run) m->run_ops->free(m->run);
     m->run = NULL;
     for (int b = 0; b < 4; b++) wf_free(m->block[b]);
@@ -21,23 +21,25 @@ static void release(wf_model *m) {
     wf_free(m->rope_cos);
     wf_free(m->act_mem);
     wf_free(m->gen.mem);
+    wf_free(m->qmem);
+    wf_free(m->qscratch);
 }
 
 /* Moves next's model into m, keeping m's thread pool (the setting belongs to the handle). */
-static void adopt(wf_model *m, wf_model *next) {
+void wf_model_adopt(wf_model *m, wf_model *next) {
     next->pool = m->pool;
     next->clock = m->clock;
     next->clock_ctx = m->clock_ctx;
     next->note = m->note;
     next->note_n = m->note_n;
-    release(m);
+    wf_model_release(m);
     *m = *next;
     m->err[0] = 0;
 }
 
 void wf_model_free(wf_model *m) {
     if (!m) return;
-    release(m);
+    wf_model_release(m);
     wf_pool_free(m->pool);
     free(m->note);
     free(m);
@@ -108,7 +110,7 @@ static void init_weights(wf_model *m) {
 /* LoRA's adapters as PEFT starts them: A Kaiming-uniform with a = sqrt(5) (nn.Linear's
  * default, U(-1/sqrt(in), 1/sqrt(in))), B zero, so that a new adapter changes nothing. From
  * their own stream: adding adapters later draws the same as a model made with them. */
-static void init_lora(wf_model *m) {
+void wf_model_init_lora(wf_model *m) {
     wf_rng r;
     wf_rng_seed(&r, (uint64_t)m->cfg.seed ^ 0x6c6f7261ULL); /* "lora" */
     for (int i = 0; i < WF_N_PARAMS; i++) {
@@ -123,19 +125,34 @@ static void init_lora(wf_model *m) {
 
 wf_real *wf_model_slice(const wf_model *m, int block, int i, int layer) {
     const wf_tensor_info *t = &m->tensors[i];
-    if (!t->size) return NULL;
+    if (!t->size || (block == WF_WEIGHTS && t->offset < 0)) return NULL; /* absent, or quantized */
     if (block == WF_WEIGHTS) return m->block[WF_WEIGHTS] + t->offset + (size_t)layer * (size_t)(t->size / t->layers);
     const size_t o = m->goff[m->slice0[i] + layer];
-    return o == SIZE_MAX ? NULL : m->block[block] + o;
+    return o == SIZE_MAX || !m->block[block] ? NULL : m->block[block] + o;
+}
+
+uint8_t *wf_model_qslice(const wf_model *m, int i, int layer) {
+    const wf_tensor_info *t = &m->tensors[i];
+    if (!t->size || t->dtype == WF_QUANT_F32) return NULL;
+    return m->qmem + m->qoff[i] + (size_t)layer * wf_plan_qslice(t);
+}
+
+const wf_real *wf_model_rows(const wf_model *m, int i, size_t r0, size_t n, wf_real *buf) {
+    const wf_tensor_info *t = &m->tensors[i];
+    const size_t cols = (size_t)t->shape[t->ndim - 1];
+    if (t->dtype == WF_QUANT_F32) return m->block[WF_WEIGHTS] + t->offset + r0 * cols;
+    const size_t rb = wf_quant_row_bytes(t->dtype, cols);
+    for (size_t r = 0; r < n; r++) wf_dequantize_row(buf + r * cols, m->qmem + m->qoff[i] + (r0 + r) * rb, cols, t->dtype);
+    return buf;
 }
 
 /* Points p into the weight block at each tensor's offset, and g at the gradients of the whole
  * tensors (the stacked ones are reached per layer: wf_layer_weights). */
-static void point_params(wf_model *m) {
+void wf_model_point(wf_model *m) {
     const wf_tensor_info *t = m->tensors;
     int i = 0;
 #define X(pname, ...)                                                                     \
-    m->p.pname = t->size ? m->block[WF_WEIGHTS] + t->offset : NULL;                       \
+    m->p.pname = t->size && t->offset >= 0 ? m->block[WF_WEIGHTS] + t->offset : NULL;     \
     m->g.pname = wf_param_stacked(i) ? NULL : wf_model_slice(m, WF_GRADS, i, 0);          \
     t++, i++;
     WF_PARAMS(X)
@@ -148,15 +165,20 @@ void wf_model_seed_sampler(wf_model *m, uint32_t seed) {
     wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
 }
 
-/* Bytes a model of dims d needs with gstride elements of gradients (and each AdamW moment). */
-static double model_bytes(const wf_dims *d, double stride, double gstride) {
-    return (stride + 3 * gstride + wf_plan_muon(d) + wf_plan_gen(d) + wf_plan_tables(d)) * sizeof(wf_real);
+/* Bytes of a model of dims d to generate: its weights (stride elements, and qbytes of blocks),
+ * the generation block (the KV cache) and the position tables. */
+static double model_bytes(const wf_dims *d, double stride, double qbytes) {
+    return (stride + wf_plan_gen(d) + wf_plan_tables(d)) * sizeof(wf_real) + qbytes;
 }
 
+/* The widest input of the model's linears: the quantized products' scratch is sized by it. */
+static int widest_input(const wf_dims *d) { return d->C > d->F ? d->C : d->F; }
+
 /* Lays out and allocates a model of cfg in next (zero weights, trainable mask `mask`, or the
- * config's default when NULL), without touching m but for its message. On failure next holds
- * nothing. */
-static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const uint8_t *mask) {
+ * config's default when NULL; quantized as qtype says, NULL: float32), without touching m but
+ * for its message, and without its training state (wf_model_train_state). On failure next
+ * holds nothing. */
+wf_status wf_model_make(wf_model *m, wf_model *next, const wf_config *cfg, const uint8_t *mask, const uint8_t *qtype) {
     char why[200];
     wf_status s = wf_config_check(cfg, why, sizeof why);
     if (s != WF_OK) return WF_ERR(m, s, "%s", why);
@@ -169,36 +191,38 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     next->cfg = *cfg;
     next->d = d;
     next->stride = wf_plan_tensors(&d, next->tensors);
+    if (qtype) {
+        memcpy(next->qtype, qtype, sizeof next->qtype);
+        next->stride = wf_plan_quant(next->tensors, qtype, next->qoff, &next->qbytes);
+    }
     next->n_slices = wf_plan_slices(next->tensors);
     for (int i = 0, k = 0; i < WF_N_PARAMS; k += next->tensors[i].layers, i++) {
         next->n_params += (size_t)next->tensors[i].size;
         next->slice0[i] = k;
     }
     /* the size first, so that a model too large is refused before anything is allocated */
-    wf_memory est;
-    wf_config_memory(cfg, 0, 0, &est, NULL, 0);
-    double grads = est.grads / sizeof(wf_real);
-    if (mask) grads = (double)wf_plan_train(next->tensors, mask, NULL);
-    const double bytes = model_bytes(&d, (double)next->stride, grads);
-    if ((s = wf_plan_fits(bytes, 0, 0, 0, why, sizeof why)) != WF_OK) {
+    const double bytes = model_bytes(&d, (double)next->stride, (double)next->qbytes);
+    if (bytes > wf_memory_budget()) { /* training's state comes later (wf_model_alloc_train), checked then */
         memset(next, 0, sizeof *next);
-        return WF_ERR(m, s, "%s", why);
+        return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB for its weights and KV cache; this build addresses at "
+                      "most %.2f GB", bytes / 1e9, wf_address_limit() / 1e9);
     }
     next->train = wf_malloc_n((size_t)next->n_slices + 1, 1);
     next->goff = wf_malloc_n((size_t)next->n_slices + 1, sizeof(size_t));
     if (!next->train || !next->goff) {
-        release(next);
+        wf_model_release(next);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     }
-    if (mask) memcpy(next->train, mask, (size_t)next->n_slices);
-    else wf_plan_default_mask(next->tensors, d.LR > 0, next->train);
+    wf_plan_default_mask(next->tensors, d.LR > 0, next->train);
+    if (mask) /* quantized slices stay frozen whatever a mask says */
+        for (int i = 0, k = 0; i < WF_N_PARAMS; i++)
+            for (int l = 0; l < next->tensors[i].layers; l++, k++) next->train[k] = mask[k] && next->tensors[i].dtype == WF_QUANT_F32;
     next->gstride = wf_plan_train(next->tensors, next->train, next->goff);
-    int blocks = 1;
-    for (int b = 0; b < 4; b++) {
-        const size_t n = b == WF_WEIGHTS ? next->stride : next->gstride;
-        blocks &= (next->block[b] = wf_zalloc(n ? n : 4, sizeof(wf_real))) != NULL;
+    int blocks = (next->block[WF_WEIGHTS] = wf_zalloc(next->stride ? next->stride : 4, sizeof(wf_real))) != NULL;
+    if (next->qbytes) {
+        blocks &= (next->qmem = wf_zalloc(next->qbytes, 1)) != NULL;
+        blocks &= (next->qscratch = wf_alloc(wf_qlinear_scratch(widest_input(&d)), 1)) != NULL;
     }
-    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d), sizeof(wf_real));
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
     next->gen.mem = wf_alloc(gen_elems, sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
@@ -209,11 +233,11 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     } else {
         next->pos_table = tables;
     }
-    if (!blocks || !next->muon_mem || !next->gen.mem || (table && !tables)) {
-        release(next);
+    if (!blocks || !next->gen.mem || (table && !tables)) {
+        wf_model_release(next);
         return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the model", bytes / 1e6);
     }
-    point_params(next);
+    wf_model_point(next);
     if (next->pos_table) wf_sinusoid_table(next->pos_table, d.T, d.C);
     if (next->rope_cos) wf_rope_table(next->rope_cos, next->rope_sin, d.T, d.HS, next->cfg.rope_theta);
     wf_gen_carve(&next->gen, &d, next->gen.mem);
@@ -224,24 +248,64 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     return WF_OK;
 }
 
-/* A model of cfg into m: built aside and swapped in only when everything succeeded. */
-static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint8_t *mask) {
-    if (!m) return WF_ERR_ARG;
-    wf_model next;
-    wf_status s = make(m, &next, cfg, mask);
-    if (s != WF_OK) return s;
-    if (random) {
-        init_weights(&next);
-        init_lora(&next);
-        next.origin = WF_ORIGIN_INIT; /* the file formats set theirs once they have filled it */
+/* The training state of a model (made without it): gradients, AdamW's moments (Muon's
+ * momentum in m) and Muon's scratch, all zero; the message of a failure in err. Generating
+ * needs none of it, and it is most of a model's memory: a 135M-parameter model's weights take
+ * 0.54 GB, its training state 1.6 GB more. */
+wf_status wf_model_alloc_train(wf_model *m, char *err, size_t cap) {
+    if (m->block[WF_GRADS]) return WF_OK;
+    const size_t n = m->gstride ? m->gstride : 4;
+    const double bytes = (3.0 * (double)n + wf_plan_muon(&m->d)) * sizeof(wf_real);
+    wf_real *b[3] = {NULL, NULL, NULL}, *muon = NULL;
+    int ok = bytes <= wf_memory_budget();
+    for (int k = 0; ok && k < 3; k++) ok = (b[k] = wf_zalloc(n, sizeof(wf_real))) != NULL;
+    if (ok) ok = (muon = wf_alloc((size_t)wf_plan_muon(&m->d), sizeof(wf_real))) != NULL;
+    if (!ok) {
+        for (int k = 0; k < 3; k++) wf_free(b[k]);
+        return wf_fail(err, cap, WF_ERR_NOMEM, "training needs %.1f MB more for gradients and optimizer state, which "
+                       "could not be allocated (the model is unchanged and still generates)", bytes / 1e6);
     }
-    adopt(m, &next);
+    for (int k = 0; k < 3; k++) m->block[WF_GRADS + k] = b[k];
+    m->muon_mem = muon;
+    wf_model_point(m);
     return WF_OK;
 }
 
-wf_status wf_model_init(wf_model *m, const wf_config *cfg) { return build(m, cfg, 1, NULL); }
-wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m, cfg, 0, NULL); }
-wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask) { return build(m, cfg, 0, mask); }
+wf_status wf_model_train_state(wf_model *m) { return wf_model_alloc_train(m, m->err, sizeof m->err); }
+
+void wf_model_drop_train_state(wf_model *m) {
+    for (int b = WF_GRADS; b <= WF_ADAM_V; b++) {
+        wf_free(m->block[b]);
+        m->block[b] = NULL;
+    }
+    wf_free(m->muon_mem);
+    m->muon_mem = NULL;
+    wf_model_point(m);
+}
+
+/* A model of cfg into m: built aside and swapped in only when everything succeeded (with its
+ * training state when train is set). */
+static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint8_t *mask, const uint8_t *qtype,
+                       int train) {
+    if (!m) return WF_ERR_ARG;
+    wf_model next;
+    wf_status s = wf_model_make(m, &next, cfg, mask, qtype);
+    if (s == WF_OK && train && (s = wf_model_alloc_train(&next, m->err, sizeof m->err)) != WF_OK) wf_model_release(&next);
+    if (s != WF_OK) return s;
+    if (random) {
+        init_weights(&next);
+        wf_model_init_lora(&next);
+        next.origin = WF_ORIGIN_INIT; /* the file formats set theirs once they have filled it */
+    }
+    wf_model_adopt(m, &next);
+    return WF_OK;
+}
+
+wf_status wf_model_init(wf_model *m, const wf_config *cfg) { return build(m, cfg, 1, NULL, NULL, 0); }
+wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg) { return build(m, cfg, 0, NULL, NULL, 0); }
+wf_status wf_model_init_as(wf_model *m, const wf_config *cfg, const uint8_t *mask, const uint8_t *qtype, int train) {
+    return build(m, cfg, 0, mask, qtype, train);
+}
 
 /* ---- accessors and settings ---- */
 
@@ -260,13 +324,15 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     if (!m->ready) return WF_OK;
     wf_memory *mem = &out->memory;
     const double bytes = sizeof(wf_real), stride = (double)m->stride, gstride = (double)m->gstride;
-    mem->params = stride * bytes;
-    mem->grads = gstride * bytes;
-    mem->optimizer = (2 * gstride + wf_plan_muon(&m->d)) * bytes;
+    const int trains = m->block[WF_GRADS] != NULL; /* the training state exists once training started */
+    mem->params = stride * bytes + (double)m->qbytes;
+    mem->grads = trains ? gstride * bytes : 0;
+    mem->optimizer = trains ? (2 * gstride + wf_plan_muon(&m->d)) * bytes : 0;
     size_t scratch; /* a threaded model's pool packs shared operands into a scratch of its own */
     wf_pool_scratch(m->pool, &scratch);
     mem->activations = (double)m->act_cap * bytes + (double)scratch;
-    mem->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes;
+    mem->inference = (double)m->gen.bytes + wf_plan_tables(&m->d) * bytes +
+                     (m->qscratch ? (double)wf_qlinear_scratch(widest_input(&m->d)) : 0);
     mem->total = mem->params + mem->grads + mem->optimizer + mem->activations + mem->inference;
     mem->count = (double)m->n_params;
     out->n_tensors = WF_N_PARAMS;
@@ -286,7 +352,9 @@ wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out) {
 
 wf_real *wf_model_block(wf_model *m, int block) { return m && m->ready ? m->block[block] : NULL; }
 float *wf_model_params(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_WEIGHTS]) : NULL; }
-float *wf_model_grads(wf_model *m) { return wf_model_ready(m) == WF_OK ? WF_FLOATS(m->block[WF_GRADS]) : NULL; }
+float *wf_model_grads(wf_model *m) {
+    return wf_model_ready(m) == WF_OK && wf_model_train_state(m) == WF_OK ? WF_FLOATS(m->block[WF_GRADS]) : NULL;
+}
 
 wf_status wf_model_set_optim(wf_model *m, const wf_optim *o) {
     WF_NEED_READY(m);
@@ -361,11 +429,21 @@ wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
 
 wf_layer_ctx wf_model_layer_ctx(wf_model *m) {
     return (wf_layer_ctx){.cfg = &m->cfg, .d = &m->d, .pool = m->pool, .rope_cos = m->rope_cos, .rope_sin = m->rope_sin,
-                          .a = &m->a};
+                          .a = &m->a, .qscratch = m->qscratch};
 }
 
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w) {
     const int block = grads ? WF_GRADS : WF_WEIGHTS;
+    memset(&w->q, 0, sizeof w->q);
+#define Q_(i) (wf_qw){.p = grads ? NULL : wf_model_qslice(m, i, l), .type = m->tensors[i].dtype}
+    if (stack == WF_STACK_MAIN)
+        w->q = (wf_layer_q){.qkvw = Q_(WF_P_qkvw), .attprojw = Q_(WF_P_attprojw), .cqw = Q_(WF_P_cqw),
+                            .ckvw = Q_(WF_P_ckvw), .cprojw = Q_(WF_P_cprojw), .fcw = Q_(WF_P_fcw),
+                            .fcprojw = Q_(WF_P_fcprojw)};
+    else
+        w->q = (wf_layer_q){.qkvw = Q_(WF_P_enc_qkvw), .attprojw = Q_(WF_P_enc_attprojw), .fcw = Q_(WF_P_enc_fcw),
+                            .fcprojw = Q_(WF_P_enc_fcprojw)};
+#undef Q_
 #define MAIN_X(name, ...) w->name = wf_model_slice(m, block, WF_P_##name, l);
 #define ENC_X(name, ...) w->name = wf_model_slice(m, block, WF_P_enc_##name, l);
 #define NONE_X(name, ...) w->name = NULL;
@@ -386,157 +464,5 @@ wf_status wf_model_check_ids(wf_model *m, const int32_t *ids, size_t n, int nega
     for (size_t i = 0; i < n; i++)
         if ((ids[i] < 0 && !negative_ok) || ids[i] >= V)
             return WF_ERR(m, WF_ERR_TOKEN, "%s token %d at position %zu is outside [0, %d)", what, ids[i], i, V);
-    return WF_OK;
-}
-
-/* ---- fine-tuning: the trainable mask and LoRA's config ---- */
-
-/* Elements of slice k (tensor i's layer) of table t. */
-static size_t slice_elems(const wf_tensor_info *t) { return t->layers ? (size_t)t->size / (size_t)t->layers : 0; }
-
-/* AdamW's (or Muon's) moments of every slice that trains in both a and b (tables of the same
- * tensor sizes where it matters: slices of tensors whose sizes differ are left at zero). */
-static void copy_moments(wf_model *to, const wf_model *from) {
-    for (int i = 0; i < WF_N_PARAMS; i++) {
-        const wf_tensor_info *a = &from->tensors[i], *b = &to->tensors[i];
-        if (!a->size || a->size != b->size) continue;
-        for (int l = 0; l < a->layers; l++) {
-            const size_t src = from->goff[from->slice0[i] + l], dst = to->goff[to->slice0[i] + l];
-            if (src == SIZE_MAX || dst == SIZE_MAX) continue;
-            for (int k = WF_ADAM_M; k <= WF_ADAM_V; k++)
-                memcpy(to->block[k] + dst, from->block[k] + src, slice_elems(a) * sizeof(wf_real));
-        }
-    }
-}
-
-/* The grads, m and v blocks of a new mask; nothing changes on failure. */
-static wf_status relayout(wf_model *m, const uint8_t *mask) {
-    wf_model next = *m; /* the tables and blocks of m, with the three blocks replaced */
-    next.train = wf_malloc_n((size_t)m->n_slices + 1, 1);
-    next.goff = wf_malloc_n((size_t)m->n_slices + 1, sizeof(size_t));
-    for (int b = WF_GRADS; b <= WF_ADAM_V; b++) next.block[b] = NULL;
-    int ok = next.train && next.goff;
-    if (ok) {
-        memcpy(next.train, mask, (size_t)m->n_slices);
-        next.gstride = wf_plan_train(next.tensors, mask, next.goff);
-        for (int b = WF_GRADS; b <= WF_ADAM_V; b++)
-            ok &= (next.block[b] = wf_zalloc(next.gstride ? next.gstride : 4, sizeof(wf_real))) != NULL;
-    }
-    if (!ok) {
-        free(next.train);
-        free(next.goff);
-        for (int b = WF_GRADS; b <= WF_ADAM_V; b++) wf_free(next.block[b]);
-        return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB of gradients and optimizer state",
-                      3.0 * next.gstride * sizeof(wf_real) / 1e6);
-    }
-    copy_moments(&next, m);
-    free(m->train);
-    free(m->goff);
-    for (int b = WF_GRADS; b <= WF_ADAM_V; b++) wf_free(m->block[b]);
-    *m = next;
-    point_params(m);
-    return WF_OK;
-}
-
-wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int32_t n) {
-    WF_NEED_READY(m);
-    if (n != m->n_slices)
-        return WF_ERR(m, WF_ERR_ARG, "the trainable mask has %d bytes; this model's has %d (wf_tensor_info.layers "
-                      "per tensor)", n, m->n_slices);
-    if (set) {
-        for (int32_t k = 0; k < n; k++)
-            if (set[k] > 1) return WF_ERR(m, WF_ERR_ARG, "byte %d of the trainable mask is %u, not 0 (frozen) or 1", k, set[k]);
-        if (memcmp(set, m->train, (size_t)n)) {
-            wf_status s = relayout(m, set);
-            if (s != WF_OK) return s;
-            if (m->run) m->run_ops->end(m); /* what trains changed: the run (and its roll-back copy's layout) is over */
-        }
-    }
-    if (get) memcpy(get, m->train, (size_t)n);
-    m->err[0] = 0;
-    return WF_OK;
-}
-
-/* What wf_model_set_config may change: LoRA's fields and dropout. */
-static int changeable(const char *name) { return !strncmp(name, "lora_", 5) || !strcmp(name, "dropout"); }
-
-/* Folds every adapter of old that next does not keep into next's weights: W += s B A. */
-static void merge_dropped(wf_model *next, const wf_model *old, wf_real *sb) {
-    const wf_real s = (wf_real)(old->cfg.lora_alpha / (double)old->cfg.lora_rank);
-    for (int enc = 0; enc < 2; enc++) {
-        const int layers = enc ? old->d.E : old->d.L;
-        for (int t = 0; t < WF_LORA_N; t++) {
-            const wf_lora_site site = wf_lora_site_of(&old->d, t, enc);
-            const wf_tensor_info *A = &old->tensors[site.a], *Bt = &old->tensors[site.a + 1];
-            if (!A->size || next->tensors[site.a].size == A->size) continue;
-            const wf_tensor_info *W = &next->tensors[site.w];
-            for (int l = 0; l < layers; l++) {
-                wf_real *w = next->block[WF_WEIGHTS] + W->offset + (size_t)l * slice_elems(W) + (size_t)site.row0 * site.in;
-                wf_lora_merge(w, old->block[WF_WEIGHTS] + A->offset + (size_t)l * slice_elems(A),
-                              old->block[WF_WEIGHTS] + Bt->offset + (size_t)l * slice_elems(Bt), s, site.in, site.rows,
-                              old->d.LR, sb);
-            }
-        }
-    }
-}
-
-wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) {
-    WF_NEED_READY(m);
-    if (!cfg) return WF_ERR(m, WF_ERR_ARG, "cfg is NULL");
-    if (merge != 0 && merge != 1) return WF_ERR(m, WF_ERR_ARG, "merge must be 0 or 1, not %d", merge);
-    char why[200];
-    wf_status s = wf_config_check(cfg, why, sizeof why);
-    if (s != WF_OK) return WF_ERR(m, s, "%s", why);
-    for (const wf_field *f = wf_config_fields; f < wf_config_fields + WF_N_CONFIG; f++)
-        if (!changeable(f->name) && memcmp((const char *)cfg + f->offset, (const char *)&m->cfg + f->offset, 4))
-            return WF_ERR(m, WF_ERR_CONFIG, "a model's config changes in place only in lora_rank, lora_alpha, "
-                          "lora_targets and dropout; %s differs (the model is unchanged)", f->name);
-    if (!memcmp(cfg, &m->cfg, sizeof *cfg)) {
-        m->err[0] = 0;
-        return WF_OK;
-    }
-    /* the mask: a model's first adapters train alone (the config's default); after that the
-     * base keeps its mask, kept adapters theirs, and new adapters train */
-    wf_dims d;
-    wf_dims_of(cfg, &d);
-    wf_tensor_info table[WF_N_PARAMS];
-    wf_plan_tensors(&d, table);
-    uint8_t *mask = NULL;
-    if (m->d.LR && !(mask = wf_malloc_n((size_t)wf_plan_slices(table) + 1, 1)))
-        return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
-    for (int i = 0, k = 0; mask && i < WF_N_PARAMS; i++)
-        for (int l = 0; l < table[i].layers; l++, k++)
-            mask[k] = m->tensors[i].size == table[i].size ? m->train[m->slice0[i] + l] : 1;
-    wf_model next;
-    s = make(m, &next, cfg, mask);
-    free(mask);
-    if (s != WF_OK) return s;
-    wf_real *sb = NULL;
-    if (merge && m->d.LR) {
-        const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;
-        size_t n; /* d_ff 2^20 times rank 2^16: past a 32-bit size_t, though the adapters fit */
-        if (!wf_mul_ok((size_t)widest, (size_t)m->d.LR, &n) || !(sb = wf_alloc(n, sizeof(wf_real)))) {
-            release(&next);
-            return WF_ERR(m, WF_ERR_NOMEM, "out of memory merging the adapters");
-        }
-    }
-    for (int i = 0; i < WF_N_PARAMS; i++)
-        if (!wf_param_lora(i) && m->tensors[i].size)
-            memcpy(next.block[WF_WEIGHTS] + next.tensors[i].offset, m->block[WF_WEIGHTS] + m->tensors[i].offset,
-                   (size_t)m->tensors[i].size * sizeof(wf_real));
-    init_lora(&next);
-    for (int i = 0; i < WF_N_PARAMS; i++)
-        if (wf_param_lora(i) && m->tensors[i].size && m->tensors[i].size == next.tensors[i].size)
-            memcpy(next.block[WF_WEIGHTS] + next.tensors[i].offset, m->block[WF_WEIGHTS] + m->tensors[i].offset,
-                   (size_t)m->tensors[i].size * sizeof(wf_real));
-    if (sb) merge_dropped(&next, m, sb);
-    wf_free(sb);
-    copy_moments(&next, m);
-    if (m->run) m->run_ops->end(m); /* a new model in the handle: the run ends, its schedule in the settings */
-    next.opt = m->opt;
-    next.step = m->step;
-    memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);
-    next.origin = m->origin;
-    adopt(m, &next);
     return WF_OK;
 }

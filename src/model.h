@@ -37,13 +37,21 @@ struct wf_model {
     wf_real *block[4]; /* params, grads, AdamW m, AdamW v (WF_WEIGHTS...), allocated apart (one
                           wasm32 allocation stops short of 2 GB; a 135M model's four are 2.2):
                           params stride elements in the tensor table's layout, the other three
-                          gstride in the trainable slices' (wf_plan_train) */
+                          gstride in the trainable slices' (wf_plan_train), allocated by the
+                          first call that trains (NULL before: wf_model_train_state) */
     size_t gstride;    /* elements of the grads, m and v blocks: stride when every slice trains */
     int32_t n_slices;  /* the trainable mask's bytes: tensors[i].layers each */
     int32_t slice0[WF_N_PARAMS]; /* tensor i's first slice */
     uint8_t *train;    /* [n_slices] 1: the slice trains (wf_model_trainable) */
     size_t *goff;      /* [n_slices] its offset in the grads, m and v blocks; SIZE_MAX: frozen */
-    wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements */
+    wf_real *muon_mem; /* Muon's Newton-Schulz scratch, wf_plan_muon elements (with the training state) */
+    /* quantized weights (wf_model_quantize, the file formats): each tensor's wf_quant, the
+       quantized ones' blocks outside the weight block (wf_plan_quant: tensor i at qoff[i] bytes,
+       its tensors[i].offset -1), and the quantized products' scratch (wf_qlinear_scratch) */
+    uint8_t qtype[WF_N_PARAMS];
+    uint8_t *qmem;
+    size_t qoff[WF_N_PARAMS], qbytes;
+    void *qscratch;
     wf_params p, g;
 
     wf_real *pos_table;           /* [context, C]: sinusoidal positions, else NULL */
@@ -83,8 +91,15 @@ wf_status wf_model_ready(wf_model *m);
 /* wf_model_init without the random weights: every weight zero, for the file formats to fill
  * (wf_model_block). On failure m's previous model is kept. */
 wf_status wf_model_init_zero(wf_model *m, const wf_config *cfg);
-/* The same with a trainable mask (a checkpoint's): mask[n_slices], NULL: the config's default. */
-wf_status wf_model_init_masked(wf_model *m, const wf_config *cfg, const uint8_t *mask);
+/* The same with a trainable mask (a checkpoint's): mask[n_slices], NULL: the config's default
+ * (quantized slices are frozen either way); each tensor's wf_quant (qtype NULL: all float32);
+ * train: with the training state (to load optimizer moments into). */
+wf_status wf_model_init_as(wf_model *m, const wf_config *cfg, const uint8_t *mask, const uint8_t *qtype, int train);
+/* Models are made without their training state (gradients, optimizer moments, Muon's scratch:
+ * NULL blocks), which only training needs: the first call that trains allocates it, zero.
+ * WF_ERR_NOMEM (m unchanged) when it cannot. */
+wf_status wf_model_train_state(wf_model *m);
+void wf_model_drop_train_state(wf_model *m); /* frees it again: the first training call failed */
 /* The model's blocks: weights in the tensor table's layout, the others in the trainable
  * slices' (wf_model_slice, m->goff). */
 enum { WF_WEIGHTS = 0, WF_GRADS = 1, WF_ADAM_M = 2, WF_ADAM_V = 3 };
@@ -93,6 +108,11 @@ wf_real *wf_model_block(wf_model *m, int block);
  * weights, or its gradients or moments (NULL: the slice is frozen); NULL for a tensor the
  * config does not have. */
 wf_real *wf_model_slice(const wf_model *m, int block, int i, int layer);
+/* The same slice's blocks when tensor i is quantized (its dtype: m->tensors[i].dtype), else NULL. */
+uint8_t *wf_model_qslice(const wf_model *m, int i, int layer);
+/* Rows [r0, r0 + n) of tensor i (its rows: its last dimension long, all layers in turn) as
+ * floats: a pointer into the weight block, or dequantized into buf. */
+const wf_real *wf_model_rows(const wf_model *m, int i, size_t r0, size_t n, wf_real *buf);
 /* What a checkpoint carries besides weights and settings. */
 typedef struct {
     int32_t step;
@@ -106,6 +126,17 @@ void wf_model_seed_sampler(wf_model *m, uint32_t seed);
 /* What a layer reads of the handle (block.h): the config and sizes, the pool, RoPE's tables
  * and backward's scratch. Made per call: a model being rebuilt moves (model.c's adopt). */
 wf_layer_ctx wf_model_layer_ctx(wf_model *m);
+
+/* For tune.c, which changes a model in place by building its successor aside: make (as
+ * wf_model_init_as, into next, m's message on failure), the training state of a model being
+ * built (into err), release, adopt (next's model into m, keeping m's pool and note), LoRA's
+ * initial adapters, and pointing p and g into the blocks again. */
+wf_status wf_model_make(wf_model *m, wf_model *next, const wf_config *cfg, const uint8_t *mask, const uint8_t *qtype);
+wf_status wf_model_alloc_train(wf_model *m, char *err, size_t cap);
+void wf_model_release(wf_model *m);
+void wf_model_adopt(wf_model *m, wf_model *next);
+void wf_model_init_lora(wf_model *m);
+void wf_model_point(wf_model *m);
 /* Layer l of a stack: weights (grads = 0) or their gradients (grads = 1: NULL for frozen slices). */
 void wf_layer_weights(const wf_model *m, int stack, int l, int grads, wf_layer_w *w);
 /* Makes room for a batch of (B, T, S) and carves the activations for it; allocates only
@@ -136,9 +167,9 @@ void wf_stack_embed(wf_model *m, int stack, wf_real *out, wf_real *mask, const i
 const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, wf_real *x);
 /* Layer l's block of the planned activations. */
 wf_layer_acts wf_stack_acts(const wf_model *m, int stack, int l);
-/* The final norm and the output head over N rows of x. */
+/* The final norm and the output head over N rows of x (fast: generation's products, quant.c). */
 void wf_head_forward(wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
-                     const wf_real *x, int N);
+                     const wf_real *x, int N, int fast);
 /* Decoding: T tokens of one sequence at positions pos.. through the embedding and the
  * decoder layers, leaving the last layer's output in gen.x [T, C] (rows from `from` on:
  * the last layer skips the others, whose keys and values still go to the caches; 0: all).

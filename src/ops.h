@@ -53,8 +53,42 @@ void wf_linear_forward_scalar(wf_real *out, const wf_real *inp, const wf_real *w
                               int N, int C, int OC);
 void wf_linear_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                                const wf_real *inp, const wf_real *w, int N, int C, int OC);
+/* The forward's kernel for up to WF_ROWS_MAX rows (decoding, prompts; not in the reference
+ * build), output rows ldo apart: what quant.c's exact path runs on dequantized weights. */
+#define WF_ROWS_MAX 32 /* up to here the few-row kernel beats packing the weights (bench: decode and re-reads) */
+void wf_linear_rows(wf_real *out, size_t ldo, const wf_real *inp, const wf_real *w, const wf_real *b, int N, int C,
+                    int OC, wf_pool *pool);
+
+/* ---- quant.c: weights in ggml's Q8_0 and Q4_0 blocks (qsimd.h), never trained ---- */
+uint16_t wf_f32_to_f16(float f); /* round to nearest even; qsimd.h's wf_f16_to_f32 is exact */
+size_t wf_quant_block_bytes(int type);       /* 34 (Q8_0) or 18 (Q4_0) bytes per 32 weights */
+size_t wf_quant_row_bytes(int type, size_t n); /* n (a multiple of 32) weights: n / 32 blocks, or 4n for F32 */
+/* A row of n weights (a multiple of 32) into blocks, as ggml's reference quantizers do; back to
+ * floats (exactly: every block value is a float); Q4_0 to Q8_0 exactly (the same scale). */
+void wf_quantize_row(uint8_t *q, const wf_real *x, size_t n, int type);
+void wf_dequantize_row(wf_real *x, const uint8_t *q, size_t n, int type);
+void wf_q4_to_q8_row(uint8_t *q8, const uint8_t *q4, size_t n);
+/* The first block of a row whose scale is inf or NaN (a hostile file's), or -1. */
+int64_t wf_quant_check_row(const uint8_t *q, size_t n, int type);
+/* The linear layer on quantized w [OC, C] (C a multiple of 32): forward out = inp w^T + b,
+ * exact (rows dequantized into scratch, then wf_matmul) or with fast = 1 and N <= 32 rows the
+ * generation path (activations quantized per block, integer dots: quant.c); backward dinp +=
+ * dout w (no weight gradient: quantized weights are frozen). scratch: wf_qlinear_scratch(K)
+ * bytes, K the widest input, 64-byte aligned. The scalar reference of the fast path, which
+ * needs wf_qlinear_scratch too. */
+void wf_qlinear_forward(wf_real *out, const wf_real *inp, const uint8_t *w, int type, const wf_real *b, int N, int C,
+                        int OC, int fast, void *scratch, wf_pool *pool);
+void wf_qlinear_backward(wf_real *dinp, const wf_real *dout, const uint8_t *w, int type, int N, int C, int OC,
+                         void *scratch, wf_pool *pool);
+void wf_qlinear_forward_scalar(wf_real *out, const wf_real *inp, const uint8_t *w, int type, const wf_real *b,
+                               int N, int C, int OC, void *scratch);
+size_t wf_qlinear_scratch(int K);
+/* wf_embed_forward with the token embedding in blocks: each id's row dequantized, plus pos. */
+void wf_qembed_forward(wf_real *out, const int32_t *inp, const uint8_t *wte, int type, const wf_real *pos, int B,
+                       int T, int C);
 
 /* ---- matmul.c ---- */
+#define WF_KC 256 /* the depth of a packed slice of the sum: each output adds its terms KC at a time */
 /* The SIMD backend the kernels were built for (src/simd.h), e.g. "avx2-fma"; "reference"
  * with WF_REFERENCE_KERNELS. */
 const char *wf_simd_name(void);

@@ -1,6 +1,7 @@
 /* The plan (plan.h): the dims a config implies, the tensor table, the sizes and carving of
  * the activations and the generation block, and what a model of a config needs in memory.
  * Every size is padded to 4 elements (PAD4), so every tensor starts 16-byte aligned. */
+#include "ops.h"
 #include "plan.h"
 
 void wf_dims_of(const wf_config *c, wf_dims *d) {
@@ -73,6 +74,34 @@ size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
     return off;
 }
 
+/* ---- quantized tensors ---- */
+
+size_t wf_plan_qslice(const wf_tensor_info *t) {
+    const size_t cols = (size_t)t->shape[t->ndim - 1], rows = (size_t)t->size / cols / (size_t)t->layers;
+    return rows * wf_quant_row_bytes(t->dtype, cols);
+}
+
+size_t wf_plan_quant(wf_tensor_info t[WF_N_PARAMS], const uint8_t *qtype, size_t qoff[WF_N_PARAMS], size_t *qbytes) {
+    size_t off = 0, q = 0;
+    int fits = 1; /* under 2^31 parameters the blocks take under 2.3 GB, but a 32-bit size_t is checked all the same */
+    for (int i = 0; i < WF_N_PARAMS; i++) {
+        const int quant = t[i].size && wf_param_quantizable(i) && qtype[i] != WF_QUANT_F32;
+        t[i].dtype = quant ? qtype[i] : WF_QUANT_F32;
+        qoff[i] = quant ? q : 0;
+        if (quant) {
+            t[i].offset = -1;
+            size_t b;
+            fits &= wf_mul_ok(wf_plan_qslice(&t[i]), (size_t)t[i].layers, &b) && wf_add_ok(b, 63, &b) &&
+                    wf_add_ok(q, b / 64 * 64, &q);
+        } else {
+            t[i].offset = (int32_t)off;
+            off += PAD4((size_t)t[i].size);
+        }
+    }
+    *qbytes = fits ? q : SIZE_MAX; /* refused by the model's size check */
+    return off;
+}
+
 /* ---- LoRA's sites ---- */
 
 wf_lora_site wf_lora_site_of(const wf_dims *d, int t, int enc) {
@@ -98,7 +127,7 @@ int32_t wf_plan_slices(const wf_tensor_info t[WF_N_PARAMS]) {
 
 void wf_plan_default_mask(const wf_tensor_info t[WF_N_PARAMS], int lora, uint8_t *mask) {
     for (int i = 0, k = 0; i < WF_N_PARAMS; i++)
-        for (int l = 0; l < t[i].layers; l++) mask[k++] = !lora || wf_param_lora(i);
+        for (int l = 0; l < t[i].layers; l++) mask[k++] = (!lora || wf_param_lora(i)) && t[i].dtype == WF_QUANT_F32;
 }
 
 size_t wf_plan_train(wf_tensor_info t[WF_N_PARAMS], const uint8_t *mask, size_t *goff) {

@@ -129,12 +129,22 @@ typedef struct {
 } wf_params;
 #undef WF_X_FIELD
 
+/* Quantized weights: a slice's blocks and their wf_quant (p NULL: the weights are float32). */
+typedef struct {
+    const uint8_t *p;
+    int type;
+} wf_qw;
+typedef struct {
+    wf_qw qkvw, attprojw, cqw, ckvw, cprojw, fcw, fcprojw;
+} wf_layer_q;
+
 /* One layer's tensors, the same for both stacks; the cross-attention ones are NULL
- * outside encoder-decoder decoders. */
+ * outside encoder-decoder decoders, and so is a quantized one (its blocks are in q). */
 #define WF_X_FIELD(name, ...) wf_real *name;
 typedef struct {
     WF_BLOCK_PARAMS(WF_X_FIELD, , L, WF_CROSS_PARAMS(WF_X_FIELD))
     WF_LORA_PARAMS(WF_X_FIELD, , L)
+    wf_layer_q q;
 } wf_layer_w;
 #undef WF_X_FIELD
 
@@ -145,6 +155,18 @@ static inline int wf_param_stacked(int i) {
            i >= WF_P_enc_lora_qa;
 }
 static inline int wf_param_lora(int i) { return i >= WF_P_enc_lora_qa; }
+/* The tensors that may hold quantized weights (wf_model_quantize): the linears' matrices and
+ * the token embedding and output head, whose rows are along their inputs (C or F). */
+static inline int wf_param_quantizable(int i) {
+    switch (i) {
+    case WF_P_wte: case WF_P_lm_head:
+    case WF_P_qkvw: case WF_P_attprojw: case WF_P_cqw: case WF_P_ckvw: case WF_P_cprojw: case WF_P_fcw: case WF_P_fcprojw:
+    case WF_P_enc_qkvw: case WF_P_enc_attprojw: case WF_P_enc_fcw: case WF_P_enc_fcprojw:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 /* X(name, elements) for one layer of N rows: Tk keys per sequence in self-attention, S
  * source rows per sequence and BS source rows in all for cross-attention (x = 1), drop = 1
@@ -272,6 +294,14 @@ void wf_dims_of(const wf_config *c, wf_dims *d);
 /* The tensor table of a model with dims d (offsets into the parameter block, shapes, decay);
  * returns each block's size in elements (params, grads, adam m and v: one block each). */
 size_t wf_plan_tensors(const wf_dims *d, wf_tensor_info out[WF_N_PARAMS]);
+/* Quantized tensors (qtype[i], a wf_quant, not WF_QUANT_F32; quantizable ones only) leave the
+ * float block of table t: their dtype is set, their offset -1, and their blocks sit at qoff[i]
+ * bytes of a block of their own (each row wf_quant_row_bytes of its last dimension, each tensor
+ * 64-byte aligned). Returns the float block's elements, *qbytes the other's; all-float tables
+ * keep wf_plan_tensors' offsets. */
+size_t wf_plan_quant(wf_tensor_info t[WF_N_PARAMS], const uint8_t *qtype, size_t qoff[WF_N_PARAMS], size_t *qbytes);
+/* Bytes of one layer's slice (the whole tensor when unstacked) of a quantized tensor. */
+size_t wf_plan_qslice(const wf_tensor_info *t);
 /* Where LoRA adapter t (WF_LORA_*) of a stack (enc: the encoder's) sits: the weight it adapts
  * (WF_P_*), rows [row0, row0 + rows) of each layer's slice, its input width, and its A and B
  * tensors (b = a + 1). */

@@ -62,7 +62,7 @@ struct wf_run_state {
     int32_t *batch;      /* [4 B T]: the last sampled training batch (inputs, targets), validation's */
     int has_batch;       /* batch holds a training batch (the end's check reads it) */
     wf_real *copy;       /* the roll-back copy: weights, AdamW m and v (NULL: none) */
-    int32_t copy_step;
+    int32_t copy_step;   /* and the model's step, settings, sampler and the run's progress there */
     wf_optim copy_opt;
     uint64_t copy_rng[2];
     run_progress copy_p;
@@ -92,13 +92,8 @@ static double now_ms(const wf_model *m) {
 static float run_lr(const wf_model *m, const wf_run_state *r) {
     if (r->sched <= 0) return wf_lr_at(&m->opt, m->step);
     const double p = r->p.seconds / r->sched, w = r->set.warmup_fraction, lo = m->opt.min_lr_ratio;
-    double f;
-    if (p < w) {
-        f = fmax(p / w, 0.01);
-    } else {
-        const double q = fmin(1, (p - w) / fmax(1e-12, 1 - w));
-        f = lo + (1 - lo) * 0.5 * (1 + cos(3.14159265358979323846 * q));
-    }
+    const double q = fmin(1, (p - w) / fmax(1e-12, 1 - w)); /* the cosine's progress, after the warm-up */
+    const double f = p < w ? fmax(p / w, 0.01) : lo + (1 - lo) * 0.5 * (1 + cos(3.14159265358979323846 * q));
     return (float)(m->opt.lr * f);
 }
 
@@ -164,16 +159,18 @@ static double validate(wf_model *m, wf_run_state *r, int32_t *scored) {
 
 static size_t copy_elems(const wf_model *m) { return m->stride + 2 * m->gstride; }
 
-/* The roll-back copy's memory, when asked for and there is room for it beside what is in use
- * (else the run goes on without one: backup -1); WF_ERR_NOMEM when there is room but the
- * allocation fails, as any other. */
+/* The model's gradients and moments when it was made to generate (WF_ERR_NOMEM, the model as
+ * it was, when they do not fit), then the roll-back copy's memory, when asked for and there is
+ * room for it beside what is in use (else the run goes on without one: backup -1); WF_ERR_NOMEM
+ * when there is room but the allocation fails, as any other. */
 static wf_status alloc_copy(wf_model *m, wf_run_state *r) {
+    const int fresh = !m->block[WF_GRADS];
     const double bytes = (double)copy_elems(m) * sizeof(wf_real);
-    if (!r->set.rollback || r->copy || wf_heap_in_use() + bytes > wf_memory_budget()) return WF_OK;
-    if (!(r->copy = wf_alloc(copy_elems(m), sizeof(wf_real))))
-        return WF_ERR(m, WF_ERR_NOMEM, "could not allocate the run's roll-back copy (%.1f MB; rollback 0 runs without)",
-                      bytes / 1e6);
-    return WF_OK;
+    wf_status s = wf_model_train_state(m);
+    if (s != WF_OK || !r->set.rollback || r->copy || wf_heap_in_use() + bytes > wf_memory_budget()) return s;
+    if ((r->copy = wf_alloc(copy_elems(m), sizeof(wf_real)))) return WF_OK;
+    if (fresh) wf_model_drop_train_state(m);
+    return WF_ERR(m, WF_ERR_NOMEM, "could not allocate the run's roll-back copy (%.1f MB; rollback 0 runs without)", bytes / 1e6);
 }
 
 /* The model's training state (weights, moments, step, settings, sampler) and the run's into

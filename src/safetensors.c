@@ -189,7 +189,7 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
     wf_config mc;
     wf_tensor_info table[WF_N_PARAMS];
     if (wf_model_get_config(m, &mc) != WF_OK) return WF_ERR(m, WF_ERR_STATE, "the model has no weights yet: nothing to export");
-    wf_tensor_table(&mc, table);
+    for (int i = 0; i < WF_N_PARAMS; i++) wf_model_get_tensor(m, i, &table[i]); /* the model's: quantized ones too */
     const int layout = wf_hf_layout_of(&mc);
     const wf_hf_layout *lay = &wf_hf_layouts[layout];
     const int L = mc.n_layer;
@@ -238,11 +238,22 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         if (total > INT32_MAX) return WF_ERR(m, WF_ERR_UNSUPPORTED, "the safetensors file would be %.2f GB; at most 2 GB", total / 1e9);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory writing the safetensors header");
     }
+    /* quantized weights are written as the floats they hold: a row at a time, or a transposed
+     * slice (GPT-2's Conv1D) at once, through this buffer */
+    size_t deq = 0;
+    for (const wf_hf_entry *e = entries; e < entries + n_entries; e++) {
+        const wf_tensor_info *ti = &table[e->row->param];
+        const wf_hf_slice sl = wf_hf_slice_of(e->row, ti, L, e->layer);
+        const size_t need = e->row->transpose ? sl.rows * sl.cols : sl.cols;
+        if (ti->dtype != WF_QUANT_F32 && need > deq) deq = need;
+    }
     uint8_t *out = malloc((size_t)total);
-    if (!out) {
+    wf_real *buf = deq ? wf_alloc(deq, sizeof(wf_real)) : NULL;
+    if (!out || (deq && !buf)) {
         free(entries);
         free(h.p);
         free(cfg);
+        free(out);
         return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB for the safetensors file", total / 1e6);
     }
     wf_writer w = {out, 0};
@@ -253,7 +264,24 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
     for (const wf_hf_entry *e = entries; e < entries + n_entries; e++) {
         const wf_hf_row *r = e->row;
         const wf_hf_slice sl = wf_hf_slice_of(r, &table[r->param], L, e->layer);
+        const wf_tensor_info *ti = &table[r->param];
         const wf_real *src = params + sl.offset;
+        if (ti->dtype != WF_QUANT_F32) {
+            const size_t row0 = (sl.offset - (size_t)ti->offset) / sl.cols; /* (size_t)-1 + k, less (size_t)-1 */
+            if (r->transpose) {
+                src = wf_model_rows(m, r->param, row0, sl.rows, buf);
+            } else {
+                for (size_t a = 0; a < sl.rows; a++) {
+                    const size_t ours = wf_hf_row_of(r, a, sl.rows, mc.n_head); /* GPT-NeoX's head order */
+                    const wf_real *row = wf_model_rows(m, r->param, row0 + ours, 1, buf);
+                    for (size_t b2 = 0; b2 < sl.cols; b2++) {
+                        const float v = (float)row[b2];
+                        wf_put_f32s(&w, &v, 1);
+                    }
+                }
+                continue;
+            }
+        }
         for (size_t a = 0; a < (r->transpose ? sl.cols : sl.rows); a++)
             for (size_t b2 = 0; b2 < (r->transpose ? sl.rows : sl.cols); b2++) {
                 const size_t row = wf_hf_row_of(r, a, sl.rows, mc.n_head); /* ours, for the file's row a */
@@ -262,6 +290,7 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
             }
     }
     free(entries);
+    wf_free(buf);
     *st = out;
     *st_len = (int32_t)total;
     *config = cfg;

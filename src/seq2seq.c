@@ -21,12 +21,13 @@ static void encode_source(wf_model *m, const int32_t *src, int S) {
     wf_stack_embed(m, WF_STACK_ENC, g->enc_x, NULL, src, NULL, 1, S, 0, NULL);
     const wf_stack_run r = {.io = {.B = 1, .T = S}, .scratch = &g->enc};
     wf_stack_forward(m, WF_STACK_ENC, &r, g->enc_x);
-    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    ctx.fast = 1; /* decoding */
     wf_norm_forward(&ctx, g->enc_out, g->enc_mean, g->enc_rstd, g->enc_x, m->p.enc_lnfw, m->p.enc_lnfb, S);
     for (int l = 0; l < m->d.L; l++) {
         wf_layer_w w;
         wf_layer_weights(m, WF_STACK_MAIN, l, 0, &w);
-        wf_linear_forward(g->xkv + (size_t)l * m->d.T * 2 * C, g->enc_out, w.ckvw, w.ckvb, S, C, 2 * C, m->pool);
+        wf_lin_forward(&ctx, g->xkv + (size_t)l * m->d.T * 2 * C, g->enc_out, w.ckvw, w.q.ckvw, w.ckvb, S, C, 2 * C);
     }
 }
 
@@ -38,7 +39,7 @@ static int32_t decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
     const int V = m->d.V;
     const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.KC; /* hypothesis k's caches */
     wf_stack_decode(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S, 0);
-    wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
+    wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1, 1);
     int32_t bad = wf_first_non_finite(g->logits, V);
     if (bad >= 0) return bad;
     /* log-softmax, in double */

@@ -46,6 +46,8 @@ void wf_stack_embed(wf_model *m, int stack, wf_real *out, wf_real *mask, const i
     if (pt) pt += (size_t)pos * C;
     if (vecs)
         wf_embed_vec_forward(out, vecs, pt, B, T, C);
+    else if (m->tensors[WF_P_wte].dtype != WF_QUANT_F32)
+        wf_qembed_forward(out, ids, wf_model_qslice(m, WF_P_wte, 0), m->tensors[WF_P_wte].dtype, pt, B, T, C);
     else
         wf_embed_forward(out, ids, m->p.wte, pt, B, T, C);
     const wf_layer_ctx ctx = wf_model_layer_ctx(m);
@@ -70,7 +72,8 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
     const int C = m->d.C;
     const size_t cache = (size_t)m->d.T * m->d.KC; /* one layer's KV cache: context rows */
     const size_t xcache = (size_t)m->d.T * 2 * C;  /* one layer's source keys and values */
-    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    ctx.fast = r->scratch != NULL; /* decoding: generation's quantized products */
     const wf_real *in = x;
     for (int l = 0; l < stack_layers(m, stack); l++) {
         wf_layer_w w;
@@ -84,7 +87,7 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
         }
         if (r->enc) {
             /* this layer's cross-attention keys and values of the encoder's output */
-            wf_linear_forward(a.ckv, r->enc, w.ckvw, w.ckvb, io.B * io.S, C, 2 * C, m->pool);
+            wf_lin_forward(&ctx, a.ckv, r->enc, w.ckvw, w.q.ckvw, w.ckvb, io.B * io.S, C, 2 * C);
             io.ckv = a.ckv;
         } else if (r->xkv) {
             io.ckv = r->xkv + l * xcache;
@@ -98,14 +101,19 @@ const wf_real *wf_stack_forward(wf_model *m, int stack, const wf_stack_run *r, w
     return in;
 }
 
-/* The output head's weights: the token embedding when tied. */
+/* The output head's weights: the token embedding when tied; its blocks when quantized. */
 static const wf_real *head_weights(const wf_model *m) { return m->d.head ? m->p.lm_head : m->p.wte; }
+static wf_qw head_blocks(const wf_model *m) {
+    const int i = m->d.head ? WF_P_lm_head : WF_P_wte;
+    return (wf_qw){.p = wf_model_qslice(m, i, 0), .type = m->tensors[i].dtype};
+}
 
 void wf_head_forward(wf_model *m, wf_real *logits, wf_real *lnf, wf_real *lnf_mean, wf_real *lnf_rstd,
-                     const wf_real *x, int N) {
-    const wf_layer_ctx ctx = wf_model_layer_ctx(m);
+                     const wf_real *x, int N, int fast) {
+    wf_layer_ctx ctx = wf_model_layer_ctx(m);
+    ctx.fast = fast;
     wf_norm_forward(&ctx, lnf, lnf_mean, lnf_rstd, x, m->p.lnfw, m->p.lnfb, N);
-    wf_linear_forward(logits, lnf, head_weights(m), NULL, N, m->d.C, m->d.V, m->pool);
+    wf_lin_forward(&ctx, logits, lnf, head_weights(m), head_blocks(m), NULL, N, m->d.C, m->d.V);
     if (m->cfg.logit_cap > 0) wf_softcap_forward(logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
 }
 
@@ -147,7 +155,7 @@ void wf_model_forward_batch(wf_model *m, const wf_batch *b, int train) {
     const wf_real *x = wf_stack_forward(m, WF_STACK_MAIN, &r, a->encoded);
     m->have_logits = b->target_vecs == NULL;
     if (m->have_logits)
-        wf_head_forward(m, a->logits, a->lnf, a->lnf_mean, a->lnf_rstd, x, B * T);
+        wf_head_forward(m, a->logits, a->lnf, a->lnf_mean, a->lnf_rstd, x, B * T, 0);
     else
         wf_norm_forward(&ctx, a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnfw, m->p.lnfb, B * T);
 }
@@ -206,7 +214,7 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
         /* logits = cap tanh(lnf head^T / cap), or without a cap lnf head^T */
         if (m->cfg.logit_cap > 0) wf_softcap_backward(a->probs, a->logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
         wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
-        wf_linear_backward(a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), N, C, m->d.V, m->pool);
+        wf_lin_backward(&ctx, a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), head_blocks(m), N, C, m->d.V);
     }
     zero(a->dres, (size_t)N * C);
     wf_norm_backward(&ctx, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,

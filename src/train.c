@@ -102,7 +102,12 @@ static wf_status run(wf_model *m, const wf_batch *b, int grads, wf_real *loss_ou
     if (s != WF_OK) return s;
     if (grads && m->gstride == 0)
         return WF_ERR(m, WF_ERR_STATE, "every tensor is frozen: nothing to train (make some trainable first)");
-    if ((s = wf_model_plan_batch(m, b->B, b->T, m->d.xa ? b->S : 0)) != WF_OK) return s;
+    const int fresh = grads && !m->block[WF_GRADS]; /* the first training call: a failure takes the state back */
+    if (grads && (s = wf_model_train_state(m)) != WF_OK) return s;
+    if ((s = wf_model_plan_batch(m, b->B, b->T, m->d.xa ? b->S : 0)) != WF_OK) {
+        if (fresh) wf_model_drop_train_state(m);
+        return s;
+    }
     wf_model_forward_batch(m, b, grads);
     if (!b->targets && !b->target_vecs) return WF_OK;
     double count;

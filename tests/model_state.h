@@ -57,8 +57,8 @@ static inline state capture(wf_model *m) {
     s.n = block(m);
     s.g = gblock(m);
     s.copy = WF_STATE_MALLOC((s.n + 2 * s.g) * sizeof(float) + 1);
-    if (s.n) {
-        memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
+    if (s.n) memcpy(s.copy, wf_model_params(m), s.n * sizeof(float));
+    if (s.g) { /* a model that never trained has no moments (NULL blocks) */
         memcpy(s.copy + s.n, wf_model_block(m, 2), s.g * sizeof(float));
         memcpy(s.copy + s.n + s.g, wf_model_block(m, 3), s.g * sizeof(float));
     }
@@ -72,8 +72,8 @@ static inline int unchanged(wf_model *m, const state *s) {
     wf_model_get_optim(m, &o);
     return !memcmp(&c, &s->cfg, sizeof c) && !memcmp(&o, &s->opt, sizeof o) && model_info(m).step == s->step &&
            block(m) == s->n && gblock(m) == s->g &&
-           (!s->n || (!memcmp(wf_model_params(m), s->copy, s->n * sizeof(float)) &&
-                      !memcmp(wf_model_block(m, 2), s->copy + s->n, s->g * sizeof(float)) &&
+           (!s->n || !memcmp(wf_model_params(m), s->copy, s->n * sizeof(float))) &&
+           (!s->g || (!memcmp(wf_model_block(m, 2), s->copy + s->n, s->g * sizeof(float)) &&
                       !memcmp(wf_model_block(m, 3), s->copy + s->n + s->g, s->g * sizeof(float))));
 }
 

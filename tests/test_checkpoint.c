@@ -243,7 +243,7 @@ static void test_round_trip(void) {
     int32_t n = 7;
     wf_model *empty = wf_model_create();
     CHECK(wf_model_save(empty, NULL, 0, &buf, &n) == WF_ERR_STATE && buf == NULL && n == 0, "empty model");
-    CHECK(wf_model_save(m, NULL, 4, &buf, &n) == WF_ERR_ARG && strlen(wf_model_error(m)) > 0, "unknown flag");
+    CHECK(wf_model_save(m, NULL, 8, &buf, &n) == WF_ERR_ARG && strlen(wf_model_error(m)) > 0, "unknown flag"); /* 4: WF_SAVE_GGUF */
     CHECK(wf_model_save(m, NULL, 0, NULL, &n) == WF_ERR_ARG, "NULL out");
     wf_tokenizer *none = wf_tokenizer_create();
     CHECK(wf_model_save(m, none, 0, &buf, &n) == WF_ERR_STATE, "empty tokenizer");
@@ -466,7 +466,7 @@ static void test_hostile(void) {
     b[n - 1] ^= 1;
     expect(&v, b, n, WF_ERR_FORMAT, "CRC-32", "checksum mismatch");
     memcpy(b, good, n);
-    wr32(b + 8, 32 | 3); /* bit 3 is the trainable mask (TRAN), bit 4 the training run (RUNS) */
+    wr32(b + 8, 64 | 3); /* bit 3 is the trainable mask (TRAN), bit 4 the training run (RUNS), bit 5 the quantized tensors (QUAN) */
     repair(b, n);
     expect(&v, b, n, WF_ERR_UNSUPPORTED, "flags", "unknown flag");
     memcpy(b, good, n);

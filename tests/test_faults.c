@@ -312,6 +312,8 @@ static wf_status call_merge(fixture *f) {
     wf_config c = with_lora(f->m, 0);
     return wf_model_set_config(f->m, &c, 1);
 }
+static wf_status call_quantize(fixture *f) { return wf_model_quantize(f->m, WF_QUANT_Q4_0); }
+static wf_status call_dequantize(fixture *f) { return wf_model_quantize(f->m, WF_QUANT_F32); }
 
 /* Fails each allocation of `call` in turn, from the first until the call needs no more;
  * after each, the call must have said WF_ERR_NOMEM and left the model and tokenizer as
@@ -368,6 +370,24 @@ static void f4_allocation_failures(void) {
     every_allocation_fails("wf_model_set_config (adapters merged)", call_merge, &f);
     wf_buffer_free(lora_st);
     wf_buffer_free(lora_cfg);
+    /* quantized weights (rows of 32: a wider model of the same vocabulary and context) */
+    wf_config q = small();
+    q.d_model = 32;
+    q.d_ff = 64;
+    CHECK_OK(wf_model_init(f.m, &q), f.m);
+    CHECK_OK(step_ids(f.m, in, tg, 2, 16, NULL), f.m);
+    every_allocation_fails("wf_model_quantize (Q4_0)", call_quantize, &f);
+    wf_buffer_free(f.ckpt);
+    CHECK_OK(wf_model_save(f.m, NULL, WF_SAVE_OPTIMIZER, &f.ckpt, &f.n_ckpt), f.m); /* (the tokenizer: 268 ids now) */
+    every_allocation_fails("wf_model_load (a quantized checkpoint)", call_load, &f);
+    every_allocation_fails("wf_model_quantize (back to float32)", call_dequantize, &f);
+    /* a training run on a model made to generate: its gradients and moments first, then the run's own */
+    wf_config g = small();
+    CHECK_OK(wf_model_init(f.m, &g), f.m);
+    CHECK(model_info(f.m).memory.grads == 0, "a new model has no training state");
+    for (int i = 0; i < 300; i++) run_tokens[i] = i % 7;
+    every_allocation_fails("wf_model_run_begin (a model without its training state)", call_run_begin, &f);
+    CHECK_OK(wf_model_run_begin(f.m, NULL, 0, NULL, 0), f.m);
     /* the vocabulary tokenizers (larger than the model's vocabulary: after the model's calls) */
     tok_json = read_file("tests/fixtures/tokenizers/llama.json", &n_tok_json);
     tok_bin = read_file("tests/fixtures/tokenizers/llama2c_tok.bin", &n_tok_bin);

@@ -701,12 +701,14 @@ static double model_loss(void *p) {
     return loss;
 }
 
-enum { PADDED = 1, MSE = 2, VEC_INPUTS = 4 };
+enum { PADDED = 1, MSE = 2, VEC_INPUTS = 4, Q4_BASE = 8 };
 
 /* A batch of B = 2 for cfg: ids or vectors in, ids or vectors out, a source for
  * encoder-decoders (S = context, T = context - 1, so Tq != Tk), padding with PADDED. With a
  * trainable mask (train: "1" and "0" per slice, NULL: the config's default) only the
- * slices that train have gradients, each checked where wf_tensor_info.grad_offset puts it. */
+ * slices that train have gradients, each checked where wf_tensor_info.grad_offset puts it.
+ * Q4_BASE (QLoRA): the linears and embedding quantized to Q4_0 after the perturbation, and
+ * the gradients then also equal, bit for bit, those of the float model holding its values. */
 static void test_model_grads_with(const char *name, wf_config cfg, int flags, const char *train);
 static void test_model_grads(const char *name, wf_config cfg, int flags) { test_model_grads_with(name, cfg, flags, NULL); }
 
@@ -723,6 +725,7 @@ static void test_model_grads_with(const char *name, wf_config cfg, int flags, co
         wf_real *w = WF_REALS(wf_model_params(m)) + t.offset;
         for (int j = 0; j < t.size; j++) w[j] += PERTURB * wf_rng_normal(&r);
     }
+    if (flags & Q4_BASE) CHECK_OK(wf_model_quantize(m, WF_QUANT_Q4_0), m);
     const int xa = cfg.arch == WF_ARCH_ENCODER_DECODER;
     const int B = 2, T = xa ? cfg.context - 1 : cfg.context, S = xa ? cfg.context : 0, C = cfg.d_model;
     model_ctx c;
@@ -818,6 +821,14 @@ static void test_model_grads_with(const char *name, wf_config cfg, int flags, co
     }
     CHECK(checked > 5, "%s: only %d tensors checked", name, checked);
     if (train) printf("  (%d frozen slices: no gradients)\n", frozen);
+    if (flags & Q4_BASE) {
+        wf_real loss_f;
+        CHECK_OK(wf_model_quantize(m, WF_QUANT_F32), m); /* the same values as floats */
+        CHECK_OK(wf_model_loss(m, &c.b, 1, &loss_f), m);
+        CHECK(loss_f == loss && !memcmp(WF_REALS(wf_model_grads(m)), grads, gstride * sizeof(double)),
+              "%s: the float base's loss %.17g and gradients differ from the Q4_0 base's (%.17g)", name, loss_f, loss);
+        printf("  (%d quantized slices: frozen; loss and gradients = the float base's, bit for bit)\n", frozen);
+    }
     free(mask); free(grads); free(in); free(tg); free(src); free(vin); free(vtg);
     wf_model_free(m);
 }
@@ -972,6 +983,21 @@ int main(void) {
     c.lora_alpha = 2;
     c.lora_targets = 1 | 2 | 8 | 16 | 64;
     test_model_grads("encoder-decoder, Post-LN: LoRA on both stacks (q, k, o, fc, down), base frozen", c, PADDED);
+
+    printf("QLoRA: LoRA adapters over a base quantized to Q4_0 (issue 29)\n");
+    c = small(D, RMS, PRE, SWIGLU, ROPE, 1, 0);
+    c.n_head = 4;
+    c.n_kv_head = 2;
+    c.d_model = 32; /* rows of whole blocks of 32 */
+    c.d_ff = 32;
+    c.lora_rank = 2;
+    c.lora_alpha = 4;
+    c.lora_targets = 1 | 2 | 4 | 8; /* q, k, v, o */
+    test_model_grads("decoder, Llama-style, tied: LoRA r 2 on q, k, v, o over Q4_0 linears and embedding", c,
+                     PADDED | Q4_BASE);
+    c.lora_targets = 127;
+    c.tied_head = 0;
+    test_model_grads("decoder, untied head: LoRA on every linear over a Q4_0 base", c, Q4_BASE);
 
     printf("largest relative error over every check: %.2e (tolerance %.0e); %zu elements on a ReLU kink skipped\n",
            worst_overall, TOL, kinks_overall);

@@ -100,6 +100,11 @@ static void test_memory(void) {
     CHECK(wf_config_memory(&c, 0, 0, &est, NULL, 0) == WF_OK, "estimate");
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
+    const wf_memory fresh = model_info(m).memory;
+    CHECK(fresh.grads == 0 && fresh.optimizer == 0, "a new model has no training state: gradients %.0f, optimizer %.0f",
+          fresh.grads, fresh.optimizer);
+    make_batch(c.vocab_size);
+    CHECK_OK(step_ids(m, in, tg, B, T, NULL), m); /* the first step allocates it */
     const wf_memory got = model_info(m).memory;
     double adapters = 0;
     for (int i = 0; i < model_info(m).n_tensors; i++) {

@@ -72,6 +72,7 @@ export const STATUS_TABLE = [
 export const CONSTANTS = Object.freeze({
   WF_SAVE_OPTIMIZER: 1,
   WF_SAVE_JSON: 2,
+  WF_SAVE_GGUF: 4,
   WF_NOTE_MAX: 1048576,
   WF_TOKENIZER_NONE: 0,
   WF_TOKENIZER_CHAR: 1,
@@ -84,6 +85,7 @@ export const CONSTANTS = Object.freeze({
   WF_ORIGIN_OPTIMIZER: 3,
   WF_ORIGIN_LLAMA2C: 4,
   WF_ORIGIN_SAFETENSORS: 5,
+  WF_ORIGIN_GGUF: 6,
 });
 
 // The parameter tensors of src/plan.h (WF_PARAMS), in table order: stacked (a slice per layer

@@ -6,14 +6,14 @@ import { WfError } from './errors.js';
 import { OPTIM_FIELDS, RUN_DEFAULTS, fromNative } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_LIMIT, int32Ids } from './runtime.js';
+import { MEMORY_LIMIT, QUANT, int32Ids } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
 const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
-const SAVE_KEYS = ['optimizer'];
+const SAVE_KEYS = ['optimizer', 'format'];
 
 /** Optimizer settings as the package shows them: float32 values as their shortest decimal. */
 function plainOptim(o) {
@@ -193,11 +193,26 @@ export class ModelHandle {
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
       trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize, run: this.run,
+      quantization: this.quantization,
     };
   }
 
   /** The model's training run (runInfo), or null. */
   get run() { return runInfo(this.rt.runFacts(this.live())); }
+
+  /** How the linears' and embeddings' weights are stored: 'f32', 'q8_0', 'q4_0', or 'mixed'
+   * (a GGUF file may mix them). */
+  get quantization() {
+    const types = new Set(this.tensors().filter((t) => t.dtype !== 'f32').map((t) => t.dtype));
+    return types.size === 0 ? 'f32' : types.size === 1 ? [...types][0] : 'mixed';
+  }
+
+  /** The linears and token embeddings to `type` ('q8_0', 'q4_0', or 'f32': back, exactly). */
+  quantize(type) {
+    const h = this.idle(), at = QUANT.indexOf(type);
+    if (at < 0) throw new WfError('WF_ERR_ARG', `quantize takes 'q8_0', 'q4_0' or 'f32', not ${show(type)}`);
+    this.rt.modelQuantize(h, at);
+  }
 
   // ---- fine-tuning: the trainable mask and LoRA ----
 
@@ -370,12 +385,21 @@ export class ModelHandle {
 
   getTensor(name) {
     const t = this.tensorInfo(name);
+    ModelHandle.#notQuantized(t);
     return this.rt.modelReadParams(this.h, t.offset, t.size);
+  }
+
+  /** Quantized weights are blocks, not floats: getTensor and setTensor refuse them. */
+  static #notQuantized(t) {
+    if (t.dtype !== 'f32') {
+      throw new WfError('WF_ERR_STATE', `tensor "${t.name}" is quantized (${t.dtype}): its weights are blocks, not floats; quantize('f32') turns them back`);
+    }
   }
 
   setTensor(name, values) {
     this.idle();
     const t = this.tensorInfo(name);
+    ModelHandle.#notQuantized(t);
     if (values.length !== t.size) throw new WfError('WF_ERR_ARG', `tensor "${name}" has ${t.size} elements, not ${values.length}`);
     const bad = Array.prototype.findIndex.call(values, (x) => !Number.isFinite(Math.fround(x)));
     if (bad >= 0) throw new WfError('WF_ERR_ARG', `value ${bad} of tensor "${name}" is ${values[bad]}; weights must be finite float32 numbers`);
@@ -387,10 +411,13 @@ export class ModelHandle {
   /** Checkpoint bytes: config, tokenizer, weights and, with `optimizer` (default true), its state. */
   save(opts = {}) {
     checkKeys(opts, SAVE_KEYS, 'save() options');
-    const optimizer = opts?.optimizer ?? true;
+    const format = opts?.format ?? 'wf';
+    if (format !== 'wf' && format !== 'gguf') throw new WfError('WF_ERR_ARG', `format must be 'wf' or 'gguf', not ${show(format)}`);
+    const optimizer = opts?.optimizer ?? format === 'wf';
     if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
+    if (format === 'gguf' && optimizer) throw new WfError('WF_ERR_ARG', 'a GGUF file holds no optimizer state (format: \'gguf\' goes with optimizer: false)');
     const h = this.idleOrBetweenSteps();
-    return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
+    return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer, format === 'gguf');
   }
 
   /** Replaces the whole state with a checkpoint's, in place; unchanged on any error. */

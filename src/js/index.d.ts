@@ -135,6 +135,19 @@ export interface TokenizerOptions {
   vocabSize?: number;
 }
 
+/** How a model's linears and token embeddings hold their weights: float32, or ggml's blocks of
+ * 32 with an fp16 scale, 8-bit (Q8_0) or 4-bit (Q4_0). */
+export type Quantization = 'f32' | 'q8_0' | 'q4_0';
+
+/** Options of the calls that load or import a pretrained model. */
+export interface ModelLoadOptions extends LoadOptions {
+  /** Quantize the model once loaded (Model.quantize): 'q8_0' or 'q4_0' (a 135M-parameter
+   * model's 513 MiB of weights become 144 or 82 MiB), 'f32' (dequantize a quantized file).
+   * Default: as the file holds it.
+   * @example const model = await loadModel(bytes, { quantize: 'q8_0' }); */
+  quantize?: Quantization;
+}
+
 export interface WorkerOptions extends LoadOptions {
   /** A worker you started yourself on `'wasmformer/worker'`, for bundlers that do not follow
    * `new Worker(new URL(...))` (esbuild): a module Worker in browsers, a worker_threads
@@ -451,7 +464,10 @@ export interface GenerateOptions {
 /** Bytes of memory, as doubles. */
 export interface MemoryUsage {
   params: number;
+  /** The gradients: 0 until the model first trains (a model is made, loaded or imported to
+   * generate; the first training call allocates them and the optimizer's moments). */
   grads: number;
+  /** AdamW's moments (and Muon's scratch): 0 until the model first trains, as grads. */
   optimizer: number;
   activations: number;
   inference: number;
@@ -469,10 +485,12 @@ export interface TensorInfo {
   shape: number[];
   /** Elements. */
   size: number;
-  /** Elements from the start of the flat parameter block. */
+  /** Elements from the start of the flat parameter block; -1 for a quantized tensor. */
   offset: number;
   /** Whether weight decay applies to it. */
   decay: boolean;
+  /** How its weights are stored: 'f32', or quantized blocks (model.quantize). */
+  dtype: Quantization;
   /** Its slices in the trainable mask: one per layer for a per-layer tensor, else 1. */
   layers: number;
   /** Where its trainable slices' gradients start among the model's gradients; -1: frozen. */
@@ -554,13 +572,20 @@ export interface ModelInfo {
   lora: LoraSettings | null;
   /** The batch size train() and evaluate() use unless told otherwise (Model.defaultBatchSize). */
   defaultBatchSize: number;
+  /** Model.quantization. */
+  quantization: Quantization | 'mixed';
   /** The model's training run, or null (Model.run). */
   run: RunInfo | null;
 }
 
 export interface SaveOptions {
-  /** Include the optimizer state so that training resumes exactly (default true). */
+  /** Include the optimizer state so that training resumes exactly (default true; a GGUF file: false). */
   optimizer?: boolean;
+  /** 'wf' (default): wasmformer's checkpoint. 'gguf': llama.cpp's GGUF v3, for a Llama-shaped
+   * model (its weights as they are: float32, Q8_0 or Q4_0; its tokenizer: a SentencePiece or
+   * byte-level BPE one, or none: a placeholder vocabulary for token ids). loadModel reads both.
+   * @example const gguf = model.save({ format: 'gguf' }); */
+  format?: 'wf' | 'gguf';
 }
 
 export interface StepResult {
@@ -873,7 +898,22 @@ export class Model {
   importPeft(files: { 'adapter_config.json': string | Uint8Array | ArrayBuffer; 'adapter_model.safetensors': Uint8Array | ArrayBuffer }): LoraSettings;
 
   /**
-   * A copy of one tensor's weights.
+   * Stores the linears' and token embeddings' weights as ggml's blocks of 32 with an fp16
+   * scale: 'q8_0' (3.8x smaller) or 'q4_0' (7x smaller), or back as float32 ('f32', exactly).
+   * Quantized weights are frozen: LoRA adapters train over them (QLoRA); generation reads
+   * them with 8-bit integer dot products, training and evaluation as the floats they hold.
+   * Needs dModel and dFF multiples of 32 (WF_ERR_UNSUPPORTED otherwise).
+   * @example
+   * model.quantize('q4_0');
+   * model.addLora({ rank: 8, targets: ['q', 'v'] });
+   */
+  quantize(type: Quantization): void;
+
+  /** How the linears' and embeddings' weights are stored ('mixed': a GGUF file's mix). */
+  readonly quantization: Quantization | 'mixed';
+
+  /**
+   * A copy of one tensor's weights (a quantized tensor's: WF_ERR_STATE, quantize('f32') first).
    * @example
    * const wte = model.getTensor('wte'); // Float32Array [V * C]
    */
@@ -961,6 +1001,8 @@ export class WorkerModel {
   endRun(): Promise<void>;
   /** The model's run as of the last call that returned (snapshot.run). */
   readonly run: RunInfo | null;
+  /** How the weights are stored (Model.quantization), as of the last call that returned. */
+  readonly quantization: Quantization | 'mixed';
 
   /**
    * Loss and perplexity, computed in the worker.
@@ -1157,6 +1199,13 @@ export class WorkerModel {
   importPeft(files: { 'adapter_config.json': string | Uint8Array | ArrayBuffer; 'adapter_model.safetensors': Uint8Array | ArrayBuffer }): Promise<LoraSettings>;
 
   /**
+   * Model.quantize in the worker.
+   * @example
+   * await wm.quantize('q8_0');
+   */
+  quantize(type: Quantization): Promise<void>;
+
+  /**
    * Replaces the model with a checkpoint's, in place (unchanged on failure). The bytes are
    * copied once, then transferred to the worker.
    * @example
@@ -1299,7 +1348,7 @@ export function createWorkerModel(config?: Preset | ConfigInput, options?: Worke
  * @example
  * const wm = await loadWorkerModel(await (await fetch('/models/austen.wf')).arrayBuffer());
  */
-export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerModel>;
+export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions & { quantize?: Quantization }): Promise<WorkerModel>;
 
 /**
  * importSafetensors with the model in a Web Worker (browsers) or a worker thread (Node): a
@@ -1309,7 +1358,7 @@ export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: Worke
  */
 export function importWorkerSafetensors(
   files: { 'config.json': string | Uint8Array | ArrayBuffer; 'model.safetensors': Uint8Array | ArrayBuffer; 'tokenizer.wft'?: Uint8Array | ArrayBuffer },
-  options?: WorkerOptions,
+  options?: WorkerOptions & { quantize?: Quantization },
 ): Promise<WorkerModel>;
 
 /**
@@ -1326,7 +1375,7 @@ export function saveModel(model: Model, options?: SaveOptions): Uint8Array;
  * @example
  * const model = await loadModel(new Uint8Array(await (await fetch('/models/austen.wf')).arrayBuffer()));
  */
-export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Promise<Model>;
+export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: ModelLoadOptions): Promise<Model>;
 
 /**
  * A tokenizer from the bytes of a tokenizer file: wasmformer's own (tokenizer.save()), a
@@ -1378,7 +1427,7 @@ export function importSafetensors(
     'tokenizer.wft'?: Uint8Array | ArrayBuffer;
     'tokenizer.json'?: string | Uint8Array | ArrayBuffer;
   },
-  options?: LoadOptions,
+  options?: ModelLoadOptions,
 ): Promise<Model>;
 
 /**
@@ -1390,7 +1439,7 @@ export function importSafetensors(
  * const model = await importLlama2c(readFileSync('stories15M.bin'), { tokenizer: readFileSync('tokenizer.bin') });
  * console.log(await model.generateText('Once upon a time', { maxTokens: 60 }));
  */
-export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions & { tokenizer?: Uint8Array | ArrayBuffer }): Promise<Model>;
+export function importLlama2c(bytes: Uint8Array | ArrayBuffer, options?: ModelLoadOptions & { tokenizer?: Uint8Array | ArrayBuffer }): Promise<Model>;
 
 /** A batch for encoders and encoder-decoders: ids or vectors, with optional padding lengths. */
 export interface Batch {
@@ -1803,12 +1852,12 @@ export function loadWorkerSeq2Seq(bytes: Uint8Array | ArrayBuffer, options?: Wor
 export function saveModelFile(model: Model | WorkerModel, path: string, options?: SaveOptions): Promise<number>;
 
 /**
- * Node: a model from a checkpoint file.
+ * Node: a model from a checkpoint file (or a GGUF or llama2.c model file).
  * @example
  * const model = await loadModelFile('austen.wf');
  * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
  */
-export function loadModelFile(path: string, options?: LoadOptions): Promise<Model>;
+export function loadModelFile(path: string, options?: ModelLoadOptions): Promise<Model>;
 
 /**
  * Node: writes the model as Hugging Face files into dir (created if missing): model.safetensors,
@@ -1831,7 +1880,7 @@ export function exportSafetensorsDir(model: Model, dir: string): Promise<string[
  * @example
  * const model = await importSafetensorsDir('hf/');
  */
-export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;
+export function importSafetensorsDir(dir: string, options?: ModelLoadOptions): Promise<Model>;
 
 /**
  * Node: writes the model's LoRA adapters in PEFT's layout into dir (created if missing):

@@ -15,7 +15,7 @@
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
-import { Runtime, asBytes } from './runtime.js';
+import { MEMORY_LIMIT, QUANT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
@@ -106,6 +106,38 @@ export function useThreads(rt, obj) {
     rt.modelSetThreads(modelHandle(obj.model ?? obj).live(), rt.threads);
   }
   return obj;
+}
+
+/** The quantize option of a load or import ('q8_0', 'q4_0', 'f32'), checked before any work. */
+function quantizeOption(opts) {
+  const q = opts.quantize;
+  if (q !== undefined && !QUANT.includes(q)) {
+    throw new WfError('WF_ERR_ARG', `the quantize option takes 'q8_0', 'q4_0' or 'f32', not ${show(q)}`);
+  }
+  return q;
+}
+
+/** A loaded model quantized as opts.quantize asks (model.quantize): the model, or a throw
+ * (the model disposed). In a worker, the same through its quantize operation. */
+function quantized(model, q) {
+  if (q === undefined) return model;
+  try {
+    model.quantize(q);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return model;
+}
+async function quantizedWorker(wm, q) {
+  if (q === undefined) return wm;
+  try {
+    await wm.quantize(q);
+  } catch (e) {
+    wm.dispose();
+    throw e;
+  }
+  return wm;
 }
 
 /** A copy of checkpoint bytes that can be transferred to a worker (the caller's stay). */
@@ -230,27 +262,27 @@ export function makeApi(platform) {
     /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
      * Options are load()'s. @example const model = await loadModel(bytes); */
     async loadModel(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'loadModel() options');
-      const rt = await load(opts);
-      return useThreads(rt, Model.fromCheckpoint(rt, bytes));
+      checkKeys(opts, [...LOAD_OPTIONS, ...['quantize']], 'loadModel() options');
+      const q = quantizeOption(opts), rt = await load(opts);
+      return useThreads(rt, quantized(Model.fromCheckpoint(rt, bytes), q));
     },
     /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft' or
      * 'tokenizer.json']}.
      * @example const model = await importSafetensors({ 'config.json': text, 'model.safetensors': bytes }); */
     async importSafetensors(files, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'importSafetensors() options');
-      const rt = await load(opts);
-      return useThreads(rt, importSafetensorsWith(rt, files));
+      checkKeys(opts, [...LOAD_OPTIONS, ...['quantize']], 'importSafetensors() options');
+      const q = quantizeOption(opts), rt = await load(opts);
+      return useThreads(rt, quantized(importSafetensorsWith(rt, files), q));
     },
     /** A model from a llama2.c model file (export.py's legacy .bin, e.g. the tinyllamas) and,
      * with opts.tokenizer (the bytes of its tokenizer.bin), its tokenizer; without one,
      * forward, trainStep and train on ids work.
      * @example const model = await importLlama2c(readFileSync('stories260K.bin'), { tokenizer: readFileSync('tok512.bin') }); */
     async importLlama2c(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer']], 'importLlama2c() options');
-      const rt = await load(opts);
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'quantize']], 'importLlama2c() options');
+      const q = quantizeOption(opts), rt = await load(opts);
       const tok = opts.tokenizer === undefined ? undefined : asBytes(opts.tokenizer, 'the tokenizer option (tokenizer.bin bytes)');
-      return useThreads(rt, new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'), tok)));
+      return useThreads(rt, quantized(new Model(ModelHandle.fromLlama2c(rt, asBytes(bytes, 'the llama2.c file'), tok)), q));
     },
     /** A tokenizer from the bytes of a tokenizer file: a .wft, a Hugging Face tokenizer.json or
      * llama2.c's tokenizer.bin, told apart by their first bytes.
@@ -266,19 +298,20 @@ export function makeApi(platform) {
     },
     /** loadModel in a worker. The bytes are copied once, then transferred. */
     async loadWorkerModel(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'loadWorkerModel() options');
-      const copy = transferableCopy(bytes);
-      return inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]);
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker', 'quantize']], 'loadWorkerModel() options');
+      const q = quantizeOption(opts), copy = transferableCopy(bytes);
+      return quantizedWorker(await inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]), q);
     },
     /** importSafetensors in a worker: Hugging Face files {'config.json', 'model.safetensors',
      * ['tokenizer.wft']}, copied once, then transferred. */
-    importWorkerSafetensors(files, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['worker']], 'importWorkerSafetensors() options');
+    async importWorkerSafetensors(files, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker', 'quantize']], 'importWorkerSafetensors() options');
+      const q = quantizeOption(opts);
       if (!files || files['config.json'] === undefined || files['model.safetensors'] === undefined) {
         return Promise.reject(new WfError('WF_ERR_ARG', "importWorkerSafetensors needs files['config.json'] and files['model.safetensors']"));
       }
       const copies = Object.fromEntries(Object.entries(files).map(([k, v]) => [k, transferableCopy(asBytes(v, `files['${k}']`))]));
-      return inWorker(WorkerModel, 'safetensors', [copies], opts, Object.values(copies).map((c) => c.buffer));
+      return quantizedWorker(await inWorker(WorkerModel, 'safetensors', [copies], opts, Object.values(copies).map((c) => c.buffer)), q);
     },
     /** createSeq2Seq in a worker: the Seq2Seq API, every method async. */
     async createWorkerSeq2Seq(config = {}, opts = {}) {
@@ -333,8 +366,13 @@ export function makeApi(platform) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'checkConfig() options');
       const rt = await load(opts);
       try {
-        // the core's bound and words (wf_model_init's: the model before activations)
-        return rt.memoryFit(Model.check(rt, resolveConfig(config)), 0, 0);
+        const native = Model.check(rt, resolveConfig(config));
+        // the core's bound and words (wf_model_init's: the weights and KV cache; training's state comes later)
+        const est = rt.memoryEstimate(native, 0, 0), need = est.params + est.inference;
+        if (need > est.budget) {
+          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB for its weights and KV cache; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
+        }
+        return null;
       } catch (e) {
         if (e instanceof WfError) return { code: e.code, message: e.message };
         throw e;

@@ -352,6 +352,19 @@ export class Model {
     return this.lora;
   }
 
+  /**
+   * Stores the linears' and token embeddings' weights as ggml's blocks of 32 with an fp16
+   * scale: 'q8_0' (8-bit, 3.8x smaller) or 'q4_0' (4-bit, 7x smaller), or back as float32
+   * ('f32', exactly: every block value is a float). Quantized weights are frozen: LoRA
+   * adapters train over them (QLoRA); generation reads them with 8-bit integer dot products.
+   * Needs d_model and d_ff multiples of 32.
+   * @example model.quantize('q4_0'); model.addLora({ rank: 8, targets: ['q', 'v'] });
+   */
+  quantize(type) { this.#core.quantize(type); }
+
+  /** 'f32', 'q8_0', 'q4_0' or 'mixed': how the linears' and embeddings' weights are stored. */
+  get quantization() { return this.#core.quantization; }
+
   // ---- weights and files ----
 
   /** The parameter tensors: [{name, offset, size, shape, decay, layers (its slices: one per

@@ -27,7 +27,9 @@ export function jsMessage(message) {
 
 /** Names of wf_status values, by number (include/wasmformer.h's WF_STATUSES). */
 export const STATUS = STATUS_TABLE.map((s) => s.name);
-const { WF_SAVE_OPTIMIZER: SAVE_OPTIMIZER, WF_SAVE_JSON: SAVE_JSON, WF_TOKENIZER_CHAR: TOKENIZER_CHAR, WF_TOKENIZER_BPE: TOKENIZER_BPE } = CONSTANTS;
+const { WF_SAVE_OPTIMIZER: SAVE_OPTIMIZER, WF_SAVE_JSON: SAVE_JSON, WF_SAVE_GGUF: SAVE_GGUF, WF_TOKENIZER_CHAR: TOKENIZER_CHAR, WF_TOKENIZER_BPE: TOKENIZER_BPE } = CONSTANTS;
+/** wf_quant by number: how a tensor's weights are stored. */
+export const QUANT = ['f32', 'q8_0', 'q4_0'];
 // The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). What one model or one batch's
 // activations may take within it is the core's to say (wf_memory.budget, memoryFit).
 export const MEMORY_LIMIT = 4294967296;
@@ -365,9 +367,9 @@ export class Runtime {
     this.withStruct(STRUCTS.optim, optim, (p) => this.checkSettings(h, this.M._wf_model_set_optim(h, p)));
   }
 
-  /** h's parameter tensors with elements: [{name, offset, size, shape, decay, layers (its
-   * slices in the trainable mask), gradOffset (-1: frozen)}], each with `slice0`, where its
-   * slices start in the mask. */
+  /** h's parameter tensors with elements: [{name, offset (-1: quantized), size, shape, decay,
+   * dtype (QUANT's name), layers (its slices in the trainable mask), gradOffset (-1: frozen)}],
+   * each with `slice0`, where its slices start in the mask. */
   modelTensors(h) {
     const out = [], n = this.modelInfo(h).nTensors;
     let slice0 = 0;
@@ -377,7 +379,7 @@ export class Runtime {
         const t = readStruct(this, STRUCTS.tensorInfo, p);
         if (t.size) {
           out.push({ name: this.cstring(t.name), offset: t.offset, size: t.size, shape: t.shape.slice(0, t.ndim),
-            decay: t.decay === 1, layers: t.layers, gradOffset: t.gradOffset, slice0 });
+            decay: t.decay === 1, dtype: QUANT[t.dtype], layers: t.layers, gradOffset: t.gradOffset, slice0 });
         }
         slice0 += t.layers;
       }
@@ -400,6 +402,9 @@ export class Runtime {
   modelSetConfig(h, native, merge) {
     this.withStruct(STRUCTS.config, native, (p) => this.checkSettings(h, this.M._wf_model_set_config(h, p, merge ? 1 : 0)));
   }
+
+  /** h's linears and token embeddings quantized to QUANT[type] in place (0: back to float32). */
+  modelQuantize(h, type) { this.checkModel(h, this.M._wf_model_quantize(h, type)); }
 
   /** A copy of `size` weights from element `offset` of h's flat parameter block. */
   modelReadParams(h, offset, size) { return this.floats(this.M._wf_model_params(h) + offset * 4, size); }
@@ -424,6 +429,7 @@ export class Runtime {
   /** Copies of the last forward's results, or null where it has none: logits (n floats),
    * final states (n), a layer's self- or cross-attention (n). */
   logits(h, n) { return this.floats(this.M._wf_model_logits(h), n); }
+
   hidden(h, n) { return this.floats(this.M._wf_model_hidden(h), n); }
   selfAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 0), n); }
   crossAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 1), n); }
@@ -524,15 +530,17 @@ export class Runtime {
   // ---- files ----
 
   /** Checkpoint bytes of h (and tokenizer t, or 0), with the optimizer state when asked. */
-  modelSave(h, t, optimizer) {
-    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_model_save(h, t, optimizer ? SAVE_OPTIMIZER : 0, out, n));
+  modelSave(h, t, optimizer, gguf = false) {
+    const flags = gguf ? SAVE_GGUF : optimizer ? SAVE_OPTIMIZER : 0;
+    const [status, bytes] = this.takeBuffer((out, n) => this.M._wf_model_save(h, t, flags, out, n));
     this.checkModel(h, status);
     return bytes;
   }
 
-  /** Loads a checkpoint's bytes (or a llama2.c model file's) into h and tokenizer t; returns
-   * what the core says the file was (modelInfo's origin: WF_ORIGIN_OPTIMIZER, a checkpoint
-   * with the optimizer state; WF_ORIGIN_WEIGHTS, one without; WF_ORIGIN_LLAMA2C). */
+  /** Loads a checkpoint's bytes (or a GGUF or llama2.c model file's) into h and tokenizer t;
+   * returns what the core says the file was (modelInfo's origin: WF_ORIGIN_OPTIMIZER, a
+   * checkpoint with the optimizer state; WF_ORIGIN_WEIGHTS, one without; WF_ORIGIN_LLAMA2C,
+   * WF_ORIGIN_GGUF). */
   modelLoad(h, t, bytes) {
     this.withBytes(bytes, 'the checkpoint', false, (p, n) => this.checkModel(h, this.M._wf_model_load(h, t, p, n)));
     return this.modelInfo(h).origin;

@@ -51,7 +51,7 @@ export const STRUCTS = {
     ['srcLengths', 'src_lengths', 'ptr'], ['B', 'B', 'i32'], ['T', 'T', 'i32'], ['S', 'S', 'i32'],
   ]),
   tensorInfo: layout('wf_tensor_info', [['name', 'name', 'ptr'], ['offset', 'offset', 'i32'], ['size', 'size', 'i32'],
-    ['ndim', 'ndim', 'i32'], ['shape', 'shape', 'i32', 4], ['decay', 'decay', 'i32'], ['layers', 'layers', 'i32'],
+    ['ndim', 'ndim', 'i32'], ['shape', 'shape', 'i32', 4], ['decay', 'decay', 'i32'], ['dtype', 'dtype', 'i32'], ['layers', 'layers', 'i32'],
     ['gradOffset', 'grad_offset', 'i32']]),
 };
 

@@ -213,6 +213,8 @@ class WorkerHandle {
   get defaultBatchSize() { return this.#live().defaultBatchSize; }
   /** The model's training run (Model.run), as of the last call that returned. */
   get run() { return this.#live().run; }
+  /** How the linears' and embeddings' weights are stored (Model.quantization), as of the last call that returned. */
+  get quantization() { return this.#live().quantization; }
   /** What the model is busy with as far as this thread knows: the kind of the first long call
    * still pending ('training', 'evaluation', 'generation', 'decoding'), or null. */
   get busy() {

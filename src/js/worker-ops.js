@@ -38,7 +38,7 @@ const COMMON = {
 /** Fine-tuning, on the Model (WorkerModel only). */
 const FINETUNE = {
   trainOnly: {}, freeze: {}, unfreeze: {}, trainable: {}, addLora: {}, mergeLora: {}, removeLora: {}, exportPeft: {},
-  importPeft: {},
+  importPeft: {}, quantize: {},
 };
 
 export const WORKER_OPS = {

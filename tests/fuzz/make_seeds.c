@@ -284,6 +284,50 @@ int main(int argc, char **argv) {
         REQUIRE(wf_tokenizer_save(t, 0, &buf, &n) == WF_OK, "save");
         write_file("tokenizer", "llama2c.wft", buf, (size_t)n, NULL, 0);
         wf_buffer_free(buf);
+        /* GGUF: a small Llama (rows of whole blocks) in float32, Q8_0 and Q4_0, without a
+         * tokenizer (a placeholder vocabulary), with this llama one, and with a byte-level BPE */
+        wf_config g = fuzz_small_config();
+        g.norm = WF_NORM_RMSNORM, g.activation = WF_ACT_SWIGLU, g.positions = WF_POS_ROPE, g.bias = 0;
+        g.d_model = 32, g.d_ff = 32, g.n_head = 2, g.n_kv_head = 1, g.n_layer = 1, g.vocab_size = 300, g.context = 8;
+        wf_model *gm = wf_model_create();
+        REQUIRE(gm && wf_model_init(gm, &g) == WF_OK, "gguf model: %s", wf_model_error(gm));
+        static const char *const names[3] = {"f32.gguf", "q8_0.gguf", "q4_0.gguf"};
+        for (int type = 0; type < 3; type++) {
+            REQUIRE(wf_model_quantize(gm, type) == WF_OK, "quantize: %s", wf_model_error(gm));
+            REQUIRE(wf_model_save(gm, NULL, WF_SAVE_GGUF, &buf, &n) == WF_OK, "gguf: %s", wf_model_error(gm));
+            write_file("gguf", names[type], buf, (size_t)n, NULL, 0);
+            wf_buffer_free(buf);
+        }
+        REQUIRE(wf_model_save(gm, t, WF_SAVE_GGUF, &buf, &n) == WF_OK, "gguf with tokenizer.bin's: %s", wf_model_error(gm));
+        write_file("gguf", "q4_0_llama_vocab.gguf", buf, (size_t)n, NULL, 0);
+        wf_buffer_free(buf);
+        /* a byte-level BPE tokenizer.json: the 256 byte characters, two merges, a special token */
+        wf_buf js = {0};
+        const char *head = "{\"added_tokens\":[{\"id\":258,\"content\":\"<|end|>\",\"special\":true}],"
+                           "\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},\"decoder\":{\"type\":\"ByteLevel\"},"
+                           "\"model\":{\"type\":\"BPE\",\"vocab\":{";
+        wf_buf_put(&js, head, strlen(head));
+        for (int c = 0; c < 256; c++) {
+            uint8_t ch[2];
+            const int k = wf_byte_char((uint8_t)c, ch);
+            char num[16];
+            wf_buf_put(&js, c ? ",\"" : "\"", c ? 2 : 1);
+            if (ch[0] == '"' || ch[0] == '\\') wf_buf_put(&js, "\\", 1);
+            wf_buf_put(&js, ch, (size_t)k);
+            snprintf(num, sizeof num, "\":%d", c);
+            wf_buf_put(&js, num, strlen(num));
+        }
+        const char *tail = ",\"th\":256,\"the\":257,\"<|end|>\":258},\"merges\":[\"t h\",\"th e\"]}}";
+        wf_buf_put(&js, tail, strlen(tail));
+        wf_tokenizer *hf = wf_tokenizer_create();
+        REQUIRE(!js.failed && wf_tokenizer_load(hf, js.p, (int32_t)js.n) == WF_OK, "byte-level tokenizer.json: %s",
+                wf_tokenizer_error(hf));
+        REQUIRE(wf_model_save(gm, hf, WF_SAVE_GGUF, &buf, &n) == WF_OK, "gguf with BPE: %s", wf_model_error(gm));
+        write_file("gguf", "q4_0_gpt2_vocab.gguf", buf, (size_t)n, NULL, 0);
+        wf_buffer_free(buf);
+        free(js.p);
+        wf_tokenizer_free(hf);
+        wf_model_free(gm);
         wf_tokenizer_free(t);
     }
     wf_tokenizer_free(chr);

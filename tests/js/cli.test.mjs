@@ -113,7 +113,7 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
     [['train', '--vocab', '300'], /--vocab goes with --tokenizer bpe/],
     [['train', '--tokenizer', 'bpe', '--vocab', '100'], /--vocab must be an integer >= 257/],
     [['export', 'm.wf'], /--out DIR is required/],
-    [['export', 'm.wf', '--format', 'onnx', '--out', 'x'], /--format must be safetensors, not "onnx"/],
+    [['export', 'm.wf', '--format', 'onnx', '--out', 'x'], /--format must be safetensors or gguf, not "onnx"/],
     [['export'], /missing <model.wf>/],
     [['import', 'dir'], /--out FILE is required/],
     [['import', 'dir', '--out', 'exists.wf'], /exists.wf exists: add --force/],
@@ -433,7 +433,7 @@ test('export to safetensors and import back: the same model', async () => {
   assert.deepEqual([hf.model_type, hf.num_hidden_layers], ['gpt_neox', 1]);
   const i = cli(['import', 'hf', '--out', 'back.wf']);
   assert.equal(i.code, 0, i.err);
-  assert.equal(i.out, `wrote back.wf: decoder, 1 layers, d_model 32, ${await microParams()} parameters, char tokenizer\n`);
+  assert.equal(i.out, `wrote back.wf: decoder, 1 layers, d_model 32, ${await microParams()} parameters (float32 weights, 0.0 MB), char tokenizer\n`);
   const gen = (file) => cli(['generate', file, '--prompt', 'Mr', '--tokens', '40', '--temperature', '0']).out;
   assert.equal(gen('back.wf'), gen('x.wf'), 'the imported model generates what the original does');
   assert.equal(cli(['import', 'hf', '--out', 'back.wf']).code, 2, 'no silent overwrite');
@@ -454,7 +454,7 @@ test('import a llama2.c model with its tokenizer.bin; a folder brings its tokeni
   writeFileSync(join(dir, 'l2c.bin'), file);
   const r = cli(['import', 'l2c.bin', '--tokenizer', tokBin, '--out', 'l2c.wf']);
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /^wrote l2c\.wf: decoder, 1 layers, d_model 16, .* parameters, llama2c tokenizer\n$/);
+  assert.match(r.out, /^wrote l2c\.wf: decoder, 1 layers, d_model 16, .* parameters \(float32 weights, .* MB\), llama2c tokenizer\n$/);
   assert.deepEqual(JSON.parse(cli(['info', 'l2c.wf', '--json']).out).tokenizer, { kind: 'llama2c', vocabSize: V });
   assert.equal(cli(['generate', 'l2c.wf', '--prompt', 'Once', '--tokens', '5', '--seed', '1']).code, 0);
   const bad = cli(['import', 'l2c.bin', '--tokenizer', 'l2c.bin', '--out', 'bad.wf']);

@@ -87,7 +87,7 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const est = await estimateMemory(big);
   assert.ok(est.total > 4294967296);
   const heapSize = rt.heapSize, inUse = rt.heapInUse();
-  const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
+  const want = `the model needs ${((est.params + est.inference) / 1e9).toFixed(2)} GB for its weights and KV cache; this build addresses at most 4.29 GB`;
   await assert.rejects(createModel(big), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
   // checkConfig reads the core's verdict (wf_config_memory), not a copy of its bound
   assert.deepEqual(await checkConfig(big), { code: 'WF_ERR_NOMEM', message: want });

@@ -24,7 +24,12 @@ const SMALL = { nLayer: 2, nHead: 4, nKvHead: 2, dModel: 32, dFF: 64, context: 3
 
 test('trainOnly, freeze and unfreeze: by names, groups and layers; the memory follows', async () => {
   const model = await createModel({ nLayer: 3, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 96, tiedHead: false });
+  const fresh = model.memory();
+  assert.ok(fresh.grads === 0 && fresh.optimizer === 0 && fresh.params > 0, 'a new model has no training state yet');
+  const some16 = Int32Array.from({ length: 17 }, (_, i) => (i * 7) % 96);
+  model.trainStep(some16.subarray(0, 16), some16.subarray(1), 1, 16); // the first step allocates it
   const full = model.memory();
+  assert.ok(full.grads >= full.params && full.optimizer >= 2 * full.params, 'all of it, once trained');
   let t = model.trainOnly(['head', 'layers@-1']);
   assert.deepEqual(Object.keys(t.tensors).sort(), ['attprojb', 'attprojw', 'fcb', 'fcprojb', 'fcprojw', 'fcw', 'lm_head',
     'ln1b', 'ln1w', 'ln2b', 'ln2w', 'qkvb', 'qkvw'].sort());

@@ -16,7 +16,7 @@ test('review #1: a KV cache beyond 4 GB is counted and refused, not wrapped arou
   const est = await estimateMemory(cfg);
   assert.ok(est.inference >= cache && est.inference < cache * 1.01, `inference ${est.inference}, want about ${cache}`);
   const heapSize = rt.heapSize, inUse = rt.heapInUse();
-  const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
+  const want = `the model needs ${((est.params + est.inference) / 1e9).toFixed(2)} GB for its weights and KV cache; this build addresses at most 4.29 GB`;
   await assert.rejects(createModel(cfg), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
   assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   assert.equal(rt.heapInUse(), inUse, 'nothing was allocated (or everything was freed)');
