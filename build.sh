@@ -15,7 +15,11 @@
 #                                    references, the pool and its workers' stacks)
 #   build/wasm-tests/test_simd-relaxed{,-mt}.js  the same with the relaxed kernels, compiled
 #                                    and linked as the relaxed builds are: `./build.sh relaxed-tests`
-# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests]
+#   build/wasm-bench/bench_wasmformer{,-mt}.js  bench/bench.c in wasm (SIMD128; the step's
+#                                    profile by kernel, in V8), built only by `./build.sh bench`
+#                                    (not relaxed: clang-19 names a main(argc, argv) as emcc 3.1.6
+#                                    does not look for, so the program would never start)
+# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [bench]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -30,7 +34,8 @@ for arg in "$@"; do
     ref) VARIANTS=(ref) ;;
     tests) VARIANTS=(tests) ;;
     relaxed-tests) VARIANTS=(relaxed-tests) ;;
-    *) echo "build.sh: unknown argument $arg (use --force, ref, tests or relaxed-tests)" >&2; exit 2 ;;
+    bench) VARIANTS=(bench) ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests or bench)" >&2; exit 2 ;;
   esac
 done
 
@@ -184,7 +189,8 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
 )
 
-# A C test as a Node program: its own main, exit status and stdout; the glue is CommonJS.
+# A C program (a test, or bench/bench.c) as a Node program: its own main, exit status and
+# stdout; the glue is CommonJS.
 TEST_FLAGS=(
   -O3 -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -Itests  # as above
   -mbulk-memory                # as the package's builds: the kernels' objects are then the shipped ones
@@ -193,25 +199,28 @@ TEST_FLAGS=(
   -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sTOTAL_STACK=2MB  # as the package's builds
   -sEXIT_RUNTIME=1             # main's return value is the process's exit status
 )
-test_build() { # name, flags...
-  local out=build/wasm-tests/$1
-  shift
+test_build() { # output without .js, main source, flags...
+  local out=$1 main=$2
+  shift 2
   need_emcc
-  mkdir -p build/wasm-tests
-  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
-  emcc "${TEST_FLAGS[@]}" "$@" tests/test_simd.c "${SOURCES[@]}" -o "$out.js"
+  mkdir -p "$(dirname "$out")"
+  echo '{ "type": "commonjs" }' > "$(dirname "$out")/package.json"
+  emcc "${TEST_FLAGS[@]}" "$@" "$main" "${SOURCES[@]}" -o "$out.js"
   echo "build.sh: built $out.js"
 }
 
+# Threads in a test or bench program: a pool of four workers made before main runs.
+TEST_MT=(-pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth)
+
 # The same with the relaxed kernels, compiled at -O3 and linked at -O1 as build_relaxed does.
-test_build_relaxed() ( # name, flags... (a subshell, as build_relaxed)
-  local out=build/wasm-tests/$1
-  shift
+test_build_relaxed() ( # output without .js, main source, flags... (a subshell, as build_relaxed)
+  local out=$1 main=$2
+  shift 2
   need_emcc
   need_clang19
-  mkdir -p build/wasm-tests
-  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
-  SRCS=(tests/test_simd.c "${SOURCES[@]}")
+  mkdir -p "$(dirname "$out")"
+  echo '{ "type": "commonjs" }' > "$(dirname "$out")/package.json"
+  SRCS=("$main" "${SOURCES[@]}")
   relaxed_objects "build/relaxed-obj/$(basename "$out")" "${TEST_FLAGS[@]}" "$@"
   emcc "${TEST_FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$out.js"
   echo "build.sh: built $out.js (relaxed SIMD)"
@@ -225,10 +234,13 @@ for v in "${VARIANTS[@]}"; do
     relaxed-mt) build_relaxed "$OUT/wasmformer-relaxed-mt" "${RELAXED[@]}" "${MT[@]}" ;;
     ref) build "$OUT/bench/wasmformer-ref" -DWF_REFERENCE_KERNELS "${ST[@]}" ;;
     tests)
-      test_build test_simd "${SIMD[@]}"
-      test_build test_simd-mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
+      test_build build/wasm-tests/test_simd tests/test_simd.c "${SIMD[@]}"
+      test_build build/wasm-tests/test_simd-mt tests/test_simd.c "${SIMD[@]}" "${TEST_MT[@]}" ;;
     relaxed-tests)
-      test_build_relaxed test_simd-relaxed "${RELAXED[@]}"
-      test_build_relaxed test_simd-relaxed-mt "${RELAXED[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth ;;
+      test_build_relaxed build/wasm-tests/test_simd-relaxed tests/test_simd.c "${RELAXED[@]}"
+      test_build_relaxed build/wasm-tests/test_simd-relaxed-mt tests/test_simd.c "${RELAXED[@]}" "${TEST_MT[@]}" ;;
+    bench)
+      test_build build/wasm-bench/bench_wasmformer bench/bench.c "${SIMD[@]}"
+      test_build build/wasm-bench/bench_wasmformer-mt bench/bench.c "${SIMD[@]}" "${TEST_MT[@]}" ;;
   esac
 done
