@@ -120,7 +120,7 @@ typedef struct {
     size_t ldc;
     const wf_real *a, *b;
     size_t ars, acs, brs, bcs;
-    int M, N, K, accumulate;
+    int M, N, K, accumulate, upper;
     /* the chunk of B: columns [n0, n0 + nc), sums [k0, k0 + kn), in bp slice after slice
      * (slice k at bp + (k - k0) * ncp, ncp = nc rounded up to NR), each of NR-wide panels */
     wf_real *bp;
@@ -183,6 +183,8 @@ static void product_task(const mm_job *j, int task) {
                 const int nr = MIN(WF_NR, c_end - j0);
                 const wf_real *bpanel = slice + (size_t)j0 * kc;
                 for (int r0 = 0; r0 < m; r0 += WF_MR) {
+                    /* a symmetric C: tiles wholly below the diagonal are the mirror's */
+                    if (j->upper && j->n0 + j0 + WF_NR <= i0 + r0) continue;
                     wf_real *c = j->c + (size_t)(i0 + r0) * j->ldc + j->n0 + j0;
                     const int mr = MIN(WF_MR, m - r0);
                     if (mr == WF_MR && nr == WF_NR)
@@ -361,7 +363,7 @@ void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool) {
         if (mm_trivial(&p[i])) continue;
         jobs[count++] = (mm_job){.c = p[i].c, .ldc = p[i].ldc, .a = p[i].a, .b = p[i].b, .ars = p[i].ars,
                                  .acs = p[i].acs, .brs = p[i].brs, .bcs = p[i].bcs, .M = p[i].M, .N = p[i].N,
-                                 .K = p[i].K, .accumulate = p[i].accumulate};
+                                 .K = p[i].K, .accumulate = p[i].accumulate, .upper = p[i].upper};
         flops += (double)p[i].M * p[i].N * p[i].K;
     }
     if (count == 0) return;

@@ -66,7 +66,10 @@ void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs,
                size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool);
 /* Several independent products (different outputs) as one job: with a pool, their operands
  * are packed in one run and their tasks share one more, instead of two runs each (linear
- * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each. */
+ * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each.
+ * upper: C is symmetric (X X^T, or A A with A symmetric), so only the register tiles that
+ * reach the diagonal or above it are computed: every element with j >= i is, and those
+ * below may be left as they were (the caller mirrors them). */
 typedef struct {
     wf_real *c;
     size_t ldc;
@@ -74,7 +77,7 @@ typedef struct {
     size_t ars, acs;
     const wf_real *b;
     size_t brs, bcs;
-    int M, N, K, accumulate;
+    int M, N, K, accumulate, upper;
 } wf_mm;
 #define WF_MM_MAX 4
 void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool);

@@ -141,6 +141,31 @@ static void test_matmul(wf_pool *pool) {
     for (int i = 0; i < 3; i++) wf_free(o[i]), wf_free(o_one[i]);
 }
 
+/* ---- a symmetric product (.upper, Newton-Schulz's X X^T): the tiles that reach the
+ * diagonal or above give those elements bit for bit as the full product, and the mirror of
+ * them is the full product's lower triangle (the same pairs multiplied in the same order) */
+static void test_matmul_upper(wf_pool *pool) {
+    const int shapes[][2] = {{64, 64}, {64, 256}, {40, 72}, {13, 5}, {37, 300}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int r = shapes[s][0], k = shapes[s][1];
+        float *x = randv((size_t)r * k, 1), *full = randv((size_t)r * r, 1), *up = copyv(full, (size_t)r * r);
+        wf_matmul(full, (size_t)r, x, (size_t)k, 1, x, 1, (size_t)k, r, r, k, 0, pool);
+        const wf_mm p = {.c = up, .ldc = (size_t)r, .a = x, .ars = (size_t)k, .acs = 1, .b = x, .brs = 1, .bcs = (size_t)k,
+                         .M = r, .N = r, .K = k, .upper = 1};
+        wf_matmul_many(&p, 1, pool);
+        int upper_same = 1, mirror_same = 1;
+        for (int i = 0; i < r; i++)
+            for (int j = 0; j < r; j++) {
+                if (j >= i) upper_same &= memcmp(&up[i * r + j], &full[i * r + j], sizeof(float)) == 0;
+                else mirror_same &= memcmp(&up[j * r + i], &full[i * r + j], sizeof(float)) == 0;
+            }
+        CHECK(upper_same, "matmul upper %dx%d (K %d, %s): an element on or above the diagonal differs from the full "
+              "product", r, r, k, pool ? "pool" : "one thread");
+        CHECK(mirror_same, "matmul upper %dx%d (K %d): the full product is not symmetric bit for bit", r, r, k);
+        wf_free(x); wf_free(full); wf_free(up);
+    }
+}
+
 /* ---- how threads share out a product (matmul.c's plan): every element in exactly one
  * task; row shares that differ by at most one block, so no thread waits on a long last task
  * (1024 rows in 32-row blocks over 6 tasks: 6 6 5 5 5 5, not 6 6 6 6 6 2); column ranges
@@ -509,6 +534,7 @@ int main(void) {
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     test_matmul(pool);
+    test_matmul_upper(pool);
     test_matmul_plan();
 
     static const int32_t lens[3] = {70, 13, 0};
