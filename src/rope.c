@@ -6,6 +6,7 @@
  *   out_i = x_i cos - x_{i+h} sin,  out_{i+h} = x_{i+h} cos + x_i sin,  h = HS/2
  *   backward: dx = R^T dout, written in place (=, not +=: q and k have one consumer). */
 #include "ops.h"
+#include "simd.h"
 
 /* Computed in double, so the float table is the same on every platform. */
 void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS, double theta) {
@@ -29,7 +30,18 @@ static void rotate(wf_real *x, const wf_real *cos_t, const wf_real *sin_t, int B
             wf_real *row = x + ((size_t)b * T + t) * stride;
             for (int head = 0; head < NH; head++) {
                 wf_real *lo = row + head * HS, *hi = lo + h;
-                for (int i = 0; i < h; i++) {
+                int i = 0;
+#if !defined(WF_REFERENCE_KERNELS)
+                /* the same products and differences, WF_VL pairs at a time */
+                const wf_v vd = wf_vset1(dir);
+                for (; i + WF_VL <= h; i += WF_VL) {
+                    const wf_v a = wf_vload(lo + i), e = wf_vload(hi + i), cv = wf_vload(c + i);
+                    const wf_v sn = wf_vmul(vd, wf_vload(s + i));
+                    wf_vstore(lo + i, wf_vsub(wf_vmul(a, cv), wf_vmul(e, sn)));
+                    wf_vstore(hi + i, wf_vadd(wf_vmul(e, cv), wf_vmul(a, sn)));
+                }
+#endif
+                for (; i < h; i++) {
                     wf_real a = lo[i], e = hi[i], sn = dir * s[i];
                     lo[i] = a * c[i] - e * sn;
                     hi[i] = e * c[i] + a * sn;
