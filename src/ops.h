@@ -69,7 +69,7 @@ void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs,
  * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each.
  * upper: C is symmetric (X X^T, or A A with A symmetric), so only the register tiles that
  * reach the diagonal or above it are computed: every element with j >= i is, and those
- * below may be left as they were (the caller mirrors them). */
+ * below may be left as they were (the caller mirrors them). bias: a linear layer's. */
 typedef struct {
     wf_real *c;
     size_t ldc;
@@ -78,6 +78,8 @@ typedef struct {
     const wf_real *b;
     size_t brs, bcs;
     int M, N, K, accumulate, upper;
+    const wf_real *bias; /* without accumulate: C = bias + A B, bias [N] added to every row as
+                            the product is stored (the same sums as C = bias, then C += A B) */
 } wf_mm;
 #define WF_MM_MAX 4
 void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool);
