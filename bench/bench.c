@@ -143,8 +143,8 @@ static void profile_rep(prof_bufs *p, wf_pool *pool, int rep, double *t) {
         t0 = now();
         for (int l = 0; l < L; l++)
             for (int qk = 0; qk < 2; qk++) {
-                wf_rope_forward(p->qkv + qk * C, p->rcos, p->rsin, B, T, NH, C / NH, 3 * C, 0);
-                wf_rope_backward(p->dqkv + qk * C, p->rcos, p->rsin, B, T, NH, C / NH, 3 * C, 0);
+                wf_rope_forward(p->qkv + qk * C, p->rcos, p->rsin, B, T, NH, C / NH, 3 * C, 0, pool);
+                wf_rope_backward(p->dqkv + qk * C, p->rcos, p->rsin, B, T, NH, C / NH, 3 * C, 0, pool);
             }
         t[P_ROPE] += now() - t0;
     }

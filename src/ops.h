@@ -153,9 +153,9 @@ void wf_dropout_backward(wf_real *dinp, const wf_real *dout, const wf_real *mask
 /* ---- rope.c (in place, forward and backward) ---- */
 void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS, double theta);
 void wf_rope_forward(wf_real *x, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
-                     int stride, int pos0);
+                     int stride, int pos0, wf_pool *pool);
 void wf_rope_backward(wf_real *dx, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
-                      int stride, int pos0);
+                      int stride, int pos0, wf_pool *pool);
 
 /* ---- loss.c ---- */
 double wf_crossentropy_forward(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,

@@ -203,6 +203,30 @@ static void test_matmul_plan(void) {
         }
 }
 
+/* ---- RoPE over N rows of 4 heads (C wide) at positions 0..N-1, forward then backward, in
+ * place: the vector pairs and the scalar tail against the plain rotation, and threads ---- */
+static void test_rope(int N, int C, wf_pool *pool) {
+    const int HS = C / 4, h = HS / 2;
+    const size_t n = (size_t)N * C;
+    float *cs = randv((size_t)N * h, 1), *sn = randv((size_t)N * h, 1), *x = randv(n, 1);
+    float *r1 = copyv(x, n), *r2 = copyv(x, n), *ref = copyv(x, n);
+    for (int r = 0; r < N; r++)
+        for (int hd = 0; hd < 4; hd++)
+            for (int i = 0; i < h; i++) {
+                float *lo = ref + (size_t)r * C + hd * HS, a = lo[i], e = lo[i + h];
+                lo[i] = a * cs[r * h + i] - e * sn[r * h + i];
+                lo[i + h] = e * cs[r * h + i] + a * sn[r * h + i];
+            }
+    wf_rope_forward(r1, cs, sn, 1, N, 4, HS, C, 0, NULL);
+    CHECK(!memcmp(r1, ref, n * sizeof(float)), "rope N=%d C=%d: differs from the plain rotation", N, C);
+    wf_rope_forward(r2, cs, sn, 1, N, 4, HS, C, 0, pool);
+    same("rope threads", r2, r1, n);
+    wf_rope_backward(r1, cs, sn, 1, N, 4, HS, C, 0, NULL);
+    wf_rope_backward(r2, cs, sn, 1, N, 4, HS, C, 0, pool);
+    same("rope backward threads", r2, r1, n);
+    wf_free(cs), wf_free(sn), wf_free(x), wf_free(r1), wf_free(r2), wf_free(ref);
+}
+
 /* ---- attention ---- */
 static void test_attention(const char *name, wf_attn_dims d, int packed, wf_pool *pool) {
     char what[96];
@@ -561,6 +585,7 @@ int main(void) {
     test_rowwise(5, 97, pool);
     test_rowwise(3, 3, pool);
     test_rowwise(600, 130, pool); /* big enough for the pool: rows and channels shared out */
+    test_rope(600, 128, pool);
 
 #if defined(WF_THREADS)
     test_worker_stack(pool);
