@@ -369,6 +369,9 @@ def main(argv=None):
                    help="--seconds is a time budget as wasmformer's train({seconds}): the lr follows the clock, not the steps")
     p.add_argument("--warmup-fraction", type=float, default=0.05, help="with --budget: the warmup's share of the seconds")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (the schedule still fitted to --steps)")
+    p.add_argument("--budget-steps", type=int, default=0,
+                   help="N: a time budget's schedule as N steps of equal time would see it (lr of step k from "
+                        "(k - 1) / N, as --budget from elapsed / seconds), then stop: equal seconds from a step time")
     p.add_argument("--eval-every", default="250", help="N steps, or Ns seconds of training; 0: only at the start and the end")
     p.add_argument("--text", default=os.path.join(ROOT, "data/austen/pride_and_prejudice.txt"))
     p.add_argument("--other", default=os.path.join(ROOT, "data/austen/emma.txt"), help="second held-out text")
@@ -494,12 +497,17 @@ def main(argv=None):
         report(0, 0.0, lr_at(0, a), [])
     elapsed, losses, last_eval_time, step = 0.0, [], 0.0, 0
     budget = a.budget and a.seconds > 0
-    last = a.max_steps if a.max_steps > 0 else (10 ** 12 if budget else a.steps)
+    last = a.max_steps if a.max_steps > 0 else a.budget_steps if a.budget_steps > 0 else (10 ** 12 if budget else a.steps)
     t_start = time.perf_counter()
     for step in range(1, last + 1):
-        # a budget's lr from the clock before the step, as train() sets it
-        lr, loss = train_step(step, a.lr * budget_factor(elapsed / a.seconds, a.warmup_fraction, a.min_lr_ratio)
-                              if budget else None)
+        # a budget's lr from the clock before the step, as train() sets it (or from the step's
+        # place among budget_steps equal ones)
+        lr = None
+        if budget:
+            lr = a.lr * budget_factor(elapsed / a.seconds, a.warmup_fraction, a.min_lr_ratio)
+        elif a.budget_steps > 0:
+            lr = a.lr * budget_factor((step - 1) / a.budget_steps, a.warmup_fraction, a.min_lr_ratio)
+        lr, loss = train_step(step, lr)
         losses.append(loss)
         elapsed = time.perf_counter() - t_start
         done = step == last or (a.seconds > 0 and elapsed >= a.seconds)
