@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly modules (ES module glue + .wasm), Debian's emscripten 3.1.6:
 #   dist/wasmformer.mjs/.wasm        SIMD, single thread: runs everywhere (the fallback)
-#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads (+ .worker.js): Node, and browsers when
-#                                    crossOriginIsolated (src/js/loader.js picks it)
+#   dist/wasmformer-mt.mjs/.wasm     SIMD + pthreads: Node, and browsers when crossOriginIsolated
+#                                    (src/js/loader.js picks it); Node's pthreads run .worker.js,
+#                                    browsers' the glue itself (scripts/pthread-glue.mjs)
 #   dist/wasmformer-relaxed{,-mt}.*  the same two with relaxed SIMD (f32x4.relaxed_madd: one
 #                                    fused multiply-add where the engine has it), compiled by
 #                                    Debian's clang-19 under emcc; loader.js picks them where
@@ -19,7 +20,10 @@
 #                                    profile by kernel, in V8), built only by `./build.sh bench`
 #                                    (not relaxed: clang-19 names a main(argc, argv) as emcc 3.1.6
 #                                    does not look for, so the program would never start)
-# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [bench]
+#   build/wasm-tests/example_train.js  examples/c/train.c as a Node program (SIMD, one thread,
+#                                    Node's file system): `./build.sh example` (npm test runs it,
+#                                    and holds its losses to the package's: tests/js/example.test.mjs)
+# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [bench] [example]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -35,7 +39,8 @@ for arg in "$@"; do
     tests) VARIANTS=(tests) ;;
     relaxed-tests) VARIANTS=(relaxed-tests) ;;
     bench) VARIANTS=(bench) ;;
-    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests or bench)" >&2; exit 2 ;;
+    example) VARIANTS=(example) ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests, bench or example)" >&2; exit 2 ;;
   esac
 done
 
@@ -91,7 +96,7 @@ up_to_date() { # base name
   [ -z "$FORCE" ] || return 1
   [ -f "$1.wasm" ] && [ -f "$1.mjs" ] || return 1
   local newer
-  newer=$(find src include build.sh -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
+  newer=$(find src include build.sh scripts/pthread-glue.mjs -newer "$1.wasm" -type f 2>/dev/null | head -n 1)
   [ -z "$newer" ]
 }
 
@@ -150,7 +155,11 @@ build() { # base name, flags...
   emcc "${FLAGS[@]}" "$@" "${SOURCES[@]}" -o "$base.mjs"
   # The pthread worker script is CommonJS; the package is "type": "module", so tell Node
   # that this folder's .js files are CommonJS (the glue itself is .mjs either way).
-  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  if [ -f "$base.worker.js" ]; then
+    # in browsers the glue is its own pthread worker, a module worker (the script says why)
+    node scripts/pthread-glue.mjs "$base.mjs"
+    echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  fi
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes)"
 }
 
@@ -185,7 +194,11 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   SRCS=("${SOURCES[@]}")
   relaxed_objects "build/relaxed-obj/$(basename "$base")" "${FLAGS[@]}" "$@"
   emcc "${FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$base.mjs"
-  [ ! -f "$base.worker.js" ] || echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  if [ -f "$base.worker.js" ]; then
+    # in browsers the glue is its own pthread worker, a module worker (the script says why)
+    node scripts/pthread-glue.mjs "$base.mjs"
+    echo '{ "type": "commonjs" }' > "$(dirname "$base")/package.json"
+  fi
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
 )
 
@@ -212,6 +225,17 @@ test_build() { # output without .js, main source, flags...
 # Threads in a test or bench program: a pool of four workers made before main runs.
 TEST_MT=(-pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth)
 
+# The C example as a Node program: the package's single-thread SIMD build of the core (the
+# same flags, so the same numbers), with Node's file system for the text it reads.
+example_build() {
+  local out=build/wasm-tests/example_train
+  need_emcc
+  mkdir -p build/wasm-tests
+  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
+  emcc "${TEST_FLAGS[@]}" "${SIMD[@]}" -sNODERAWFS=1 examples/c/train.c "${SOURCES[@]}" -o "$out.js"
+  echo "build.sh: built $out.js"
+}
+
 # The same with the relaxed kernels, compiled at -O3 and linked at -O1 as build_relaxed does.
 test_build_relaxed() ( # output without .js, main source, flags... (a subshell, as build_relaxed)
   local out=$1 main=$2
@@ -236,6 +260,7 @@ for v in "${VARIANTS[@]}"; do
     tests)
       test_build build/wasm-tests/test_simd tests/test_simd.c "${SIMD[@]}"
       test_build build/wasm-tests/test_simd-mt tests/test_simd.c "${SIMD[@]}" "${TEST_MT[@]}" ;;
+    example) example_build ;;
     relaxed-tests)
       test_build_relaxed build/wasm-tests/test_simd-relaxed tests/test_simd.c "${RELAXED[@]}"
       test_build_relaxed build/wasm-tests/test_simd-relaxed-mt tests/test_simd.c "${RELAXED[@]}" "${TEST_MT[@]}" ;;

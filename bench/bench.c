@@ -87,7 +87,7 @@ static void config_of(char which, wf_config *cfg, bench_cfg *b) {
 }
 
 static float *randv(wf_rng *r, size_t n) {
-    float *x = wf_alloc(n * sizeof(float));
+    float *x = wf_alloc(n, sizeof(float));
     for (size_t i = 0; i < n; i++) x[i] = (float)(0.5 * wf_rng_normal(r));
     return x;
 }
@@ -342,7 +342,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < gen_runs + 1; i++) {
             double t0 = now();
             wf_model_gen_start(m, prompt, 16, (uint32_t)i);
-            for (int k = 0; k < 128; k++) wf_model_gen_next(m, &smp, &out[k]);
+            for (int k = 0; k < 128; k++) wf_model_gen_next(m, &smp, NULL, &out[k], NULL, 0, NULL);
             if (i > 0) g[i - 1] = 128 / (now() - t0); /* the first run warms up */
         }
         gen_tps = median(g, gen_runs);
@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
             int32_t tok;
             wf_model_gen_start(m, prompt, 16, (uint32_t)i);
             double t0 = now();
-            for (int k = 0; k < bc.T - 16; k++) wf_model_gen_next(m, &smp, &tok);
+            for (int k = 0; k < bc.T - 16; k++) wf_model_gen_next(m, &smp, NULL, &tok, NULL, 0, NULL);
             if (i > 0) g[i - 1] = (bc.T - 16) / (now() - t0);
         }
         decode_tps = median(g, gen_runs);

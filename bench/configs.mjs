@@ -19,8 +19,8 @@ export function trainFlopsPerToken({ V, L, C, T }) {
 
 /** HuggingFaceTB's SmolLM-135M config (Llama layout: 30 layers, width 576, 9 query heads over
  * 3 key/value heads, feed-forward 1536, vocabulary 49,152, tied embeddings, RoPE base 1e5,
- * RMSNorm eps 1e-5, context 2048) as a wasmformer config: bench/smollm.mjs and
- * bench/smollm-anchor.mjs build it with random weights (none can be downloaded here). */
+ * RMSNorm eps 1e-5, context 2048) as a wasmformer config: bench/studies/smollm.mjs and
+ * bench/studies/smollm-anchor.mjs build it with random weights (none can be downloaded here). */
 export const SMOLLM_135M = {
   norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: true,
   vocabSize: 49152, context: 2048, nLayer: 30, nHead: 9, nKvHead: 3, dModel: 576, dFF: 1536,

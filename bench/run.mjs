@@ -5,8 +5,8 @@
 // is its own); the wasm engine's peaks (bench/peak.mjs) and the native backend's
 // (bench_peak, bench/peak_native.c) measured in the same run; the CLI on nanoGPT's CPU recipe
 // against PyTorch. Prints one table, then each goal of issue 13 with its ratio, and writes
-// bench/results/latest.{json,md} and readme.md (the same run as a block for README's speed
-// section, to paste as it is).
+// bench/results/latest.{json,md} and speed.md (the same run as a block for docs/SPEED.md's
+// suite section, to paste as it is).
 //   --quick    fewer steps, and B without the scalar and TF.js rows
 //   --browser  also the browser variant (bench/browser.mjs): headless Chromium, with and
 //              without cross-origin isolation, each row labelled with the kernels it ran
@@ -224,11 +224,11 @@ console.log('\n' + md);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2) + '\n');
 writeFileSync('bench/results/latest.md', md + '\n');
-// the block README's speed section is: this run, with the command that made it
+// the block docs/SPEED.md's suite section is: this run, with the command that made it
 const command = `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`;
-writeFileSync('bench/results/readme.md', `The latest run (\`${command}\`, ${results.date.slice(0, 16).replace('T', ' ')} UTC; ` +
+writeFileSync('bench/results/speed.md', `The latest run (\`${command}\`, ${results.date.slice(0, 16).replace('T', ' ')} UTC; ` +
   'every row of one invocation on one machine: compare rows, not runs):\n\n' + md + '\n');
-console.log('bench: wrote bench/results/latest.json, latest.md and readme.md (README\'s speed section)');
+console.log('bench: wrote bench/results/latest.json, latest.md and speed.md (docs/SPEED.md\'s table)');
 
 function machine() {
   const cpus = os.cpus();

@@ -51,7 +51,7 @@ export async function benchWasm(M, which, opts = {}) {
     for (let i = 0; i <= gen; i++) {
       const t0 = now();
       if (M._wf_model_gen_start(m, prompt, 16, i) !== 0) fail('wf_model_gen_start');
-      for (let k = 0; k < 128; k++) if (M._wf_model_gen_next(m, smp, out + 4 * k) !== 0) fail('wf_model_gen_next');
+      for (let k = 0; k < 128; k++) if (M._wf_model_gen_next(m, smp, 0, out + 4 * k, 0, 0, 0) !== 0) fail('wf_model_gen_next');
       if (i > 0) g.push(128 / (now() - t0));
     }
     genTps = median(g);
@@ -60,7 +60,7 @@ export async function benchWasm(M, which, opts = {}) {
     for (let i = 0; i <= gen; i++) {
       if (M._wf_model_gen_start(m, prompt, 16, i) !== 0) fail('wf_model_gen_start');
       const t0 = now();
-      for (let k = 0; k < c.T - 16; k++) if (M._wf_model_gen_next(m, smp, tok) !== 0) fail('wf_model_gen_next');
+      for (let k = 0; k < c.T - 16; k++) if (M._wf_model_gen_next(m, smp, 0, tok, 0, 0, 0) !== 0) fail('wf_model_gen_next');
       if (i > 0) d.push((c.T - 16) / (now() - t0));
     }
     decodeTps = median(d);
@@ -101,7 +101,7 @@ if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv
   } else {
     const { load } = await import('../src/js/node.js');
     // simd, mt: SIMD128; relaxed, relaxed-mt: the relaxed-SIMD builds (Node 20 needs
-    // --experimental-wasm-relaxed-simd: bench/relaxed.mjs passes it)
+    // --experimental-wasm-relaxed-simd: bench/studies/relaxed.mjs passes it)
     const threads = build.endsWith('mt') ? opt.threads || 2 : 1;
     M = (await load({ threads, simd: build.startsWith('relaxed') ? 'relaxed' : 'simd128' })).M;
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The wasmformer command line: train a model on a text file, generate from it, evaluate
 // it, describe it. Arguments are parsed with node:util's parseArgs. Exit codes: 0 done,
-// 1 the work failed (a message says why), 2 bad arguments, 130 stopped by Ctrl-C (after
-// saving what training had done).
+// 1 the work failed (a message says why), 2 bad arguments; a training run stopped, after
+// saving what it had done: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP (a closed terminal),
+// 141 its output piped into a program that left (as SIGPIPE would).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as wf from '../src/js/node.js';
 import { nearest } from '../src/js/options.js';
+import { checkpointClock, checkpointSeconds, fileBytes, preflightOut, signalExitCode, stopSignals } from './keep-run.js';
 
 const BUNDLED_TEXT = fileURLToPath(new URL('../data/austen/pride_and_prejudice.txt', import.meta.url));
 const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -44,8 +46,9 @@ function tableOptions(fields, skip, group, defaultText) {
   }]));
 }
 
-// the preset a new model gets: the time-to-quality bench's winner (bench/ttq/RESULTS.md)
-const DEFAULT_PRESET = 'micro';
+// the preset a new model gets: the table's first, the time-to-quality bench's winner
+// (src/presets.h, bench/ttq/RESULTS.md)
+const DEFAULT_PRESET = wf.DEFAULT_PRESET;
 const PRESET_FIELDS = new Set(Object.keys(wf.PRESETS[DEFAULT_PRESET]));
 // the command trains decoders (no arch, nor an encoder-decoder's fields); the tokenizer sizes
 // the vocabulary; --seed seeds the weights and the batches
@@ -87,11 +90,12 @@ const COMMANDS = {
     options: {
       preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
-      steps: { type: 'string', short: 's', value: 'N', help: `steps this run takes (default ${wf.TRAIN_DEFAULTS.steps}, as train()'s; with --resume: the rest of the saved run; with --time: at most)` },
-      time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h): the learning-rate schedule follows the clock' },
+      steps: { type: 'string', short: 's', value: 'N', help: `the run's length in steps (default: the preset's, ${Object.entries(wf.PRESET_STEPS).map(([k, v]) => `${k} ${v}`).join(', ')}); with --resume: N more steps (past the run's end, at its last learning rate)` },
+      time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h: the unit is required): the learning-rate schedule follows the clock; with --resume: T more' },
       out: { type: 'string', short: 'o', value: 'FILE', help: 'where the model is saved (default model.wf)' },
-      resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size and schedule come from the file)' },
+      resume: { type: 'boolean', short: 'r', help: 'continue the run saved in --out, on the same text (its batch size, schedule and what it has spent come from the file); to its end, or --steps / --time more' },
       force: { type: 'boolean', help: 'overwrite --out with a new model' },
+      'checkpoint-every': { type: 'string', value: 'T', help: 'also save --out every T while training (90s, 5m, 1.5h; 0: only at the end; default 5m): a killed run loses at most that' },
       batch: { type: 'string', short: 'b', value: 'N', help: 'windows per batch (default: the preset\'s)' },
       lr: { type: 'string', value: 'X', help: 'peak learning rate (default: the preset\'s)' },
       'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
@@ -120,8 +124,9 @@ const COMMANDS = {
       'eval-interval': { type: 'string', value: 'N', help: `validate every N steps (default ${wf.TRAIN_DEFAULTS.evalInterval}; 0: never)` },
       'val-fraction': { type: 'string', value: 'F', help: `share of the text held out for validation (default ${wf.TRAIN_DEFAULTS.valFraction})` },
       seed: { type: 'string', value: 'N', help: 'seed of the batch order' },
-      out: { type: 'string', short: 'o', value: 'FILE', help: 'where the fine-tuned model is saved (default finetuned.wf; train --resume continues it)' },
+      out: { type: 'string', short: 'o', value: 'FILE', help: 'where the fine-tuned model is saved, with its run (default finetuned.wf; train --resume goes on with it)' },
       force: { type: 'boolean', help: 'overwrite --out' },
+      'checkpoint-every': { type: 'string', value: 'T', help: 'also save --out every T while training (90s, 5m, 1.5h; 0: only at the end; default 5m; the adapters unmerged)' },
       peft: { type: 'string', value: 'DIR', help: 'also write the adapters in PEFT\'s layout (adapter_model.safetensors, adapter_config.json) there' },
       merge: { type: 'boolean', help: 'fold the adapters into the weights before saving --out: a plain model' },
       help,
@@ -169,6 +174,7 @@ const COMMANDS = {
     options: {
       format: { type: 'string', short: 'f', value: 'NAME', help: 'safetensors (the only one, default)' },
       out: { type: 'string', short: 'o', value: 'DIR', help: 'the folder to write (required; created if missing)' },
+      merge: { type: 'boolean', help: 'fold LoRA adapters into the weights first (a Hugging Face class has no place for them; finetune --peft writes them apart)' },
       help,
     },
     run: exportModel,
@@ -255,33 +261,40 @@ const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
  * stderr, one line each, named by the command. */
 const warn = (command) => (message) => process.stderr.write(`wasmformer ${command}: warning: ${message}\n`);
 
-/** Training progress: one line redrawn in place on a terminal, plain lines otherwise
- * (at each validation, or every tenth of the run without validation, and at the end). */
-function progressPrinter(tty, evalInterval) {
-  let lastDraw = 0, lastLine = 0, drawn = false;
+/** Training progress: one line redrawn in place on a terminal, plain lines otherwise (at
+ * each validation, or every tenth of the way without validation, and at the end), its bar
+ * toward target: {steps} (the model's step) or {seconds} (of training), from `from`. local:
+ * the steps shown are this command's (finetune's N of --steps N), not the model's counter. */
+function progressPrinter(tty, evalInterval, target, { local = false } = {}) {
+  let lastDraw = 0, lastLine = -Infinity, drawn = false;
+  const timed = target.seconds !== undefined, total = timed ? target.seconds : target.steps;
+  const shown = (step) => (local ? step - target.from : step);
   return {
     update(p) {
-      if (p.seconds) {
-        // a time budget: the bar and the label follow the clock
-        p = { ...p, lastStep: null, stepsDone: p.secondsDone, steps: p.seconds, label: `${duration(p.secondsDone)}/${duration(p.seconds)}` };
-      }
+      const done = timed ? p.secondsDone : p.step, end = done >= total;
+      const label = timed ? ` (${duration(p.secondsDone)}/${duration(total)})` : `/${shown(total)}`;
       const val = p.valLoss === null ? '' : `  val ${p.valLoss.toFixed(3)}${p.valBpc === null || p.valBpc === undefined ? '' : ` (${p.valBpc.toFixed(3)} bpc)`}`;
-      const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(p.eta)}`;
+      const eta = timed ? total - p.secondsDone : (p.elapsed / Math.max(1, p.step - target.from)) * (total - p.step);
+      const stats = `loss ${p.loss.toFixed(3)}${val}  ${rate(p.tokensPerSecond)} tok/s  ETA ${duration(Math.max(0, eta))}`;
       if (tty) {
         const now = Date.now();
-        if (now - lastDraw < 100 && p.step !== p.lastStep && !p.validated) return;
+        if (now - lastDraw < 100 && !end && !p.validated) return;
         lastDraw = now;
-        const width = 24, done = Math.round((width * p.stepsDone) / p.steps);
-        const bar = `[${'#'.repeat(done)}${'.'.repeat(width - done)}]`;
-        out.write(`\r\x1b[2Kstep ${p.step}${p.label ? ` (${p.label})` : `/${p.lastStep}`} ${bar} ${Math.floor((100 * p.stepsDone) / p.steps)}%  ${stats}`);
+        const share = Math.min(1, (done - target.from) / (total - target.from)), width = 24, filled = Math.round(width * share);
+        out.write(`\r\x1b[2Kstep ${shown(p.step)}${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(100 * share)}%  ${stats}`);
         drawn = true;
         return;
       }
-      const every = evalInterval > 0 ? null : Math.max(1, Math.ceil(p.steps / 10));
-      const due = p.validated || p.step === p.lastStep || (every && Math.floor(p.step / every) > Math.floor(lastLine / every));
-      if (!due) return;
-      lastLine = p.step;
-      out.write(`step ${p.step}${p.label ? ` (${p.label})` : `/${p.lastStep}`}  ${stats}\n`);
+      const tenth = (total - target.from) / 10, part = (x) => Math.floor((x - target.from) / tenth);
+      if (!(p.validated || end || (evalInterval === 0 && part(done) > part(lastLine)))) return;
+      lastLine = done;
+      out.write(`step ${shown(p.step)}${label}  ${stats}\n`);
+    },
+    /** A line of its own (a checkpoint saved); on a terminal the bar is redrawn after it. */
+    note(line) {
+      out.write(tty && drawn ? `\r\x1b[2K${line}\n` : `${line}\n`);
+      drawn = false;
+      lastDraw = 0;
     },
     end() {
       if (tty && drawn) out.write('\n');
@@ -292,70 +305,112 @@ function progressPrinter(tty, evalInterval) {
 
 // ---- commands ----
 
-/** Seconds of a --time value: a number with s (default), m or h. */
+/** Seconds between checkpoints (--checkpoint-every; default 5 minutes), 0 for none. */
+function checkpointEvery(o) {
+  const seconds = checkpointSeconds(o['checkpoint-every'] ?? '5m');
+  if (seconds === null) throw new UsageError(`--checkpoint-every must be a duration such as 90s, 5m or 1.5h, or 0, not "${o['checkpoint-every']}"`);
+  return seconds;
+}
+
+/**
+ * What keeps a run of train or finetune: --out checked before the first step, the signals
+ * that stop it (saving its steps), checkpoints every `seconds` (progress notes them) and
+ * stdout going away (piped into head, a closed terminal), which stops the run as a
+ * signal does instead of exiting before the save. Returns {signal, outputLost, clock,
+ * abort: the AbortSignal for train(), exitCode(), dispose()}.
+ */
+async function keepRun(model, path, seconds, progress, before) {
+  await preflightOut(path, fileBytes(model));
+  const ac = new AbortController();
+  const stops = stopSignals(() => ac.abort());
+  const run = {
+    abort: ac.signal,
+    outputLost: null,
+    get signal() { return stops.signal; },
+    clock: checkpointClock({
+      model, path, seconds, before,
+      onSaved: (step) => { if (!run.outputLost) progress.note(`checkpoint: step ${step} saved to ${path}`); },
+      onError: (e) => process.stderr.write(`wasmformer: warning: the checkpoint was not saved (training goes on): ${e.message}\n`),
+    }),
+    // a pipe whose reader left: as a process that SIGPIPE ends (128 + 13)
+    exitCode: () => (stops.signal ? signalExitCode(stops.signal) : run.outputLost ? (run.outputLost.code === 'EPIPE' ? 141 : 1) : 0),
+    // the run's last lines may fail after it (stdout's errors come late): quietly, leaving
+    // the command's exit code alone
+    dispose() { stops.dispose(); onOutputLost = () => {}; },
+  };
+  onOutputLost = (e) => {
+    run.outputLost ??= e;
+    ac.abort();
+  };
+  return run;
+}
+
+/** Seconds of a --time value: a number with its unit, s, m or h (a bare number is refused:
+ * 5 could mean seconds or minutes, and a guess would train 60 times too long or too short). */
 function timeBudget(value) {
   const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(value);
   if (!m || !(Number(m[1]) > 0)) throw new UsageError(`--time must be a duration such as 90s, 5m or 1.5h, not "${value}"`);
-  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] ?? 's'];
+  if (!m[2]) throw new UsageError(`--time ${value} has no unit: write ${value}s, ${value}m or ${value}h`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2]];
 }
 
-/** The identity of a training text, kept in the model file's run plan: a resumed run must
- * read the same tokens. */
+/** The identity of a training text, kept in the model file's metadata: a resumed run must
+ * read the same tokens (the core checks them too: their count and CRC-32). */
 function textIdentity(file, text) {
   return { file: basename(file), sha256: createHash('sha256').update(text).digest('hex'), chars: text.length };
 }
 
-/**
- * What a resumed run continues with, from the run plan the model file holds (metadata.run,
- * written by every `train`): the same text (refused when it differs or is not given), the
- * same batch size, validation split, interval and mode (refused when a flag says otherwise), and
- * the planned last step. Files written before plans existed resume only with every flag given.
- */
-function resumePlan(model, path, argv, o, text) {
-  const plan = model.metadata?.run;
-  const sound = plan && typeof plan.text?.sha256 === 'string' && typeof plan.text.file === 'string'
-    && Number.isInteger(plan.text.chars) && Number.isInteger(plan.batchSize) && plan.batchSize >= 1
-    && Number.isInteger(plan.evalInterval) && plan.evalInterval >= 0 && typeof plan.valFraction === 'number'
-    && plan.valFraction >= 0 && plan.valFraction < 1 && (plan.evalMode === undefined || ['sample', 'windows'].includes(plan.evalMode))
-    && (Number.isInteger(plan.lastStep) || (plan.lastStep === null && plan.seconds > 0 && plan.secondsDone >= 0));
-  if (!sound) {
-    if (argv[0] === undefined || o.batch === undefined || o.steps === undefined) {
-      throw new UsageError(`${path} holds no ${plan ? 'readable ' : ''}run plan (${plan ? 'its metadata is malformed' : 'written by an older wasmformer'}): resume it with the text, --batch and --steps given`);
-    }
-    return null;
-  }
-  const given = textIdentity(argv[0] ?? BUNDLED_TEXT, text);
-  if (argv[0] === undefined && given.sha256 !== plan.text.sha256) {
-    throw new UsageError(`${path} was trained on ${plan.text.file}: give that file to resume (wasmformer train ${plan.text.file} --out ${path} --resume)`);
-  }
-  if (given.sha256 !== plan.text.sha256) {
-    throw new UsageError(`${argv[0]} is not the text ${path} was trained on (${plan.text.file}, ${plan.text.chars.toLocaleString('en-US')} characters, sha256 ${plan.text.sha256.slice(0, 12)}…); a resumed run must read the same text`);
-  }
-  for (const [flag, key] of [['batch', 'batchSize'], ['eval-interval', 'evalInterval'], ['val-fraction', 'valFraction']]) {
-    if (o[flag] !== undefined && Number(o[flag]) !== plan[key]) {
-      throw new UsageError(`--${flag} ${o[flag]} differs from the run saved in ${path} (${plan[key]}); a resumed run keeps it`);
+/** The text a resumed model was trained on, checked against the one given (refused when it
+ * differs, or is not given and the bundled novel is not it), and the saved run's settings
+ * against the flags (refused when a flag says otherwise). Files of an older wasmformer keep
+ * their text under metadata.run.text. */
+function checkResume(model, path, argv, o, text) {
+  const saved = model.metadata?.text ?? model.metadata?.run?.text;
+  if (saved && typeof saved.sha256 === 'string') {
+    const given = textIdentity(argv[0] ?? BUNDLED_TEXT, text);
+    if (given.sha256 !== saved.sha256) {
+      if (argv[0] === undefined) throw new UsageError(`${path} was trained on ${saved.file}: give that file to resume (wasmformer train ${saved.file} --out ${path} --resume)`);
+      throw new UsageError(`${argv[0]} is not the text ${path} was trained on (${saved.file}, ${Number(saved.chars).toLocaleString('en-US')} characters, sha256 ${saved.sha256.slice(0, 12)}…); a resumed run must read the same text`);
     }
   }
-  const savedMode = plan.evalMode ?? wf.TRAIN_DEFAULTS.evalMode;
-  if (o['eval-mode'] !== undefined && o['eval-mode'] !== savedMode) {
-    throw new UsageError(`--eval-mode ${o['eval-mode']} differs from the run saved in ${path} (${savedMode}); a resumed run keeps it`);
+  const run = model.run;
+  if (!run) return;
+  for (const [flag, key] of [['batch', 'batchSize'], ['eval-interval', 'evalInterval'], ['val-fraction', 'valFraction'], ['eval-mode', 'evalMode']]) {
+    const given = flag === 'eval-mode' ? o[flag] : o[flag] === undefined ? undefined : Number(o[flag]);
+    if (given !== undefined && given !== run[key]) throw new UsageError(`--${flag} ${o[flag]} differs from the run saved in ${path} (${run[key]}); a resumed run keeps it`);
   }
-  return plan;
+}
+
+/** Where a run stands, in words: "step 60 of 60", "2s of 2s". */
+function standing(model) {
+  const r = model.run;
+  return r.lastSeconds ? `${duration(r.seconds)} of ${duration(r.lastSeconds)}` : `step ${model.step} of ${model.step - r.steps + r.lastSteps}`;
+}
+
+/** Reads --steps, --time (with --resume: how much more) and the flags a new run takes. */
+function runFlags(o) {
+  const steps = o.steps === undefined ? undefined : integer('steps', o.steps, 1);
+  const seconds = o.time === undefined ? undefined : timeBudget(o.time);
+  if (steps !== undefined && seconds !== undefined) throw new UsageError('--steps and --time: give one (a run lasts steps or a time)');
+  const evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
+  if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
+  return {
+    steps, seconds, evalMode,
+    batchSize: o.batch === undefined ? undefined : integer('batch', o.batch, 1),
+    lr: o.lr === undefined ? undefined : number('lr', o.lr, (x) => x > 0, 'a number > 0'),
+    evalInterval: integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0),
+    valFraction: number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)'),
+    seed: o.seed === undefined ? undefined : integer('seed', o.seed, 0),
+  };
 }
 
 async function train(argv, o) {
   positionals('train', argv, 0, 1);
   const file = argv[0] ?? BUNDLED_TEXT;
   const path = o.out ?? 'model.wf';
-  const stepsGiven = o.steps === undefined ? undefined : integer('steps', o.steps, 1);
-  let batchSize = o.batch === undefined ? undefined : integer('batch', o.batch, 1);
-  const lr = o.lr === undefined ? undefined : number('lr', o.lr, (x) => x > 0, 'a number > 0');
-  let evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
-  let valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+  const f = runFlags(o);
   const modelFields = tableValues(MODEL_OPTIONS, o), optimFields = tableValues(OPTIM_OPTIONS, o);
-  let evalMode = o['eval-mode'] ?? wf.TRAIN_DEFAULTS.evalMode;
-  if (!['sample', 'windows'].includes(evalMode)) throw new UsageError(`--eval-mode must be sample or windows, not "${evalMode}"`);
-  const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
+  const every = checkpointEvery(o);
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
   if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
   const vocab = o.tokenizer === 'bpe' ? integer('vocab', o.vocab ?? '512', 257) : undefined;
@@ -369,103 +424,101 @@ async function train(argv, o) {
     if (o.resume && o[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --resume: the model's config comes from ${path}`);
   }
   if (o.resume && o.force) throw new UsageError('--resume and --force contradict each other');
+  const text = readText(file); // the input first: a missing text is the problem, whatever --out holds
   if (!o.resume && !o.force && existsSync(path)) throw new UsageError(`${path} exists: add --resume to continue training it, or --force to replace it`);
   if (o.resume && !existsSync(path)) throw new UsageError(`nothing to resume: ${path} does not exist`);
-  const text = readText(file);
-
+  const preset = o.preset ?? DEFAULT_PRESET;
   const model = o.resume
     ? (await readModel(path)).model
     // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
-    : await wf.createModel({ preset: o.preset ?? DEFAULT_PRESET, ...config, ...modelFields, ...(seed === undefined ? {} : { seed }) },
+    : await wf.createModel({ preset, ...config, ...modelFields, ...(f.seed === undefined ? {} : { seed: f.seed }) },
       { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
-  const start = model.step;
-  let plan = null;
   try {
-    plan = o.resume ? resumePlan(model, path, argv, o, text) : null;
-  } catch (e) {
+    return await trainRun(model, { argv, o, f, file, path, text, preset, optimFields, every });
+  } finally {
     model.dispose();
-    throw e;
   }
-  // a plan written before it had evalMode validated by sampling, the default then
-  if (plan) ({ batchSize, evalInterval, valFraction, evalMode = wf.TRAIN_DEFAULTS.evalMode } = plan);
-  if (o.time !== undefined && o.resume) {
-    model.dispose();
-    throw new UsageError('--time cannot be combined with --resume: a resumed run keeps the budget saved with it');
-  }
-  // a time budget: --time, or the saved run's (what is left of it); --steps then caps it
-  const budget = o.time !== undefined ? { seconds: timeBudget(o.time), done: 0 }
-    : plan?.seconds ? { seconds: plan.seconds, done: plan.secondsDone } : null;
-  // --steps: the steps this run takes; a resumed run without it finishes its plan
-  const steps = budget ? stepsGiven : stepsGiven ?? (plan ? plan.lastStep - start : wf.TRAIN_DEFAULTS.steps);
-  const total = budget ? null : start + steps;
-  if (budget ? budget.done >= budget.seconds : steps <= 0) {
-    out.write(`${path} has finished its run (${budget ? `${duration(budget.done)} of ${duration(budget.seconds)}` : `step ${start} of ${plan.lastStep}`}): `
-      + `nothing to do${budget ? '' : '; --steps N trains N more'}\n`);
-    model.dispose();
+}
+
+/**
+ * Begins the run (or, with --resume, goes on with the saved one), drives it to its end or
+ * the --steps / --time more asked for, with progress, the signals that stop it (saving its
+ * steps) and checkpoints on a clock (keepRun), and says how it went. The run stays in the
+ * file: --resume goes on with it exactly.
+ */
+async function trainRun(model, { argv, o, f, file, path, text, preset, optimFields, every }) {
+  const start = model.step, saved = o.resume ? model.run : null;
+  if (o.resume) checkResume(model, path, argv, o, text);
+  const more = f.steps !== undefined ? { steps: f.steps } : f.seconds !== undefined ? { seconds: f.seconds } : {};
+  if (saved?.finished && !f.steps && !f.seconds) {
+    out.write(`${path} has finished its run (${standing(model)}): nothing to do; --steps N or --time T trains more\n`);
     return 0;
   }
-  const B = batchSize ?? model.defaultBatchSize, T = model.config.context;
-  // the run plan travels in the model file, so that --resume continues this run exactly
-  model.setMetadata({
-    ...(model.metadata ?? {}),
-    run: {
-      text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode, lastStep: total,
-      ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
-    },
-  });
-  const flags = Object.keys(MODEL_OPTIONS).filter((f) => o[f] !== undefined).map((f) => ` --${f} ${o[f]}`).join('');
-  const name = o.resume ? `${path} (step ${start})` : `${o.preset ?? DEFAULT_PRESET}${o.config ? ` ${o.config}` : ''}${flags}`;
-  out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} ` +
-    `(${text.length.toLocaleString('en-US')} characters) ${budget ? `for ${duration(budget.seconds - budget.done)} of training` : `until step ${total}`}, `
-    + `batches of ${B} x ${T} tokens; saving to ${path}\n`);
-
-  const ac = new AbortController();
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(130); // a second Ctrl-C: quit without waiting for the save
-    interrupted = true;
-    ac.abort();
+  if (o.resume && !saved && !f.steps && !f.seconds) {
+    throw new UsageError(`${path} holds no run to go on with (its run ended, or an older wasmformer wrote it): give --steps N or --time T`);
+  }
+  const common = {
+    ...optimFields, ...(f.lr === undefined ? {} : { lr: f.lr }), onWarning: warn('train'),
+    batchSize: f.batchSize ?? model.defaultBatchSize, evalInterval: f.evalInterval, valFraction: f.valFraction, evalMode: f.evalMode,
   };
-  process.on('SIGINT', onSigint);
-  const progress = progressPrinter(!!out.isTTY, evalInterval);
-  let summary = null, failure = null, secondsDone = budget?.done;
+  model.setMetadata({ ...(model.metadata ?? {}), run: undefined, text: textIdentity(file, text) });
+  if (o.resume) {
+    // the saved run goes on (its settings are its own); a file without one: a run on its schedule
+    model.startRun(text, { ...(saved ? { ...optimFields, ...(f.lr === undefined ? {} : { lr: f.lr }), onWarning: warn('train') } : { ...common, ...more }), keepSchedule: true });
+  } else {
+    model.startRun(text, { ...common, ...(f.seconds ? { seconds: f.seconds } : { steps: f.steps ?? wf.PRESET_STEPS[preset] ?? wf.TRAIN_DEFAULTS.steps }),
+      ...(f.seed === undefined ? {} : { seed: f.seed }) });
+  }
+  const run = model.run, B = run.batchSize, T = run.context;
+  const progress = progressPrinter(!!out.isTTY, run.evalInterval, progressTarget(model, saved ? more : {}));
+  const keep = await keepRun(model, path, every, progress);
+  const goal = saved && (more.steps || more.seconds) ? (more.steps ? `for ${more.steps} more steps` : `for ${duration(more.seconds)} more of training`)
+    : run.lastSeconds ? `for ${duration(run.lastSeconds - run.seconds)} of training` : `until step ${model.step - run.steps + run.lastSteps}`;
+  const flags = Object.keys(MODEL_OPTIONS).filter((k) => o[k] !== undefined).map((k) => ` --${k} ${o[k]}`).join('');
+  const name = o.resume ? `${path} (step ${start})` : `${preset}${o.config ? ` ${o.config}` : ''}${flags}`;
+  out.write(`training ${name}, ${model.paramCount.toLocaleString('en-US')} parameters, on ${basename(file)} `
+    + `(${text.length.toLocaleString('en-US')} characters) ${goal}, batches of ${B} x ${T} tokens; saving to ${path}`
+    + `${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}\n`);
+  let summary = null, failure = null;
   try {
-    summary = await model.train(text, {
-      ...(steps === undefined ? {} : { steps }), batchSize: B, evalInterval, valFraction, evalMode, signal: ac.signal, onWarning: warn('train'),
-      ...(budget ? { seconds: budget.seconds, secondsDone: budget.done } : {}),
-      onProgress: (p) => { secondsDone = p.secondsDone; progress.update(p); },
-      ...(lr === undefined ? {} : { lr }),
-      ...(seed === undefined ? {} : { seed }),
-      // resuming continues the schedule the model was saved with; --steps past the plan stretches it
-      ...(o.resume && !budget ? { keepSchedule: true, ...(plan && total === plan.lastStep ? {} : { decaySteps: Math.max(0, total - model.optimizer.start - model.optimizer.warmup) }) } : {}),
-      ...optimFields,
-    });
-  } catch (e) {
-    if (e.name !== 'AbortError') failure = e;
-  } finally {
-    progress.end();
-  }
-  // every step taken is saved, whether the run ended, was interrupted or failed; a run that
-  // took none writes nothing (a failed start leaves no untrained model to trip over)
-  if (model.step > start) {
-    // how much of a time budget is spent travels with the plan: --resume goes on from there
-    if (budget) model.setMetadata({ ...model.metadata, run: { ...model.metadata.run, secondsDone: summary?.secondsDone ?? secondsDone } });
-    await wf.saveModelFile(model, path);
-    const size = megabytes(statSync(path).size);
-    if (summary) {
-      const val = await finalValidation(model, text, valFraction, summary);
-      out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}` +
-        `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, ` +
-        `${duration(summary.elapsed)}; saved ${path} (${size})\n`);
-    } else {
-      out.write(`${interrupted ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). ` +
-        `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume\n`);
+    try {
+      summary = await model.continueRun({ ...(saved ? more : {}), signal: keep.abort, onProgress: (p) => { progress.update(p); keep.clock.tick(); } });
+    } catch (e) {
+      if (e.name !== 'AbortError') failure = e;
+    } finally {
+      progress.end();
     }
+    await keep.clock.settle(); // a checkpoint still being written must not land after the final save
+    // every step taken is saved, with the run, whether it ended, was interrupted or failed; a
+    // run that took none writes nothing (a failed start leaves no untrained model to trip
+    // over), unless a checkpoint wrote steps that a divergence then rolled back: the file says so
+    if (model.step > start || keep.clock.saved > 0) {
+      await wf.saveModelFile(model, path);
+      const size = megabytes(statSync(path).size);
+      if (summary) {
+        const val = await finalValidation(model, text, run.valFraction, summary);
+        out.write(`done: step ${summary.step}, loss ${summary.loss.toFixed(3)}`
+          + `${val ? `, val ${val.loss.toFixed(3)} (${val.bitsPerChar.toFixed(3)} bpc)` : ''}, ${rate(summary.tokensPerSecond)} tok/s, `
+          + `${duration(summary.elapsed)}; saved ${path} (${size})\n`);
+      } else {
+        out.write(`${keep.signal || keep.outputLost ? 'interrupted' : 'stopped'} at step ${model.step}; saved ${path} (${size}). `
+          + `Continue with: wasmformer train${argv[0] ? ` ${argv[0]}` : ''} --out ${path} --resume\n`);
+      }
+    }
+  } finally {
+    keep.dispose();
   }
-  model.dispose();
-  process.off('SIGINT', onSigint);
   if (failure) throw failure;
-  return interrupted ? 130 : 0;
+  return keep.exitCode();
+}
+
+/** What a progress bar counts toward, from where it stands: the run's end, or the steps or
+ * seconds more asked for. */
+function progressTarget(model, more) {
+  const r = model.run;
+  if (more.steps) return { steps: model.step + more.steps, from: model.step };
+  if (more.seconds) return { seconds: r.seconds + more.seconds, from: r.seconds };
+  return r.lastSeconds ? { seconds: r.lastSeconds, from: r.seconds } : { steps: model.step - r.steps + r.lastSteps, from: model.step };
 }
 
 /** The run's final validation loss and bits per character over all of the held-out split
@@ -511,16 +564,14 @@ async function finetune(argv, o) {
   const evalInterval = integer('eval-interval', o['eval-interval'] ?? String(wf.TRAIN_DEFAULTS.evalInterval), 0);
   const valFraction = number('val-fraction', o['val-fraction'] ?? String(wf.TRAIN_DEFAULTS.valFraction), (x) => x >= 0 && x < 1, 'a number in [0, 1)');
   const seed = o.seed === undefined ? undefined : integer('seed', o.seed, 0);
-  if (existsSync(path) && !o.force) throw new UsageError(`${path} exists: add --force to replace it (wasmformer train ${argv[1] ?? ''} --out ${path} --resume continues its run)`);
+  const every = checkpointEvery(o);
+  // the inputs first: a missing model or text is the problem, whatever --out holds
+  if (!existsSync(argv[0])) throw new Error(`cannot read ${argv[0]}: no such file or folder`);
   const text = readText(file);
+  if (existsSync(path) && !o.force) throw new UsageError(`${path} exists: add --force to replace it (wasmformer train ${argv[1] ?? ''} --out ${path} --resume continues its run)`);
   const model = await openModel(argv[0]);
-  let summary = null, failure = null, interrupted = false;
-  const ac = new AbortController();
-  const onSigint = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    ac.abort();
-  };
+  const start = model.step;
+  let summary = null, failure = null, run = null;
   try {
     if (!model.tokenizer) {
       throw new Error(`${argv[0]} has no tokenizer: a pretrained model reads its own token ids (a folder needs its tokenizer.json, or the tokenizer.wft wasmformer export writes)`);
@@ -532,44 +583,69 @@ async function finetune(argv, o) {
     const { trainable, total } = model.trainable(), mem = model.memory();
     const what = rank > 0 ? `LoRA rank ${rank} (alpha ${alpha}) on ${model.lora.targets.join(', ')}${trainSpec ? ` and ${trainSpec.join(', ')}` : ''}`
       : `${trainSpec ? trainSpec.join(', ') : 'every weight'}`;
+    // an adapter file this model cannot have is known now, not after the training: the same
+    // export, of the untrained adapters
+    if (o.peft !== undefined) {
+      try {
+        model.exportPeft();
+      } catch (e) {
+        if (e instanceof wf.WfError) e.message = `--peft: ${e.message}; nothing was trained`;
+        throw e;
+      }
+    }
+    model.setMetadata({ ...(model.metadata ?? {}), run: undefined, text: textIdentity(file, text) });
+    // a run, kept in the file: train --resume goes on with it
+    model.startRun(text, { steps, batchSize: B, lr, evalInterval, valFraction, onWarning: warn('finetune'), ...(seed === undefined ? {} : { seed }) });
+    // this run's own steps (a model file counts the steps it was trained with before)
+    const progress = progressPrinter(!!out.isTTY, evalInterval, progressTarget(model, {}), { local: true });
+    run = await keepRun(model, path, every, progress);
     out.write(`fine-tuning ${argv[0]} on ${basename(file)} (${text.length.toLocaleString('en-US')} characters): ${what}; ` +
       `${trainable.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} parameters train (${(100 * trainable / total).toFixed(2)} %), ` +
-      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}\n`);
-    model.setMetadata({
-      ...(model.metadata ?? {}),
-      run: { text: textIdentity(file, text), batchSize: B, evalInterval, valFraction, evalMode: wf.TRAIN_DEFAULTS.evalMode, lastStep: model.step + steps },
-    });
-    process.on('SIGINT', onSigint);
-    const progress = progressPrinter(!!out.isTTY, evalInterval);
+      `training state ${megabytes(mem.params + mem.grads + mem.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}` +
+      `${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}
+`);
     try {
-      summary = await model.train(text, {
-        steps, batchSize: B, lr, evalInterval, valFraction, signal: ac.signal, onProgress: (p) => progress.update(p), onWarning: warn('finetune'),
-        ...(seed === undefined ? {} : { seed }),
-      });
+      summary = await model.continueRun({ signal: run.abort, onProgress: (p) => { progress.update(p); run.clock.tick(); } });
     } catch (e) {
       if (e.name !== 'AbortError') failure = e;
     } finally {
       progress.end();
-      process.off('SIGINT', onSigint);
     }
-    if (summary || interrupted) {
+    await run.clock.settle(); // a checkpoint still being written must not land after the final save
+    // every step taken is saved, whatever happens to the adapter files (written first: --merge
+    // folds the adapters away); so is a run rolled back after a checkpoint (the file must not
+    // keep undone steps)
+    if (model.step > start || run.clock.saved > 0) {
+      let names = null, peftError = null;
       if (o.peft !== undefined) {
-        const names = await wf.exportPeftDir(model, o.peft);
-        const folder = statSync(argv[0]).isDirectory();
-        out.write(`wrote ${names.map((n) => join(o.peft, n)).join(', ')} (their base: ${folder ? argv[0] : `wasmformer export ${argv[0]} --out DIR`})\n`);
+        try {
+          names = await wf.exportPeftDir(model, o.peft);
+        } catch (e) {
+          peftError = e;
+        }
       }
       if (o.merge) model.mergeLora();
       await wf.saveModelFile(model, path);
       const size = megabytes(statSync(path).size);
-      out.write(summary ? `done: step ${summary.step}, loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
+      const done = summary?.steps ?? model.step - start;
+      out.write(summary ? `done: ${done} steps (the model's step ${summary.step}), loss ${summary.loss.toFixed(3)}${summary.valLoss === null ? '' : `, val ${summary.valLoss.toFixed(3)}`}, ` +
         `${rate(summary.tokensPerSecond)} tok/s, ${duration(summary.elapsed)}; saved ${path} (${size}${o.merge ? ', adapters merged' : ''})\n`
-        : `interrupted at step ${model.step}; saved ${path} (${size})\n`);
+        : `${failure ? 'stopped' : 'interrupted'} after ${done} steps (the model's step ${model.step}); saved ${path} (${size})\n`);
+      if (names) {
+        const folder = statSync(argv[0]).isDirectory();
+        out.write(`wrote ${names.map((n) => join(o.peft, n)).join(', ')} (their base: ${folder ? argv[0] : `wasmformer export ${argv[0]} --out DIR`})\n`);
+      }
+      if (peftError) {
+        peftError.message = `--peft ${o.peft}: ${peftError.message} (${path} is saved)`;
+        failure ??= peftError;
+      }
     }
   } finally {
     model.dispose();
+    run?.dispose();
   }
   if (failure) throw failure;
-  return interrupted ? 130 : 0;
+  return run.exitCode();
 }
 
 async function generate(argv, o) {
@@ -646,8 +722,11 @@ async function info(argv, o) {
     }
     const c = i.config, opt = i.optimizer;
     const warmupEnd = opt.start + opt.warmup;
-    const schedule = `lr ${opt.lr.toPrecision(3)}, warmup to step ${warmupEnd}` +
-      (opt.decaySteps > 0 ? `, cosine decay to step ${warmupEnd + opt.decaySteps}` : ', then constant');
+    // a run's schedule is the run's (a time budget's follows its clock); else the settings'
+    const schedule = i.run?.lastSeconds ? `next lr ${i.lr.toPrecision(3)}, on its run's ${duration(i.run.lastSeconds)} budget`
+      : `lr ${opt.lr.toPrecision(3)}, warmup to step ${warmupEnd}`
+        + (opt.decaySteps > 0 ? `, cosine decay to step ${warmupEnd + opt.decaySteps}` : ', then constant')
+        + (i.lr !== opt.lr ? `; next lr ${i.lr.toPrecision(3)}` : '');
     const rows = [
       ['file', `${argv[0]} (${megabytes(data.length)})`],
       ['model', `${c.arch}, ${c.block === 'pre_ln' ? 'Pre-LN' : 'Post-LN'} ${c.norm}, ${c.activation}, ${c.positions} positions, ` +
@@ -656,6 +735,8 @@ async function info(argv, o) {
       ['parameters', i.paramCount.toLocaleString('en-US')],
       ['trained', resumable ? `${i.step} steps (${schedule}); optimizer state saved, training can resume`
         : 'weights only (no optimizer state: the step count and schedule were not saved)'],
+      ...(i.run ? [['run', `${i.run.lastSeconds ? `${duration(i.run.seconds)} of ${duration(i.run.lastSeconds)}` : `${i.run.steps} of ${i.run.lastSteps} steps`}`
+        + `, ${i.run.finished ? 'finished' : 'train --resume goes on with it'}; batches of ${i.run.batchSize} x ${i.run.context}`]] : []),
       ['tokenizer', i.tokenizer ? `${i.tokenizer.kind}, ${i.tokenizer.vocabSize} tokens` : 'none'],
       ['memory', `${megabytes(i.memory.total)} in use (weights ${megabytes(i.memory.params)})`],
     ];
@@ -673,7 +754,12 @@ async function exportModel(argv, o) {
   if (o.out === undefined) throw new UsageError('--out DIR is required');
   const { model } = await readModel(argv[0]);
   try {
-    const names = await wf.exportSafetensorsDir(model, o.out);
+    if (o.merge && !model.lora) throw new UsageError(`--merge: ${argv[0]} has no LoRA adapters`);
+    if (o.merge) model.mergeLora();
+    const names = await wf.exportSafetensorsDir(model, o.out).catch((e) => {
+      if (model.lora && e.code === 'WF_ERR_STATE') e.message += ' (--merge folds them in)';
+      throw e;
+    });
     out.write(`wrote ${names.map((n) => join(o.out, n)).join(', ')}\n`);
   } finally {
     model.dispose();
@@ -739,9 +825,11 @@ async function main(argv) {
     let message = e.message.split(/\.\s/)[0].replace(/^./, (ch) => ch.toLowerCase());
     const option = message.match(/'(?:-\w, )?(--[\w-]+)' argument is ambiguous/)?.[1];
     if (option) message += `: write ${option}=VALUE for a value that starts with a dash`;
-    // a misspelled flag names the one it meant, as a misspelled key does in the package
+    // a misspelled flag names the one it meant, as a misspelled key does in the package; a
+    // shortened one (--temp) the one flag it begins
     const unknown = message.match(/^unknown option '--([^'=]+)'/)?.[1];
-    const near = unknown && nearest(unknown, Object.keys(command.options));
+    const begun = unknown ? Object.keys(command.options).filter((f) => f.startsWith(unknown)) : [];
+    const near = unknown && (nearest(unknown, Object.keys(command.options)) ?? (begun.length === 1 ? begun[0] : null));
     if (near) message += `; did you mean --${near}?`;
     throw new UsageError(message);
   }
@@ -752,8 +840,10 @@ async function main(argv) {
   return command.run(parsed.positionals, parsed.values);
 }
 
-// stdout closed early (e.g. piped into head): stop quietly
-out.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
+// stdout closed early (e.g. piped into head): stop quietly, or, during a training run, stop
+// the run as a signal would (keepRun), so that its steps are saved first
+let onOutputLost = null;
+out.on('error', (e) => (onOutputLost ? onOutputLost(e) : process.exit(e.code === 'EPIPE' ? 0 : 1)));
 
 // The package's messages name its option keys (valFraction, gradClip); on the command line
 // they are the command's flags: a key whose kebab-case is one of them, or one the command

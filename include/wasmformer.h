@@ -1,9 +1,8 @@
-/* wasmformer: train small transformers and generate text, natively and in WebAssembly.
- * Names are wf_<object>_<verb>[_<format>]: the object a handle (wf_model, wf_tokenizer) or a struct (wf_config).
+/* wasmformer: train small transformers and generate text, natively and in WebAssembly. Names: wf_<object>_<verb>.
  * A call that fails returns a wf_status (or NULL), leaves a one-line message in its handle (wf_model_error,
- * wf_tokenizer_error; a NULL handle: WF_ERR_ARG alone) and the handle as it was. A returned pointer is borrowed
- * from its handle until the next call on it, unless its comment says the caller owns it. Nothing exits, aborts
- * or asserts on bad input. Numbers cross as float, int32 or double whatever the core computes in. */
+ * wf_tokenizer_error; a NULL handle: WF_ERR_ARG alone) and the handle as it was. A returned pointer is borrowed from
+ * its handle until the next call on it, unless its comment says the caller owns it. Nothing exits, aborts or asserts
+ * on bad input. Numbers cross as float, int32 or double whatever the core computes in. */
 #ifndef WASMFORMER_H
 #define WASMFORMER_H
 
@@ -21,19 +20,20 @@
 extern "C" {
 #endif
 
-typedef enum {
-    WF_OK = 0,
-    WF_ERR_ARG = 1,         /* a bad argument: NULL pointer, size or count out of range */
-    WF_ERR_CONFIG = 2,      /* an invalid or inconsistent model config */
-    WF_ERR_UNSUPPORTED = 3, /* a valid choice this version or build does not implement */
-    WF_ERR_NOMEM = 4,       /* memory could not be allocated (nothing was changed) */
-    WF_ERR_TOKEN = 5,       /* a token id outside [0, vocab_size) */
-    WF_ERR_NUMERIC = 6,     /* NaN or infinity in the loss or gradients: step rejected */
-    WF_ERR_STATE = 7,       /* the call does not fit the handle's state */
-    WF_ERR_FORMAT = 8,      /* malformed input data */
-    WF_ERR_THREADS = 9,     /* worker threads could not be started (none are left running) */
-} wf_status;
-WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid config" */
+#define WF_STATUSES(X) /* X(name, wf_status_string's text), in value order from WF_OK = 0 */                        \
+    X(WF_OK, "ok")                                                                                                  \
+    X(WF_ERR_ARG, "invalid argument")            /* a NULL pointer, a size or count out of range */                \
+    X(WF_ERR_CONFIG, "invalid config")           /* an invalid or inconsistent model config */                     \
+    X(WF_ERR_UNSUPPORTED, "unsupported")         /* a valid choice this version or build does not implement */     \
+    X(WF_ERR_NOMEM, "out of memory")             /* memory could not be allocated (nothing was changed) */         \
+    X(WF_ERR_TOKEN, "token id out of range")     /* a token id outside [0, vocab_size) */                          \
+    X(WF_ERR_NUMERIC, "non-finite loss or gradient") /* NaN or inf in the loss, gradients or logits: refused */ \
+    X(WF_ERR_STATE, "invalid state")             /* the call does not fit the handle's state */                    \
+    X(WF_ERR_FORMAT, "malformed data")           /* malformed input data */                                        \
+    X(WF_ERR_THREADS, "worker threads could not be started") /* none are left running */
+#define WF_ENUM_(name, ...) name,
+typedef enum { WF_STATUSES(WF_ENUM_) } wf_status;
+WF_API const char *wf_status_string(wf_status s); /* static, e.g. "invalid config"; else "unknown status" */
 
 /* ---- The config: every choice the seeds describe ---- */
 typedef enum { WF_ARCH_DECODER = 0, WF_ARCH_ENCODER = 1, WF_ARCH_ENCODER_DECODER = 2 } wf_arch;
@@ -85,15 +85,16 @@ typedef struct { WF_CONFIG_FIELDS(WF_I32_FIELD_, WF_I32_FIELD_, WF_I32_FIELD_, W
 WF_API void wf_config_default(wf_config *cfg); /* the rows' defaults: the "tiny" GPT (docs/ARCHITECTURES.md) */
 /* Each row's range, then the rules across rows; the reason to msg (cap bytes, NUL-terminated; may be NULL). */
 WF_API wf_status wf_config_check(const wf_config *cfg, char *msg, int32_t cap);
-/* Bytes as doubles (exact in JavaScript): weights, gradients, optimizer moments, activations (the largest batch so
- * far, and a threaded model's pool scratch), KV cache and generation scratch, total; count: parameters. */
-typedef struct { double params, grads, optimizer, activations, inference, total, count; } wf_memory;
-/* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations); msg as wf_config_check. */
+/* Bytes (doubles, exact in JS): weights, gradients, optimizer moments, activations (largest batch yet, pool scratch),
+ * KV cache and generation scratch, total; count: parameters; budget: what a model, or a batch's activations, may take. */
+typedef struct { double params, grads, optimizer, activations, inference, total, count, budget; } wf_memory;
+/* What a model of cfg needs trained at batch B, length T (B = T = 0: no activations); msg as wf_config_check.
+ * WF_ERR_NOMEM (*out filled all the same): the model, or that batch's activations, would pass the budget. */
 WF_API wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap);
 WF_API double wf_heap_in_use(void); /* bytes allocated and not freed by this wasm module (natively: glibc's) */
 
 /* ---- The model ---- */
-typedef struct wf_model wf_model;
+typedef struct wf_model wf_model; typedef struct wf_tokenizer wf_tokenizer; /* the handles (wf_tokenizer: Tokenizers) */
 WF_API wf_model *wf_model_create(void); /* an empty handle, the caller's (wf_model_free); NULL: out of memory */
 WF_API void wf_model_free(wf_model *m); /* and all it owns; NULL is fine */
 WF_API const char *wf_model_error(const wf_model *m); /* the last failure's; "" after a success (getters aside) */
@@ -102,16 +103,15 @@ WF_API wf_status wf_model_init(wf_model *m, const wf_config *cfg);
 WF_API wf_status wf_model_get_config(wf_model *m, wf_config *out);
 /* Threads, the caller's included (default 1; the single-thread wasm: 1 only); results do not depend on n. */
 WF_API wf_status wf_model_set_threads(wf_model *m, int32_t n);
-/* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads; an empty m: zeros. */
-typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads; } wf_model_info;
+/* Memory (count: parameters), tensor-table rows, steps taken, the next step's lr, threads, and what made the model:
+ * its last init, or a load or import (a checkpoint of weights only, or with optimizer state...); an empty m: zeros. */
+typedef enum { WF_ORIGIN_NONE, WF_ORIGIN_INIT, WF_ORIGIN_WEIGHTS, WF_ORIGIN_OPTIMIZER, WF_ORIGIN_LLAMA2C,
+               WF_ORIGIN_SAFETENSORS } wf_origin;
+typedef struct { wf_memory memory; int32_t n_tensors, step; float lr; int32_t threads, origin; } wf_model_info;
 WF_API wf_status wf_model_get_info(wf_model *m, wf_model_info *out);
-/* Parameter tensors, in table order; offsets index wf_model_params and wf_model_grads. */
-typedef struct {
-    const char *name;                      /* static, e.g. "qkvw" */
-    int32_t offset, size, ndim, shape[4];  /* in elements: where in the flat block, how many; its shape */
-    int32_t decay;                         /* 1: AdamW applies weight decay to it */
-    int32_t layers, grad_offset;           /* its mask bytes (its layers, or 1); its gradients' start (-1: frozen) */
-} wf_tensor_info;
+/* Parameter tensors, in table order: name (static, e.g. "qkvw"); offset, size (elements) in wf_model_params; shape;
+ * decay: AdamW decays it; layers: its mask bytes (its layers, or 1); grad_offset: its gradients' start (-1: frozen). */
+typedef struct { const char *name; int32_t offset, size, ndim, shape[4], decay, layers, grad_offset; } wf_tensor_info;
 WF_API wf_status wf_model_get_tensor(wf_model *m, int32_t i, wf_tensor_info *out); /* row i */
 WF_API float *wf_model_params(wf_model *m); /* all weights, flat, writable; borrowed; NULL: an empty model */
 WF_API float *wf_model_grads(wf_model *m);  /* the trainable slices' gradients (all: params' layout); borrowed */
@@ -122,8 +122,7 @@ WF_API wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *ge
  * dropped (merge = 1: folded in first, W += alpha/r B A); the rest of the mask stays. */
 WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge);
 
-/* ---- Training ---- */
-/* The training settings, rows as in WF_CONFIG_FIELDS. */
+/* ---- Training: its settings (rows as in WF_CONFIG_FIELDS), batches and steps ---- */
 #define WF_OPTIM_FIELDS(INT, REAL)                                                                                  \
     REAL(lr, lr, 3e-4f, 0, FLT_MAX, "[]", "peak learning rate")                                                     \
     REAL(beta1, beta1, 0.9f, 0, 1, "[)", "AdamW first moment decay rate")                                           \
@@ -139,26 +138,21 @@ WF_API wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t 
     REAL(muon_momentum, muonMomentum, 0.95f, 0, 1, "[)", "Muon's Nesterov momentum")
 typedef struct { WF_OPTIM_FIELDS(WF_I32_FIELD_, WF_F32_FIELD_) } wf_optim;
 WF_API void wf_optim_default(wf_optim *o); /* the rows' defaults */
-/* Checks o as wf_config_check checks a config (each row's range): WF_ERR_ARG, the reason in msg. */
-WF_API wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap);
+WF_API wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap); /* each row's range: WF_ERR_ARG, msg */
 WF_API wf_status wf_model_set_optim(wf_model *m, const wf_optim *o); /* checks *o, copies it into m */
 WF_API wf_status wf_model_get_optim(wf_model *m, wf_optim *out);
-/* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows
- * t >= lengths[b] are padding: nothing attends to them and no loss counts them. */
+/* One batch for any architecture (docs/ARCHITECTURES.md); unused pointers are NULL. Rows t >= lengths[b] are padding:
+ * nothing attends to them and no loss counts them. Encoders take vectors or ids, encoder-decoders a source too. */
 typedef struct {
-    const int32_t *inputs;    /* [B, T] ids: the decoder's (shifted target) or the encoder's */
-    const float *input_vecs;  /* encoder only: [B, T, C] vectors instead of inputs */
-    const int32_t *lengths;   /* [B] real rows, in [1, T]; NULL: all T */
-    const int32_t *targets;   /* [B, T] ids for cross-entropy, negative = ignored */
-    const float *target_vecs; /* encoder only: [B, T, C] MSE targets of the final states */
-    const int32_t *src;       /* encoder-decoder only: [B, S] source ids */
-    const int32_t *src_lengths; /* [B] real source rows, in [1, S]; NULL: all S */
-    int32_t B, T, S;
+    const int32_t *inputs; const float *input_vecs; /* [B, T] ids (the decoder's: the shifted target); or [B, T, C] */
+    const int32_t *lengths, *targets;               /* [B] real rows in [1, T] (NULL: all T); [B, T] ids, < 0: ignored */
+    const float *target_vecs;                       /* [B, T, C]: a mean squared error on the final states instead */
+    const int32_t *src, *src_lengths; int32_t B, T, S; /* [B, S] source ids; [B] its real rows in [1, S] (NULL: all) */
 } wf_batch;
-/* The batch's loss (mean cross-entropy or squared error), the gradient norm before clipping, lr, steps after it. */
+/* forward: no dropout; the loss to *loss (may be NULL). backward: and the gradients (dropout on). step: and clipping and
+ * the update; info (may be NULL): the loss (mean cross-entropy or squared error), the gradient norm before clipping, lr,
+ * steps after it. A non-finite loss or gradient norm, or an overflowing update: WF_ERR_NUMERIC, nothing updated. */
 typedef struct { float loss, grad_norm, lr; int32_t step; } wf_step_info;
-/* forward: no dropout; the loss to *loss (may be NULL). backward: and the gradients (dropout on). step: and clipping
- * and the update; a non-finite loss or gradient norm is WF_ERR_NUMERIC, nothing updated (info may be NULL). */
 WF_API wf_status wf_model_forward(wf_model *m, const wf_batch *b, float *loss);
 WF_API wf_status wf_model_backward(wf_model *m, const wf_batch *b, float *loss);
 WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info);
@@ -167,24 +161,39 @@ WF_API wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *inf
 WF_API const float *wf_model_logits(wf_model *m);
 WF_API const float *wf_model_hidden(wf_model *m);
 WF_API const float *wf_model_attention(wf_model *m, int32_t layer, int32_t cross);
-/* Batch sampler: the first n - floor(n * val_fraction) tokens train (split 0), the rest validate (1). B windows w
- * of T + 1 tokens at random offsets of the split: inputs[b, t] = w[t], targets[b, t] = w[t + 1]; an RNG each. */
-WF_API wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction,
-                                       int32_t split, int32_t B, int32_t T, int32_t *inputs, int32_t *targets);
-WF_API wf_status wf_model_sample_seed(wf_model *m, uint32_t seed); /* both streams from seed, as init does */
+
+/* ---- Training runs: the loop a program runs, in the core (docs/DESIGN.md, "Training runs") ---- */
+typedef struct { /* a run's settings [their defaults] */
+    int32_t steps; float seconds;        /* its length: steps [1000], or (> 0) seconds of training [0] */
+    int32_t warmup, decay_steps;         /* steps of warm-up to lr, of cosine decay [-1, -1: a tenth (<= 100), the rest] */
+    float warmup_fraction, val_fraction; /* a time budget's warm-up [0.05]; the tokens' share (their end) held out [0.1] */
+    int32_t eval_interval, eval_batches; /* validate at its multiples and the end [100; 0: never] on batches [4; 0: all] */
+    int32_t batch_size, context, rollback, seed; /* windows [8] of tokens [0: the context]; roll back [1]; reseed [-1] */
+} wf_run;
+WF_API wf_status wf_preset(const char *name, wf_config *c, wf_optim *o, wf_run *r); /* micro, tiny, baby (NULL: none) */
+/* A run's record: the model's step; the run's steps, seconds, settings; its last step and validation (val_step 0: none);
+ * diverged: a WF_DIVERGED_* at step `at` (refused: that step changed nothing), measured against limit; backup: the step
+ * of the roll-back copy (-1: none), where a diverged run goes back to. */
+typedef struct { int32_t step, steps; double seconds; wf_run run; float loss, grad_norm, lr; int32_t val_step, val_tokens;
+    double val_loss; int32_t finished, diverged, refused, at; float measured, limit; int32_t backup; } wf_run_facts;
+enum { WF_DIVERGED_LOSS = 1, WF_DIVERGED_GRAD = 2, WF_DIVERGED_UPDATE = 3, WF_DIVERGED_BOUND = 4, WF_DIVERGED_SPIKE = 5 };
+/* A new run on tokens[0, n) (copied; NULL, 0: the caller's batches) from this step; keep: the model's run goes on (a
+ * loaded one takes its tokens again) or, with none, r's on the optimizer's schedule. r NULL: it ends (so do init, load). */
+WF_API wf_status wf_model_run_begin(wf_model *m, const wf_run *r, int32_t keep, const int32_t *tokens, int32_t n);
+/* Trains: one step on b, or (b NULL) sampled ones, at most `steps` (0: none, out only) in at most ms of training (0: no
+ * cap; past its end at its last lr); returns after a validation, at its end, on divergence (WF_ERR_NUMERIC: see out). */
+WF_API wf_status wf_model_run(wf_model *m, const wf_batch *b, int32_t steps, double ms, wf_run_facts *out);
 
 /* ---- Generation (a KV cache in the model, sized by cfg.context) ---- */
-typedef struct {
-    float temperature; /* higher flattens; below 1e-6 (0 too): greedy, 1/temperature would overflow */
-    int32_t top_k;     /* keep the k most likely tokens; 0: all */
-    float top_p;       /* keep the smallest set whose probability reaches p; 1: all */
-    int32_t n_vocab;   /* sample only ids below this (a smaller tokenizer's); 0: all */
-    int32_t no_unk;    /* 1: never sample id 0 (the char tokenizer's <unk>); 0: any id */
-} wf_sampling;
-/* Decoders: gen_start reads prompt[0, n) (n >= 1; its last `context` tokens), its RNG seeded by seed; gen_next
- * samples a token into *token and appends it (a full context slides: the last context/2 are kept, re-read). */
+/* temperature: higher flattens (below 1e-6, 0 too: greedy); top_k: keep the k most likely tokens (0: all); top_p: the
+ * smallest set whose probability reaches p (1: all); n_vocab: only ids below it (0: all); no_unk 1: never id 0 (<unk>). */
+typedef struct { float temperature; int32_t top_k; float top_p; int32_t n_vocab, no_unk; } wf_sampling;
+/* Decoders: gen_start reads prompt[0, n) (n >= 1; its last `context` tokens), its RNG seeded by seed; gen_next samples
+ * a token into *token and appends it (a full context keeps its last context/2, re-read); with t (or NULL), of t's ids,
+ * and the bytes it adds after the one before to text[0, cap >= 2 t.max_bytes), their count to *n_text (UTF-8 may split). */
 WF_API wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint32_t seed);
-WF_API wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token);
+WF_API wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, wf_tokenizer *t, int32_t *token, char *text,
+                                   int32_t cap, int32_t *n_text);
 WF_API const float *wf_model_gen_logits(wf_model *m); /* the next token's [V]; borrowed; NULL: none started */
 /* Encoder-decoders: beam search (width 1..max_beam; 1: greedy; no length penalty) from bos until eos or max_new
  * <= context tokens; the best hypothesis (with eos if reached) to out[0, max_new), its length to *n_out. */
@@ -192,7 +201,6 @@ WF_API wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S
                                       int32_t beam, int32_t max_new, int32_t *out, int32_t *n_out);
 
 /* ---- Tokenizers: char-level (code points), byte-level BPE, tokenizer.json (HF), llama2.c's ---- */
-typedef struct wf_tokenizer wf_tokenizer;
 typedef enum { WF_TOKENIZER_NONE = 0, WF_TOKENIZER_CHAR = 1, WF_TOKENIZER_BPE = 2, WF_TOKENIZER_HF = 3,
                WF_TOKENIZER_LLAMA2C = 4 } wf_tokenizer_kind;
 WF_API wf_tokenizer *wf_tokenizer_create(void); /* empty, the caller's (wf_tokenizer_free); NULL: out of memory */
@@ -227,16 +235,18 @@ WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data
 #define WF_NOTE_MAX (1 << 20)
 WF_API wf_status wf_model_set_note(wf_model *m, const uint8_t *bytes, int32_t n);
 WF_API const uint8_t *wf_model_get_note(const wf_model *m, int32_t *n);
-/* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (BPE: one Hugging Face encodes alike;
+/* A tokenizer file or, flags WF_SAVE_JSON, a NUL-terminated tokenizer.json (char, BPE: Hugging Face encodes alike;
  * HF: its file). load reads either and llama2.c's tokenizer.bin (wasmformer's own tokenizer.json: as BPE). */
 #define WF_SAVE_JSON 2
 WF_API wf_status wf_tokenizer_save(wf_tokenizer *t, int32_t flags, uint8_t **out, int32_t *n);
 WF_API wf_status wf_tokenizer_load(wf_tokenizer *t, const uint8_t *data, int32_t n);
-/* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, LlamaForCausalLM or
- * wasmformer's own), or its LoRA adapters as PEFT's adapter_model.safetensors and adapter_config.json. Importing
- * safetensors (F32, F16, BF16, F64) replaces m; importing PEFT's adds the adapters to m. */
+/* Hugging Face's: m as float32 safetensors and a NUL-terminated config.json (GPT2LMHeadModel, GPTNeoXForCausalLM,
+ * LlamaForCausalLM; else wasmformer's own, which alone keeps adapters: a class's refuses them), or its LoRA adapters
+ * as PEFT's files (base_model_name_or_path: base, UTF-8; NULL: null). Importing safetensors (F32, F16, BF16, F64)
+ * replaces m; importing PEFT's adds adapters to m. */
 WF_API wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *n_st, char **json, int32_t *n_json);
-WF_API wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *n_st, char **json, int32_t *n_json);
+WF_API wf_status wf_model_export_peft(wf_model *m, const char *base, uint8_t **st, int32_t *n_st, char **json,
+                                      int32_t *n_json);
 WF_API wf_status wf_model_import_safetensors(wf_model *m, const char *json, int32_t n_json, const uint8_t *st,
                                              int32_t n_st);
 WF_API wf_status wf_model_import_peft(wf_model *m, const char *json, int32_t n_json, const uint8_t *st, int32_t n_st);

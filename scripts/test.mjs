@@ -1,18 +1,21 @@
 #!/usr/bin/env node
-// npm test: everything, from a fresh clone. Native library + C tests (ctest), the native
-// golden record, the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the
-// pool under ThreadSanitizer, a short native run under valgrind, the wasm build, the C
-// kernel tests in wasm, the Node tests of the wasm build, the web page in headless
-// Chromium, a minute of fuzzing per loader, and a memory soak. Each
-// stage says what it runs; the first failure stops the run with a non-zero exit code.
+// npm test: everything, from a fresh clone. Native library + C tests (ctest), the C example
+// (a few seconds of training), the native golden record, the C tests again under
+// AddressSanitizer + UndefinedBehaviorSanitizer (and built for 32 bits, -m32, as wasm's
+// size_t), the pool under ThreadSanitizer, a short native run under valgrind, the wasm build,
+// the C kernel tests in wasm, the C example in wasm, the Node tests of the wasm build (again
+// under Node 24), the web page in headless Chromium, a minute of fuzzing per loader (and 15 s
+// at 32 bits), and a memory soak. Each stage says what it runs; the first failure stops the
+// run with a non-zero exit code.
 // Every tool a stage or a test needs (a C compiler and cmake, valgrind, Chromium, clang,
-// script) is checked before the first stage: a missing one is installed when this runs as
+// script, the 32-bit C and C++ libraries, a Node 24 binary) is checked before the first
+// stage: a missing one (but Node 24, which .ci/run installs) is installed when this runs as
 // root without a terminal on Debian (as build.sh installs Emscripten); otherwise what needs
-// it is skipped. The last lines list every skipped stage, and every test that skipped in each
-// stage that ran it (a tool or PyTorch missing, the native golden record on another machine's
-// fingerprint), with the command that enables it. Without the native build's tools nothing
-// runs, and in CI (CI=true) any missing tool fails the run: both list every command that
-// enables what is missing, then stop. node_modules is installed (npm ci) when it is missing,
+// it is skipped. The last lines list every skipped stage, and every test that skipped in
+// each stage that ran it (a tool or PyTorch missing, the native golden record on another
+// machine's fingerprint), with the command that enables it. Without the native build's
+// tools nothing runs, and in CI (CI=true) any missing tool fails the run: both list every
+// command that enables what is missing, then stop. node_modules is installed (npm ci) when it is missing,
 // lacks a dependency or is older than package-lock.json.
 //
 // Usage: node scripts/test.mjs [--only REGEX]   (--only: the stages whose title matches;
@@ -66,15 +69,16 @@ const lacking = []; // what nothing can run without: [what, the command that ena
  * outside CI a missing one skips the stage (stage false: a tool some tests need, which skip
  * themselves and are listed from their reports; required: one every stage needs, whose
  * absence ends the run once every tool has been checked). */
-function tool(title, cmds, install, { stage = true, required = false } = {}) {
-  if (cmds.some(have)) return true;
+function tool(title, cmds, install, { stage = true, required = false, probe = null } = {}) {
+  const there = () => cmds.some(have) && (!probe || probe());
+  if (there()) return true;
   const msg = `"${title}" needs ${cmds.join(' or ')}: sudo apt-get install -y ${install}`;
   if (process.getuid?.() === 0 && !process.stdin.isTTY && have('apt-get')) {
     console.log(`\n== ${title}: installing ${install} (apt-get, as root without a terminal)`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     const ok = spawnSync('apt-get', ['update', '-q'], { stdio: 'inherit', env }).status === 0 &&
       spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...install.split(' ')], { stdio: 'inherit', env }).status === 0;
-    if (ok && cmds.some(have)) return true;
+    if (ok && there()) return true;
   }
   if (required || process.env.CI) {
     console.log(`\n== ${title}: MISSING (${msg})`);
@@ -100,11 +104,16 @@ function staleDependencies() {
   return null;
 }
 
-/** node --test over files, each test's outcome also written for the list of skips at the end. */
+/** A folder's test files, named: Node 22 and later take files and globs after --test, not
+ * folders (Node 20 searched a folder). */
+const testFiles = (dir) => (existsSync(dir) ? readdirSync(dir) : []).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => join(dir, f));
+
+/** node --test over files, each test's outcome also written for the list of skips at the end
+ * (node: the binary, Node 24's for its stage). */
 let reports = 0;
-function nodeTests(title, files, { flags = [], ...opts } = {}) {
+function nodeTests(title, files, { flags = [], node = process.execPath, ...opts } = {}) {
   const report = join(SKIPS, `node-${++reports}.jsonl`);
-  run(title, process.execPath, [...flags, '--test', '--test-reporter', process.stdout.isTTY ? 'spec' : 'tap', '--test-reporter-destination', 'stdout',
+  run(title, node, [...flags, '--test', '--test-reporter', process.stdout.isTTY ? 'spec' : 'tap', '--test-reporter-destination', 'stdout',
     '--test-reporter', './scripts/skip-reporter.mjs', '--test-reporter-destination', report, ...files], opts);
 }
 
@@ -119,12 +128,45 @@ const hasChromium = tool('the web page in headless Chromium', ['chromium'], 'chr
 const oldNode = Number(process.versions.node.split('.')[0]) < 20;
 if (oldNode) {
   const msg = `the browser tests need Node.js 20 or later (playwright-core), this is ${process.version}`;
-  const enable = 'run npm test with Node.js 20 or later (on Debian 12: sudo npm install -g node@20)';
+  const enable = 'run npm test with Node.js 22 or later (on Debian 12: sudo npm install --prefix /opt/node22 node@22, then put /opt/node22/node_modules/node/bin first on the PATH)';
   console.log(`\n== the web page in headless Chromium: ${process.env.CI ? 'MISSING' : 'SKIPPED'} (${msg})`);
   // listed beside Chromium's command when that is missing too: both are needed
   (process.env.CI ? lacking : skipped).push(['the web page in headless Chromium', enable]);
 }
+// The Node tests run again under Node 24 (CI's Node is 22; 24 is the newer LTS line): a
+// private binary, so that the machine's node stays as it is. WF_NODE24 names it, else the
+// one `npm install --prefix /opt/node24 node@24` puts there (.ci/run does).
+const NODE24_TITLE = 'Node tests of the wasm build under Node 24';
+const node24 = (() => {
+  const bin = process.env.WF_NODE24 || '/opt/node24/node_modules/node/bin/node';
+  const v = existsSync(bin) ? spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout?.trim() : null;
+  if (v?.startsWith('v24.')) return bin;
+  const msg = `"${NODE24_TITLE}" needs a Node 24 binary at ${bin}${v ? `, which is ${v}` : ''}`;
+  const enable = 'sudo npm install --prefix /opt/node24 node@24 (or WF_NODE24=/path/to/node24/bin/node)';
+  console.log(`\n== ${NODE24_TITLE}: ${process.env.CI ? 'MISSING' : 'SKIPPED'} (${msg}: ${enable})`);
+  (process.env.CI ? lacking : skipped).push([NODE24_TITLE, enable]);
+  return null;
+})();
 const hasClang = tool('fuzz: libFuzzer, 60 s per loader', ['clang-14', 'clang'], 'clang-14 libclang-rt-14-dev');
+// 32-bit builds (-m32), where size_t is as narrow as in wasm: the C tests under the sanitizers
+// (gcc-multilib: the i386 C library, libasan and libubsan), and libFuzzer's targets (libFuzzer
+// is C++: lib32stdc++-12-dev). Each probed by building and running a program: no command tells.
+const compiles = (cc, flags, source, args = []) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-m32-'));
+  try {
+    return spawnSync(cc, [...flags, '-x', 'c', '-', '-o', join(dir, 'a.out')], { input: source, stdio: ['pipe', 'ignore', 'ignore'] }).status === 0
+      && spawnSync(join(dir, 'a.out'), args, { stdio: 'ignore', timeout: 60000, env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=0' } }).status === 0;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+const has32 = tool('32-bit build (-m32) with ASan + UBSan: C tests and fuzz replays', ['cc'], 'gcc-multilib', {
+  probe: () => compiles('cc', ['-m32', '-fsanitize=address,undefined'], 'int main(void) { return sizeof(void *) == 4 ? 0 : 1; }'),
+});
+const hasFuzz32 = hasClang && has32 && tool('fuzz at 32 bits: libFuzzer -m32, 15 s per loader', ['clang-14', 'clang'], 'lib32stdc++-12-dev', {
+  probe: () => compiles(have('clang-14') ? 'clang-14' : 'clang', ['-m32', '-fsanitize=fuzzer,address,undefined'],
+    '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }', ['-runs=1']),
+});
 // the CLI's terminal test (tests/js/cli.test.mjs) runs it under script(1); without it, that test skips (listed at the end)
 tool('the CLI on a terminal (script)', ['script'], 'bsdutils', { stage: false });
 
@@ -147,6 +189,9 @@ run('build native library and tests', 'cmake', ['--build', 'build/native', '-j',
 run('C tests', 'ctest', ['--test-dir', 'build/native', '--output-on-failure']);
 // The golden record (tests/golden/README.md): training, generation and file bytes of every
 // architecture equal tests/golden/native.json, on a machine with its fingerprint (else skipped).
+// The C example (examples/c/): a time budget's training run in C, samples and roll-back,
+// for a few seconds; again in wasm below
+run('the C example: 3 s of training natively', 'build/native/example_train', ['--seconds', '3', '--eval', '40']);
 run('golden record: native', process.execPath, ['tests/golden/check-native.mjs'],
   { env: { ...process.env, WF_TEST_SKIPS: join(SKIPS, 'golden.jsonl') } });
 
@@ -156,6 +201,16 @@ run('configure native build with ASan + UBSan', 'cmake', ['-S', '.', '-B', 'buil
 run('build with ASan + UBSan', 'cmake', ['--build', 'build/sanitize', '-j', jobs]);
 run('C tests under AddressSanitizer + UndefinedBehaviorSanitizer', 'ctest', ['--test-dir', 'build/sanitize', '--output-on-failure'],
   { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } });
+
+// The same C tests and fuzz replays built for 32 bits (-m32): size_t is 32 bits there, as in
+// wasm, so a count that becomes bytes and wraps at 4 GB wraps here too, under the sanitizers
+// (issue 25). test_gradcheck is left to the native builds (CMakeLists.txt: WF_M32).
+if (has32) {
+  run('configure 32-bit build (-m32) with ASan + UBSan', 'cmake', ['-S', '.', '-B', 'build/m32', '-DWF_M32=ON', '-DWF_SANITIZE=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo']);
+  run('build 32-bit with ASan + UBSan', 'cmake', ['--build', 'build/m32', '-j', jobs]);
+  run('C tests at 32 bits under AddressSanitizer + UndefinedBehaviorSanitizer', 'ctest', ['--test-dir', 'build/m32', '--output-on-failure', '-j', jobs],
+    { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1' } });
+}
 
 // The thread pool and a threaded training step (tests/test_simd.c: every threaded op equals
 // the single-thread one, the workers' stacks, the give-up path of a pool whose workers do not
@@ -177,24 +232,40 @@ run('wasm build', './build.sh', []);
 run('build the C kernel tests for wasm', './build.sh', ['tests']);
 run('C kernel tests in wasm (SIMD, single thread)', process.execPath, ['build/wasm-tests/test_simd.js']);
 run('C kernel tests in wasm (SIMD, pthreads)', process.execPath, ['build/wasm-tests/test_simd-mt.js']);
-nodeTests('Node tests of the wasm build', ['tests/js/']);
-// The relaxed-SIMD builds (build.sh: clang-19), which Node 20 runs only behind a flag: the C
-// kernels against their scalar references, and the tests that hold for any kernel set (the
-// PyTorch fixtures, training, threads, exact resume within one build), with the package told
-// to insist on relaxed (WASMFORMER_SIMD). The golden records are simd128's bits: not here.
-const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+// examples/c/train.c in wasm, run by Node (tests/js/example.test.mjs holds its losses to the package's)
+run('build the C example for wasm', './build.sh', ['example']);
+run('the C example in wasm (Node): 3 s of training', process.execPath, ['build/wasm-tests/example_train.js', '--seconds', '3', '--eval', '40']);
+// Each test that depends on the kernel set says which it wants (the golden record is
+// simd128's bits), so this passes whichever set the engine picks: simd128 on Node 20,
+// relaxed on Node 22 and 24.
+nodeTests('Node tests of the wasm build', testFiles('tests/js'));
+if (node24) nodeTests(NODE24_TITLE, testFiles('tests/js'), { node: node24 });
+// The relaxed-SIMD builds (build.sh: clang-19): the C kernels against their scalar
+// references, and the tests that hold for any kernel set (the PyTorch fixtures, training,
+// threads, exact resume within one build), with the package told to insist on relaxed
+// (WASMFORMER_SIMD). Node 20 runs relaxed SIMD only behind a flag, which Node 22 and later
+// refuse as a bad option (they have it on). The golden records are simd128's bits: not here.
+const RELAXED_FLAG = ['--experimental-wasm-relaxed-simd'].filter((f) => spawnSync(process.execPath, [f, '-e', ''], { stdio: 'ignore' }).status === 0);
 // (compiled at -O3 and linked at -O1 as the shipped relaxed modules are: the same objects)
 run('build the C kernel tests for wasm relaxed SIMD', './build.sh', ['relaxed-tests']);
-run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
-run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
+run('C kernel tests in wasm (relaxed SIMD, single thread)', process.execPath, [...RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed.js']);
+run('C kernel tests in wasm (relaxed SIMD, pthreads)', process.execPath, [...RELAXED_FLAG, 'build/wasm-tests/test_simd-relaxed-mt.js']);
 nodeTests('Node tests of the relaxed-SIMD builds', ['relaxed', 'fixture', 'model', 'arch', 'threads', 'checkpoint', 'recipe', 'seq2seq', 'dx',
-  'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: [RELAXED_FLAG], env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
-if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', ['tests/web/']);
+  'worker'].map((t) => `tests/js/${t}.test.mjs`), { flags: RELAXED_FLAG, env: { ...process.env, WASMFORMER_SIMD: 'relaxed' } });
+if (hasChromium && !oldNode) nodeTests('the web page in headless Chromium', testFiles('tests/web'));
+// the packed package in the settings a JavaScript project builds in (tests/bundlers/): Vite
+// (build and dev server), webpack 5, esbuild (browser and --platform=node), plain modules;
+// threads and relaxed SIMD in Chromium where the page is cross-origin isolated
+if (hasChromium && !oldNode) nodeTests('bundlers: Vite, webpack, esbuild, plain modules, in headless Chromium', testFiles('tests/bundlers'));
 
 // libFuzzer on the hostile-input loaders, from the committed seeds (scripts/fuzz.sh;
 // the long runs behind docs/ERRORS.md use the same script with more seconds)
 if (hasClang) {
   run('fuzz: libFuzzer, 60 s per loader', './scripts/fuzz.sh', ['60']);
+}
+// and built for 32 bits, where wasm's size arithmetic is (scripts/fuzz.sh --m32)
+if (hasFuzz32) {
+  run('fuzz at 32 bits: libFuzzer -m32, 15 s per loader', './scripts/fuzz.sh', ['--m32', '15']);
 }
 // memory stays flat over 400 training steps of config A and 100 model lifetimes (the
 // full size: node --expose-gc tests/soak.mjs --steps 20000 --cycles 1000)

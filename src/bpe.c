@@ -25,7 +25,7 @@
  * of candidate pairs, lowest rank then leftmost first: the same merges in the same order. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "bpe.h"
 
 #define MAX_CHUNK WF_BPE_MAX_CHUNK
 
@@ -107,11 +107,10 @@ wf_status wf_bpe_build(wf_bpe *b, int32_t *merges, int32_t n, char *msg, size_t 
         return wf_fail(msg, cap, WF_ERR_FORMAT, "%d merges; at most %d", n, WF_BPE_MAX_VOCAB - 256);
     }
     const int32_t V = 256 + n;
-    uint32_t slots = 16;
-    while (slots < 2u * (uint32_t)n) slots *= 2;
-    b->tok_off = malloc((size_t)(V + 1) * sizeof(uint32_t));
-    b->keys = calloc(slots, sizeof(uint64_t));
-    b->ranks = malloc(slots * sizeof(int32_t));
+    const uint32_t slots = wf_table_slots((size_t)n); /* n <= 2^20 */
+    b->tok_off = wf_malloc_n((size_t)V + 1, sizeof(uint32_t));
+    b->keys = wf_calloc_n(slots, sizeof(uint64_t));
+    b->ranks = wf_malloc_n(slots, sizeof(int32_t));
     b->mask = slots - 1;
     if (!b->tok_off || !b->keys || !b->ranks) {
         wf_bpe_release(b);
@@ -149,7 +148,7 @@ wf_status wf_bpe_build(wf_bpe *b, int32_t *merges, int32_t n, char *msg, size_t 
     /* lengths to offsets, then each token's bytes from its two earlier parts */
     b->tok_off[0] = 0;
     for (int32_t t = 0; t < V; t++) b->tok_off[t + 1] += b->tok_off[t];
-    b->bytes = malloc(b->tok_off[V]);
+    b->bytes = malloc(b->tok_off[V]); /* at most 2^20 tokens of 64 bytes */
     if (!b->bytes) {
         wf_bpe_release(b);
         return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory building a vocabulary of %d tokens", V);
@@ -242,7 +241,7 @@ static int32_t next_cap(int32_t cap, int32_t need) {
 
 /* Reallocates *arr to cap items of elem bytes; 0 on failure (*arr kept). */
 static int resize(void **arr, int32_t cap, size_t elem) {
-    void *p = cap ? realloc(*arr, (size_t)cap * elem) : NULL;
+    void *p = cap ? wf_realloc_n(*arr, (size_t)cap, elem) : NULL;
     if (!p) return 0;
     *arr = p;
     return 1;
@@ -260,7 +259,7 @@ static int grow(void **arr, int32_t *cap, int32_t need, size_t elem) {
 /* Counts the distinct chunks of the text. 0 on out of memory. */
 static int count_chunks(trainer *tr, const uint8_t *text, size_t len) {
     uint32_t slots = 1024;
-    tr->slots = malloc(slots * sizeof(int32_t));
+    tr->slots = wf_malloc_n(slots, sizeof(int32_t));
     if (!tr->slots) return 0;
     memset(tr->slots, 0xFF, slots * sizeof(int32_t));
     tr->slot_mask = slots - 1;
@@ -290,8 +289,8 @@ static int count_chunks(trainer *tr, const uint8_t *text, size_t len) {
             tr->slots[i] = w;
             tr->n_words++;
             if ((uint32_t)tr->n_words * 2 > tr->slot_mask) { /* rehash at half full */
-                const uint32_t bigger = (tr->slot_mask + 1) * 2;
-                int32_t *ns = malloc(bigger * sizeof(int32_t));
+                const uint32_t bigger = wf_table_slots((size_t)tr->n_words + 1);
+                int32_t *ns = bigger ? wf_malloc_n(bigger, sizeof(int32_t)) : NULL;
                 if (!ns) return 0;
                 memset(ns, 0xFF, bigger * sizeof(int32_t));
                 for (int32_t k = 0; k < tr->n_words; k++) {
@@ -342,9 +341,9 @@ static int32_t pair_get(trainer *tr, int32_t a, int32_t b) {
     tr->pidx[h] = p;
     tr->n_pairs++;
     if ((uint32_t)tr->n_pairs * 2 > tr->pmask) {
-        const uint32_t bigger = (tr->pmask + 1) * 2;
-        uint64_t *nk = calloc(bigger, sizeof(uint64_t));
-        int32_t *ni = malloc(bigger * sizeof(int32_t));
+        const uint32_t bigger = wf_table_slots((size_t)tr->n_pairs + 1);
+        uint64_t *nk = bigger ? wf_calloc_n(bigger, sizeof(uint64_t)) : NULL;
+        int32_t *ni = bigger ? wf_malloc_n(bigger, sizeof(int32_t)) : NULL;
         if (!nk || !ni) {
             free(nk);
             free(ni);
@@ -468,13 +467,13 @@ wf_status wf_bpe_train(wf_bpe *out, const uint8_t *text, size_t len, int32_t voc
     for (int32_t w = 0; ok && w < tr.n_words; w++) total += tr.w_len[w];
     ok = ok && total <= INT32_MAX;
     if (ok) {
-        tr.sym = malloc((size_t)(total ? total : 1) * sizeof(int32_t));
-        tr.w_start = malloc((size_t)(tr.n_words ? tr.n_words : 1) * sizeof(int32_t));
-        tr.w_stamp = malloc((size_t)(tr.n_words ? tr.n_words : 1) * sizeof(int32_t));
-        merges = malloc((size_t)(want > 0 ? want : 1) * 2 * sizeof(int32_t));
+        tr.sym = wf_malloc_n((size_t)total, sizeof(int32_t));
+        tr.w_start = wf_malloc_n((size_t)tr.n_words, sizeof(int32_t));
+        tr.w_stamp = wf_malloc_n((size_t)tr.n_words, sizeof(int32_t));
+        merges = wf_malloc_n(want > 0 ? (size_t)want : 1, 2 * sizeof(int32_t));
         uint32_t slots = 1024;
-        tr.pkeys = calloc(slots, sizeof(uint64_t));
-        tr.pidx = malloc(slots * sizeof(int32_t));
+        tr.pkeys = wf_calloc_n(slots, sizeof(uint64_t));
+        tr.pidx = wf_malloc_n(slots, sizeof(int32_t));
         tr.pmask = slots - 1;
         ok = tr.sym && tr.w_start && tr.w_stamp && merges && tr.pkeys && tr.pidx;
     }

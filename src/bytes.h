@@ -36,6 +36,8 @@ static inline uint32_t wf_le32(const uint8_t *b) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+static inline uint64_t wf_le64(const uint8_t *b) { return wf_le32(b) | (uint64_t)wf_le32(b + 4) << 32; }
+
 static inline uint32_t wf_get_u32(wf_reader *r) {
     const uint8_t *b = wf_take(r, 4);
     return b ? wf_le32(b) : 0;
@@ -48,12 +50,12 @@ static inline uint64_t wf_get_u64(wf_reader *r) {
 
 typedef struct {
     uint8_t *p; /* NULL: count only */
-    size_t off;
+    size_t off; /* counting saturates at SIZE_MAX, which the writers' size checks refuse */
 } wf_writer;
 
 static inline void wf_put(wf_writer *w, const void *src, size_t k) {
     if (w->p && k) memcpy(w->p + w->off, src, k);
-    w->off += k;
+    w->off = k > SIZE_MAX - w->off ? SIZE_MAX : w->off + k;
 }
 
 static inline void wf_put_u32(wf_writer *w, uint32_t v) {
@@ -83,6 +85,10 @@ static inline void wf_patch_u64(wf_writer *w, size_t off, uint64_t v) {
 /* n floats as little-endian IEEE-754 binary32, converting from wf_real. */
 static inline void wf_put_f32s(wf_writer *w, const float *x, size_t n) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n > SIZE_MAX / 4) { /* only counting gets here: a buffer is sized by the count */
+        w->off = SIZE_MAX;
+        return;
+    }
     wf_put(w, x, n * 4);
 #else
     for (size_t i = 0; i < n; i++) {

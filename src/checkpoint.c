@@ -18,7 +18,8 @@
 #define CKPT_TOKENIZER 2u                            /* file flag; bit 0 is WF_SAVE_OPTIMIZER */
 #define CKPT_NOTE 4 /* flag bit 2: a NOTE section, the application's bytes (wf_model_set_note) */
 #define CKPT_TRAIN 8 /* flag bit 3: a TRAN section, the trainable mask, when a slice is frozen */
-#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE | CKPT_TRAIN) /* every flag version 1 knows */
+#define CKPT_RUN 16  /* flag bit 4: a RUNS section, the training run (run.c), saved with the optimizer */
+#define CKPT_FLAGS (WF_SAVE_OPTIMIZER | CKPT_TOKENIZER | CKPT_NOTE | CKPT_TRAIN | CKPT_RUN) /* every flag version 1 knows */
 #define MAX_NAME 63
 
 /* wf_config and wf_optim are serialized field by field, in table order (WF_CONFIG_FIELDS,
@@ -81,9 +82,9 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
     wf_model_get_config(m, &cfg);
     int32_t note_n;
     const uint8_t *note = wf_model_get_note(m, &note_n);
-    const int frozen = memchr(m->train, 0, (size_t)m->n_slices) != NULL;
+    const int frozen = memchr(m->train, 0, (size_t)m->n_slices) != NULL, run = opt && m->run;
     size_t start = wf_envelope_begin(w, "WFCK", CKPT_VERSION, (uint32_t)flags | (t ? CKPT_TOKENIZER : 0) | (note_n ? CKPT_NOTE : 0) |
-                                                         (frozen ? CKPT_TRAIN : 0));
+                                                         (frozen ? CKPT_TRAIN : 0) | (run ? CKPT_RUN : 0));
 
     size_t at = begin_section(w, "CONF");
     put_words(w, &cfg, N_CONFIG);
@@ -140,6 +141,11 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         wf_put_u32(w, (uint32_t)st.step);
         wf_put_u32(w, N_RNG);
         for (int i = 0; i < N_RNG; i++) wf_put_u64(w, st.rng[i]);
+        end_section(w, at);
+    }
+    if (run) {
+        at = begin_section(w, "RUNS");
+        wf_run_write(w, m);
         end_section(w, at);
     }
     if (note_n) {
@@ -251,6 +257,7 @@ typedef struct {
     const uint8_t *data[WF_N_PARAMS]; /* each tensor's weights in the file (then m, v of its trainable slices) */
     const uint8_t *note;              /* the NOTE section's bytes in the file, or NULL */
     int32_t note_n;
+    wf_run_state *run;                /* the RUNS section's training run, or NULL */
 } parsed_ckpt;
 
 static int32_t slice0(const parsed_ckpt *pc, int i) {
@@ -341,7 +348,7 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
     if (s != WF_OK) FAIL(s == WF_ERR_UNSUPPORTED ? s : WF_ERR_FORMAT, "the file's config: %s", why);
     if (wf_tensor_table(&pc->cfg, pc->table) != WF_OK) FAIL(WF_ERR_FORMAT, "the file's config has more than 2^31 - 1 parameters");
     const int32_t slices = wf_plan_slices(pc->table);
-    if (!(pc->mask = malloc((size_t)slices))) FAIL(WF_ERR_NOMEM, "out of memory");
+    if (!(pc->mask = wf_malloc_n((size_t)slices, 1))) FAIL(WF_ERR_NOMEM, "out of memory");
     memset(pc->mask, 1, (size_t)slices);
 
     if (flags & CKPT_TOKENIZER) {
@@ -377,6 +384,12 @@ static wf_status parse_checkpoint(const uint8_t *data, size_t n, parsed_ckpt *pc
             if (!sec.failed && pc->state.rng[i] == 0) FAIL(WF_ERR_FORMAT, "RNG stream %d has the state 0, which it can never reach", i);
         }
         if ((s = close_section(&sec, "OPTM", msg, cap)) != WF_OK) return s;
+    }
+    if (flags & CKPT_RUN) {
+        if (!pc->has_opt) FAIL(WF_ERR_FORMAT, "a training run is saved only with the optimizer state (flag bit 0)");
+        if ((s = open_section(&r, "RUNS", &sec, msg, cap)) != WF_OK) return s;
+        if ((s = wf_run_read(&sec, &pc->cfg, &pc->run, msg, cap)) != WF_OK) return s;
+        if ((s = close_section(&sec, "RUNS", msg, cap)) != WF_OK) return s;
     }
     if (flags & CKPT_NOTE) {
         if ((s = open_section(&r, "NOTE", &sec, msg, cap)) != WF_OK) return s;
@@ -419,6 +432,7 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
     if (s != WF_OK) {
         free(note);
         wf_tokenizer_clear(&tok);
+        wf_run_free(pc->run);
         free(pc->mask);
         free(pc);
         return s;
@@ -446,11 +460,13 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         wf_model_set_optim(m, &pc->opt);
         wf_model_set_state(m, &pc->state);
     }
+    if (pc->run) wf_run_attach(m, pc->run);
     if (t && tok.kind != WF_TOKENIZER_NONE) {
         wf_tokenizer_move(t, &tok);
         t->err[0] = 0;
     }
     wf_tokenizer_clear(&tok);
+    m->origin = pc->has_opt ? WF_ORIGIN_OPTIMIZER : WF_ORIGIN_WEIGHTS;
     free(pc->mask);
     free(pc);
     m->err[0] = 0;

@@ -1,10 +1,11 @@
 /* The config and the training settings: defaults and checks, both from the tables in
  * include/wasmformer.h (WF_CONFIG_FIELDS, WF_OPTIM_FIELDS). What a row cannot say alone
- * (one field against another) is checked by hand at the end of wf_config_check. */
+ * (one field against another) is checked by hand at the end of wf_config_check. Then what a
+ * config implies, from the plan: its tensor table and its memory. */
 #include <stdio.h>
 
 #include "config.h"
-#include "plan.h"
+#include "presets.h"
 
 /* ---- the tables as data ---- */
 
@@ -42,6 +43,24 @@ void wf_optim_default(wf_optim *out) {
     WF_OPTIM_FIELDS(SET, SET)
 }
 #undef SET
+
+/* The run's defaults, as the header's wf_run comment gives them. */
+static void run_default(wf_run *r) {
+    *r = (wf_run){.steps = 1000, .seconds = 0, .warmup = -1, .decay_steps = -1, .warmup_fraction = 0.05f,
+                  .val_fraction = 0.1f, .eval_interval = 100, .eval_batches = 4, .batch_size = 8, .context = 0,
+                  .rollback = 1, .seed = -1};
+}
+
+wf_status wf_preset(const char *name, wf_config *c, wf_optim *o, wf_run *r) {
+    if (c) wf_config_default(c);
+    if (o) wf_optim_default(o);
+    if (r) run_default(r);
+    if (!name) return WF_OK;
+#define PRESET(id, L, NH, C, F, T, pos, B, lr_, beta2_, muon_, steps_)                                              if (!strcmp(name, #id)) {                                                                                            if (c) c->n_layer = L, c->n_head = NH, c->d_model = C, c->d_ff = F, c->context = T, c->positions = pos;         if (o) o->lr = lr_, o->beta2 = beta2_, o->muon = muon_;                                                           if (r) r->batch_size = B, r->steps = steps_;                                                                     return WF_OK;                                                                                                }
+    WF_PRESETS(PRESET)
+#undef PRESET
+    return WF_ERR_ARG; /* no such preset: the defaults */
+}
 
 /* ---- enum names ---- */
 
@@ -141,4 +160,45 @@ wf_status wf_optim_check(const wf_optim *o, char *msg, int32_t cap) {
     if (msg && n > 0) msg[0] = 0;
     if (!o) return wf_fail(msg, n, WF_ERR_ARG, "optimizer settings are NULL");
     return check_fields(o, wf_optim_fields, WF_N_OPTIM, 0, WF_ERR_ARG, msg, n);
+}
+
+/* ---- what a config implies: its tensor table, its memory ---- */
+
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]) {
+    wf_status s = wf_config_check(cfg, NULL, 0);
+    if (s != WF_OK) return s;
+    wf_dims d;
+    wf_dims_of(cfg, &d);
+    if (wf_plan_params(&d, 1) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
+    wf_plan_tensors(&d, out);
+    return WF_OK;
+}
+
+wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap) {
+    wf_status s = wf_config_check(cfg, msg, cap);
+    if (s != WF_OK) return s;
+    if (!out) return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "out is NULL");
+    if (B < 0 || T < 0 || T > cfg->context)
+        return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "B = %d and T = %d must be >= 0, T at most the context %d", B, T,
+                       cfg->context);
+    wf_dims d;
+    wf_dims_of(cfg, &d);
+    double bytes = sizeof(wf_real);
+    double P = wf_plan_params(&d, 1), G = P;
+    if (d.LR && P <= 2147483647.0) {
+        /* adapters train alone: the gradients and moments of theirs only */
+        wf_tensor_info t[WF_N_PARAMS];
+        wf_plan_tensors(&d, t);
+        G = 0;
+        for (int i = 0; i < WF_N_PARAMS; i++) G += wf_param_lora(i) ? PAD4D(t[i].size) : 0;
+    }
+    out->params = P * bytes;
+    out->grads = G * bytes;
+    out->optimizer = (2 * G + wf_plan_muon(&d)) * bytes;
+    out->activations = (B > 0 && T > 0) ? wf_plan_acts(&d, B, T, d.xa ? T : 0) * bytes : 0;
+    out->inference = wf_plan_gen(&d) * bytes + wf_plan_tables(&d) * bytes;
+    out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
+    out->count = wf_plan_params(&d, 0);
+    out->budget = wf_memory_budget();
+    return wf_plan_fits(out->total - out->activations, out->activations, B, T, msg, msg && cap > 0 ? (size_t)cap : 0);
 }

@@ -1,10 +1,11 @@
 /* The config and training-settings tables (WF_CONFIG_FIELDS, WF_OPTIM_FIELDS in
  * include/wasmformer.h) as data, for the code that walks them: the checks (config.c), the
- * checkpoint's sections (checkpoint.c) and config.json's "wasmformer" layout (hf.c). */
+ * checkpoint's sections (checkpoint.c) and config.json's "wasmformer" layout (hf.c); and a
+ * config's tensor table, for the file formats. */
 #ifndef WF_CONFIG_H
 #define WF_CONFIG_H
 
-#include "internal.h"
+#include "plan.h"
 
 typedef struct {
     const char *name;  /* the C name, also config.json's key */
@@ -28,5 +29,9 @@ extern const wf_field wf_optim_fields[WF_N_OPTIM];
  * value); and the value a name stands for (-1: none). */
 size_t wf_enum_name(const char *names, int32_t i, const char **at);
 int32_t wf_enum_value(const char *names, const char *name);
+
+/* A config's tensor table, checked first: WF_ERR_CONFIG when it is invalid or has more than
+ * 2^31 - 1 parameters. For the file formats, which check a file against it. */
+wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]);
 
 #endif /* WF_CONFIG_H */

@@ -40,8 +40,17 @@ static void sort_by_prob(int32_t *order, int n, const wf_real *p) {
  * to infinities, and their differences to NaN probabilities. */
 #define GREEDY_BELOW 1e-6
 
+int32_t wf_first_non_finite(const wf_real *x, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (!wf_finite(x[i])) return i;
+    return -1;
+}
+
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,
                         int32_t *order) {
+    /* weights that overflow float32 give NaN or infinite logits: no order, no distribution
+     * (every comparison with NaN is false, so a draw would silently pick an arbitrary id) */
+    if (wf_first_non_finite(logits, V) >= 0) return -1;
     if (s->temperature < GREEDY_BELOW) {
         int32_t best = 0;
         for (int i = 1; i < V; i++)
@@ -123,17 +132,68 @@ wf_status wf_model_gen_start(wf_model *m, const int32_t *prompt, int32_t n, uint
     return WF_OK;
 }
 
-wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, int32_t *token) {
+/* Whether t can write the text of the next token: its info to *ti. */
+static wf_status check_text(wf_model *m, wf_tokenizer *t, const char *text, int32_t cap, const int32_t *n_text,
+                            wf_tokenizer_info *ti) {
+    if (!text || !n_text) return WF_ERR(m, WF_ERR_ARG, "text and n_text must not be NULL with a tokenizer");
+    if (wf_tokenizer_get_info(t, ti) != WF_OK || ti->kind == WF_TOKENIZER_NONE)
+        return WF_ERR(m, WF_ERR_STATE, "the tokenizer is empty: it has no text for a token");
+    if (cap < 2 * ti->max_bytes)
+        return WF_ERR(m, WF_ERR_ARG, "the text buffer holds %d bytes; a token's text may need %d (2 x max_bytes)", cap,
+                      2 * ti->max_bytes);
+    const int32_t prev = m->gen.window[m->gen.n - 1];
+    if (prev >= ti->vocab_size)
+        return WF_ERR(m, WF_ERR_TOKEN, "token %d before the next is not one of the tokenizer's %d ids", prev,
+                      ti->vocab_size);
+    return WF_OK;
+}
+
+/* The bytes token id adds to the text after prev, to text[0, cap): char and BPE tokens decode
+ * alone; the others in the context of the token before (a decoder that strips the text's
+ * first space, llama2.c's space after BOS), as decoding [prev, id] less decoding [prev]. */
+static wf_status token_text(wf_tokenizer *t, const wf_tokenizer_info *ti, int32_t prev, int32_t id, char *text,
+                            int32_t cap, int32_t *n_text) {
+    if (ti->kind == WF_TOKENIZER_CHAR || ti->kind == WF_TOKENIZER_BPE) return wf_tokenizer_decode(t, &id, 1, text, cap, n_text);
+    const int32_t pair[2] = {prev, id};
+    int32_t before, both;
+    wf_status s = wf_tokenizer_decode(t, pair, 1, text, cap, &before);
+    if (s == WF_OK) s = wf_tokenizer_decode(t, pair, 2, text, cap, &both);
+    if (s != WF_OK) return s;
+    /* a decoder that strips the text's end may leave [prev, id] no longer than [prev] */
+    *n_text = both > before ? both - before : 0;
+    memmove(text, text + before, (size_t)*n_text);
+    return WF_OK;
+}
+
+wf_status wf_model_gen_next(wf_model *m, const wf_sampling *s, wf_tokenizer *t, int32_t *token, char *text,
+                            int32_t cap, int32_t *n_text) {
     if (!m) return WF_ERR_ARG;
     if (!m->ready || !m->gen.active) return WF_ERR(m, WF_ERR_STATE, "no generation in progress: call wf_model_gen_start first");
     if (!token) return WF_ERR(m, WF_ERR_ARG, "token is NULL");
     wf_status st = check_sampling(m, s);
     if (st != WF_OK) return st;
+    wf_tokenizer_info ti;
+    if (t && (st = check_text(m, t, text, cap, n_text, &ti)) != WF_OK) return st;
     wf_gen *g = &m->gen;
     /* with no_unk the draw is over ids [1, n): id 0's probability goes to the others */
     int32_t n = s->n_vocab > 0 ? s->n_vocab : m->d.V;
+    if (t && ti.vocab_size < n) n = ti.vocab_size;
     int32_t lo = s->no_unk && n > 1 ? 1 : 0;
-    int32_t id = lo + wf_sample_token(g->logits + lo, n - lo, s, &g->rng, g->probs, g->order);
+    const wf_rng rng = g->rng;
+    int32_t drawn = wf_sample_token(g->logits + lo, n - lo, s, &g->rng, g->probs, g->order);
+    if (drawn < 0) {
+        g->rng = rng;
+        int32_t bad = lo + wf_first_non_finite(g->logits + lo, n - lo);
+        double x = g->logits[bad];
+        return WF_ERR(m, WF_ERR_NUMERIC, "the logits are not finite (token %d's is %s): the weights overflow float32 "
+                      "somewhere on the way; nothing was generated and the generation is as it was", bad,
+                      x != x ? "NaN" : x > 0 ? "+inf" : "-inf");
+    }
+    int32_t id = lo + drawn;
+    if (t && (st = token_text(t, &ti, g->window[g->n - 1], id, text, cap, n_text)) != WF_OK) {
+        g->rng = rng; /* nothing changed */
+        return WF_ERR(m, st, "decoding token %d: %s", id, wf_tokenizer_error(t));
+    }
     if (g->n == m->cfg.context) {
         /* full: keep the newest half of the window, then re-read it with the new token */
         int32_t keep = m->cfg.context / 2;

@@ -51,13 +51,31 @@ typedef float wf_real;
 #define WF_INVARIANT(x) ((void)0)
 #endif
 
-/* WF_ALIGN-byte aligned: a cache line, so a row of a tensor that starts one (most do: their
- * sizes are multiples of 16 floats) is read without loads that straddle two lines, which
- * every AVX-512 load (64 bytes) from a 16-byte boundary does. Returns NULL on failure; sizes
- * are checked for overflow by the caller. */
+/* ---- sizes: a count becomes bytes only through these ----
+ * In wasm size_t is 32 bits: n * sizeof(x) wraps at 4 GB into a small request that then
+ * succeeds, and the writes that follow corrupt the heap of every model in the module. So
+ * every product or sum that sizes a buffer is checked at the width it runs at, and every
+ * allocation takes a count and an element size. Each helper returns 0 / NULL on overflow. */
+static inline int wf_mul_ok(size_t a, size_t b, size_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline int wf_add_ok(size_t a, size_t b, size_t *out) { return !__builtin_add_overflow(a, b, out); }
+/* The capacity that holds need elements, doubling from cap (first when cap is 0); 0 when
+ * it would not fit a size_t. */
+size_t wf_grow(size_t cap, size_t need, size_t first);
+/* Slots of an open-addressing table for count keys: a power of two, at least 16 and twice
+ * count, so that it is at most half full; 0 beyond 2^31 (the tables' masks are uint32). */
+uint32_t wf_table_slots(size_t count);
+/* n elements of size bytes each from the C library (freed with free; n 0: one byte). NULL
+ * when n * size overflows or memory ran out; realloc keeps p then. */
+void *wf_malloc_n(size_t n, size_t size);
+void *wf_calloc_n(size_t n, size_t size);
+void *wf_realloc_n(void *p, size_t n, size_t size);
+/* The same, WF_ALIGN-byte aligned (zeroed: wf_zalloc), freed with wf_free. WF_ALIGN: a
+ * cache line, so a row of a tensor that starts one (most do: their sizes are multiples of
+ * 16 floats) is read without loads that straddle two lines, which every AVX-512 load (64
+ * bytes) from a 16-byte boundary does. */
 #define WF_ALIGN 64
-void *wf_alloc(size_t bytes);
-void *wf_calloc(size_t bytes);
+void *wf_alloc(size_t n, size_t size);
+void *wf_zalloc(size_t n, size_t size);
 void wf_free(void *p);
 
 /* Formats an error into a handle's message buffer and returns the status, so that

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "unicode.h"
 
 #define MAX_DEPTH 64
 
@@ -20,7 +21,7 @@ static int32_t j_node(wf_json *j, int type) {
         int64_t c = j->cap ? 2 * (int64_t)j->cap : 64;
         if (c > (int64_t)j->n + 1) c = (int64_t)j->n + 1;
         if (c > INT32_MAX || c <= j->cap) return j_fail(j, WF_ERR_FORMAT, "too many values");
-        wf_jnode *p = realloc(j->nodes, (size_t)c * sizeof(wf_jnode));
+        wf_jnode *p = wf_realloc_n(j->nodes, (size_t)c, sizeof(wf_jnode)); /* ~56 bytes each: wraps in wasm past 76M */
         if (!p) return j_fail(j, WF_ERR_NOMEM, "out of memory");
         j->nodes = p;
         j->cap = (int32_t)c;
@@ -315,3 +316,17 @@ void wf_text_put(wf_text *t, const char *fmt, ...) {
     else t->n += (size_t)k;
 }
 
+int wf_text_string(wf_text *t, const char *s, size_t n) {
+    const uint8_t *u = (const uint8_t *)s;
+    if (!wf_utf8_valid(u, n)) return 0;
+    wf_text_put(t, "\"");
+    for (size_t i = 0; i < n; i++) {
+        const char c = s[i], *short_form = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
+                                      : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+        if (short_form) wf_text_put(t, "%s", short_form);
+        else if (u[i] < 0x20) wf_text_put(t, "\\u%04x", u[i]);
+        else wf_text_put(t, "%c", c);
+    }
+    wf_text_put(t, "\"");
+    return 1;
+}

@@ -55,6 +55,9 @@ void wf_text_put(wf_text *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Bytes s[0, n), valid UTF-8, as a JSON string (quotes, backslash and control characters
+ * escaped as JSON.stringify does); 0, nothing written, when s is not valid UTF-8. */
+int wf_text_string(wf_text *t, const char *s, size_t n);
 /* A float as the shortest decimal that reads back as the same float, '.' whatever the C
  * locale's decimal separator. */
 void wf_json_float(char *buf, size_t cap, float v);

@@ -154,6 +154,7 @@ wf_status wf_llama2c_model_load(wf_model *m, const uint8_t *data, int32_t n) {
             }
         }
     }
+    m->origin = WF_ORIGIN_LLAMA2C;
     return WF_OK;
 }
 
@@ -191,8 +192,8 @@ wf_status wf_llama2c_tok_parse(const uint8_t *data, size_t n, wf_tokenizer *out,
     v->family = WF_VOCAB_LLAMA2C;
     v->n = (int32_t)count;
     v->pool = malloc(n);
-    v->tok = malloc((size_t)count * sizeof(wf_span));
-    v->score = malloc((size_t)count * sizeof(float));
+    v->tok = wf_malloc_n((size_t)count, sizeof(wf_span));
+    v->score = wf_malloc_n((size_t)count, sizeof(float));
     v->src = malloc(n);
     if (!v->pool || !v->tok || !v->score || !v->src) {
         wf_vocab_release(v);

@@ -5,7 +5,7 @@
  * style vocabularies have no pre-tokenizer, so a whole text is one word. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "merge.h"
 
 static int cand_before(const wf_cand *a, const wf_cand *b) {
     return a->key < b->key || (a->key == b->key && a->pos < b->pos);
@@ -14,10 +14,11 @@ static int cand_before(const wf_cand *a, const wf_cand *b) {
 static int heap_push(wf_merger *m, size_t *hn, wf_cand c) {
     if (*hn == (m->heap_cap ? m->heap_cap : 3 * m->cap)) {
         if (!m->heap_cap) return 0; /* a fixed heap of 3n: n - 1 pairs, 2 per merge: never full */
-        wf_cand *p = realloc(m->heap, 2 * m->heap_cap * sizeof *p);
+        size_t c;
+        wf_cand *p = wf_mul_ok(m->heap_cap, 2, &c) ? wf_realloc_n(m->heap, c, sizeof *p) : NULL;
         if (!p) return 0;
         m->heap = p;
-        m->heap_cap *= 2;
+        m->heap_cap = c;
     }
     size_t i = (*hn)++;
     while (i > 0 && cand_before(&c, &m->heap[(i - 1) / 2])) {

@@ -11,6 +11,8 @@
 wf_model *wf_model_create(void) { return calloc(1, sizeof(wf_model)); }
 
 static void release(wf_model *m) {
+    if (m->run) m->run_ops->free(m->run);
+    m->run = NULL;
     for (int b = 0; b < 4; b++) wf_free(m->block[b]);
     free(m->train);
     free(m->goff);
@@ -24,6 +26,8 @@ static void release(wf_model *m) {
 /* Moves next's model into m, keeping m's thread pool (the setting belongs to the handle). */
 static void adopt(wf_model *m, wf_model *next) {
     next->pool = m->pool;
+    next->clock = m->clock;
+    next->clock_ctx = m->clock_ctx;
     next->note = m->note;
     next->note_n = m->note_n;
     release(m);
@@ -78,7 +82,7 @@ wf_status wf_model_ready(wf_model *m) {
  * LoRA's adapters come last in the table and draw from a stream of their own (init_lora), so
  * the base weights are the same with and without them. */
 static void init_weights(wf_model *m) {
-#define X(name, ndim, d0, d1, d2, decay, init) init,
+#define X(name, ndim, d0, d1, d2, decay, init, groups) init,
     static const int INIT[WF_N_PARAMS] = {WF_PARAMS(X)};
 #undef X
     wf_rng r;
@@ -139,7 +143,7 @@ static void point_params(wf_model *m) {
 }
 
 /* The batch sampler's train and validation streams, both derived from one seed. */
-static void seed_sampler(wf_model *m, uint32_t seed) {
+void wf_model_seed_sampler(wf_model *m, uint32_t seed) {
     wf_rng_seed(&m->rng_split[0], (uint64_t)seed * 2 + 1);
     wf_rng_seed(&m->rng_split[1], (uint64_t)seed * 2 + 2);
 }
@@ -176,13 +180,12 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     double grads = est.grads / sizeof(wf_real);
     if (mask) grads = (double)wf_plan_train(next->tensors, mask, NULL);
     const double bytes = model_bytes(&d, (double)next->stride, grads);
-    if (bytes > wf_address_limit() * 0.95) {
+    if ((s = wf_plan_fits(bytes, 0, 0, 0, why, sizeof why)) != WF_OK) {
         memset(next, 0, sizeof *next);
-        return WF_ERR(m, WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB",
-                      bytes / 1e9, wf_address_limit() / 1e9);
+        return WF_ERR(m, s, "%s", why);
     }
-    next->train = malloc((size_t)next->n_slices + 1);
-    next->goff = malloc(((size_t)next->n_slices + 1) * sizeof(size_t));
+    next->train = wf_malloc_n((size_t)next->n_slices + 1, 1);
+    next->goff = wf_malloc_n((size_t)next->n_slices + 1, sizeof(size_t));
     if (!next->train || !next->goff) {
         release(next);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
@@ -193,13 +196,13 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     int blocks = 1;
     for (int b = 0; b < 4; b++) {
         const size_t n = b == WF_WEIGHTS ? next->stride : next->gstride;
-        blocks &= (next->block[b] = wf_calloc((n ? n : 4) * sizeof(wf_real))) != NULL;
+        blocks &= (next->block[b] = wf_zalloc(n ? n : 4, sizeof(wf_real))) != NULL;
     }
-    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d) * sizeof(wf_real));
+    next->muon_mem = wf_alloc((size_t)wf_plan_muon(&d), sizeof(wf_real));
     size_t gen_elems = wf_gen_carve(NULL, &d, NULL);
-    next->gen.mem = wf_alloc(gen_elems * sizeof(wf_real));
+    next->gen.mem = wf_alloc(gen_elems, sizeof(wf_real));
     size_t table = (size_t)wf_plan_tables(&d);
-    wf_real *tables = table ? wf_alloc(table * sizeof(wf_real)) : NULL;
+    wf_real *tables = table ? wf_alloc(table, sizeof(wf_real)) : NULL;
     if (d.rope) {
         next->rope_cos = tables;
         next->rope_sin = tables ? tables + table / 2 : NULL;
@@ -216,7 +219,7 @@ static wf_status make(wf_model *m, wf_model *next, const wf_config *cfg, const u
     wf_gen_carve(&next->gen, &d, next->gen.mem);
     next->gen.bytes = gen_elems * sizeof(wf_real);
     wf_optim_default(&next->opt);
-    seed_sampler(next, cfg->seed);
+    wf_model_seed_sampler(next, cfg->seed);
     next->ready = 1;
     return WF_OK;
 }
@@ -230,6 +233,7 @@ static wf_status build(wf_model *m, const wf_config *cfg, int random, const uint
     if (random) {
         init_weights(&next);
         init_lora(&next);
+        next.origin = WF_ORIGIN_INIT; /* the file formats set theirs once they have filled it */
     }
     adopt(m, &next);
     return WF_OK;
@@ -267,7 +271,8 @@ wf_status wf_model_get_info(wf_model *m, wf_model_info *out) {
     mem->count = (double)m->n_params;
     out->n_tensors = WF_N_PARAMS;
     out->step = m->step;
-    out->lr = wf_lr_at(&m->opt, m->step);
+    out->lr = m->run ? m->run_ops->next_lr(m) : wf_lr_at(&m->opt, m->step);
+    out->origin = m->origin;
     return WF_OK;
 }
 
@@ -296,13 +301,6 @@ wf_status wf_model_get_optim(wf_model *m, wf_optim *out) {
     WF_NEED_READY(m);
     if (!out) return WF_ERR(m, WF_ERR_ARG, "out is NULL");
     *out = m->opt;
-    return WF_OK;
-}
-
-wf_status wf_model_sample_seed(wf_model *m, uint32_t seed) {
-    WF_NEED_READY(m);
-    seed_sampler(m, seed);
-    m->err[0] = 0;
     return WF_OK;
 }
 
@@ -341,11 +339,12 @@ wf_status wf_model_set_threads(wf_model *m, int32_t n) {
 
 wf_status wf_model_plan_batch(wf_model *m, int B, int T, int S) {
     double need_d = wf_plan_acts(&m->d, B, T, S);
-    if (need_d * sizeof(wf_real) > wf_address_limit() * 0.95)
-        return WF_ERR(m, WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations", B, T, need_d * sizeof(wf_real) / 1e9);
+    char why[200];
+    const wf_status fits = wf_plan_fits(0, need_d * sizeof(wf_real), B, T, why, sizeof why);
+    if (fits != WF_OK) return WF_ERR(m, fits, "%s", why);
     size_t need = (size_t)need_d;
     if (need > m->act_cap) {
-        wf_real *mem = wf_alloc(need * sizeof(wf_real));
+        wf_real *mem = wf_alloc(need, sizeof(wf_real));
         if (!mem)
             return WF_ERR(m, WF_ERR_NOMEM, "could not allocate %.1f MB of activations for a batch of %d x %d",
                           need * sizeof(wf_real) / 1e6, B, T);
@@ -413,15 +412,15 @@ static void copy_moments(wf_model *to, const wf_model *from) {
 /* The grads, m and v blocks of a new mask; nothing changes on failure. */
 static wf_status relayout(wf_model *m, const uint8_t *mask) {
     wf_model next = *m; /* the tables and blocks of m, with the three blocks replaced */
-    next.train = malloc((size_t)m->n_slices + 1);
-    next.goff = malloc(((size_t)m->n_slices + 1) * sizeof(size_t));
+    next.train = wf_malloc_n((size_t)m->n_slices + 1, 1);
+    next.goff = wf_malloc_n((size_t)m->n_slices + 1, sizeof(size_t));
     for (int b = WF_GRADS; b <= WF_ADAM_V; b++) next.block[b] = NULL;
     int ok = next.train && next.goff;
     if (ok) {
         memcpy(next.train, mask, (size_t)m->n_slices);
         next.gstride = wf_plan_train(next.tensors, mask, next.goff);
         for (int b = WF_GRADS; b <= WF_ADAM_V; b++)
-            ok &= (next.block[b] = wf_calloc((next.gstride ? next.gstride : 4) * sizeof(wf_real))) != NULL;
+            ok &= (next.block[b] = wf_zalloc(next.gstride ? next.gstride : 4, sizeof(wf_real))) != NULL;
     }
     if (!ok) {
         free(next.train);
@@ -450,6 +449,7 @@ wf_status wf_model_trainable(wf_model *m, const uint8_t *set, uint8_t *get, int3
         if (memcmp(set, m->train, (size_t)n)) {
             wf_status s = relayout(m, set);
             if (s != WF_OK) return s;
+            if (m->run) m->run_ops->end(m); /* what trains changed: the run (and its roll-back copy's layout) is over */
         }
     }
     if (get) memcpy(get, m->train, (size_t)n);
@@ -502,7 +502,7 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_tensor_info table[WF_N_PARAMS];
     wf_plan_tensors(&d, table);
     uint8_t *mask = NULL;
-    if (m->d.LR && !(mask = malloc((size_t)wf_plan_slices(table) + 1)))
+    if (m->d.LR && !(mask = wf_malloc_n((size_t)wf_plan_slices(table) + 1, 1)))
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     for (int i = 0, k = 0; mask && i < WF_N_PARAMS; i++)
         for (int l = 0; l < table[i].layers; l++, k++)
@@ -514,7 +514,8 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     wf_real *sb = NULL;
     if (merge && m->d.LR) {
         const int widest = m->d.C > m->d.F ? m->d.C : m->d.F;
-        if (!(sb = wf_alloc((size_t)widest * m->d.LR * sizeof(wf_real)))) {
+        size_t n; /* d_ff 2^20 times rank 2^16: past a 32-bit size_t, though the adapters fit */
+        if (!wf_mul_ok((size_t)widest, (size_t)m->d.LR, &n) || !(sb = wf_alloc(n, sizeof(wf_real)))) {
             release(&next);
             return WF_ERR(m, WF_ERR_NOMEM, "out of memory merging the adapters");
         }
@@ -531,9 +532,11 @@ wf_status wf_model_set_config(wf_model *m, const wf_config *cfg, int32_t merge) 
     if (sb) merge_dropped(&next, m, sb);
     wf_free(sb);
     copy_moments(&next, m);
+    if (m->run) m->run_ops->end(m); /* a new model in the handle: the run ends, its schedule in the settings */
     next.opt = m->opt;
     next.step = m->step;
     memcpy(next.rng_split, m->rng_split, sizeof next.rng_split);
+    next.origin = m->origin;
     adopt(m, &next);
     return WF_OK;
 }

@@ -2,7 +2,8 @@
  *   model.c       the handle: init (random or zero weights), accessors, settings, threads
  *   stack.c       the stacks: embeddings, ONE forward loop for training, prompts, decoding
  *                 and the beam search's encoder, one backward loop, the head
- *   train.c       batches: checks, the loss, clipping, the step, the sampler
+ *   train.c       batches: checks, the loss, clipping, the step
+ *   run.c         the training run: its tokens, sampler, schedule, validation, roll-back
  *   generate.c, seq2seq.c: decoding, on the stack's forward loop
  *   checkpoint.c, safetensors.c: the file formats, which build a model through model.c
  * Below it: block.h (one layer), plan.h (sizes and tables), ops.h (the op pairs). */
@@ -10,9 +11,20 @@
 #define WF_MODEL_H
 
 #include "block.h"
+#include "bytes.h"
+
+typedef struct wf_run_state wf_run_state; /* a training run (run.c) */
+/* What the model calls of its run, which lives above it (run.c sets it with the run): end it
+ * (its schedule goes on in the settings), free it, its next step's learning rate. */
+typedef struct {
+    void (*end)(struct wf_model *m);
+    void (*free)(wf_run_state *r);
+    float (*next_lr)(const struct wf_model *m);
+} wf_run_ops;
 
 struct wf_model {
     int ready; /* 0: an empty handle */
+    int32_t origin; /* wf_origin: what made the model (init, or the file format that filled it) */
     wf_config cfg;
     wf_dims d;
     wf_optim opt;
@@ -48,6 +60,10 @@ struct wf_model {
     wf_pool *pool; /* worker threads (wf_model_set_threads), or NULL: one thread */
     uint8_t *note;   /* the application's bytes (wf_model_set_note), or NULL */
     int32_t note_n;
+    wf_run_state *run;           /* the training run, or NULL (run.c) */
+    const wf_run_ops *run_ops;   /* its calls, set with it */
+    double (*clock)(void *ctx);  /* the run's clock in milliseconds; NULL: the system's (a test sets its own) */
+    void *clock_ctx;
     char err[256];
 };
 
@@ -84,6 +100,8 @@ typedef struct {
 } wf_train_state;
 void wf_model_get_state(const wf_model *m, wf_train_state *out);
 void wf_model_set_state(wf_model *m, const wf_train_state *s);
+/* The batch sampler's two streams from one seed, as init seeds them from the config's. */
+void wf_model_seed_sampler(wf_model *m, uint32_t seed);
 
 /* What a layer reads of the handle (block.h): the config and sizes, the pool, RoPE's tables
  * and backward's scratch. Made per call: a model being rebuilt moves (model.c's adopt). */
@@ -141,14 +159,37 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b);
 /* wf_model_forward (grads = 0) and wf_model_backward (grads = 1) with the loss in wf_real:
  * the gradient-check build's (WF_DOUBLE) way to a double loss. */
 wf_status wf_model_loss(wf_model *m, const wf_batch *b, int grads, wf_real *loss);
+/* wf_model_step at learning rate lr; a refused step's WF_DIVERGED_* (the loss, the gradient
+ * norm or the update not finite) to *why (may be NULL; 0: none), and what it found to info. */
+wf_status wf_model_step_lr(wf_model *m, const wf_batch *b, float lr, wf_step_info *info, int *why);
+
+/* ---- run.c ---- */
+
+/* The learning rate of the next step: the run's, else the optimizer schedule's. */
+float wf_model_next_lr(const wf_model *m);
+/* Ends m's run (init, load, a new trainable layout and wf_model_run_begin(m, NULL...) do):
+ * its schedule goes on in the optimizer settings from the rate it reached. */
+void wf_run_end(wf_model *m);
+void wf_run_free(wf_run_state *r);
+/* For the tests: one batch of the run's sampler from split 0 (training) or 1 (validation);
+ * the spike rule on its own over losses[0, n): where it trips (-1: nowhere). */
+void wf_run_sample(wf_model *m, int split, int32_t *in, int32_t *tg);
+int wf_run_spike_at(const float *losses, int n);
+/* Checkpoints: the run's bytes (m has one), and a run read from them (checked against the
+ * file's config; its tokens come again with keep), which attach puts into a loaded m. */
+void wf_run_write(wf_writer *w, const wf_model *m);
+wf_status wf_run_read(wf_reader *rd, const wf_config *cfg, wf_run_state **out, char *msg, size_t cap);
+void wf_run_attach(wf_model *m, wf_run_state *r);
 
 /* ---- generate.c ---- */
 
 /* Ends a generation in progress: its cached keys and values belong to weights that changed. */
 void wf_model_gen_stop(wf_model *m);
 /* The next token from logits[0, V) under s (greedy below temperature 1e-6), drawn with rng;
- * probs [V] and order [V] are scratch. */
+ * probs [V] and order [V] are scratch. -1 when a logit is NaN or infinite: nothing to sample. */
 int32_t wf_sample_token(const wf_real *logits, int V, const wf_sampling *s, wf_rng *rng, wf_real *probs,
                         int32_t *order);
+/* The first of x[0, n) that is NaN or infinite, or -1. */
+int32_t wf_first_non_finite(const wf_real *x, int32_t n);
 
 #endif /* WF_MODEL_H */

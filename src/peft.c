@@ -9,8 +9,13 @@
  * k and v: our separate adapters of rank r become one of rank P r (P adapted parts), A their
  * As stacked, B block-structured (part p's rows of c_attn read only columns [p r, (p + 1) r)),
  * with rank_pattern and alpha_pattern {c_attn: P r, P alpha} keeping the scale alpha / r.
+ * GPT-NeoX's query_key_value is the same fused module with its rows regrouped by head (hf.h),
+ * and so are its lora_B's rows; dense, dense_h_to_4h and dense_4h_to_h are ours one for one.
  * Import takes any ranks and scales: each module's A and B fill the first rows and columns of
- * ours (rank the largest), its scale folded into B; c_attn's A goes to q, k and v alike.
+ * ours (rank the largest), its scale folded into B. A fused module's A goes to q, k and v
+ * alike, unless its B has the block structure export writes (each adapted part's rows read
+ * only their own P-th of the columns): then each part gets its own block back, at rank r / P,
+ * which is what was trained (an 8 / 16 adapter comes back as rank 8, alpha 16, not 24 / 48).
  * Import checks everything (names, shapes, values, the config) before the model changes. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 #include "bytes.h"
 #include "hf.h"
 #include "model.h"
+#include "unicode.h"
 
 #define PREFIX "base_model.model."
 
@@ -26,29 +32,50 @@
 typedef struct {
     const char *name, *target;
     int first, parts;
+    int heads; /* its rows regrouped by head (GPT-NeoX's query_key_value) */
 } peft_module;
 
 static const peft_module LLAMA_MODULES[] = {
-    {"model.layers.%d.self_attn.q_proj", "q_proj", WF_LORA_Q, 1},
-    {"model.layers.%d.self_attn.k_proj", "k_proj", WF_LORA_K, 1},
-    {"model.layers.%d.self_attn.v_proj", "v_proj", WF_LORA_V, 1},
-    {"model.layers.%d.self_attn.o_proj", "o_proj", WF_LORA_O, 1},
-    {"model.layers.%d.mlp.gate_proj", "gate_proj", WF_LORA_FC, 1},
-    {"model.layers.%d.mlp.up_proj", "up_proj", WF_LORA_UP, 1},
-    {"model.layers.%d.mlp.down_proj", "down_proj", WF_LORA_DOWN, 1},
+    {"model.layers.%d.self_attn.q_proj", "q_proj", WF_LORA_Q, 1, 0},
+    {"model.layers.%d.self_attn.k_proj", "k_proj", WF_LORA_K, 1, 0},
+    {"model.layers.%d.self_attn.v_proj", "v_proj", WF_LORA_V, 1, 0},
+    {"model.layers.%d.self_attn.o_proj", "o_proj", WF_LORA_O, 1, 0},
+    {"model.layers.%d.mlp.gate_proj", "gate_proj", WF_LORA_FC, 1, 0},
+    {"model.layers.%d.mlp.up_proj", "up_proj", WF_LORA_UP, 1, 0},
+    {"model.layers.%d.mlp.down_proj", "down_proj", WF_LORA_DOWN, 1, 0},
 };
 static const peft_module GPT2_MODULES[] = {
-    {"transformer.h.%d.attn.c_attn", "c_attn", WF_LORA_Q, 3},
-    {"transformer.h.%d.attn.c_proj", "attn.c_proj", WF_LORA_O, 1},
-    {"transformer.h.%d.mlp.c_fc", "c_fc", WF_LORA_FC, 1},
-    {"transformer.h.%d.mlp.c_proj", "mlp.c_proj", WF_LORA_DOWN, 1},
+    {"transformer.h.%d.attn.c_attn", "c_attn", WF_LORA_Q, 3, 0},
+    {"transformer.h.%d.attn.c_proj", "attn.c_proj", WF_LORA_O, 1, 0},
+    {"transformer.h.%d.mlp.c_fc", "c_fc", WF_LORA_FC, 1, 0},
+    {"transformer.h.%d.mlp.c_proj", "mlp.c_proj", WF_LORA_DOWN, 1, 0},
 };
-enum { N_LLAMA = sizeof LLAMA_MODULES / sizeof *LLAMA_MODULES, N_GPT2 = sizeof GPT2_MODULES / sizeof *GPT2_MODULES };
+static const peft_module NEOX_MODULES[] = {
+    {"gpt_neox.layers.%d.attention.query_key_value", "query_key_value", WF_LORA_Q, 3, 1},
+    {"gpt_neox.layers.%d.attention.dense", "dense", WF_LORA_O, 1, 0},
+    {"gpt_neox.layers.%d.mlp.dense_h_to_4h", "dense_h_to_4h", WF_LORA_FC, 1, 0},
+    {"gpt_neox.layers.%d.mlp.dense_4h_to_h", "dense_4h_to_h", WF_LORA_DOWN, 1, 0},
+};
+#define N_OF(a) ((int)(sizeof a / sizeof *a))
 
 /* The modules of a layout (NULL: none, the wasmformer layout). */
 static const peft_module *modules_of(int layout, int *n) {
-    *n = layout == WF_LAYOUT_LLAMA ? N_LLAMA : layout == WF_LAYOUT_GPT2 ? N_GPT2 : 0;
-    return layout == WF_LAYOUT_LLAMA ? LLAMA_MODULES : layout == WF_LAYOUT_GPT2 ? GPT2_MODULES : NULL;
+    static const struct { const peft_module *mods; int n; } of[] = {
+        [WF_LAYOUT_GPT2] = {GPT2_MODULES, N_OF(GPT2_MODULES)},
+        [WF_LAYOUT_LLAMA] = {LLAMA_MODULES, N_OF(LLAMA_MODULES)},
+        [WF_LAYOUT_NEOX] = {NEOX_MODULES, N_OF(NEOX_MODULES)},
+        [WF_LAYOUT_NATIVE] = {NULL, 0},
+    };
+    *n = of[layout].n;
+    return of[layout].mods;
+}
+
+/* The file's row of a module's output row `ours` (of `rows`): the same, or for a module whose
+ * rows are regrouped by head, part p's head h's row j (ours = p C + h HS + j) at (3h + p) HS + j. */
+static size_t file_row(const peft_module *mod, size_t ours, size_t rows, int NH) {
+    if (!mod->heads) return ours;
+    const size_t C = rows / 3, HS = C / (size_t)NH, p = ours / C, h = ours % C / HS, j = ours % HS;
+    return (3 * h + p) * HS + j;
 }
 
 static int has(const wf_dims *d, int t) {
@@ -82,9 +109,13 @@ static void put_number(wf_text *t, double v) {
     }
 }
 
+/* adapter_config.json; base (checked UTF-8) is base_model_name_or_path, NULL: null. */
 static void write_config(wf_text *t, const wf_config *c, int layout, const peft_module *mods, int n_mods,
-                         const wf_dims *d) {
-    wf_text_put(t, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": null,\n");
+                         const wf_dims *d, const char *base) {
+    wf_text_put(t, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": ");
+    if (base) wf_text_string(t, base, strlen(base));
+    else wf_text_put(t, "null");
+    wf_text_put(t, ",\n");
     wf_text_put(t, "  \"r\": %d,\n  \"lora_alpha\": ", c->lora_rank);
     put_number(t, c->lora_alpha);
     wf_text_put(t, ",\n  \"lora_dropout\": 0.0,\n  \"target_modules\": [");
@@ -129,29 +160,38 @@ static void module_weights(wf_model *m, const peft_module *mod, int l, float *a,
         if (has(d, mod->first + p)) {
             const wf_real *A = wf_model_slice(m, WF_WEIGHTS, s.a, l), *B = wf_model_slice(m, WF_WEIGHTS, s.a + 1, l);
             for (size_t k = 0; k < (size_t)R * in; k++) a[(size_t)j * R * in + k] = (float)A[k];
-            for (int r = 0; r < s.rows; r++)
-                for (int k = 0; k < R; k++) b[(size_t)(row + r) * P * R + (size_t)j * R + k] = (float)B[(size_t)r * R + k];
+            for (int r = 0; r < s.rows; r++) {
+                const size_t f = file_row(mod, (size_t)(row + r), (size_t)rows, d->NH);
+                for (int k = 0; k < R; k++) b[f * P * R + (size_t)j * R + k] = (float)B[(size_t)r * R + k];
+            }
             j++;
         }
         row += s.rows;
     }
 }
 
-wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char **config, int32_t *config_len) {
+wf_status wf_model_export_peft(wf_model *m, const char *base, uint8_t **st, int32_t *st_len, char **config,
+                               int32_t *config_len) {
     if (!m) return WF_ERR_ARG;
     if (!st || !st_len || !config || !config_len) return WF_ERR(m, WF_ERR_ARG, "output pointers must not be NULL");
     *st = NULL;
     *config = NULL;
     *st_len = *config_len = 0;
     WF_NEED_READY(m);
+    /* the config's room: its fixed text and the name, each byte escaped to at most 6 */
+    const size_t base_n = base ? strlen(base) : 0;
+    if (base_n > (SIZE_MAX - 4096) / 6) return WF_ERR(m, WF_ERR_NOMEM, "the base model's name is %zu bytes", base_n);
+    const size_t ccap = 4096 + 6 * base_n;
+    if (base && !wf_utf8_valid((const uint8_t *)base, base_n))
+        return WF_ERR(m, WF_ERR_ARG, "the base model's name is not valid UTF-8");
     const wf_dims *d = &m->d;
     if (!d->LR) return WF_ERR(m, WF_ERR_STATE, "the model has no LoRA adapters (lora_rank is 0)");
     const int layout = wf_hf_layout_of(&m->cfg);
     int n_mods;
     const peft_module *mods = modules_of(layout, &n_mods);
     if (!mods)
-        return WF_ERR(m, WF_ERR_UNSUPPORTED, "PEFT names the modules of a Hugging Face class; this model is neither "
-                      "GPT-2- nor Llama-shaped (save it with its adapters as a checkpoint instead)");
+        return WF_ERR(m, WF_ERR_UNSUPPORTED, "PEFT names the modules of a Hugging Face class; this model is not "
+                      "GPT-2-, GPT-NeoX- or Llama-shaped (save it with its adapters as a checkpoint instead)");
     for (int i = 0; i < WF_N_PARAMS; i++) {
         wf_tensor_info t;
         wf_model_get_tensor(m, i, &t);
@@ -162,10 +202,12 @@ wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char 
 
     /* the header: every module's A and B, layer by layer, with their byte ranges */
     const int L = d->L, R = d->LR;
-    size_t hcap = 4096 + (size_t)L * n_mods * 2 * 200, data = 0, biggest = 0;
+    /* byte counts in 64 bits: a sum that passes 4 GB is refused below, not wrapped */
+    size_t hcap = 4096 + (size_t)L * n_mods * 2 * 200;
+    uint64_t data = 0, biggest = 0;
     wf_text h = {.p = malloc(hcap), .cap = hcap};
-    char *cfg = malloc(4096);
-    wf_text c = {.p = cfg, .cap = 4096};
+    char *cfg = malloc(ccap);
+    wf_text c = {.p = cfg, .cap = ccap};
     if (!h.p || !cfg) {
         free(h.p);
         free(cfg);
@@ -179,23 +221,23 @@ wf_status wf_model_export_peft(wf_model *m, uint8_t **st, int32_t *st_len, char 
             if (!P) continue;
             char name[MAX_ST_NAME];
             snprintf(name, sizeof name, mods[k].name, l);
-            const size_t na = (size_t)P * R * in * 4, nb = (size_t)rows * P * R * 4;
-            wf_text_put(&h, ",\"" PREFIX "%s.lora_A.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}",
-                        name, P * R, in, data, data + na);
-            wf_text_put(&h, ",\"" PREFIX "%s.lora_B.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}",
-                        name, rows, P * R, data + na, data + na + nb);
+            const uint64_t na = (uint64_t)P * R * in * 4, nb = (uint64_t)rows * P * R * 4;
+            wf_text_put(&h, ",\"" PREFIX "%s.lora_A.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%llu,%llu]}",
+                        name, P * R, in, (unsigned long long)data, (unsigned long long)(data + na));
+            wf_text_put(&h, ",\"" PREFIX "%s.lora_B.weight\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[%llu,%llu]}",
+                        name, rows, P * R, (unsigned long long)(data + na), (unsigned long long)(data + na + nb));
             data += na + nb;
             if (na + nb > biggest) biggest = na + nb;
         }
     wf_text_put(&h, "}");
     while (!h.overflow && (8 + h.n) % 8) wf_text_put(&h, " ");
-    write_config(&c, &m->cfg, layout, mods, n_mods, d);
-    const size_t total = 8 + h.n + data;
+    write_config(&c, &m->cfg, layout, mods, n_mods, d, base);
+    const uint64_t total = 8 + (uint64_t)h.n + data;
     uint8_t *out = NULL;
     float *buf = NULL;
     if (!h.overflow && !c.overflow && total <= INT32_MAX) {
-        out = malloc(total);
-        buf = malloc(biggest);
+        out = malloc((size_t)total);
+        buf = malloc((size_t)biggest); /* at most total */
     }
     if (!out || !buf) {
         free(h.p);
@@ -308,12 +350,51 @@ static wf_status read_config(const char *text, size_t n, peft_config *pc, char *
     return WF_OK;
 }
 
-/* One module of one layer in the file: its A and B, rank and scale. */
+/* One module of one layer in the file: its A and B, rank and scale; for a fused module
+ * whose B is block-structured, the rank of each part's block (split; 0: A shared by all
+ * parts) and the parts that have one (on, a bit each). */
 typedef struct {
     const st_tensor *a, *b;
     int r;
     double scale;
+    int split, on;
 } found_module;
+
+/* A fused module's parts whose rows of B are not all zero (all of them when none is), into
+ * fm->on; and whether B has export's block structure, each of those parts reading only its
+ * own block of r / (their count) columns, in part order: then fm->split is that rank. */
+static void split_fused(const wf_dims *all, const peft_module *mod, found_module *fm) {
+    int rows, in, on = 0, row0[3], n_on = 0;
+    module_parts(all, mod, &rows, &in);
+    const size_t r = (size_t)fm->r;
+    for (int p = 0, row = 0; p < mod->parts; p++) {
+        const wf_lora_site site = wf_lora_site_of(all, mod->first + p, 0);
+        row0[p] = row;
+        for (int i = 0; i < site.rows && !(on >> p & 1); i++)
+            for (size_t c = 0; c < r; c++)
+                if (wf_st_get(fm->b, file_row(mod, (size_t)(row + i), (size_t)rows, all->NH) * r + c) != 0) {
+                    on |= 1 << p;
+                    break;
+                }
+        row += site.rows;
+    }
+    if (!on) on = (1 << mod->parts) - 1;
+    fm->on = on; /* a part whose rows are zero changes nothing: it gets no adapter */
+    for (int p = 0; p < mod->parts; p++) n_on += on >> p & 1;
+    if (r % (size_t)n_on) return;
+    const size_t blk = r / (size_t)n_on;
+    for (int p = 0, j = 0; p < mod->parts; p++) {
+        if (!(on >> p & 1)) continue;
+        const int n = wf_lora_site_of(all, mod->first + p, 0).rows;
+        for (int i = 0; i < n; i++)
+            for (size_t c = 0; c < r; c++)
+                if ((c < (size_t)j * blk || c >= (size_t)(j + 1) * blk) &&
+                    wf_st_get(fm->b, file_row(mod, (size_t)(row0[p] + i), (size_t)rows, all->NH) * r + c) != 0)
+                    return;
+        j++;
+    }
+    fm->split = (int)blk;
+}
 
 static st_tensor *find_weight(st_file *f, const char *module, const char *ab, const char *optional_prefix) {
     char name[MAX_ST_NAME + 64];
@@ -372,8 +453,6 @@ static wf_status plan_import(wf_model *m, int layout, const peft_module *mods, i
             const double alpha = ap >= 0 ? pc->j.nodes[ap].num : pc->alpha;
             fm->scale = alpha / (pc->rslora ? sqrt((double)fm->r) : (double)fm->r);
             ((st_tensor *)a)->used = ((st_tensor *)b)->used = 1;
-            for (int p = 0; p < mods[k].parts; p++) *targets |= 1 << (mods[k].first + p);
-            if (fm->r > *rank) *rank = fm->r;
             for (int e = 0; e < 2; e++) {
                 const st_tensor *t = e ? b : a;
                 for (uint64_t i = 0; i < t->elems; i++)
@@ -381,6 +460,13 @@ static wf_status plan_import(wf_model *m, int layout, const peft_module *mods, i
                         FAIL(WF_ERR_FORMAT, "adapter_model.safetensors: \"%s\": value %llu is not a finite float32",
                              t->name, (unsigned long long)i);
             }
+            fm->split = 0;
+            fm->on = (1 << mods[k].parts) - 1;
+            if (mods[k].parts > 1) split_fused(&all, &mods[k], fm);
+            for (int p = 0; p < mods[k].parts; p++)
+                if (fm->on >> p & 1) *targets |= 1 << (mods[k].first + p);
+            const int r_ours = fm->split ? fm->split : fm->r;
+            if (r_ours > *rank) *rank = r_ours;
         }
     for (int32_t i = 0; i < f->n; i++)
         if (!f->t[i].used)
@@ -400,10 +486,10 @@ wf_status wf_model_import_peft(wf_model *m, const char *config, int32_t config_l
     const peft_module *mods = modules_of(layout, &n_mods);
     if (!mods)
         return WF_ERR(m, WF_ERR_UNSUPPORTED, "PEFT adapters name the modules of a Hugging Face class; this model is "
-                      "neither GPT-2- nor Llama-shaped");
+                      "not GPT-2-, GPT-NeoX- or Llama-shaped");
     peft_config pc = {.ranks = -1, .alphas = -1};
     st_file f = {NULL, 0};
-    found_module *found = calloc((size_t)m->d.L * n_mods, sizeof *found);
+    found_module *found = wf_calloc_n((size_t)m->d.L * (size_t)n_mods, sizeof *found);
     int targets = 0, rank = 0;
     wf_status s = found ? WF_OK : WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     if (s == WF_OK) s = read_config(config, (size_t)config_len, &pc, m->err, sizeof m->err);
@@ -454,18 +540,28 @@ wf_status wf_model_import_peft(wf_model *m, const char *config, int32_t config_l
                 const found_module *fm = &found[l * n_mods + k];
                 if (!fm->a) continue;
                 const double factor = fm->scale / ours;
-                int row = 0;
+                int rows_all, in_all;
+                module_parts(&m->d, &mods[k], &rows_all, &in_all); /* rows: every part's */
+                /* a part's rank and first row of A (first column of B): its own block when split */
+                const int r_part = fm->split ? fm->split : fm->r;
+                int row = 0, block = 0;
                 for (int p = 0; p < mods[k].parts; p++) {
                     const wf_lora_site site = wf_lora_site_of(&m->d, mods[k].first + p, 0);
-                    wf_real *A = wf_model_slice(m, WF_WEIGHTS, site.a, l), *B = wf_model_slice(m, WF_WEIGHTS, site.a + 1, l);
-                    const int in = site.in;
-                    for (int r = 0; r < fm->r; r++)
-                        for (int c = 0; c < in; c++) A[(size_t)r * in + c] = (wf_real)wf_st_get(fm->a, (size_t)r * in + c);
-                    for (int j = 0; j < site.rows; j++)
-                        for (int r = 0; r < fm->r; r++) {
-                            const double v = wf_st_get(fm->b, (size_t)(row + j) * fm->r + r);
-                            B[(size_t)j * rank + r] = (wf_real)(factor == 1 ? v : v * factor);
+                    const int c0 = fm->split ? block * fm->split : 0;
+                    if (fm->on >> p & 1) {
+                        wf_real *A = wf_model_slice(m, WF_WEIGHTS, site.a, l), *B = wf_model_slice(m, WF_WEIGHTS, site.a + 1, l);
+                        const int in = site.in;
+                        for (int r = 0; r < r_part; r++)
+                            for (int c = 0; c < in; c++) A[(size_t)r * in + c] = (wf_real)wf_st_get(fm->a, (size_t)(c0 + r) * in + c);
+                        for (int j = 0; j < site.rows; j++) {
+                            const size_t f = file_row(&mods[k], (size_t)(row + j), (size_t)rows_all, m->d.NH);
+                            for (int r = 0; r < r_part; r++) {
+                                const double v = wf_st_get(fm->b, f * (size_t)fm->r + (size_t)(c0 + r));
+                                B[(size_t)j * rank + r] = (wf_real)(factor == 1 ? v : v * factor);
+                            }
                         }
+                        block++;
+                    }
                     row += site.rows;
                 }
             }

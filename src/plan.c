@@ -48,7 +48,7 @@ double wf_plan_params(const wf_dims *dd, int padded) {
     PARAM_LETTERS(double, dd);
     const double T = Tc;
     double total = 0;
-#define X(name, ndim, d0, d1, d2, decay, init) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
+#define X(name, ndim, d0, d1, d2, ...) total += padded ? PAD4D((d0) * (d1) * (d2)) : (d0) * (d1) * (d2);
     WF_PARAMS(X)
 #undef X
     return total;
@@ -59,7 +59,7 @@ size_t wf_plan_tensors(const wf_dims *dd, wf_tensor_info out[WF_N_PARAMS]) {
     const int T = Tc;
     size_t off = 0;
     wf_tensor_info *t = out;
-#define X(pname, nd, d0, d1, d2, dec, init)                                                           \
+#define X(pname, nd, d0, d1, d2, dec, ...)                                                            \
     *t = (wf_tensor_info){.name = #pname, .offset = (int32_t)off, .size = (d0) * (d1) * (d2), .ndim = nd, \
                           .shape = {(d0), nd > 1 ? (d1) : 0, nd > 2 ? (d2) : 0, 0}, .decay = dec};       \
     off += PAD4((size_t)t->size);                                                                     \
@@ -119,16 +119,6 @@ size_t wf_plan_train(wf_tensor_info t[WF_N_PARAMS], const uint8_t *mask, size_t 
         off += PAD4(used);
     }
     return off;
-}
-
-wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]) {
-    wf_status s = wf_config_check(cfg, NULL, 0);
-    if (s != WF_OK) return s;
-    wf_dims d;
-    wf_dims_of(cfg, &d);
-    if (wf_plan_params(&d, 1) > 2147483647.0) return WF_ERR_CONFIG; /* int32 sizes would overflow */
-    wf_plan_tensors(&d, out);
-    return WF_OK;
 }
 
 /* ---- activations ---- */
@@ -272,6 +262,18 @@ double wf_address_limit(void) {
 #endif
 }
 
+double wf_memory_budget(void) { return wf_address_limit() * 0.95; }
+
+wf_status wf_plan_fits(double model, double acts, int B, int T, char *msg, size_t cap) {
+    if (model > wf_memory_budget())
+        FAIL(WF_ERR_NOMEM, "the model needs %.2f GB before activations; this build addresses at most %.2f GB", model / 1e9,
+             wf_address_limit() / 1e9);
+    if (acts > wf_memory_budget())
+        FAIL(WF_ERR_NOMEM, "a batch of %d x %d needs %.2f GB of activations; this build allows at most %.2f GB", B, T,
+             acts / 1e9, wf_memory_budget() / 1e9);
+    return WF_OK;
+}
+
 static double muon_scratch(double R, double C) {
     const double r = R < C ? R : C, c = R < C ? C : R;
     return 2 * r * c + 2 * r * r;
@@ -280,32 +282,4 @@ static double muon_scratch(double R, double C) {
 double wf_plan_muon(const wf_dims *d) {
     const double a = muon_scratch(d->C, d->C), f = muon_scratch(d->F, d->C);
     return a > f ? a : f;
-}
-
-wf_status wf_config_memory(const wf_config *cfg, int32_t B, int32_t T, wf_memory *out, char *msg, int32_t cap) {
-    wf_status s = wf_config_check(cfg, msg, cap);
-    if (s != WF_OK) return s;
-    if (!out) return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "out is NULL");
-    if (B < 0 || T < 0 || T > cfg->context)
-        return wf_fail(msg, msg && cap > 0 ? (size_t)cap : 0, WF_ERR_ARG, "B = %d and T = %d must be >= 0, T at most the context %d", B, T,
-                       cfg->context);
-    wf_dims d;
-    wf_dims_of(cfg, &d);
-    double bytes = sizeof(wf_real);
-    double P = wf_plan_params(&d, 1), G = P;
-    if (d.LR && P <= 2147483647.0) {
-        /* adapters train alone: the gradients and moments of theirs only */
-        wf_tensor_info t[WF_N_PARAMS];
-        wf_plan_tensors(&d, t);
-        G = 0;
-        for (int i = 0; i < WF_N_PARAMS; i++) G += wf_param_lora(i) ? PAD4D(t[i].size) : 0;
-    }
-    out->params = P * bytes;
-    out->grads = G * bytes;
-    out->optimizer = (2 * G + wf_plan_muon(&d)) * bytes;
-    out->activations = (B > 0 && T > 0) ? wf_plan_acts(&d, B, T, d.xa ? T : 0) * bytes : 0;
-    out->inference = wf_plan_gen(&d) * bytes + wf_plan_tables(&d) * bytes;
-    out->total = out->params + out->grads + out->optimizer + out->activations + out->inference;
-    out->count = wf_plan_params(&d, 0);
-    return WF_OK;
 }

@@ -42,28 +42,33 @@ typedef struct {
     int LU;     /* columns of a layer's saved LoRA products u = x A^T: LR per adapter */
 } wf_dims;
 
-/* LoRA's targets, the bits of cfg.lora_targets, in the order of their adapters. */
+/* LoRA's targets, the bits of cfg.lora_targets, in the order of their adapters; their names
+ * (the package's addLora({targets})). */
 enum { WF_LORA_Q, WF_LORA_K, WF_LORA_V, WF_LORA_O, WF_LORA_FC, WF_LORA_UP, WF_LORA_DOWN, WF_LORA_N };
-
+#define WF_LORA_NAMES "q k v o fc up down"
 
 enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL, WF_INIT_LORA };
+/* The groups a fine-tuning choice names tensors by (the package's trainOnly('attn')), a bit
+ * each, named in order by WF_GROUP_NAMES; the core itself does not use them. */
+enum { WF_G_EMBED = 1, WF_G_NORM = 2, WF_G_ATTN = 4, WF_G_MLP = 8, WF_G_CROSS = 16, WF_G_HEAD = 32, WF_G_LORA = 64 };
+#define WF_GROUP_NAMES "embed norm attn mlp cross head lora"
 
-/* X(name, ndim, d0, d1, d2, decay, init); dims beyond ndim are 1. Per-layer tensors are
+/* X(name, ndim, d0, d1, d2, decay, init, groups); dims beyond ndim are 1. Per-layer tensors are
  * stacked along a leading L (or E). The enc_ tensors exist in encoder-decoders only; the
  * cross-attention ones (lnc, cq, ckv, cproj) in their decoder layers. ckvw's rows are
  * [keys; values], qkvw's [queries (C); keys (KC); values (KC)]. The order is the blocks'. */
-#define WF_PARAMS(X)                                                              \
-    X(wte,          2, V,            C,              1, 1, WF_INIT_NORMAL)        \
-    X(wpe,          2, pos * T,      C,              1, 1, WF_INIT_NORMAL)        \
-    X(enc_wpe,      2, xa * pos * T, C,              1, 1, WF_INIT_NORMAL)        \
-    WF_BLOCK_PARAMS(X, enc_, E, )                                                 \
-    X(enc_lnfw,     1, xa * C,       1,              1, 0, WF_INIT_ONE)           \
-    X(enc_lnfb,     1, xa * normb * C, 1,            1, 0, WF_INIT_ZERO)          \
-    WF_BLOCK_PARAMS(X, , L, WF_CROSS_PARAMS(X))                                   \
-    X(lnfw,         1, C,            1,              1, 0, WF_INIT_ONE)           \
-    X(lnfb,         1, normb * C,    1,              1, 0, WF_INIT_ZERO)          \
-    X(lm_head,      2, head * V,     C,              1, 1, WF_INIT_NORMAL)        \
-    WF_LORA_PARAMS(X, enc_, E)                                                    \
+#define WF_PARAMS(X)                                                                                             \
+    X(wte,              2, V,              C,                   1,  1, WF_INIT_NORMAL,   WF_G_EMBED)             \
+    X(wpe,              2, pos * T,        C,                   1,  1, WF_INIT_NORMAL,   WF_G_EMBED)             \
+    X(enc_wpe,          2, xa * pos * T,   C,                   1,  1, WF_INIT_NORMAL,   WF_G_EMBED)             \
+    WF_BLOCK_PARAMS(X, enc_, E, )                                                                                \
+    X(enc_lnfw,         1, xa * C,         1,                   1,  0, WF_INIT_ONE,      WF_G_NORM)              \
+    X(enc_lnfb,         1, xa * normb * C, 1,                   1,  0, WF_INIT_ZERO,     WF_G_NORM)              \
+    WF_BLOCK_PARAMS(X, , L, WF_CROSS_PARAMS(X))                                                                  \
+    X(lnfw,             1, C,              1,                   1,  0, WF_INIT_ONE,      WF_G_NORM)              \
+    X(lnfb,             1, normb * C,      1,                   1,  0, WF_INIT_ZERO,     WF_G_NORM)              \
+    X(lm_head,          2, head * V,       C,                   1,  1, WF_INIT_NORMAL,   WF_G_HEAD)              \
+    WF_LORA_PARAMS(X, enc_, E)                                                                                   \
     WF_LORA_PARAMS(X, , L)
 
 /* LoRA's adapters of one stack (lora.c): per target an A [r, in] (WF_INIT_LORA: PEFT's
@@ -71,48 +76,48 @@ enum { WF_INIT_ZERO, WF_INIT_ONE, WF_INIT_NORMAL, WF_INIT_RESIDUAL, WF_INIT_LORA
  * linear it adapts: qkvw's queries (C), keys and values (KC each), attprojw, fcw's first F
  * rows (the whole fcw, or SwiGLU's gate) and SwiGLU's up rows, fcprojw. After the base
  * tensors, so that adding adapters moves no base tensor. */
-#define WF_LORA_PARAMS(X, prefix, n)                                              \
-    X(prefix##lora_qa,  3, n,        lq * LR,        C, 1, WF_INIT_LORA)          \
-    X(prefix##lora_qb,  3, n,        lq * C,        LR, 1, WF_INIT_ZERO)          \
-    X(prefix##lora_ka,  3, n,        lk * LR,        C, 1, WF_INIT_LORA)          \
-    X(prefix##lora_kb,  3, n,        lk * KC,       LR, 1, WF_INIT_ZERO)          \
-    X(prefix##lora_va,  3, n,        lv * LR,        C, 1, WF_INIT_LORA)          \
-    X(prefix##lora_vb,  3, n,        lv * KC,       LR, 1, WF_INIT_ZERO)          \
-    X(prefix##lora_oa,  3, n,        lo * LR,        C, 1, WF_INIT_LORA)          \
-    X(prefix##lora_ob,  3, n,        lo * C,        LR, 1, WF_INIT_ZERO)          \
-    X(prefix##lora_fa,  3, n,        lf * LR,        C, 1, WF_INIT_LORA)          \
-    X(prefix##lora_fb,  3, n,        lf * F,        LR, 1, WF_INIT_ZERO)          \
-    X(prefix##lora_ua,  3, n,        lu * LR,        C, 1, WF_INIT_LORA)          \
-    X(prefix##lora_ub,  3, n,        lu * F,        LR, 1, WF_INIT_ZERO)          \
-    X(prefix##lora_da,  3, n,        ld * LR,        F, 1, WF_INIT_LORA)          \
-    X(prefix##lora_db,  3, n,        ld * C,        LR, 1, WF_INIT_ZERO)
+#define WF_LORA_PARAMS(X, prefix, n)                                                                             \
+    X(prefix##lora_qa,  3, n,              lq * LR,             C,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_qb,  3, n,              lq * C,              LR, 1, WF_INIT_ZERO,     WF_G_LORA)              \
+    X(prefix##lora_ka,  3, n,              lk * LR,             C,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_kb,  3, n,              lk * KC,             LR, 1, WF_INIT_ZERO,     WF_G_LORA)              \
+    X(prefix##lora_va,  3, n,              lv * LR,             C,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_vb,  3, n,              lv * KC,             LR, 1, WF_INIT_ZERO,     WF_G_LORA)              \
+    X(prefix##lora_oa,  3, n,              lo * LR,             C,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_ob,  3, n,              lo * C,              LR, 1, WF_INIT_ZERO,     WF_G_LORA)              \
+    X(prefix##lora_fa,  3, n,              lf * LR,             C,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_fb,  3, n,              lf * F,              LR, 1, WF_INIT_ZERO,     WF_G_LORA)              \
+    X(prefix##lora_ua,  3, n,              lu * LR,             C,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_ub,  3, n,              lu * F,              LR, 1, WF_INIT_ZERO,     WF_G_LORA)              \
+    X(prefix##lora_da,  3, n,              ld * LR,             F,  1, WF_INIT_LORA,     WF_G_LORA)              \
+    X(prefix##lora_db,  3, n,              ld * C,              LR, 1, WF_INIT_ZERO,     WF_G_LORA)
 
 /* One stack of n layers, its names prefixed; cross (the cross-attention rows, or nothing)
  * sits between the self-attention and the feed-forward rows. */
-#define WF_BLOCK_PARAMS(X, prefix, n, cross)                                      \
-    X(prefix##ln1w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
-    X(prefix##ln1b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(prefix##qkvw,     3, n,        C + 2 * KC,     C, 1, WF_INIT_NORMAL)        \
-    X(prefix##qkvb,     2, n,        bias * (C + 2 * KC), 1, 0, WF_INIT_ZERO)     \
-    X(prefix##attprojw, 3, n,        C,              C, 1, WF_INIT_RESIDUAL)      \
-    X(prefix##attprojb, 2, n,        bias * C,       1, 0, WF_INIT_ZERO)          \
-    cross                                                                         \
-    X(prefix##ln2w,     2, n,        C,              1, 0, WF_INIT_ONE)           \
-    X(prefix##ln2b,     2, n,        normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(prefix##fcw,      3, n,        fc * F,         C, 1, WF_INIT_NORMAL)        \
-    X(prefix##fcb,      2, n,        bias * fc * F,  1, 0, WF_INIT_ZERO)          \
-    X(prefix##fcprojw,  3, n,        C,              F, 1, WF_INIT_RESIDUAL)      \
-    X(prefix##fcprojb,  2, n,        bias * C,       1, 0, WF_INIT_ZERO)
+#define WF_BLOCK_PARAMS(X, prefix, n, cross)                                                                     \
+    X(prefix##ln1w,     2, n,              C,                   1,  0, WF_INIT_ONE,      WF_G_NORM)              \
+    X(prefix##ln1b,     2, n,              normb * C,           1,  0, WF_INIT_ZERO,     WF_G_NORM)              \
+    X(prefix##qkvw,     3, n,              C + 2 * KC,          C,  1, WF_INIT_NORMAL,   WF_G_ATTN)              \
+    X(prefix##qkvb,     2, n,              bias * (C + 2 * KC), 1,  0, WF_INIT_ZERO,     WF_G_ATTN)              \
+    X(prefix##attprojw, 3, n,              C,                   C,  1, WF_INIT_RESIDUAL, WF_G_ATTN)              \
+    X(prefix##attprojb, 2, n,              bias * C,            1,  0, WF_INIT_ZERO,     WF_G_ATTN)              \
+    cross                                                                                                        \
+    X(prefix##ln2w,     2, n,              C,                   1,  0, WF_INIT_ONE,      WF_G_NORM)              \
+    X(prefix##ln2b,     2, n,              normb * C,           1,  0, WF_INIT_ZERO,     WF_G_NORM)              \
+    X(prefix##fcw,      3, n,              fc * F,              C,  1, WF_INIT_NORMAL,   WF_G_MLP)               \
+    X(prefix##fcb,      2, n,              bias * fc * F,       1,  0, WF_INIT_ZERO,     WF_G_MLP)               \
+    X(prefix##fcprojw,  3, n,              C,                   F,  1, WF_INIT_RESIDUAL, WF_G_MLP)               \
+    X(prefix##fcprojb,  2, n,              bias * C,            1,  0, WF_INIT_ZERO,     WF_G_MLP)
 
-#define WF_CROSS_PARAMS(X)                                                        \
-    X(lncw,         2, xa * L,       C,              1, 0, WF_INIT_ONE)           \
-    X(lncb,         2, xa * L,       normb * C,      1, 0, WF_INIT_ZERO)          \
-    X(cqw,          3, xa * L,       C,              C, 1, WF_INIT_NORMAL)        \
-    X(cqb,          2, xa * L,       bias * C,       1, 0, WF_INIT_ZERO)          \
-    X(ckvw,         3, xa * L,       2 * C,          C, 1, WF_INIT_NORMAL)        \
-    X(ckvb,         2, xa * L,       bias * 2 * C,   1, 0, WF_INIT_ZERO)          \
-    X(cprojw,       3, xa * L,       C,              C, 1, WF_INIT_RESIDUAL)      \
-    X(cprojb,       2, xa * L,       bias * C,       1, 0, WF_INIT_ZERO)
+#define WF_CROSS_PARAMS(X)                                                                                       \
+    X(lncw,             2, xa * L,         C,                   1,  0, WF_INIT_ONE,      WF_G_NORM | WF_G_CROSS) \
+    X(lncb,             2, xa * L,         normb * C,           1,  0, WF_INIT_ZERO,     WF_G_NORM | WF_G_CROSS) \
+    X(cqw,              3, xa * L,         C,                   C,  1, WF_INIT_NORMAL,   WF_G_CROSS)             \
+    X(cqb,              2, xa * L,         bias * C,            1,  0, WF_INIT_ZERO,     WF_G_CROSS)             \
+    X(ckvw,             3, xa * L,         2 * C,               C,  1, WF_INIT_NORMAL,   WF_G_CROSS)             \
+    X(ckvb,             2, xa * L,         bias * 2 * C,        1,  0, WF_INIT_ZERO,     WF_G_CROSS)             \
+    X(cprojw,           3, xa * L,         C,                   C,  1, WF_INIT_RESIDUAL, WF_G_CROSS)             \
+    X(cprojb,           2, xa * L,         bias * C,            1,  0, WF_INIT_ZERO,     WF_G_CROSS)
 
 #define WF_X_ENUM(name, ...) WF_P_##name,
 enum { WF_PARAMS(WF_X_ENUM) WF_N_PARAMS };
@@ -267,9 +272,6 @@ void wf_dims_of(const wf_config *c, wf_dims *d);
 /* The tensor table of a model with dims d (offsets into the parameter block, shapes, decay);
  * returns each block's size in elements (params, grads, adam m and v: one block each). */
 size_t wf_plan_tensors(const wf_dims *d, wf_tensor_info out[WF_N_PARAMS]);
-/* The same from a config, checked first: WF_ERR_CONFIG when it is invalid or has more than
- * 2^31 - 1 parameters. For the file formats, which check a file against it. */
-wf_status wf_tensor_table(const wf_config *cfg, wf_tensor_info out[WF_N_PARAMS]);
 /* Where LoRA adapter t (WF_LORA_*) of a stack (enc: the encoder's) sits: the weight it adapts
  * (WF_P_*), rows [row0, row0 + rows) of each layer's slice, its input width, and its A and B
  * tensors (b = a + 1). */
@@ -305,5 +307,11 @@ double wf_plan_muon(const wf_dims *d);
 /* The largest memory this build can address in bytes: 4 GB in wasm32, effectively
  * unlimited natively; WF_MEMORY_LIMIT lowers it (the fuzzing build). */
 double wf_address_limit(void);
+/* What one model, or one batch's activations, may take: 95% of that (the rest is the
+ * caller's). wf_plan_fits: WF_OK when a model of `model` bytes and a B x T batch's `acts`
+ * bytes of activations each fit it, else WF_ERR_NOMEM and why in msg. The one bound the
+ * model's init, a batch's plan and wf_config_memory (so the JS package) all apply. */
+double wf_memory_budget(void);
+wf_status wf_plan_fits(double model, double acts, int B, int T, char *msg, size_t cap);
 
 #endif /* WF_PLAN_H */

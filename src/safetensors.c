@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "config.h"
 #include "hf.h"
 #include "model.h"
 
@@ -20,6 +21,39 @@ static const char *const DTYPE_NAMES[] = {"F32", "F16", "BF16", "F64"};
 static const size_t DTYPE_BYTES[] = {4, 2, 2, 8};
 
 static int by_name(const void *a, const void *b) { return strcmp(((const st_tensor *)a)->name, ((const st_tensor *)b)->name); }
+
+static int by_range(const void *a, const void *b) {
+    const st_tensor *x = *(const st_tensor *const *)a, *y = *(const st_tensor *const *)b;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end != y->end ? (x->end < y->end ? -1 : 1) : 0;
+}
+
+/* The tensors' byte ranges tile the data [0, n): sorted by where they begin, each begins
+ * where the one before ends. Overlapping ranges would let a small file describe a large
+ * model (every tensor reading the same bytes); a gap hides bytes no tensor owns. */
+static wf_status check_tiling(const st_file *f, uint64_t n, char *msg, size_t cap) {
+    const st_tensor **by = wf_malloc_n((size_t)f->n, sizeof *by);
+    if (!by) FAIL(WF_ERR_NOMEM, "out of memory reading %d tensor entries", f->n);
+    for (int32_t i = 0; i < f->n; i++) by[i] = &f->t[i];
+    qsort(by, (size_t)f->n, sizeof *by, by_range);
+    uint64_t at = 0;
+    wf_status s = WF_OK;
+    for (int32_t i = 0; i < f->n && s == WF_OK; i++) {
+        if (by[i]->begin < at)
+            s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: tensors \"%s\" and \"%s\" share bytes (data_offsets [%llu, %llu] "
+                        "and [%llu, %llu]); the format gives each tensor bytes of its own", by[i - 1]->name, by[i]->name,
+                        (unsigned long long)by[i - 1]->begin, (unsigned long long)by[i - 1]->end,
+                        (unsigned long long)by[i]->begin, (unsigned long long)by[i]->end);
+        else if (by[i]->begin > at)
+            s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: the data bytes [%llu, %llu) belong to no tensor (before \"%s\"); "
+                        "the format leaves no gaps", (unsigned long long)at, (unsigned long long)by[i]->begin, by[i]->name);
+        at = by[i]->end;
+    }
+    if (s == WF_OK && at != n)
+        s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: the data bytes [%llu, %llu) belong to no tensor; the format leaves "
+                    "no gaps", (unsigned long long)at, (unsigned long long)n);
+    free(by);
+    return s;
+}
 
 st_tensor *wf_st_find(st_file *f, const char *name) {
     st_tensor key;
@@ -41,7 +75,7 @@ wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_
     if (s == WF_OK && j.nodes[0].type != WF_J_OBJ) s = wf_fail(msg, cap, WF_ERR_FORMAT, "the safetensors header is not a JSON object");
     int32_t count = 0;
     for (int32_t c = s == WF_OK ? j.nodes[0].first : -1; c >= 0; c = j.nodes[c].next) count++;
-    if (s == WF_OK && !(out->t = calloc((size_t)(count ? count : 1), sizeof(st_tensor))))
+    if (s == WF_OK && !(out->t = wf_calloc_n((size_t)count, sizeof(st_tensor))))
         s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading %d tensor entries", count);
     for (int32_t c = s == WF_OK ? j.nodes[0].first : -1; c >= 0 && s == WF_OK; c = j.nodes[c].next) {
         st_tensor *t = &out->t[out->n];
@@ -90,6 +124,8 @@ wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_
             break;
         }
         t->data = data + o[0];
+        t->begin = (uint64_t)o[0];
+        t->end = (uint64_t)o[1];
         out->n++;
     }
     free(j.nodes);
@@ -98,6 +134,7 @@ wf_status wf_st_parse(const uint8_t *b, size_t n, st_file *out, char *msg, size_
         for (int32_t i = 1; i < out->n && s == WF_OK; i++)
             if (!strcmp(out->t[i].name, out->t[i - 1].name))
                 s = wf_fail(msg, cap, WF_ERR_FORMAT, "safetensors: tensor \"%s\" appears twice", out->t[i].name);
+        if (s == WF_OK) s = check_tiling(out, data_len, msg, cap);
     }
     if (s != WF_OK) {
         free(out->t);
@@ -156,12 +193,19 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
     const int layout = wf_hf_layout_of(&mc);
     const wf_hf_layout *lay = &wf_hf_layouts[layout];
     const int L = mc.n_layer;
+    /* a Hugging Face class has no place for adapters: the file would be the base alone */
+    if (mc.lora_rank > 0 && layout != WF_LAYOUT_NATIVE)
+        return WF_ERR(m, WF_ERR_STATE, "the model has LoRA adapters, which a %s file has no place for: merge them into "
+                      "the weights first to export the fine-tuned model, or export the base without them (before adding "
+                      "them, or after removing them) and the adapters alone in PEFT's layout", lay->model_type);
 
     /* the header: every tensor the layout gives this config, with its byte range */
     wf_hf_entry *entries = malloc((size_t)lay->n_rows * (size_t)L * sizeof *entries);
     if (!entries) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     const int n_entries = wf_hf_entries(lay, table, L, entries);
-    size_t hcap = 4096 + (size_t)n_entries * 200, data_bytes = 0;
+    /* byte counts in 64 bits: a sum that passes 4 GB is refused below, not wrapped */
+    size_t hcap = 4096 + (size_t)n_entries * 200;
+    uint64_t data_bytes = 0;
     wf_text h = {.p = malloc(hcap), .cap = hcap};
     if (!h.p) {
         free(entries);
@@ -177,15 +221,16 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         wf_hf_slice sl = wf_hf_slice_of(e->row, ti, L, e->layer);
         wf_text_put(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[", name);
         for (int d = 0; d < nd; d++) wf_text_put(&h, d ? ",%lld" : "%lld", (long long)shape[d]);
-        wf_text_put(&h, "],\"data_offsets\":[%zu,%zu]}", data_bytes, data_bytes + sl.rows * sl.cols * 4);
-        data_bytes += sl.rows * sl.cols * 4;
+        const uint64_t bytes = (uint64_t)sl.rows * sl.cols * 4;
+        wf_text_put(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)data_bytes, (unsigned long long)(data_bytes + bytes));
+        data_bytes += bytes;
     }
     wf_text_put(&h, "}");
     while (!h.overflow && (8 + h.n) % 8) wf_text_put(&h, " "); /* data starts 8-byte aligned, as safetensors writes it */
     char *cfg = malloc(4096);
     wf_text c = {.p = cfg, .cap = 4096};
     if (cfg) wf_hf_write_config(&c, &mc, layout);
-    const size_t total = 8 + h.n + data_bytes;
+    const uint64_t total = 8 + (uint64_t)h.n + data_bytes;
     if (!cfg || h.overflow || c.overflow || total > INT32_MAX) {
         free(entries);
         free(h.p);
@@ -193,7 +238,7 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         if (total > INT32_MAX) return WF_ERR(m, WF_ERR_UNSUPPORTED, "the safetensors file would be %.2f GB; at most 2 GB", total / 1e9);
         return WF_ERR(m, WF_ERR_NOMEM, "out of memory writing the safetensors header");
     }
-    uint8_t *out = malloc(total);
+    uint8_t *out = malloc((size_t)total);
     if (!out) {
         free(entries);
         free(h.p);
@@ -211,7 +256,8 @@ wf_status wf_model_export_safetensors(wf_model *m, uint8_t **st, int32_t *st_len
         const wf_real *src = params + sl.offset;
         for (size_t a = 0; a < (r->transpose ? sl.cols : sl.rows); a++)
             for (size_t b2 = 0; b2 < (r->transpose ? sl.rows : sl.cols); b2++) {
-                float v = (float)(r->transpose ? src[b2 * sl.cols + a] : src[a * sl.cols + b2]);
+                const size_t row = wf_hf_row_of(r, a, sl.rows, mc.n_head); /* ours, for the file's row a */
+                float v = (float)(r->transpose ? src[b2 * sl.cols + a] : src[row * sl.cols + b2]);
                 wf_put_f32s(&w, &v, 1);
             }
     }
@@ -231,14 +277,17 @@ static int ends_with(const char *name, const char *tail) {
     return n > k && !strcmp(name + n - k, tail);
 }
 
-/* Tensors a GPT-2 file may carry that are not weights: the causal-mask buffers older
- * transformers versions saved. */
-static int gpt2_buffer(const char *name) { return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias"); }
+/* Tensors a GPT-2 or GPT-NeoX file may carry that are not weights: the causal-mask buffers
+ * older transformers versions saved. */
+static int mask_buffer(int layout, const char *name) {
+    if (layout == WF_LAYOUT_GPT2) return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
+    return layout == WF_LAYOUT_NEOX && (ends_with(name, ".attention.bias") || ends_with(name, ".attention.masked_bias"));
+}
 
-/* A Llama file from transformers before 4.31 carries each layer's RoPE frequencies, which
- * the model then used instead of rope_theta's: they must be the core's, theta^(-2i/HS)
- * (HS/2 of them), within the rounding of the dtype they were saved in. */
-static wf_status llama_inv_freq(const st_tensor *t, int HS, double theta, char *msg, size_t cap) {
+/* A Llama or GPT-NeoX file from older transformers carries each layer's RoPE frequencies,
+ * which the model then used instead of the config's base: they must be the core's,
+ * theta^(-2i/HS) (HS/2 of them), within the rounding of the dtype they were saved in. */
+static wf_status rope_inv_freq(const st_tensor *t, int HS, double theta, char *msg, size_t cap) {
     if (t->dtype == ST_OTHER || t->ndim != 1 || t->shape[0] != HS / 2)
         FAIL(WF_ERR_FORMAT, "safetensors: \"%s\" must be %d floats (the head size is %d)", t->name, HS / 2, HS);
     const double rel = t->dtype == ST_BF16 ? 8e-3 : t->dtype == ST_F16 ? 1e-3 : 1e-5;
@@ -284,20 +333,21 @@ static wf_status plan_import(const wf_config *cfg, int layout, const wf_tensor_i
     for (int32_t i = 0; i < f->n; i++) {
         st_tensor *t = &f->t[i];
         if (t->used) continue;
-        if (layout == WF_LAYOUT_GPT2 && gpt2_buffer(t->name)) continue;
-        if (layout == WF_LAYOUT_LLAMA && ends_with(t->name, ".self_attn.rotary_emb.inv_freq")) {
-            wf_status s = llama_inv_freq(t, cfg->d_model / cfg->n_head, cfg->rope_theta, msg, cap);
+        if (mask_buffer(layout, t->name)) continue;
+        if ((layout == WF_LAYOUT_LLAMA && ends_with(t->name, ".self_attn.rotary_emb.inv_freq")) ||
+            (layout == WF_LAYOUT_NEOX && ends_with(t->name, ".attention.rotary_emb.inv_freq"))) {
+            wf_status s = rope_inv_freq(t, cfg->d_model / cfg->n_head, cfg->rope_theta, msg, cap);
             if (s != WF_OK) return s;
             continue;
         }
-        if (lay->embedding && cfg->tied_head && !strcmp(t->name, "lm_head.weight")) {
+        if (lay->embedding && cfg->tied_head && !strcmp(t->name, lay->head)) {
             /* a state_dict of a tied model repeats the embedding as the head: it must equal it */
             st_tensor *wte = wf_st_find(f, lay->embedding);
             size_t pre = lay->optional_prefix ? strlen(lay->optional_prefix) : 0;
             if (!wte && pre) wte = wf_st_find(f, lay->embedding + pre);
             int same = wte && wte->dtype != ST_OTHER && t->dtype != ST_OTHER && t->elems == wte->elems;
             for (uint64_t k = 0; same && k < t->elems; k++) same = wf_st_get(t, k) == wf_st_get(wte, k);
-            if (!same) FAIL(WF_ERR_FORMAT, "safetensors: lm_head.weight differs from the embedding but config.json ties them");
+            if (!same) FAIL(WF_ERR_FORMAT, "safetensors: %s differs from the embedding but config.json ties them", lay->head);
             continue;
         }
         FAIL(WF_ERR_FORMAT, "safetensors: tensor \"%s\" is not part of a %s model of this config", t->name, lay->model_type);
@@ -347,9 +397,10 @@ wf_status wf_model_import_safetensors(wf_model *m, const char *config, int32_t c
                 for (size_t b = 0; b < (r->transpose ? sl.rows : sl.cols); b++, k++) {
                     wf_real v = wf_st_get(found[p], k);
                     if (r->transpose) dst[b * sl.cols + a] = v;
-                    else dst[a * sl.cols + b] = v;
+                    else dst[wf_hf_row_of(r, a, sl.rows, cfg.n_head) * sl.cols + b] = v;
                 }
         }
+        m->origin = WF_ORIGIN_SAFETENSORS;
     }
     free(entries);
     free(found);

@@ -31,19 +31,23 @@ static void encode_source(wf_model *m, const int32_t *src, int S) {
 }
 
 /* Hypothesis k reads token at position pos; its log-probabilities of the next token land
- * in g->logp[k]. */
-static void decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
+ * in g->logp[k]. Returns the first id whose logit is NaN or infinite (weights that overflow
+ * float32: there is no distribution to search), or -1. */
+static int32_t decoder_step(wf_model *m, int k, int32_t token, int pos, int S) {
     wf_gen *g = &m->gen;
     const int V = m->d.V;
     const size_t cache = (size_t)k * m->d.L * m->d.T * m->d.KC; /* hypothesis k's caches */
     wf_stack_decode(m, &token, 1, pos, g->kcache + cache, g->vcache + cache, S, 0);
     wf_head_forward(m, g->logits, g->lnf, g->lnf_mean, g->lnf_rstd, g->x, 1);
+    int32_t bad = wf_first_non_finite(g->logits, V);
+    if (bad >= 0) return bad;
     /* log-softmax, in double */
     double maxz = g->logits[0], sum = 0;
     for (int v = 1; v < V; v++) maxz = g->logits[v] > maxz ? g->logits[v] : maxz;
     for (int v = 0; v < V; v++) sum += exp((double)g->logits[v] - maxz);
     const double lse = maxz + log(sum);
     for (int v = 0; v < V; v++) g->logp[(size_t)k * V + v] = (wf_real)((double)g->logits[v] - lse);
+    return -1;
 }
 
 /* Inserts a candidate into the list sorted by falling score, kept to cap entries. */
@@ -93,7 +97,15 @@ wf_status wf_model_beam_search(wf_model *m, const int32_t *src, int32_t S, int32
     int best_len = 0;
     wf_real best_score = 0;
     for (int t = 0; t < max_new; t++) {
-        for (int k = 0; k < live; k++) decoder_step(m, k, g->seq[k * row + t], t, S);
+        for (int k = 0; k < live; k++) {
+            int32_t bad = decoder_step(m, k, g->seq[k * row + t], t, S);
+            if (bad >= 0) {
+                double x = g->logits[bad];
+                return WF_ERR(m, WF_ERR_NUMERIC, "the logits are not finite (token %d's is %s at step %d): the weights "
+                              "overflow float32 somewhere on the way; nothing was decoded", bad,
+                              x != x ? "NaN" : x > 0 ? "+inf" : "-inf", t);
+            }
+        }
         int n = 0;
         const int cap = 2 * K;
         for (int k = 0; k < live; k++)

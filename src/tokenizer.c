@@ -72,7 +72,7 @@ wf_status wf_tokenizer_get_info(wf_tokenizer *t, wf_tokenizer_info *out) {
 static wf_status train_char(wf_tokenizer *t, const char *text, int32_t len) {
     if (len == 0) return TOK_ERR(t, WF_ERR_ARG, "the text is empty: a vocabulary needs at least one character");
     /* one bit per code point: 136 KB, freed before returning */
-    uint32_t *seen = calloc((WF_MAX_CODEPOINT + 1) / 32 + 1, sizeof(uint32_t));
+    uint32_t *seen = wf_calloc_n((WF_MAX_CODEPOINT + 1) / 32 + 1, sizeof(uint32_t));
     if (!seen) return TOK_ERR(t, WF_ERR_NOMEM, "out of memory building the vocabulary");
     const unsigned char *s = (const unsigned char *)text;
     int32_t n_chars = 0;
@@ -84,7 +84,7 @@ static wf_status train_char(wf_tokenizer *t, const char *text, int32_t len) {
             n_chars++;
         }
     }
-    uint32_t *chars = malloc((size_t)n_chars * sizeof(uint32_t));
+    uint32_t *chars = wf_malloc_n((size_t)n_chars, sizeof(uint32_t));
     if (!chars) {
         free(seen);
         return TOK_ERR(t, WF_ERR_NOMEM, "out of memory building the vocabulary");
@@ -129,7 +129,7 @@ wf_status wf_tokenizer_encode(wf_tokenizer *t, const char *text, int32_t len, in
             wf_ids_put(&o, lookup(t, cp));
         }
     } else {
-        wf_status st = wf_vocab_encode(&t->voc, s, (size_t)len, &o, t->err, sizeof t->err);
+        wf_status st = wf_vocab_encode(&t->voc, s, (size_t)len, &o, NULL, t->err, sizeof t->err);
         if (st != WF_OK) return st;
     }
     if (o.n > INT32_MAX) return TOK_ERR(t, WF_ERR_ARG, "the text has more than 2^31 - 1 tokens");

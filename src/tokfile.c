@@ -56,7 +56,7 @@ static wf_status parse_bpe(wf_reader *r, wf_tokenizer *out, char *msg, size_t ca
     if (pre != WF_BPE_PRETOKENIZER) FAIL(WF_ERR_UNSUPPORTED, "BPE pretokenizer %u; this build knows %d", pre, WF_BPE_PRETOKENIZER);
     if (count > WF_BPE_MAX_VOCAB - 256 || (size_t)count * 8 != wf_left(r))
         FAIL(WF_ERR_FORMAT, "the BPE vocabulary says %u merges but %zu bytes follow (8 each)", count, wf_left(r));
-    int32_t *merges = malloc((size_t)(count ? count : 1) * 2 * sizeof(int32_t));
+    int32_t *merges = wf_malloc_n((size_t)count, 2 * sizeof(int32_t));
     if (!merges) FAIL(WF_ERR_NOMEM, "out of memory reading %u merges", count);
     for (uint32_t i = 0; i < 2 * count; i++) {
         uint32_t v = wf_get_u32(r);
@@ -92,7 +92,7 @@ wf_status wf_tokfile_parse(const uint8_t *data, size_t n, wf_tokenizer *out, cha
     if (r.failed || count == 0) FAIL(WF_ERR_FORMAT, "the char vocabulary is empty");
     if (count > WF_MAX_CODEPOINT + 1 || (size_t)count * 4 != wf_left(&r))
         FAIL(WF_ERR_FORMAT, "the char vocabulary says %u code points but %zu bytes follow (4 each)", count, wf_left(&r));
-    uint32_t *chars = malloc((size_t)count * sizeof(uint32_t));
+    uint32_t *chars = wf_malloc_n(count, sizeof(uint32_t));
     if (!chars) FAIL(WF_ERR_NOMEM, "out of memory reading %u code points", count);
     for (uint32_t i = 0; i < count; i++) {
         uint32_t cp = wf_get_u32(&r);

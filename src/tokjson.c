@@ -4,14 +4,12 @@
  * parser bounds every read, every size is checked against the bytes present before
  * allocating from it, and a component this build does not run is refused with
  * WF_ERR_UNSUPPORTED naming it, never run approximately. This file: the JSON helpers the
- * readers share (tokjson.h) and the whole file; the pipeline's components are read in
- * tokjson_steps.c, the model in tokjson_model.c. */
+ * readers share (tokjson.h); the whole file is read in tokjson_read.c, the pipeline's
+ * components in tokjson_steps.c, the model in tokjson_model.c. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "tokjson.h"
-
-/* ---- the JSON helpers ---- */
 
 /* Member key of object x: its node, -1 if absent or null. Duplicates are refused. */
 int32_t wf_tj_member(wf_tj_reader *r, int32_t x, const char *key, wf_status *s) {
@@ -28,7 +26,7 @@ int32_t wf_tj_text(wf_tj_reader *r, int32_t x, const char *what, wf_status *s) {
         *s = wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: %s must be a string", what);
         return -1;
     }
-    /* decoding never lengthens a JSON string */
+    /* decoding never lengthens a JSON string (len < the file's size, so len + 1 fits) */
     if (node(r, x)->len + 1 > r->scratch_cap) {
         uint8_t *p = realloc(r->scratch, node(r, x)->len + 1);
         if (!p) {
@@ -45,9 +43,15 @@ int32_t wf_tj_text(wf_tj_reader *r, int32_t x, const char *what, wf_status *s) {
  * memory an empty span and r->nomem. */
 wf_span wf_tj_pool_put(wf_tj_reader *r, const uint8_t *s, size_t n) {
     wf_vocab *v = r->v;
-    if (v->pool_n + n > r->pool_cap) {
-        size_t c = 2 * r->pool_cap + n;
-        uint8_t *p = c < UINT32_MAX ? realloc(v->pool, c) : NULL;
+    size_t need, c;
+    if (!wf_add_ok(v->pool_n, n, &need) || need > UINT32_MAX) { /* spans are 32-bit offsets */
+        r->nomem = 1;
+        return (wf_span){0, 0};
+    }
+    if (need > r->pool_cap) {
+        c = wf_grow(r->pool_cap, need, 256);
+        if (c > UINT32_MAX) c = need;
+        uint8_t *p = c ? realloc(v->pool, c) : NULL;
         if (!p) {
             r->nomem = 1;
             return (wf_span){0, 0};
@@ -181,115 +185,4 @@ int wf_tj_is_split(wf_tj_reader *r, int32_t x, const char *pattern) {
     wf_status s = WF_OK;
     const int32_t len = re >= 0 ? wf_tj_text(r, re, "a Regex", &s) : -1;
     return s == WF_OK && len >= 0 && (size_t)len == strlen(pattern) && !memcmp(r->scratch, pattern, (size_t)len);
-}
-
-/* ---- the file ---- */
-
-/* wasmformer's own tokenizer.json (as wf_tokjson_write_bpe writes it), or -1 if the
- * pre-tokenizer is another; WF_ERR_UNSUPPORTED when wasmformer's pre-tokenizer comes with
- * anything else. On WF_OK, out holds the BPE. */
-static int own_bpe(wf_tj_reader *r, int32_t root, wf_tokenizer *out, wf_status *s) {
-    const int32_t pre = wf_json_get(&r->j, root, "pre_tokenizer");
-    if (pre < 0 || node(r, pre)->type != WF_J_OBJ || !wf_tj_is_type(r, pre, "Sequence")) return 0;
-    const int32_t list = wf_json_get(&r->j, pre, "pretokenizers");
-    if (list < 0 || node(r, list)->type != WF_J_ARR) return 0;
-    int32_t p[4] = {-1, -1, -1, -1}, n = 0;
-    for (int32_t c = node(r, list)->first; c >= 0 && n < 4; c = node(r, c)->next) p[n++] = c;
-    char *chunks = wf_tokjson_pattern(0), *cut = wf_tokjson_pattern(1);
-    if (!chunks || !cut) {
-        free(chunks);
-        free(cut);
-        *s = wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-        return 1;
-    }
-    const int ours = n == 3 && wf_tj_is_split(r, p[1], chunks) && wf_tj_is_split(r, p[2], cut);
-    free(chunks);
-    free(cut);
-    if (!ours) return 0;
-    const wf_vocab *v = r->v;
-    wf_status st = WF_OK;
-    int ok = v->family == WF_VOCAB_BYTES && wf_tj_is_type(r, p[0], "ByteLevel") && !wf_tj_flag(r, p[0], "add_prefix_space", 0, &st) &&
-             !wf_tj_flag(r, p[0], "use_regex", 1, &st) && v->n_added == 0 && v->unk < 0 && !v->byte_fallback && !v->ignore_merges &&
-             wf_json_get(&r->j, root, "normalizer") >= 0 && node(r, wf_json_get(&r->j, root, "normalizer"))->type == WF_J_NULL &&
-             v->n == 256 + r->n_merges && st == WF_OK;
-    const int32_t dec = wf_json_get(&r->j, root, "decoder");
-    ok = ok && dec >= 0 && node(r, dec)->type == WF_J_OBJ && wf_tj_is_type(r, dec, "ByteLevel");
-    for (int b = 0; b < 256 && ok; b++) ok = v->char_id[b] == b;
-    int32_t *merges = malloc((size_t)(r->n_merges ? r->n_merges : 1) * 2 * sizeof(int32_t));
-    if (!merges) {
-        *s = wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-        return 1;
-    }
-    for (int32_t k = 0; k < r->n_merges && ok; k++) {
-        merges[2 * k] = r->merges[3 * k];
-        merges[2 * k + 1] = r->merges[3 * k + 1];
-        ok = r->merges[3 * k + 2] == 256 + k; /* wf_bpe_build checks the rest */
-    }
-    if (!ok) {
-        free(merges);
-        *s = wf_fail(r->msg, r->cap, WF_ERR_UNSUPPORTED, "tokenizer.json: wasmformer's pre-tokenizer goes with wasmformer's BPE "
-                     "as it writes it (the 256 bytes as ids 0..255, merge k as id 256 + k, no added tokens, no normalizer, the "
-                     "ByteLevel decoder); this file changes that");
-        return 1;
-    }
-    char why[160];
-    st = wf_bpe_build(&out->bpe, merges, r->n_merges, why, sizeof why);
-    if (st != WF_OK) *s = wf_fail(r->msg, r->cap, st, "tokenizer.json: %s", why);
-    else out->kind = WF_TOKENIZER_BPE;
-    return 1;
-}
-
-wf_status wf_tokjson_parse(const uint8_t *data, size_t n, wf_tokenizer *out, char *msg, size_t cap) {
-    wf_tj_reader r = {.msg = msg, .cap = cap, .v = &out->voc};
-    wf_vocab *v = &out->voc;
-    wf_status s = wf_json_parse(&r.j, (const char *)data, n, "tokenizer.json", msg, cap);
-    if (s == WF_OK && r.j.nodes[0].type != WF_J_OBJ) s = wf_fail(msg, cap, WF_ERR_FORMAT, "tokenizer.json is not a JSON object");
-    /* every string the vocabulary keeps is decoded from the file: at most its size */
-    if (s == WF_OK && !(v->pool = malloc(n + 64))) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-    r.pool_cap = n + 64;
-    v->bos = -1;
-    const int32_t root = 0;
-    int32_t pre = -1, model = -1, added = -1;
-    if (s == WF_OK) {
-        pre = wf_tj_member(&r, root, "pre_tokenizer", &s);
-        model = wf_tj_member(&r, root, "model", &s);
-        added = wf_tj_member(&r, root, "added_tokens", &s);
-    }
-    if (s == WF_OK) {
-        /* the family first: merges and the vocabulary's byte characters depend on it */
-        v->family = WF_VOCAB_CHARS;
-        int32_t parts[WF_VOCAB_STEPS];
-        int np = 0;
-        wf_status ps = WF_OK;
-        if (pre >= 0 && wf_tj_flatten(&r, pre, "pretokenizers", parts, &np, &ps))
-            for (int i = 0; i < np; i++)
-                if (wf_tj_is_type(&r, parts[i], "ByteLevel")) v->family = WF_VOCAB_BYTES;
-        s = wf_tj_read_model(&r, model, added);
-        if (s == WF_OK && r.nomem) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-    }
-    if (s == WF_OK && !own_bpe(&r, root, out, &s)) {
-        const int fam = v->family;
-        s = wf_tj_read_pre_tokenizer(&r, pre);
-        if (s == WF_OK && v->family != fam) s = wf_fail(msg, cap, WF_ERR_FORMAT, "tokenizer.json: the pre-tokenizer is inconsistent");
-        if (s == WF_OK) s = wf_tj_read_normalizer(&r, wf_tj_member(&r, root, "normalizer", &s));
-        if (s == WF_OK) s = wf_tj_read_decoder(&r, wf_tj_member(&r, root, "decoder", &s));
-        if (s == WF_OK) s = wf_tj_read_post_processor(&r, wf_tj_member(&r, root, "post_processor", &s));
-        if (s == WF_OK) s = wf_tj_normalize_added(&r);
-        if (s == WF_OK && r.nomem) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-        if (s == WF_OK) s = wf_vocab_finish(v, msg, cap);
-        if (s == WF_OK) {
-            if (!(v->src = malloc(n ? n : 1))) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory keeping tokenizer.json");
-            else {
-                memcpy(v->src, data, n);
-                v->src_n = (int32_t)n;
-                out->kind = WF_TOKENIZER_HF;
-            }
-        }
-    }
-    if (out->kind == WF_TOKENIZER_BPE) wf_vocab_release(v);
-    free(r.j.nodes);
-    free(r.scratch);
-    free(r.merges);
-    if (s != WF_OK) wf_tokenizer_clear(out);
-    return s;
 }

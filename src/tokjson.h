@@ -1,13 +1,14 @@
-/* Reading a tokenizer.json, shared by its three parts: tokjson.c (the JSON helpers, the
- * whole file, wasmformer's own BPE), tokjson_steps.c (the pipeline around the model:
- * normalizer, pre-tokenizer, decoder, post-processor) and tokjson_model.c (the BPE model:
- * vocabulary, added tokens, merges). Each reader fills r->v, refusing by name what this
+/* Reading a tokenizer.json, shared by its parts: tokjson.c (the JSON helpers),
+ * tokjson_read.c (the whole file, wasmformer's own BPE), tokjson_steps.c (the pipeline
+ * around the model: normalizer, pre-tokenizer, decoder, post-processor) and tokjson_model.c
+ * (the BPE model: vocabulary, added tokens, merges). Each reader fills r->v, refusing by name what this
  * build does not run; a failure sets the status (and r->msg) and stops. */
 #ifndef WF_TOKJSON_H
 #define WF_TOKJSON_H
 
 #include "json.h"
-#include "tokenizer.h"
+#include "unicode.h"
+#include "vocab.h"
 
 /* The longest string a normalizer or decoder may write in place of another: it bounds how
  * much longer than the text its normalized form can be (real files write "\u2581", 3 bytes). */

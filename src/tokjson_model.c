@@ -61,9 +61,9 @@ wf_status wf_tj_read_model(wf_tj_reader *r, int32_t model, int32_t added) {
                        "some id has no token (the ids must run from 0 without a gap)", (long long)V - 1, (long long)(count + n_added));
     v->n = (int32_t)V;
     r->n_model = (int32_t)count;
-    v->tok = calloc((size_t)(V ? V : 1), sizeof(wf_span));
-    v->added = malloc((size_t)(n_added ? n_added : 1) * sizeof(wf_added));
-    uint8_t *have = calloc((size_t)(V ? V : 1), 1);
+    v->tok = wf_calloc_n((size_t)V, sizeof(wf_span));
+    v->added = wf_malloc_n((size_t)n_added, sizeof(wf_added));
+    uint8_t *have = wf_calloc_n((size_t)V, 1);
     if (!v->tok || !v->added || !have) {
         free(have);
         return wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading a vocabulary of %lld tokens", (long long)V);
@@ -129,7 +129,7 @@ wf_status wf_tj_read_model(wf_tj_reader *r, int32_t model, int32_t added) {
     /* merges: "left right" or ["left", "right"]; both parts and their join must be tokens */
     int32_t nm = 0;
     for (int32_t c = merges >= 0 ? node(r, merges)->first : -1; c >= 0; c = node(r, c)->next) nm++;
-    r->merges = malloc((size_t)(nm ? nm : 1) * 3 * sizeof(int32_t));
+    r->merges = wf_malloc_n((size_t)nm, 3 * sizeof(int32_t));
     if (!r->merges || !wf_vocab_merges_alloc(v, nm))
         return wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading %d merges", nm);
     int32_t k = 0;

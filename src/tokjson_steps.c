@@ -2,6 +2,7 @@
  * the decoder and the post-processor, each flattened from its Sequence into the vocabulary's
  * steps, and the added tokens' normalized forms. What this build does not run is refused by
  * name. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tokjson.h"
@@ -64,6 +65,24 @@ wf_status wf_tj_read_pre_tokenizer(wf_tj_reader *r, int32_t x) {
     return s;
 }
 
+/* A chain of steps may lengthen text by at most WF_MAX_GROWTH (tokenizer.h): the product of
+ * each Replace step's content over pattern bytes, which is what a text made of its patterns
+ * grows by. A chain that multiplies (7 steps each replacing "c" by 16 of them: 2^28 bytes
+ * from one) is refused here, before any text meets it. */
+static wf_status check_growth(wf_tj_reader *r, const wf_vocab_step *st, int n, int replace, const char *what) {
+    double f = 1;
+    char by[16 * WF_VOCAB_STEPS] = ""; /* "16 for 15, " per step */
+    size_t o = 0;
+    for (int k = 0; k < n; k++) {
+        if (st[k].op != replace || st[k].b.len <= st[k].a.len) continue;
+        f *= (double)st[k].b.len / st[k].a.len;
+        o += (size_t)snprintf(by + o, sizeof by - o, "%s%u for %u", o ? ", " : "", st[k].b.len, st[k].a.len);
+    }
+    if (f <= WF_MAX_GROWTH) return WF_OK;
+    return wf_fail(r->msg, r->cap, WF_ERR_FORMAT, "tokenizer.json: the %s can make a text %.0f times longer (its Replace "
+                   "steps write %s bytes); this build allows at most %d times", what, f, by, WF_MAX_GROWTH);
+}
+
 wf_status wf_tj_read_normalizer(wf_tj_reader *r, int32_t x) {
     wf_status s = WF_OK;
     int32_t parts[WF_VOCAB_STEPS];
@@ -84,52 +103,24 @@ wf_status wf_tj_read_normalizer(wf_tj_reader *r, int32_t x) {
                            "runs Prepend and Replace (with a String pattern)", wf_tj_type_name(r, parts[i], t, sizeof t));
         }
     }
-    return s;
+    return s == WF_OK ? check_growth(r, r->v->norm, r->v->n_norm, WF_NORM_REPLACE, "normalizer") : s;
 }
 
 /* Normalized added tokens match the normalized text: their content goes through the
- * normalizer. */
+ * normalizer (whose growth check_growth bounded). */
 wf_status wf_tj_normalize_added(wf_tj_reader *r) {
     wf_vocab *v = r->v;
-    for (int32_t i = 0; i < v->n_added && v->n_norm; i++) {
+    wf_buf out = {0}, tmp = {0};
+    int ok = 1;
+    for (int32_t i = 0; i < v->n_added && v->n_norm && ok; i++) {
         wf_added *a = &v->added[i];
         if (!a->normalized) continue;
-        uint8_t *text = malloc(a->match.len), *prev;
-        size_t len = a->match.len;
-        if (!text) return wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-        memcpy(text, v->pool + a->match.off, len);
-        for (int k = 0; k < v->n_norm && text; k++) {
-            const wf_vocab_step *st = &v->norm[k];
-            const uint8_t *pa = v->pool + st->a.off, *pb = v->pool + st->b.off;
-            size_t most = st->op == WF_NORM_PREPEND ? len + st->a.len : len * (st->b.len > st->a.len ? st->b.len : 1) + 1, o = 0;
-            prev = text;
-            text = malloc(most);
-            if (!text) {
-                free(prev);
-                break;
-            }
-            if (st->op == WF_NORM_PREPEND) {
-                memcpy(text, pa, st->a.len);
-                memcpy(text + st->a.len, prev, len);
-                o = st->a.len + len;
-            } else {
-                for (size_t i2 = 0; i2 < len;) {
-                    if (len - i2 >= st->a.len && !memcmp(prev + i2, pa, st->a.len)) {
-                        memcpy(text + o, pb, st->b.len);
-                        o += st->b.len;
-                        i2 += st->a.len;
-                    } else {
-                        text[o++] = prev[i2++];
-                    }
-                }
-            }
-            free(prev);
-            len = o;
-        }
-        if (!text) return wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
-        a->match = wf_tj_pool_put(r, text, len);
-        free(text);
+        ok = wf_vocab_normalize(v, v->pool + a->match.off, a->match.len, &out, &tmp);
+        if (ok) a->match = wf_tj_pool_put(r, out.p, out.n);
     }
+    free(out.p);
+    free(tmp.p);
+    if (!ok) return wf_fail(r->msg, r->cap, WF_ERR_NOMEM, "out of memory reading tokenizer.json");
     return WF_OK;
 }
 
@@ -191,7 +182,7 @@ wf_status wf_tj_read_decoder(wf_tj_reader *r, int32_t x) {
                            "ByteLevel, Replace, ByteFallback, Fuse, Strip and Metaspace", name);
         }
     }
-    return s;
+    return s == WF_OK ? check_growth(r, v->dec_steps, v->n_dec, WF_DEC_REPLACE, "decoder") : s;
 }
 
 /* The post-processor is not run (encoding adds no special tokens); its template's leading

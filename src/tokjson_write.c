@@ -1,6 +1,7 @@
-/* wasmformer's byte-level BPE written as a Hugging Face tokenizer.json that the tokenizers
- * libraries encode alike (docs/FORMATS.md): its chunks become two Split patterns over
- * byte-level characters (the reader, tokjson.c, knows them back). And any tokenizer.json a
+/* wasmformer's byte-level BPE and its char tokenizer written as Hugging Face tokenizer.json
+ * files that the tokenizers libraries encode alike (docs/FORMATS.md): the BPE's chunks become
+ * two Split patterns over byte-level characters (the reader, tokjson.c, knows them back); the
+ * char tokenizer is a BPE without merges over no pre-tokenizer. And any tokenizer.json a
  * tokenizer keeps, for wf_tokenizer_save's WF_SAVE_JSON. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,10 @@ typedef struct {
     size_t n;
 } jw;
 
+/* Counting saturates at SIZE_MAX, which the size checks then refuse. */
 static void jw_put(jw *w, const char *s, size_t k) {
     if (w->p) memcpy(w->p + w->n, s, k);
-    w->n += k;
+    if (!wf_add_ok(w->n, k, &w->n)) w->n = SIZE_MAX;
 }
 static void jw_str(jw *w, const char *s) { jw_put(w, s, strlen(s)); }
 
@@ -192,11 +194,10 @@ static void write_bpe(jw *w, const wf_bpe *b, const char *chunks, const char *cu
 wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *msg, size_t cap) {
     const int32_t V = 256 + b->n_merges;
     /* Hugging Face maps each string to one id: two tokens of the same bytes cannot be written */
-    int32_t *slot = NULL;
-    uint32_t mask = 16;
-    while (mask < 2u * (uint32_t)V) mask *= 2;
-    if (!(slot = malloc(mask * sizeof(int32_t)))) FAIL(WF_ERR_NOMEM, "out of memory writing tokenizer.json");
-    memset(slot, 0xFF, mask * sizeof(int32_t));
+    uint32_t mask = wf_table_slots((size_t)V); /* V <= 2^20 */
+    int32_t *slot = wf_malloc_n(mask, sizeof(int32_t));
+    if (!slot) FAIL(WF_ERR_NOMEM, "out of memory writing tokenizer.json");
+    memset(slot, 0xFF, mask * sizeof(int32_t)); /* wf_malloc_n checked the product */
     mask--;
     for (int32_t id = 0; id < V; id++) {
         const uint8_t *s = b->bytes + b->tok_off[id];
@@ -242,11 +243,45 @@ wf_status wf_tokjson_write_bpe(const wf_bpe *b, char **out, int32_t *n, char *ms
     return WF_OK;
 }
 
+/* ---- writing the char tokenizer ----
+ * A BPE model without merges splits its one word (no pre-tokenizer: the whole text) into
+ * code points and looks each up: the vocabulary's id, or unk_token for the rest, id 0, each
+ * unknown code point on its own (fuse_unk false), as ours. Decoding joins the tokens (Fuse)
+ * after turning "<unk>" into U+FFFD, which ours decodes it to; "<unk>" is not an added token,
+ * so text that spells it is read character by character, as ours reads it. */
+static void write_char(jw *w, const wf_tokenizer *t) {
+    jw_str(w, "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n  \"added_tokens\": [],\n"
+              "  \"normalizer\": null,\n  \"pre_tokenizer\": null,\n  \"post_processor\": null,\n"
+              "  \"decoder\": {\"type\": \"Sequence\", \"decoders\": [\n    {\"type\": \"Replace\", \"pattern\": {\"String\": \"<unk>\"}, "
+              "\"content\": \"\\ufffd\"},\n    {\"type\": \"Fuse\"}]},\n"
+              "  \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": \"<unk>\", \"continuing_subword_prefix\": null, "
+              "\"end_of_word_suffix\": null, \"fuse_unk\": false, \"byte_fallback\": false, \"ignore_merges\": false,\n"
+              "    \"vocab\": {\n      \"<unk>\": 0");
+    for (int32_t i = 0; i < t->n_chars; i++) {
+        uint8_t u[4];
+        char num[24];
+        jw_str(w, ",\n      ");
+        jw_json_str(w, u, (size_t)wf_utf8_put(t->chars[i], u));
+        snprintf(num, sizeof num, ": %d", i + 1);
+        jw_str(w, num);
+    }
+    jw_str(w, "},\n    \"merges\": []}\n}\n");
+}
+
 /* ---- a tokenizer as a tokenizer.json (wf_tokenizer_save's WF_SAVE_JSON) ---- */
 
 wf_status wf_tokjson_save(wf_tokenizer *t, uint8_t **out, int32_t *n) {
-    if (t->kind == WF_TOKENIZER_CHAR)
-        return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a char tokenizer has no tokenizer.json form; save it as a tokenizer file (.wft)");
+    if (t->kind == WF_TOKENIZER_CHAR) {
+        jw w = {NULL, 0};
+        write_char(&w, t); /* at most 32 bytes a code point: far below 2 GB */
+        if (!(*out = malloc(w.n + 1))) return TOK_ERR(t, WF_ERR_NOMEM, "out of memory saving tokenizer.json");
+        w = (jw){(char *)*out, 0};
+        write_char(&w, t);
+        (*out)[w.n] = 0;
+        *n = (int32_t)w.n;
+        t->err[0] = 0;
+        return WF_OK;
+    }
     if (t->kind == WF_TOKENIZER_LLAMA2C)
         return TOK_ERR(t, WF_ERR_UNSUPPORTED, "a llama2.c tokenizer has no tokenizer.json form (its merges follow scores, "
                        "not ranks); save it as a tokenizer file (.wft)");

@@ -1,5 +1,5 @@
-/* Training (model.h): a batch's checks, the loss, gradient clipping and the AdamW step, the
- * entry points that run them, and the batch sampler. */
+/* Training (model.h): a batch's checks, the loss, gradient clipping and the AdamW step, and
+ * the entry points that run them. */
 #include <stdatomic.h>
 
 #include "model.h"
@@ -372,49 +372,32 @@ static wf_status optim_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     return s;
 }
 
-wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
+wf_status wf_model_step_lr(wf_model *m, const wf_batch *b, float lr, wf_step_info *info, int *why) {
     wf_real loss = 0;
+    if (why) *why = 0;
     wf_status s = run(m, b, 1, &loss);
+    if (info) *info = (wf_step_info){.loss = (float)loss, .lr = lr, .step = m->step}; /* a refused step's, too */
+    if (s == WF_ERR_NUMERIC && why) *why = WF_DIVERGED_LOSS;
     if (s != WF_OK) return s;
     const double norm = sqrt(wf_sum_squares(wf_model_block(m, WF_GRADS), m->gstride, m->pool));
-    if (!wf_finite(norm))
-        return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and optimizer "
-                      "state are unchanged (try a lower learning rate or gradient clipping)");
-    const float lr = wf_lr_at(&m->opt, m->step);
-    if ((s = optim_step(m, clip_scale(m, norm), lr, m->step + 1)) != WF_OK) return s;
+    if (info) info->grad_norm = (float)norm;
+    if (!wf_finite(norm)) {
+        if (why) *why = WF_DIVERGED_GRAD;
+        return WF_ERR(m, WF_ERR_NUMERIC, "the gradient norm is not finite; the step was rejected and weights and "
+                      "optimizer state are unchanged (try a lower learning rate or gradient clipping)");
+    }
+    if ((s = optim_step(m, clip_scale(m, norm), lr, m->step + 1)) != WF_OK) {
+        if (why) *why = WF_DIVERGED_UPDATE;
+        return s;
+    }
     m->step++;
     wf_model_gen_stop(m); /* the cached keys and values belong to the old weights */
-    if (info) {
-        info->loss = (float)loss;
-        info->grad_norm = (float)norm;
-        info->lr = lr;
-        info->step = m->step;
-    }
+    if (info) info->step = m->step;
     m->err[0] = 0;
     return WF_OK;
 }
 
-wf_status wf_model_sample_batch(wf_model *m, const int32_t *tokens, int32_t n, float val_fraction, int32_t split,
-                                int32_t B, int32_t T, int32_t *inputs, int32_t *targets) {
+wf_status wf_model_step(wf_model *m, const wf_batch *b, wf_step_info *info) {
     WF_NEED_READY(m);
-    if (!tokens || !inputs || !targets) return WF_ERR(m, WF_ERR_ARG, "tokens, inputs and targets must not be NULL");
-    if (split != 0 && split != 1) return WF_ERR(m, WF_ERR_ARG, "split must be 0 (train) or 1 (validation), not %d", split);
-    if (!wf_finite(val_fraction) || val_fraction < 0 || val_fraction >= 1)
-        return WF_ERR(m, WF_ERR_ARG, "val_fraction must be in [0, 1), not %g", (double)val_fraction);
-    if (B < 1 || T < 1) return WF_ERR(m, WF_ERR_ARG, "batch shape %d x %d: both must be >= 1", B, T);
-    if (n < 0) return WF_ERR(m, WF_ERR_ARG, "token count %d is negative", n);
-    int32_t n_val = (int32_t)floor((double)n * val_fraction);
-    int32_t lo = split == 0 ? 0 : n - n_val, hi = split == 0 ? n - n_val : n;
-    if (hi - lo < T + 1)
-        return WF_ERR(m, WF_ERR_ARG, "the %s split has %d tokens; a window of T = %d needs at least %d",
-                      split == 0 ? "training" : "validation", hi - lo, T, T + 1);
-    uint64_t span = (uint64_t)(hi - lo - T); /* window starts in [lo, hi - T - 1] */
-    wf_rng *r = &m->rng_split[split];
-    for (int b = 0; b < B; b++) {
-        int32_t start = lo + (int32_t)(((uint64_t)wf_rng_u32(r) * span) >> 32);
-        memcpy(inputs + (size_t)b * T, tokens + start, (size_t)T * sizeof(int32_t));
-        memcpy(targets + (size_t)b * T, tokens + start + 1, (size_t)T * sizeof(int32_t));
-    }
-    m->err[0] = 0;
-    return WF_OK;
+    return wf_model_step_lr(m, b, wf_lr_at(&m->opt, m->step), info, NULL);
 }

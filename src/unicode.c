@@ -1,6 +1,6 @@
 /* UTF-8 and the Unicode classes the pre-tokenizers test (tokenizer.h). The class tables are
  * generated from Node's regular expressions by scripts/gen-unicode.mjs. */
-#include "tokenizer.h"
+#include "unicode.h"
 #include "unicode_tables.h"
 
 #define REPLACEMENT 0xFFFDu
@@ -48,6 +48,17 @@ static int in_ranges(const uint32_t (*r)[2], int n, uint32_t cp) {
         else return 1;
     }
     return 0;
+}
+
+int wf_utf8_valid(const uint8_t *s, size_t len) {
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        const int k = wf_utf8_next(s + i, len - i, &cp);
+        /* U+FFFD read from anything but its own three bytes: a byte that starts no sequence */
+        if (cp == REPLACEMENT && (k != 3 || memcmp(s + i, "\xEF\xBF\xBD", 3) != 0)) return 0;
+        i += (size_t)k;
+    }
+    return 1;
 }
 
 int wf_uni_class(uint32_t cp) {

@@ -9,19 +9,10 @@
 #include "internal.h"
 
 const char *wf_status_string(wf_status s) {
-    switch (s) {
-    case WF_OK: return "ok";
-    case WF_ERR_ARG: return "invalid argument";
-    case WF_ERR_CONFIG: return "invalid config";
-    case WF_ERR_UNSUPPORTED: return "unsupported";
-    case WF_ERR_NOMEM: return "out of memory";
-    case WF_ERR_TOKEN: return "token id out of range";
-    case WF_ERR_NUMERIC: return "non-finite loss or gradient";
-    case WF_ERR_STATE: return "invalid state";
-    case WF_ERR_FORMAT: return "malformed data";
-    case WF_ERR_THREADS: return "worker threads could not be started";
-    }
-    return "unknown status";
+#define TEXT_(name, text) text,
+    static const char *const text[] = {WF_STATUSES(TEXT_)};
+#undef TEXT_
+    return (unsigned)s < sizeof text / sizeof *text ? text[s] : "unknown status";
 }
 
 wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...) {
@@ -34,16 +25,47 @@ wf_status wf_fail(char *buf, size_t cap, wf_status s, const char *fmt, ...) {
     return s;
 }
 
-/* The requested size is rounded up to the alignment, as aligned_alloc requires. */
-void *wf_alloc(size_t bytes) {
-    if (bytes == 0) bytes = WF_ALIGN;
-    if (bytes > SIZE_MAX - (WF_ALIGN - 1)) return NULL;
-    return aligned_alloc(WF_ALIGN, (bytes + WF_ALIGN - 1) & ~(size_t)(WF_ALIGN - 1));
+size_t wf_grow(size_t cap, size_t need, size_t first) {
+    size_t c = cap ? cap : first;
+    while (c < need)
+        if (!wf_mul_ok(c, 2, &c)) return 0;
+    return c;
 }
 
-void *wf_calloc(size_t bytes) {
-    void *p = wf_alloc(bytes);
-    if (p) memset(p, 0, bytes);
+uint32_t wf_table_slots(size_t count) {
+    uint32_t slots = 16;
+    while (slots / 2 < count) {
+        if (slots == (uint32_t)1 << 31) return 0;
+        slots *= 2;
+    }
+    return slots;
+}
+
+void *wf_malloc_n(size_t n, size_t size) {
+    size_t bytes;
+    return wf_mul_ok(n, size, &bytes) ? malloc(bytes ? bytes : 1) : NULL;
+}
+
+void *wf_calloc_n(size_t n, size_t size) {
+    size_t bytes;
+    return wf_mul_ok(n, size, &bytes) ? calloc(bytes ? bytes : 1, 1) : NULL;
+}
+
+void *wf_realloc_n(void *p, size_t n, size_t size) {
+    size_t bytes;
+    return wf_mul_ok(n, size, &bytes) ? realloc(p, bytes ? bytes : 1) : NULL;
+}
+
+/* The size is rounded up to the alignment, as aligned_alloc requires. */
+void *wf_alloc(size_t n, size_t size) {
+    size_t bytes;
+    if (!wf_mul_ok(n, size, &bytes) || !wf_add_ok(bytes ? bytes : 1, WF_ALIGN - 1, &bytes)) return NULL;
+    return aligned_alloc(WF_ALIGN, bytes & ~(size_t)(WF_ALIGN - 1));
+}
+
+void *wf_zalloc(size_t n, size_t size) {
+    void *p = wf_alloc(n, size);
+    if (p) memset(p, 0, n * size); /* wf_alloc checked the product */
     return p;
 }
 

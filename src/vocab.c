@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "unicode.h"
+#include "vocab.h"
 
 #define LLAMA2C_BOS 1
 
@@ -12,11 +13,11 @@
 
 
 int wf_vocab_merges_alloc(wf_vocab *v, int32_t count) {
-    uint32_t slots = 16;
-    while (slots < 2u * (uint32_t)count) slots *= 2;
-    v->mkey = calloc(slots, sizeof(uint64_t));
-    v->mrank = malloc(slots * sizeof(int32_t));
-    v->mres = malloc(slots * sizeof(int32_t));
+    const uint32_t slots = wf_table_slots((size_t)count);
+    if (!slots) return 0;
+    v->mkey = wf_calloc_n(slots, sizeof(uint64_t));
+    v->mrank = wf_malloc_n(slots, sizeof(int32_t));
+    v->mres = wf_malloc_n(slots, sizeof(int32_t));
     v->mmask = slots - 1;
     return v->mkey && v->mrank && v->mres;
 }
@@ -96,15 +97,15 @@ void wf_vocab_release(wf_vocab *v) {
     free(v->mrank);
     free(v->mres);
     free(v->added);
-    free(v->added_at);
+    wf_matcher_release(&v->match[0]);
+    wf_matcher_release(&v->match[1]);
     free(v->src);
     memset(v, 0, sizeof *v);
 }
 
 wf_status wf_vocab_index(wf_vocab *v, char *msg, size_t cap) {
-    uint32_t slots = 16;
-    while (slots < 2u * (uint32_t)v->n) slots *= 2;
-    v->slot = malloc(slots * sizeof(int32_t));
+    const uint32_t slots = wf_table_slots((size_t)v->n);
+    v->slot = slots ? wf_malloc_n(slots, sizeof(int32_t)) : NULL;
     if (!v->slot) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory indexing %d tokens", v->n);
     memset(v->slot, 0xFF, slots * sizeof(int32_t));
     v->slot_mask = slots - 1;
@@ -133,10 +134,14 @@ wf_status wf_vocab_index(wf_vocab *v, char *msg, size_t cap) {
 
 void wf_buf_put(wf_buf *b, const void *s, size_t k) {
     if (b->failed) return;
-    if (b->n + k > b->cap) {
-        size_t c = b->cap ? 2 * b->cap : 256;
-        while (c < b->n + k) c *= 2;
-        uint8_t *p = realloc(b->p, c);
+    size_t need;
+    if (!wf_add_ok(b->n, k, &need)) {
+        b->failed = 1;
+        return;
+    }
+    if (need > b->cap) {
+        const size_t c = wf_grow(b->cap, need, 256);
+        uint8_t *p = c ? realloc(b->p, c) : NULL;
         if (!p) {
             b->failed = 1;
             return;
@@ -146,6 +151,34 @@ void wf_buf_put(wf_buf *b, const void *s, size_t k) {
     }
     if (k) memcpy(b->p + b->n, s, k);
     b->n += k;
+}
+
+int wf_vocab_normalize(const wf_vocab *v, const uint8_t *s, size_t n, wf_buf *out, wf_buf *tmp) {
+    out->n = 0;
+    wf_buf_put(out, s, n);
+    for (int k = 0; k < v->n_norm && !out->failed; k++) {
+        const wf_vocab_step *st = &v->norm[k];
+        const uint8_t *a = wf_str_of(v, st->a), *b = wf_str_of(v, st->b);
+        tmp->n = 0;
+        if (st->op == WF_NORM_PREPEND) {
+            wf_buf_put(tmp, a, st->a.len);
+            wf_buf_put(tmp, out->p, out->n);
+        } else {
+            for (size_t i = 0; i < out->n;) {
+                if (wf_starts(out->p + i, out->n - i, a, st->a.len)) {
+                    wf_buf_put(tmp, b, st->b.len);
+                    i += st->a.len;
+                } else {
+                    wf_buf_put(tmp, out->p + i++, 1);
+                }
+            }
+        }
+        wf_buf swap = *out; /* the result in out, the other as the next scratch */
+        *out = *tmp;
+        *tmp = swap;
+        if (tmp->failed) out->failed = 1;
+    }
+    return !out->failed;
 }
 
 /* One token's bytes through the decoder's per-token steps, into *out (using *tmp). */
@@ -213,7 +246,8 @@ static void decode_token(const wf_vocab *v, int32_t id, int first, wf_buf *out, 
 static int decode_all(wf_vocab *v, int first, wf_span *spans, wf_buf *pool, wf_buf *one, wf_buf *tmp) {
     for (int32_t id = 0; id < v->n; id++) {
         decode_token(v, id, first, one, tmp);
-        if (one->failed || pool->n + one->n > UINT32_MAX) return 0;
+        size_t end;
+        if (one->failed || !wf_add_ok(pool->n, one->n, &end) || end > UINT32_MAX) return 0;
         spans[id] = (wf_span){(uint32_t)pool->n, (uint32_t)one->n};
         wf_buf_put(pool, one->p, one->n);
         v->pool = pool->p; /* it may have moved; the next token's string is read from it */
@@ -222,21 +256,21 @@ static int decode_all(wf_vocab *v, int first, wf_span *spans, wf_buf *pool, wf_b
     return !pool->failed;
 }
 
-static int added_cmp_key(const wf_vocab *v, int32_t i, int32_t j) {
-    const wf_added *a = &v->added[i], *b = &v->added[j];
-    if (a->normalized != b->normalized) return a->normalized - b->normalized;
-    const uint8_t fa = v->pool[a->match.off], fb = v->pool[b->match.off];
-    if (fa != fb) return fa - fb;
-    if (a->match.len != b->match.len) return a->match.len > b->match.len ? -1 : 1;
-    return i < j ? -1 : i > j;
+/* The added tokens of one set (raw or normalized), as wf_matcher_build reads them. */
+typedef struct { const wf_vocab *v; int set; } added_set;
+static const uint8_t *added_token(const void *ctx, int32_t i, uint32_t *len) {
+    const added_set *as = ctx;
+    const wf_added *a = &as->v->added[i];
+    if (a->normalized != as->set) return NULL;
+    *len = a->match.len;
+    return wf_str_of(as->v, a->match);
 }
 
 wf_status wf_vocab_finish(wf_vocab *v, char *msg, size_t cap) {
     wf_buf pool = {.p = v->pool, .n = v->pool_n, .cap = v->pool_n}, one = {0}, tmp = {0};
-    v->dec = malloc((size_t)(v->n ? v->n : 1) * sizeof(wf_span));
-    v->dec0 = v->dec_first ? malloc((size_t)(v->n ? v->n : 1) * sizeof(wf_span)) : NULL;
-    v->added_at = malloc((size_t)(v->n_added ? v->n_added : 1) * sizeof(int32_t));
-    int ok = v->dec && (!v->dec_first || v->dec0) && v->added_at;
+    v->dec = wf_malloc_n((size_t)v->n, sizeof(wf_span));
+    v->dec0 = v->dec_first ? wf_malloc_n((size_t)v->n, sizeof(wf_span)) : NULL;
+    int ok = v->dec && (!v->dec_first || v->dec0);
     v->max_dec = 0;
     if (ok) ok = decode_all(v, 0, v->dec, &pool, &one, &tmp);
     if (ok && v->dec_first) ok = decode_all(v, 1, v->dec0, &pool, &one, &tmp);
@@ -245,24 +279,10 @@ wf_status wf_vocab_finish(wf_vocab *v, char *msg, size_t cap) {
     v->pool = pool.p; /* realloc may have moved it; spans are offsets */
     v->pool_n = pool.n;
     if (!ok) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory decoding %d tokens", v->n);
-    /* the added tokens by set and first byte, longest first (insertion sort: there are few) */
-    for (int32_t i = 0; i < v->n_added; i++) {
-        int32_t j = i;
-        while (j > 0 && added_cmp_key(v, v->added_at[j - 1], i) > 0) {
-            v->added_at[j] = v->added_at[j - 1];
-            j--;
-        }
-        v->added_at[j] = i;
-    }
     for (int set = 0; set < 2; set++) {
-        int32_t i = 0;
-        for (int byte = 0; byte <= 256; byte++) {
-            while (i < v->n_added && (v->added[v->added_at[i]].normalized < set ||
-                                      (v->added[v->added_at[i]].normalized == set &&
-                                       (byte == 256 || v->pool[v->added[v->added_at[i]].match.off] < byte))))
-                i++;
-            v->added_first[set][byte] = i;
-        }
+        const added_set as = {v, set};
+        wf_status s = wf_matcher_build(&v->match[set], v->n_added, added_token, &as, msg, cap);
+        if (s != WF_OK) return s;
     }
     return WF_OK;
 }

@@ -16,7 +16,8 @@
  * equals first, while one scores above -1e10. */
 #include <stdlib.h>
 
-#include "tokenizer.h"
+#include "unicode.h"
+#include "vocab.h"
 
 #define LLAMA2C_FLOOR -1e10f /* run.c merges only pairs scoring above its starting best */
 
@@ -28,31 +29,36 @@ typedef struct {
     size_t sym_cap;
     wf_merger m;
     int failed;           /* out of memory */
+    size_t long_word;     /* the bytes of the word that did not fit, if that was it */
+    wf_match_scan scan[2]; /* the added tokens' scans: of the raw text, of a normalized section */
 } enc;
 
-/* The leftmost-longest added token of a set in s[from, n): its start (n if none), id, length. */
-static size_t next_added(const wf_vocab *v, int set, const uint8_t *s, size_t n, size_t from, int32_t *id, size_t *len) {
+/* The leftmost-longest added token of a set in s[from, n) (added.c): its start (n if none),
+ * id and length; out of memory fails the encoding. */
+static size_t next_added(enc *e, int set, const uint8_t *s, size_t n, size_t from, int32_t *id, size_t *len) {
+    size_t at;
+    int32_t k;
     *id = -1;
     *len = 0;
-    if (v->added_first[set][256] == v->added_first[set][0]) return n;
-    for (size_t i = from; i < n; i++) {
-        for (int32_t k = v->added_first[set][s[i]]; k < v->added_first[set][s[i] + 1]; k++) {
-            const wf_added *a = &v->added[v->added_at[k]];
-            if (wf_starts(s + i, n - i, wf_str_of(v, a->match), a->match.len)) {
-                *id = a->id;
-                *len = a->match.len;
-                return i;
-            }
-        }
+    if (!wf_match_next(&e->v->match[set], s, n, from, &e->scan[set], &at, &k)) {
+        e->failed = 1;
+        return n;
     }
-    return n;
+    if (k >= 0) {
+        *id = e->v->added[k].id;
+        *len = e->v->added[k].match.len;
+    }
+    return at;
 }
 
+/* Room for need symbols and the merger's two links per symbol; 0 on out of memory, or when
+ * need exceeds the int32 count the merger keeps (a word of 2^30 bytes). */
 static int grow_syms(enc *e, size_t need) {
     if (need <= e->sym_cap) return 1;
-    size_t c = e->sym_cap ? 2 * e->sym_cap : 64;
-    while (c < need) c *= 2;
-    int32_t *s = realloc(e->sym, c * sizeof(int32_t)), *l = s ? realloc(e->m.link, 2 * c * sizeof(int32_t)) : NULL;
+    if (need > INT32_MAX) return 0;
+    size_t c = wf_grow(e->sym_cap, need, 64);
+    if (!c || c > INT32_MAX) c = need;
+    int32_t *s = wf_realloc_n(e->sym, c, sizeof(int32_t)), *l = s ? wf_realloc_n(e->m.link, c, 2 * sizeof(int32_t)) : NULL;
     if (s) e->sym = s;
     if (l) e->m.link = l;
     if (!s || !l) return 0;
@@ -140,8 +146,9 @@ static void model(enc *e, const uint8_t *s, size_t len) {
             return;
         }
     }
-    if (!grow_syms(e, 2 * len + 2)) {
+    if (len > INT32_MAX / 2 - 1 || !grow_syms(e, 2 * len + 2)) { /* a character may add its bytes and a pending <unk> */
         e->failed = 1;
+        e->long_word = len;
         return;
     }
     int32_t n = 0;
@@ -260,41 +267,18 @@ static void pretokenize(enc *e, const uint8_t *s, size_t n, int at_start) {
 static void section(enc *e, const uint8_t *s, size_t n, int at_start) {
     const wf_vocab *v = e->v;
     if (v->n_norm) {
-        e->norm.n = 0;
-        wf_buf_put(&e->norm, s, n);
-        for (int k = 0; k < v->n_norm && !e->norm.failed; k++) {
-            const wf_vocab_step *st = &v->norm[k];
-            const uint8_t *a = wf_str_of(v, st->a), *b = wf_str_of(v, st->b);
-            e->text.n = 0;
-            if (st->op == WF_NORM_PREPEND) {
-                wf_buf_put(&e->text, a, st->a.len);
-                wf_buf_put(&e->text, e->norm.p, e->norm.n);
-            } else {
-                for (size_t i = 0; i < e->norm.n;) {
-                    if (wf_starts(e->norm.p + i, e->norm.n - i, a, st->a.len)) {
-                        wf_buf_put(&e->text, b, st->b.len);
-                        i += st->a.len;
-                    } else {
-                        wf_buf_put(&e->text, e->norm.p + i++, 1);
-                    }
-                }
-            }
-            wf_buf swap = e->norm; /* the result in norm, the other as the next scratch */
-            e->norm = e->text;
-            e->text = swap;
-            if (e->text.failed) e->norm.failed = 1;
-        }
-        if (e->norm.failed) {
+        if (!wf_vocab_normalize(v, s, n, &e->norm, &e->text)) {
             e->failed = 1;
             return;
         }
         s = e->norm.p; /* pretokenize writes e->text, never e->norm */
         n = e->norm.n;
     }
+    e->scan[1].at = e->scan[1].end = 0; /* a new text */
     for (size_t pos = 0; pos < n && !e->failed;) {
         int32_t id;
         size_t len;
-        const size_t at = next_added(v, 1, s, n, pos, &id, &len);
+        const size_t at = next_added(e, 1, s, n, pos, &id, &len);
         pretokenize(e, s + pos, at - pos, at_start && pos == 0);
         if (at == n) break;
         wf_ids_put(e->o, id);
@@ -305,8 +289,9 @@ static void section(enc *e, const uint8_t *s, size_t n, int at_start) {
 static void llama2c_encode(enc *e, const uint8_t *s, size_t len) {
     const wf_vocab *v = e->v;
     if (len == 0) return;
-    if (!grow_syms(e, len + 1)) {
+    if (len > INT32_MAX - 1 || !grow_syms(e, len + 1)) {
         e->failed = 1;
+        e->long_word = len;
         return;
     }
     int32_t n = 0;
@@ -323,10 +308,10 @@ static void llama2c_encode(enc *e, const uint8_t *s, size_t len) {
     merge_out(e, n, llama2c_pair);
 }
 
-wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_ids *o, char *msg, size_t cap) {
+wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_ids *o, int64_t *work, char *msg, size_t cap) {
     enc e = {.v = v, .o = o};
     e.m.heap_cap = 1024;
-    e.m.heap = malloc(e.m.heap_cap * sizeof(wf_cand));
+    e.m.heap = wf_malloc_n(e.m.heap_cap, sizeof(wf_cand));
     if (!e.m.heap) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory encoding %zu bytes", len);
     if (v->family == WF_VOCAB_LLAMA2C) {
         llama2c_encode(&e, s, len);
@@ -334,7 +319,7 @@ wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_id
         for (size_t pos = 0; pos < len && !e.failed;) {
             int32_t id;
             size_t k;
-            const size_t at = next_added(v, 0, s, len, pos, &id, &k);
+            const size_t at = next_added(&e, 0, s, len, pos, &id, &k);
             if (at > pos) section(&e, s + pos, at - pos, pos == 0);
             if (at == len) break;
             wf_ids_put(o, id);
@@ -347,6 +332,12 @@ wf_status wf_vocab_encode(const wf_vocab *v, const uint8_t *s, size_t len, wf_id
     free(e.sym);
     free(e.m.link);
     free(e.m.heap);
+    free(e.scan[0].best);
+    free(e.scan[1].best);
+    if (work) *work = e.scan[0].work + e.scan[1].work;
+    if (e.failed && e.long_word)
+        return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory encoding %zu bytes, at a word of %zu bytes (merging it takes "
+                       "%.2f GB: a symbol and two links per character and byte)", len, e.long_word, (2.0 * e.long_word + 2) * 12 / 1e9);
     if (e.failed) return wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory encoding %zu bytes", len);
     return WF_OK;
 }

@@ -302,7 +302,7 @@ static void test_decoder_cache(void) {
         /* and decoding step by step (one token at a time over the cache) agrees too */
         int32_t tok;
         CHECK_OK(wf_model_gen_start(m, seq, 3, 0), m);
-        CHECK_OK(wf_model_gen_next(m, &greedy, &tok), m);
+        CHECK_OK(wf_model_gen_next(m, &greedy, NULL, &tok, NULL, 0, NULL), m);
         int best = 0;
         for (int u = 1; u < V; u++)
             if (full[2 * V + u] > full[2 * V + best]) best = u;

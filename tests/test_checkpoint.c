@@ -41,13 +41,10 @@ static int32_t *corpus(int n, int V) {
     return t;
 }
 
+/* steps on the optimizer's own schedule (a run with keep), the run ended after them */
 static void train(wf_model *m, const int32_t *tokens, int n, int steps) {
-    const int B = 3, T = 8;
-    int32_t in[3 * 8], tg[3 * 8];
-    for (int s = 0; s < steps; s++) {
-        CHECK_OK(wf_model_sample_batch(m, tokens, n, 0.1f, 0, B, T, in, tg), m);
-        CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
-    }
+    const wf_run r = run_of(steps, 3, 8, 0.1f);
+    CHECK_OK(train_run(m, &r, 1, tokens, n), m);
 }
 
 /* The model's whole state as bytes (weights, moments, settings, step, RNG streams). */
@@ -183,6 +180,8 @@ static void test_round_trip(void) {
         wf_model *e = wf_model_create();
         wf_tokenizer *te = wf_tokenizer_create();
         CHECK_OK(wf_model_load(e, te, buf, n), e);
+        CHECK(model_info(e).origin == (flags ? WF_ORIGIN_OPTIMIZER : WF_ORIGIN_WEIGHTS), "what the file was: %d (flags %d)",
+              model_info(e).origin, flags);
         wf_config a, b;
         wf_model_get_config(m, &a);
         wf_model_get_config(e, &b);
@@ -262,6 +261,30 @@ static void test_round_trip(void) {
 }
 
 /* N steps, save, load into a fresh handle, M steps == N + M steps without stopping. */
+/* What made a model (wf_model_info.origin): its init, or the file it was loaded from, which
+ * the caller need not tell apart by its bytes (a llama2.c file's byte 8 is its layer count). */
+static void test_origin(void) {
+    wf_model *m = wf_model_create();
+    CHECK(model_info(m).origin == WF_ORIGIN_NONE, "an empty handle: none");
+    wf_config c = small();
+    CHECK_OK(wf_model_init(m, &c), m);
+    CHECK(model_info(m).origin == WF_ORIGIN_INIT, "init");
+    wf_config lc = c;
+    lc.lora_rank = 2;
+    lc.lora_targets = 1;
+    CHECK_OK(wf_model_set_config(m, &lc, 0), m);
+    CHECK(model_info(m).origin == WF_ORIGIN_INIT, "adapters added: still what init made");
+    int32_t n = 0;
+    uint8_t *bin = read_file("tests/fixtures/llama2c_gqa.bin", &n);
+    CHECK(bin && n > 28, "the llama2.c fixture (run from the repository root)");
+    if (bin) CHECK_OK(wf_model_load(m, NULL, bin, n), m);
+    CHECK(model_info(m).origin == WF_ORIGIN_LLAMA2C, "a llama2.c file: %d", model_info(m).origin);
+    free(bin);
+    CHECK(wf_model_load(m, NULL, (const uint8_t *)"nonsense", 8) == WF_ERR_FORMAT &&
+              model_info(m).origin == WF_ORIGIN_LLAMA2C, "a refused file leaves the origin as it was");
+    wf_model_free(m);
+}
+
 static void test_exact_resume(void) {
     const int N = 7, M = 9, n = 3000;
     wf_config c = small();
@@ -443,7 +466,7 @@ static void test_hostile(void) {
     b[n - 1] ^= 1;
     expect(&v, b, n, WF_ERR_FORMAT, "CRC-32", "checksum mismatch");
     memcpy(b, good, n);
-    wr32(b + 8, 16 | 3); /* bit 3 is the trainable mask (TRAN) */
+    wr32(b + 8, 32 | 3); /* bit 3 is the trainable mask (TRAN), bit 4 the training run (RUNS) */
     repair(b, n);
     expect(&v, b, n, WF_ERR_UNSUPPORTED, "flags", "unknown flag");
     memcpy(b, good, n);
@@ -716,6 +739,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
     test_note();
     test_round_trip();
+    test_origin();
     test_exact_resume();
     test_hostile();
     return check_summary("test_checkpoint");

@@ -1,7 +1,9 @@
-/* Faults (docs/ERRORS.md, rows F1 to F4), natively:
+/* Faults (docs/ERRORS.md, rows F1, F2 and F10), natively:
  *   a step whose loss, gradient norm or update would be NaN or infinite is refused with
  *   weights and optimizer state exactly as before, a message with a hint, and training
  *   goes on;
+ *   generation and beam search from logits that are NaN or infinite are refused
+ *   (WF_ERR_NUMERIC), the generation as it was;
  *   every allocation of every fallible call fails in turn (the linker wraps malloc, calloc,
  *   realloc and aligned_alloc, see CMakeLists.txt): the call returns WF_ERR_NOMEM, the
  *   handle is unchanged and still works, and nothing leaks (the sanitizer build and
@@ -128,6 +130,67 @@ static void f1_non_finite_steps(void) {
     wf_model_free(m);
 }
 
+/* ---- F10: generation from logits that are not finite ---- */
+
+/* Every weight of tensor `name` set to x (finite: a file may hold such weights). */
+static void fill_tensor(wf_model *m, const char *name, float x) {
+    int32_t size = 0;
+    float *w = tensor(m, name, &size);
+    CHECK(w != NULL, "tensor %s", name);
+    for (int32_t j = 0; w && j < size; j++) w[j] = x;
+}
+
+static void f10_non_finite_logits(void) {
+    /* a decoder whose embeddings are 3e38: the first norm's mean overflows, NaN flows on */
+    wf_model *m = trained();
+    fill_tensor(m, "wte", 3e38f);
+    int32_t prompt[3] = {1, 2, 3}, tok = -7;
+    CHECK_OK(wf_model_gen_start(m, prompt, 3, 1), m);
+    const float *logits = wf_model_gen_logits(m);
+    CHECK(logits && !isfinite(logits[0]), "the logits are not finite: %g", logits ? (double)logits[0] : 0.0);
+    const wf_sampling kinds[] = {{0.8f, 0, 1, 0, 0}, {0, 0, 1, 0, 0}, {1, 3, 0.9f, 0, 1}}; /* sampled, greedy, filtered */
+    for (int k = 0; k < 3; k++) {
+        wf_status s = wf_model_gen_next(m, &kinds[k], NULL, &tok, NULL, 0, NULL);
+        CHECK(s == WF_ERR_NUMERIC, "sampling %d: got %s", k, wf_status_string(s));
+        /* the message names the first logit sampled from: no_unk starts at id 1 */
+        const char *want = k == 2 ? "the logits are not finite (token 1's is NaN)" : "the logits are not finite (token 0's is NaN)";
+        CHECK(strstr(wf_model_error(m), want) != NULL, "%s", wf_model_error(m));
+        CHECK(tok == -7, "no token written");
+    }
+    /* the generation is as it was: its logits are the same, and it has not moved */
+    CHECK(wf_model_gen_logits(m) == logits && !isfinite(logits[0]), "the generation is unchanged");
+    wf_model_free(m);
+
+    /* infinite logits alone: a sound forward into an untied head that overflows (every
+     * product 3e38 x 3e38) */
+    wf_config c = small();
+    c.tied_head = 0;
+    m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    fill_tensor(m, "lnfb", 3e38f);
+    fill_tensor(m, "lm_head", 3e38f);
+    CHECK_OK(wf_model_gen_start(m, prompt, 3, 1), m);
+    CHECK(wf_model_gen_next(m, &kinds[0], NULL, &tok, NULL, 0, NULL) == WF_ERR_NUMERIC, "%s", wf_model_error(m));
+    CHECK(strstr(wf_model_error(m), "(token 0's is +inf)") != NULL, "%s", wf_model_error(m));
+    wf_model_free(m);
+
+    /* an encoder-decoder's beam search */
+    c = small();
+    c.arch = WF_ARCH_ENCODER_DECODER;
+    c.n_enc_layer = 1;
+    m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t out[16], n_out = -1, src[4] = {1, 2, 3, 4};
+    CHECK_OK(wf_model_beam_search(m, src, 4, 9, 10, 2, 8, out, &n_out), m);
+    fill_tensor(m, "wte", 3e38f);
+    n_out = -1;
+    wf_status s = wf_model_beam_search(m, src, 4, 9, 10, 2, 8, out, &n_out);
+    CHECK(s == WF_ERR_NUMERIC, "beam search: got %s", wf_status_string(s));
+    CHECK(strstr(wf_model_error(m), "the logits are not finite (token 0's is NaN at step 0)") != NULL, "%s", wf_model_error(m));
+    CHECK(n_out == -1, "nothing decoded");
+    wf_model_free(m);
+}
+
 /* ---- F4: allocation failure everywhere ---- */
 
 typedef struct {
@@ -203,6 +266,14 @@ static wf_status call_save_json(fixture *f) {
 
 static wf_status call_set_threads(fixture *f) { return wf_model_set_threads(f->m, 3); }
 
+/* a training run: a copy of its tokens, its batches, its roll-back copy */
+static int32_t run_tokens[300];
+static wf_status call_run_begin(fixture *f) {
+    wf_run r = run_of(5, 2, 16, 0.2f);
+    r.rollback = 1, r.eval_interval = 5;
+    return wf_model_run_begin(f->m, &r, 0, run_tokens, 300);
+}
+
 /* Fine-tuning (issue 15): adapters added, the mask changed, adapters out and in, merged. */
 static wf_config with_lora(wf_model *m, int rank) {
     wf_config c;
@@ -223,7 +294,7 @@ static wf_status call_lora_export(fixture *f) {
     wf_buffer_free(lora_cfg);
     lora_st = NULL;
     lora_cfg = NULL;
-    return wf_model_export_peft(f->m, &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
+    return wf_model_export_peft(f->m, "base", &lora_st, &lora_n_st, &lora_cfg, &lora_n_cfg);
 }
 static wf_status call_lora_import(fixture *f) { return wf_model_import_peft(f->m, lora_cfg, lora_n_cfg, lora_st, lora_n_st); }
 static wf_status call_train_all(fixture *f) {
@@ -312,6 +383,8 @@ static void f4_allocation_failures(void) {
     free(tok_bin);
 #ifdef WF_THREADS
     every_allocation_fails("wf_model_set_threads (a pool of workers)", call_set_threads, &f);
+    for (int i = 0; i < 300; i++) run_tokens[i] = i % 7;
+    every_allocation_fails("wf_model_run_begin (tokens, batches, roll-back copy)", call_run_begin, &f);
     CHECK_OK(wf_model_set_threads(f.m, 1), f.m);
 #else
     (void)call_set_threads;
@@ -349,11 +422,24 @@ static void no_allocation_on_the_hot_path(void) {
     float loss;
     CHECK_OK(forward_ids(m, in, tg, 2, 16, &loss), m);
     CHECK(allocations == 0, "generation and forward allocated %ld times", allocations);
+    /* a run's steps, validations and its end allocate nothing once it has begun */
+    int32_t tokens[300];
+    for (int i = 0; i < 300; i++) tokens[i] = i % 7;
+    wf_run r = run_of(12, 2, 16, 0.2f);
+    r.rollback = 1, r.eval_interval = 4;
+    CHECK_OK(wf_model_run_begin(m, &r, 0, tokens, 300), m);
+    wf_run_facts f;
+    CHECK_OK(wf_model_run(m, NULL, 1, 0, &f), m);
+    arm(-1);
+    do CHECK_OK(wf_model_run(m, NULL, 100, 0, &f), m);
+    while (!f.finished);
+    CHECK(allocations == 0 && f.steps == 12 && f.val_step == f.step, "a run's steps allocated %ld times", allocations);
     wf_model_free(m);
 }
 
 int main(void) {
     f1_non_finite_steps();
+    f10_non_finite_logits();
     f4_allocation_failures();
     no_allocation_on_the_hot_path();
     return check_summary("test_faults");

@@ -302,8 +302,96 @@ static void refusals(void) {
     wf_tokenizer_free(t);
 }
 
+/* ---- generation's text: wf_model_gen_next writes each token's bytes ---- */
+
+/* For each kind: the tokens are those of a generation without a tokenizer (its ids all fit),
+ * and each token's text is the bytes decoding [prev, id] adds to decoding [prev]; joined, they
+ * are the generated ids' text. A too small buffer or an empty tokenizer changes nothing. */
+static void generation_text(void) {
+    const char *names[] = {"llama.json", "llama2c_tok.bin", "gpt2.json", NULL};
+    for (int k = 0; k < 4; k++) {
+        wf_tokenizer *t;
+        if (names[k]) t = load(names[k]);
+        else {
+            t = wf_tokenizer_create();
+            CHECK(wf_tokenizer_train(t, WF_TOKENIZER_CHAR, T1, (int32_t)strlen(T1), 0) == WF_OK, "char");
+        }
+        const wf_tokenizer_info ti = tok_info(t);
+        wf_config c;
+        wf_config_default(&c);
+        c.vocab_size = ti.vocab_size;
+        c.d_model = 16;
+        c.n_head = 2;
+        c.d_ff = 32;
+        c.n_layer = 1;
+        c.context = 24; /* 40 tokens: the window slides */
+        wf_model *m = wf_model_create();
+        CHECK_OK(wf_model_init(m, &c), m);
+        int32_t prompt[8], n_prompt = 0;
+        CHECK(wf_tokenizer_encode(t, "It is", 5, prompt, 8, &n_prompt) == WF_OK && n_prompt > 0, "%s: prompt", wf_tokenizer_error(t));
+        const wf_sampling smp = {.temperature = 1, .top_k = 0, .top_p = 1, .n_vocab = 0, .no_unk = 0};
+        enum { N = 40 };
+        int32_t plain[N], ids[N + 1], n_text = -1;
+        CHECK_OK(generate(m, prompt, n_prompt, N, &smp, 7, plain), m);
+        const int32_t cap = 2 * ti.max_bytes;
+        char *text = malloc((size_t)cap), *want = malloc((size_t)cap), *joined = malloc((size_t)N * cap);
+        size_t n_joined = 0;
+        CHECK_OK(wf_model_gen_start(m, prompt, n_prompt, 7), m);
+        CHECK(wf_model_gen_next(m, &smp, t, &ids[0], text, cap - 1, &n_text) == WF_ERR_ARG, "a buffer under 2 x max_bytes");
+        wf_tokenizer *empty = wf_tokenizer_create();
+        CHECK(wf_model_gen_next(m, &smp, empty, &ids[0], text, cap, &n_text) == WF_ERR_STATE, "an empty tokenizer");
+        wf_tokenizer_free(empty);
+        int32_t prev = prompt[n_prompt - 1];
+        for (int i = 0; i < N; i++) {
+            CHECK_OK(wf_model_gen_next(m, &smp, t, &ids[i], text, cap, &n_text), m);
+            CHECK(ids[i] == plain[i], "%s: token %d is %d, without a tokenizer %d", names[k] ? names[k] : "char", i, ids[i], plain[i]);
+            const int32_t pair[2] = {prev, ids[i]};
+            int32_t a = 0, b = 0;
+            char *both = malloc((size_t)cap);
+            wf_tokenizer_decode(t, pair, 1, want, cap, &a);
+            wf_tokenizer_decode(t, pair, 2, both, cap, &b);
+            CHECK(n_text == b - a && !memcmp(text, both + a, (size_t)n_text), "%s: token %d's text", names[k] ? names[k] : "char", i);
+            free(both);
+            memcpy(joined + n_joined, text, (size_t)n_text);
+            n_joined += (size_t)n_text;
+            prev = ids[i];
+        }
+        /* joined, the pieces are the text of prev + ids less prev's (decoders that act on the
+         * text's ends aside: the fixtures' own decoding in context is what each piece is) */
+        if (ti.kind == WF_TOKENIZER_CHAR || ti.kind == WF_TOKENIZER_BPE || k == 2) {
+            char *all = malloc((size_t)(N + 1) * cap);
+            int32_t n_all = 0;
+            ids[N] = 0;
+            CHECK(wf_tokenizer_decode(t, ids, N, all, (N + 1) * cap, &n_all) == WF_OK, "decode all");
+            CHECK((size_t)n_all == n_joined && !memcmp(all, joined, n_joined), "%s: the pieces are the text",
+                  names[k] ? names[k] : "char");
+            free(all);
+        }
+        /* a token before the next that the tokenizer does not know: refused before the draw,
+         * so the next call without the tokenizer draws what it would have */
+        if (!names[k]) {
+            c.vocab_size = ti.vocab_size + 4;
+            CHECK_OK(wf_model_init(m, &c), m);
+            const int32_t odd[2] = {1, ti.vocab_size + 2};
+            int32_t a, b;
+            CHECK_OK(wf_model_gen_start(m, odd, 2, 3), m);
+            CHECK(wf_model_gen_next(m, &smp, t, &a, text, cap, &n_text) == WF_ERR_TOKEN, "%s", wf_model_error(m));
+            CHECK_OK(wf_model_gen_next(m, &smp, NULL, &a, NULL, 0, NULL), m);
+            CHECK_OK(wf_model_gen_start(m, odd, 2, 3), m);
+            CHECK_OK(wf_model_gen_next(m, &smp, NULL, &b, NULL, 0, NULL), m);
+            CHECK(a == b, "the refused call drew nothing: %d, %d", a, b);
+        }
+        free(text);
+        free(want);
+        free(joined);
+        wf_model_free(m);
+        wf_tokenizer_free(t);
+    }
+}
+
 int main(void) {
     merger_matches_the_plain_rule();
+    generation_text();
     fixture_ids();
     files_and_buffers();
     bpe_json();

@@ -6,8 +6,9 @@
  *     model; training moves the adapters alone; removing them restores the base exactly;
  *     merging gives the same outputs as the adapters;
  *   checkpoints: the mask and the adapters' moments survive, and training resumes exactly;
- *   PEFT: a Llama-shaped model's adapters round-trip bit for bit, a GPT-2 one's (c_attn)
- *     with the same outputs;
+ *   PEFT: the adapters of a Llama-, a GPT-2- and a GPT-NeoX-shaped model round-trip bit for
+ *     bit, the fused c_attn's and query_key_value's back at the rank they were trained at;
+ *     a fused module's adapter whose B is not block-structured shares its A among q, k, v;
  *   refusals leave the model as it was. */
 #include <math.h>
 #include <stdlib.h>
@@ -315,8 +316,9 @@ static void test_resume(void) {
     wf_model_free(all);
 }
 
-/* The adapters out in PEFT's layout and back onto the base. */
-static void peft_round_trip(const char *what, wf_config c, int targets, int exact) {
+/* The adapters out in PEFT's layout and back onto the base; fused: the rank_pattern entry a
+ * fused module's adapter (parts x rank) must have, or NULL. */
+static void peft_round_trip(const char *what, wf_config c, int targets, const char *fused) {
     make_batch(c.vocab_size);
     wf_model *m = wf_model_create(), *base = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
@@ -332,7 +334,7 @@ static void peft_round_trip(const char *what, wf_config c, int targets, int exac
     CHECK_OK(wf_model_set_config(m, &lc, 0), m);
     for (int s = 0; s < 5; s++) CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
     float *want = logits_of(m);
-    CHECK_OK(wf_model_export_peft(m, &ast, &ast_n, &acj, &acj_n), m);
+    CHECK_OK(wf_model_export_peft(m, NULL, &ast, &ast_n, &acj, &acj_n), m);
     CHECK_OK(wf_model_import_peft(base, acj, acj_n, ast, ast_n), base);
     float *got = logits_of(base);
     const double err = max_diff(got, want, (size_t)B * T * c.vocab_size);
@@ -340,12 +342,11 @@ static void peft_round_trip(const char *what, wf_config c, int targets, int exac
     wf_model_get_config(base, &bc);
     printf("PEFT %s: %d bytes of adapters; imported onto the base: rank %d, alpha %g, logits within %.2e\n", what,
            ast_n, bc.lora_rank, bc.lora_alpha, err);
-    if (exact) {
-        CHECK(!memcmp(&bc, &lc, sizeof bc), "the imported config is the exported one");
-        CHECK(!memcmp(wf_model_params(base), wf_model_params(m), block(m) * sizeof(float)), "bit for bit");
-    }
+    CHECK(!memcmp(&bc, &lc, sizeof bc), "%s: the imported config is the exported one (rank %d, alpha %g, targets %d)", what,
+          bc.lora_rank, bc.lora_alpha, bc.lora_targets);
+    CHECK(!memcmp(wf_model_params(base), wf_model_params(m), block(m) * sizeof(float)), "%s: bit for bit", what);
     CHECK(err < 1e-5, "%s: the imported adapters give other logits (%g)", what, err);
-    if (!exact) CHECK(strstr(acj, "\"rank_pattern\": {\"c_attn\": 4}") != NULL, "GPT-2's c_attn has rank 2 r: %s", acj);
+    if (fused) CHECK(strstr(acj, fused) != NULL, "%s: the fused module's rank is parts x r: %s", what, acj);
     /* the adapters are trainable, the base frozen */
     CHECK(model_info(base).memory.grads < model_info(base).memory.params / 4, "imported adapters train alone");
     free(want);
@@ -356,6 +357,43 @@ static void peft_round_trip(const char *what, wf_config c, int targets, int exac
     wf_buffer_free(acj);
     wf_model_free(m);
     wf_model_free(base);
+}
+
+/* A fused module's adapter trained as PEFT trains it (one A for q, k and v: B reads all its
+ * columns in every part) comes back at its own rank, the A shared by the parts it changes. */
+static void test_shared_a(void) {
+    make_batch(11);
+    wf_config c = small(), lc;
+    wf_model *m = wf_model_create(), *back = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    CHECK_OK(wf_model_init(back, &c), back);
+    lc = c;
+    lc.lora_rank = 2;
+    lc.lora_alpha = 4;
+    lc.lora_targets = 1; /* q alone: c_attn's A [2, C], B [3C, 2] with k and v's rows zero */
+    CHECK_OK(wf_model_set_config(m, &lc, 0), m);
+    for (int s = 0; s < 3; s++) CHECK_OK(step_ids(m, in, tg, B, T, NULL), m);
+    uint8_t *st;
+    char *cj;
+    int32_t st_n, cj_n;
+    CHECK_OK(wf_model_export_peft(m, NULL, &st, &st_n, &cj, &cj_n), m);
+    /* k's rows of layer 0's B read both columns, as q's do: not export's block structure */
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    const char *at = strstr((const char *)st + 8, "\"base_model.model.transformer.h.0.attn.c_attn.lora_B.weight\"");
+    long long b0 = -1, b1 = -1;
+    CHECK(at && sscanf(strstr(at, "\"data_offsets\":["), "\"data_offsets\":[%lld,%lld]", &b0, &b1) == 2, "B's offsets");
+    float *b = (float *)(st + 8 + hlen + b0);
+    for (int r = c.d_model; r < 2 * c.d_model; r++) b[2 * r] = b[2 * r + 1] = 0.01f * (float)(r % 5 + 1);
+    CHECK_OK(wf_model_import_peft(back, cj, cj_n, st, st_n), back);
+    wf_config bc;
+    wf_model_get_config(back, &bc);
+    CHECK(bc.lora_rank == 2 && bc.lora_targets == (1 | 2) && bc.lora_alpha == 4, "shared A: rank %d, alpha %g, targets %d",
+          bc.lora_rank, bc.lora_alpha, bc.lora_targets);
+    wf_buffer_free(st);
+    wf_buffer_free(cj);
+    wf_model_free(m);
+    wf_model_free(back);
 }
 
 static void test_refusals(void) {
@@ -380,7 +418,7 @@ static void test_refusals(void) {
     uint8_t *out;
     char *cfg;
     int32_t n, cn;
-    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_STATE, "no adapters to export");
+    CHECK(wf_model_export_peft(m, NULL, &out, &n, &cfg, &cn) == WF_ERR_STATE, "no adapters to export");
     const char *bad_configs[] = {
         "{\"peft_type\": \"PREFIX_TUNING\", \"r\": 2}", "{\"peft_type\": \"LORA\"}",
         "{\"peft_type\": \"LORA\", \"r\": 2, \"use_dora\": true}", "[1]", "{\"peft_type\": \"LORA\", \"r\": 2,",
@@ -401,15 +439,26 @@ static void test_refusals(void) {
     CHECK_OK(wf_model_set_config(m, &lc, 0), m);
     memset(mask, 1, sizeof mask);
     CHECK_OK(wf_model_trainable(m, mask, NULL, slices(m)), m);
-    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_STATE && strstr(wf_model_error(m), "merge"), "%s",
+    CHECK(wf_model_export_peft(m, NULL, &out, &n, &cfg, &cn) == WF_ERR_STATE && strstr(wf_model_error(m), "merge"), "%s",
           wf_model_error(m));
+    /* the base model's name goes into adapter_config.json as a JSON string; a name that is
+     * not UTF-8 is refused before anything is written */
+    CHECK_OK(wf_model_set_config(m, &c, 0), m); /* adapters dropped, then added again: they alone train */
+    CHECK_OK(wf_model_set_config(m, &lc, 0), m);
+    CHECK_OK(wf_model_export_peft(m, "org/m\"1\"\\\n\x01 \xC3\xA9", &out, &n, &cfg, &cn), m);
+    CHECK(strstr(cfg, "\"base_model_name_or_path\": \"org/m\\\"1\\\"\\\\\\n\\u0001 \xC3\xA9\",\n") != NULL, "%s", cfg);
+    CHECK_OK(wf_model_import_peft(m, cfg, cn, out, n), m);
+    wf_buffer_free(out);
+    wf_buffer_free(cfg);
+    CHECK(wf_model_export_peft(m, "bad \xC3(", &out, &n, &cfg, &cn) == WF_ERR_ARG && strstr(wf_model_error(m), "UTF-8") &&
+              !out && !cfg, "%s", wf_model_error(m));
     /* the wasmformer layout has no PEFT names */
     wf_config native = small();
     native.qk_norm = 1;
     native.lora_rank = 2;
     native.lora_targets = 1;
     CHECK_OK(wf_model_init(m, &native), m);
-    CHECK(wf_model_export_peft(m, &out, &n, &cfg, &cn) == WF_ERR_UNSUPPORTED, "%s", wf_model_error(m));
+    CHECK(wf_model_export_peft(m, NULL, &out, &n, &cfg, &cn) == WF_ERR_UNSUPPORTED, "%s", wf_model_error(m));
     release(&before);
     wf_model_free(m);
 }
@@ -419,9 +468,13 @@ int main(void) {
     test_freezing();
     test_lora();
     test_resume();
-    peft_round_trip("Llama layout (q, k, v, o, gate, up, down)", llama(), 127, 1);
+    peft_round_trip("Llama layout (q, k, v, o, gate, up, down)", llama(), 127, NULL);
     wf_config g = small();
-    peft_round_trip("GPT-2 layout (q, v in c_attn, o, fc)", g, 1 | 4 | 8 | 16, 0);
+    peft_round_trip("GPT-2 layout (q, v in c_attn, o, fc)", g, 1 | 4 | 8 | 16, "\"rank_pattern\": {\"c_attn\": 4}");
+    g.positions = WF_POS_ROPE; /* micro's shape */
+    peft_round_trip("GPT-NeoX layout (q, k, v in query_key_value, o, fc, down)", g, 1 | 2 | 4 | 8 | 16 | 64,
+                    "\"rank_pattern\": {\"query_key_value\": 6}");
+    test_shared_a();
     test_refusals();
     return check_summary("test_lora");
 }

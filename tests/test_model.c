@@ -256,14 +256,14 @@ static void test_training_lowers_loss(void) {
     CHECK_OK(wf_model_set_optim(m, &o), m);
     int32_t corpus[400];
     for (int i = 0; i < 400; i++) corpus[i] = (i * i + i / 3) % 7 + (i % 3);
-    int32_t in[4 * 16], tg[4 * 16];
+    const wf_run r = run_of(150, 4, 16, 0.1f);
     float first = 0, last = 0;
+    CHECK_OK(wf_model_run_begin(m, &r, 0, corpus, 400), m);
     for (int s = 0; s < 150; s++) {
-        CHECK_OK(wf_model_sample_batch(m, corpus, 400, 0.1f, 0, 4, 16, in, tg), m);
-        wf_step_info info;
-        CHECK_OK(step_ids(m, in, tg, 4, 16, &info), m);
-        if (s == 0) first = info.loss;
-        last = info.loss;
+        wf_run_facts f;
+        CHECK_OK(wf_model_run(m, NULL, 1, 0, &f), m);
+        if (s == 0) first = f.loss;
+        last = f.loss;
     }
     printf("training: loss %.3f -> %.3f over 150 steps\n", first, last);
     CHECK(first > 2.0f, "initial loss %g should be near ln(11) = 2.4", first);
@@ -271,22 +271,28 @@ static void test_training_lowers_loss(void) {
     wf_model_free(m);
 }
 
+/* The run's sampler: B windows of T + 1 consecutive tokens, targets one ahead, from the first
+ * n - floor(n * val_fraction) tokens (training) or the rest (validation), each split from its
+ * own stream, seeded by the run's seed. */
 static void test_batch_sampler(void) {
     wf_config c = small();
+    c.vocab_size = 100;
     wf_model *m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
     int32_t tokens[100];
     for (int i = 0; i < 100; i++) tokens[i] = i; /* token = its own position */
+    const wf_run r = run_of(10, 8, 5, 0.2f);
+    CHECK_OK(wf_model_run_begin(m, &r, 0, tokens, 100), m);
     int32_t in[8 * 5], tg[8 * 5];
     for (int rep = 0; rep < 50; rep++) {
-        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
+        wf_run_sample(m, 0, in, tg);
         for (int i = 0; i < 40; i++) {
             CHECK(tg[i] == in[i] + 1, "target is the next token");
             CHECK(in[i] >= 0 && tg[i] < 80, "train window inside the first 80 tokens: %d..%d", in[i], tg[i]);
         }
         for (int b = 0; b < 8; b++)
             for (int t = 1; t < 5; t++) CHECK(in[b * 5 + t] == in[b * 5 + t - 1] + 1, "windows are contiguous");
-        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m);
+        wf_run_sample(m, 1, in, tg);
         for (int i = 0; i < 40; i++) CHECK(in[i] >= 80 && tg[i] < 100, "validation window in the last 20 tokens");
     }
     /* the validation stream does not disturb the training stream */
@@ -295,30 +301,38 @@ static void test_batch_sampler(void) {
     wf_model_free(m);
     m = wf_model_create();
     CHECK_OK(wf_model_init(m, &c), m);
+    CHECK_OK(wf_model_run_begin(m, &r, 0, tokens, 100), m);
+    CHECK_OK(wf_model_run_begin(m2, &r, 0, tokens, 100), m2);
     int32_t in2[40], tg2[40];
     for (int rep = 0; rep < 5; rep++) {
-        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 1, 8, 5, in, tg), m); /* only in m */
-        CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
-        CHECK_OK(wf_model_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+        wf_run_sample(m, 1, in, tg); /* only in m */
+        wf_run_sample(m, 0, in, tg);
+        wf_run_sample(m2, 0, in2, tg2);
         CHECK(memcmp(in, in2, sizeof in) == 0, "training batches depend on validation sampling");
     }
-    /* reseeding replays a stream: m2 was built from the same cfg.seed, so reseeding both
+    /* the run's seed replays a stream: m2 was built from the same cfg.seed, so seeding both
      * with it starts them in step again; another seed draws other windows */
-    CHECK_OK(wf_model_sample_seed(m, c.seed), m);
-    CHECK_OK(wf_model_sample_seed(m2, c.seed), m2);
-    CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
-    CHECK_OK(wf_model_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+    wf_run seeded = r;
+    seeded.seed = (int32_t)c.seed;
+    CHECK_OK(wf_model_run_begin(m, &seeded, 0, tokens, 100), m);
+    CHECK_OK(wf_model_run_begin(m2, &seeded, 0, tokens, 100), m2);
+    wf_run_sample(m, 0, in, tg);
+    wf_run_sample(m2, 0, in2, tg2);
     CHECK(memcmp(in, in2, sizeof in) == 0, "same seed, same batch");
-    CHECK_OK(wf_model_sample_seed(m2, c.seed + 1), m2);
-    CHECK_OK(wf_model_sample_seed(m, c.seed), m);
-    CHECK_OK(wf_model_sample_batch(m, tokens, 100, 0.2f, 0, 8, 5, in, tg), m);
-    CHECK_OK(wf_model_sample_batch(m2, tokens, 100, 0.2f, 0, 8, 5, in2, tg2), m2);
+    seeded.seed = (int32_t)c.seed + 1;
+    CHECK_OK(wf_model_run_begin(m2, &seeded, 0, tokens, 100), m2);
+    seeded.seed = (int32_t)c.seed;
+    CHECK_OK(wf_model_run_begin(m, &seeded, 0, tokens, 100), m);
+    wf_run_sample(m, 0, in, tg);
+    wf_run_sample(m2, 0, in2, tg2);
     CHECK(memcmp(in, in2, sizeof in) != 0, "another seed, another batch");
-    CHECK(wf_model_sample_seed(NULL, 1) == WF_ERR_ARG, "NULL model");
-    CHECK(wf_model_sample_batch(m, tokens, 100, 0.2f, 1, 1, 20, in, tg) == WF_ERR_ARG, "a 20-token val split holds no 21-token window");
+    wf_run bad = run_of(10, 1, 12, 0.1f);
+    bad.eval_interval = 10;
+    CHECK(wf_model_run_begin(m, &bad, 0, tokens, 100) == WF_ERR_ARG, "a 10-token val split holds no 13-token window");
     CHECK(strstr(wf_model_error(m), "validation") != NULL, "message names the split: %s", wf_model_error(m));
-    CHECK(wf_model_sample_batch(m, tokens, 100, 1.0f, 0, 1, 4, in, tg) == WF_ERR_ARG, "val_fraction 1");
-    CHECK(wf_model_sample_batch(m, tokens, 100, 0.1f, 2, 1, 4, in, tg) == WF_ERR_ARG, "split 2");
+    bad = run_of(10, 1, 4, 1.0f);
+    CHECK(wf_model_run_begin(m, &bad, 0, tokens, 100) == WF_ERR_ARG, "val_fraction 1");
+    CHECK(wf_model_run_begin(NULL, &r, 0, tokens, 100) == WF_ERR_ARG, "NULL model");
     wf_model_free(m);
     wf_model_free(m2);
 }
@@ -385,7 +399,7 @@ static void test_slide(void) {
         int slides = 0, compared = 0, differ = 0;
         for (int i = 0; i < 2 * T + 3; i++) {
             int32_t tok;
-            CHECK_OK(wf_model_gen_next(m, &s, &tok), m);
+            CHECK_OK(wf_model_gen_next(m, &s, NULL, &tok, NULL, 0, NULL), m);
             if (n == T) { /* the rule of wf_model_gen_next: keep the newest half */
                 memmove(window, window + T / 2, (size_t)(T / 2) * sizeof(int32_t));
                 n = T / 2;
@@ -437,7 +451,7 @@ static void test_long_prompt(void) {
     int32_t tok;
     const wf_sampling greedy = {0, 0, 1, 0, 0};
     CHECK_OK(wf_model_gen_start(m, seq, 70, 0), m);
-    CHECK_OK(wf_model_gen_next(m, &greedy, &tok), m);
+    CHECK_OK(wf_model_gen_next(m, &greedy, NULL, &tok, NULL, 0, NULL), m);
     float next[11];
     memcpy(next, wf_model_gen_logits(m), (size_t)V * sizeof(float));
     seq[70] = tok;
@@ -608,7 +622,7 @@ static void test_sampling(void) {
     wf_model *fresh = wf_model_create();
     CHECK_OK(wf_model_init(fresh, &c), fresh);
     int32_t tok;
-    CHECK(wf_model_gen_next(fresh, &warm, &tok) == WF_ERR_STATE, "gen_next before gen_start");
+    CHECK(wf_model_gen_next(fresh, &warm, NULL, &tok, NULL, 0, NULL) == WF_ERR_STATE, "gen_next before gen_start");
     wf_model_free(fresh);
 
     /* frequencies follow the distribution: a 2-token vocabulary model is too indirect, so

@@ -53,6 +53,7 @@ static void test_pytorch_fixtures(void) {
         wf_config_default(&other);
         CHECK_OK(wf_model_init(m, &other), m);
         CHECK_OK(wf_model_import_safetensors(m, config, nc, st, ns), m);
+        CHECK(model_info(m).origin == WF_ORIGIN_SAFETENSORS, "%s: origin %d", cases[c], model_info(m).origin);
         fx_entry *in = fx_get(&fx, "inputs"), *want = fx_get(&fx, "logits");
         const int B = in->dims[0], T = in->dims[1], V = want->dims[2];
         wf_config got;
@@ -95,15 +96,19 @@ static const float *tensor_data(const uint8_t *st, const char *name, int64_t *by
 }
 
 /* export -> import gives the same weights and config; the GPT-2 layout for GPT-2 configs,
- * the Llama layout for Llama-style ones, wasmformer's own names for the rest */
+ * GPT-NeoX's for the same with RoPE, the Llama layout for Llama-style ones, wasmformer's own
+ * names for the rest */
 static void test_round_trip(void) {
-    struct { const char *name; int tied, bias, relu, sinusoidal, llama; const char *needle; } cases[] = {
-        {"gpt2 tied", 1, 1, 0, 0, 0, "\"GPT2LMHeadModel\""},
-        {"gpt2 untied relu", 0, 1, 1, 0, 0, "\"tie_word_embeddings\": false"},
-        {"no biases, sinusoidal", 1, 0, 0, 1, 0, "\"model_type\": \"wasmformer\""},
-        {"llama untied", 0, 0, 0, 0, 1, "\"LlamaForCausalLM\""},
-        {"llama tied", 1, 0, 0, 0, 1, "\"tie_word_embeddings\": true"},
-        {"llama-style with biases", 0, 1, 0, 0, 1, "\"model_type\": \"wasmformer\""},
+    struct { const char *name; int tied, bias, relu, sinusoidal, llama, neox; const char *needle; } cases[] = {
+        {"gpt2 tied", 1, 1, 0, 0, 0, 0, "\"GPT2LMHeadModel\""},
+        {"gpt2 untied relu", 0, 1, 1, 0, 0, 0, "\"tie_word_embeddings\": false"},
+        {"no biases, sinusoidal", 1, 0, 0, 1, 0, 0, "\"model_type\": \"wasmformer\""},
+        {"llama untied", 0, 0, 0, 0, 1, 0, "\"LlamaForCausalLM\""},
+        {"llama tied", 1, 0, 0, 0, 1, 0, "\"tie_word_embeddings\": true"},
+        {"llama-style with biases", 0, 1, 0, 0, 1, 0, "\"model_type\": \"wasmformer\""},
+        {"gpt-neox tied (micro's shape)", 1, 1, 0, 0, 0, 1, "\"GPTNeoXForCausalLM\""},
+        {"gpt-neox untied relu2, dropout", 0, 1, 1, 0, 0, 1, "\"use_parallel_residual\": false"},
+        {"rope, layernorm, no biases", 1, 0, 0, 0, 0, 1, "\"model_type\": \"wasmformer\""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         wf_config cfg;
@@ -124,6 +129,15 @@ static void test_round_trip(void) {
             cfg.activation = WF_ACT_SWIGLU;
             cfg.positions = WF_POS_ROPE;
             cfg.n_head = 4;
+        }
+        if (cases[c].neox) {
+            cfg.positions = WF_POS_ROPE;
+            cfg.n_head = 4;
+            cfg.rope_theta = 5e4f;
+            if (cases[c].relu) {
+                cfg.activation = WF_ACT_RELU2;
+                cfg.dropout = 0.125f; /* GPT-NeoX's hidden_dropout */
+            }
         }
         cfg.seed = 77;
         wf_model *m = wf_model_create();
@@ -155,6 +169,30 @@ static void test_round_trip(void) {
             CHECK((tensor_data(st, "lm_head.weight", &nh) != NULL) == !cfg.tied_head, "%s: lm_head.weight only when untied",
                   cases[c].name);
         }
+        if (cases[c].neox && !native) {
+            /* query_key_value holds qkvw's rows head after head: its rows [(3h + p) HS, +HS) are
+             * part p's of head h, our rows [p C + h HS, +HS); so does its bias */
+            const int C = cfg.d_model, HS = C / cfg.n_head;
+            wf_tensor_info qkv, qkvb;
+            tensor_named(m, "qkvw", &qkv);
+            tensor_named(m, "qkvb", &qkvb);
+            const float *w = wf_model_params(m);
+            int64_t nw = 0, nb = 0, nh = 0;
+            const float *fw = tensor_data(st, "gpt_neox.layers.1.attention.query_key_value.weight", &nw);
+            const float *fb = tensor_data(st, "gpt_neox.layers.1.attention.query_key_value.bias", &nb);
+            CHECK(fw && fb && nw == 4LL * 3 * C * C && nb == 4LL * 3 * C, "%s: query_key_value's shapes", cases[c].name);
+            for (int h = 0; h < cfg.n_head; h++)
+                for (int p = 0; p < 3; p++) {
+                    const size_t file = (size_t)(3 * h + p) * HS, ours = (size_t)p * C + (size_t)h * HS;
+                    CHECK(!memcmp(fw + file * C, w + qkv.offset + (size_t)3 * C * C + ours * C, (size_t)HS * C * 4) &&
+                          !memcmp(fb + file, w + qkvb.offset + (size_t)3 * C + ours, (size_t)HS * 4),
+                          "%s: head %d's part %d", cases[c].name, h, p);
+                }
+            CHECK((tensor_data(st, "embed_out.weight", &nh) != NULL) == !cfg.tied_head, "%s: embed_out.weight only when untied",
+                  cases[c].name);
+            CHECK(strstr(config, "\"rotary_emb_base\": 50000.0") && strstr(config, "\"rotary_pct\": 1.0"),
+                  "%s: the rotary base and fraction:\n%s", cases[c].name, config);
+        }
         wf_model *e = wf_model_create();
         CHECK_OK(wf_model_import_safetensors(e, config, nc, st, ns), e);
         wf_config back;
@@ -178,6 +216,30 @@ static void test_round_trip(void) {
         wf_model_free(e);
         wf_model_free(m);
     }
+    /* LoRA adapters: kept by wasmformer's layout, refused by a Hugging Face class's (never dropped) */
+    for (int neox = 0; neox < 2; neox++) {
+        wf_config cfg;
+        wf_config_default(&cfg);
+        cfg.n_layer = 1;
+        cfg.d_model = 16;
+        cfg.d_ff = 32;
+        cfg.context = 8;
+        cfg.positions = neox ? WF_POS_ROPE : WF_POS_SINUSOIDAL;
+        cfg.lora_rank = 2;
+        cfg.lora_targets = 1 | 4;
+        wf_model *m = wf_model_create();
+        CHECK_OK(wf_model_init(m, &cfg), m);
+        uint8_t *st = NULL;
+        char *config = NULL;
+        int32_t ns, nc;
+        wf_status s = wf_model_export_safetensors(m, &st, &ns, &config, &nc);
+        if (neox) CHECK(s == WF_ERR_STATE && st == NULL && strstr(wf_model_error(m), "LoRA adapters, which a gpt_neox file"),
+                        "adapters in a GPT-NeoX export: %d %s", s, wf_model_error(m));
+        else CHECK(s == WF_OK && strstr(config, "\"lora_rank\": 2"), "wasmformer's layout keeps the adapters");
+        wf_buffer_free(st);
+        wf_buffer_free(config);
+        wf_model_free(m);
+    }
     wf_model *empty = wf_model_create();
     uint8_t *st = (uint8_t *)1;
     char *config = (char *)1;
@@ -196,6 +258,25 @@ static uint8_t *with_header(const uint8_t *st, int32_t ns, const char *header, i
     memcpy(b + 8, header, hn);
     memcpy(b + 8 + hn, st + 8 + hlen, data);
     *n_out = (int32_t)(8 + hn + data);
+    return b;
+}
+
+/* The file with one more tensor: entry ("\"name\":{\"dtype\":...,\"shape\":[...]") first in the
+ * header, owning k new bytes after the data. */
+static uint8_t *with_tensor(const uint8_t *st, int32_t ns, const char *header, const char *entry, const uint8_t *bytes,
+                            size_t k, int32_t *n_out) {
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    const size_t data = (size_t)ns - 8 - hlen;
+    char *h = malloc(strlen(header) + strlen(entry) + 64);
+    sprintf(h, "{%s,\"data_offsets\":[%zu,%zu]},%s", entry, data, data + k, header + 1);
+    int32_t n;
+    uint8_t *with = with_header(st, ns, h, &n), *b = malloc((size_t)n + k);
+    memcpy(b, with, (size_t)n);
+    memcpy(b + n, bytes, k);
+    *n_out = n + (int32_t)k;
+    free(with);
+    free(h);
     return b;
 }
 
@@ -311,8 +392,41 @@ static void test_hostile(void) {
     edit_header(&hb, "\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"F32\"", WF_ERR_FORMAT, "bytes", "dtype disagrees with the bytes");
     edit_header(&hb, "\"wte.weight\":{\"dtype\":\"BF16\"", "\"wte.weight\":{\"dtype\":\"I16\"", WF_ERR_UNSUPPORTED, "dtype", "unsupported dtype");
     edit_header(&hb, "\"wte.weight\"", "\"wte.weight2\"", WF_ERR_FORMAT, "\"transformer.wte.weight\" is missing", "missing tensor");
+    const uint8_t four[4] = {0};
+    bad = with_tensor(st, ns, header, "\"extra\":{\"dtype\":\"F32\",\"shape\":[1]", four, 4, &nb);
+    expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "\"extra\" is not part", "extra tensor");
+    free(bad);
+    /* the tensors' bytes tile the data (issue 25: aliased ranges made an 8.4 MB file a
+     * 151.5M-parameter model): a second tensor on another's bytes, a gap, bytes after the last */
     edit_header(&hb, "{", "{\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT,
-                "\"extra\" is not part", "extra tensor");
+                "tensors \"extra\" and \"wte.weight\" share bytes (data_offsets [0, 4] and [0, 960])", "extra tensor on another's bytes");
+    {
+        uint8_t eight[8] = {0};
+        int32_t n1;
+        uint8_t *one = with_tensor(st, ns, header, "\"extra\":{\"dtype\":\"F32\",\"shape\":[1]", eight, 8, &n1);
+        char *h3 = calloc((size_t)n1, 1);
+        uint64_t l3 = 0;
+        for (int i = 7; i >= 0; i--) l3 = l3 << 8 | one[i];
+        memcpy(h3, one + 8, l3);
+        const size_t data = (size_t)ns - 8 - hlen;
+        char from[64], to[64];
+        snprintf(from, sizeof from, "[%zu,%zu]", data, data + 8);
+        snprintf(to, sizeof to, "[%zu,%zu]", data + 4, data + 8);
+        char *h4 = replace(h3, from, to);
+        CHECK(h4 != NULL, "the gap's header");
+        bad = with_header(one, n1, h4, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "belong to no tensor (before \"extra\")", "a gap between tensors");
+        free(bad);
+        bad = with_header(st, ns, header, &nb);
+        uint8_t *longer = realloc(bad, (size_t)nb + 4);
+        memset(longer + nb, 0, 4);
+        expect(m, before, n0, config, nc, longer, nb + 4, WF_ERR_FORMAT, "belong to no tensor; the format leaves no gaps",
+               "bytes after the last tensor");
+        free(longer);
+        free(h4);
+        free(h3);
+        free(one);
+    }
     edit_header(&hb, "{", "{\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},", WF_ERR_FORMAT, "appears twice", "duplicate tensor");
     edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[16,30]", WF_ERR_FORMAT, "shape [16, 30]", "transposed shape");
     edit_header(&hb, "\"shape\":[30,16]", "\"shape\":[30,16,1]", WF_ERR_FORMAT, "config.json gives", "extra dimension");
@@ -373,11 +487,10 @@ static void test_hostile(void) {
     edit_config(&hb, "}", "} x", WF_ERR_FORMAT, "text after", "trailing text");
     /* a tied config whose file repeats a different lm_head */
     {
-        h2 = replace(header, "{", "{\"lm_head.weight\":{\"dtype\":\"BF16\",\"shape\":[30,16],\"data_offsets\":[32,992]},");
-        bad = with_header(st, ns, h2, &nb);
+        const int32_t wb = 8 + (int32_t)hlen; /* wte's bytes, shifted by one value: another matrix */
+        bad = with_tensor(st, ns, header, "\"lm_head.weight\":{\"dtype\":\"BF16\",\"shape\":[30,16]", st + wb + 2, 960, &nb);
         expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "differs from the embedding", "tied head that differs");
         free(bad);
-        free(h2);
     }
     CHECK(wf_model_import_safetensors(m, NULL, 0, st, ns) == WF_ERR_ARG && wf_model_import_safetensors(NULL, config, nc, st, ns) == WF_ERR_ARG,
           "NULL arguments");
@@ -419,8 +532,14 @@ static void test_hostile_llama(void) {
                 "has shape [8, 128]", "k_proj of another shape");
     edit_header(&hb, "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[32]", "\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[1,32]",
                 WF_ERR_FORMAT, "config.json gives [32]", "norm with an extra dimension");
-    edit_header(&hb, "{", "{\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},",
-                WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
+    {
+        const uint8_t four[4] = {0};
+        int32_t nb;
+        uint8_t *bad = with_tensor(st, ns, header, "\"model.layers.0.self_attn.q_proj.bias\":{\"dtype\":\"F32\",\"shape\":[1]",
+                                   four, 4, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "is not part of a llama model", "a bias Llama has not");
+        free(bad);
+    }
     edit_header(&hb, "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[4]",
                 "\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[2,2]", WF_ERR_FORMAT,
                 "must be 4 floats", "inv_freq of another shape");
@@ -468,7 +587,7 @@ static void test_hostile_llama(void) {
                 WF_ERR_FORMAT, "does not divide", "heads do not divide");
     edit_config(&hb, "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", WF_ERR_FORMAT, "differs from the embedding",
                 "tied config, different head");
-    edit_config(&hb, "\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", WF_ERR_UNSUPPORTED, "gpt2, llama and wasmformer",
+    edit_config(&hb, "\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", WF_ERR_UNSUPPORTED, "gpt2, llama, gpt_neox and wasmformer",
                 "another model_type");
     /* what Llama's defaults fill in: absent key/value heads and RoPE settings load */
     {
@@ -492,6 +611,99 @@ static void test_hostile_llama(void) {
 
 /* The thread count belongs to the handle (review #6): it survives wf_model_init, a
  * checkpoint load and a safetensors import, each of which swaps in a new model. */
+/* The GPT-NeoX layout's own refusals (on wasmformer's committed export of micro's shape), each
+ * an error with a message, the model unchanged; and what GPTNeoXConfig's defaults and
+ * transformers 5.x's names give. */
+static void test_hostile_neox(void) {
+    int32_t nc = 0, ns = 0;
+    char *config = (char *)read_file("tests/fixtures/wf_export_gpt_neox/config.json", &nc);
+    uint8_t *st = read_file("tests/fixtures/wf_export_gpt_neox/model.safetensors", &ns);
+    CHECK(config && st, "fixture missing");
+    if (!config || !st) return;
+    wf_model *m = wf_model_create();
+    wf_config c;
+    wf_config_default(&c);
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t n0;
+    uint8_t *before = state_of(m, &n0);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | st[i];
+    char *header = calloc(hlen + 1, 1);
+    memcpy(header, st + 8, hlen);
+    const hostile_base hb = {m, before, n0, config, nc, st, ns, header};
+    edit_config(&hb, "\"use_parallel_residual\": false", "\"use_parallel_residual\": true", WF_ERR_UNSUPPORTED,
+                "use_parallel_residual true is not supported", "parallel residual");
+    edit_config(&hb, "\"use_parallel_residual\": false,", "", WF_ERR_UNSUPPORTED, "absent (GPTNeoXConfig's default: true)",
+                "parallel residual by default");
+    edit_config(&hb, "\"rotary_pct\": 1.0", "\"rotary_pct\": 0.25", WF_ERR_UNSUPPORTED, "turns 2 of each head's 8 channels",
+                "a quarter of the head turned");
+    edit_config(&hb, "\"rotary_pct\": 1.0,", "", WF_ERR_UNSUPPORTED, "a rotary fraction of 0.25", "the class's default fraction");
+    edit_config(&hb, "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2.0}", WF_ERR_UNSUPPORTED,
+                "rope_scaling.type \"dynamic\"", "dynamic RoPE scaling");
+    edit_config(&hb, "\"attention_bias\": true", "\"attention_bias\": false", WF_ERR_UNSUPPORTED, "attention_bias",
+                "attention without biases");
+    edit_config(&hb, "\"hidden_act\": \"gelu_new\"", "\"hidden_act\": \"silu\"", WF_ERR_UNSUPPORTED, "hidden_act \"silu\"",
+                "another activation");
+    edit_config(&hb, "\"hidden_dropout\": 0.0", "\"hidden_dropout\": 1.5", WF_ERR_FORMAT, "hidden_dropout must be in [0, 1)",
+                "dropout out of range");
+    edit_config(&hb, "\"rotary_emb_base\": 10000.0", "\"rotary_emb_base\": 0", WF_ERR_FORMAT, "must be a positive number",
+                "a zero base");
+    edit_header(&hb, "\"gpt_neox.layers.1.attention.query_key_value.bias\"", "\"gpt_neox.layers.1.attention.query_key_value.bia\"",
+                WF_ERR_FORMAT, "\"gpt_neox.layers.1.attention.query_key_value.bias\" is missing", "missing qkv bias");
+    {
+        /* a tied config whose file repeats a different head: the embedding's bytes (data [12288,
+         * 24576)) shifted by one value, as a tensor of its own (tensors may not share bytes) */
+        const size_t from = 8 + (size_t)hlen + 12288 + 4;
+        CHECK(from + 12288 <= (size_t)ns, "the file holds the embedding and a value past it");
+        int32_t nb;
+        uint8_t *bad = with_tensor(st, ns, header, "\"embed_out.weight\":{\"dtype\":\"F32\",\"shape\":[96,32]", st + from, 12288, &nb);
+        expect(m, before, n0, config, nc, bad, nb, WF_ERR_FORMAT, "embed_out.weight differs from the embedding",
+               "tied config, a different head");
+        free(bad);
+    }
+    /* transformers 5.x's names for the same config, the old buffers, and GPTNeoXConfig's
+     * defaults for what is absent, all load as the export */
+    const char *fine[][3] = {
+        {"\"rotary_pct\": 1.0,\n  \"rotary_emb_base\": 10000.0,\n  \"rope_scaling\": null,",
+         "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0, \"partial_rotary_factor\": 1.0},", "5.x's rope_parameters"},
+        {"\"rotary_emb_base\": 10000.0,", "\"rope_theta\": 10000.0,", "rope_theta"},
+        {"\"rotary_emb_base\": 10000.0,\n  \"rope_scaling\": null,\n  \"use_parallel_residual\": false,\n  \"attention_bias\": true,",
+         "\"use_parallel_residual\": false,", "defaults: base 10000, attention biases"},
+    };
+    for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) {
+        char *c2 = replace(config, fine[i][0], fine[i][1]);
+        wf_model *e = wf_model_create();
+        CHECK(c2 && wf_model_import_safetensors(e, c2, (int32_t)strlen(c2), st, ns) == WF_OK, "%s: %s", fine[i][2], wf_model_error(e));
+        free(c2);
+        wf_model_free(e);
+    }
+    {
+        /* the buffers older transformers saved: masks and inv_freq (the base's frequencies, 4 of them) */
+        int32_t n1, nb;
+        const uint8_t zero[4] = {0}, *data = st + 8 + hlen;
+        uint8_t *b1 = with_tensor(st, ns, header, "\"gpt_neox.layers.0.attention.masked_bias\":{\"dtype\":\"F32\",\"shape\":[]", zero, 4, &n1);
+        uint64_t h1len = 0;
+        for (int i = 7; i >= 0; i--) h1len = h1len << 8 | b1[i];
+        char *h2 = calloc(h1len + 1, 1);
+        memcpy(h2, b1 + 8, h1len);
+        uint8_t *b2 = with_tensor(b1, n1, h2, "\"gpt_neox.layers.0.attention.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[4]", data, 16, &nb);
+        free(b1);
+        wf_model *e = wf_model_create();
+        /* its 16 bytes (the file's first weights) are not 10000^(-2i/8): refused as inv_freq, which proves it was read as one */
+        CHECK(b2 && wf_model_import_safetensors(e, config, nc, b2, nb) == WF_ERR_FORMAT &&
+                  strstr(wf_model_error(e), "the RoPE base"), "inv_freq is checked: %s", wf_model_error(e));
+        free(b2);
+        free(h2);
+        wf_model_free(e);
+    }
+    CHECK(same_state(m, before, n0), "nothing changed");
+    free(header);
+    free(before);
+    free(config);
+    free(st);
+    wf_model_free(m);
+}
+
 static void test_thread_setting(void) {
     int32_t nc = 0, ns = 0;
     char *config = (char *)read_file("tests/fixtures/hf_gpt2_tied/config.json", &nc);
@@ -528,5 +740,6 @@ int main(void) {
     test_round_trip();
     test_hostile();
     test_hostile_llama();
+    test_hostile_neox();
     return check_summary("test_safetensors");
 }

@@ -25,13 +25,13 @@
 static wf_rng rng;
 
 static float *randv(size_t n, double scale) {
-    float *x = wf_alloc((n ? n : 1) * sizeof(float));
+    float *x = wf_alloc(n ? n : 1, sizeof(float));
     for (size_t i = 0; i < n; i++) x[i] = (float)(scale * wf_rng_normal(&rng));
     return x;
 }
 
 static float *copyv(const float *x, size_t n) {
-    float *y = wf_alloc((n ? n : 1) * sizeof(float));
+    float *y = wf_alloc(n ? n : 1, sizeof(float));
     memcpy(y, x, n * sizeof(float));
     return y;
 }
@@ -442,7 +442,7 @@ static void test_decode_stays_on_caller(void) {
     const wf_sampling s = {.temperature = 1, .top_k = 0, .top_p = 1};
     const unsigned before = wf_pool_jobs(m->pool);
     int32_t token = 0;
-    for (int i = 0; i < 40 && i + 8 < cfg.context; i++) CHECK_OK(wf_model_gen_next(m, &s, &token), m);
+    for (int i = 0; i < 40 && i + 8 < cfg.context; i++) CHECK_OK(wf_model_gen_next(m, &s, NULL, &token, NULL, 0, NULL), m);
     CHECK(m->pool && wf_pool_jobs(m->pool) == before, "decoding 40 tokens woke the pool %u times",
           wf_pool_jobs(m->pool) - before);
     wf_model_free(m);

@@ -76,17 +76,18 @@ int main(void) {
     wf_optim_default(&o);
     o.lr = 3e-3f;
     CHECK_OK(wf_model_set_optim(m, &o), m);
-    int32_t in[4 * 32], tg[4 * 32];
-    wf_step_info first, last;
-    for (int s = 0; s < 30; s++) {
-        CHECK_OK(wf_model_sample_batch(m, ids, n, 0.1f, 0, B, T, in, tg), m);
-        CHECK_OK(step_ids(m, in, tg, B, T, s == 0 ? &first : &last), m);
-    }
-    float val;
-    CHECK_OK(wf_model_sample_batch(m, ids, n, 0.1f, 1, B, T, in, tg), m);
-    CHECK_OK(forward_ids(m, in, tg, B, T, &val), m);
-    printf("loss %.3f -> %.3f (validation %.3f)\n", (double)first.loss, (double)last.loss, (double)val);
+    /* a run of 30 steps, validated at its end, with a roll-back copy */
+    wf_run run = run_of(30, B, T, 0.1f);
+    run.eval_interval = 30, run.rollback = 1;
+    wf_run_facts first, last;
+    CHECK_OK(wf_model_run_begin(m, &run, 0, ids, n), m);
+    CHECK_OK(wf_model_run(m, NULL, 1, 0, &first), m);
+    do CHECK_OK(wf_model_run(m, NULL, 100, 0, &last), m);
+    while (!last.finished);
+    printf("loss %.3f -> %.3f (validation %.3f)\n", (double)first.loss, (double)last.loss, last.val_loss);
     CHECK(last.loss < first.loss, "training lowers the loss");
+    const int32_t *in = ids, *tg = ids + 1; /* a batch of B windows of the text, for the steps and forwards below */
+    float val;
 
     int32_t out[80];
     wf_sampling samp = {0.8f, 10, 0.95f, 0, 0};

@@ -56,9 +56,16 @@ export function explain(e, doing) {
       return `${what}this version cannot do that: ${msg}.`;
     case 'WF_ERR_NUMERIC':
     case 'WF_ERR_DIVERGED': {
-      // the advice once: the library's message may already give it
-      const advice = /learning rate/.test(msg) ? '' : ' Lower the learning rate or turn on gradient clipping.';
-      return `${what}the numbers blew up: ${msg}.${advice}`;
+      // a run's divergence, in words from its facts: where it happened, where the model is now,
+      // the advice once; without facts (a step outside a run), the library's message
+      const f = e.facts;
+      if (!f) return `${what}the numbers blew up: ${msg}.`;
+      const why = f.refused ? 'a step the numbers could not hold (a value overflowed)'
+        : f.diverged === 4 ? `a loss of ${Number(f.measured).toPrecision(3)}, far worse than where the run started`
+          : 'the loss climbing back up by more than its noise';
+      const where = f.backup >= 0 ? `The model went back to step ${count(f.backup)}, where it last stood sound.`
+        : `The model stays at step ${count(f.step)}.`;
+      return `${what}training diverged at step ${count(f.at)}: ${why}. ${where} Lower the learning rate, then train again.`;
     }
     case 'WF_ERR_LOAD':
       return `${what}the WebAssembly module could not be loaded: ${msg}.`;

@@ -3,20 +3,17 @@
 // made here from the package's config table (fields.js) with the package's defaults. Any
 // change re-checks the settings with the core (checkConfig, estimateMemory) and says why
 // they cannot be trained, if they cannot.
-import { CONFIG_FIELDS, OPTIM_FIELDS, PRESETS, TRAIN_DEFAULTS, checkConfig, estimateMemory } from './pkg/src/js/index.js';
+import { CONFIG_FIELDS, DEFAULT_PRESET, OPTIM_FIELDS, PRESETS, PRESET_STEPS, TRAIN_DEFAULTS, checkConfig, estimateMemory } from './pkg/src/js/index.js';
 import { Corpus } from './corpus.js';
 import { FIELDS, fieldControl, labelOf, numberIn, readField, setField } from './fields.js';
 import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
 
-/** The page's presets: the package's, with the page's default run length (steps). micro
- * and tiny bring their recipe (Muon, beta2 0.99; micro RoPE too: bench/ttq/RESULTS.md). */
-export const PAGE_PRESETS = {
-  micro: { ...PRESETS.micro, steps: 1000 },
-  tiny: { ...PRESETS.tiny, steps: 2000 },
-  baby: { ...PRESETS.baby, steps: 2000 },
-};
+/** The page's presets: the package's, with their run length in steps (both from the core's
+ * one table, src/presets.h). micro and tiny bring their recipe (Muon, beta2 0.99; micro RoPE
+ * too: bench/ttq/RESULTS.md). */
+export const PAGE_PRESETS = Object.fromEntries(Object.entries(PRESETS).map(([name, p]) => [name, { ...p, steps: PRESET_STEPS[name] }]));
 const SHAPE = ['nLayer', 'nHead', 'dModel', 'dFF', 'context']; // what a preset sets of the architecture
 
 // The advanced settings the page shows, in its order (their words: fields.js's LABELS): the
@@ -65,7 +62,7 @@ export class SettingsForm {
     this.bpeTokens = null; // tokens of the text once a BPE tokenizer has been learned
     this.build();
     this.wire();
-    this.applyPreset('micro'); // the preset that writes words soonest (about a minute on 2 cores)
+    this.applyPreset(DEFAULT_PRESET); // micro: the preset that writes words soonest (about a minute on 2 cores)
   }
 
   /** The advanced settings' controls, from the package's tables, and the validation

@@ -1,6 +1,6 @@
 // The seq2seq mode's string tasks over the letters a-h, words of 3 to 8 letters: training
 // pairs and held-out words never seen in training, from a seeded generator (the same
-// setup as bench/reverse.mjs).
+// setup as bench/studies/reverse.mjs).
 
 export const LETTERS = 'abcdefgh';
 export const MAX_LEN = 8;

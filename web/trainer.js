@@ -2,10 +2,13 @@
 // WorkerModel), trained with pause, resume and stop, its progress on the stats and the loss
 // chart, the record autosave keeps, and the model coming back from a record or a file.
 //
-// Training runs as calls of WorkerModel.train over the remaining steps. Pausing aborts the
-// call (the steps taken stay); resuming starts another with keepSchedule, so the learning
-// rate schedule, the batch sampler and the optimizer continue exactly. Saving while
-// training (autosave, download) pauses the same way for the moment of the save.
+// A training is ONE run of the model's (the core's: its batches, schedule, validation and
+// roll-back copy live in the worker's model): startRun sends the text once, and calls of
+// continueRun drive the run. Pausing aborts a call (the steps taken stay, and the run);
+// resuming makes the next call. A sample or a save while training (autosave, download) runs
+// between two calls the same way, and the run goes on exactly: nothing is begun again and the
+// text is not sent again. The run is in the model's file too: a restored autosave goes on
+// with it.
 import { OPTIM_FIELDS, createWorkerModel, loadWorkerModel } from './pkg/src/js/index.js';
 import { LossChart } from './chart.js';
 import { NOVELS } from './corpus.js';
@@ -15,13 +18,14 @@ const $ = (id) => document.getElementById(id);
 const AUTOSAVE_MS = 60_000;
 // The samples shown while training: from the same start (a new line) and seed each time, so
 // what changes between two is the model. Each costs its own time and a restart of training
-// (the train call ends for it and another starts); a validation's sample is skipped when the
-// samples would pass their budget, a share of the training time (#samples' data-budget: 3 %).
+// (the continueRun call ends for it and another starts); a validation's sample is skipped
+// when the samples would pass their budget, a share of the training time (#samples'
+// data-budget: 3 %).
 const SAMPLE_PROMPT = '';
 const SAMPLE = { maxTokens: 120, temperature: 0.8, seed: 1 };
 /** A random name for a model's autosave records (getRandomValues: also on plain http). */
 const newModelId = () => Array.from(crypto.getRandomValues(new Uint32Array(4)), (x) => x.toString(16).padStart(8, '0')).join('');
-// What the loop knows of the break between two train calls: when the call before ended, the
+// What the loop knows of the break between two continueRun calls: when the call before ended, the
 // time the break's jobs took, whether one was a sample, and whether the call after still has
 // to report how long it took to start (its first progress report tells).
 const BREAK = { ended: null, jobsMs: 0, sampled: false, restarting: false };
@@ -42,7 +46,7 @@ export class TrainingController {
     this.chart = new LossChart($('loss-chart'), { legend: $('chart-past') });
     this.wm = null;
     this.phase = 'none'; // none | creating | training | pausing | paused | stopped | done
-    this.run = null;     // {target, startStep, fresh, abort, reason, saves, activeMs, chunkStart}
+    this.run = null;     // {target, seconds, secondsDone, open, startStep, abort, reason, saves, activeMs, chunkStart, text}
     this.lastSave = 0;
     this.train = null;   // the settings of the run: {config, train, tokenizer}
     this.samples = null; // this run's samples' cost: {ms, n, skipped, longest, last} (ms)
@@ -144,26 +148,28 @@ export class TrainingController {
     return this.runTo({ steps: t.untilStopped ? UNTIL_STOPPED : t.steps, open: t.untilStopped });
   }
 
-  /** A run to step (now + steps), or of `seconds` of training, with a new learning-rate
-   * schedule for it; open: a run with no end but the user's stop. */
+  /** One new run of the model's: to step (now + steps), or of `seconds` of training, with a
+   * new learning-rate schedule; open: a run with no end but the user's stop. The text goes
+   * to the worker here, once. */
   async runTo({ steps, seconds, open = false }) {
     const start = this.wm.step;
     this.newSampleBudget(); // the samples' share is of this run's training time
     this.run = {
-      target: seconds ? null : start + steps, seconds: seconds ?? null, secondsDone: 0, open,
-      startStep: start, fresh: true, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null,
-      ...BREAK,
+      target: seconds ? null : start + steps, seconds: seconds ?? null, secondsDone: 0, open, text: true,
+      startStep: start, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null, ...BREAK,
     };
     this.chart.setTarget(seconds || open ? 0 : this.run.target);
+    try {
+      await this.wm.startRun(this.settings.corpus.text, this.runOptions({ steps, seconds }));
+    } catch (e) {
+      this.run = null;
+      this.phase = this.wm.step > 0 ? 'stopped' : 'none';
+      this.setStatus(this.wm.step > 0 ? `Stopped at step ${fmt.count(this.wm.step)}.` : 'No model yet.');
+      this.hooks.changed();
+      throw e;
+    }
     await this.loop();
   }
-
-  /** What is left of the run: steps, or seconds of a time budget. */
-  left() {
-    const run = this.run;
-    return run.seconds ? run.seconds - run.secondsDone : run.target - this.wm.step;
-  }
-
   /** A model's settings and what it actually trained, for the chart's legend: "2 x 64, 1,234
    * steps in 42 s, lr 0.003" (a run stopped early says its time, not the one asked for). */
   describe(s) {
@@ -182,41 +188,45 @@ export class TrainingController {
   async resume() {
     if (this.phase !== 'paused' || !this.run) return;
     this.run.reason = null;
+    if (!this.run.text) {
+      // a run restored from a file: its text goes to the worker once, and it goes on exactly
+      await this.wm.startRun(this.settings.corpus.text, this.run.legacy
+        ? { ...this.runOptions({ steps: this.run.target - this.wm.step }), keepSchedule: true } : { keepSchedule: true, onWarning: this.warned });
+      this.run.text = true;
+    }
     await this.loop();
   }
 
-  /** The options of the next train call of the run. */
-  options(remaining) {
-    const run = this.run, s = this.train.train;
+  /** A text with characters an opened model's tokenizer does not know: said under the status. */
+  warned = (message) => {
+    const said = `${$('finetune-status').textContent.split(' Note:')[0]} Note: ${message}`.trim();
+    if ($('finetune-status').textContent !== said) $('finetune-status').textContent = said;
+    $('finetune-status').hidden = false;
+  };
+
+  /** The options of a new run (startRun): its length, and the form's settings. */
+  runOptions({ steps, seconds }) {
+    const s = this.train.train;
     const opts = {
-      batchSize: s.batchSize, valFraction: s.valFraction,
-      evalInterval: s.evalInterval ?? 0, evalBatches: s.evalBatches,
-      signal: run.abort.signal, onProgress: (p) => this.progress(p),
-      // a text with characters an opened model's tokenizer does not know: said under the status
-      onWarning: (message) => {
-        // each train call of the run warns again: the live region changes only when the words do
-        const said = `${$('finetune-status').textContent.split(' Note:')[0]} Note: ${message}`.trim();
-        if ($('finetune-status').textContent !== said) $('finetune-status').textContent = said;
-        $('finetune-status').hidden = false;
-      },
+      batchSize: s.batchSize, valFraction: s.valFraction, evalInterval: s.evalInterval ?? 0, evalBatches: s.evalBatches,
+      onWarning: this.warned,
     };
-    if (run.seconds) {
-      // a time budget: each call carries the seconds spent, and the lr follows the clock
-      // from the run's peak (the settings', every call)
-      Object.assign(opts, { seconds: run.seconds, secondsDone: run.secondsDone, warmupFraction: 0.05 });
-      for (const { name } of OPTIM_FIELDS) if (s[name] !== undefined && name !== 'warmup') opts[name] = s[name];
-      if (!this.wm.snapshot.tokenizer) opts.tokenizer = this.train.tokenizer;
-      return opts;
-    }
-    opts.steps = remaining;
-    if (!run.fresh) return { ...opts, keepSchedule: true };
-    for (const { name } of OPTIM_FIELDS) if (s[name] !== undefined) opts[name] = s[name];
+    // a time budget: the lr follows the clock from the run's peak; else the step schedule's warmup
+    if (seconds) Object.assign(opts, { seconds, warmupFraction: 0.05 });
+    else opts.steps = steps;
+    for (const { name } of OPTIM_FIELDS) if (s[name] !== undefined && !(seconds && name === 'warmup')) opts[name] = s[name];
     if (!this.wm.snapshot.tokenizer) opts.tokenizer = this.train.tokenizer;
     return opts;
   }
 
-  /** Calls train until the run's target, a pause or a stop. Between two calls it runs the
-   * saves that asked for an idle model (checkpoint). */
+  /** Whether the run has reached its end (the model's run says so). */
+  finished() {
+    const r = this.wm.snapshot.run;
+    return !!r && r.finished && !this.run.open;
+  }
+
+  /** Calls continueRun until the run ends, a pause or a stop. Between two calls it runs the
+   * saves that asked for an idle model (checkpoint); the run is not begun again. */
   async loop() {
     const run = this.run, wm = this.wm;
     this.phase = 'training';
@@ -232,8 +242,7 @@ export class TrainingController {
     let first = true;
     Object.assign(run, BREAK); // a pause's break is the user's, not a sample's
     for (;;) {
-      const remaining = this.left();
-      if (remaining <= (run.seconds ? 0.01 : 0) || run.reason === 'stop') break;
+      if (this.finished() || run.reason === 'stop') break;
       if (run.reason === 'pause') {
         this.phase = 'paused';
         await flush();
@@ -244,8 +253,7 @@ export class TrainingController {
         return;
       }
       run.abort = new AbortController();
-      const opts = this.options(remaining);
-      // said once a run (or resume): the calls after a sample or a save restart quietly
+      // said once a run (or resume): the calls after a sample or a save go on quietly
       this.setStatus(this.toGo(wm.step), { quiet: !first });
       first = false;
       // a break a sample forced: what it cost besides the jobs' own time (the call's end, the
@@ -256,8 +264,7 @@ export class TrainingController {
       run.chunkStart = performance.now();
       let failure = null;
       try {
-        const summary = await wm.train(this.settings.corpus.text, opts);
-        if (run.seconds && summary?.secondsDone !== undefined) run.secondsDone = summary.secondsDone;
+        await wm.continueRun({ signal: run.abort.signal, onProgress: (p) => this.progress(p) });
       } catch (e) {
         if (e.name !== 'AbortError') failure = e;
       }
@@ -267,14 +274,14 @@ export class TrainingController {
       if (this.trainedMs !== null) this.trainedMs += spent;
       run.chunkStart = null;
       run.abort = null;
-      await wm.info().catch(() => {}); // the step and the tokenizer after the call
-      // the schedule is set once a call took a step (one aborted before restores the old one)
-      if (wm.step > run.startStep) run.fresh = false;
       if (failure) {
-        this.phase = wm.step > run.startStep ? 'paused' : 'stopped';
+        // where the model is, from the run's facts (a diverged run went back to its copy)
+        const at = failure.facts?.step ?? wm.step;
+        this.phase = at > run.startStep ? 'paused' : 'stopped';
         run.reason = 'pause';
         await flush().catch(() => {});
-        this.setStatus(`Training stopped at step ${fmt.count(wm.step)} because of an error.`);
+        $('stat-step').textContent = fmt.count(at);
+        this.setStatus(`Training stopped at step ${fmt.count(at)}: ${failure.facts ? 'it diverged' : 'an error'} (below).`);
         this.hooks.changed();
         throw failure;
       }
@@ -283,7 +290,7 @@ export class TrainingController {
       }
       await flush();
     }
-    this.phase = this.left() <= (run.seconds ? 0.01 : 0) ? 'done' : 'stopped';
+    this.phase = this.finished() ? 'done' : 'stopped';
     await flush();
     this.setStatus(this.phase === 'done'
       ? `Done: ${fmt.count(wm.step)} steps in ${fmt.duration(run.activeMs / 1000)}.`
@@ -508,7 +515,8 @@ export class TrainingController {
     const corpus = this.settings.corpus;
     return {
       version: 1, kind: 'lm', savedAt: Date.now(), bytes, step: info.step, paramCount: info.paramCount, modelId: this.modelId,
-      // a step run to continue after a reload (a time budget's clock does not survive one)
+      // where a step run ends, for the offer to restore it; the run itself is in the model's
+      // bytes (its settings, what it has spent), and a reload goes on with it
       target: this.run?.target && !this.run.open && this.wm.step < this.run.target ? this.run.target : null,
       chart: this.chart.snapshot(),
       corpus: { source: corpus.source, name: corpus.name, text: NOVELS[corpus.source] ? null : corpus.text },
@@ -553,9 +561,17 @@ export class TrainingController {
     this.chart.restore(record.chart);
     this.chart.setGuess(Math.log(wm.config.vocabSize));
     this.hooks.model(wm);
-    const step = wm.step;
-    if (record.target && record.target > step) {
-      this.run = { target: record.target, startStep: step, fresh: false, activeMs: 0, reason: 'pause', saves: [], abort: null, chunkStart: null };
+    const step = wm.step, r = wm.snapshot.run;
+    const paused = { activeMs: 0, reason: 'pause', saves: [], abort: null, chunkStart: null, text: false, ...BREAK };
+    if (r && !r.finished && !r.diverged) {
+      // the model's run, in its file: resume sends the text once and goes on with it exactly
+      this.run = { ...paused, target: r.lastSteps ? step - r.steps + r.lastSteps : null, seconds: r.lastSeconds, secondsDone: r.seconds,
+        open: r.lastSteps === UNTIL_STOPPED, startStep: step - r.steps };
+      this.phase = 'paused';
+      this.setStatus(`Restored at ${this.where(step)}: resume training, or generate.`);
+    } else if (record.target && record.target > step) {
+      // a record of an older page, whose model file holds no run: the steps left, on its schedule
+      this.run = { ...paused, target: record.target, seconds: null, secondsDone: 0, open: false, legacy: true, startStep: step };
       this.phase = 'paused';
       this.setStatus(`Restored at step ${fmt.count(step)} of ${fmt.count(record.target)}: resume training, or generate.`);
     } else {

@@ -1,8 +1,8 @@
 /* Loss against steps, natively (issue 14, item 3): the run of bench/ttq/wasmformer_run.mjs
  * (by steps, char tokenizer) through the C API, for the deterministic half of the
  * time-to-quality bench. The same calls in the same order as the package's train() and
- * evaluate(): the model seeded with `seed` (weights, and the sampler's streams), each step
- * wf_model_sample_batch on the training split then wf_model_step, the schedule set once
+ * evaluate(): the model seeded with `seed` (weights, and the sampler's streams), a training
+ * run on the optimizer's schedule (wf_model_run_begin with keep), one wf_model_run a step, the schedule set once
  * (warmup, cosine over steps - warmup), the shared evaluation (bench/ttq/README.md) on the
  * held-out split and on the second text. So seed N gives the same batches and, up to float
  * rounding (AVX2 here, wasm SIMD there), the same curve as wasmformer_run.mjs --seed N: the
@@ -159,17 +159,20 @@ int main(int argc, char **argv) {
     double elapsed = 0, val_loss = 0, other_loss = -1, sum = 0;
     int count = 0;
     const int last = stop > 0 && stop < steps ? stop : steps; /* stop: end early, the schedule still fitted to steps */
+    wf_run run; /* batches from the training split; this program evaluates on its own */
+    wf_preset(NULL, NULL, NULL, &run);
+    run.steps = last, run.batch_size = B, run.eval_interval = 0, run.rollback = 0;
+    if (wf_model_run_begin(m, &run, 1, ids, n_ids) != WF_OK) { fprintf(stderr, "run: %s\n", wf_model_error(m)); return 1; }
     for (int step = 0; step <= last; step++) {
         if (step > 0) {
             double t0 = now();
-            wf_step_info info;
-            if (wf_model_sample_batch(m, ids, n_ids, 0.1f, 0, B, T, x, y) ||
-                wf_model_step(m, &(wf_batch){.inputs = x, .targets = y, .B = B, .T = T}, &info)) {
+            wf_run_facts f;
+            if (wf_model_run(m, NULL, 1, 0, &f)) {
                 fprintf(stderr, "step %d: %s\n", step, wf_model_error(m));
                 return 1;
             }
             elapsed += now() - t0;
-            sum += info.loss;
+            sum += f.loss;
             count++;
         }
         if ((every > 0 && step % every == 0) || step == last) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Step 1 of 3 (README.md here): a wasmformer model out to PyTorch. Writes into --out:
-//   wasmformer/   the model as Hugging Face files: config.json, model.safetensors (GPT-2 or
-//                 Llama layout) and tokenizer.wft (wasmformer's tokenizer, carried along)
+//   wasmformer/   the model as Hugging Face files: config.json, model.safetensors (GPT-2,
+//                 GPT-NeoX or Llama layout) and tokenizer.wft (wasmformer's tokenizer, carried along)
 //   train.bin, val.bin   the text as token ids of that tokenizer (int32, little-endian), so
 //                 PyTorch trains on exactly the ids wasmformer would: no tokenizer in Python
 //   export.json   wasmformer's validation loss on val.bin (PyTorch's before its first step
@@ -10,7 +10,7 @@
 // --config) trained for --steps in wasm first, as it would be on a laptop.
 //
 //   node examples/pytorch/export.mjs --out run [--model model.wf] [--text file.txt]
-//        [--layout llama|gpt2] [--config JSON] [--steps N] [--val-fraction F]
+//        [--layout llama|gpt2|gpt_neox] [--config JSON] [--steps N] [--val-fraction F]
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +21,10 @@ const LAYOUTS = {
   // a Llama-style decoder (docs/ARCHITECTURES.md): RMSNorm, SwiGLU, RoPE, no biases
   llama: { norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, tiedHead: false, normEps: 1e-6 },
   gpt2: {}, // the defaults: LayerNorm, GELU, learned positions, biases, tied head
+  gpt_neox: { positions: 'rope' }, // the same with RoPE: micro's shape, `wasmformer train`'s default
 };
 const USAGE = 'usage: node examples/pytorch/export.mjs --out DIR [--model model.wf] [--text file.txt] ' +
-  '[--layout llama|gpt2] [--config JSON] [--steps N] [--val-fraction F] [--seed N]';
+  '[--layout llama|gpt2|gpt_neox] [--config JSON] [--steps N] [--val-fraction F] [--seed N]';
 
 /** The options, checked; throws an Error whose message is the problem and the usage. */
 export function parseOptions(argv) {
@@ -43,7 +44,7 @@ export function parseOptions(argv) {
   });
   const fail = (msg) => { throw new Error(`${msg}\n${USAGE}`); };
   if (!o.out) fail('--out is required');
-  if (!Object.hasOwn(LAYOUTS, o.layout)) fail(`--layout must be llama or gpt2, not "${o.layout}"`);
+  if (!Object.hasOwn(LAYOUTS, o.layout)) fail(`--layout must be llama, gpt2 or gpt_neox, not "${o.layout}"`);
   const steps = Number(o.steps), valFraction = Number(o['val-fraction']), seed = Number(o.seed);
   if (!Number.isInteger(steps) || steps < 0) fail(`--steps must be an integer >= 0, not "${o.steps}"`);
   if (!(valFraction > 0 && valFraction < 1)) fail(`--val-fraction must be in (0, 1), not "${o['val-fraction']}"`);

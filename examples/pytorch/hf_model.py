@@ -1,4 +1,4 @@
-"""The two Hugging Face layouts wasmformer exports, as trainable PyTorch modules, and the
+"""The three Hugging Face layouts wasmformer exports, as trainable PyTorch modules, and the
 safetensors container, for machines without the `transformers` and `safetensors` packages
 (Debian's python3-torch has neither).
 
@@ -10,6 +10,13 @@ A wasmformer export is a folder of config.json, model.safetensors and tokenizer.
   positions in the rotate_half convention (channel i pairs with i + head_dim/2, inverse
   frequencies theta^(-2i/head_dim)), grouped-query attention (num_key_value_heads), the
   SiLU-gated MLP down_proj(silu(gate_proj x) * up_proj x), no biases.
+- "model_type": "gpt_neox": GPTNeoXForCausalLM's, the shape of `wasmformer train`'s default
+  model (micro). LayerNorm with biases, one query_key_value Linear whose output is viewed as
+  [heads, 3 * head_size] (each head's query, key and value side by side), rotary positions
+  as Llama's on the first int(head_size * rotary_pct) channels (wasmformer: all of them),
+  base rotary_emb_base, then a dense Linear; the MLP dense_4h_to_h(act(dense_h_to_4h x)).
+  use_parallel_residual false (wasmformer's) adds the attention, then the MLP of the sum;
+  true adds both to the layer's input. hidden_dropout drops the embeddings and both outputs.
 The modules' state_dict() keys are the file's tensor names, so load_state_dict takes the
 file as it is and save() writes what wasmformer's importer reads.
 
@@ -268,6 +275,109 @@ class LlamaLM(nn.Module):
         return logits if past is None else (logits, present)
 
 
+# ---- GPT-NeoX layout ----
+
+NEOX_ACTIVATIONS = {"gelu": F.gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "relu": F.relu,
+                    "relu2": lambda x: torch.square(F.relu(x))}
+
+
+def neox_rope_settings(cfg):
+    """(base, rotary fraction): rotary_emb_base and rotary_pct (transformers 4.x) or
+    rope_parameters' rope_theta and partial_rotary_factor (5.x); the class's defaults 10000, 0.25."""
+    params = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    assert params.get("rope_type", params.get("type", "default")) == "default", "scaled RoPE is not modelled here"
+    base = params.get("rope_theta", cfg.get("rotary_emb_base", cfg.get("rope_theta", 10000.0)))
+    return float(base), float(params.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
+
+
+class NeoXLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        C, eps = cfg["hidden_size"], cfg.get("layer_norm_eps", 1e-5)
+        self.nh = cfg["num_attention_heads"]
+        self.hs = C // self.nh
+        self.parallel = cfg.get("use_parallel_residual", True)
+        self.act = NEOX_ACTIVATIONS[cfg.get("hidden_act", "gelu")]
+        self.attn_pdrop, self.hidden_pdrop = cfg.get("attention_dropout", 0.0), cfg.get("hidden_dropout", 0.0)
+        self.input_layernorm = nn.LayerNorm(C, eps=eps)
+        self.post_attention_layernorm = nn.LayerNorm(C, eps=eps)
+        self.attention = nn.Module()
+        bias = cfg.get("attention_bias", True)
+        self.attention.query_key_value = nn.Linear(C, 3 * C, bias=bias)
+        self.attention.dense = nn.Linear(C, C, bias=bias)
+        self.mlp = nn.Module()
+        self.mlp.dense_h_to_4h = nn.Linear(C, cfg["intermediate_size"])
+        self.mlp.dense_4h_to_h = nn.Linear(cfg["intermediate_size"], C)
+
+    def mlp_of(self, x):
+        return self.mlp.dense_4h_to_h(self.act(self.mlp.dense_h_to_4h(self.post_attention_layernorm(x))))
+
+    def forward(self, h, cos, sin, rot, past=None):
+        """h [B, T, C]; cos, sin [T, rot]; past: this layer's (keys, values) [B, NH, P, HS]
+        or None. Returns h and the cache with the new rows."""
+        B, T, C = h.shape
+        qkv = self.attention.query_key_value(self.input_layernorm(h)).view(B, T, self.nh, 3 * self.hs)
+        q, k, v = (qkv[..., i * self.hs:(i + 1) * self.hs].transpose(1, 2) for i in range(3))
+        q = torch.cat((q[..., :rot] * cos + rotate_half(q[..., :rot]) * sin, q[..., rot:]), dim=-1)
+        k = torch.cat((k[..., :rot] * cos + rotate_half(k[..., :rot]) * sin, k[..., rot:]), dim=-1)
+        if past is not None:
+            k, v = torch.cat((past[0], k), dim=2), torch.cat((past[1], v), dim=2)
+        present = (k, v)
+        y = causal_attention(q, k, v, self.attn_pdrop, self.training).transpose(1, 2).reshape(B, T, C)
+        a = F.dropout(self.attention.dense(y), self.hidden_pdrop, self.training)
+        if self.parallel:  # both read the layer's input
+            return h + a + F.dropout(self.mlp_of(h), self.hidden_pdrop, self.training), present
+        h = h + a  # sequential: the MLP reads the stream after the attention
+        return h + F.dropout(self.mlp_of(h), self.hidden_pdrop, self.training), present
+
+
+class NeoXLM(nn.Module):
+    """GPTNeoXForCausalLM: forward(ids [B, T]) -> logits [B, T, V]; forward(ids, past) ->
+    (logits, present) over a KV cache (a list of per-layer (keys, values), [B, NH, P, HS])."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        C, V = cfg["hidden_size"], cfg["vocab_size"]
+        self.config = cfg
+        self.hidden_pdrop = cfg.get("hidden_dropout", 0.0)
+        self.gpt_neox = nn.Module()
+        self.gpt_neox.embed_in = nn.Embedding(V, C)
+        self.gpt_neox.layers = nn.ModuleList(NeoXLayer(cfg) for _ in range(cfg["num_hidden_layers"]))
+        self.gpt_neox.final_layer_norm = nn.LayerNorm(C, eps=cfg.get("layer_norm_eps", 1e-5))
+        self.embed_out = nn.Linear(C, V, bias=False)
+        if cfg.get("tie_word_embeddings", False):
+            self.embed_out.weight = self.gpt_neox.embed_in.weight
+        base, pct = neox_rope_settings(cfg)
+        hs = C // cfg["num_attention_heads"]
+        self.rot = int(hs * pct)  # the rotated channels of each head
+        inv_freq = 1.0 / (base ** (torch.arange(0, self.rot, 2).float() / self.rot))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    rope = LlamaLM.rope
+
+    def forward(self, ids, past=None):
+        h = F.dropout(self.gpt_neox.embed_in(ids), self.hidden_pdrop, self.training)
+        start = 0 if past is None else past[0][0].size(2)
+        cos, sin = self.rope(start, ids.size(1))
+        present = []
+        for i, layer in enumerate(self.gpt_neox.layers):
+            h, kv = layer(h, cos, sin, self.rot, None if past is None else past[i])
+            present.append(kv)
+        logits = self.embed_out(self.gpt_neox.final_layer_norm(h))
+        return logits if past is None else (logits, present)
+
+
+# the head's state-dict name and the embedding it is tied to (when it is), per class
+HEADS = {GPT2LMHead: ("lm_head", lambda m: m.transformer.wte), LlamaLM: ("lm_head", lambda m: m.model.embed_tokens),
+         NeoXLM: ("embed_out", lambda m: m.gpt_neox.embed_in)}
+
+
+def head_tied(model):
+    """(the head's name, whether it is the token embedding)."""
+    name, embedding = HEADS[type(model)]
+    return name, getattr(model, name).weight is embedding(model).weight
+
+
 # ---- folders ----
 
 def have_transformers():
@@ -288,15 +398,15 @@ def load(path, impl="auto"):
         return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
     with open(os.path.join(path, "config.json")) as f:
         cfg = json.load(f)
-    kinds = {"gpt2": GPT2LMHead, "llama": LlamaLM}
+    kinds = {"gpt2": GPT2LMHead, "llama": LlamaLM, "gpt_neox": NeoXLM}
     if cfg.get("model_type") not in kinds:
-        raise SystemExit("%s: model_type %r; this example reads gpt2 and llama (wasmformer exports its other "
-                         "architectures in its own layout)" % (path, cfg.get("model_type")))
+        raise SystemExit("%s: model_type %r; this example reads gpt2, llama and gpt_neox (wasmformer exports its "
+                         "other architectures in its own layout)" % (path, cfg.get("model_type")))
     model = kinds[cfg["model_type"]](cfg)
     state = {k: v.float() for k, v in read_safetensors(os.path.join(path, "model.safetensors")).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
-    tied = model.lm_head.weight is (model.transformer.wte.weight if cfg["model_type"] == "gpt2" else model.model.embed_tokens.weight)
-    if unexpected or [k for k in missing if not (tied and k == "lm_head.weight")]:
+    head, tied = head_tied(model)
+    if unexpected or [k for k in missing if not (tied and k == head + ".weight")]:
         raise SystemExit("%s: tensors missing %s, unexpected %s" % (path, missing, unexpected))
     return model.eval()
 
@@ -314,8 +424,9 @@ def save(model, src, dst):
         model.save_pretrained(dst, safe_serialization=True)
     else:
         state = model.state_dict()
-        if model.lm_head.weight is (model.transformer.wte if isinstance(model, GPT2LMHead) else model.model.embed_tokens).weight:
-            del state["lm_head.weight"]  # tied: saved once, as Hugging Face does
+        head, tied = head_tied(model)
+        if tied:
+            del state[head + ".weight"]  # saved once, as Hugging Face does
         write_safetensors(os.path.join(dst, "model.safetensors"), state, {"format": "pt"})
         shutil.copyfile(os.path.join(src, "config.json"), os.path.join(dst, "config.json"))
     if os.path.exists(os.path.join(src, "tokenizer.wft")):

@@ -1,7 +1,7 @@
 // What both entry points (index.js, node.js) export besides the functions bound to their
 // platform (loader.js's makeApi).
 export { WfError } from './errors.js';
-export { CONFIG_FIELDS, OPTIM_FIELDS, PRESETS, resolveConfig } from './config.js';
+export { CONFIG_FIELDS, DEFAULT_PRESET, OPTIM_FIELDS, PRESETS, PRESET_STEPS, resolveConfig } from './config.js';
 export { TRAIN_DEFAULTS } from './training.js';
 export { GENERATE_DEFAULTS } from './generation.js';
 export { Model, saveModel } from './model.js';

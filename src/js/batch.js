@@ -3,6 +3,7 @@
 // (ModelHandle.step, ModelHandle.forward); training loops keep one and refill it.
 import { WfError } from './errors.js';
 import { checkKeys } from './options.js';
+import { int32Ids } from './runtime.js';
 import { STRUCTS, writeStruct } from './structs.js';
 
 /**
@@ -52,7 +53,8 @@ export class HeapBatch {
 
   /**
    * A batch copied into the heap from JavaScript arrays (each array's length checked
-   * against B, T, S and dModel; the values are the core's to check).
+   * against B, T, S and dModel; ids and lengths must be int32 integers (int32Ids); their
+   * range, and the vectors' values, are the core's to check).
    * @param {import('./runtime.js').Runtime} rt
    * @param {Batch} batch
    * @param {number} dModel the model's width (for vector inputs and targets)
@@ -68,8 +70,9 @@ export class HeapBatch {
         if (v === undefined || v === null) continue;
         const n = expected(k, batch, dModel);
         if (v.length !== n) throw new WfError('WF_ERR_ARG', `batch.${k} has ${v.length} values; B, T, S and dModel make it ${n}`);
+        const ints = FLOATS.has(k) ? null : int32Ids(v, `batch.${k} value`, k.endsWith('engths') ? 'WF_ERR_ARG' : 'WF_ERR_TOKEN');
         const p = hb.#take(n * 4);
-        if (FLOATS.has(k)) rt.f32.set(v, p >>> 2); else rt.i32.set(v, p >>> 2);
+        if (ints) rt.i32.set(ints, p >>> 2); else rt.f32.set(v, p >>> 2);
         hb.#fields[k] = p;
       }
       hb.#place({ B: batch.B, T: batch.T, S: batch.S ?? 0 });

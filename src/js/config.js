@@ -2,7 +2,7 @@
 // include/wasmformer.h): the public field lists and defaults, the presets, a full config
 // from a partial one, and the two forms of a config (JS: strings and booleans; native: the
 // numbers of the C struct).
-import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
+import { CONFIG_TABLE, OPTIM_TABLE, PRESET_TABLE } from './config-table.js';
 import { WfError } from './errors.js';
 import { checkKeys, float32Plain, show } from './options.js';
 
@@ -40,18 +40,37 @@ export const CONFIG_DEFAULTS = defaults(CONFIG_FIELDS);
 /** Every optimizer setting's default (the core's wf_optim_default). */
 export const OPTIM_DEFAULTS = defaults(OPTIM_FIELDS);
 
-/** Named configs. micro is the smallest (the CLI's and the page's default: the time-to-quality
- * bench's winner, bench/ttq/RESULTS.md); tiny and baby are the speed issue's benchmark
- * configs A and B. batchSize, lr, beta2 and muon are training defaults that come with them,
- * not part of the model. micro's and tiny's recipe (Muon, beta2 0.99; micro's RoPE too) is
- * what the bench found to shorten the time to a given loss; it comes with a preset when the preset is named
- * ('tiny', {preset: 'tiny'}): a config without one is filled from tiny's shape and the
- * tables' defaults only (see RECIPE_KEYS). */
-export const PRESETS = {
-  micro: { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, batchSize: 16, lr: 3e-3, positions: 'rope', beta2: 0.99, muon: 1 },
-  tiny: { nLayer: 4, nHead: 4, dModel: 128, dFF: 512, context: 64, vocabSize: 96, batchSize: 8, lr: 2e-3, beta2: 0.99, muon: 1 },
-  baby: { nLayer: 6, nHead: 6, dModel: 384, dFF: 1536, context: 256, vocabSize: 96, batchSize: 4, lr: 1e-3 },
-};
+/** The presets, from the core's table (src/presets.h, through config-table.js): named configs
+ * with the training defaults that come with them. micro is the smallest (the CLI's and the
+ * page's default: the time-to-quality bench's winner, bench/ttq/RESULTS.md); tiny and baby
+ * are the speed issue's benchmark configs A and B. batchSize, lr, beta2 and muon are
+ * training defaults, not part of the model; a recipe key (RECIPE_KEYS) is there only where it
+ * is not the table's default, and comes with a preset when the preset is named ('tiny',
+ * {preset: 'tiny'}): a config without one is filled from tiny's shape and the tables'
+ * defaults only. */
+export const PRESETS = Object.fromEntries(PRESET_TABLE.map((p) => {
+  const positions = CONFIG_TABLE.find((r) => r.js === 'positions').names[p.positions];
+  const recipe = { positions, beta2: p.beta2, muon: p.muon };
+  const out = { nLayer: p.nLayer, nHead: p.nHead, dModel: p.dModel, dFF: p.dFF, context: p.context,
+    vocabSize: CONFIG_TABLE.find((r) => r.js === 'vocabSize').default, batchSize: p.batchSize, lr: p.lr };
+  for (const [k, v] of Object.entries(recipe)) if (v !== (k === 'positions' ? 'learned' : OPTIM_TABLE.find((r) => r.js === k).default)) out[k] = v;
+  return [p.name, out];
+}));
+
+/** Each preset's run length in steps: what the command line and the page train for. */
+export const PRESET_STEPS = Object.freeze(Object.fromEntries(PRESET_TABLE.map((p) => [p.name, p.steps])));
+
+/** The preset the command line and the page start with: the table's first. */
+export const DEFAULT_PRESET = PRESET_TABLE[0].name;
+
+/** A run's settings as the core defaults them (wf_preset(NULL, ...)'s wf_run, by the
+ * package's names; tests/js/config-table.test.mjs holds them to the core's): train()'s
+ * defaults come from here. -1: worked out by the core (a tenth of the run, the rest; no
+ * reseed); context 0: the model's. */
+export const RUN_DEFAULTS = Object.freeze({
+  steps: 1000, seconds: 0, warmup: -1, decaySteps: -1, warmupFraction: 0.05, valFraction: 0.1, evalInterval: 100,
+  evalBatches: 4, batchSize: 8, context: 0, rollback: 1, seed: -1,
+});
 
 /** A preset's recipe: what it brings only when named (a partial config without a preset
  * keeps the tables' defaults for these). */
@@ -60,9 +79,6 @@ export const RECIPE_KEYS = Object.freeze(['positions', 'beta2', 'muon']);
 /** The optimizer settings a resolved config carries as training defaults (set on the model
  * it creates). */
 export const CONFIG_OPTIM_KEYS = Object.freeze(['lr', 'beta2', 'muon']);
-
-/** The batch size of a model without a preset's: train() and evaluate() use it. */
-const DEFAULT_BATCH_SIZE = 8;
 
 /** The keys a config object may have: the table's fields, a preset to start from, and the
  * training defaults that come with a config (batchSize, lr). */
@@ -127,14 +143,6 @@ export function fromNative(n) {
     out[r.name] = r.type === 'enum' ? r.values[v] : r.type === 'bool' ? v === 1 : r.type === 'real' ? float32Plain(v) : v;
   }
   return out;
-}
-
-/** The batch size of the preset a config has the shape of (a loaded tiny or baby model
- * trains with its preset's batch), else 8. */
-export function presetBatchSize(cfg) {
-  const keys = ['nLayer', 'nHead', 'dModel', 'dFF', 'context'];
-  const preset = Object.values(PRESETS).find((p) => keys.every((k) => p[k] === cfg[k]));
-  return preset?.batchSize ?? DEFAULT_BATCH_SIZE;
 }
 
 /** Each optimizer setting an options object gives, by the table's names (the others stay

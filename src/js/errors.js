@@ -2,7 +2,7 @@
 // loads no wasm).
 
 /** An error from wasmformer: `code` is a status name such as 'WF_ERR_CONFIG' (or one of the
- * JavaScript side's: 'WF_ERR_DISPOSED', 'WF_ERR_BUSY', 'WF_ERR_LOAD', 'WF_ERR_WORKER');
+ * JavaScript side's: 'WF_ERR_DISPOSED', 'WF_ERR_BUSY', 'WF_ERR_LOAD', 'WF_ERR_WORKER', 'WF_ERR_MODULE');
  * `message` is the core's message. */
 export class WfError extends Error {
   constructor(code, message) {

@@ -3,35 +3,27 @@
 // ranges; LoRA's settings as {rank, alpha, targets}.
 import { WfError } from './errors.js';
 import { show } from './options.js';
+import { LORA_TARGETS, TENSOR_GROUPS, TENSOR_TABLE } from './config-table.js';
 
-/** Groups a name in a trainable spec may stand for (the tensor names of src/plan.h); 'head'
- * is lm_head, or the token embedding when the head is tied to it. */
-const GROUPS = {
-  embed: ['wte', 'wpe', 'enc_wpe'],
-  norm: ['ln1w', 'ln1b', 'lncw', 'lncb', 'ln2w', 'ln2b', 'lnfw', 'lnfb', 'enc_lnfw', 'enc_lnfb'],
-  attn: ['qkvw', 'qkvb', 'attprojw', 'attprojb'],
-  mlp: ['fcw', 'fcb', 'fcprojw', 'fcprojb'],
-  cross: ['lncw', 'lncb', 'cqw', 'cqb', 'ckvw', 'ckvb', 'cprojw', 'cprojb'],
-};
-const SPEC_WORDS = ['all', 'layers', 'head', 'lora', ...Object.keys(GROUPS)];
+/** Every tensor of the core's table (src/plan.h), by name: {stacked, groups}. */
+const TENSORS = new Map(TENSOR_TABLE.map((t) => [t.name, t]));
+/** The words a trainable spec may use besides tensor names: 'all', 'layers' (every stacked
+ * tensor) and the table's groups; 'head' is lm_head, or the token embedding when the head is
+ * tied to it. */
+const SPEC_WORDS = ['all', 'layers', ...TENSOR_GROUPS];
 
-/** The tensors that are one whole tensor rather than one per layer (src/plan.h's table). */
-const WHOLE = new Set(['wte', 'wpe', 'enc_wpe', 'enc_lnfw', 'enc_lnfb', 'lnfw', 'lnfb', 'lm_head']);
-export const isStacked = (name) => !WHOLE.has(name);
+/** Whether a tensor is stacked: a slice per layer rather than one whole tensor. */
+export const isStacked = (name) => TENSORS.get(name)?.stacked ?? false;
 
-/** LoRA's targets: the bits of the config's loraTargets, in order. */
-export const LORA_TARGETS = ['q', 'k', 'v', 'o', 'fc', 'up', 'down'];
 const TARGET_GROUPS = { attn: ['q', 'k', 'v', 'o'], mlp: ['fc', 'up', 'down'], all: LORA_TARGETS };
 
-/** The tensor names one word stands for, among `names` (a tensor's base name: enc_ and the
- * stack come off for the groups). */
+/** The tensor names one word stands for among the model's tensors, or null when the word
+ * is neither a group nor one of them. */
 function namesOf(word, tensors, tied) {
-  const base = (n) => n.replace(/^enc_/, '');
   if (word === 'all') return tensors.map((t) => t.name);
   if (word === 'layers') return tensors.filter((t) => isStacked(t.name)).map((t) => t.name);
-  if (word === 'lora') return tensors.filter((t) => base(t.name).startsWith('lora_')).map((t) => t.name);
-  if (word === 'head') return tensors.filter((t) => t.name === (tied ? 'wte' : 'lm_head')).map((t) => t.name);
-  if (GROUPS[word]) return tensors.filter((t) => GROUPS[word].includes(base(t.name)) || GROUPS[word].includes(t.name)).map((t) => t.name);
+  if (word === 'head' && tied) return tensors.filter((t) => t.name === 'wte').map((t) => t.name);
+  if (TENSOR_GROUPS.includes(word)) return tensors.filter((t) => TENSORS.get(t.name)?.groups.includes(word)).map((t) => t.name);
   return tensors.some((t) => t.name === word) ? [word] : null;
 }
 

@@ -3,6 +3,7 @@
 import { WfError, throwIfAborted } from './errors.js';
 import { decoderConfig, warnUnknown, yielder, yieldInterval } from './training.js';
 import { checkKeys, show } from './options.js';
+import { tokenizerHandle } from './tokenizer.js';
 
 /** The defaults of generate()'s options (the CLI's too). allowUnknown: whether a char
  * tokenizer's <unk> (id 0, which decodes to U+FFFD) may be sampled. */
@@ -36,6 +37,12 @@ export async function* generate(core, prompt = '', opts = {}) {
   for (const k of ['temperature', 'topK', 'topP']) {
     if (opts[k] !== undefined && typeof opts[k] !== 'number') throw new WfError('WF_ERR_ARG', `${k} must be a number, not ${show(opts[k])}`);
   }
+  // the core's top_k is an int32 (and checks its range): 1e12 would reach it as -727379968
+  // and 2.5 as 2, so what int32 cannot hold is refused here, as given
+  const topK = opts.topK ?? GENERATE_DEFAULTS.topK;
+  if (!Number.isInteger(topK) || topK < -0x80000000 || topK > 0x7fffffff) {
+    throw new WfError('WF_ERR_ARG', `topK must be an integer >= 0 (0 = off), not ${show(topK)}`);
+  }
   const stops = [].concat(opts.stop ?? []).filter((s) => s.length > 0);
   const signal = opts.signal;
   const clock = yielder(yieldInterval(opts.yieldMs ?? GENERATE_DEFAULTS.yieldMs));
@@ -45,17 +52,15 @@ export async function* generate(core, prompt = '', opts = {}) {
   const bos = tokenizer.bos;
   const ids = bos === null ? tokenizer.encode(prompt.length ? prompt : '\n') : Int32Array.from([bos, ...tokenizer.encode(prompt)]);
   warnUnknown(tokenizer, prompt, ids, opts.onWarning, 'prompt');
-  // char and BPE tokens decode alone; the others may depend on the token before (a decoder
-  // that strips the text's first space, llama2.c's space after BOS)
-  const inContext = tokenizer.kind === 'hf' || tokenizer.kind === 'llama2c';
-  let prev = ids[ids.length - 1];
+  // the core samples only the tokenizer's ids and writes each token's text: the bytes it adds
+  // after the token before (which a decoder that strips a text's first space, and llama2.c's
+  // space after BOS, need to see); a character split across tokens waits in the decoder
   const sampling = rt.putSampling({
     temperature: opts.temperature ?? GENERATE_DEFAULTS.temperature,
-    topK: opts.topK ?? GENERATE_DEFAULTS.topK,
+    topK,
     topP: opts.topP ?? GENERATE_DEFAULTS.topP,
-    nVocab: tokenizer.vocabSize, // never ids the tokenizer cannot decode
     noUnk: tokenizer.kind === 'char' && !(opts.allowUnknown ?? GENERATE_DEFAULTS.allowUnknown) ? 1 : 0,
-  });
+  }, tokenizerHandle(tokenizer).handle);
   const seed = (opts.seed ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   core.busy = 'generation';
@@ -65,9 +70,8 @@ export async function* generate(core, prompt = '', opts = {}) {
     rt.genStart(h, ids, seed);
     for (let i = 0; i < maxTokens; i++) {
       throwIfAborted(signal);
-      const id = rt.genNext(core.live(), sampling); // the model may have been disposed meanwhile
-      pending += decoder.decode(inContext ? tokenizer.decodeAfter(prev, id) : tokenizer.decodeBytes([id]), { stream: true });
-      prev = id;
+      rt.genNext(core.live(), sampling); // the model may have been disposed meanwhile
+      pending += decoder.decode(rt.genText(sampling), { stream: true });
       const hit = stops.map((s) => pending.indexOf(s)).filter((k) => k >= 0);
       if (hit.length) {
         const cut = Math.min(...hit);

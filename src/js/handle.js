@@ -3,11 +3,12 @@
 // the training loop and generation work on one. Not exported by the package: its fields
 // are the package's own.
 import { WfError } from './errors.js';
-import { OPTIM_FIELDS, fromNative, presetBatchSize } from './config.js';
+import { OPTIM_FIELDS, RUN_DEFAULTS, fromNative } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_BUDGET, MEMORY_LIMIT } from './runtime.js';
+import { MEMORY_LIMIT, int32Ids } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
+import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
@@ -19,11 +20,77 @@ function plainOptim(o) {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, float32Plain(v)]));
 }
 
+/** The deepest nesting of metadata (arrays and objects inside each other) a model keeps:
+ * far beyond any record an application writes, and far below what the engines' recursive
+ * structured clone and JSON.stringify can walk. */
+export const METADATA_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in JSON text (brackets outside strings),
+ * counted without building anything. */
+function jsonDepth(text) {
+  let depth = 0, deepest = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+/** value as the JSON text setMetadata saves; WF_ERR_ARG for what JSON cannot hold (a
+ * function or undefined at the top, a cycle, a BigInt) or nests deeper than METADATA_DEPTH.
+ * The depth is walked first, without recursion, so a 200,000-deep array is refused by name
+ * rather than by a stack overflow inside JSON.stringify. */
+function metadataJson(value) {
+  const path = new Set(); // the objects from the top down to the one being walked
+  const walk = [{ v: value, depth: 1 }];
+  while (walk.length) {
+    const { v, depth, leave } = walk.pop();
+    if (leave) { path.delete(v); continue; }
+    if (typeof v === 'bigint') throw new WfError('WF_ERR_ARG', `metadata must be a JSON value: it holds a BigInt (${v}n), which JSON has no form for`);
+    if (v === null || typeof v !== 'object' || typeof v.toJSON === 'function') continue;
+    if (path.has(v)) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value: it contains a cycle (an object inside itself)');
+    if (depth > METADATA_DEPTH) throw new WfError('WF_ERR_ARG', `metadata nests arrays and objects more than ${METADATA_DEPTH} levels deep`);
+    path.add(v);
+    walk.push({ v, leave: true });
+    for (const k of Object.keys(v)) walk.push({ v: v[k], depth: depth + 1 });
+  }
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    throw new WfError('WF_ERR_ARG', `metadata must be a JSON value: ${e.message}`);
+  }
+  if (text === undefined) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value (an object, array, string, number or boolean)');
+  return text;
+}
+
+/** Why a run diverged (wf_run_facts.diverged), in the package's words. */
+const DIVERGED = [null, 'loss', 'gradNorm', 'update', 'bound', 'spike'];
+
+/** A run's facts (wf_run_facts) as the package shows them: what it has done, how long it
+ * lasts (steps or seconds; null: not that way), its settings, and why it stopped. */
+export function runInfo(f) {
+  if (!f) return null;
+  const r = f.run;
+  return {
+    steps: f.steps, seconds: f.seconds, lastSteps: r.steps || null, lastSeconds: r.seconds ? float32Plain(r.seconds) : null,
+    finished: f.finished === 1, loss: f.steps ? f.loss : null, lr: f.steps ? float32Plain(f.lr) : null,
+    valStep: f.valStep || null, valLoss: f.valStep ? f.valLoss : null,
+    diverged: DIVERGED[f.diverged] ?? null, refused: f.refused === 1, at: f.diverged ? f.at : null, backup: f.backup >= 0 ? f.backup : null,
+    batchSize: r.batchSize, context: r.context, valFraction: float32Plain(r.valFraction), evalInterval: r.evalInterval,
+    evalMode: r.evalBatches === 0 ? 'windows' : 'sample', evalBatches: r.evalBatches,
+  };
+}
+
 export class ModelHandle {
-  /** The last text tokensOf encoded: {text, tokenizer, tokens}. A run of several train calls
-   * over one text (the page ends a call for each sample and autosave, then starts the next)
-   * encodes it once, not once a call. */
-  #encoded = null;
+  /** The held-out text's characters and the tokens a whole-split validation scores, for its
+   * bits per character: {chars, counted}, set by startRun; null without. */
+  runText = null;
 
   /**
    * @param {import('./runtime.js').Runtime} rt
@@ -35,8 +102,10 @@ export class ModelHandle {
     this.h = h;
     this.tokenizer = tokenizer ?? null;
     this.busy = null; // what runs: 'training', 'evaluation', 'generation', 'decoding', or null
+    this.betweenSteps = false; // inside a training call's onProgress: save() and setMetadata() may run
     this.weightsOnly = weightsOnly; // loaded without optimizer state (see info())
-    this.batchSize = batchSize ?? presetBatchSize(this.config);
+    // the batch size of its preset (createModel), else its run's (a file keeps its run), else the default
+    this.batchSize = batchSize ?? rt.runFacts(h)?.run.batchSize ?? RUN_DEFAULTS.batchSize;
   }
 
   /** The handle, or a WF_ERR_DISPOSED. */
@@ -50,6 +119,12 @@ export class ModelHandle {
     this.live();
     if (this.busy) throw new WfError('WF_ERR_BUSY', `the model is busy with ${this.busy}; wait for it or abort it first`);
     return this.h;
+  }
+
+  /** The handle for save() and setMetadata(): idle(), or a training call paused between two
+   * steps for its onProgress callback (the state is then that step's: a checkpoint). */
+  idleOrBetweenSteps() {
+    return this.betweenSteps ? this.live() : this.idle();
   }
 
   /** Runs the async fn() with the model marked busy with `what` (the caller checked idle()). */
@@ -82,38 +157,47 @@ export class ModelHandle {
     return plainOptim(roundTrip(STRUCTS.optim, next)); // what the core now holds, without another call that could fail
   }
 
-  /** The metadata saved with the model (any JSON value), or null. */
+  /** The metadata saved with the model (any JSON value nested at most METADATA_DEPTH
+   * levels), or null. */
   get metadata() {
     const bytes = this.rt.modelGetNote(this.live());
     if (bytes.length === 0) return null;
+    const text = new TextDecoder().decode(bytes);
+    // JSON.parse would build a value of any depth, which structured clone (a worker's
+    // reply) and JSON.stringify then overflow the stack on: a note nested deeper than
+    // setMetadata allows was not written by it, so it is not read
+    if (jsonDepth(text) > METADATA_DEPTH) return null;
     try {
-      return JSON.parse(new TextDecoder().decode(bytes));
+      return JSON.parse(text);
     } catch {
       return null; // a note some other program wrote, not JSON: not ours to read
     }
   }
 
-  /** Replaces the metadata (a JSON-serialisable value; null: none). */
+  /** Replaces the metadata (a JSON-serialisable value nested at most METADATA_DEPTH levels;
+   * null: none). Anything else is a WF_ERR_ARG and changes nothing. */
   setMetadata(value) {
     const h = this.live();
-    const text = value === null || value === undefined ? '' : JSON.stringify(value);
-    if (text === undefined) throw new WfError('WF_ERR_ARG', 'metadata must be a JSON value (an object, array, string, number or boolean)');
+    const text = value === null || value === undefined ? '' : metadataJson(value);
     const bytes = new TextEncoder().encode(text);
-    if (bytes.length > 1 << 20) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${1 << 20} are saved with a model`);
+    if (bytes.length > CONSTANTS.WF_NOTE_MAX) throw new WfError('WF_ERR_ARG', `metadata is ${bytes.length} bytes as JSON; at most ${CONSTANTS.WF_NOTE_MAX} are saved with a model`);
     this.rt.modelSetNote(h, bytes);
   }
 
   /** Everything about the model in one plain object (Model.info). */
   info() {
-    const tok = this.tokenizer, { memory, step, lr } = this.rt.modelInfo(this.live());
+    const tok = this.tokenizer, { memory, step, lr, threads } = this.rt.modelInfo(this.live());
     return {
       config: this.config, paramCount: memory.count, step, lr: float32Plain(lr),
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
-      threads: this.rt.threads ?? 1, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
-      trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize,
+      threads, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
+      trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize, run: this.run,
     };
   }
+
+  /** The model's training run (runInfo), or null. */
+  get run() { return runInfo(this.rt.runFacts(this.live())); }
 
   // ---- fine-tuning: the trainable mask and LoRA ----
 
@@ -179,13 +263,11 @@ export class ModelHandle {
   exportPeft(opts = {}) {
     checkKeys(opts, ['baseModel'], 'exportPeft() options');
     const baseModel = opts?.baseModel;
-    if (baseModel !== undefined && typeof baseModel !== 'string') {
-      throw new WfError('WF_ERR_ARG', `baseModel must be a string (a Hugging Face model id or path), not ${show(baseModel)}`);
+    if (baseModel !== undefined && (typeof baseModel !== 'string' || baseModel.includes('\0'))) {
+      throw new WfError('WF_ERR_ARG', `baseModel must be a string (a Hugging Face model id or path) without NUL, not ${show(baseModel)}`);
     }
-    const { st, config } = this.rt.modelExportPeft(this.idle());
-    const text = baseModel === undefined ? config
-      : config.replace('"base_model_name_or_path": null', `"base_model_name_or_path": ${JSON.stringify(baseModel)}`);
-    return { 'adapter_model.safetensors': st, 'adapter_config.json': text };
+    const { st, config } = this.rt.modelExportPeft(this.idle(), baseModel);
+    return { 'adapter_model.safetensors': st, 'adapter_config.json': config };
   }
 
   /** PEFT LoRA adapters onto the model (replacing any it has). */
@@ -238,11 +320,8 @@ export class ModelHandle {
       throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(B * T * 4 / 1e9).toFixed(2)} GB for its ids alone; `
         + `this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
     }
-    const need = this.rt.memoryEstimate(native, B, T).activations;
-    if (need > MEMORY_BUDGET) {
-      throw new WfError('WF_ERR_NOMEM', `a batch of ${B} x ${T} needs ${(need / 1e9).toFixed(2)} GB of activations; `
-        + `this build allows at most ${(MEMORY_BUDGET / 1e9).toFixed(2)} GB (use a smaller batchSize)`);
-    }
+    const refused = this.rt.memoryFit(native, B, T);
+    if (refused) throw new WfError(refused.code, `${refused.message} (use a smaller batchSize)`);
   }
 
   // ---- tokens ----
@@ -259,7 +338,7 @@ export class ModelHandle {
   tokensOf(data, spec) {
     if (typeof data !== 'string') {
       // checked here, so a bad id fails before the batch sampler or the optimizer moves
-      const ids = data instanceof Int32Array ? data : Int32Array.from(data);
+      const ids = int32Ids(data);
       const V = this.native.vocabSize;
       const bad = ids.findIndex((id) => id < 0 || id >= V);
       if (bad >= 0) throw new WfError('WF_ERR_TOKEN', `token ${ids[bad]} at position ${bad} is outside [0, ${V})`);
@@ -267,27 +346,15 @@ export class ModelHandle {
     }
     if (this.tokenizer) {
       if (spec !== undefined) this.tokenizer.assertMatches(spec);
-      return { tokens: this.#encode(this.tokenizer, data), built: null };
+      return { tokens: this.tokenizer.encode(data), built: null };
     }
     const built = Tokenizer.forModel(this.rt, data, spec, this.native.vocabSize);
     try {
-      // kept under the built tokenizer: once it joins the model, the next call finds it
-      return { tokens: this.#encode(built, data), built };
+      return { tokens: built.encode(data), built };
     } catch (e) {
       built.dispose();
       throw e;
     }
-  }
-
-  /** The ids of text with tokenizer, from #encoded when it holds the same text (strings
-   * compare by content: a text that came again through a worker's message is the same) and
-   * tokenizer. The ids are shared between the calls: their readers do not write to them. */
-  #encode(tokenizer, text) {
-    const last = this.#encoded;
-    if (last && last.tokenizer === tokenizer && last.text === text) return last.tokens;
-    const tokens = tokenizer.encode(text);
-    this.#encoded = { text, tokenizer, tokens };
-    return tokens;
   }
 
   // ---- weights ----
@@ -322,7 +389,7 @@ export class ModelHandle {
     checkKeys(opts, SAVE_KEYS, 'save() options');
     const optimizer = opts?.optimizer ?? true;
     if (typeof optimizer !== 'boolean') throw new WfError('WF_ERR_ARG', `optimizer must be true or false, not ${show(optimizer)}`);
-    const h = this.idle();
+    const h = this.idleOrBetweenSteps();
     return this.rt.modelSave(h, this.tokenizer ? tokenizerHandle(this.tokenizer).handle : 0, optimizer);
   }
 
@@ -330,61 +397,33 @@ export class ModelHandle {
   load(bytes) {
     const h = this.idle(), rt = this.rt;
     const th = rt.tokenizerCreate();
-    let withOptimizer;
+    let origin;
     try {
-      withOptimizer = rt.modelLoad(h, th, bytes);
+      origin = rt.modelLoad(h, th, bytes);
     } catch (e) {
       rt.tokenizerFree(th);
       throw e;
     }
-    this.weightsOnly = !withOptimizer;
+    this.weightsOnly = origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER;
+    this.runText = null;
+    this.batchSize = rt.runFacts(h)?.run.batchSize ?? this.batchSize; // a file keeps its batch size with its run
     this.tokenizer?.dispose();
     this.tokenizer = ModelHandle.#tokenizerOf(rt, th);
-  }
-
-  /** Bytes of the wasm heap that a snapshot() and its restore() take beyond what is in use:
-   * the copy (weights and AdamW moments; Muon's buffer counted too, a slight overestimate)
-   * while it crosses the heap, then, while restore() loads it, a second model's blocks (a load
-   * builds the new model before it frees the old one). */
-  rollbackBytes() {
-    const m = this.memory();
-    return m.params + m.optimizer + (m.params + m.grads + m.optimizer + m.inference);
-  }
-
-  /** The whole training state (weights, optimizer state, settings, step, sampler streams,
-   * metadata) without the tokenizer, for restore(); null when taking and putting it back
-   * would not fit in the wasm heap (rollbackBytes beyond what is in use past MEMORY_BUDGET:
-   * a full fine-tune of a 135M-parameter model). A copy that should fit but cannot be
-   * allocated is a WF_ERR_NOMEM, as any other allocation of a call that has changed nothing. */
-  snapshot() {
-    if (this.rt.heapInUse() + this.rollbackBytes() > MEMORY_BUDGET) return null;
-    try {
-      return { bytes: this.rt.modelSave(this.live(), 0, true), weightsOnly: this.weightsOnly };
-    } catch (e) {
-      if (e.code !== 'WF_ERR_NOMEM') throw e;
-      throw new WfError(e.code, `${e.message} (this call's roll-back copy; onDivergence: 'stop' trains without one)`);
-    }
-  }
-
-  /** Puts back a snapshot() of this model in place (its tokenizer stays as it is). */
-  restore({ bytes, weightsOnly }) {
-    this.rt.modelLoad(this.live(), 0, bytes);
-    this.weightsOnly = weightsOnly;
   }
 
   /** A new handle from checkpoint bytes, with the file's tokenizer when it has one. */
   static fromCheckpoint(rt, bytes) {
     const h = rt.modelCreate();
-    let th = 0, withOptimizer;
+    let th = 0, origin;
     try {
       th = rt.tokenizerCreate();
-      withOptimizer = rt.modelLoad(h, th, bytes);
+      origin = rt.modelLoad(h, th, bytes);
     } catch (e) {
       rt.modelFree(h);
       if (th) rt.tokenizerFree(th);
       throw e;
     }
-    return ModelHandle.adopt(rt, h, ModelHandle.#tokenizerOf(rt, th), { weightsOnly: !withOptimizer });
+    return ModelHandle.adopt(rt, h, ModelHandle.#tokenizerOf(rt, th), { weightsOnly: origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER });
   }
 
   /** A new handle from Hugging Face files (bytes), with a tokenizer file if given. */
@@ -455,6 +494,5 @@ export class ModelHandle {
     this.h = 0;
     this.tokenizer?.dispose();
     this.tokenizer = null;
-    this.#encoded = null;
   }
 }

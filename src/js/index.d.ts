@@ -85,12 +85,19 @@ export interface ConfigInput extends Partial<Omit<ModelConfig, 'arch' | 'norm' |
   lr?: number;
 }
 
-/** Where the wasm module comes from. By default it is found next to the package's glue
- * module (`new URL('../../dist/wasmformer.wasm', import.meta.url)`); nothing is fetched
- * from anywhere else. */
+/** Where the wasm module comes from. By default every build's files are found next to the
+ * package's glue (`new URL('../../dist/wasmformer.wasm', import.meta.url)`, which Vite,
+ * webpack and Parcel follow and copy); nothing is fetched from anywhere else. */
 export interface LoadOptions {
-  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). */
+  /** Location of `wasmformer.wasm`: a URL (browsers), or a path or file: URL (Node). Names
+   * the single-thread simd128 build alone (threads 1). */
   wasmUrl?: string | URL;
+  /** A folder holding a copy of the package's `dist/` files (every build: `wasmformer*.wasm`,
+   * `.mjs`, `.worker.js`), for bundlers that copy none of them (esbuild): a URL, relative to
+   * the page in browsers, or a path or file: URL in Node. Threads and relaxed SIMD then load
+   * from there (docs/BUNDLERS.md).
+   * @example const model = await createWorkerModel('micro', { distUrl: '/wasmformer/', worker }); */
+  distUrl?: string | URL;
   /** The bytes of `wasmformer.wasm`; each call with wasmBinary makes its own instance. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Threads per model, the caller's included. Default: what the platform offers, at most 4
@@ -129,16 +136,30 @@ export interface TokenizerOptions {
 }
 
 export interface WorkerOptions extends LoadOptions {
-  /** Browsers: a Worker you started yourself on `wasmformer`'s `src/js/worker.js`, for
-   * bundlers that do not follow `new Worker(new URL(...))`. */
-  worker?: Worker;
+  /** A worker you started yourself on `'wasmformer/worker'`, for bundlers that do not follow
+   * `new Worker(new URL(...))` (esbuild): a module Worker in browsers, a worker_threads
+   * Worker in Node (docs/BUNDLERS.md).
+   * @example const wm = await createWorkerModel('micro', { worker: new Worker('/worker.js', { type: 'module' }) }); */
+  worker?: Worker | NodeWorker;
 }
 
-/** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side. */
+/** A worker_threads Worker, as far as the package uses one (Node). */
+export interface NodeWorker {
+  postMessage(value: unknown, transferList?: readonly any[]): void;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  terminate(): Promise<number>;
+  ref(): void;
+  unref(): void;
+}
+
+/** The `code` of a WfError: a wf_status name from the C core, or one from the JavaScript side.
+ * `WF_ERR_MODULE`: the wasm module trapped (a bug: please report it) and was closed; every
+ * later call on any model or tokenizer of that module throws it at once, and the next
+ * `createModel`, `loadModel`, `loadTokenizer`... loads a new module (docs/ERRORS.md F12). */
 export type ErrorCode =
   | 'WF_ERR_ARG' | 'WF_ERR_CONFIG' | 'WF_ERR_UNSUPPORTED' | 'WF_ERR_NOMEM' | 'WF_ERR_TOKEN'
   | 'WF_ERR_NUMERIC' | 'WF_ERR_STATE' | 'WF_ERR_FORMAT' | 'WF_ERR_THREADS'
-  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER' | 'WF_ERR_DIVERGED';
+  | 'WF_ERR_DISPOSED' | 'WF_ERR_BUSY' | 'WF_ERR_LOAD' | 'WF_ERR_WORKER' | 'WF_ERR_DIVERGED' | 'WF_ERR_MODULE';
 
 /**
  * Every failure of the library: `code` says which kind, `message` is the core's one-line
@@ -185,27 +206,41 @@ export interface OptimizerSettings {
   muonMomentum: number;
 }
 
-export interface TrainProgress {
-  /** The model's step counter: optimizer steps taken so far, counting earlier calls. */
+/** The progress of a training run, as onProgress receives it. At a step that validated
+ * (`validated: true`) valLoss is a number, that step's validation loss:
+ * `p.validated && console.log(p.valLoss.toFixed(3))` compiles under --strict. */
+export type TrainProgress = TrainProgressBase & (
+  | {
+    /** valLoss was measured at this step. */
+    validated: true;
+    /** The validation loss measured at this step. */
+    valLoss: number;
+  }
+  | {
+    validated: false;
+    /** The latest validation loss of this run, or null before the first. */
+    valLoss: number | null;
+  });
+
+/** What TrainProgress says besides its validation (TrainProgress). */
+export interface TrainProgressBase {
+  /** The model's step counter: optimizer steps taken so far, counting earlier runs. */
   step: number;
-  /** Steps this call has taken so far. */
+  /** Steps the run has taken so far (earlier calls' included: a run goes on across calls). */
   stepsDone: number;
-  /** Steps this call takes (its `steps` option: `steps` always counts one call's steps);
-   * with a time budget, its `steps` cap, or null without one. */
+  /** The run's length in steps; null for a time budget. */
   steps: number | null;
-  /** The model's step counter when this call ends (step - stepsDone + steps); null for a time budget. */
+  /** The model's step counter where the run ends (step - stepsDone + steps); null for a time budget. */
   lastStep: number | null;
   /** With a time budget: its seconds, and the training seconds spent so far (earlier calls' included). */
   seconds?: number;
   secondsDone?: number;
+  /** The run has reached its end (a run trains on past it at its last rate when asked). */
+  finished: boolean;
   /** Training loss of the last batch. */
   loss: number;
-  /** The latest validation loss of this run, or null before the first. */
-  valLoss: number | null;
   /** With evalMode 'windows': bits per character of the latest validation; else null. */
   valBpc: number | null;
-  /** true when valLoss was measured at this step. */
-  validated: boolean;
   /** Learning rate of the last step. */
   lr: number;
   /** Global gradient norm of the last step, before clipping. */
@@ -223,23 +258,27 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
    * 'bpe' (as many tokens as the model's vocabSize), {kind, vocabSize}, or a Tokenizer to
    * copy. A model that has one checks that it matches. */
   tokenizer?: 'char' | 'bpe' | TokenizerOptions | Tokenizer;
-  /** Steps to take (default 1000; with `seconds`, at most this many). */
+  /** The run's length in steps (default 1000); beside `seconds`, at most this many in this
+   * call; with keepSchedule, this many more. */
   steps?: number;
   /** Train for this many seconds of training time (validation is off the clock) instead of
    * a step count. The learning rate follows the clock: a warmup over the first
-   * warmupFraction of the budget, then a cosine down to minLrRatio as the budget ends.
+   * warmupFraction of the budget, then a cosine down to minLrRatio as the budget ends. The
+   * run keeps what it has spent (in the model and its file): keepSchedule goes on from there.
+   * With keepSchedule: this many seconds more.
    * @example await model.train(text, { seconds: 300 }); */
   seconds?: number;
-  /** Seconds of this budget earlier calls spent (a resumed run goes on from there; default 0). */
-  secondsDone?: number;
   /** The share of a time budget spent warming up (default 0.05). */
   warmupFraction?: number;
   /** Windows per batch (default: the model's, 8 for tiny). */
   batchSize?: number;
   /** Window length (default: the model's context). */
   context?: number;
-  /** Keep the model's learning-rate schedule (e.g. after load) instead of starting a new
-   * one for this call: warmup over its first tenth (at most 100 steps), cosine decay to its end. */
+  /** Go on with the model's run (one stopped early, or loaded: its text must be the same) or,
+   * when it has none, its learning-rate schedule as it stands (e.g. the decayed end of an
+   * earlier run), instead of a new run, whose schedule warms up over its first tenth (at most
+   * 100 steps) and decays to its end. The rate never jumps back up: `steps` or `seconds` more
+   * past a run's end train at its last rate. */
   keepSchedule?: boolean;
   /** Restart the batch sampler from this seed. */
   seed?: number;
@@ -259,26 +298,32 @@ export interface TrainOptions extends Partial<Omit<OptimizerSettings, 'start'>> 
    * unless abort(reason) gave one; AbortSignal.timeout()'s TimeoutError); the steps taken stay. */
   signal?: AbortSignal;
   /** Called at every validation, at the end, and about every yieldMs. A callback that
-   * throws stops the call, which rejects with that error. */
+   * throws stops the call, which rejects with that error. It runs between two steps, and
+   * may call the model's save() (a checkpoint of that step) and setMetadata(), though the
+   * call holds the model busy (a worker model's callback runs in this thread: there they
+   * are WF_ERR_BUSY).
+   * @example onProgress: (p) => { if (Date.now() - last > 300e3) { last = Date.now(); keep(model.save()); } } */
   onProgress?: (progress: TrainProgress) => void;
   /** Called with warnings about the text (e.g. the share of characters the model's
    * tokenizer does not know); default console.warn. */
   onWarning?: (message: string) => void;
-  /** What a call that diverges (a loss far worse than random guessing; the mean of its last
-   * 20 losses climbing more than max(1 nat, 4x their step-to-step noise) above the call's
-   * best; a non-finite step after earlier ones) does before it rejects with WF_ERR_DIVERGED
-   * (WF_ERR_NUMERIC for a refused step): 'rollback' (default) puts the model back as it was
-   * when the call started, from a copy taken before its first step (a model whose copy does
-   * not fit in the wasm heap goes without, after an onWarning); 'stop' keeps the steps taken
-   * (and the call's settings), and says how many. */
+  /** What a run that diverges (a loss above 1.5 x the larger of ln V and the run's first
+   * loss, plus 1; the mean of its last 20 losses climbing more than max(1 nat, 4x their
+   * step-to-step noise) above the run's best; a step the core refused) does before the call
+   * rejects with WF_ERR_DIVERGED (WF_ERR_NUMERIC for a refused step; the error's `facts` say
+   * why): 'rollback' (default) puts the model back to the run's copy, taken where it began
+   * and moved at each sound validation (a model whose copy does not fit in the wasm heap goes
+   * without, after an onWarning); 'stop' keeps the steps taken. */
   onDivergence?: 'rollback' | 'stop';
   /** Milliseconds between yields to the event loop (default 30). */
   yieldMs?: number;
 }
 
 export interface TrainSummary {
-  /** Steps this run took. */
+  /** Steps this call took. */
   steps: number;
+  /** The run reached its end (train() then ends it: Model.run is null). */
+  finished: boolean;
   /** Optimizer steps of the model after the run. */
   step: number;
   /** Loss of the last batch. */
@@ -298,6 +343,55 @@ export interface TrainSummary {
    * earlier calls' included. */
   seconds?: number;
   secondsDone?: number;
+}
+
+/** startRun's options: train()'s, but how a call is driven (signal, onProgress, yieldMs). */
+export type StartRunOptions = Omit<TrainOptions, 'signal' | 'onProgress' | 'yieldMs'>;
+
+/** continueRun's options. */
+export interface ContinueRunOptions {
+  /** At most this many steps more (past the run's end: at its last learning rate). */
+  steps?: number;
+  /** At most this many seconds of training more. */
+  seconds?: number;
+  /** Stops at the next call: continueRun rejects with the signal's reason; the steps taken stay, and the run. */
+  signal?: AbortSignal;
+  /** As train()'s. */
+  onProgress?: (progress: TrainProgress) => void;
+  /** Milliseconds of training between yields to the event loop (default 30; 0: every step). */
+  yieldMs?: number;
+}
+
+/** A model's training run (Model.run): the core's, in the model and its file. */
+export interface RunInfo {
+  /** Steps and seconds of training it has done. */
+  steps: number;
+  seconds: number;
+  /** Its length: steps, or seconds (a time budget); the other null. */
+  lastSteps: number | null;
+  lastSeconds: number | null;
+  /** It has reached its end. */
+  finished: boolean;
+  /** Its last step's loss and learning rate (null before its first). */
+  loss: number | null;
+  lr: number | null;
+  /** Its last validation's step and loss, or null. */
+  valStep: number | null;
+  valLoss: number | null;
+  /** Why it diverged, or null: a refused step ('loss', 'gradNorm': not finite; 'update': would
+   * overflow), the bound ('bound') or the spike rule ('spike'); at which step. */
+  diverged: 'loss' | 'gradNorm' | 'update' | 'bound' | 'spike' | null;
+  refused: boolean;
+  at: number | null;
+  /** The step its roll-back copy holds, or null (onDivergence 'stop', or no room). */
+  backup: number | null;
+  /** Its settings. */
+  batchSize: number;
+  context: number;
+  valFraction: number;
+  evalInterval: number;
+  evalMode: 'sample' | 'windows';
+  evalBatches: number;
 }
 
 export interface EvaluateOptions {
@@ -335,7 +429,8 @@ export interface GenerateOptions {
   /** Allow the char tokenizer's unknown token (<unk>, printed as U+FFFD) to be sampled
    * (default false: it never is). */
   allowUnknown?: boolean;
-  /** Sample only among the k most likely tokens (default 0 = all). */
+  /** Sample only among the k most likely tokens (default 0 = all): an integer >= 0
+   * (WF_ERR_ARG otherwise, 2.5 and 1e12 included). */
   topK?: number;
   /** Sample only among the most likely tokens whose probabilities add up to p (default 1 = all). */
   topP?: number;
@@ -363,6 +458,9 @@ export interface MemoryUsage {
   total: number;
   /** The parameter count (elements, without the alignment padding the byte counts include). */
   count: number;
+  /** The most this build lets one model (total less activations), or one batch's activations,
+   * take: 95% of the 4 GB a wasm module addresses. */
+  budget: number;
 }
 
 export interface TensorInfo {
@@ -443,7 +541,8 @@ export interface ModelInfo {
   tokenizer: { kind: string; vocabSize: number } | null;
   /** What the model is doing ('training', 'evaluation', 'generation'), or null. */
   busy: string | null;
-  /** Threads the loaded wasm build offers (1: the single-thread build). */
+  /** Threads this model runs on, the caller's included (1: the single-thread build, or no
+   * idle pthread worker was left for it). */
   threads: number;
   /** The loaded build's kernel set: 'relaxed' (fused multiply-add) or 'simd128'. */
   simd: 'relaxed' | 'simd128';
@@ -455,6 +554,8 @@ export interface ModelInfo {
   lora: LoraSettings | null;
   /** The batch size train() and evaluate() use unless told otherwise (Model.defaultBatchSize). */
   defaultBatchSize: number;
+  /** The model's training run, or null (Model.run). */
+  run: RunInfo | null;
 }
 
 export interface SaveOptions {
@@ -566,13 +667,18 @@ export class Model {
   /** What the model is busy with ('training', 'evaluation', 'generation', 'decoding'), or null. */
   readonly busy: string | null;
   /** The batch size train() and evaluate() use unless told otherwise: the config's
-   * batchSize, else the preset's whose shape the model has (tiny 8, baby 4), else 8. */
+   * batchSize or its preset's (micro 16, tiny 8, baby 4), a loaded model's run's, else 8. */
   readonly defaultBatchSize: number;
+  /** The model's training run, or null: what it has done, its length and settings, why it diverged. */
+  readonly run: RunInfo | null;
 
   /**
    * Trains on text (or token ids) and resolves to a summary. The first text builds a
    * char-level tokenizer when the model has none; it joins the model with the first step
-   * (a call refused before then leaves the model without one).
+   * (a call refused before then leaves the model without one). Ids, here and in every
+   * method that takes them, must be integers in [0, vocabSize) (targets: or -1, ignored):
+   * a value that is not an integer (2.5, NaN, '7') or beyond int32 (2 ** 32 + 1) is a
+   * WF_ERR_TOKEN, never converted.
    * @example
    * const summary = await model.train(text, {
    *   steps: 500, lr: 2e-3, evalInterval: 100,
@@ -580,6 +686,27 @@ export class Model {
    * });
    */
   train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
+
+  /**
+   * Begins a training run on text without taking a step (the text crosses into the model
+   * once); with keepSchedule, the model's run goes on (a loaded one takes its text again).
+   * The run lives in the model and its file until another begins or endRun().
+   * @example
+   * model.startRun(text, { seconds: 60 });
+   * await model.continueRun({ seconds: 10 }); // pause: sample, save; then go on
+   * await model.continueRun();                // to the end
+   */
+  startRun(data: string | ArrayLike<number>, options?: StartRunOptions): RunInfo;
+
+  /**
+   * Trains the model's run to its end, or `steps` or `seconds` more; an abort keeps the run.
+   * @example await model.continueRun({ signal: controller.signal, onProgress: (p) => draw(p) });
+   */
+  continueRun(options?: ContinueRunOptions): Promise<TrainSummary>;
+
+  /** Ends the model's run: its learning-rate schedule goes on in the optimizer settings.
+   * @example model.endRun(); */
+  endRun(): void;
 
   /**
    * Mean loss and perplexity on text, over non-overlapping windows of the context. A text
@@ -629,12 +756,15 @@ export class Model {
   setOptimizer(settings: Partial<OptimizerSettings>): OptimizerSettings;
 
   /** What the application saved with the model (a JSON value), or null. The CLI keeps its
-   * run plan here as `{ run: {...} }`. */
+   * run plan here as `{ run: {...} }`. A note another program wrote that is not JSON, or
+   * nests arrays and objects more than 64 levels deep, reads as null. */
   readonly metadata: unknown;
 
   /**
    * Replaces the metadata saved with the model: any JSON-serialisable value (at most 1 MiB
-   * as JSON); null removes it. It travels in save(), load() and model files.
+   * as JSON, nested at most 64 levels); null removes it. It travels in save(), load() and
+   * model files. Anything else (a cycle, a BigInt, a function) is a WF_ERR_ARG and changes
+   * nothing.
    * @example
    * model.setMetadata({ losses: history });
    */
@@ -728,8 +858,8 @@ export class Model {
   removeLora(): void;
 
   /**
-   * The adapters in PEFT's layout (GPT-2- and Llama-shaped models); the base is
-   * exportSafetensors(model).
+   * The adapters in PEFT's layout (GPT-2-, GPT-NeoX- and Llama-shaped models); the base is
+   * exportSafetensors(model) before addLora (or after removeLora).
    * @example
    * const files = model.exportPeft({ baseModel: 'gpt2' });
    */
@@ -810,6 +940,27 @@ export class WorkerModel {
    * await wm.train(text, { steps: 1000, onProgress: (p) => bar.update(p.step / p.steps) });
    */
   train(data: string | ArrayLike<number>, options?: TrainOptions): Promise<TrainSummary>;
+
+  /**
+   * Begins a run in the worker: the text crosses once; continueRun drives it, pausing
+   * (abort), sampling and saving between calls without ending it.
+   * @example
+   * await wm.startRun(text, { seconds: 60 });
+   * await wm.continueRun({ signal: pause.signal, onProgress: draw });
+   */
+  startRun(data: string | ArrayLike<number>, options?: StartRunOptions): Promise<RunInfo>;
+  /**
+   * Trains the worker's run to its end, or `steps` or `seconds` more.
+   * @example await wm.continueRun({ steps: 100 });
+   */
+  continueRun(options?: ContinueRunOptions): Promise<TrainSummary>;
+  /**
+   * Ends the worker's run (Model.endRun).
+   * @example await wm.endRun();
+   */
+  endRun(): Promise<void>;
+  /** The model's run as of the last call that returned (snapshot.run). */
+  readonly run: RunInfo | null;
 
   /**
    * Loss and perplexity, computed in the worker.
@@ -1076,6 +1227,10 @@ export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: numbe
 /** The presets' configs, with their training defaults `batchSize` and `lr` (and micro's and
  * tiny's `beta2` and `muon`). */
 export const PRESETS: Readonly<Record<Preset, Readonly<Partial<ModelConfig> & { batchSize: number; lr: number; beta2?: number; muon?: number }>>>;
+/** Each preset's run length in steps, what the command line and the page train for (src/presets.h). */
+export const PRESET_STEPS: Readonly<Record<Preset, number>>;
+/** The preset the command line and the page start with ('micro'). */
+export const DEFAULT_PRESET: Preset;
 
 /**
  * The complete config createModel would build from a preset name or a partial config.
@@ -1197,8 +1352,12 @@ export interface SafetensorsFiles {
 }
 
 /**
- * The model as Hugging Face files; a GPT-2 style model is a `GPT2LMHeadModel` state dict
- * that PyTorch loads without conversion.
+ * The model as Hugging Face files: a GPT-2 style model is a `GPT2LMHeadModel`, the same with
+ * RoPE (micro, the default) a `GPTNeoXForCausalLM`, a Llama-style one a `LlamaForCausalLM`
+ * that PyTorch loads without conversion; others in wasmformer's own layout. With a
+ * tokenizer, `tokenizer.wft` and (char, BPE, 'hf') `tokenizer.json`. A model with LoRA
+ * adapters in a Hugging Face class's layout is refused (WF_ERR_STATE): mergeLora() first,
+ * or export the base without them and exportPeft().
  * @example
  * const files = exportSafetensors(model);
  * download(files['model.safetensors'], 'model.safetensors');
@@ -1629,3 +1788,64 @@ export function createWorkerSeq2Seq(config?: ConfigInput, options?: WorkerOption
  * const ws = await loadWorkerSeq2Seq(await (await fetch('/models/reverse.wf')).arrayBuffer());
  */
 export function loadWorkerSeq2Seq(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions): Promise<WorkerSeq2Seq>;
+
+/**
+ * Node: writes the model's checkpoint to path atomically: a temporary file in the same folder,
+ * flushed to disk, then renamed over path, so a crash leaves the old file or the new one.
+ * A path that is a symbolic link writes the file it points to; the link stays. A WorkerModel's
+ * is taken in its worker. Resolves to the bytes written. A failure rejects with Node's error
+ * code (ENOENT, EACCES, EROFS, ENOSPC...) and a message naming path, not the temporary file. (The file helpers
+ * below are Node's: in a browser they reject with WF_ERR_UNSUPPORTED; save(), loadModel,
+ * exportSafetensors and the others read and write bytes there.)
+ * @example
+ * await saveModelFile(model, 'austen.wf');
+ */
+export function saveModelFile(model: Model | WorkerModel, path: string, options?: SaveOptions): Promise<number>;
+
+/**
+ * Node: a model from a checkpoint file.
+ * @example
+ * const model = await loadModelFile('austen.wf');
+ * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
+ */
+export function loadModelFile(path: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Node: writes the model as Hugging Face files into dir (created if missing): model.safetensors,
+ * config.json and, with a tokenizer, tokenizer.wft (and tokenizer.json for char, BPE and 'hf'
+ * tokenizers); each atomically; as exportSafetensors (LoRA adapters refused); then
+ * wasmformer.sha256, the SHA-256 of each (sha256sum's format). Tokenizer files already in dir
+ * are removed first: a model without a tokenizer never lands beside an earlier export's.
+ * Resolves to the names. A folder that cannot be made rejects at once with WF_ERR_ARG naming
+ * it (/proc/exp, a path through a file).
+ * @example
+ * await exportSafetensorsDir(model, 'hf/');
+ */
+export function exportSafetensorsDir(model: Model, dir: string): Promise<string[]>;
+
+/**
+ * Node: a model from a directory of Hugging Face files (config.json, model.safetensors and, if
+ * present, tokenizer.wft or else tokenizer.json). In a folder exportSafetensorsDir wrote (one
+ * with wasmformer.sha256), the tokenizer must be one that export wrote, with its SHA-256:
+ * another is a WF_ERR_FORMAT, never paired with the weights.
+ * @example
+ * const model = await importSafetensorsDir('hf/');
+ */
+export function importSafetensorsDir(dir: string, options?: LoadOptions): Promise<Model>;
+
+/**
+ * Node: writes the model's LoRA adapters in PEFT's layout into dir (created if missing):
+ * adapter_model.safetensors and adapter_config.json, each atomically. Resolves to the names.
+ * A folder that cannot be made rejects at once with WF_ERR_ARG naming it.
+ * @example
+ * await exportPeftDir(model, 'adapter/', { baseModel: 'HuggingFaceTB/SmolLM-135M' });
+ */
+export function exportPeftDir(model: Model | WorkerModel, dir: string, options?: PeftExportOptions): Promise<string[]>;
+
+/**
+ * Node: puts the PEFT LoRA adapters of a directory (adapter_config.json, adapter_model.safetensors)
+ * on the model, whose base must be theirs. Resolves to the adapters' settings.
+ * @example
+ * await importPeftDir(model, 'adapter/');
+ */
+export function importPeftDir(model: Model, dir: string): Promise<LoraSettings>;

@@ -5,16 +5,17 @@
 //
 // Two builds: dist/wasmformer-mt (SIMD + threads) where threads can run (Node; browsers when
 // crossOriginIsolated), dist/wasmformer (SIMD, one thread) everywhere else, as the fallback
-// when the threaded build cannot load (e.g. a bundler did not copy it), and whenever the
-// caller passes its own wasmBinary or wasmUrl (those name one file: the single-thread build).
-// Each comes in two kernel sets: 'simd128' (mul then add: the same bits on every machine) and
-// 'relaxed' (dist/wasmformer-relaxed*: f32x4.relaxed_madd, a fused multiply-add where the CPU
-// has one), picked where the engine validates relaxed SIMD (Chromium, Firefox, Node 22+;
-// Node 20 with --experimental-wasm-relaxed-simd), else simd128, which is also the fallback.
+// when the threaded build cannot load, and whenever the caller passes its own wasmBinary or
+// wasmUrl (those name one file: the single-thread build). Each comes in two kernel sets:
+// 'simd128' (mul then add: the same bits on every machine) and 'relaxed'
+// (dist/wasmformer-relaxed*: f32x4.relaxed_madd, a fused multiply-add where the CPU has one),
+// picked where the engine validates relaxed SIMD (Chromium, Firefox, Node 22+; Node 20 with
+// --experimental-wasm-relaxed-simd), else simd128, which is also the fallback. Bundlers copy
+// every build's files (BUILDS); distUrl names a folder holding them instead (docs/BUNDLERS.md).
 import createWasmformerModule from '../../dist/wasmformer.mjs';
 import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
-import { MEMORY_BUDGET, MEMORY_LIMIT, Runtime, asBytes } from './runtime.js';
+import { Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
 import { resolveConfig, toNative } from './config.js';
 import { Model, modelHandle } from './model.js';
@@ -25,20 +26,46 @@ import { importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
 
 const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
-// where the two builds are by default, found as bundlers follow: new URL(..., import.meta.url)
-const WASM_URL = new URL('../../dist/wasmformer.wasm', import.meta.url);
-const WASM_MT_URL = new URL('../../dist/wasmformer-mt.wasm', import.meta.url);
-const MT_GLUE = ['..', '..', 'dist', 'wasmformer-mt.mjs'].join('/');
-// the relaxed-SIMD builds, each with its own glue. The single-thread one is a plain browser
-// module, named by new URL(..., import.meta.url) so that bundlers copy it with its wasm; the
-// threaded one, like the simd128 threaded glue, by a computed name bundlers leave alone (it
-// needs Node's modules under Node). Where a glue is missing, the simd128 build loads instead.
-const RELAXED = {
-  glue: new URL('../../dist/wasmformer-relaxed.mjs', import.meta.url), wasm: new URL('../../dist/wasmformer-relaxed.wasm', import.meta.url),
+// Every file of the four builds, each named as bundlers follow: new URL('literal',
+// import.meta.url). Vite, webpack and Parcel copy each into their output and rewrite its URL,
+// in the page and in a worker alike. The threaded and relaxed glue is then imported from where
+// it landed, at run time (an import() bundlers leave alone): it stays one file, which in
+// browsers is also each pthread's module worker (scripts/pthread-glue.mjs). The single-thread
+// simd128 glue is imported above, so it is bundled: the fallback where another build cannot load.
+const BUILDS = {
+  simd128: { wasm: new URL('../../dist/wasmformer.wasm', import.meta.url) },
+  'simd128-mt': {
+    glue: new URL('../../dist/wasmformer-mt.mjs', import.meta.url),
+    wasm: new URL('../../dist/wasmformer-mt.wasm', import.meta.url),
+  },
+  relaxed: {
+    glue: new URL('../../dist/wasmformer-relaxed.mjs', import.meta.url),
+    wasm: new URL('../../dist/wasmformer-relaxed.wasm', import.meta.url),
+  },
+  'relaxed-mt': {
+    glue: new URL('../../dist/wasmformer-relaxed-mt.mjs', import.meta.url),
+    wasm: new URL('../../dist/wasmformer-relaxed-mt.wasm', import.meta.url),
+  },
 };
-const RELAXED_MT = {
-  glue: ['..', '..', 'dist', 'wasmformer-relaxed-mt.mjs'].join('/'), wasm: new URL('../../dist/wasmformer-relaxed-mt.wasm', import.meta.url),
-};
+const WASM_URL = BUILDS.simd128.wasm;
+
+/** A build's files ({glue, wasm}): the package's own, or the same names in a folder the caller
+ * copied dist/ into (distUrl, a URL ending in '/': for bundlers that copy nothing, as esbuild). */
+function filesOf(build, dist) {
+  if (!dist) return BUILDS[build];
+  const name = { simd128: 'wasmformer', 'simd128-mt': 'wasmformer-mt', relaxed: 'wasmformer-relaxed', 'relaxed-mt': 'wasmformer-relaxed-mt' }[build];
+  return Object.fromEntries(Object.keys(BUILDS[build]).map((k) => [k, new URL(name + (k === 'glue' ? '.mjs' : '.wasm'), dist)]));
+}
+
+/** What explains a failed load from the package's own files, if a bundler does: Vite's dev
+ * server pre-bundles dependencies into node_modules/.vite/deps/, away from the files beside
+ * src/js/; a bundler that copies no file (esbuild) leaves them behind. all: not only Vite's. */
+export function bundlerHint(all = true) {
+  if (/\/node_modules\/\.vite\/deps\//.test(import.meta.url)) {
+    return "; Vite's dev server pre-bundled wasmformer away from its wasm and worker files: add optimizeDeps: { exclude: ['wasmformer'] } to vite.config.js (docs/BUNDLERS.md)";
+  }
+  return all ? "; if a bundler moved the package's code away from its dist/ files, copy them and pass distUrl (docs/BUNDLERS.md)" : '';
+}
 
 /** A 37-byte module whose one function is f32x4.relaxed_madd (0xfd 0x85 0x02, the standard
  * opcode): WebAssembly.validate says whether this engine has relaxed SIMD. */
@@ -56,6 +83,18 @@ export function hasRelaxedSimd() {
 }
 
 const SIMD_CHOICES = ['auto', 'relaxed', 'simd128'];
+
+/** The glue's promise, rejected as soon as one of its pthreads' Web Workers fails to start
+ * (its script blocked or missing): the glue itself would wait for them forever. Node's
+ * workers report through aroundThreadedLoad's process. */
+function untilWorkersFail(ready, M) {
+  const workers = (M.PThread?.unusedWorkers ?? []).filter((w) => typeof w.addEventListener === 'function');
+  if (!workers.length) return ready;
+  const failed = new Promise((resolve, reject) => {
+    for (const w of workers) w.addEventListener('error', (e) => reject(new Error(`a pthread worker did not start: ${e.message || 'its script could not load'}`)), { once: true });
+  });
+  return Promise.race([ready, failed]);
+}
 
 /** Gives a new model (Model, Encoder or Seq2Seq) the runtime's threads. A model that finds
  * no idle worker left (more threaded models alive than were planned for, or a disposed
@@ -77,7 +116,8 @@ function transferableCopy(bytes) {
 /**
  * platform.readWasm(url): bytes of the wasm at url, or undefined to let the glue fetch it.
  * platform.threads(): threads the platform offers (1: no threaded build).
- * platform.aroundThreadedLoad(create): wraps the threaded glue's instantiation (Node).
+ * platform.aroundThreadedLoad(create, glueUrl): wraps the threaded glue's instantiation (Node).
+ * platform.folderUrl(distUrl): the URL of the folder a distUrl option names.
  * platform.workerPort(opts): a port ({post, listen, onError, terminate[, ref, unref]}, see
  * worker-client.js) over a new worker that serves a model (worker-host.js), or opts.worker.
  * platform.workerLoadOpts(opts): load options as they cross to the worker's thread.
@@ -108,55 +148,62 @@ export function makeApi(platform) {
     return Math.max(1, Math.floor(opts.threads ?? Math.min(offered, MAX_DEFAULT_THREADS)));
   }
 
+  /** opts.distUrl as a folder URL (ending in '/'), or null for the package's own files. */
+  function distOf(opts) {
+    if (opts.distUrl === undefined) return null;
+    if (typeof opts.distUrl !== 'string' && !(opts.distUrl instanceof URL)) {
+      throw new WfError('WF_ERR_ARG', `distUrl must be a string or a URL (the folder holding the package's dist/ files), not ${show(opts.distUrl)}`);
+    }
+    return platform.folderUrl(opts.distUrl);
+  }
+
   async function instantiate(opts, threads, kernels = 'simd128') {
     // The glue reports a failed load by printing and rejecting with a bare string or a
     // RuntimeError; one WfError says what happened instead.
     const moduleOpts = { printErr: () => {} };
-    const relaxed = kernels === 'relaxed' ? (threads > 1 ? RELAXED_MT : RELAXED) : null;
-    const defaultUrl = relaxed ? relaxed.wasm : threads > 1 ? WASM_MT_URL : WASM_URL;
-    // the glue a dynamic import loads (the threaded build's worker script sits beside it)
-    const glueUrl = new URL(relaxed ? relaxed.glue : MT_GLUE, import.meta.url);
+    const files = filesOf(`${kernels}${threads > 1 ? '-mt' : ''}`, distOf(opts));
+    const wasm = String(files.glue || !opts.wasmUrl ? files.wasm : opts.wasmUrl);
     try {
       if (opts.wasmBinary) {
         moduleOpts.wasmBinary = opts.wasmBinary;
       } else {
-        const url = String(threads > 1 ? defaultUrl : opts.wasmUrl ?? defaultUrl);
-        const bytes = await platform.readWasm(url);
+        const bytes = await platform.readWasm(wasm);
         if (bytes) moduleOpts.wasmBinary = bytes;
-        else moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? url : new URL(f, glueUrl).href);
+        else moduleOpts.locateFile = (f) => String(f.endsWith('.wasm') ? wasm : new URL(f, files.glue));
       }
       let M;
-      if (threads > 1 || relaxed) {
+      if (files.glue) {
         if (threads > 1) moduleOpts.wfWorkers = 2 * (threads - 1); // Web Workers loaded up front: two models' worth
-        // a computed specifier: bundlers leave the threaded and relaxed glue (and the worker
-        // script, which needs Node's modules under Node) alone; where it is missing, load()
-        // falls back
-        const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ glueUrl.href);
-        const create = () => glue.default(moduleOpts);
-        M = threads > 1 && platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create) : await create();
+        // an import() bundlers leave alone (the URL is theirs already); where the file is
+        // missing, load() falls back
+        const glue = await import(/* @vite-ignore */ /* webpackIgnore: true */ files.glue.href);
+        const create = () => untilWorkersFail(glue.default(moduleOpts), moduleOpts);
+        M = threads > 1 && platform.aroundThreadedLoad ? await platform.aroundThreadedLoad(create, files.glue) : await create();
       } else {
         M = await createWasmformerModule(moduleOpts);
       }
       return new Runtime(M, threads, kernels);
     } catch (e) {
-      const where = opts.wasmBinary ? 'the wasmBinary given' : String(opts.wasmUrl ?? defaultUrl);
-      throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}`);
+      const where = opts.wasmBinary ? 'the wasmBinary given' : wasm;
+      const own = !opts.wasmBinary && !opts.wasmUrl && !opts.distUrl;
+      throw new WfError('WF_ERR_LOAD', `could not load the wasmformer wasm module from ${where}: ${e?.message ?? e}${own ? bundlerHint() : ''}`);
     }
   }
 
   /** Loads (once per build and wasm location) and returns the runtime. Options: threads,
-   * simd ('auto', 'relaxed', 'simd128'), wasmBinary (bytes) or wasmUrl. A wasmBinary always
-   * makes a new instance. */
+   * simd ('auto', 'relaxed', 'simd128'), wasmBinary (bytes), wasmUrl or distUrl. A wasmBinary
+   * always makes a new instance. */
   function load(opts = {}) {
-    let threads, kernels;
+    let threads, kernels, dist;
     try {
       threads = threadsFor(opts);
       kernels = kernelsFor(opts);
+      dist = distOf(opts);
     } catch (e) {
       return Promise.reject(e);
     }
     if (opts.wasmBinary) return instantiate(opts, 1);
-    const key = `${kernels}:${threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? WASM_URL)}`;
+    const key = `${kernels}:${threads > 1 ? `mt${threads}` : String(opts.wasmUrl ?? WASM_URL)}:${dist ?? ''}`;
     let promise = cache.get(key);
     if (!promise) {
       // the simd128 build is the fallback when a relaxed one cannot load (unless relaxed was
@@ -166,7 +213,9 @@ export function makeApi(platform) {
       promise = instantiate(opts, threads, kernels);
       if (fallback) promise = promise.catch(fallback);
       cache.set(key, promise);
-      promise.catch(() => cache.delete(key));
+      const forget = () => { if (cache.get(key) === promise) cache.delete(key); };
+      // a module that died (a trap: Runtime.kill) is never handed out again
+      promise.then((rt) => rt.whenDead(forget), forget);
     }
     return promise;
   }
@@ -284,13 +333,8 @@ export function makeApi(platform) {
       checkKeys(opts, [...LOAD_OPTIONS, ...[]], 'checkConfig() options');
       const rt = await load(opts);
       try {
-        const native = Model.check(rt, resolveConfig(config));
-        // the core's bound and words (wf_model_init: the model before activations)
-        const need = rt.memoryEstimate(native, 0, 0).total;
-        if (need > MEMORY_BUDGET) {
-          return { code: 'WF_ERR_NOMEM', message: `the model needs ${(need / 1e9).toFixed(2)} GB before activations; this build addresses at most ${(MEMORY_LIMIT / 1e9).toFixed(2)} GB` };
-        }
-        return null;
+        // the core's bound and words (wf_model_init's: the model before activations)
+        return rt.memoryFit(Model.check(rt, resolveConfig(config)), 0, 0);
       } catch (e) {
         if (e instanceof WfError) return { code: e.code, message: e.message };
         throw e;

@@ -7,9 +7,9 @@ import { show } from './options.js';
 import { CONFIG_OPTIM_KEYS, resolveConfig, toNative } from './config.js';
 import { ModelHandle } from './handle.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
-import { evaluateDecoder, positiveInt, trainDecoder } from './training.js';
+import { continueRun, evaluateDecoder, positiveInt, startRun, trainDecoder } from './training.js';
 import { generate } from './generation.js';
-import { asBytes } from './runtime.js';
+import { asBytes, int32Ids } from './runtime.js';
 
 /** The optimizer settings a resolved config carries as training defaults (lr; a preset's
  * beta2, muon). */
@@ -126,9 +126,15 @@ export class Model {
   get tokenizer() { return this.#core.tokenizer; }
   /** What the model is busy with ('training', 'evaluation', 'generation'), or null. */
   get busy() { return this.#core.busy; }
-  /** The batch size train() and evaluate() use unless told otherwise: the preset's (8 for
-   * tiny, 4 for baby) or the config's batchSize. */
+  /** The batch size train() and evaluate() use unless told otherwise: the preset's (16 for
+   * micro, 8 for tiny, 4 for baby) or the config's batchSize; a loaded model's run's. */
   get defaultBatchSize() { return this.#core.batchSize; }
+  /** The model's training run, or null: {steps, seconds (done), lastSteps or lastSeconds
+   * (its length), finished, loss, lr, valStep, valLoss, diverged ('loss', 'gradNorm',
+   * 'update', 'bound', 'spike' or null), refused, at, backup (the step its roll-back copy
+   * holds), and its settings: batchSize, context, valFraction, evalInterval, evalMode,
+   * evalBatches}. A run lives in the model and its file (saved with the optimizer state). */
+  get run() { return this.#core.run; }
 
   /** What the application saved with the model (setMetadata): a JSON value, or null. The
    * CLI keeps its run plan here ({run: {text, batchSize, ...}}); a page may keep its loss
@@ -138,7 +144,7 @@ export class Model {
   /** Replaces the metadata saved with the model: any JSON-serialisable value up to 1 MiB
    * as JSON; null removes it. It travels in save()/load() and the model file. */
   setMetadata(value) {
-    this.#core.idle();
+    this.#core.idleOrBetweenSteps();
     this.#core.setMetadata(value);
   }
 
@@ -148,8 +154,8 @@ export class Model {
   /** Everything about the model in one plain object: config, paramCount, step, lr,
    * optimizer, optimizerState (whether it holds AdamW state that training can resume from:
    * false after loading weights only, until its first step), memory, tokenizer ({kind,
-   * vocabSize} or null), busy (what runs, or null), threads (how many the loaded wasm
-   * build offers: 1 for the single-thread build), simd, metadata, trainable, lora and
+   * vocabSize} or null), busy (what runs, or null), threads (the model's own, the
+   * caller's included: 1 on the single-thread build), simd, metadata, trainable, lora and
    * defaultBatchSize. */
   info() { return this.#core.info(); }
 
@@ -188,7 +194,7 @@ export class Model {
     if (cfg.arch === 'encoder-decoder') {
       throw new WfError('WF_ERR_STATE', 'selfAttention() reads one stack; for an encoder-decoder use Seq2Seq.from(model).crossAttention');
     }
-    let ids = typeof data === 'string' ? core.textIds(data) : Int32Array.from(data);
+    let ids = typeof data === 'string' ? core.textIds(data) : int32Ids(data);
     if (ids.length > cfg.context) ids = ids.subarray(ids.length - cfg.context);
     if (ids.length < 1) throw new WfError('WF_ERR_ARG', 'selfAttention needs at least one token');
     const T = ids.length, n = cfg.nHead * T * T;
@@ -203,22 +209,53 @@ export class Model {
   // ---- long calls ----
 
   /**
-   * Trains on text (or token ids). Options: tokenizer (used when the model has none yet:
+   * Trains on text (or token ids): one run (the core's: docs/DESIGN.md, "Training runs"),
+   * begun, driven to its end and ended. Options: tokenizer (used when the model has none yet:
    * 'char' (default), 'bpe', {kind: 'bpe', vocabSize} (default the model's vocabSize), or a
    * Tokenizer to copy), steps (default 1000), batchSize, lr, warmup, decaySteps,
-   * minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (leave the model's
-   * learning-rate schedule as it is, e.g. after load, instead of starting a new one for this
-   * call), seed (restarts the batch sampler), valFraction (0.1), evalInterval (100:
-   * validate at its multiples, counting earlier steps, and at the end), evalBatches (4),
-   * evalMode, seconds (a time budget instead of a step count; secondsDone, warmupFraction),
-   * signal (AbortSignal), onProgress({step, stepsDone, steps, loss, valLoss, validated, lr,
-   * gradNorm, tokensPerSecond, elapsed, eta}), onWarning (warnings about the text; default
-   * console.warn), onDivergence ('rollback' (default) or 'stop': what a diverging call
+   * minLrRatio, weightDecay, gradClip, beta1, beta2, eps, keepSchedule (go on with the
+   * model's run, or its learning-rate schedule, instead of a new one: `steps` or `seconds`
+   * more, e.g. after load; the rate never jumps back up), seed (restarts the batch sampler),
+   * valFraction (0.1), evalInterval (100: validate at its multiples, counting earlier steps,
+   * and at the end), evalBatches (4), evalMode, seconds (a time budget instead of a step count,
+   * its schedule on the clock; warmupFraction; steps beside it caps the call), signal
+   * (AbortSignal), onProgress({step, stepsDone, steps, loss, valLoss, validated, lr, gradNorm,
+   * tokensPerSecond, elapsed, eta}), onWarning (warnings about the text; default
+   * console.warn), onDivergence ('rollback' (default) or 'stop': what a diverging run
    * leaves), yieldMs (how often to yield to the event loop, default 30). Resolves to a
    * summary; an abort rejects with the signal's reason (an AbortError unless abort(reason)
-   * gave one) and leaves the model with the steps completed so far.
+   * gave one) and leaves the model with the steps completed so far, and its run, which
+   * keepSchedule goes on with exactly.
    */
   train(data, opts = {}) { return trainDecoder(this.#core, data, opts); }
+
+  /**
+   * Begins a training run on text (or ids) without taking a step: the text crosses into the
+   * model once, and the run (its batches, schedule, validation, roll-back copy) lives in the
+   * model, and in its file, until another begins or endRun(). Options: train()'s but signal,
+   * onProgress and yieldMs (steps or seconds: its length). With keepSchedule the model's run
+   * goes on instead (a loaded run takes its text again; it must be the same), or, when it has
+   * none, a run begins on the optimizer's schedule as it stands. Returns model.run.
+   * @example model.startRun(text, { seconds: 60 }); await model.continueRun({ signal });
+   */
+  startRun(data, opts = {}) {
+    startRun(this.#core, data, opts);
+    return this.run;
+  }
+
+  /**
+   * Trains the model's run until it ends, or for `steps` or `seconds` more (past its end it
+   * trains on at its last learning rate), yielding to the event loop every yieldMs (30).
+   * Options: steps, seconds, signal (an abort keeps the steps taken: continueRun() goes on
+   * exactly), onProgress (train()'s reports), yieldMs. Resolves to a summary as train()'s; a
+   * diverging run rejects with a WfError whose `facts` say why (the run's copy is back).
+   * @example await model.continueRun({ seconds: 10, onProgress: (p) => console.log(p.step, p.loss) });
+   */
+  continueRun(opts = {}) { return continueRun(this.#core, opts); }
+
+  /** Ends the model's run: its learning-rate schedule goes on in the optimizer settings at
+   * the rate it reached (train() ends the runs it completes). */
+  endRun() { this.#core.rt.runEnd(this.#core.idle()); }
 
   /** Mean cross-entropy of the model on text (or ids), over non-overlapping windows of the
    * context: resolves to {loss, perplexity, tokens}. A text needs the model's tokenizer
@@ -294,8 +331,8 @@ export class Model {
   /**
    * The LoRA adapters in PEFT's layout, for PeftModel.from_pretrained(base, dir):
    * {'adapter_model.safetensors': Uint8Array, 'adapter_config.json': string}. The base is
-   * what exportSafetensors writes (the model without its adapters); GPT-2- and
-   * Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
+   * what exportSafetensors writes before addLora or after removeLora (it refuses a model with
+   * adapters); GPT-2-, GPT-NeoX- and Llama-shaped models only (docs/FORMATS.md). Options: baseModel (the config's
    * base_model_name_or_path, e.g. 'HuggingFaceTB/SmolLM-135M').
    * @example const files = model.exportPeft({ baseModel: 'gpt2' });
    */

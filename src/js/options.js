@@ -76,4 +76,4 @@ export function float32Plain(x) {
 }
 
 /** The options every loader call takes (load()'s: which build, where its wasm is). */
-export const LOAD_OPTIONS = Object.freeze(['threads', 'simd', 'wasmBinary', 'wasmUrl']);
+export const LOAD_OPTIONS = Object.freeze(['threads', 'simd', 'wasmBinary', 'wasmUrl', 'distUrl']);

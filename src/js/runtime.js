@@ -5,8 +5,9 @@
 // speaks JavaScript values and handles (numbers); struct layouts are structs.js's. Heap
 // views are re-read on every access because memory growth replaces them.
 import { WfError } from './errors.js';
+import { show } from './options.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
-import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
+import { CONFIG_TABLE, CONSTANTS, OPTIM_TABLE, STATUS_TABLE } from './config-table.js';
 
 // The core's messages about a config, optimizer settings or sampling options name their C
 // fields (n_head, weight_decay, top_k); a JavaScript caller knows them as the package's keys
@@ -15,7 +16,7 @@ import { CONFIG_TABLE, OPTIM_TABLE } from './config-table.js';
 // names the file uses (config.json: "n_layer" is missing), and no_unk and n_vocab, which the
 // package sets itself, keep theirs.
 const JS_NAMES = new Map([...[...CONFIG_TABLE, ...OPTIM_TABLE].filter((r) => r.name !== r.js).map((r) => [r.name, r.js]),
-  ['top_k', 'topK'], ['top_p', 'topP']]);
+  ...STRUCTS.run.fields.filter((f) => f.c !== f.name).map((f) => [f.c, f.name]), ['top_k', 'topK'], ['top_p', 'topP']]);
 const C_NAME = new RegExp(`\\b(${[...JS_NAMES.keys()].join('|')})\\b`, 'g');
 
 /** A core message about settings the caller gave, in the package's words: their C field
@@ -24,28 +25,64 @@ export function jsMessage(message) {
   return message.replace(C_NAME, (name) => JS_NAMES.get(name));
 }
 
-/** Names of wf_status values, by number (include/wasmformer.h). */
-export const STATUS = ['WF_OK', 'WF_ERR_ARG', 'WF_ERR_CONFIG', 'WF_ERR_UNSUPPORTED', 'WF_ERR_NOMEM',
-  'WF_ERR_TOKEN', 'WF_ERR_NUMERIC', 'WF_ERR_STATE', 'WF_ERR_FORMAT', 'WF_ERR_THREADS'];
-const SAVE_OPTIMIZER = 1; // WF_SAVE_OPTIMIZER
-const SAVE_JSON = 2; // WF_SAVE_JSON
-const TOKENIZER_CHAR = 1, TOKENIZER_BPE = 2; // wf_tokenizer_kind
-// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB).
+/** Names of wf_status values, by number (include/wasmformer.h's WF_STATUSES). */
+export const STATUS = STATUS_TABLE.map((s) => s.name);
+const { WF_SAVE_OPTIMIZER: SAVE_OPTIMIZER, WF_SAVE_JSON: SAVE_JSON, WF_TOKENIZER_CHAR: TOKENIZER_CHAR, WF_TOKENIZER_BPE: TOKENIZER_BPE } = CONSTANTS;
+// The wasm memory's ceiling (build.sh: -sMAXIMUM_MEMORY=4GB). What one model or one batch's
+// activations may take within it is the core's to say (wf_memory.budget, memoryFit).
 export const MEMORY_LIMIT = 4294967296;
-// What one model, one batch's activations or a roll-back copy may take: the core refuses a
-// model or a batch that needs more than 95% of the ceiling (wf_address_limit() * 0.95 in
-// model.c), and the package's own checks use the same bound.
-export const MEMORY_BUDGET = 0.95 * MEMORY_LIMIT;
 // The largest buffer alloc() asks malloc for: below the 32-bit size_t of wasm32 with room for
 // malloc's own header and alignment.
 const MAX_ALLOC = MEMORY_LIMIT - 64;
 const MESSAGE_BYTES = 256; // wf_config_check's message buffer
-const SCRATCH_BYTES = 128; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info or a wf_tokenizer_info
+const SCRATCH_BYTES = 256; // Runtime.scratch: a wf_step_info, a loss, a wf_model_info, a wf_run_facts or a wf_tokenizer_info
+const GEN_FIELDS = 4; // putSampling's words after the wf_sampling: token, text length, text room, tokenizer
+
+// The module's exports that free memory: after a trap they do nothing (a dead module's memory
+// is dropped whole), so that a finally block or a dispose() does not replace the error that
+// reported the trap.
+const FREES = new Set(['_free', '_wf_buffer_free', '_wf_model_free', '_wf_tokenizer_free']);
+
+/** M with every export (M._*) guarded: a call into a dead module throws WF_ERR_MODULE at once,
+ * and anything a call throws out of the module (a trap: RuntimeError "memory access out of
+ * bounds", "unreachable"; a stack overflow) kills it. The core never throws into JavaScript
+ * on purpose (it returns statuses and calls no JavaScript), so whatever comes out of it left
+ * its heap half-written: every model, tokenizer and buffer in the module may be corrupt, and
+ * calling in again has been seen to corrupt more or spin for ever (issue 25). */
+function guarded(M, rt) {
+  const wrappers = new Map();
+  return new Proxy(M, {
+    get(target, key) {
+      const f = target[key];
+      if (typeof f !== 'function' || typeof key !== 'string' || !key.startsWith('_')) return f;
+      let w = wrappers.get(key);
+      if (!w) {
+        w = (...args) => {
+          if (rt.dead) {
+            if (FREES.has(key)) return undefined;
+            throw rt.deadError();
+          }
+          try {
+            return f(...args);
+          } catch (e) {
+            rt.kill(e, key);
+            throw rt.deadError();
+          }
+        };
+        wrappers.set(key, w);
+      }
+      return w;
+    },
+  });
+}
 
 export class Runtime {
   /** @param {object} M an instantiated Emscripten module */
   constructor(M, threads = 1, simd = 'simd128') {
-    this.M = M;
+    /** What killed the module ({ error, call }), or null while it lives. */
+    this.dead = null;
+    this.deathListeners = [];
+    this.M = guarded(M, this);
     /** Threads the loaded build offers (1: the single-thread build). */
     this.threads = threads;
     /** The kernel set of the loaded build: 'simd128' or 'relaxed' (loader.js). */
@@ -55,6 +92,30 @@ export class Runtime {
     // once here, so that no step and no getter allocates (and so none can fail to)
     this.scratch = M._malloc(SCRATCH_BYTES) >>> 0;
     if (!this.scratch) throw new WfError('WF_ERR_NOMEM', 'could not allocate the runtime\'s scratch buffer');
+  }
+
+  // ---- the module's life ----
+
+  /** Marks the module dead after `error` came out of the export `call`; the listeners
+   * (loader.js: forget this module, so the next model gets a new one) run once. */
+  kill(error, call) {
+    if (this.dead) return;
+    this.dead = { error, call: call.replace(/^_/, '') };
+    for (const f of this.deathListeners.splice(0)) f();
+  }
+
+  /** Runs f when the module dies (at once if it is dead). */
+  whenDead(f) {
+    if (this.dead) f();
+    else this.deathListeners.push(f);
+  }
+
+  /** The WfError every call into a dead module gets. */
+  deadError() {
+    const { error, call } = this.dead;
+    const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return new WfError('WF_ERR_MODULE', `the wasm module failed in ${call} (${what}) and was closed: its memory can no longer be `
+      + 'trusted, so every model and tokenizer in it is gone; create them again (a new module is loaded)');
   }
 
   // ---- the heap ----
@@ -125,10 +186,12 @@ export class Runtime {
     return new TextDecoder().decode(u8.slice(p, end));
   }
 
-  /** Copies an Int32Array (or array of ids) into the heap; caller frees. */
-  putInt32(values) {
-    const p = this.alloc(values.length * 4);
-    this.i32.set(values, p >>> 2);
+  /** Copies token ids (an Int32Array, or an array checked by int32Ids) into the heap;
+   * caller frees. */
+  putInt32(values, what) {
+    const ids = int32Ids(values, what);
+    const p = this.alloc(ids.length * 4);
+    this.i32.set(ids, p >>> 2);
     return p;
   }
 
@@ -226,16 +289,34 @@ export class Runtime {
     });
   }
 
-  /** Bytes a native config needs, trained at batch B and length T (wf_memory). */
-  memoryEstimate(native, B, T) {
+  /** Bytes a native config needs, trained at batch B and length T (wf_memory; its budget:
+   * what this build lets one model, or one batch's activations, take), whether or not they
+   * fit (memoryFit says). */
+  memoryEstimate(native, B, T) { return this.#configMemory(native, B, T).memory; }
+
+  /** Whether a model of the native config, and a batch of B x T (0, 0: no batch) for it, fit
+   * the core's budget: null, or the core's {code: 'WF_ERR_NOMEM', message}. */
+  memoryFit(native, B, T) { return this.#configMemory(native, B, T).refused; }
+
+  /** wf_config_memory: {memory, refused: null or {code, message}} (WF_ERR_NOMEM fills the
+   * memory all the same); any other failure throws. */
+  #configMemory(native, B, T) {
     const at = Math.ceil(STRUCTS.config.size / 8) * 8; // after the config, 8-byte aligned for the doubles
     const msg = at + STRUCTS.memory.size;
     return this.withBuffer(msg + MESSAGE_BYTES, (p) => {
       writeStruct(this, STRUCTS.config, p, native);
       const s = this.M._wf_config_memory(p, B, T, p + at, p + msg, MESSAGE_BYTES);
-      this.check(s, s === 0 ? '' : this.cstring(p + msg), true);
-      return readStruct(this, STRUCTS.memory, p + at);
+      const refused = STATUS[s] === 'WF_ERR_NOMEM' ? { code: STATUS[s], message: this.cstring(p + msg) } : null;
+      if (!refused) this.check(s, s === 0 ? '' : this.cstring(p + msg), true);
+      return { memory: readStruct(this, STRUCTS.memory, p + at), refused };
     });
+  }
+
+  /** What this build lets one model, or one batch's activations, take, in bytes (the
+   * core's wf_memory.budget). */
+  get memoryBudget() {
+    this.budget ??= this.memoryEstimate(this.configDefault(), 0, 0).budget;
+    return this.budget;
   }
 
   // ---- model handles ----
@@ -266,7 +347,8 @@ export class Runtime {
   modelSetThreads(h, n) { return this.M._wf_model_set_threads(h, n); }
 
   /** h's memory use (memory.count: its parameters), tensor rows, steps taken, the next
-   * step's learning rate and thread setting: {memory, nTensors, step, lr, threads}. */
+   * step's learning rate, thread setting and what made it (a wf_origin):
+   * {memory, nTensors, step, lr, threads, origin}. */
   modelInfo(h) {
     this.checkModel(h, this.M._wf_model_get_info(h, this.scratch));
     return readStruct(this, STRUCTS.modelInfo, this.scratch);
@@ -346,41 +428,88 @@ export class Runtime {
   selfAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 0), n); }
   crossAttention(h, layer, n) { return this.floats(this.M._wf_model_attention(h, layer, 1), n); }
 
-  /** Restarts h's batch sampler streams from seed. */
-  sampleSeed(h, seed) { this.checkModel(h, this.M._wf_model_sample_seed(h, seed >>> 0)); }
+  // ---- training runs (src/run.c) ----
 
-  /** B windows of split (0 train, 1 validation) of the n tokens at ptok into the inputs and
-   * targets at pin and ptg. */
-  sampleBatch(h, ptok, n, valFraction, split, B, T, pin, ptg) {
-    this.checkModel(h, this.M._wf_model_sample_batch(h, ptok, n, valFraction, split, B, T, pin, ptg));
+  /** Preset `name`'s config, optimizer settings and run (null: the defaults), native forms;
+   * null for a name the core does not know. */
+  preset(name) {
+    const { config, optim, run } = STRUCTS, size = config.size + optim.size + run.size;
+    const bytes = name == null ? null : this.encoder.encode(`${name}\0`);
+    return this.withBuffer(size + (bytes?.length ?? 0), (p) => {
+      if (bytes) this.u8.set(bytes, p + size);
+      if (this.M._wf_preset(bytes ? p + size : 0, p, p + config.size, p + config.size + optim.size) !== 0) return null;
+      return { config: readStruct(this, config, p), optim: readStruct(this, optim, p + config.size), run: readStruct(this, run, p + config.size + optim.size) };
+    });
+  }
+
+  /** Begins a run on h (settings: a wf_run by the package's names) on the n tokens at ptok
+   * (0, 0: the caller's batches), or with keep goes on with h's run. */
+  runBegin(h, settings, keep, ptok, n) {
+    this.withStruct(STRUCTS.run, settings, (p) => this.checkSettings(h, this.M._wf_model_run_begin(h, p, keep ? 1 : 0, ptok, n)));
+  }
+
+  /** Ends h's run: its schedule goes on in the optimizer settings. */
+  runEnd(h) { this.checkModel(h, this.M._wf_model_run_begin(h, 0, 0, 0, 0)); }
+
+  /** Trains h's run: one step on the batch at pb, or (pb 0) at most `steps` in at most `ms` of
+   * training; its facts (wf_run_facts). A divergence is a fact (facts.diverged), not a throw:
+   * the caller words it. */
+  run(h, pb, steps, ms) {
+    this.u8.fill(0, this.scratch, this.scratch + STRUCTS.runFacts.size);
+    const s = this.M._wf_model_run(h, pb, steps, ms, this.scratch);
+    const facts = readStruct(this, STRUCTS.runFacts, this.scratch);
+    if (s !== 0 && !(STATUS[s] === 'WF_ERR_NUMERIC' && facts.diverged)) this.checkModel(h, s);
+    return facts;
+  }
+
+  /** The facts of h's run, or null when it has none. */
+  runFacts(h) {
+    const s = this.M._wf_model_run(h, 0, 0, 0, this.scratch);
+    if (STATUS[s] === 'WF_ERR_STATE') return null;
+    this.checkModel(h, s);
+    return readStruct(this, STRUCTS.runFacts, this.scratch);
   }
 
   // ---- generation ----
 
   /** Starts a generation from the prompt ids with its own RNG seeded by seed. */
   genStart(h, ids, seed) {
-    const p = this.putInt32(ids);
+    const p = this.putInt32(ids, 'prompt token');
     try { this.checkModel(h, this.M._wf_model_gen_start(h, p, ids.length, seed >>> 0)); } finally { this.free(p); }
   }
 
-  /** A wf_sampling in the heap for genNext; caller frees. */
-  putSampling(sampling) {
-    const p = this.alloc(STRUCTS.sampling.size + 4); // and the int32 genNext writes the token to
+  /** A generation's block in the heap for genNext: the wf_sampling, then the token, its
+   * text's length, the text's room and tokenizer t (0: none: tokens alone), then that room
+   * (2 x t's maxBytes, enough for any token's text); caller frees. */
+  putSampling(sampling, t = 0) {
+    const cap = t ? 2 * this.tokenizerInfo(t).maxBytes : 0;
+    const p = this.alloc(STRUCTS.sampling.size + GEN_FIELDS * 4 + cap);
     writeStruct(this, STRUCTS.sampling, p, sampling);
+    const at = (p + STRUCTS.sampling.size) >>> 2;
+    this.i32.set([0, 0, cap], at);
+    this.u32[at + 3] = t;
     return p;
   }
 
-  /** The next token of h's generation, sampled with the wf_sampling at ps (putSampling). */
+  /** The next token of h's generation, sampled with the block at ps (putSampling); with a
+   * tokenizer, its text too (genText): one call into the module a token. */
   genNext(h, ps) {
-    const tok = ps + STRUCTS.sampling.size;
-    this.checkSettings(h, this.M._wf_model_gen_next(h, ps, tok));
-    return this.i32[tok >>> 2];
+    const tok = ps + STRUCTS.sampling.size, at = tok >>> 2, t = this.u32[at + 3];
+    const text = tok + GEN_FIELDS * 4;
+    this.checkSettings(h, this.M._wf_model_gen_next(h, ps, t, tok, t ? text : 0, this.i32[at + 2], tok + 4));
+    return this.i32[at];
+  }
+
+  /** A copy of the bytes the last genNext's token added to the text (its tokenizer's). */
+  genText(ps) {
+    const tok = ps + STRUCTS.sampling.size, text = tok + GEN_FIELDS * 4;
+    return this.u8.slice(text, text + this.i32[(tok + 4) >>> 2]);
   }
 
   /** Encoder-decoder: the best hypothesis from bos for the source ids (Int32Array, eos
    * included when reached); beam 1 is greedy. */
   beamSearch(h, src, bos, eos, beam, maxNew) {
-    const ps = this.putInt32(src);
+    const ps = this.putInt32(src, 'source token');
     try {
       return this.withBuffer(maxNew * 4 + 4, (out) => {
         this.checkSettings(h, this.M._wf_model_beam_search(h, ps, src.length, bos, eos, beam, maxNew, out, out + maxNew * 4));
@@ -401,14 +530,12 @@ export class Runtime {
     return bytes;
   }
 
-  /** Loads checkpoint bytes into h and tokenizer t; returns whether the file held the
-   * optimizer state: flag bit 0 of its header (docs/FORMATS.md), read once wf_model_load
-   * has checked the whole file. */
+  /** Loads a checkpoint's bytes (or a llama2.c model file's) into h and tokenizer t; returns
+   * what the core says the file was (modelInfo's origin: WF_ORIGIN_OPTIMIZER, a checkpoint
+   * with the optimizer state; WF_ORIGIN_WEIGHTS, one without; WF_ORIGIN_LLAMA2C). */
   modelLoad(h, t, bytes) {
-    return this.withBytes(bytes, 'the checkpoint', false, (p, n) => {
-      this.checkModel(h, this.M._wf_model_load(h, t, p, n));
-      return (this.u8[p + 8] & SAVE_OPTIMIZER) !== 0;
-    });
+    this.withBytes(bytes, 'the checkpoint', false, (p, n) => this.checkModel(h, this.M._wf_model_load(h, t, p, n)));
+    return this.modelInfo(h).origin;
   }
 
   /** Sets h's note (bytes saved with the model; empty: none). */
@@ -426,8 +553,11 @@ export class Runtime {
   modelExportSafetensors(h) { return this.#exportPair(h, (...out) => this.M._wf_model_export_safetensors(h, ...out)); }
 
   /** h's LoRA adapters in PEFT's layout: {st: adapter_model.safetensors bytes, config:
-   * adapter_config.json text}. */
-  modelExportPeft(h) { return this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, ...out)); }
+   * adapter_config.json text, its base_model_name_or_path the string base, or null}. */
+  modelExportPeft(h, base) {
+    if (base === undefined || base === null) return this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, 0, ...out));
+    return this.withBytes(`${base}\0`, 'the base model', true, (pb) => this.#exportPair(h, (...out) => this.M._wf_model_export_peft(h, pb, ...out)));
+  }
 
   /** Replaces h by the model of a config.json and a safetensors file (bytes). */
   modelImportSafetensors(h, config, st) {
@@ -554,6 +684,32 @@ export class Runtime {
     this.checkTokenizer(t, status);
     return new TextDecoder().decode(bytes);
   }
+}
+
+/**
+ * Token ids as the core reads them, an Int32Array: one as it is, any other array or view
+ * value by value. Every id that enters the module comes through here, so that nothing is
+ * converted silently: 2 ** 32 + 1 would wrap to 1, 2.5 truncate to 2, NaN and '7' become 0
+ * and 7. Each value must be a number that is an integer within int32's range; otherwise
+ * `code` (WF_ERR_TOKEN) with the value as given. What an id means (inside the vocabulary,
+ * -1 for an ignored target) is the core's to check.
+ * @param {ArrayLike<unknown>} values
+ * @param {string} what names a value in the message ('token', 'batch.targets value')
+ */
+export function int32Ids(values, what = 'token', code = 'WF_ERR_TOKEN') {
+  if (values instanceof Int32Array) return values;
+  const n = values?.length;
+  if (!Number.isInteger(n)) throw new WfError('WF_ERR_ARG', `token ids must be an array or Int32Array, not ${show(values)}`);
+  const ids = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) {
+      const why = Number.isInteger(v) ? 'beyond 32 bits (ids are int32)' : typeof v === 'number' ? 'not an integer' : 'not a number';
+      throw new WfError(code, `${what} ${show(v)} at position ${i} is ${why}`);
+    }
+    ids[i] = v;
+  }
+  return ids;
 }
 
 /** The bytes of a string (UTF-8), Uint8Array, ArrayBuffer or other view, without a copy

@@ -1,7 +1,7 @@
 // safetensors + config.json in Hugging Face layouts (docs/FORMATS.md) over the C API: a
-// GPT-2 style model becomes a GPT2LMHeadModel and a Llama-style one a LlamaForCausalLM that
-// PyTorch loads without conversion, and Hugging Face GPT-2 and Llama files come back as a
-// Model.
+// GPT-2 style model becomes a GPT2LMHeadModel, the same with RoPE (micro, the default) a
+// GPTNeoXForCausalLM and a Llama-style one a LlamaForCausalLM that PyTorch loads without
+// conversion, and Hugging Face GPT-2, GPT-NeoX and Llama files come back as a Model.
 import { WfError } from './errors.js';
 import { asBytes } from './runtime.js';
 import { Model, modelHandle } from './model.js';
@@ -10,8 +10,10 @@ import { ModelHandle } from './handle.js';
 /**
  * The model's weights as Hugging Face files: {'model.safetensors': Uint8Array (float32),
  * 'config.json': string} and, when the model has a tokenizer, 'tokenizer.wft' (wasmformer's
- * own tokenizer file, exact for every kind) and, for BPE and tokenizer.json tokenizers,
- * 'tokenizer.json' (string), which the Hugging Face libraries read and encode alike.
+ * own tokenizer file, exact for every kind) and, for char, BPE and tokenizer.json
+ * tokenizers, 'tokenizer.json' (string), which the Hugging Face libraries read and encode
+ * alike. A model with LoRA adapters in a Hugging Face class's layout is refused
+ * (WF_ERR_STATE): mergeLora() first, or export the base without them and exportPeft.
  * @example const files = exportSafetensors(model); // PyTorch: see tests/pytorch/hf_reference.py
  */
 export function exportSafetensors(model) {
@@ -20,7 +22,7 @@ export function exportSafetensors(model) {
   const files = { 'model.safetensors': st, 'config.json': config };
   if (core.tokenizer) {
     files['tokenizer.wft'] = core.tokenizer.save();
-    if (core.tokenizer.kind === 'bpe' || core.tokenizer.kind === 'hf') {
+    if (['char', 'bpe', 'hf'].includes(core.tokenizer.kind)) {
       try {
         files['tokenizer.json'] = core.tokenizer.saveJSON();
       } catch (e) {
@@ -35,8 +37,8 @@ export function exportSafetensors(model) {
 /**
  * A Model from Hugging Face files: files['config.json'] (string or bytes) and
  * files['model.safetensors'] (F32, F16, BF16 or F64), as exportSafetensors writes them or as
- * PyTorch saves a GPT2LMHeadModel or a LlamaForCausalLM (grouped-query attention and any
- * RoPE base; no RoPE scaling); the tokenizer from files['tokenizer.wft'] when present, else
+ * PyTorch saves a GPT2LMHeadModel, a GPTNeoXForCausalLM (sequential residual, rotary_pct 1)
+ * or a LlamaForCausalLM (grouped-query attention and any RoPE base; no RoPE scaling); the tokenizer from files['tokenizer.wft'] when present, else
  * files['tokenizer.json'] (a Hugging Face tokenizer, string or bytes). Everything is checked
  * first; a bad file throws a WfError saying what is wrong.
  * @example const model = importSafetensors(rt, { 'config.json': cfg, 'model.safetensors': bytes });

@@ -9,8 +9,10 @@ import { Model } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 import { ModelView } from './view.js';
 import { checkKeys } from './options.js';
+import { int32Ids } from './runtime.js';
 import { OPTIM_FIELDS } from './config.js';
-import { TRAIN_DEFAULTS, lossBound, positiveInt, runTraining, yielder, yieldInterval } from './training.js';
+import { RUN_DEFAULTS } from './config.js';
+import { TRAIN_DEFAULTS, beginRun, continueRun, nonNegativeInt, positiveInt, wholeRun, yielder, yieldInterval } from './training.js';
 
 /** Seq2seq defaults under the caller's config: small enough to train in seconds. */
 export const SEQ2SEQ_DEFAULTS = { nLayer: 2, nHead: 4, dModel: 64, dFF: 128, context: 32, maxBeam: 8 };
@@ -31,8 +33,8 @@ function rng(seed) {
 }
 
 /** The keys of Seq2Seq.train()'s options. */
-const SEQ2SEQ_TRAIN_KEYS = new Set(['steps', 'batchSize', 'seed', 'signal', 'onProgress', 'onDivergence', 'keepSchedule', 'yieldMs',
-  ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
+const SEQ2SEQ_TRAIN_KEYS = new Set(['steps', 'batchSize', 'seed', 'signal', 'onProgress', 'onWarning', 'onDivergence', 'keepSchedule',
+  'yieldMs', ...OPTIM_FIELDS.map((f) => f.name).filter((n) => n !== 'start')]);
 /** The keys of decodeIds()/translate() options, and of accuracy()'s and evaluate()'s. */
 const DECODE_KEYS = new Set(['beam', 'maxTokens', 'signal']);
 const ACCURACY_KEYS = new Set([...DECODE_KEYS, 'yieldMs']);
@@ -95,7 +97,7 @@ export class Seq2Seq extends ModelView {
   /** Ids of a string (through the tokenizer) or a copy of an id array. */
   ids(x) {
     this.core.live();
-    if (typeof x !== 'string') return Int32Array.from(x);
+    if (typeof x !== 'string') return x instanceof Int32Array ? x.slice() : int32Ids(x);
     if (!this.tokenizer) throw new WfError('WF_ERR_STATE', 'this model has no tokenizer: create it with texts, or pass ids');
     return this.tokenizer.encode(x);
   }
@@ -161,16 +163,17 @@ export class Seq2Seq extends ModelView {
   }
 
   /**
-   * Trains on [source, target] pairs, sampling batches with a seeded generator, through
-   * the training loop every model kind shares. Options: steps (1000), batchSize (32), and
+   * Trains on [source, target] pairs, sampling batches with a seeded generator: a run of the
+   * core's on these batches (its schedule, divergence rules and roll-back copy, as a text's),
+   * driven to its end and ended. Options: steps (1000), batchSize (32), and
    * the optimizer settings lr, weightDecay, gradClip, minLrRatio, beta1, beta2, eps (each
    * given one changes the model's; the others stay: a new Seq2Seq starts at lr 3e-3,
    * weightDecay 0.01, gradClip 1), warmup (steps/10, at most 100), decaySteps (the rest:
    * cosine), keepSchedule, seed, signal (AbortSignal), onProgress({step, steps, loss, lr,
-   * gradNorm, tokensPerSecond, elapsed, eta}), yieldMs (30). Resolves to {steps, step, loss,
-   * tokens, elapsed, tokensPerSecond}; an abort rejects with the signal's reason (an
-   * AbortError unless abort(reason) gave one) and keeps the steps done. A call refused before its first step leaves the optimizer settings as they
-   * were.
+   * gradNorm, tokensPerSecond, elapsed, eta}), onDivergence ('rollback' or 'stop'), yieldMs
+   * (30). Resolves to {steps, step, loss, tokens, elapsed, tokensPerSecond}; an abort rejects
+   * with the signal's reason (an AbortError unless abort(reason) gave one) and keeps the steps
+   * done. A call refused before its first step leaves the optimizer settings as they were.
    * @example
    * const pairs = words.map((w) => [w, [...w].reverse().join('')]);
    * const s2s = await createSeq2Seq({ dModel: 32 }, { texts: words });
@@ -178,25 +181,26 @@ export class Seq2Seq extends ModelView {
    */
   async train(pairs, opts = {}) {
     checkKeys(opts, SEQ2SEQ_TRAIN_KEYS, 'Seq2Seq train() options');
-    const core = this.core;
-    core.idle();
+    const core = this.core, h = core.idle();
     if (!pairs?.length) throw new WfError('WF_ERR_ARG', 'no pairs to train on');
     const B = positiveInt('batchSize', opts.batchSize ?? BATCH_SIZE);
-    let encoded = null, next = null, last = null;
-    return runTraining(core, opts, {
-      lossBound: lossBound(core.native.vocabSize),
-      prepare: () => {
-        encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]); // ids once, then batches of random pairs
-        next = rng(opts.seed ?? 1);
-      },
-      step: () => {
+    const steps = positiveInt('steps', opts.steps ?? TRAIN_DEFAULTS.steps);
+    const encoded = pairs.map(([s, t]) => [this.ids(s), this.ids(t)]); // ids once, then batches of random pairs
+    for (const pair of encoded) this.makeBatch([pair]); // every pair makes a batch: refused before anything begins
+    if (opts.onDivergence !== undefined && opts.onDivergence !== 'rollback' && opts.onDivergence !== 'stop') {
+      throw new WfError('WF_ERR_ARG', `onDivergence must be "rollback" or "stop", not ${JSON.stringify(opts.onDivergence)}`);
+    }
+    // the core's run on the caller's batches: its schedule, bound, spike rule and roll-back
+    const settings = { ...RUN_DEFAULTS, steps, batchSize: B, evalInterval: 0, rollback: opts.onDivergence === 'stop' ? 0 : 1,
+      ...(opts.keepSchedule ? {} : { warmup: opts.warmup ?? -1, decaySteps: opts.decaySteps ?? -1 }) };
+    for (const k of ['warmup', 'decaySteps']) if (settings[k] !== -1) nonNegativeInt(k, settings[k]);
+    const next = rng(opts.seed ?? 1);
+    return wholeRun(core, opts, () => beginRun(core, opts, settings, () => core.rt.runBegin(h, settings, !!opts.keepSchedule, 0, 0)),
+      () => continueRun(core, { signal: opts.signal, onProgress: opts.onProgress, yieldMs: opts.yieldMs }, () => {
         const chosen = [];
         for (let i = 0; i < B; i++) chosen.push(encoded[Math.floor(next() * encoded.length)]);
-        last = this.makeBatch(chosen);
-        return { ...core.stepBatch(last), tokens: last.B * last.T };
-      },
-      lossAfter: () => core.forwardBatch(last, { logits: false }).loss,
-    });
+        return this.makeBatch(chosen);
+      }));
   }
 
   /**

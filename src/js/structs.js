@@ -25,7 +25,11 @@ function layout(c, rows) {
 
 const fromTable = (table) => table.map((r) => [r.js, r.name, STORAGE[r.type]]);
 
-const memory = layout('wf_memory', ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count'].map((k) => [k, k, 'f64']));
+const memory = layout('wf_memory', ['params', 'grads', 'optimizer', 'activations', 'inference', 'total', 'count', 'budget'].map((k) => [k, k, 'f64']));
+const run = layout('wf_run', [['steps', 'steps', 'i32'], ['seconds', 'seconds', 'f32'], ['warmup', 'warmup', 'i32'],
+  ['decaySteps', 'decay_steps', 'i32'], ['warmupFraction', 'warmup_fraction', 'f32'], ['valFraction', 'val_fraction', 'f32'],
+  ['evalInterval', 'eval_interval', 'i32'], ['evalBatches', 'eval_batches', 'i32'], ['batchSize', 'batch_size', 'i32'],
+  ['context', 'context', 'i32'], ['rollback', 'rollback', 'i32'], ['seed', 'seed', 'i32']]);
 
 export const STRUCTS = {
   config: layout('wf_config', fromTable(CONFIG_TABLE)),
@@ -33,8 +37,13 @@ export const STRUCTS = {
   stepInfo: layout('wf_step_info', [['loss', 'loss', 'f32'], ['gradNorm', 'grad_norm', 'f32'], ['lr', 'lr', 'f32'], ['step', 'step', 'i32']]),
   sampling: layout('wf_sampling', [['temperature', 'temperature', 'f32'], ['topK', 'top_k', 'i32'], ['topP', 'top_p', 'f32'], ['nVocab', 'n_vocab', 'i32'], ['noUnk', 'no_unk', 'i32']]),
   memory,
+  run,
+  runFacts: layout('wf_run_facts', [['step', 'step', 'i32'], ['steps', 'steps', 'i32'], ['seconds', 'seconds', 'f64'], ['run', 'run', run],
+    ['loss', 'loss', 'f32'], ['gradNorm', 'grad_norm', 'f32'], ['lr', 'lr', 'f32'], ['valStep', 'val_step', 'i32'],
+    ['valTokens', 'val_tokens', 'i32'], ['valLoss', 'val_loss', 'f64'], ['finished', 'finished', 'i32'], ['diverged', 'diverged', 'i32'],
+    ['refused', 'refused', 'i32'], ['at', 'at', 'i32'], ['measured', 'measured', 'f32'], ['limit', 'limit', 'f32'], ['backup', 'backup', 'i32']]),
   modelInfo: layout('wf_model_info', [['memory', 'memory', memory], ['nTensors', 'n_tensors', 'i32'], ['step', 'step', 'i32'],
-    ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32']]),
+    ['lr', 'lr', 'f32'], ['threads', 'threads', 'i32'], ['origin', 'origin', 'i32']]),
   tokenizerInfo: layout('wf_tokenizer_info', [['kind', 'kind', 'i32'], ['vocabSize', 'vocab_size', 'i32'], ['maxBytes', 'max_bytes', 'i32'], ['bos', 'bos', 'i32']]),
   batch: layout('wf_batch', [
     ['inputs', 'inputs', 'ptr'], ['inputVecs', 'input_vecs', 'ptr'], ['lengths', 'lengths', 'ptr'],

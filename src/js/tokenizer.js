@@ -1,8 +1,13 @@
 // A tokenizer handle (wf_tokenizer) over one Runtime.
 import { DISPOSE, WfError } from './errors.js';
 import { checkKeys, show } from './options.js';
+import { CONSTANTS } from './config-table.js';
 
-const KINDS = [null, 'char', 'bpe', 'hf', 'llama2c']; // wf_tokenizer_kind
+/** wf_tokenizer_kind's names by value: WF_TOKENIZER_CHAR is 'char' (NONE: null). */
+const KINDS = [];
+for (const [name, v] of Object.entries(CONSTANTS)) {
+  if (name.startsWith('WF_TOKENIZER_')) KINDS[v] = name === 'WF_TOKENIZER_NONE' ? null : name.slice(13).toLowerCase();
+}
 
 function sameBytes(a, b) {
   if (a.length !== b.length) return false;
@@ -157,14 +162,6 @@ export class Tokenizer {
 
   /** Token ids to UTF-8 bytes (a Uint8Array); see decode for text. */
   decodeBytes(ids) { return this.#rt.tokenizerDecode(this.#live(), ids); }
-
-  /** @internal The bytes id adds after prev (generation's stream): decoding [prev, id] less
-   * decoding [prev], so rules for the start of a text (a decoder's Strip, llama2.c's space
-   * after BOS) see the real context. */
-  decodeAfter(prev, id) {
-    const both = this.decodeBytes([prev, id]);
-    return both.subarray(this.decodeBytes([prev]).length);
-  }
 
   /** Token ids to text (a byte order mark at its start is kept). */
   decode(ids) {

@@ -9,7 +9,7 @@ import { WORKER_OPS } from './worker-ops.js';
 
 function rebuildError(e) {
   if (e.name === 'AbortError') return new DOMException(e.message, 'AbortError');
-  if (e.code) return new WfError(e.code, e.message);
+  if (e.code) return Object.assign(new WfError(e.code, e.message), e.facts ? { facts: e.facts } : {}); // a divergence's facts
   return new WfError('WF_ERR_WORKER', e.message);
 }
 
@@ -211,6 +211,8 @@ class WorkerHandle {
   get lora() { return this.#live().lora; }
   /** The batch size train() and evaluate() use unless told otherwise. */
   get defaultBatchSize() { return this.#live().defaultBatchSize; }
+  /** The model's training run (Model.run), as of the last call that returned. */
+  get run() { return this.#live().run; }
   /** What the model is busy with as far as this thread knows: the kind of the first long call
    * still pending ('training', 'evaluation', 'generation', 'decoding'), or null. */
   get busy() {

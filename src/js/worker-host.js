@@ -4,7 +4,7 @@ import { WORKER_OPS } from './worker-ops.js';
 
 /** A structured-clone form of an error; the client rebuilds a WfError or an AbortError. */
 function wireError(e) {
-  return { name: e?.name ?? 'Error', code: e?.code, message: e?.message ?? String(e) };
+  return { name: e?.name ?? 'Error', code: e?.code, message: e?.message ?? String(e), ...(e?.facts ? { facts: e.facts } : {}) };
 }
 
 function stateError(message) {

@@ -59,6 +59,13 @@ static inline void fuzz_require_unchanged(wf_model *m, wf_status s, const wf_con
     REQUIRE(memcmp(wf_model_params(m), before, n * sizeof(float)) == 0, "a refused call changed the weights");
 }
 
+/* Bytes allocated now: the sanitizer's count when it runs (its allocator is not glibc's),
+ * else wf_heap_in_use. For bounds on what loading a file may take. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+static inline double fuzz_heap_bytes(void) {
+    return __sanitizer_get_current_allocated_bytes ? (double)__sanitizer_get_current_allocated_bytes() : wf_heap_in_use();
+}
+
 /* A copy of a checkpoint or tokenizer file with the length in its header and the CRC-32
  * at its end made to agree with its bytes, so mutations reach the parsers behind the
  * checksum instead of stopping at it; NULL when too short to have both. Caller frees. */

@@ -1,7 +1,8 @@
 /* A config.json and a safetensors file from anywhere: wf_model_import_safetensors must build the
  * model they describe or refuse them with a message, never crash or leak; a refused import
- * leaves the model as it was. An import that succeeds must run a forward pass, export, and
- * import its export back to the same export. Input: a little-endian u16 k, then k bytes
+ * leaves the model as it was. An import that succeeds must be bounded by the file (at least
+ * 2 bytes per parameter: the tensors' bytes tile the data, none shared), run a forward pass,
+ * export, and import its export back to the same export. Input: a little-endian u16 k, then k bytes
  * of config.json (fewer if the input is shorter), then the safetensors file. */
 #include "fuzz.h"
 
@@ -23,6 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     if (s != WF_OK) {
         fuzz_require_unchanged(m, s, &small, before, n_before);
     } else {
+        REQUIRE(model_info(m).memory.count * 2 <= (double)nst, "%.0f parameters from %zu bytes of safetensors",
+                model_info(m).memory.count, nst);
         wf_config c;
         wf_model_get_config(m, &c);
         int32_t tok = 0, src = 0;

@@ -30,6 +30,7 @@ static wf_model *model_of(int variant) {
             c.bias = 0; c.tied_head = 0; break;                                         /* Llama */
     case 3: c.arch = WF_ARCH_ENCODER; c.block = WF_BLOCK_POST_LN; c.positions = WF_POS_SINUSOIDAL; break;
     case 4: c.arch = WF_ARCH_ENCODER_DECODER; c.n_enc_layer = 1; c.max_beam = 2; c.dropout = 0.1f; break;
+    case 5: c.positions = WF_POS_ROPE; c.dropout = 0.1f; break;                       /* GPT-NeoX */
     default: break;                                                                    /* GPT-2, tied */
     }
     wf_model *m = wf_model_create();
@@ -47,7 +48,7 @@ int main(int argc, char **argv) {
     REQUIRE(wf_tokenizer_train(chr, WF_TOKENIZER_CHAR, "abcdefg", 7, 0) == WF_OK, "char");
     REQUIRE(wf_tokenizer_train(bpe, WF_TOKENIZER_BPE, TEXT, (int32_t)strlen(TEXT), 264) == WF_OK, "bpe");
 
-    for (int v = 0; v < 5; v++) {
+    for (int v = 0; v < 6; v++) {
         wf_model *m = model_of(v);
         char name[64];
         uint8_t *buf;
@@ -82,14 +83,15 @@ int main(int argc, char **argv) {
 
     /* LoRA (issue 15): checkpoints of adapters on a frozen base, one with the head
      * unfrozen too (a TRAN section either way); PEFT adapters of every target set, on the
-     * Llama- and GPT-2-shaped bases of fuzz_peft.c: a byte (0 Llama, 1 GPT-2), u16 config
-     * length, adapter_config.json, adapter_model.safetensors */
+     * Llama-, GPT-2- and GPT-NeoX-shaped bases of fuzz_peft.c: a byte (0 Llama, 1 GPT-2, 2
+     * GPT-NeoX), u16 config length, adapter_config.json, adapter_model.safetensors */
     static const int targets[] = {127, 1 | 4, 8 | 16 | 64, 2};
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
         for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
             const int llama = v == 0;
             if (!llama && (targets[t] & 32)) continue;
-            wf_model *m = model_of(llama ? 2 : 0);
+            if (v == 2 && t == 0) continue; /* the GPT-2 base's set of 127 (all but up) is seed enough */
+            wf_model *m = model_of(llama ? 2 : v == 1 ? 0 : 5);
             wf_config c;
             wf_model_get_config(m, &c);
             c.lora_rank = 2;
@@ -102,12 +104,12 @@ int main(int argc, char **argv) {
             uint8_t *st;
             char *cfg;
             int32_t nst, ncfg;
-            REQUIRE(wf_model_export_peft(m, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
-            uint8_t head[3] = {(uint8_t)(llama ? 0 : 1), (uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
+            REQUIRE(wf_model_export_peft(m, NULL, &st, &nst, &cfg, &ncfg) == WF_OK, "export: %s", wf_model_error(m));
+            uint8_t head[3] = {(uint8_t)v, (uint8_t)(ncfg & 0xFF), (uint8_t)(ncfg >> 8)};
             uint8_t *joined = malloc(3 + (size_t)ncfg);
             memcpy(joined, head, 3);
             memcpy(joined + 3, cfg, (size_t)ncfg);
-            snprintf(name, sizeof name, "%s_targets%d.peft", llama ? "llama" : "gpt2", c.lora_targets);
+            snprintf(name, sizeof name, "%s_targets%d.peft", llama ? "llama" : v == 1 ? "gpt2" : "gpt_neox", c.lora_targets);
             write_file("peft", name, joined, 3 + (size_t)ncfg, st, (size_t)nst);
             free(joined);
             wf_buffer_free(st);
@@ -122,6 +124,25 @@ int main(int argc, char **argv) {
             }
             wf_model_free(m);
         }
+    }
+
+    /* a checkpoint with a training run in it (its RUNS section), paused after two steps */
+    {
+        wf_model *m = model_of(0);
+        int32_t tokens[64];
+        for (int i = 0; i < 64; i++) tokens[i] = i % 5;
+        wf_run r;
+        wf_preset(NULL, NULL, NULL, &r);
+        r.steps = 10, r.batch_size = 2, r.context = 4, r.eval_interval = 2, r.eval_batches = 1, r.val_fraction = 0.25f;
+        wf_run_facts f;
+        uint8_t *buf;
+        int32_t n;
+        REQUIRE(wf_model_run_begin(m, &r, 0, tokens, 64) == WF_OK, "run: %s", wf_model_error(m));
+        REQUIRE(wf_model_run(m, NULL, 2, 0, &f) == WF_OK, "run: %s", wf_model_error(m));
+        REQUIRE(wf_model_save(m, chr, WF_SAVE_OPTIMIZER, &buf, &n) == WF_OK, "save: %s", wf_model_error(m));
+        write_file("checkpoint", "run_opt_char.wf", buf, (size_t)n, NULL, 0);
+        wf_buffer_free(buf);
+        wf_model_free(m);
     }
 
     /* a checkpoint with a BPE tokenizer needs a vocabulary of at least its 264 tokens */
@@ -158,7 +179,7 @@ int main(int argc, char **argv) {
     };
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
         write_file("bpe", texts[i].name, texts[i].text, 2 + strlen(texts[i].text + 2), NULL, 0);
-    /* tokenizer.json: two of the fixtures, wasmformer's BPE, and small ones of each component */
+    /* tokenizer.json: two of the fixtures, wasmformer's BPE and char tokenizers, and small ones of each component */
     static const char *const fixtures[] = {"gpt2.json", "llama.json"};
     for (size_t i = 0; i < 2; i++) {
         char path[256];
@@ -173,6 +194,9 @@ int main(int argc, char **argv) {
     uint8_t *js;
     REQUIRE(wf_tokenizer_save(bpe, WF_SAVE_JSON, &js, &n) == WF_OK, "bpe json");
     write_file("tokjson", "wasmformer_bpe.json", js, (size_t)n, NULL, 0);
+    wf_buffer_free(js);
+    REQUIRE(wf_tokenizer_save(chr, WF_SAVE_JSON, &js, &n) == WF_OK, "char json");
+    write_file("tokjson", "wasmformer_char.json", js, (size_t)n, NULL, 0);
     wf_buffer_free(js);
     static const struct { const char *name; const char *json; } mini[] = {
         {"mini_sentencepiece.json",

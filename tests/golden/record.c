@@ -344,7 +344,7 @@ static void put_generation(out *o, const char *k, wf_model *m, wf_tokenizer *tok
     int32_t *prompt = encode(tok, PROMPT, (int32_t)strlen(PROMPT), &n);
     ok(wf_model_gen_start(m, prompt, n, seed), m);
     s.n_vocab = tok_info(tok).vocab_size; /* never ids the tokenizer cannot decode */
-    for (int i = 0; i < GEN_TOKENS; i++) ok(wf_model_gen_next(m, &s, &gen[i]), m);
+    for (int i = 0; i < GEN_TOKENS; i++) ok(wf_model_gen_next(m, &s, NULL, &gen[i], NULL, 0, NULL), m);
     int32_t cap = GEN_TOKENS * tok_info(tok).max_bytes;
     char *bytes = xmalloc((size_t)cap);
     tok_ok(wf_tokenizer_decode(tok, gen, GEN_TOKENS, bytes, cap, &len), tok);
@@ -358,24 +358,23 @@ static void run_decoder(out *o, const golden_case *c, int threads) {
     enum { B = DECODER_B, T = CONTEXT };
     wf_tokenizer *tok = tokenizer_of(c->tokenizer);
     wf_model *m = model_of(c, tok_info(tok).vocab_size, threads);
-    int32_t n, in[B * T], tg[B * T];
+    int32_t n;
     int32_t *ids = encode(tok, text, TEXT_BYTES, &n);
     train_log lg;
-    ok(wf_model_sample_seed(m, SAMPLER_SEED), m);
+    /* a run of STEPS, validated at its end on EVAL_BATCHES held-out batches, then ended
+     * (Model.train's), its schedule OPTIM's */
+    wf_run run;
+    wf_preset(NULL, NULL, NULL, &run);
+    run.steps = STEPS, run.warmup = OPTIM.warmup, run.decay_steps = OPTIM.decay_steps, run.batch_size = B;
+    run.val_fraction = VAL_FRACTION, run.eval_interval = STEPS, run.eval_batches = EVAL_BATCHES, run.seed = SAMPLER_SEED;
+    ok(wf_model_run_begin(m, &run, 0, ids, n), m);
+    wf_run_facts f;
     for (int s = 0; s < STEPS; s++) {
-        wf_step_info info;
-        ok(wf_model_sample_batch(m, ids, n, VAL_FRACTION, 0, B, T, in, tg), m);
-        ok(wf_model_step(m, &(wf_batch){.inputs = in, .targets = tg, .B = B, .T = T}, &info), m);
-        log_step(&lg, s, &info);
+        ok(wf_model_run(m, NULL, 1, 0, &f), m);
+        log_step(&lg, s, &(wf_step_info){.loss = f.loss, .grad_norm = f.grad_norm, .lr = f.lr, .step = f.step});
     }
-    double sum = 0;
-    for (int i = 0; i < EVAL_BATCHES; i++) {
-        float loss;
-        ok(wf_model_sample_batch(m, ids, n, VAL_FRACTION, 1, B, T, in, tg), m);
-        ok(wf_model_forward(m, &(wf_batch){.inputs = in, .targets = tg, .B = B, .T = T}, &loss), m);
-        sum += loss;
-    }
-    put_training(o, c, m, &lg, sum / EVAL_BATCHES, 0);
+    ok(wf_model_run_begin(m, NULL, 0, NULL, 0), m);
+    put_training(o, c, m, &lg, f.val_loss, 0);
     begin(o, "generate", '{');
     put_generation(o, "greedy", m, tok, (wf_sampling){.temperature = 0, .top_k = 0, .top_p = 1}, 1);
     put_generation(o, "sampled", m, tok, (wf_sampling){.temperature = 0.8f, .top_k = 20, .top_p = 0.9f}, 7);
@@ -501,13 +500,19 @@ static void run_seq2seq(out *o, const golden_case *c, int threads) {
     seq2seq_batch x;
     train_log lg;
     rng = SEQ2SEQ_SEED;
+    /* Seq2Seq.train: a run of STEPS on the caller's batches, then ended */
+    wf_run run;
+    wf_preset(NULL, NULL, NULL, &run);
+    run.steps = STEPS, run.warmup = OPTIM.warmup, run.decay_steps = OPTIM.decay_steps, run.batch_size = SEQ2SEQ_B;
+    ok(wf_model_run_begin(m, &run, 0, NULL, 0), m);
     for (int s = 0; s < STEPS; s++) {
-        wf_step_info info;
+        wf_run_facts f;
         for (int b = 0; b < SEQ2SEQ_B; b++) chosen[b] = &pairs[(uint64_t)mulberry32(&rng) * WORDS >> 32];
         make_seq2seq_batch(&x, chosen, SEQ2SEQ_B, bos, eos);
-        ok(wf_model_step(m, &x.b, &info), m);
-        log_step(&lg, s, &info);
+        ok(wf_model_run(m, &x.b, 1, 0, &f), m);
+        log_step(&lg, s, &(wf_step_info){.loss = f.loss, .grad_norm = f.grad_norm, .lr = f.lr, .step = f.step});
     }
+    ok(wf_model_run_begin(m, NULL, 0, NULL, 0), m);
     /* Seq2Seq.evaluate: the mean over target tokens, eos included (one batch of HELD) */
     float loss;
     int tokens = 0;

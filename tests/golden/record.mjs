@@ -18,6 +18,9 @@ const BPE_VOCAB = 320;
 const STEPS = 50;
 const SMALL = { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 16 }; // big enough for the matmuls to use threads
 const DECODER_B = 32, ENCODER_B = 8, SEQ2SEQ_B = 16; // T = the context
+// the record is simd128's bits (the same on every machine): forced, since Node 22 and later
+// (and browsers) pick the relaxed-SIMD build by default
+const SIMD = 'simd128';
 // warmup, cosine decay to a constant tail (steps 46-50) and clipping that bites
 const OPTIM = { lr: 3e-3, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1, warmup: 5, decaySteps: 40, minLrRatio: 0.1, gradClip: 0.5 };
 const SAMPLER = { seed: 42, valFraction: 0.1, evalInterval: STEPS, evalBatches: 2 };
@@ -125,7 +128,7 @@ async function runCase(c, threads) {
   let model, valLoss;
   if (c.kind === 'decoder') {
     const tokenizer = c.tokenizer === 'bpe' ? { kind: 'bpe', vocabSize: BPE_VOCAB } : 'char';
-    model = await createModel(config, { text: TEXT, tokenizer, threads });
+    model = await createModel(config, { text: TEXT, tokenizer, threads, simd: SIMD });
     const summary = await model.train(TEXT, { ...OPTIM, ...SAMPLER, steps: STEPS, batchSize: DECODER_B, yieldMs: 0, onProgress: logStep });
     valLoss = summary.valLoss;
     out.generate = {
@@ -134,7 +137,7 @@ async function runCase(c, threads) {
     };
   } else if (c.kind === 'seq2seq') {
     const pairs = reversePairs(), held = pairs.splice(WORDS);
-    const s2s = await createSeq2Seq(config, { texts: [LETTERS], threads });
+    const s2s = await createSeq2Seq(config, { texts: [LETTERS], threads, simd: SIMD });
     model = s2s.model;
     await s2s.train(pairs, { ...OPTIM, steps: STEPS, batchSize: SEQ2SEQ_B, seed: 3, yieldMs: 0, onProgress: logStep });
     valLoss = (await s2s.evaluate(held)).loss;
@@ -150,12 +153,12 @@ async function runCase(c, threads) {
   } else {
     let ids = null, vocabSize = 96; // an MSE encoder's ids are unused: the default vocabulary
     if (c.kind === 'encoder_ce') {
-      const tok = await createTokenizer(TEXT, { kind: c.tokenizer, threads });
+      const tok = await createTokenizer(TEXT, { kind: c.tokenizer, threads, simd: SIMD });
       ids = tok.encode(TEXT);
       vocabSize = tok.vocabSize;
       tok.dispose();
     }
-    const enc = await createEncoder({ ...config, vocabSize }, { threads });
+    const enc = await createEncoder({ ...config, vocabSize }, { threads, simd: SIMD });
     model = enc.model;
     enc.setOptimizer(OPTIM);
     for (let k = 0; k < STEPS; k++) logStep(enc.trainStep(encoderBatch(k, config.context, config.dModel, ids)));
@@ -173,7 +176,7 @@ async function runCase(c, threads) {
 export async function record() {
   const tokenizers = {};
   for (const [name, opts] of [['char', { kind: 'char' }], ['bpe', { kind: 'bpe', vocabSize: BPE_VOCAB }]]) {
-    const tok = await createTokenizer(TEXT, { ...opts, threads: 1 });
+    const tok = await createTokenizer(TEXT, { ...opts, threads: 1, simd: SIMD });
     const ids = tok.encode(TEXT);
     tokenizers[name] = { vocab_size: tok.vocabSize, file_sha256: sha256(tok.save()), n_ids: ids.length, ids_sha256: idsSha256(ids) };
     tok.dispose();
@@ -185,7 +188,7 @@ export async function record() {
     if (JSON.stringify(two) !== JSON.stringify(one)) console.error(`record.mjs: ${c.name} differs on 2 threads`);
     cases.push({ ...one, threads2_same: JSON.stringify(two) === JSON.stringify(one) });
   }
-  return { fingerprint: 'wasm32 simd128', text: { bytes: TEXT_BYTES, sha256: sha256(TEXT) }, tokenizers, cases };
+  return { fingerprint: `wasm32 ${SIMD}`, text: { bytes: TEXT_BYTES, sha256: sha256(TEXT) }, tokenizers, cases };
 }
 
 /** JSON with objects one key a line and arrays of numbers on one line (record.c writes the

@@ -7,7 +7,7 @@ import {
   createModel, createSeq2Seq, createWorkerModel, createWorkerSeq2Seq, loadWorkerSeq2Seq, WorkerSeq2Seq,
 } from '../../src/js/node.js';
 import { workerPort } from '../../src/js/worker-client.js';
-import { LETTERS, REVERSE_CONFIG, reverseData } from '../../bench/reverse.mjs';
+import { LETTERS, REVERSE_CONFIG, reverseData } from '../../bench/studies/reverse.mjs';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 16, vocabSize: 16, batchSize: 8, seed: 9 };
 const TEXT = 'the cat sat on the mat. '.repeat(100);

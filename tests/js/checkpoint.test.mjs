@@ -9,8 +9,6 @@ import { withNativeDump } from './fixture.js';
 import {
   createModel, createTokenizer, load, loadModel, loadModelFile, loadTokenizer, saveModel, saveModelFile, WfError,
 } from '../../src/js/node.js';
-import { modelHandle } from '../../src/js/model.js';
-import { HeapBatch } from '../../src/js/batch.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
 const TEXT = 'the cat sat on the mat. '.repeat(200);
@@ -62,35 +60,28 @@ test('exact resume in wasm: N steps, save, load, M steps == N + M steps, bit for
   assert.equal(resumed.step, N + M);
   assert.ok(sameBytes(resumed.save(), straight.save()), 'weights, moments, step and sampler streams identical');
 
-  // through the core's sampler and steps directly, with warmup and cosine decay spanning the save
-  const schedule = { lr: 5e-3, warmup: 4, decaySteps: 10, gradClip: 0.5 };
-  const tokens = straight.tokenizer.encode(TEXT);
-  const steps = async (model, k) => {
-    const core = modelHandle(model), rt = core.rt;
-    const B = 3, T = 16, p = rt.putInt32(tokens), batch = HeapBatch.ids(rt, B, T);
-    try {
-      for (let i = 0; i < k; i++) {
-        rt.sampleBatch(core.live(), p, tokens.length, 0.1, 0, B, T, batch.inputs, batch.targets);
-        core.stepBatch(batch);
-      }
-    } finally {
-      rt.free(p);
-      batch.free();
-    }
-  };
+  // a run of the core's, with warmup and cosine decay spanning the save and validations on both
+  // sides: paused after N steps, saved with its run, loaded, and gone on with
+  const run = { steps: N + M, warmup: 4, decaySteps: 10, lr: 5e-3, gradClip: 0.5, batchSize: 3, context: 16, evalInterval: 5, seed: 9 };
   const a = await createModel({ ...SMALL, seed: 4 });
-  a.setOptimizer(schedule);
-  await steps(a, N + M);
+  a.startRun(TEXT, run);
+  await a.continueRun();
   const b = await createModel({ ...SMALL, seed: 4 });
-  b.setOptimizer(schedule);
-  await steps(b, N);
+  b.startRun(TEXT, run);
+  await b.continueRun({ steps: N });
   const c = await loadModel(b.save());
-  await steps(c, M);
+  assert.equal(c.run.steps, N, 'the file holds the run');
+  c.startRun(TEXT, { keepSchedule: true });
+  await c.continueRun();
+  const { seconds: _a, ...ra } = a.run, { seconds: _c, ...rc } = c.run; // seconds: the wall clock's
+  assert.deepEqual(rc, ra, 'the resumed run is the run that never paused: its steps, last loss, validation');
+  a.endRun();
+  c.endRun();
   assert.ok(sameBytes(c.save(), a.save()), 'resume across warmup and decay is exact');
   // the control: resuming from weights only must not match, or this test proves nothing
   const d = await loadModel(b.save({ optimizer: false }));
-  d.setOptimizer(schedule);
-  await steps(d, M);
+  d.startRun(TEXT, { ...run, steps: M });
+  await d.continueRun();
   assert.notDeepEqual(allWeights(d), allWeights(a));
   for (const m of [straight, resumed, a, b, c, d]) m.dispose();
 });

@@ -1,14 +1,17 @@
 // The command line (bin/wasmformer.js), run as a user runs it: each command, its output,
 // its exit codes, --help everywhere, one-line errors with exit code 2 for bad arguments,
-// Ctrl-C during training (save, exit 130, resume to the very bytes of an uninterrupted run).
+// Ctrl-C during training (save, exit 130, resume to the very bytes of an uninterrupted run),
+// SIGTERM, SIGHUP and a closed output saving too, --out checked before training, periodic
+// checkpoints.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS, createModel, loadModelFile, saveModelFile } from '../../src/js/node.js';
+import { modelHandle } from '../../src/js/model.js';
 
 const BIN = fileURLToPath(new URL('../../bin/wasmformer.js', import.meta.url));
 const CORPUS = fileURLToPath(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url));
@@ -74,6 +77,13 @@ test('bad arguments: one line on stderr, nothing on stdout, exit code 2', () => 
     [['frob'], /unknown command "frob"/],
     [['train', '--stpes', '5'], /unknown option '--stpes'; did you mean --steps\?/],
     [['generate', 'm.wf', '--temprature', '1'], /unknown option '--temprature'; did you mean --temperature\?/],
+    // a shortened flag names the one flag it begins
+    [['generate', 'm.wf', '--temp', '1'], /unknown option '--temp'; did you mean --temperature\?/],
+    [['train', '--val', '0.1'], /unknown option '--val'; did you mean --val-fraction\?/],
+    [['train', '--eval', '10'], /unknown option '--eval' \(see/], // --eval-interval or --eval-mode: no guess
+    // a bare number of seconds or minutes? the unit is required
+    [['train', '--time', '5'], /--time 5 has no unit: write 5s, 5m or 5h/],
+    [['export', 'm.wf', '--out', 'x', '--merge=yes'], /'--merge' does not take an argument/],
     [['train', '--zzzzzz'], /unknown option '--zzzzzz' \(see/],
     [['train', '--steps'], /--steps <value>' argument missing/],
     [['train', '--steps', 'many'], /--steps must be an integer >= 1, not "many"/],
@@ -136,12 +146,16 @@ test('failures: one line on stderr with the core\'s message, exit code 1', () =>
   const cases = [
     [['train', 'short.txt', '--out', 'n.wf'], /^wasmformer train: the training split has \d+ tokens; a window of T = 64 needs at least 65/],
     [['train', 'nonexistent.txt', '--out', 'n.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
+    // the missing input is the problem, not the output that exists
+    [['train', 'nonexistent.txt', '--out', 'exists.wf'], /^wasmformer train: cannot read nonexistent.txt: no such file$/],
+    [['finetune', 'exists.wf', 'nonexistent.txt', '--out', 'exists.wf'], /^wasmformer finetune: cannot read nonexistent.txt: no such file$/],
+    [['finetune', 'nowhere.wf', TEXT, '--out', 'exists.wf'], /^wasmformer finetune: cannot read nowhere.wf: no such file or folder$/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nHead":3}'], /^wasmformer train: .*does not divide/],
     [['train', TEXT, '--out', 'n.wf', '--config', '{"norm":"batchnorm"}'], /^wasmformer train: norm must be one of "layernorm", "rmsnorm", not "batchnorm"/],
     // a misspelled key in --config is refused, naming the key it meant (it used to train the default model)
     [['train', TEXT, '--out', 'n.wf', '--config', '{"nlayer":2}'], /^wasmformer train: unknown key "nlayer" in the config; did you mean "nLayer"\?/],
     // the package's option names become the flags: --val-fraction, not valFraction
-    [['train', 'short400.txt', '--out', 'n.wf'], /^wasmformer train: the validation split has 40 tokens; a window of T = 64 needs at least 65 \(use a longer text, a larger --val-fraction, or --val-fraction 0\)$/],
+    [['train', 'short400.txt', '--out', 'n.wf'], /^wasmformer train: the validation split has 40 tokens; a window of T = 64 needs at least 65 \(more tokens, a larger --val-fraction, or none\)$/],
     [['generate', 'nonexistent.wf'], /^wasmformer generate: cannot read nonexistent.wf: no such file$/],
     [['info', 'garbage.wf'], /^wasmformer info: garbage.wf: .*/],
     [['eval', 'garbage.wf', TEXT], /^wasmformer eval: garbage.wf: /],
@@ -193,7 +207,7 @@ test('train, info, generate and eval on one model', async () => {
   assert.equal(r.code, 0, r.err);
   assert.equal(r.err, '');
   const lines = r.out.trimEnd().split('\n');
-  assert.equal(lines[0], `training micro ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 16 x 32 tokens; saving to m.wf`);
+  assert.equal(lines[0], `training micro ${MICRO}, ${await microParams()} parameters, on part.txt (60,000 characters) until step 60, batches of 16 x 32 tokens; saving to m.wf (a checkpoint every 5m00s)`);
   const progress = lines.slice(1, -1);
   assert.deepEqual(progress.map((l) => Number(l.match(/^step (\d+)\/60 /)?.[1])), [20, 40, 60], r.out);
   for (const l of progress) assert.match(l, /^step \d+\/60 {2}loss \d+\.\d{3} {2}val \d+\.\d{3} {2}[\d.]+k? tok\/s {2}ETA \d+s$/);
@@ -258,7 +272,7 @@ test('train, info, generate and eval on one model', async () => {
   assert.match(done.out, /has finished its run \(step 60 of 60\)/);
   const more = cli(['train', TEXT, '--out', 'm.wf', '--resume', '--steps', '5', '--eval-interval', '20']);
   assert.equal(more.code, 0, more.err);
-  assert.match(more.out, /until step 65,/);
+  assert.match(more.out, /^training m.wf \(step 60\), .* for 5 more steps, batches of 16 x 32 tokens/);
   assert.equal(JSON.parse(cli(['info', 'm.wf', '--json']).out).step, 65);
 });
 
@@ -296,20 +310,51 @@ test('Ctrl-C saves and exits 130; --resume then ends with the bytes of an uninte
   const resumed = cli(['train', TEXT, '--out', 'cut.wf', '--resume']);
   assert.equal(resumed.code, 0, resumed.err);
   assert.match(resumed.out, new RegExp(`^training cut.wf \\(step ${stoppedAt}\\)`));
-  assert.ok(readFileSync(join(dir, 'cut.wf')).equals(readFileSync(join(dir, 'full.wf'))),
-    'interrupted + resumed == uninterrupted, byte for byte');
+  // both files keep their run, whose seconds are the wall clock's: the rest, byte for byte
+  const [cutModel, fullModel] = await Promise.all(['cut.wf', 'full.wf'].map((f) => loadModelFile(join(dir, f))));
+  const { seconds: _a, ...cutRun } = cutModel.run, { seconds: _b, ...fullRun } = fullModel.run;
+  assert.deepEqual(cutRun, fullRun, 'the same run: its steps, last loss and validation');
+  cutModel.endRun();
+  fullModel.endRun();
+  assert.ok(Buffer.from(cutModel.save()).equals(Buffer.from(fullModel.save())), 'interrupted + resumed == uninterrupted, byte for byte');
+  cutModel.dispose();
+  fullModel.dispose();
 });
 
-test('--time trains for a time budget, saves what it spent, and a resume of a spent budget has nothing to do', () => {
+test('--time trains for a time budget and saves what it spent; a resume of a spent budget has nothing to do, and --steps or --time train more (issue 24, defect 1)', async () => {
   const r = cli(['train', TEXT, '--config', MICRO, '--time', '2s', '--eval-interval', '0', '--out', 'timed.wf']);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /for 2s of training, batches of 16 x 32 tokens/);
   assert.match(r.out, /^done: step \d+, /m);
+  const spent = await loadModelFile(join(dir, 'timed.wf'));
+  const { step, lr } = spent, tail = spent.optimizer.lr * spent.optimizer.minLrRatio;
+  spent.dispose();
+  // 40 more steps, at the run's last learning rate: the budget's decayed end, not its peak
+  const steps = cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--steps', '40']);
+  assert.equal(steps.code, 0, steps.err);
+  const more = await loadModelFile(join(dir, 'timed.wf'));
+  assert.equal(more.step, step + 40, `40 more steps: ${steps.out}`);
+  assert.match(steps.out, new RegExp(`^training timed.wf \\(step ${step}\\), .* for 40 more steps, `));
   const again = cli(['train', TEXT, '--out', 'timed.wf', '--resume']);
   assert.equal(again.code, 0, again.err);
-  assert.match(again.out, /has finished its run \(2s of 2s\): nothing to do$/m);
+  assert.match(again.out, /has finished its run \(\d+s of 2s\): nothing to do; --steps N or --time T trains more$/m);
+  assert.ok(Math.abs(more.run.lr - tail) < 1e-9 && Math.abs(lr - tail) < 1e-9, `at ${more.run.lr}, the decayed ${tail}`);
+  more.dispose();
+  // and a second more of training
+  const seconds = cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1s']);
+  assert.equal(seconds.code, 0, seconds.err);
+  assert.match(seconds.out, /for 1s more of training, /);
+  const later = await loadModelFile(join(dir, 'timed.wf'));
+  assert.ok(later.step > step + 40 && later.run.seconds >= 3, `${later.step} steps, ${later.run.seconds} s`);
+  later.dispose();
+  // and the same after a run of steps: a second more
+  const counted = cli(['train', TEXT, '--config', MICRO, '--steps', '10', '--eval-interval', '0', '--out', 'counted.wf']);
+  assert.equal(counted.code, 0, counted.err);
+  const timedMore = cli(['train', TEXT, '--out', 'counted.wf', '--resume', '--time', '1s']);
+  assert.equal(timedMore.code, 0, timedMore.err);
+  assert.ok(JSON.parse(cli(['info', 'counted.wf', '--json']).out).step > 10);
   assert.match(cli(['train', TEXT, '--out', 'x.wf', '--time', '5x']).err, /--time must be a duration such as 90s, 5m or 1\.5h, not "5x"/);
-  assert.match(cli(['train', TEXT, '--out', 'timed.wf', '--resume', '--time', '1m']).err, /--time cannot be combined with --resume/);
+  assert.match(cli(['train', TEXT, '--out', 'x.wf', '--time', '5s', '--steps', '3']).err, /--steps and --time: give one/);
 });
 
 test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume trains the rest of the budget and ends when it is spent', async () => {
@@ -326,8 +371,8 @@ test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume 
   const stoppedAt = Number(out.match(/^interrupted at step (\d+); saved tcut.wf/m)?.[1]);
   assert.ok(stoppedAt > 0, out);
   const cut = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
-  const spent = cut.metadata.run.secondsDone;
-  assert.equal(cut.metadata.run.seconds, 4);
+  const spent = cut.run.seconds;
+  assert.equal(cut.run.lastSeconds, 4);
   assert.ok(spent >= 0.5 && spent < 4, `seconds spent when stopped: ${spent}`);
   assert.equal(cut.step, stoppedAt);
 
@@ -343,9 +388,9 @@ test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume 
   assert.ok(done > stoppedAt, lines.at(-1));
   const end = JSON.parse(cli(['info', 'tcut.wf', '--json']).out);
   assert.equal(end.step, done);
-  assert.ok(end.metadata.run.secondsDone >= 4 && end.metadata.run.secondsDone < 5, `the budget is spent, not overrun: ${end.metadata.run.secondsDone}`);
+  assert.ok(end.run.seconds >= 4 && end.run.seconds < 5, `the budget is spent, not overrun: ${end.run.seconds}`);
   const last = cli(['train', TEXT, '--out', 'tcut.wf', '--resume']);
-  assert.match(last.out, /has finished its run \(4s of 4s\): nothing to do$/m);
+  assert.match(last.out, /has finished its run \(4s of 4s\): nothing to do/m);
 });
 
 test('on a terminal, progress is one line redrawn in place with a bar', (t) => {
@@ -382,8 +427,10 @@ test('export to safetensors and import back: the same model', async () => {
   assert.equal(t.code, 0, t.err);
   const e = cli(['export', 'x.wf', '--format', 'safetensors', '--out', 'hf']);
   assert.equal(e.code, 0, e.err);
-  assert.equal(e.out, `wrote ${join('hf', 'model.safetensors')}, ${join('hf', 'config.json')}, ${join('hf', 'tokenizer.wft')}\n`);
-  assert.equal(JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8')).n_layer, 1);
+  assert.equal(e.out, `wrote ${['model.safetensors', 'config.json', 'tokenizer.wft', 'tokenizer.json', 'wasmformer.sha256'].map((f) => join('hf', f)).join(', ')}\n`);
+  // micro's shape (RoPE, LayerNorm, biases) is GPT-NeoX's
+  const hf = JSON.parse(readFileSync(join(dir, 'hf/config.json'), 'utf8'));
+  assert.deepEqual([hf.model_type, hf.num_hidden_layers], ['gpt_neox', 1]);
   const i = cli(['import', 'hf', '--out', 'back.wf']);
   assert.equal(i.code, 0, i.err);
   assert.equal(i.out, `wrote back.wf: decoder, 1 layers, d_model 32, ${await microParams()} parameters, char tokenizer\n`);
@@ -414,10 +461,12 @@ test('import a llama2.c model with its tokenizer.bin; a folder brings its tokeni
   assert.equal(bad.code, 1);
   assert.match(bad.err, /l2c\.bin: tokenizer\.bin/);
   assert.equal(cli(['import', '.', '--tokenizer', tokBin, '--out', 'x2.wf']).code, 2, '--tokenizer goes with a model file');
-  // a folder with a tokenizer.json and no tokenizer.wft: the model comes back with it
+  // a folder with a tokenizer.json and no tokenizer.wft (nor the record of an export, as
+  // Hugging Face writes it): the model comes back with it
   const e = cli(['export', 'l2c.wf', '--out', 'hf2']);
   assert.equal(e.code, 0, e.err);
   rmSync(join(dir, 'hf2', 'tokenizer.wft'));
+  rmSync(join(dir, 'hf2', 'wasmformer.sha256'));
   writeFileSync(join(dir, 'hf2', 'tokenizer.json'), readFileSync(new URL('../fixtures/tokenizers/llama.json', import.meta.url)));
   const i = cli(['import', 'hf2', '--out', 'hf2.wf']);
   assert.equal(i.code, 0, i.err);
@@ -491,14 +540,55 @@ test('--eval-mode windows validates on all of the held-out split, with bits per 
   const bad = cli(['train', TEXT, '--eval-mode', 'all', '--out', 'x.wf']);
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--eval-mode must be sample or windows, not "all"/);
-  // the mode is in the run plan: a resumed run keeps it
-  assert.equal(JSON.parse(cli(['info', 'w.wf', '--json']).out).metadata.run.evalMode, 'windows');
+  // the mode is the run's, in the file: a resumed run keeps it
+  assert.equal(JSON.parse(cli(['info', 'w.wf', '--json']).out).run.evalMode, 'windows');
   const resumed = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--steps', '10']);
   assert.equal(resumed.code, 0, resumed.err);
   assert.match(resumed.out, /^step 30\/30 .*val \d+\.\d{3} \(\d+\.\d{3} bpc\)/m, resumed.out);
   const other = cli(['train', TEXT, '--out', 'w.wf', '--resume', '--eval-mode', 'sample']);
   assert.equal(other.code, 2);
   assert.match(other.err, /--eval-mode sample differs from the run saved in w.wf \(windows\); a resumed run keeps it/);
+});
+
+test('finetune of the default model: --peft writes GPT-NeoX adapters; counts its own steps; refuses an impossible --peft before training; saves whatever happens to the adapters', async () => {
+  // the model `wasmformer train` makes by default (micro: RoPE, LayerNorm, biases), trained 30 steps
+  const d = cli(['train', TEXT, '--steps', '30', '--eval-interval', '0', '--out', 'neox-base.wf']);
+  assert.equal(d.code, 0, d.err);
+  const f = cli(['finetune', 'neox-base.wf', TEXT, '--steps', '10', '--eval-interval', '0', '--peft', 'neox-adapter', '--out', 'neox-tuned.wf']);
+  assert.equal(f.code, 0, f.err);
+  assert.match(f.out, /step 10\/10 /, 'progress counts this run\'s 10 steps, not the model\'s 40');
+  assert.doesNotMatch(f.out, /step 40\/40/);
+  assert.match(f.out, /^done: 10 steps \(the model's step 40\), /m);
+  const cfg = JSON.parse(readFileSync(join(dir, 'neox-adapter/adapter_config.json'), 'utf8'));
+  assert.deepEqual(cfg.target_modules, ['query_key_value', 'dense', 'dense_h_to_4h', 'dense_4h_to_h']);
+  assert.ok(existsSync(join(dir, 'neox-tuned.wf')));
+  // the export refuses the adapters in GPTNeoXForCausalLM's files; --merge folds them in
+  const e = cli(['export', 'neox-tuned.wf', '--out', 'neox-hf']);
+  assert.equal(e.code, 1);
+  assert.match(e.err, /LoRA adapters, which a gpt_neox file has no place for: .* \(--merge folds them in\)/);
+  const em = cli(['export', 'neox-tuned.wf', '--merge', '--out', 'neox-hf']);
+  assert.equal(em.code, 0, em.err);
+  assert.equal(JSON.parse(readFileSync(join(dir, 'neox-hf/config.json'), 'utf8')).model_type, 'gpt_neox');
+  assert.ok(existsSync(join(dir, 'neox-hf/tokenizer.json')), 'the char tokenizer as a tokenizer.json');
+  // a model PEFT has no names for (Post-LN): refused before the first step, nothing written
+  assert.equal(cli(['train', TEXT, '--config', JSON.stringify({ ...JSON.parse(MICRO), block: 'post_ln' }), '--steps', '5', '--eval-interval', '0', '--out', 'postln.wf']).code, 0);
+  const t0 = Date.now();
+  const p = cli(['finetune', 'postln.wf', TEXT, '--steps', '400', '--eval-interval', '0', '--peft', 'never', '--out', 'postln-tuned.wf']);
+  assert.equal(p.code, 1);
+  assert.match(p.err, /--peft: PEFT names the modules of a Hugging Face class; this model is not GPT-2-, GPT-NeoX- or Llama-shaped .*; nothing was trained/);
+  assert.doesNotMatch(p.out, /step \d+\/400/, 'no step was taken');
+  assert.ok(!existsSync(join(dir, 'postln-tuned.wf')) && !existsSync(join(dir, 'never')));
+  console.log(`refused before training in ${Date.now() - t0} ms`);
+  // the adapters cannot be written (--peft names a file): the checkpoint is saved all the same
+  writeFileSync(join(dir, 'a-file'), 'x');
+  const w = cli(['finetune', 'neox-base.wf', TEXT, '--steps', '5', '--eval-interval', '0', '--peft', 'a-file', '--out', 'saved-anyway.wf']);
+  assert.equal(w.code, 1);
+  assert.match(w.out, /^done: 5 steps .*; saved saved-anyway\.wf/m);
+  assert.match(w.err, /--peft a-file: .*\(saved-anyway\.wf is saved\)/);
+  const saved = await loadModelFile(join(dir, 'saved-anyway.wf'));
+  assert.equal(saved.step, 35);
+  assert.deepEqual(saved.lora?.rank, 8);
+  saved.dispose();
 });
 
 test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tensors chosen by name; train --resume continues it', async () => {
@@ -510,7 +600,7 @@ test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tenso
   assert.equal(f.code, 0, f.err);
   assert.match(f.out, /^fine-tuning basehf on part\.txt \(60,000 characters\): LoRA rank 4 \(alpha 8\) on q, v; [\d,]+ of [\d,]+ parameters train/);
   assert.match(f.out, /wrote adapter[/\\]adapter_model\.safetensors, adapter[/\\]adapter_config\.json \(their base: basehf\)/);
-  assert.match(f.out, /done: step 20, loss [\d.]+, val [\d.]+/, 'a model folder holds no steps: 20 now');
+  assert.match(f.out, /done: 20 steps \(the model's step 20\), loss [\d.]+, val [\d.]+/, 'a model folder holds no steps: 20 now');
   assert.deepEqual(JSON.parse(readFileSync(join(dir, 'adapter/adapter_config.json'), 'utf8')).target_modules, ['q_proj', 'v_proj']);
   const tuned = await loadModelFile(join(dir, 'tuned.wf'));
   assert.deepEqual(tuned.lora, { rank: 4, alpha: 8, targets: ['q', 'v'] });
@@ -543,4 +633,128 @@ test('finetune: LoRA on a model folder, its PEFT adapters, a merged model, tenso
     assert.match(e.err, re, args.join(' '));
     assert.equal(e.out, '', `${args.join(' ')}: nothing on stdout`);
   }
+});
+
+/** Runs `wasmformer train` on a micro model in a child process, which `onLine` may signal or
+ * cut off (it sees stdout so far); resolves to {code, out, err}. */
+function trainChild(out, extra, onLine) {
+  const child = spawn(process.execPath, [BIN, 'train', TEXT, '--config', MICRO, '--steps', '100000', '--batch', '4', '--eval-interval', '20',
+    '--seed', '2', '--out', out, ...extra], { cwd: dir });
+  let stdout = '', stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => { stderr += d; });
+  child.stdout.on('data', (d) => {
+    stdout += d;
+    onLine(child, stdout);
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out: stdout, err: stderr })));
+}
+
+test('SIGTERM and SIGHUP save like Ctrl-C (exit 143, 129), a closed terminal too; the file holds the steps done', async () => {
+  for (const [signal, code, closeOutput] of [['SIGTERM', 143, false], ['SIGHUP', 129, false], ['SIGHUP', 129, true]]) {
+    const file = `${signal}${closeOutput ? '-closed' : ''}.wf`;
+    const r = await trainChild(file, ['--checkpoint-every', '0'], (child, out) => {
+      if (/^step 20\//m.test(out) && !child.killed) {
+        child.kill(signal);
+        // a terminal that went away: every later write fails (EPIPE), and the run must not
+        // exit on that before it has saved
+        if (closeOutput) child.stdout.destroy();
+      }
+    });
+    assert.equal(r.code, code, `${signal}: ${r.out}${r.err}`);
+    assert.equal(r.err, '');
+    const m = await loadModelFile(join(dir, file));
+    assert.ok(m.step >= 20 && m.step < 100000, `${signal}: the file holds the steps done (${m.step})`);
+    if (!closeOutput) assert.match(r.out, new RegExp(`^interrupted at step ${m.step}; saved ${file} `, 'm'));
+    m.dispose();
+  }
+  // output piped into a program that leaves (head): the run stops, saves, exits 141 (SIGPIPE's)
+  const r = await trainChild('piped.wf', [], (child, out) => { if (/^step 20\//m.test(out)) child.stdout.destroy(); });
+  assert.equal(r.code, 141, r.err);
+  const m = await loadModelFile(join(dir, 'piped.wf'));
+  assert.ok(m.step >= 20, `saved at ${m.step}`);
+  m.dispose();
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left behind');
+});
+
+test('--out is checked before the first step: a missing or read-only folder, a folder as the file, no room', async () => {
+  const ro = join(dir, 'read-only');
+  mkdirSync(ro, { mode: 0o555 });
+  // root writes into a 0555 folder regardless: sysfs refuses everyone
+  const readOnly = process.getuid?.() === 0 ? '/sys/model.wf' : join(ro, 'model.wf');
+  for (const [args, re] of [
+    [['--out', join(dir, 'nowhere', 'model.wf')], /^wasmformer train: --out \S+nowhere\/model\.wf: the folder \S+nowhere does not exist; nothing was trained$/],
+    [['--out', readOnly], new RegExp(`^wasmformer train: --out ${readOnly} cannot be written: (permission denied \\(EACCES\\)|the file system is read-only \\(EROFS\\)); nothing was trained$`)],
+    [['--out', dir, '--force'], /--out \S+ is a folder: give a file name/],
+  ]) {
+    // (100,000 steps would take minutes: the refusal must come before the first)
+    const r = cli(['train', TEXT, '--config', MICRO, '--steps', '100000', ...args], { timeout: 60000 });
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.err.trim(), re);
+    assert.doesNotMatch(r.err, /\.tmp/, 'the message names the target, not the temporary file');
+    assert.doesNotMatch(r.out, /^step /m, 'not one step was trained');
+  }
+  // a resumed run is checked too, before its first step
+  assert.equal(cli(['train', TEXT, '--config', MICRO, '--steps', '5', '--eval-interval', '0', '--out', 'r.wf']).code, 0);
+  const { preflightOut, fileBytes } = await import('../../bin/keep-run.js');
+  // no room: the file system's free space (statfs) against the model's size
+  await assert.rejects(preflightOut(join(dir, 'r.wf'), 1e18), /^Error: --out \S+r\.wf: the model file needs about 1000000000000\.0 MB and \S+ has [\d.]+ MB free; nothing was trained$/);
+  const m = await loadModelFile(join(dir, 'r.wf'));
+  const bytes = fileBytes(m);
+  assert.ok(bytes >= readFileSync(join(dir, 'r.wf')).length, `the estimate ${bytes} covers the file`);
+  await preflightOut(join(dir, 'r.wf'), bytes);
+  m.dispose();
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'the probe file is removed');
+});
+
+test('a checkpoint every --checkpoint-every while training: a run killed outright loses at most that', async () => {
+  let seen = null;
+  const r = await trainChild('ckpt.wf', ['--checkpoint-every', '1s'], (child, out) => {
+    const m = out.match(/^checkpoint: step (\d+) saved to ckpt\.wf$/m);
+    if (m && !child.killed) {
+      seen = Number(m[1]);
+      child.kill('SIGKILL'); // no handler runs: only what the checkpoint wrote survives
+    }
+  });
+  assert.equal(r.code, null, 'killed');
+  assert.match(r.out, /saving to ckpt\.wf \(a checkpoint every 1s\)/);
+  assert.ok(seen > 0, r.out);
+  const m = await loadModelFile(join(dir, 'ckpt.wf'));
+  assert.equal(m.step, seen, 'the file is the checkpoint of the step it names');
+  m.dispose();
+  // the checkpoint resumes exactly: resumed to step 300, it is the run that went to 300
+  // straight (the checkpoint, like Ctrl-C, is the state after its step)
+  if (seen < 300) {
+    const full = cli(['train', TEXT, '--config', MICRO, '--steps', '300', '--batch', '4', '--eval-interval', '20', '--seed', '2', '--checkpoint-every', '0', '--out', 'ckpt-full.wf']);
+    assert.equal(full.code, 0, full.err);
+    // the killed run planned 100000 steps: finish it at 300 with the same schedule
+    const resumed = cli(['train', TEXT, '--out', 'ckpt.wf', '--resume', '--steps', String(300 - seen), '--checkpoint-every', '0']);
+    assert.equal(resumed.code, 0, resumed.err);
+    assert.equal(JSON.parse(cli(['info', 'ckpt.wf', '--json']).out).step, 300);
+  }
+  const off = cli(['train', TEXT, '--config', MICRO, '--steps', '30', '--eval-interval', '0', '--checkpoint-every', '0', '--out', 'no-ckpt.wf']);
+  assert.equal(off.code, 0, off.err);
+  assert.doesNotMatch(off.out, /checkpoint/);
+  assert.match(cli(['train', TEXT, '--checkpoint-every', '5x', '--out', 'y.wf']).err, /--checkpoint-every must be a duration such as 90s, 5m or 1\.5h, or 0, not "5x"/);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
+});
+
+test('info --json reads a file whose note nests 500,000 levels; export to a folder that cannot be made fails at once', async () => {
+  const m = await createModel({ preset: 'micro', ...JSON.parse(MICRO) }, { text: 'a small text of few letters' });
+  const core = modelHandle(m);
+  core.rt.modelSetNote(core.h, new TextEncoder().encode(`${'['.repeat(500000)}${']'.repeat(500000)}`));
+  await saveModelFile(m, join(dir, 'deep-note.wf'));
+  m.dispose();
+  const i = cli(['info', 'deep-note.wf', '--json']);
+  assert.equal(i.code, 0, i.err);
+  assert.equal(JSON.parse(i.out).metadata, null);
+  const t0 = Date.now();
+  const e = cli(['export', 'deep-note.wf', '--out', '/proc/exp'], { timeout: 20000 });
+  assert.equal(e.code, 1, `it ended (it spun at 100 % CPU before): ${e.err}`);
+  assert.match(e.err, /^wasmformer export: cannot create the folder \/proc\/exp: \/proc takes no new folders/);
+  assert.ok(Date.now() - t0 < 15000);
+  const k = cli(['generate', 'deep-note.wf', '--top-k', '1e12', '--tokens', '2']);
+  assert.equal(k.code, 1);
+  assert.match(k.err, /--top-k must be an integer >= 0 \(0 = off\), not 1000000000000/);
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { CONFIG_FIELDS, OPTIM_FIELDS, WorkerModel, WorkerSeq2Seq, createModel, load, resolveConfig } from '../../src/js/node.js';
-import { fromNative, toNative } from '../../src/js/config.js';
+import { PRESETS, PRESET_STEPS, RUN_DEFAULTS, fromNative, toNative } from '../../src/js/config.js';
 import { WORKER_OPS } from '../../src/js/worker-ops.js';
 
 const f32 = (x) => (typeof x === 'number' ? Math.fround(x) : x);
@@ -19,6 +19,28 @@ test('the table\'s defaults are the core\'s (wf_config_default, wf_optim_default
   for (const f of OPTIM_FIELDS) assert.equal(f32(f.default), optim[f.name], `optimizer ${f.name}`);
   assert.deepEqual(Object.keys(config), CONFIG_FIELDS.map((f) => f.name));
   assert.deepEqual(Object.keys(optim), OPTIM_FIELDS.map((f) => f.name));
+});
+
+test('the run defaults and the presets are the core\'s (wf_preset: src/presets.h, one table)', async () => {
+  const rt = await load({ threads: 1 });
+  const none = rt.preset(null);
+  assert.deepEqual(Object.fromEntries(Object.entries(none.run).map(([k, v]) => [k, v])),
+    Object.fromEntries(Object.entries(RUN_DEFAULTS).map(([k, v]) => [k, f32(v)])), 'RUN_DEFAULTS is wf_run\'s defaults');
+  assert.deepEqual(fromNative(none.config), fromNative(rt.configDefault()));
+  for (const [name, p] of Object.entries(PRESETS)) {
+    const c = rt.preset(name), cfg = fromNative(c.config);
+    for (const k of ['nLayer', 'nHead', 'dModel', 'dFF', 'context', 'vocabSize', 'positions']) {
+      assert.equal(cfg[k], p[k] ?? resolveConfig(name)[k], `${name} ${k}`);
+    }
+    assert.equal(c.optim.lr, f32(p.lr), `${name} lr`);
+    assert.equal(c.optim.beta2, f32(p.beta2 ?? OPTIM_FIELDS.find((f) => f.name === 'beta2').default), `${name} beta2`);
+    assert.equal(c.optim.muon, p.muon ?? 0, `${name} muon`);
+    assert.equal(c.run.batchSize, p.batchSize, `${name} batchSize`);
+    assert.equal(c.run.steps, PRESET_STEPS[name], `${name} steps`);
+  }
+  assert.equal(rt.preset('huge'), null, 'no such preset');
+  // tiny's shape is the rows' defaults: a config without a preset is filled from it
+  assert.deepEqual(fromNative(rt.preset('tiny').config), fromNative(rt.configDefault()));
 });
 
 /** Values just outside a row's range (none where the type has no room). */

@@ -4,8 +4,12 @@
 // weights, AdamW moments, step, schedule, sampler state, tokenizer) do not change.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  checkConfig, createModel, createTokenizer, createWorkerModel, estimateMemory, load, WfError,
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadModel,
+  checkConfig, createModel, createSeq2Seq, createTokenizer, createWorkerModel, estimateMemory, exportPeftDir, exportSafetensorsDir,
+  importSafetensorsDir, load, loadModelFile, saveModelFile, WfError,
 } from '../../src/js/node.js';
 import { modelHandle } from '../../src/js/model.js';
 
@@ -85,6 +89,9 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const heapSize = rt.heapSize, inUse = rt.heapInUse();
   const want = `the model needs ${(est.total / 1e9).toFixed(2)} GB before activations; this build addresses at most 4.29 GB`;
   await assert.rejects(createModel(big), (e) => e.code === 'WF_ERR_NOMEM' && e.message === want, want);
+  // checkConfig reads the core's verdict (wf_config_memory), not a copy of its bound
+  assert.deepEqual(await checkConfig(big), { code: 'WF_ERR_NOMEM', message: want });
+  assert.equal(est.budget, 0.95 * 2 ** 32, "the core's budget: 95% of the 4 GB a wasm module addresses");
   assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   assert.equal(rt.heapInUse(), inUse, 'nothing was allocated (or everything was freed)');
 
@@ -93,7 +100,7 @@ test('E5: sizes beyond the 4 GB wasm memory are refused before allocating, with 
   const model = await trained();
   const B = 2 ** 22;
   const need = (await estimateMemory(SMALL, B, 16)).activations;
-  const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations`;
+  const batchMsg = `a batch of ${B} x 16 needs ${(need / 1e9).toFixed(2)} GB of activations; this build allows at most 4.08 GB`;
   await refuses(model, () => model.train(TEXT, { steps: 1, batchSize: B }), 'WF_ERR_NOMEM', new RegExp(batchMsg));
   assert.equal(rt.heapSize, heapSize, 'the wasm memory did not grow');
   // a batch size past int32 would wrap to 0 in C's estimate: refused on its ids' size
@@ -121,6 +128,54 @@ test('E6: token ids out of range', async () => {
   await refuses(model, () => model.train(Int32Array.from({ length: 400 }, (_, i) => (i % 7 ? i % 40 : 77)), { steps: 1 }),
     'WF_ERR_TOKEN', /token 77/);
   assert.throws(() => model.tokenizer.decode([0, 999]), (e) => e.code === 'WF_ERR_TOKEN');
+  model.dispose();
+});
+
+test('E6: ids that are not int32 integers are refused wherever ids enter the module, never converted', async () => {
+  // before: 2 ** 32 + 1 trained as id 1, NaN as 0, 2.5 as 2, "7" as 7
+  const model = await trained();
+  const ids = Array.from({ length: 16 }, (_, i) => i % 40);
+  const long = Array.from({ length: 400 }, (_, i) => i % 40);
+  const cases = [
+    [2 ** 32 + 1, /4294967297 at position 3 is beyond 32 bits \(ids are int32\)/],
+    [NaN, /NaN at position 3 is not an integer/],
+    [2.5, /2\.5 at position 3 is not an integer/],
+    ['7', /"7" \(a string\) at position 3 is not a number/],
+    [undefined, /undefined at position 3 is not a number/],
+  ];
+  for (const [bad, re] of cases) {
+    const one = [...ids.slice(0, 3), bad, ...ids.slice(4)], many = [...long.slice(0, 3), bad, ...long.slice(4)];
+    await refuses(model, () => model.train(many, { steps: 1 }), 'WF_ERR_TOKEN', new RegExp(`^token ${re.source}`));
+    await refuses(model, () => model.evaluate(many), 'WF_ERR_TOKEN', re);
+    await refuses(model, () => model.trainStep(one, ids, 1, 16), 'WF_ERR_TOKEN', new RegExp(`^batch.inputs value ${re.source}`));
+    await refuses(model, () => model.trainStep(ids, one, 1, 16), 'WF_ERR_TOKEN', new RegExp(`^batch.targets value ${re.source}`));
+    await refuses(model, () => model.forward(one, null, 1, 16), 'WF_ERR_TOKEN', re);
+    await refuses(model, () => model.selfAttention(one), 'WF_ERR_TOKEN', re);
+    assert.throws(() => model.tokenizer.decode(one), (e) => e.code === 'WF_ERR_TOKEN' && re.test(e.message));
+  }
+  // a Uint32Array's 2 ** 32 - 1 would have been target -1, an ignored position
+  const u32 = Uint32Array.from(ids);
+  u32[3] = 2 ** 32 - 1;
+  await refuses(model, () => model.trainStep(ids, u32, 1, 16), 'WF_ERR_TOKEN', /batch.targets value 4294967295 at position 3 is beyond 32 bits/);
+  // lengths are counts, not ids: WF_ERR_ARG
+  await refuses(model, () => modelHandle(model).forwardBatch({ inputs: ids, lengths: [2.5], B: 1, T: 16 }),
+    'WF_ERR_ARG', /batch.lengths value 2\.5 at position 0 is not an integer/);
+
+  // a worker model checks the same, in the worker
+  const wm = await createWorkerModel(SMALL);
+  await wm.train(TEXT, { steps: 1, evalInterval: 0 });
+  await assert.rejects(wm.train([...long.slice(0, 3), 2.5, ...long.slice(4)], { steps: 1 }),
+    (e) => e instanceof WfError && e.code === 'WF_ERR_TOKEN' && /token 2\.5 at position 3 is not an integer/.test(e.message));
+  assert.equal((await wm.info()).step, 1);
+  wm.dispose();
+
+  // an encoder-decoder's sources and targets
+  const s2s = await createSeq2Seq({ nLayer: 1, nEncLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 12 });
+  const before = s2s.model.save();
+  await assert.rejects(s2s.decodeIds([1, 2 ** 32 + 1]), (e) => e.code === 'WF_ERR_TOKEN' && /token 4294967297 at position 1/.test(e.message));
+  assert.throws(() => s2s.trainStep([[[1, 2], [3, 2.5]]]), (e) => e.code === 'WF_ERR_TOKEN' && /token 2\.5 at position 1/.test(e.message));
+  assert.ok(same(s2s.model.save(), before), 'the encoder-decoder is unchanged');
+  s2s.dispose();
   model.dispose();
 });
 
@@ -237,7 +292,10 @@ test('E12: learning rates that are NaN, negative or infinite; other settings out
     await refuses(model, () => model.setOptimizer(opts), 'WF_ERR_ARG', re);
   }
   for (const [opts, re] of [[{ temperature: -1 }, /temperature must be a finite number >= 0/], [{ temperature: NaN }, /temperature/],
-    [{ topK: -2 }, /topK must be >= 0/], [{ topP: 0 }, /topP must be in \(0, 1\]/], [{ topP: 1.5 }, /topP/]]) {
+    [{ topK: -2 }, /topK must be >= 0/], [{ topP: 0 }, /topP must be in \(0, 1\]/], [{ topP: 1.5 }, /topP/],
+    // what int32 cannot hold, shown as given (1e12 once read "not -727379968"; 2.5 ran as 2)
+    [{ topK: 1e12 }, /^topK must be an integer >= 0 \(0 = off\), not 1000000000000$/], [{ topK: 2.5 }, /^topK must be an integer >= 0 \(0 = off\), not 2\.5$/],
+    [{ topK: -1e12 }, /not -1000000000000$/]]) {
     await refuses(model, () => model.generateText('the', opts), 'WF_ERR_ARG', re);
   }
   await refuses(model, () => model.setTensor('lnfw', new Float32Array(16).fill(NaN)), 'WF_ERR_ARG', /value 0 of tensor "lnfw" is NaN/);
@@ -313,6 +371,44 @@ test('E14: concurrent calls on one model, in this thread and in a worker', async
   wm.dispose();
 });
 
+test('E14: inside a training call\'s onProgress, save() and setMetadata() run (a checkpoint of that step); nothing else does', async () => {
+  const model = await trained();
+  const schedule = { warmup: 5, decaySteps: 35, evalInterval: 0, yieldMs: 0 };
+  const checkpoints = new Map();
+  const busy = (e) => e instanceof WfError && e.code === 'WF_ERR_BUSY';
+  await model.train(TEXT, {
+    ...schedule, steps: 40,
+    onProgress: (p) => {
+      if (p.step % 10 !== 0) return;
+      model.setMetadata({ at: p.step });
+      checkpoints.set(p.step, model.save());
+      for (const call of [() => model.load(new Uint8Array(8)), () => model.setOptimizer({ lr: 1e-3 }), () => model.trainStep([1], [1], 1, 1)]) {
+        assert.throws(call, busy);
+      }
+    },
+  });
+  assert.deepEqual([...checkpoints.keys()], [10, 20, 30, 40]); // the model's steps (3 before the call)
+  // a checkpoint is the model after that step: an identical run stopped there saves the same bytes
+  const straight = await trained();
+  const ac = new AbortController();
+  await assert.rejects(straight.train(TEXT, { ...schedule, steps: 40, signal: ac.signal, onProgress: (p) => { if (p.step === 20) ac.abort(); } }),
+    (e) => e.name === 'AbortError');
+  straight.setMetadata({ at: 20 });
+  // the run in each (src/run.c) counts wall-clock seconds, which no two runs share: the rest
+  // of the state, the run ended in both, byte for byte
+  const at20 = await loadModel(checkpoints.get(20));
+  at20.endRun();
+  straight.endRun();
+  assert.ok(same(at20.save(), straight.save()), 'the checkpoint of step 20 is the model stopped at step 20');
+  at20.dispose();
+  // outside the callback the call still holds the model
+  const running = model.train(TEXT, { steps: 50, yieldMs: 0, evalInterval: 0 });
+  assert.throws(() => model.save(), busy);
+  assert.throws(() => model.setMetadata(null), busy);
+  await running;
+  for (const m of [model, straight]) m.dispose();
+});
+
 test('E15: hostile files are refused by the hardened loaders (details: checkpoint, safetensors and fuzz tests)', async () => {
   const model = await trained();
   const good = model.save();
@@ -350,4 +446,111 @@ test('E17: fine-tuning misuse: masks, names, layers, LoRA settings, a frozen mod
   model.trainOnly([]);
   await refuses(model, () => model.train(TEXT, { steps: 1 }), 'WF_ERR_STATE', /every tensor is frozen: nothing to train/);
   model.dispose();
+});
+
+test('E20: metadata JSON cannot hold, or nested past 64 levels, is refused with a code; such a note in a file reads as null, in a worker too', async () => {
+  const model = await trained();
+  model.setMetadata({ run: { steps: 3 } });
+  const cycle = { a: [1] };
+  cycle.a.push(cycle);
+  let deep = [];
+  for (let i = 0; i < 200000; i++) deep = [deep];
+  const nest = (n) => { let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; };
+  for (const [value, re] of [
+    [cycle, /^metadata must be a JSON value: it contains a cycle/],
+    [{ big: [10n] }, /^metadata must be a JSON value: it holds a BigInt \(10n\)/],
+    [deep, /^metadata nests arrays and objects more than 64 levels deep$/],
+    [nest(65), /more than 64 levels deep/],
+    [() => 1, /^metadata must be a JSON value \(an object, array/],
+  ]) await refuses(model, () => model.setMetadata(value), 'WF_ERR_ARG', re);
+  assert.deepEqual(model.metadata, { run: { steps: 3 } }, 'the metadata is as it was');
+  // 64 levels, and an object shared by two keys (no cycle), are fine
+  const shared = { x: 1 };
+  model.setMetadata({ a: shared, b: shared, deep: nest(63) });
+  assert.deepEqual(model.metadata, { a: { x: 1 }, b: { x: 1 }, deep: nest(63) });
+
+  // a note another program wrote, 500,000 levels deep: a valid file, whose metadata is not
+  // read (building it would overflow the stack of a worker's reply and of JSON.stringify)
+  const core = modelHandle(model);
+  core.rt.modelSetNote(core.h, new TextEncoder().encode(`${'['.repeat(500000)}${']'.repeat(500000)}`));
+  assert.equal(model.metadata, null);
+  JSON.stringify(model.info());
+  const wm = await createWorkerModel(SMALL);
+  await wm.load(model.save());
+  assert.equal((await wm.info()).metadata, null, 'a worker loads it and answers');
+  wm.dispose();
+  // brackets inside strings are text, not nesting
+  core.rt.modelSetNote(core.h, new TextEncoder().encode(JSON.stringify({ s: '['.repeat(1000) + '\\"[' })));
+  assert.deepEqual(model.metadata, { s: `${'['.repeat(1000)}\\"[` });
+  model.dispose();
+});
+
+test('E21: where files go: a symbolic link is saved through, a folder that cannot be made fails at once, an export never leaves another model\'s tokenizer', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-e21-'));
+  try {
+    const model = await trained();
+    // a link to a model file: the file it points to is replaced atomically, the link stays
+    mkdirSync(join(dir, 'runs'));
+    await saveModelFile(model, join(dir, 'runs', 'a.wf'));
+    symlinkSync(join('runs', 'a.wf'), join(dir, 'latest.wf'));
+    symlinkSync(join('runs', 'b.wf'), join(dir, 'next.wf')); // a link to a file yet to be
+    await model.train(TEXT, { steps: 2, evalInterval: 0 });
+    await saveModelFile(model, join(dir, 'latest.wf'));
+    await saveModelFile(model, join(dir, 'next.wf'));
+    assert.ok(lstatSync(join(dir, 'latest.wf')).isSymbolicLink() && lstatSync(join(dir, 'next.wf')).isSymbolicLink(), 'the links stay links');
+    for (const f of ['a.wf', 'b.wf']) assert.equal((await loadModelFile(join(dir, 'runs', f))).step, model.step, `${f} was written`);
+    assert.deepEqual(readdirSync(join(dir, 'runs')).sort(), ['a.wf', 'b.wf'], 'no temporary file left');
+    symlinkSync('loop2', join(dir, 'loop1'));
+    symlinkSync('loop1', join(dir, 'loop2'));
+    await assert.rejects(saveModelFile(model, join(dir, 'loop1')), (e) => e.code === 'ELOOP' && e.message.includes(join(dir, 'loop1')));
+    // a write that fails names the file asked for, not the temporary file
+    await assert.rejects(saveModelFile(model, join(dir, 'missing', 'm.wf')),
+      (e) => e.code === 'ENOENT' && e.message === `cannot write ${join(dir, 'missing', 'm.wf')}: its folder does not exist (ENOENT)`);
+
+    // procfs answers mkdir with ENOENT under a folder that exists: recursive mkdir looped
+    // forever at 100 % CPU; the exports now fail at once
+    const t0 = Date.now();
+    await assert.rejects(exportSafetensorsDir(model, '/proc/exp'),
+      (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && /^cannot create the folder \/proc\/exp: \/proc takes no new folders/.test(e.message));
+    await assert.rejects(exportSafetensorsDir(model, '/proc/exp/deeper'), (e) => e.code === 'WF_ERR_ARG');
+    await assert.rejects(exportSafetensorsDir(model, join(dir, 'latest.wf', 'x')), (e) => e.code === 'WF_ERR_ARG' && /a part of the path is a file, not a folder \(ENOTDIR\)/.test(e.message));
+    await assert.rejects(exportSafetensorsDir(model, join(dir, 'runs', 'a.wf')), (e) => e.code === 'WF_ERR_ARG' && /: it is a file, not a folder$/.test(e.message));
+    const lora = await trained();
+    lora.addLora({ rank: 2, targets: ['q'] });
+    await assert.rejects(exportPeftDir(lora, '/proc/exp'), (e) => e.code === 'WF_ERR_ARG');
+    lora.dispose();
+    assert.ok(Date.now() - t0 < 5000, `the refusals took ${Date.now() - t0} ms`);
+
+    // an export of a model without a tokenizer into an earlier export's folder: the old
+    // tokenizer goes, and its import has none
+    const out = join(dir, 'hf');
+    assert.deepEqual(await exportSafetensorsDir(model, out), ['model.safetensors', 'config.json', 'tokenizer.wft', 'tokenizer.json', 'wasmformer.sha256']);
+    const oldTokenizer = readFileSync(join(out, 'tokenizer.wft'));
+    const bare = await createModel(SMALL);
+    await bare.train(Int32Array.from({ length: 400 }, (_, i) => (i * 7) % 40), { steps: 2, evalInterval: 0 });
+    assert.deepEqual(await exportSafetensorsDir(bare, out), ['model.safetensors', 'config.json', 'wasmformer.sha256']);
+    assert.deepEqual(readdirSync(out).sort(), ['config.json', 'model.safetensors', 'wasmformer.sha256']);
+    const imported = await importSafetensorsDir(out);
+    assert.equal(imported.tokenizer, null, 'no tokenizer: the weights were exported without one');
+    imported.dispose();
+    // one put back from the earlier export is refused by name, not paired with these weights
+    writeFileSync(join(out, 'tokenizer.wft'), oldTokenizer);
+    await assert.rejects(importSafetensorsDir(out), (e) => e instanceof WfError && e.code === 'WF_ERR_FORMAT'
+      && e.message.startsWith(`${join(out, 'tokenizer.wft')} is not the tokenizer exported with these weights: ${join(out, 'wasmformer.sha256')}, the export's record, lists no tokenizer.wft`));
+    // another model's export with a tokenizer of its own: its tokenizer, by its hash
+    await exportSafetensorsDir(model, out);
+    const other = join(dir, 'other');
+    const another = await createModel(SMALL);
+    await another.train('a different text, other letters: xyz. '.repeat(50), { steps: 2, evalInterval: 0 });
+    await exportSafetensorsDir(another, other);
+    cpSync(join(other, 'tokenizer.wft'), join(out, 'tokenizer.wft'));
+    await assert.rejects(importSafetensorsDir(out), (e) => e.code === 'WF_ERR_FORMAT' && /gives it another SHA-256/.test(e.message));
+    // without the record (a folder Hugging Face or PyTorch wrote) a tokenizer is taken as found
+    rmSync(join(out, 'wasmformer.sha256'));
+    const paired = await importSafetensorsDir(out);
+    assert.equal(paired.tokenizer.vocabSize, another.tokenizer.vocabSize);
+    for (const m of [paired, another, bare, model]) m.dispose();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -279,10 +279,9 @@ test('tokenizer.json with the weights: export writes it, import brings it, check
   const loaded = await loadModel(imported.save());
   assert.equal(loaded.tokenizer.kind, 'hf');
   assert.equal(loaded.tokenizer.saveJSON(), files['tokenizer.json']);
-  // a char tokenizer has no tokenizer.json form: the .wft alone
+  // a char tokenizer gets both too (its tokenizer.json: the next test)
   const char = await createModel({ vocabSize: 8, context: 8, nLayer: 1, nHead: 2, dModel: 8, dFF: 16 }, { text: 'abc', threads: 1 });
-  assert.deepEqual(Object.keys(exportSafetensors(char)).sort(), ['config.json', 'model.safetensors', 'tokenizer.wft']);
-  assert.throws(() => char.tokenizer.saveJSON(), (e) => e.code === 'WF_ERR_UNSUPPORTED');
+  assert.deepEqual(Object.keys(exportSafetensors(char)).sort(), ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer.wft']);
   // a BPE one gets both, and the model's tokenizer.json alone brings it back as BPE
   const bpeModel = await createModel({ vocabSize: 300, context: 8, nLayer: 1, nHead: 2, dModel: 8, dFF: 16 }, { text: 'hello world '.repeat(50), tokenizer: 'bpe', threads: 1 });
   const bf = exportSafetensors(bpeModel);
@@ -291,6 +290,31 @@ test('tokenizer.json with the weights: export writes it, import brings it, check
   assert.equal(bback.tokenizer.kind, 'bpe');
   assert.deepEqual(bback.tokenizer.save(), bpeModel.tokenizer.save());
   for (const m of [model, imported, loaded, char, bpeModel, bback]) m.dispose();
+});
+
+test("the char tokenizer as a tokenizer.json: @huggingface/tokenizers encodes and decodes it as wasmformer does", async () => {
+  // the default model's tokenizer: the characters of a text; every other character is <unk>, id 0
+  const austen = readFileSync(new URL('../../data/austen/pride_and_prejudice.txt', import.meta.url), 'utf8');
+  const char = await createTokenizer(austen.slice(0, 200_000) + 'é"\\\t\u0001😀\ufffd', { kind: 'char' });
+  const text = char.saveJSON();
+  const ref = new Reference(JSON.parse(text), {});
+  const strings = [austen.slice(300_000, 302_000), 'naïve café <unk> "quoted" \\ \t 😀😀 \u0001', '<unk><unk>', '', ...CORPUS];
+  const a = agreement(ref, char, strings);
+  let decoded = 0;
+  for (const s of strings) if (refDecode(ref, [...char.encode(s)]) === char.decode(char.encode(s))) decoded++;
+  const d = decodeAgreement(ref, char, 300, 11);
+  const unknown = strings.reduce((n, s) => n + [...char.encode(s)].filter((id) => id === 0).length, 0);
+  console.log(`char tokenizer (${char.vocabSize} ids) as tokenizer.json: ${a.tried} strings (${unknown} unknown characters), ids equal ${a.equal}, ` +
+    `decoded equal ${decoded}; ${d.tried} random id sequences, ${d.equal} decoded alike`);
+  assert.ok(unknown > 100, 'the hostile strings bring characters the vocabulary lacks');
+  assert.equal(a.equal, a.tried, `ids differ on ${a.differ.slice(0, 3).map(show).join(', ')}`);
+  assert.equal(decoded, strings.length);
+  assert.equal(d.equal, d.tried);
+  assert.equal(refDecode(ref, [0, ...char.encode('a')]), '\ufffda', '<unk> decodes to U+FFFD, as ours');
+  // read back by wasmformer: a Hugging Face tokenizer that encodes alike
+  const back = await loadTokenizer(text);
+  assert.equal(back.kind, 'hf');
+  for (const s of strings) assert.deepEqual([...back.encode(s)], [...char.encode(s)], show(s));
 });
 
 test('tokenizer.json: components this build does not run are refused by name; bad files say what is wrong', async () => {

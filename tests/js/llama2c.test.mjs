@@ -63,3 +63,26 @@ test('llama2.c: hostile and unsupported files are refused with a reason', async 
       `${code} ${re}`);
   }
 });
+
+/** A llama2.c model file (export.py's legacy layout: the 7-int32 header, then the float32
+ * tensors, the RoPE tables among them) of dim 8, L layers, 2 heads, 10 tokens, 4 positions,
+ * the classifier shared; every weight 0.01. */
+function llama2cFile(L) {
+  const dim = 8, hidden = 16, heads = 2, V = 10, seq = 4, hs = dim / heads;
+  const floats = V * dim + L * (dim + 4 * dim * dim + dim + 3 * hidden * dim) + dim + seq * hs;
+  const b = new DataView(new ArrayBuffer(28 + 4 * floats));
+  [dim, hidden, L, heads, heads, V, seq].forEach((x, i) => b.setInt32(4 * i, x, true));
+  for (let i = 0; i < floats; i++) b.setFloat32(28 + 4 * i, 0.01, true);
+  return new Uint8Array(b.buffer);
+}
+
+test('loadModel on llama2.c files: the core says what the file was, whatever its byte 8 (its layer count)', async () => {
+  const { loadModel } = await import('../../src/js/node.js');
+  for (const L of [1, 2, 3]) {
+    const model = await loadModel(llama2cFile(L), { threads: 1 });
+    const info = model.info();
+    assert.equal(info.config.nLayer, L);
+    assert.equal(info.optimizerState, false, `${L} layers: a llama2.c file has no optimizer state`);
+    model.dispose();
+  }
+});

@@ -129,7 +129,7 @@ test('the LoRA fixtures from PyTorch in the wasm build: logits and loss', async 
 });
 
 test("PEFT: PyTorch's logits for wasmformer's committed adapters, compared without PyTorch", async () => {
-  for (const name of ['gpt2', 'llama']) {
+  for (const name of ['gpt2', 'llama', 'gpt_neox']) {
     const dir = `tests/fixtures/wf_peft_${name}`;
     const model = await importSafetensorsDir(dir);
     const lora = await importPeftDir(model, dir);
@@ -139,7 +139,7 @@ test("PEFT: PyTorch's logits for wasmformer's committed adapters, compared witho
     const err = maxAbs(model.forward(ids.data, null, B, T).logits, torch);
     console.log(`wf_peft_${name}: adapters rank ${lora.rank} on ${lora.targets.join(', ')}: wasm vs PyTorch logits max abs err ${err.toExponential(2)}`);
     assert.ok(err <= 1e-5, `${name}: ${err}`);
-    if (name === 'llama') { // the exporter writes exactly the files PyTorch read
+    { // the exporter writes exactly the files PyTorch read (a fused c_attn's or query_key_value's too: read back at its rank)
       const files = model.exportPeft();
       assert.ok(Buffer.from(files['adapter_model.safetensors']).equals(readFileSync(`${dir}/adapter_model.safetensors`)));
       assert.equal(files['adapter_config.json'], readFileSync(`${dir}/adapter_config.json`, 'utf8'));
@@ -152,7 +152,7 @@ test("PEFT: PyTorch's logits for wasmformer's committed adapters, compared witho
   }
 });
 
-for (const name of ['gpt2', 'llama']) {
+for (const name of ['gpt2', 'llama', 'gpt_neox']) {
   test(`PEFT (${name}): adapters trained in wasmformer reproduce its logits in PyTorch`, async (t) => {
     if (spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status !== 0) {
       t.skip(`${PYTHON} cannot import torch (apt-get install python3-torch): the live PyTorch check is skipped; the committed fixtures stand in`);
@@ -170,6 +170,49 @@ for (const name of ['gpt2', 'llama']) {
     }
   });
 }
+
+test('a fused module\'s adapters come back at the rank and alpha they were trained with (GPT-2\'s c_attn, GPT-NeoX\'s query_key_value)', async () => {
+  for (const positions of ['learned', 'rope']) {
+    const model = await createModel({ nLayer: 2, nHead: 4, dModel: 32, dFF: 64, context: 32, vocabSize: 96, positions, seed: 4 }, { text: TEXT });
+    const base = exportSafetensors(model);
+    model.addLora({ rank: 8, alpha: 16, targets: ['q', 'k', 'v', 'o'] });
+    await model.train(TEXT, { steps: 5, lr: 1e-2, evalInterval: 0 });
+    const files = model.exportPeft();
+    const fused = positions === 'rope' ? 'query_key_value' : 'c_attn';
+    assert.equal(JSON.parse(files['adapter_config.json']).rank_pattern[fused], 24, 'in the file: one adapter of rank 3 x 8');
+    const back = await importSafetensors(base);
+    assert.deepEqual(back.importPeft(files), { rank: 8, alpha: 16, targets: ['q', 'k', 'v', 'o'] }, `${fused}: what was trained`);
+    const ids = model.tokenizer.encode(TEXT.slice(500, 532));
+    assert.deepEqual(back.forward(ids, null, 1, 32).logits, model.forward(ids, null, 1, 32).logits, 'the same adapters, bit for bit');
+    model.dispose();
+    back.dispose();
+  }
+});
+
+test('exportSafetensors never drops LoRA adapters: a Hugging Face layout refuses them; merged, the model exports whole', async () => {
+  for (const [positions, type] of [['learned', 'gpt2'], ['rope', 'gpt_neox'], ['sinusoidal', 'wasmformer']]) {
+    const model = await createModel({ nLayer: 1, nHead: 2, dModel: 16, dFF: 32, context: 16, vocabSize: 96, positions }, { text: TEXT });
+    model.addLora({ rank: 2, targets: 'attn' });
+    await model.train(TEXT, { steps: 3, lr: 1e-2, evalInterval: 0 });
+    const ids = model.tokenizer.encode(TEXT.slice(0, 16));
+    const tuned = model.forward(ids, null, 1, 16).logits;
+    if (type === 'wasmformer') { // its own layout keeps them: the reloaded model is the fine-tuned one
+      const back = await importSafetensors(exportSafetensors(model));
+      assert.deepEqual(back.lora, model.lora);
+      assert.deepEqual(back.forward(ids, null, 1, 16).logits, tuned);
+      back.dispose();
+    } else {
+      assert.throws(() => exportSafetensors(model), (e) => e instanceof WfError && e.code === 'WF_ERR_STATE'
+        && new RegExp(`LoRA adapters, which a ${type} file has no place for: merge them`).test(e.message));
+      model.mergeLora();
+      const back = await importSafetensors(exportSafetensors(model));
+      assert.equal(JSON.parse(exportSafetensors(back)['config.json']).model_type, type);
+      assert.ok(maxAbs(back.forward(ids, null, 1, 16).logits, tuned) < 1e-5, 'the merged export is the fine-tuned model');
+      back.dispose();
+    }
+    model.dispose();
+  }
+});
 
 test('fine-tuning through a worker: addLora, trainOnly, train, exportPeft, mergeLora', async () => {
   const wm = await createWorkerModel(SMALL);
@@ -190,4 +233,18 @@ test('fine-tuning through a worker: addLora, trainOnly, train, exportPeft, merge
   } finally {
     await wm.dispose();
   }
+});
+
+test("PEFT: the base model's name is the core's to write into adapter_config.json", async () => {
+  const model = await createModel(SMALL);
+  await model.train(TEXT, { steps: 2, evalInterval: 0 });
+  model.addLora({ rank: 2, targets: 'attn' });
+  const tricky = 'org/"name"\\\n\u0001 é 😀';
+  for (const base of [undefined, 'meta-llama/Llama-3.2-1B', tricky]) {
+    const text = model.exportPeft(base === undefined ? {} : { baseModel: base })['adapter_config.json'];
+    assert.equal(JSON.parse(text).base_model_name_or_path, base ?? null, String(base));
+    if (base !== undefined) assert.ok(text.includes(`"base_model_name_or_path": ${JSON.stringify(base)},\n`), 'written as JSON.stringify writes it');
+  }
+  assert.throws(() => model.exportPeft({ baseModel: 'a\0b' }), (e) => e.code === 'WF_ERR_ARG' && /without NUL/.test(e.message));
+  model.dispose();
 });

@@ -345,27 +345,26 @@ test('tokenizer round trip and memory estimates', async () => {
   oddModel.dispose();
 });
 
-test('a text trained on again is encoded once: the handle keeps its ids for the next call (the page restarts its call at each sample)', async () => {
+test('a run takes its text once: paused and gone on with, it trains on the core\'s copy, and keeps to that text', async () => {
   const model = await createModel({ ...SMALL, vocabSize: 20 }, { threads: 1 });
-  const opts = { steps: 2, evalInterval: 0, seed: 3 };
-  await model.train(TEXT, opts); // learns the tokenizer, whose ids of TEXT the next call finds
+  const warnings = [];
+  model.startRun(`${TEXT}é`, { steps: 6, evalInterval: 0, seed: 3, onWarning: (w) => warnings.push(w) }); // learns the tokenizer
   let encoded = 0;
   const tok = model.tokenizer, encode = tok.encode.bind(tok);
   tok.encode = (t) => { encoded += t.length > 1; return encode(t); }; // texts, not the unknown-character check's single characters
-  await model.train(TEXT, { ...opts, keepSchedule: true });
-  await model.train((` ${TEXT}`).slice(1), { ...opts, keepSchedule: true }); // another string of the same text (as a worker's message brings it)
-  assert.equal(encoded, 0, 'the same text: its ids kept');
-  const other = `${TEXT.slice(0, -2)} .`; // as long, two characters swapped
-  await model.train(other, { ...opts, keepSchedule: true });
-  assert.equal(encoded, 1, 'another text: encoded');
-  await model.train(TEXT, { ...opts, keepSchedule: true });
-  assert.equal(encoded, 2, 'one text kept at a time');
-  // characters the tokenizer lacks are still said at every call, from the one encoding
-  const warnings = [];
-  for (let i = 0; i < 2; i++) await model.train(`${TEXT}é`, { ...opts, keepSchedule: true, onWarning: (w) => warnings.push(w) });
-  assert.equal(encoded, 3);
-  assert.equal(warnings.length, 2);
-  assert.equal(warnings[0], warnings[1]);
-  assert.match(warnings[0], /\(1 of [\d]+\) are characters the model's tokenizer does not know \("é"\)/);
+  for (let i = 0; i < 3; i++) await model.continueRun({ steps: 1 }); // paused after each step
+  assert.equal(encoded, 0, 'continueRun takes no text: the run has its tokens');
+  assert.equal(model.run.steps, 3);
+  // going on with another text is refused, and the run is as it was
+  await assert.rejects(model.train(TEXT, { keepSchedule: true }), (e) => e.code === 'WF_ERR_STATE' && /tokens it began with/.test(e.message));
+  assert.equal(model.run.steps, 3);
+  await model.train(`${TEXT}é`, { keepSchedule: true, onWarning: (w) => warnings.push(w) }); // the same text: to the run's end
+  assert.equal(model.step, 6);
+  assert.equal(model.run, null, 'train() ended the run it completed');
+  // characters the tokenizer lacks are said at every call that reads the text
+  assert.equal(warnings.length, 0, 'the first text built the tokenizer: nothing unknown');
+  await model.train(`${TEXT}é`.replace(/[a-d]/g, 'Z'), { steps: 1, evalInterval: 0, onWarning: (w) => warnings.push(w) });
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /are characters the model's tokenizer does not know \("Z", …\)/);
   model.dispose();
 });

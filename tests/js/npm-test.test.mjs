@@ -11,13 +11,13 @@ import { neverRan } from '../../scripts/skip-reporter.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-test('a machine without Chromium, valgrind, clang or script: each is checked (and missing) before the first stage, and listed at the end', (t) => {
-  // a PATH with node, sh, cmake and cc only (no apt-get either, so nothing is installed)
+test('a machine without Chromium, valgrind, clang, script, 32-bit libraries or Node 24: each is checked (and missing) before the first stage, and listed at the end', (t) => {
+  // a PATH with node, sh, cmake and cc only (no apt-get either, so nothing is installed), and no Node 24 where WF_NODE24 says
   const bin = mkdtempSync(join(tmpdir(), 'wf-path-'));
   t.after(() => rmSync(bin, { recursive: true, force: true }));
   for (const cmd of ['sh', 'cmake', 'cc']) symlinkSync(execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim(), join(bin, cmd));
   symlinkSync(process.execPath, join(bin, 'node'));
-  const env = { ...process.env, PATH: bin };
+  const env = { ...process.env, PATH: bin, WF_NODE24: join(bin, 'node24') };
   delete env.CI;
   const r = spawnSync(process.execPath, ['scripts/test.mjs', '--only', '^$'], { cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
@@ -25,14 +25,17 @@ test('a machine without Chromium, valgrind, clang or script: each is checked (an
   const at = (re) => lines.findIndex((l) => re.test(l));
   const firstStage = at(/^== .*: left out \(--only\)$/);
   assert.ok(firstStage > 0, r.stdout);
-  for (const re of [/^== valgrind: .*: SKIPPED/, /^== the web page in headless Chromium: SKIPPED/, /^== fuzz: .*: SKIPPED/, /^== the CLI on a terminal \(script\): missing/]) {
+  for (const re of [/^== valgrind: .*: SKIPPED/, /^== the web page in headless Chromium: SKIPPED/, /^== Node tests of the wasm build under Node 24: SKIPPED/,
+    /^== fuzz: .*: SKIPPED/, /^== the CLI on a terminal \(script\): missing/]) {
     const i = at(re);
     assert.ok(i >= 0 && i < firstStage, `${re} before the first stage (line ${i}, first stage ${firstStage})`);
   }
   assert.ok(at(/^== Node tests of the wasm build: left out/) > at(/Chromium: SKIPPED/), 'Chromium is checked before the Node tests (package.test.mjs needs it)');
-  const list = r.stdout.slice(r.stdout.lastIndexOf('npm test: 3 skipped; to run them:'));
+  const list = r.stdout.slice(r.stdout.lastIndexOf('npm test: 5 skipped; to run them:'));
   assert.match(list, /^ {2}the web page in headless Chromium: sudo apt-get install -y chromium$/m);
+  assert.match(list, /^ {2}32-bit build \(-m32\) with ASan \+ UBSan: C tests and fuzz replays: sudo apt-get install -y gcc-multilib$/m);
   assert.match(list, /^ {2}valgrind: a short native training and generation: sudo apt-get install -y valgrind$/m);
+  assert.match(list, /^ {2}Node tests of the wasm build under Node 24: sudo npm install --prefix \/opt\/node24 node@24 \(or WF_NODE24=.*\)$/m);
   assert.match(list, /npm test: all passed \(the 0 stages --only chose\)\n$/);
 });
 
@@ -142,8 +145,8 @@ test('node_modules without a dependency of package.json, or older than package-l
   assert.equal(readFileSync(log, 'utf8'), 'ci\nci\n');
 });
 
-test('.ci/run with Debian 12\'s Node.js 18: Node.js 20 from the npm registry before npm test, or a clear refusal', (t) => {
-  for (const installs of [true, false]) {
+test('.ci/run with Debian 12\'s Node.js 18 or with Node.js 20: Node.js 22 from the npm registry into a private prefix before npm test, or a clear refusal; Node.js 24 too', (t) => {
+  for (const [from, installs] of [[18, true], [20, true], [18, false]]) {
     // a copy of .ci/run, whose npm test must not run this repository's
     const root = mkdtempSync(join(tmpdir(), 'wf-ci-'));
     t.after(() => rmSync(root, { recursive: true, force: true }));
@@ -151,24 +154,31 @@ test('.ci/run with Debian 12\'s Node.js 18: Node.js 20 from the npm registry bef
     writeFileSync(join(root, '.ci/run'), readFileSync(join(ROOT, '.ci/run')), { mode: 0o755 });
     const log = join(root, 'log');
     const stub = `echo "$(basename "$0") $*" >> ${log}; echo 1.0`;
-    // node is 18 until "npm install -g node@20" has run (when it works)
-    const bin = fakePath(t, ['bash', 'dirname', 'head', 'basename'], {
+    // the machine's node is ${from}; "npm install --prefix P node@22" (when it works) puts a
+    // Node.js 22 at P/node_modules/node/bin/node, as the registry's package does. Never -g:
+    // where the machine's node sits in npm's global prefix, npm refuses to overwrite it.
+    const node22 = '#!/bin/bash\ncase "$1" in -p) echo 22;; --version) echo v22.0.0;; esac\n';
+    const bin = fakePath(t, ['bash', 'dirname', 'head', 'basename', 'grep', 'env', 'mkdir', 'chmod'], {
       'apt-get': stub, emcc: stub, cmake: stub, chromium: stub, valgrind: stub, 'clang-14': stub,
-      node: `v=18; [ -f "$(dirname "$0")/node20" ] && v=20
-case "$1" in -p) echo $v;; --version) echo v$v.0.0;; esac`,
+      node: `case "$1" in -p) echo ${from};; --version) echo v${from}.0.0;; esac`,
       npm: `echo "npm $*" >> ${log}
-case "$*" in *"install -g"*node@20*) ${installs ? ': > "$(dirname "$0")/node20"' : 'exit 1'};; esac`,
+case "$*" in *"install -g"*) exit 1;; *node@22*) ${installs ? `mkdir -p "$3/node_modules/node/bin" && printf '${node22}' > "$3/node_modules/node/bin/node" && chmod +x "$3/node_modules/node/bin/node"` : 'exit 1'};; esac
+env | grep '^WF_NODE24=' >> ${log}; true`,
     });
-    const r = spawnSync(join(root, '.ci/run'), [], { cwd: root, env: { PATH: bin }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-    const npm = readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('npm '));
+    const prefix = join(root, 'node24'), prefix22 = join(root, 'node22');
+    const r = spawnSync(join(root, '.ci/run'), [], { cwd: root, env: { PATH: bin, WF_NODE24_PREFIX: prefix, WF_NODE22_PREFIX: prefix22 }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const lines = readFileSync(log, 'utf8').split('\n');
+    const npm = lines.filter((l) => l.startsWith('npm '));
     if (installs) {
       assert.equal(r.status, 0, r.stderr);
-      assert.deepEqual(npm, ['npm install -g --no-audit --no-fund node@20', 'npm test']);
-      assert.match(r.stdout, /^v20\.0\.0$/m, 'node --version says 20 before npm test');
+      assert.deepEqual(npm, [`npm install --prefix ${prefix22} --no-audit --no-fund node@22`, `npm install --prefix ${prefix} --no-audit --no-fund node@24`, 'npm test']);
+      assert.match(r.stdout, /^v22\.0\.0$/m, 'node --version says 22 before npm test');
+      // npm test is told where Node 24 is (scripts/test.mjs: WF_NODE24)
+      assert.equal(lines[lines.indexOf('npm test') + 1], `WF_NODE24=${prefix}/node_modules/node/bin/node`);
     } else {
       assert.equal(r.status, 1, r.stdout);
-      assert.deepEqual(npm, ['npm install -g --no-audit --no-fund node@20'], 'npm test never runs on Node.js 18');
-      assert.match(r.stderr, /^\.ci\/run: npm test needs Node\.js 20 or later \(playwright-core\) and found v18\.0\.0 at .*node; npm install -g node@20 did not give one: install Node\.js 20 or later and run \.ci\/run again$/m);
+      assert.deepEqual(npm, [`npm install --prefix ${prefix22} --no-audit --no-fund node@22`], 'npm test never runs on an older Node.js');
+      assert.match(r.stderr, /^\.ci\/run: CI runs npm test on Node\.js 22 and found v18\.0\.0 at .*node; installing node@22 from the npm registry did not give one: install Node\.js 22 and run \.ci\/run again$/m);
     }
   }
 });

@@ -42,8 +42,9 @@ export function installInto(dir, name, tarball, files = {}) {
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 
-/** Serves folder on 127.0.0.1 (a free port): {origin, requests: [path], close()} */
-export async function serve(folder) {
+/** Serves folder on 127.0.0.1 (a free port), each response with `headers` (e.g. COOP/COEP):
+ * {origin, requests: [path], close()} */
+export async function serve(folder, headers = {}) {
   const requests = [];
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
@@ -52,16 +53,17 @@ export async function serve(folder) {
     let ok = file.startsWith(folder);
     try { ok = ok && statSync(file).isFile(); } catch { ok = false; }
     if (!ok) {
-      res.writeHead(404).end('not found');
+      res.writeHead(404, headers).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+    res.writeHead(200, { ...headers, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
     createReadStream(file).pipe(res);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     origin: `http://127.0.0.1:${server.address().port}`,
     requests,
-    close: () => new Promise((resolve) => server.close(resolve)),
+    // a browser may hold a kept-alive connection for minutes: close them too
+    close: () => new Promise((resolve) => { server.close(resolve); server.closeAllConnections(); }),
   };
 }

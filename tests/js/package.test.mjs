@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { tmpdir } from 'node:os';
 import { CHROMIUM, browserMissing, pack, installInto, serve } from './pack.js';
 
@@ -22,7 +22,7 @@ test('the tarball holds the package files and nothing else', () => {
     assert.ok(files.includes(needed), `${needed} is in the tarball`);
   }
   // dist/: the single-thread build, and the threaded one where the build makes it
-  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs\/[A-Z]+\.md|bin\/[\w-]+\.js|dist\/(wasmformer(-relaxed)?(-mt)?\.(mjs|wasm)|wasmformer(-relaxed)?-mt\.worker\.js|package\.json)|src\/js\/[\w-]+\.(js|d\.ts)|data\/austen\/(pride_and_prejudice\.txt|README\.md))$/;
+  const allowed = /^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs\/[A-Z][A-Z-]*\.md|docs\/ttq\/[\w-]+\.svg|bin\/[\w-]+\.js|dist\/(wasmformer(-relaxed)?(-mt)?\.(mjs|wasm)|wasmformer(-relaxed)?-mt\.worker\.js|package\.json)|src\/js\/[\w-]+\.(js|d\.ts)|data\/austen\/(pride_and_prejudice\.txt|README\.md))$/;
   assert.deepEqual(files.filter((f) => !allowed.test(f)), [], 'unexpected files in the tarball');
   const size = packed.files.reduce((s, f) => s + f.size, 0);
   console.log(`${files.length} files, ${(size / 1e6).toFixed(2)} MB unpacked`);
@@ -38,12 +38,20 @@ test('the README speaks first to people who installed the package, and every fil
   assert.doesNotMatch(first, /npm (start|test)/, 'no repository scripts in the first screen');
   // every file of the package's own kinds the README names (docs/, the changelog, src/js types) ships
   const files = new Set(packed.files.map((f) => f.path));
-  const named = new Set([...readme.matchAll(/`((?:docs\/[A-Z]+\.md)|CHANGELOG\.md|src\/js\/[\w-]+\.d\.ts)`/g)].map((m) => m[1]));
+  const named = new Set([...readme.matchAll(/`((?:docs\/[A-Z][A-Z-]*\.md)|CHANGELOG\.md|src\/js\/[\w-]+\.d\.ts)`/g)].map((m) => m[1]));
   assert.ok(named.size >= 3, [...named].join(', '));
   for (const f of named) assert.ok(files.has(f), `${f} is named in the README and shipped`);
   // every path it names or links resolves inside the tarball, or says it is the source
   // repository's (a section headed "(source repository)", a paragraph that says so)
   assert.deepEqual(repositoryPathsUnmarked(readme, files), [], 'paths the package does not have, not marked as the repository\'s');
+  // an image shows only if it ships: the README's and the shipped docs' (docs/TTQ.md's plots)
+  const shippedDocs = [...files].filter((f) => /^docs\/[^/]+\.md$/.test(f));
+  execFileSync('tar', ['-xzf', packed.tarball, '-C', packed.dir, ...shippedDocs.map((f) => `package/${f}`)]);
+  const images = [['README.md', readme], ...shippedDocs.map((f) => [f, readFileSync(join(packed.dir, 'package', f), 'utf8')])]
+    .flatMap(([f, text]) => [...text.matchAll(/!\[[^\]]*\]\(([^)#\s]+)\)/g)]
+      .filter((m) => !/^https?:/.test(m[1])).map((m) => posix.join(posix.dirname(f), m[1])));
+  assert.ok(images.length >= 1, 'the README and docs have images');
+  assert.deepEqual(images.filter((p) => !files.has(p)), [], 'images not in the tarball');
 });
 
 /** The paths (`a/b.js`, `x.md`, [..](a/b)) a README names that are neither in `files` nor

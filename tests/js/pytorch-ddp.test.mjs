@@ -54,6 +54,8 @@ async function inChromium(dir, ids, B, T) {
 for (const [layout, config] of [
   ['Llama layout, grouped-query 4 over 2, tied, rope_theta 1e5', { ...SMALL, ...LLAMA, nKvHead: 2, dFF: 172, tiedHead: true, ropeTheta: 1e5 }],
   ['GPT-2 layout', { ...SMALL, dFF: 256 }],
+  // the default model of `wasmformer train` (micro: RoPE, LayerNorm, biases) as a GPTNeoXForCausalLM
+  ['GPT-NeoX layout, the model `wasmformer train` makes by default', 'cli'],
 ]) test(`examples/pytorch (${layout}): wasmformer -> PyTorch DDP, 2 processes -> wasmformer in Node and the browser`, async (t) => {
   if (spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status !== 0 || !existsSync(TORCHRUN)) {
     t.skip(`${PYTHON} cannot import torch or ${TORCHRUN} is missing (sudo apt-get install -y python3-torch): the DDP round trip is skipped`);
@@ -63,7 +65,17 @@ for (const [layout, config] of [
   const text = join(dir, 'text.txt');
   writeFileSync(text, TEXT);
   try {
-    const exported = await exportForPyTorch({ out: dir, text, layout: config.norm ? 'llama' : 'gpt2', config, steps: 30, valFraction: 0.1, seed: 3 });
+    let exported;
+    if (config === 'cli') {
+      const model = join(dir, 'model.wf');
+      const cli = spawnSync(process.execPath, ['bin/wasmformer.js', 'train', text, '--steps', '30', '--eval-interval', '0', '--out', model], { encoding: 'utf8' });
+      assert.equal(cli.status, 0, cli.stderr);
+      exported = await exportForPyTorch({ out: dir, model, text, valFraction: 0.1 });
+      const hf = JSON.parse(readFileSync(join(dir, 'wasmformer', 'config.json'), 'utf8'));
+      assert.deepEqual([hf.architectures[0], hf.use_parallel_residual, hf.rotary_pct], ['GPTNeoXForCausalLM', false, 1]);
+    } else {
+      exported = await exportForPyTorch({ out: dir, text, layout: config.norm ? 'llama' : 'gpt2', config, steps: 30, valFraction: 0.1, seed: 3 });
+    }
     // Debian's torchrun 1.13 under Python 3.11 cannot parse its own default "--redirects 0"
     // (an IntFlag lookup); "1" parses, and --tee 1 puts the output back on the console
     // coreutils' timeout bounds the run and on expiry kills its whole process group (torchrun

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  createModel, exportSafetensors, exportSafetensorsDir, importSafetensors, importSafetensorsDir, WfError,
+  createModel, exportSafetensors, exportSafetensorsDir, importPeftDir, importSafetensors, importSafetensorsDir, WfError,
 } from '../../src/js/node.js';
 import { maxAbs, readFixture } from './fixture.js';
 import { encodeSafetensors, readTensor } from '../pytorch/make_export_fixture.mjs';
@@ -40,6 +40,8 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     [{ ...base, ...LLAMA }, 'llama'],
     [{ ...base, ...LLAMA, tiedHead: true }, 'llama'],
     [{ ...base, ...LLAMA, nHead: 4, nKvHead: 2, ropeTheta: 1e5 }, 'llama'], // grouped-query, SmolLM's base
+    [{ ...base, positions: 'rope' }, 'gpt_neox'], // micro's shape
+    [{ ...base, positions: 'rope', activation: 'relu2', tiedHead: false, dropout: 0.1, ropeTheta: 500 }, 'gpt_neox'],
     [{ ...base, nHead: 4, nKvHead: 1 }, 'wasmformer'], // GPT-2's class has no grouped-query attention
     [{ ...base, bias: false, positions: 'sinusoidal' }, 'wasmformer'],
   ]) {
@@ -51,6 +53,10 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
     if (modelType === 'llama') {
       assert.equal(cfg.num_key_value_heads, config.nKvHead || config.nHead);
       assert.equal(cfg.rope_theta, config.ropeTheta ?? 10000);
+    }
+    if (modelType === 'gpt_neox') {
+      assert.deepEqual([cfg.use_parallel_residual, cfg.rotary_pct, cfg.rotary_emb_base, cfg.hidden_dropout], [false, 1, config.ropeTheta ?? 10000, config.dropout ?? 0]);
+      assert.ok(files['tokenizer.json'], 'the char tokenizer goes as a tokenizer.json too');
     }
     const back = await importSafetensors(files);
     assert.deepEqual(back.config, model.config, 'the config comes back');
@@ -72,6 +78,7 @@ test('export and import round-trip: weights, config and tokenizer', async () => 
 for (const [name, config] of [
   ['GPT-2 style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5 }],
   ['Llama-style', { nLayer: 2, nHead: 4, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
+  ['GPT-NeoX, micro\'s shape (the default)', { nLayer: 2, nHead: 4, dModel: 64, dFF: 256, context: 64, vocabSize: 96, seed: 5, positions: 'rope' }],
   ['Llama-style, grouped-query 4 over 2, rope_theta 1e5',
     { nLayer: 2, nHead: 4, nKvHead: 2, ropeTheta: 1e5, dModel: 64, dFF: 172, context: 64, vocabSize: 96, seed: 5, ...LLAMA }],
 ]) test(`wasmformer (${name}) -> PyTorch -> wasmformer: the logits agree at every step`, async (t) => {
@@ -109,4 +116,18 @@ for (const [name, config] of [
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a folder that is not there, or lacks a file, is a WfError that says which (not fs\'s ENOENT)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-missing-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const model = await createModel({ ...LLAMA, nLayer: 1, dModel: 32, nHead: 2, dFF: 64, context: 16 });
+  const missing = join(dir, 'does-not-exist');
+  const is = (pattern) => (e) => e instanceof WfError && e.code === 'WF_ERR_ARG' && pattern.test(e.message);
+  await assert.rejects(importSafetensorsDir(missing), is(/does-not-exist does not exist \(a Hugging Face model folder holds config.json and model.safetensors\)/));
+  await assert.rejects(importPeftDir(model, missing), is(/does-not-exist does not exist \(a PEFT adapter folder/));
+  writeFileSync(join(dir, 'config.json'), '{}');
+  await assert.rejects(importSafetensorsDir(dir), is(/has no model.safetensors/));
+  await assert.rejects(importSafetensorsDir(join(dir, 'config.json')), is(/config.json is not a folder/));
+  model.dispose();
 });

@@ -1,10 +1,10 @@
-// Seed 002's exact setup (bench/seed002.mjs) for its first 60 of 500 steps: the loss starts
+// Seed 002's exact setup (bench/studies/seed002.mjs) for its first 60 of 500 steps: the loss starts
 // where a final LayerNorm at init puts it (unit-variance rows against targets of RMS 0.02,
 // so MSE ~ 1), falls at every step logged, and Adam without weight decay leaves the unused
 // token table untouched. The full run and its comparison with the seed: docs/SEEDS.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSeed002 } from '../../bench/seed002.mjs';
+import { runSeed002 } from '../../bench/studies/seed002.mjs';
 
 test('seed 002: the first 60 steps of the exact setup', async () => {
   const losses = [];

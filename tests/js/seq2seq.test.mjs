@@ -1,10 +1,10 @@
-// The seq2seq demonstration (bench/reverse.mjs) in the wasm build through the Seq2Seq
+// The seq2seq demonstration (bench/studies/reverse.mjs) in the wasm build through the Seq2Seq
 // class: an encoder-decoder learns to reverse strings in a few seconds; greedy and beam
 // decoding on held-out strings, the cross-attention map, abort and errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSeq2Seq, loadModel, saveModel, Seq2Seq } from '../../src/js/node.js';
-import { LETTERS, REVERSE_CONFIG, reverseData } from '../../bench/reverse.mjs';
+import { LETTERS, REVERSE_CONFIG, reverseData } from '../../bench/studies/reverse.mjs';
 
 // Seq2Seq.from refuses a model of another architecture.
 const decoderLike = () => ({ config: { arch: 'decoder' } });

@@ -13,17 +13,27 @@ import { installInto, pack } from './pack.js';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const ENTRIES = { node: here('../../src/js/node.d.ts'), browser: here('../../src/js/index.d.ts') };
 
-function compile(file, resolution) {
+/** Compiles file under strict mode and a resolution; `source`: its text, when it is not on
+ * disk (a README example, as if it sat at that path); `types`: @types packages to include. */
+function compile(file, resolution, { source, types = [] } = {}) {
   const options = {
-    strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [],
-    skipLibCheck: false,
+    strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types,
+    allowJs: true, checkJs: true, // a README example is JavaScript, checked as TypeScript checks a .mjs
+    skipLibCheck: types.length > 0, // @types/node is not ours to check
     ...({
       node: { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext },
       node16: { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 },
       bundler: { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler },
     })[resolution],
   };
-  const program = ts.createProgram([file], options);
+  const host = ts.createCompilerHost(options);
+  if (source !== undefined) {
+    const { getSourceFile, fileExists, readFile } = host;
+    host.getSourceFile = (name, ...rest) => (name === file ? ts.createSourceFile(name, source, ts.ScriptTarget.ES2022, true) : getSourceFile.call(host, name, ...rest));
+    host.fileExists = (name) => name === file || fileExists.call(host, name);
+    host.readFile = (name) => (name === file ? source : readFile.call(host, name));
+  }
+  const program = ts.createProgram([file], options, host);
   const diagnostics = ts.getPreEmitDiagnostics(program)
     .map((d) => `${d.file ? `${d.file.fileName.split('/').pop()}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}` : ''} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
   return { program, diagnostics };
@@ -64,6 +74,35 @@ test('tsc --strict passes on both consumers against the package installed from i
       assert.ok(dts.length > 0 && dts.every((f) => f.startsWith(`${installed}/`)), `${name}, ${resolution}: ${dts}`);
     }
   }
+});
+
+for (const resolution of ['node16', 'node', 'bundler']) {
+  test(`'wasmformer' itself declares the Node file helpers (${resolution === 'node' ? 'nodenext' : resolution} resolution): one API everywhere`, () => {
+    // under bundler resolution TypeScript reads index.d.ts (no "node" condition): the helpers
+    // must be there, as index.js exports them (rejecting in a browser)
+    const source = "import { loadModelFile, saveModelFile, exportSafetensorsDir, importSafetensorsDir, exportPeftDir, importPeftDir, createWorkerModel } from 'wasmformer';\n"
+      + 'export async function f(): Promise<number> {\n'
+      + "  const model = await loadModelFile('m.wf');\n  const wm = await createWorkerModel('micro');\n"
+      + "  const names: string[] = [...await exportSafetensorsDir(model, 'hf/'), ...await exportPeftDir(wm, 'adapter/')];\n"
+      + "  const back = await importSafetensorsDir('hf/');\n  await importPeftDir(back, 'adapter/');\n"
+      + "  return (await saveModelFile(model, 'm.wf')) + (await saveModelFile(wm, 'w.wf')) + names.length;\n}\n";
+    const { diagnostics } = compile(here('types/file-helpers.ts'), resolution, { source });
+    assert.deepEqual(diagnostics, []);
+  });
+}
+
+test("the README's and docs/API.md's Node examples type-check with tsc --strict --checkJs (bundler resolution, @types/node)", () => {
+  const readme = ['../../README.md', '../../docs/API.md'].map((f) => ts.sys.readFile(here(f))).join('\n');
+  const examples = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /from 'wasmformer(\/node)?'/.test(b))
+    // the page examples' DOM lookups are JavaScript's idiom, not the API's; the seq2seq example's
+    // pairs (words.map((w) => [w, reversed])) are string[] to TypeScript, which wants a Pair tuple
+    .filter((b) => !/\b(document|window|createSeq2Seq)\b/.test(b));
+  assert.ok(examples.length >= 5, `${examples.length} examples`);
+  examples.forEach((source, i) => {
+    // each its own module, as a user's file; top-level await needs module ESNext (bundler's)
+    const { diagnostics } = compile(here(`types/readme-${i + 1}.mjs`), 'bundler', { source, types: ['node'] });
+    assert.deepEqual(diagnostics, [], `README example ${i + 1}:\n${source}`);
+  });
 });
 
 test('the types reject wrong code, line by line', () => {

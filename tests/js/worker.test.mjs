@@ -2,7 +2,12 @@
 // a Web Worker, tested in package.test.mjs): the Model API across a thread boundary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createModel, createWorkerModel, loadModel, loadWorkerModel, Model, WorkerModel, WfError } from '../../src/js/node.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createModel, createWorkerModel, exportPeftDir, importPeftDir, loadModel, loadModelFile, loadWorkerModel, saveModelFile, Model, WorkerModel, WfError,
+} from '../../src/js/node.js';
 import { workerPort } from '../../src/js/worker-client.js';
 
 const SMALL = { nLayer: 2, nHead: 2, dModel: 32, dFF: 64, context: 32, vocabSize: 16, batchSize: 8 };
@@ -164,6 +169,26 @@ test('save and load move checkpoints in and out of the worker', async () => {
   for (const m of [wm, local, other, fromBytes]) m.dispose();
 });
 
+test('saveModelFile and exportPeftDir take a worker model as they take a Model', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wf-worker-files-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const wm = await createWorkerModel({ ...SMALL, norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false, seed: 8 });
+  await wm.train(TEXT, { steps: 5, evalInterval: 0 });
+  const bytes = await saveModelFile(wm, join(dir, 'w.wf'));
+  const back = await loadModelFile(join(dir, 'w.wf'));
+  assert.equal(bytes, (await wm.save()).length);
+  assert.equal(back.step, 5);
+  assert.deepEqual(back.getTensor('qkvw'), await wm.getTensor('qkvw'));
+  await wm.addLora({ rank: 2, alpha: 4 });
+  await wm.train(TEXT, { steps: 3, lr: 1e-2, evalInterval: 0 });
+  assert.deepEqual((await exportPeftDir(wm, join(dir, 'adapter'))).sort(), ['adapter_config.json', 'adapter_model.safetensors']);
+  await importPeftDir(back, join(dir, 'adapter'));
+  const gen = { maxTokens: 20, temperature: 0.8, seed: 1 };
+  assert.equal(await back.generateText('the ', gen), await wm.generateText('the ', gen), 'the adapters came across');
+  wm.dispose();
+  back.dispose();
+});
+
 test('a worker call rejects with its signal\'s reason: abort(reason), AbortSignal.abort(reason), AbortSignal.timeout', async () => {
   const wm = await createWorkerModel(SMALL);
   const why = new Error('the user closed the panel');
@@ -253,6 +278,33 @@ test('a worker model\'s memory(), trainStep(), forward(), lr, optimizer, tokeniz
   assert.equal(wm.busy, 'evaluation', 'the first pending call');
   await both;
   assert.equal(wm.busy, null);
+  wm.dispose();
+  local.dispose();
+});
+
+test('a worker model\'s run: begun once (the text crosses once), paused for a sample and gone on with, as one in this thread; a divergence\'s facts cross too', async () => {
+  const wm = await createWorkerModel({ ...SMALL, seed: 6 });
+  const local = await createModel({ ...SMALL, seed: 6 });
+  const opts = { steps: 30, lr: 3e-3, evalInterval: 10, seed: 2 };
+  const info = await wm.startRun(TEXT, opts);
+  assert.ok(info.lastSteps === 30 && info.steps === 0 && wm.run.lastSteps === 30);
+  const losses = [];
+  const onProgress = (p) => losses.push(p.loss);
+  await wm.continueRun({ steps: 12, yieldMs: 0, onProgress });
+  const sample = await wm.generateText('the', { maxTokens: 10, seed: 1 }); // between two calls of the run
+  assert.equal(typeof sample, 'string');
+  await wm.continueRun({ yieldMs: 0, onProgress });
+  assert.ok(wm.run.finished && wm.step === 30);
+  local.startRun(TEXT, opts);
+  const want = [];
+  await local.continueRun({ yieldMs: 0, onProgress: (p) => want.push(p.loss) });
+  assert.deepEqual(losses, want, 'the same steps as the run that never paused');
+  await wm.endRun();
+  local.endRun();
+  assert.deepEqual(await wm.save(), local.save());
+  // a divergence's facts, through the worker: the page words its message from them
+  await assert.rejects(wm.train(TEXT, { steps: 3, lr: 1e6, evalInterval: 0 }), (e) => e instanceof WfError && e.code === 'WF_ERR_DIVERGED'
+    && e.facts?.backup === 30 && e.facts.at > 30);
   wm.dispose();
   local.dispose();
 });

@@ -17,6 +17,17 @@ causal mask of the dtype's lowest value, softmax in float32, grouped key/value h
 repeated, a SiLU-gated MLP down_proj(silu(gate_proj x) * up_proj x), no biases, a final
 RMSNorm and the head (the token embedding when tie_word_embeddings).
 
+neox_lm_logits(state, config, ids) computes what transformers' GPTNeoXForCausalLM computes in
+eval mode with eager attention, in float32: Pre-LN layers with LayerNorm (eps = layer_norm_eps),
+one fused query_key_value Linear whose output is viewed as [heads, 3 * head_size] and split
+into each head's query, key and value; rotary positions on the first rotary_ndims =
+int(head_size * rotary_pct) channels of each head, rotate_half convention, inv_freq = 1 /
+base^(2i/rotary_ndims), base rotary_emb_base; scores times head_size^-0.5 with the causal mask
+of the dtype's lowest value; a dense output Linear; with use_parallel_residual false the MLP
+dense_4h_to_h(act(dense_h_to_4h(post_attention_layernorm(h)))) reads h after the attention's
+residual (true, the class's default, reads the layer's input: not what wasmformer computes); a
+final LayerNorm and embed_out (the embedding when tie_word_embeddings).
+
 safetensors: u64 little-endian header length, a JSON header {name: {dtype, shape,
 data_offsets: [begin, end]}, "__metadata__": {...}}, then the raw little-endian data.
 """
@@ -220,12 +231,88 @@ def llama_lm_logits(state, config, ids, lora=no_adapter):
     return F.linear(h, p["lm_head.weight"])
 
 
+NEOX_BUFFERS = (".attention.bias", ".attention.masked_bias", ".attention.rotary_emb.inv_freq")
+
+
+def neox_state(state, config):
+    """The float32 state dict of a GPTNeoXForCausalLM: embed_out.weight tied to the embedding
+    when tie_word_embeddings (default false), without the mask and rotary buffers older
+    transformers versions saved."""
+    out = {k: v.to(torch.float32) for k, v in state.items() if not k.endswith(NEOX_BUFFERS)}
+    if config.get("tie_word_embeddings", False):
+        out["embed_out.weight"] = out["gpt_neox.embed_in.weight"]
+    return out
+
+
+def neox_rope_settings(config):
+    """(base, rotary fraction): rotary_emb_base and rotary_pct (transformers 4.x), or
+    rope_parameters' rope_theta and partial_rotary_factor (5.x); GPTNeoXConfig's defaults
+    10000 and 0.25; no scaling."""
+    params = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    assert params.get("rope_type", params.get("type", "default")) == "default", "scaled RoPE: not modelled here"
+    base = params.get("rope_theta", config.get("rotary_emb_base", config.get("rope_theta", 10000.0)))
+    return float(base), float(params.get("partial_rotary_factor", config.get("rotary_pct", 0.25)))
+
+
+NEOX_ACTIVATIONS = {"gelu": F.gelu, "gelu_new": gelu_new, "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
+                    "relu": F.relu, "relu2": lambda x: torch.square(F.relu(x))}
+
+
+def neox_lm_logits(state, config, ids, lora=no_adapter):
+    assert config.get("attention_bias", True), "attention without biases: not modelled here"
+    p = neox_state(state, config)
+    C, L, NH = config["hidden_size"], config["num_hidden_layers"], config["num_attention_heads"]
+    HS = C // NH
+    eps = config.get("layer_norm_eps", 1e-5)
+    act = NEOX_ACTIVATIONS[config.get("hidden_act", "gelu")]
+    base, pct = neox_rope_settings(config)
+    rot = int(HS * pct)  # GPTNeoXAttention.rotary_ndims
+    B, T = ids.shape
+    # GPTNeoXRotaryEmbedding: cos, sin [T, rot] over the rotated channels, in float32
+    inv_freq = 1.0 / (base ** (torch.arange(0, rot, 2, dtype=torch.int64).float() / rot))
+    freqs = torch.outer(torch.arange(T, dtype=torch.int64).float(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+    for k, v in state.items():
+        if k.endswith(".rotary_emb.inv_freq"):  # what older versions then used instead
+            assert torch.allclose(v.float(), inv_freq, rtol=8e-3, atol=0), k
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool)).view(1, 1, T, T)
+    h = p["gpt_neox.embed_in.weight"][ids]
+    for l in range(L):
+        w = lambda name: p["gpt_neox.layers.%d.%s" % (l, name)]
+        lin = lambda x, name: F.linear(x, w(name + ".weight"), w(name + ".bias")) + lora(x, "gpt_neox.layers.%d.%s" % (l, name))
+        x = F.layer_norm(h, (C,), w("input_layernorm.weight"), w("input_layernorm.bias"), eps)
+        # [B, T, 3C] viewed as [B, T, heads, 3 HS]: each head's q, k, v side by side
+        qkv = lin(x, "attention.query_key_value").view(B, T, NH, 3 * HS)
+        q, k, v = (qkv[..., i * HS:(i + 1) * HS].permute(0, 2, 1, 3) for i in range(3))
+        q = torch.cat((q[..., :rot] * cos + rotate_half(q[..., :rot]) * sin, q[..., rot:]), dim=-1)
+        k = torch.cat((k[..., :rot] * cos + rotate_half(k[..., :rot]) * sin, k[..., rot:]), dim=-1)
+        a = torch.matmul(q, k.transpose(-1, -2)) * HS ** -0.5
+        a = torch.where(causal, a, torch.full([], torch.finfo(a.dtype).min, dtype=a.dtype))
+        a = torch.softmax(a, dim=-1)
+        y = torch.matmul(a, v).permute(0, 2, 1, 3).contiguous().view(B, T, C)
+        attn = lin(y, "attention.dense")
+        if config.get("use_parallel_residual", True):  # GPTNeoXLayer: the MLP reads the layer's input
+            x2 = F.layer_norm(h, (C,), w("post_attention_layernorm.weight"), w("post_attention_layernorm.bias"), eps)
+            u = act(lin(x2, "mlp.dense_h_to_4h"))
+            h = h + attn + lin(u, "mlp.dense_4h_to_h")
+        else:  # sequential: the MLP reads the stream after the attention's residual
+            h = h + attn
+            x2 = F.layer_norm(h, (C,), w("post_attention_layernorm.weight"), w("post_attention_layernorm.bias"), eps)
+            u = act(lin(x2, "mlp.dense_h_to_4h"))
+            h = h + lin(u, "mlp.dense_4h_to_h")
+    h = F.layer_norm(h, (C,), p["gpt_neox.final_layer_norm.weight"], p["gpt_neox.final_layer_norm.bias"], eps)
+    return F.linear(h, p["embed_out.weight"])
+
+
 def full_state(state, config):
-    """The state dict PyTorch holds for the model (float32, lm_head.weight even when tied)."""
+    """The state dict PyTorch holds for the model (float32, the head even when tied)."""
     if config["model_type"] == "gpt2":
         return gpt2_state(state, config)
     if config["model_type"] == "llama":
         return llama_state(state, config)
+    if config["model_type"] == "gpt_neox":
+        return neox_state(state, config)
     return state
 
 
@@ -234,4 +321,6 @@ def lm_logits(state, config, ids, lora=no_adapter):
         return gpt2_lm_logits(state, config, ids, lora)
     if config["model_type"] == "llama":
         return llama_lm_logits(state, config, ids, lora)
+    if config["model_type"] == "gpt_neox":
+        return neox_lm_logits(state, config, ids, lora)
     raise SystemExit("model_type %r: no PyTorch reference here" % config["model_type"])

@@ -8,8 +8,9 @@
 // For each case, tests/fixtures/wf_export_<case>/ gets wasmformer's export (config.json,
 // model.safetensors, tokenizer.wft) of a small model trained 20 steps on the bundled novel,
 // and expected.safetensors: input_ids [B, T] and torch_logits [B, T, V], the logits of
-// tests/pytorch/check_export.py (GPT2LMHeadModel's or LlamaForCausalLM's forward in plain
-// PyTorch), which also checks them against wasmformer's to 1e-5 before anything is kept.
+// tests/pytorch/check_export.py (GPT2LMHeadModel's, LlamaForCausalLM's or
+// GPTNeoXForCausalLM's forward in plain PyTorch), which also checks them against wasmformer's
+// to 1e-5 before anything is kept. Usage: [case...] to write only those.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ const BASE = { nLayer: 2, nHead: 4, dModel: 32, context: 32, vocabSize: 96, seed
 export const CASES = {
   gpt2: { ...BASE, dFF: 128 },
   llama: { ...BASE, dFF: 88, ...LLAMA },
+  gpt_neox: { ...BASE, dFF: 128, positions: 'rope' }, // micro's shape: the CLI's and the page's default
 };
 
 /** A safetensors file of a few tensors ({name: [dtype, shape, TypedArray]}). */
@@ -56,7 +58,9 @@ export function readTensor(path, name) {
 }
 
 async function main() {
+  const only = process.argv.slice(2);
   for (const [name, config] of Object.entries(CASES)) {
+    if (only.length && !only.includes(name)) continue;
     const out = `tests/fixtures/wf_export_${name}`;
     const work = mkdtempSync(join(tmpdir(), 'wf-export-'));
     try {

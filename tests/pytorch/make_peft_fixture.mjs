@@ -9,35 +9,36 @@
 // For each case, tests/fixtures/wf_peft_<case>/ gets the base (config.json,
 // model.safetensors: a small model trained 20 steps on the bundled novel), the adapters
 // (adapter_model.safetensors, adapter_config.json: rank 4 on every linear but GPT-2's
-// mlp.c_proj, trained 20 more steps with the base frozen), and expected.safetensors:
+// mlp.c_proj and on GPT-NeoX's q, v, o, fc and down, trained 20 more steps with the base frozen), and expected.safetensors:
 // input_ids [B, T] and torch_logits [B, T, V], which check_peft.py has first checked
 // against wasmformer's to 1e-5.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModel, exportPeftDir, exportSafetensorsDir } from '../../src/js/node.js';
+import { createModel, exportPeftDir, exportSafetensors } from '../../src/js/node.js';
 import { CASES, encodeSafetensors, readTensor } from './make_export_fixture.mjs';
 
 const PYTHON = '/usr/bin/python3';
 const TEXT = readFileSync('data/austen/pride_and_prejudice.txt', 'utf8').slice(0, 40000);
-export const TARGETS = { gpt2: ['q', 'k', 'v', 'o', 'fc'], llama: 'all' };
+export const TARGETS = { gpt2: ['q', 'k', 'v', 'o', 'fc'], llama: 'all', gpt_neox: ['q', 'v', 'o', 'fc', 'down'] };
 
 /** The case's model, trained, with trained adapters; its input ids and logits. */
 export async function tunedModel(name) {
   const config = CASES[name];
   const model = await createModel(config, { threads: 1 });
   await model.train(TEXT, { steps: 20, lr: 3e-3, evalInterval: 0, batchSize: 4, seed: 3 });
+  const base = exportSafetensors(model); // the base, before the adapters (an export refuses them)
   model.addLora({ rank: 4, alpha: 8, targets: TARGETS[name] });
   await model.train(TEXT.slice(20000), { steps: 20, lr: 1e-2, evalInterval: 0, batchSize: 4, seed: 4 });
   const B = 2, T = config.context;
   const ids = Int32Array.from(model.tokenizer.encode(TEXT.slice(3000, 3000 + B * T)).slice(0, B * T));
-  return { model, ids, B, T, logits: model.forward(ids, null, B, T).logits };
+  return { model, base, ids, B, T, logits: model.forward(ids, null, B, T).logits };
 }
 
 /** Writes the base, the adapters and expected.safetensors into dir; runs check_peft.py. */
 export async function writeCase(name, dir, t) {
-  await exportSafetensorsDir(t.model, dir);
+  for (const f of ['config.json', 'model.safetensors']) writeFileSync(join(dir, f), t.base[f]);
   await exportPeftDir(t.model, dir);
   writeFileSync(join(dir, 'expected.safetensors'), encodeSafetensors({
     input_ids: ['I32', [t.B, t.T], t.ids], logits: ['F32', [t.B, t.T, CASES[name].vocabSize], t.logits],
@@ -46,7 +47,9 @@ export async function writeCase(name, dir, t) {
 }
 
 async function main() {
+  const only = process.argv.slice(2); // [case...]: write only those
   for (const name of Object.keys(CASES)) {
+    if (only.length && !only.includes(name)) continue;
     const out = `tests/fixtures/wf_peft_${name}`;
     const work = mkdtempSync(join(tmpdir(), 'wf-peft-'));
     try {

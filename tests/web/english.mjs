@@ -1,4 +1,4 @@
-// Whether a sample reads as English, for the page test and bench/first-click.mjs: how many of
+// Whether a sample reads as English, for the page test and bench/studies/first-click.mjs: how many of
 // its words are among the 200 most frequent words of Pride and Prejudice (of two letters or
 // more: "a" and "I" are too easy to hit), counted from the bundled text. Gibberish hits a few
 // short ones ("as", "he", "an"); text a reader recognises is mostly made of them.

@@ -59,6 +59,17 @@ async function browse(origin, viewport = { width: 1100, height: 900 }) {
   });
   await context.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+    // what the page asks of its models' workers: the calls by operation, and each message that
+    // carries a text (a string of more than 10,000 characters), counted
+    const post = Worker.prototype.postMessage;
+    window.__sent = { ops: {}, texts: 0 };
+    Worker.prototype.postMessage = function (msg, ...rest) {
+      if (msg && typeof msg === 'object' && typeof msg.op === 'string') {
+        window.__sent.ops[msg.op] = (window.__sent.ops[msg.op] ?? 0) + 1;
+        window.__sent.texts += (msg.args ?? []).some((a) => typeof a === 'string' && a.length > 10_000);
+      }
+      return post.call(this, msg, ...rest);
+    };
   });
   const page = context.pages()[0] ?? await context.newPage();
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -566,6 +577,12 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     const [settings, view] = await b.page.$$eval('.settings-col, .view-col', (els) => els.map((el) => el.getBoundingClientRect().left));
     assert.ok(view > settings + 200, `two columns: ${settings}, ${view}`);
     await b.page.screenshot({ path: join(SHOTS, 'page-wide-training.png') });
+    // a pause and a resume in the minute (a pause autosaves): the run waits, then goes on
+    await b.page.click('#train-pause');
+    await waitText(b.page, '#train-status', /^Paused at step/);
+    const pausedAt = await number(b.page, '#stat-step');
+    await b.page.click('#train-pause');
+    await b.page.waitForFunction((s) => Number(document.querySelector('#stat-step').textContent.split('/')[0].replace(/,/g, '')) > s, pausedAt);
     // axe-core on the two-column layout too, while it trains
     assert.deepEqual(await accessibility(b.page), [], 'axe-core at 1280x800: serious or critical violations');
     // the bar stays in view when the view scrolls
@@ -580,6 +597,14 @@ test('the page on a wide screen: the training view (bar, figures, chart, samples
     const cost = await sampleBudgetHeld(b.page);
     assert.equal(cost.budget, '0.03');
     console.log(`  [wide] ${cost.text} (${cost.spent} ms of ${cost.trained} ms; the costliest ${cost.longest} ms)`);
+    // the default minute was ONE run of the model's: begun once, its text sent once; its samples,
+    // attention draws, pause and autosaves went between calls of it, which nothing restarted
+    const sent = await b.page.evaluate(() => window.__sent);
+    console.log(`  [wide] the minute's messages to the worker: ${JSON.stringify(sent)}`);
+    assert.equal(sent.ops.startRun, 1, 'one run begun');
+    assert.equal(sent.ops.train ?? 0, 0, 'no train() call: nothing begun again');
+    assert.equal(sent.texts, 1, 'the text crossed to the worker once');
+    assert.ok(sent.ops.continueRun >= 5, `the run went on after each break: ${sent.ops.continueRun} calls`);
     const e = english(last);
     console.log(`  [wide] after the default minute (${await text(b.page, '#train-status')}): ${e.known} of ${e.words} words known, ${e.distinct} distinct: ${JSON.stringify(last.slice(0, 120))}`);
     assert.ok(e.distinct >= 6 && e.known >= 0.4 * e.words, `recognisable words after a minute: ${e.known} of ${e.words} (${e.distinct} distinct) in ${JSON.stringify(last)}`);
@@ -672,11 +697,15 @@ test('the page on a narrow screen: one column, nothing wider than the viewport',
     await b.page.fill('#tr-lr', '1000');
     b.page.once('dialog', (d) => d.accept());
     await b.page.click('#train-start');
-    await waitText(b.page, '#errors', /^Training: the numbers blew up/, 60_000);
+    await waitText(b.page, '#errors', /^Training: training diverged at step [\d,]+: /, 60_000);
     const message = await text(b.page, '#errors .error p');
     assert.equal(message.match(/learning rate/g)?.length, 1, `the advice once: ${message}`);
     assert.doesNotMatch(message, /Could not start/);
-    assert.match(await text(b.page, '#train-status'), /^(Training stopped at step [\d,]+ because of an error|No model yet)\./);
+    // the status, the figures and the message agree, from the run's facts: where the model is
+    const stoppedAt = (await text(b.page, '#train-status')).match(/^Training stopped at step ([\d,]+): it diverged \(below\)\.$/)?.[1];
+    assert.ok(stoppedAt !== undefined, await text(b.page, '#train-status'));
+    assert.equal(await text(b.page, '#stat-step'), stoppedAt, 'the figures say the same step');
+    assert.match(message, new RegExp(`The model went back to step ${stoppedAt}, where it last stood sound\\.`));
     console.log(`  [narrow] diverged: ${message.slice(0, 160)}`);
     // the note about the model before is gone with it
     assert.equal(await b.page.isHidden('#overfit-note'), true, 'no overfitting note for a model that has not validated');

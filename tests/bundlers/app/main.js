@@ -1,0 +1,3 @@
+import { report, run } from './app.js';
+
+report(run());
