@@ -429,9 +429,10 @@ async function train(argv, o) {
   if (o.resume && !existsSync(path)) throw new UsageError(`nothing to resume: ${path} does not exist`);
   const tokenizer = vocab ? { kind: 'bpe', vocabSize: vocab } : 'char';
   let preset = o.preset ?? DEFAULT_PRESET;
-  // --time without a preset (or --preset auto): the preset expected to reach the lowest held-out
-  // loss in that time on this machine (src/js/auto.js, docs/CLI.md)
-  if (!o.resume && f.seconds && (o.preset === undefined || o.preset === 'auto')) {
+  // --time without a preset or shape (or --preset auto): the preset expected to reach the lowest
+  // held-out loss in that time on this machine (src/js/auto.js, docs/CLI.md)
+  const shaped = o.config !== undefined || Object.keys(modelFields).length > 0;
+  if (!o.resume && f.seconds && (o.preset === 'auto' || (o.preset === undefined && !shaped))) {
     const speeds = await wf.measurePresetSpeeds(wf, text, { tokenizer });
     const pick = wf.choosePreset({ seconds: f.seconds, stepsPerSecond: speeds });
     preset = pick.preset;
