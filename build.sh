@@ -18,10 +18,14 @@
 #   build/wasm-tests/test_{simd,quant}-relaxed{,-mt}.js  the same with the relaxed kernels,
 #                                    compiled and linked as the relaxed builds are:
 #                                    `./build.sh relaxed-tests`
+#   build/wasm-bench/bench_wasmformer{,-mt}.js  bench/bench.c in wasm (SIMD128; the step's
+#                                    profile by kernel, in V8), built only by `./build.sh bench`
+#                                    (not relaxed: clang-19 names a main(argc, argv) as emcc 3.1.6
+#                                    does not look for, so the program would never start)
 #   build/wasm-tests/example_train.js  examples/c/train.c as a Node program (SIMD, one thread,
 #                                    Node's file system): `./build.sh example` (npm test runs it,
 #                                    and holds its losses to the package's: tests/js/example.test.mjs)
-# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [example]
+# Usage: ./build.sh [--force] [ref] [tests] [relaxed-tests] [bench] [example]
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -36,8 +40,9 @@ for arg in "$@"; do
     ref) VARIANTS=(ref) ;;
     tests) VARIANTS=(tests) ;;
     relaxed-tests) VARIANTS=(relaxed-tests) ;;
+    bench) VARIANTS=(bench) ;;
     example) VARIANTS=(example) ;;
-    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests or example)" >&2; exit 2 ;;
+    *) echo "build.sh: unknown argument $arg (use --force, ref, tests, relaxed-tests, bench or example)" >&2; exit 2 ;;
   esac
 done
 
@@ -199,7 +204,8 @@ build_relaxed() ( # base name, flags... (a subshell: EM_LLVM_ROOT stays here)
   echo "build.sh: built $base.mjs and $base.wasm ($(stat -c %s "$base.wasm") bytes, relaxed SIMD)"
 )
 
-# A C test as a Node program: its own main, exit status and stdout; the glue is CommonJS.
+# A C program (a test, or bench/bench.c) as a Node program: its own main, exit status and
+# stdout; the glue is CommonJS.
 TEST_FLAGS=(
   -O3 -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -Isrc -Itests  # as above
   -mbulk-memory                # as the package's builds: the kernels' objects are then the shipped ones
@@ -208,15 +214,18 @@ TEST_FLAGS=(
   -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sTOTAL_STACK=2MB  # as the package's builds
   -sEXIT_RUNTIME=1             # main's return value is the process's exit status
 )
-test_build() { # test (simd or quant), variant suffix, flags...
-  local src=tests/test_$1.c out=build/wasm-tests/test_$1$2
+test_build() { # output without .js, main source, flags...
+  local out=$1 main=$2
   shift 2
   need_emcc
-  mkdir -p build/wasm-tests
-  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
-  emcc "${TEST_FLAGS[@]}" "$@" "$src" "${SOURCES[@]}" -o "$out.js"
+  mkdir -p "$(dirname "$out")"
+  echo '{ "type": "commonjs" }' > "$(dirname "$out")/package.json"
+  emcc "${TEST_FLAGS[@]}" "$@" "$main" "${SOURCES[@]}" -o "$out.js"
   echo "build.sh: built $out.js"
 }
+
+# Threads in a test or bench program: a pool of four workers made before main runs.
+TEST_MT=(-pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth)
 
 # The C example as a Node program: the package's single-thread SIMD build of the core (the
 # same flags, so the same numbers), with Node's file system for the text it reads.
@@ -230,14 +239,14 @@ example_build() {
 }
 
 # The same with the relaxed kernels, compiled at -O3 and linked at -O1 as build_relaxed does.
-test_build_relaxed() ( # test, variant suffix, flags... (a subshell, as build_relaxed)
-  local src=tests/test_$1.c out=build/wasm-tests/test_$1$2
+test_build_relaxed() ( # output without .js, main source, flags... (a subshell, as build_relaxed)
+  local out=$1 main=$2
   shift 2
   need_emcc
   need_clang19
-  mkdir -p build/wasm-tests
-  echo '{ "type": "commonjs" }' > build/wasm-tests/package.json
-  SRCS=("$src" "${SOURCES[@]}")
+  mkdir -p "$(dirname "$out")"
+  echo '{ "type": "commonjs" }' > "$(dirname "$out")/package.json"
+  SRCS=("$main" "${SOURCES[@]}")
   relaxed_objects "build/relaxed-obj/$(basename "$out")" "${TEST_FLAGS[@]}" "$@"
   emcc "${TEST_FLAGS[@]/-O3/-O1}" "$@" "${OBJS[@]}" -o "$out.js"
   echo "build.sh: built $out.js (relaxed SIMD)"
@@ -252,14 +261,17 @@ for v in "${VARIANTS[@]}"; do
     ref) build "$OUT/bench/wasmformer-ref" -DWF_REFERENCE_KERNELS "${ST[@]}" ;;
     tests)
       for t in simd quant; do
-        test_build $t "" "${SIMD[@]}"
-        test_build $t -mt "${SIMD[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth
+        test_build build/wasm-tests/test_$t tests/test_$t.c "${SIMD[@]}"
+        test_build build/wasm-tests/test_$t-mt tests/test_$t.c "${SIMD[@]}" "${TEST_MT[@]}"
       done ;;
     example) example_build ;;
     relaxed-tests)
       for t in simd quant; do
-        test_build_relaxed $t -relaxed "${RELAXED[@]}"
-        test_build_relaxed $t -relaxed-mt "${RELAXED[@]}" -pthread -DWF_THREADS -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth
+        test_build_relaxed build/wasm-tests/test_$t-relaxed tests/test_$t.c "${RELAXED[@]}"
+        test_build_relaxed build/wasm-tests/test_$t-relaxed-mt tests/test_$t.c "${RELAXED[@]}" "${TEST_MT[@]}"
       done ;;
+    bench)
+      test_build build/wasm-bench/bench_wasmformer bench/bench.c "${SIMD[@]}"
+      test_build build/wasm-bench/bench_wasmformer-mt bench/bench.c "${SIMD[@]}" "${TEST_MT[@]}" ;;
   esac
 done

@@ -1,7 +1,12 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
-/* Native timings for bench/run.mjs: training and generation on config A or B, and a
- * profile of the training step by kernel. Prints one JSON object.
- *   bench_wasmformer A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair] [--cpu]
+/* Native timings for bench/run.mjs: training and generation on config A or B (or M, the
+ * micro preset's shape: L2 H4 C64 FF256 T64 with RoPE, batch 16), and a profile of the
+ * training step by kernel. Prints one JSON object.
+ *   bench_wasmformer A|B|M [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair] [--cpu]
+ *                   [--batch N] [--muon]
+ * --muon trains as the presets do: Muon on the blocks' matrices, AdamW on the rest (the
+ * profile then times Newton-Schulz and the update of each matrix of a step, and AdamW
+ * over the rest only).
  * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
  * alternating steps with the first, and reports the ratio of their summed step times: on a
  * shared machine the two see the same interference, so the ratio is steadier than two runs.
@@ -24,7 +29,20 @@
 /* --cpu: the process's CPU time instead of the wall clock (one thread on a busy machine) */
 static clockid_t clock_id = CLOCK_MONOTONIC;
 
+#ifdef __EMSCRIPTEN__
+/* Compiled to wasm for Node (bench/README.md: the profile in wasm), where the libc has no CPU
+ * clock: Node's process.cpuUsage, the whole process's (a 1-thread run's is its own thread's). */
+#include <emscripten.h>
+EM_JS(double, node_cpu_seconds, (void), {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+});
+#endif
+
 static double now(void) {
+#ifdef __EMSCRIPTEN__
+    if (clock_id == CLOCK_PROCESS_CPUTIME_ID) return node_cpu_seconds();
+#endif
     struct timespec ts;
     clock_gettime(clock_id, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -47,6 +65,13 @@ typedef struct {
 static void config_of(char which, wf_config *cfg, bench_cfg *b) {
     wf_config_default(cfg); /* A: V=96, L=4, NH=4, C=128, T=64 */
     b->B = 8;
+    if (which == 'M') {
+        cfg->n_layer = 2;
+        cfg->d_model = 64;
+        cfg->d_ff = 256;
+        cfg->positions = WF_POS_ROPE;
+        b->B = 16;
+    }
     if (which == 'B') {
         cfg->n_layer = 6;
         cfg->n_head = 6;
@@ -69,16 +94,16 @@ static float *randv(wf_rng *r, size_t n) {
 
 /* ---- profile: each op of one training step, timed alone ---- */
 enum { P_LINEAR_FWD, P_LINEAR_BWD, P_ATTN_FWD, P_ATTN_BWD, P_NORM, P_GELU, P_LOSS, P_ADAMW, P_ADAMW_CHECK, P_GRAD_NORM,
-       P_GRAD_ZERO, P_EMBED, P_OTHER, P_N };
+       P_GRAD_ZERO, P_EMBED, P_OTHER, P_ROPE, P_MUON, P_MUON_CHECK, P_N };
 static const char *pnames[P_N] = {"linear_fwd", "linear_bwd", "attention_fwd", "attention_bwd", "layernorm", "gelu",
                                   "crossentropy", "adamw", "adamw_check", "grad_norm", "grad_zero", "embed",
-                                  "residual"};
+                                  "residual", "rope", "muon", "muon_check"};
 
 typedef struct {
-    int B, T, C, NH, L, V, F, N;
+    int B, T, C, NH, L, V, F, N, rope, muon;
     size_t n_params;
     float *x, *y, *dy, *w, *dw, *bias, *db, *qkv, *dqkv, *att, *o, *dout, *mean, *rstd, *logits, *probs, *losses, *pa;
-    float *wte, *wpe, *dwte, *dwpe;
+    float *wte, *wpe, *dwte, *dwpe, *rcos, *rsin, *muon_mem;
     int32_t *targets;
     wf_optim opt;
 } prof_bufs;
@@ -114,6 +139,15 @@ static void profile_rep(prof_bufs *p, wf_pool *pool, int rep, double *t) {
         wf_attention_backward(p->dqkv, p->dqkv + C, p->dqkv + 2 * C, p->dout, p->o, p->att, p->qkv, p->qkv + C,
                               p->qkv + 2 * C, &ad, pool);
     t[P_ATTN_BWD] += now() - t0;
+    if (p->rope) {
+        t0 = now();
+        for (int l = 0; l < L; l++)
+            for (int qk = 0; qk < 2; qk++) {
+                wf_rope_forward(p->qkv + qk * C, p->rcos, p->rsin, B, T, NH, C / NH, 3 * C, 0, pool);
+                wf_rope_backward(p->dqkv + qk * C, p->rcos, p->rsin, B, T, NH, C / NH, 3 * C, 0, pool);
+            }
+        t[P_ROPE] += now() - t0;
+    }
 
     t0 = now();
     for (int l = 0; l < 2 * L + 1; l++) {
@@ -149,12 +183,35 @@ static void profile_rep(prof_bufs *p, wf_pool *pool, int rep, double *t) {
     volatile double norm = wf_sum_squares(pg, np, pool);
     (void)norm;
     t[P_GRAD_NORM] += now() - t0;
+    /* with Muon: each layer's q, k, v, attention projection, fc and fc projection matrices
+     * [R, C] through Newton-Schulz and the update; AdamW on the rest */
+    size_t na = np;
+    if (p->muon) {
+        const int mats[6][2] = {{C, C}, {C, C}, {C, C}, {C, C}, {F, C}, {C, F}};
+        float *pw = pp, *pb = pm, *gw = pg;
+        t0 = now();
+        for (int l = 0; l < L; l++)
+            for (int i = 0; i < 6; i++) {
+                volatile size_t bad = wf_muon_check(pw, pb, gw, mats[i][0], mats[i][1], 1.0f, &p->opt, 1e-4f, 1);
+                (void)bad;
+            }
+        t[P_MUON_CHECK] += now() - t0;
+        t0 = now();
+        for (int l = 0; l < L; l++)
+            for (int i = 0; i < 6; i++) {
+                const size_t n = (size_t)mats[i][0] * mats[i][1];
+                wf_muon_update(pw, pb, gw, mats[i][0], mats[i][1], 1.0f, &p->opt, 1e-4f, 1, p->muon_mem, pool);
+                pw += n, pb += n, gw += n, na -= n;
+            }
+        t[P_MUON] += now() - t0;
+        pp = pw, pm = pb, pg = gw;
+    }
     t0 = now();
-    volatile size_t bad = wf_adamw_check(pp, pm, pv, pg, np, 1.0f, &p->opt, 1e-4f, 1, rep + 1);
+    volatile size_t bad = wf_adamw_check(pp, pm, pv, pg, na, 1.0f, &p->opt, 1e-4f, 1, rep + 1);
     (void)bad;
     t[P_ADAMW_CHECK] += now() - t0;
     t0 = now();
-    wf_adamw_update(pp, pm, pv, pg, np, 1.0f, &p->opt, 1e-4f, 1, rep + 1);
+    wf_adamw_update(pp, pm, pv, pg, na, 1.0f, &p->opt, 1e-4f, 1, rep + 1);
     t[P_ADAMW] += now() - t0;
     t0 = now();
     wf_embed_forward(p->y, p->targets, p->wte, p->wpe, B, T, C);
@@ -165,9 +222,10 @@ static void profile_rep(prof_bufs *p, wf_pool *pool, int rep, double *t) {
 /* The ops timed on the model's pool, and when it has threads also on the caller alone, the
  * two taking turns op set by op set (so a busy machine slows both alike): t (pool), t1 (one
  * thread; untouched without a pool). AdamW is timed in the model's thread count only. */
-static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, size_t n_params, double *t, double *t1) {
+static void profile(const wf_config *cfg, const bench_cfg *bc, int muon, wf_pool *pool, size_t n_params, double *t,
+                    double *t1) {
     prof_bufs p = {.B = bc->B, .T = bc->T, .C = bc->C, .NH = bc->NH, .L = bc->L, .V = cfg->vocab_size, .F = cfg->d_ff,
-                   .n_params = n_params};
+                   .n_params = n_params, .rope = cfg->positions == WF_POS_ROPE, .muon = muon};
     p.N = p.B * p.T;
     const int N = p.N, F = p.F, C = p.C, V = p.V;
     wf_rng r;
@@ -184,6 +242,10 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
     for (int i = 0; i < N; i++) p.targets[i] = (int32_t)(wf_rng_u32(&r) % (uint32_t)V);
     p.pa = randv(&r, 4 * n_params);
     for (size_t i = n_params * 2; i < n_params * 3; i++) p.pa[i] = p.pa[i] * p.pa[i]; /* v >= 0 */
+    const int HS = C / p.NH;
+    p.rcos = randv(&r, (size_t)p.T * HS / 2), p.rsin = randv(&r, (size_t)p.T * HS / 2);
+    wf_rope_table(p.rcos, p.rsin, p.T, HS, 10000);
+    p.muon_mem = randv(&r, wf_muon_scratch(F, C));
     wf_optim_default(&p.opt);
     for (int i = 0; i < P_N; i++) t[i] = t1[i] = 0;
     const int reps = 3;
@@ -195,7 +257,7 @@ static void profile(const wf_config *cfg, const bench_cfg *bc, wf_pool *pool, si
     wf_free(p.x); wf_free(p.y); wf_free(p.dy); wf_free(p.w); wf_free(p.dw); wf_free(p.bias); wf_free(p.db);
     wf_free(p.qkv); wf_free(p.dqkv); wf_free(p.att); wf_free(p.o); wf_free(p.dout); wf_free(p.mean); wf_free(p.rstd);
     wf_free(p.logits); wf_free(p.probs); wf_free(p.losses); wf_free(p.wte); wf_free(p.wpe); wf_free(p.dwte);
-    wf_free(p.dwpe); free(p.targets); wf_free(p.pa);
+    wf_free(p.dwpe); free(p.targets); wf_free(p.pa); wf_free(p.rcos); wf_free(p.rsin); wf_free(p.muon_mem);
 }
 
 static void print_profile(const char *key, const double *t) {
@@ -209,11 +271,12 @@ static void print_profile(const char *key, const double *t) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || (argv[1][0] != 'A' && argv[1][0] != 'B')) {
-        fprintf(stderr, "usage: %s A|B [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair] [--cpu]\n", argv[0]);
+    if (argc < 2 || (argv[1][0] != 'A' && argv[1][0] != 'B' && argv[1][0] != 'M')) {
+        fprintf(stderr, "usage: %s A|B|M [--steps N] [--warmup N] [--threads N] [--gen N] [--profile] [--pair] [--cpu] "
+                        "[--batch N] [--muon]\n", argv[0]);
         return 2;
     }
-    int steps = 5, warmup = 2, threads = 1, gen_runs = 0, want_profile = 0, pair = 0;
+    int steps = 5, warmup = 2, threads = 1, gen_runs = 0, want_profile = 0, pair = 0, batch_size = 0, muon = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
@@ -222,10 +285,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile")) want_profile = 1;
         else if (!strcmp(argv[i], "--pair")) pair = 1;
         else if (!strcmp(argv[i], "--cpu")) clock_id = CLOCK_PROCESS_CPUTIME_ID;
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch_size = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--muon")) muon = 1;
     }
     wf_config cfg;
     bench_cfg bc;
     config_of(argv[1][0], &cfg, &bc);
+    if (batch_size > 0) bc.B = batch_size;
     wf_model *m = wf_model_create();
     if (wf_model_set_threads(m, threads) != WF_OK || wf_model_init(m, &cfg) != WF_OK) {
         fprintf(stderr, "bench: %s\n", wf_model_error(m));
@@ -233,6 +299,7 @@ int main(int argc, char **argv) {
     }
     wf_optim o;
     wf_optim_default(&o);
+    o.muon = muon;
     wf_model_set_optim(m, &o);
     const int N = bc.B * bc.T;
     int32_t *in = malloc((size_t)N * sizeof(int32_t)), *tg = malloc((size_t)N * sizeof(int32_t));
@@ -246,7 +313,7 @@ int main(int argc, char **argv) {
     wf_model *single = NULL;
     if (pair && threads > 1) {
         single = wf_model_create();
-        if (wf_model_init(single, &cfg) != WF_OK) return 1;
+        if (wf_model_init(single, &cfg) != WF_OK || wf_model_set_optim(single, &o) != WF_OK) return 1;
     }
     double pair_time[2] = {0, 0};
     const wf_batch batch = {.inputs = in, .targets = tg, .B = bc.B, .T = bc.T};
@@ -295,16 +362,16 @@ int main(int argc, char **argv) {
     const wf_memory mem = mi.memory;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("{\"config\":\"%c\",\"backend\":\"%s\",\"threads\":%d,\"step_s\":%.6f,\"train_tok_s\":%.2f,"
+    printf("{\"config\":\"%c\",\"batch\":%d,\"muon\":%d,\"backend\":\"%s\",\"threads\":%d,\"step_s\":%.6f,\"train_tok_s\":%.2f,"
            "\"gen_tok_s\":%.2f,\"decode_tok_s\":%.2f,\"peak_rss_bytes\":%.0f,\"params\":%d,\"model_bytes\":%.0f,\"act_bytes\":%.0f,"
            "\"loss\":%.5f",
-           argv[1][0], wf_simd_name(),
+           argv[1][0], bc.B, muon, wf_simd_name(),
            threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, (int32_t)mem.count,
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
     if (want_profile) {
         double t[P_N], t1[P_N];
-        profile(&cfg, &bc, m->pool, (size_t)mem.count, t, t1);
+        profile(&cfg, &bc, muon, m->pool, (size_t)mem.count, t, t1);
         print_profile("profile", t);
         if (m->pool) print_profile("profile_1t", t1);
     }

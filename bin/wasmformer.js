@@ -88,7 +88,7 @@ const COMMANDS = {
     args: '[file.txt]',
     summary: 'train a model on a UTF-8 text file (default: the bundled Pride and Prejudice)',
     options: {
-      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} (default micro)` },
+      preset: { type: 'string', short: 'p', value: 'NAME', help: `model size: ${Object.keys(wf.PRESETS).join(', ')} or auto (default micro; with --time, auto)` },
       config: { type: 'string', short: 'c', value: 'JSON', help: 'config fields over the preset, e.g. \'{"nLayer":2,"context":128}\'' },
       steps: { type: 'string', short: 's', value: 'N', help: `the run's length in steps (default: the preset's, ${Object.entries(wf.PRESET_STEPS).map(([k, v]) => `${k} ${v}`).join(', ')}); with --resume: N more steps (past the run's end, at its last learning rate)` },
       time: { type: 'string', value: 'T', help: 'train for a time budget instead (90s, 5m, 1.5h: the unit is required): the learning-rate schedule follows the clock; with --resume: T more' },
@@ -417,7 +417,7 @@ async function train(argv, o) {
   if (o.tokenizer !== undefined && !['char', 'bpe'].includes(o.tokenizer)) throw new UsageError(`--tokenizer must be char or bpe, not "${o.tokenizer}"`);
   if (o.vocab !== undefined && o.tokenizer !== 'bpe') throw new UsageError('--vocab goes with --tokenizer bpe');
   const vocab = o.tokenizer === 'bpe' ? integer('vocab', o.vocab ?? '512', 257) : undefined;
-  if (o.preset !== undefined && !wf.PRESETS[o.preset]) throw new UsageError(`--preset must be one of ${Object.keys(wf.PRESETS).join(', ')}, not "${o.preset}"`);
+  if (o.preset !== undefined && o.preset !== 'auto' && !wf.PRESETS[o.preset]) throw new UsageError(`--preset must be one of ${Object.keys(wf.PRESETS).join(', ')}, not "${o.preset}"`);
   let config = {};
   if (o.config !== undefined) {
     try { config = JSON.parse(o.config); } catch { config = null; }
@@ -430,12 +430,22 @@ async function train(argv, o) {
   const text = readText(file); // the input first: a missing text is the problem, whatever --out holds
   if (!o.resume && !o.force && existsSync(path)) throw new UsageError(`${path} exists: add --resume to continue training it, or --force to replace it`);
   if (o.resume && !existsSync(path)) throw new UsageError(`nothing to resume: ${path} does not exist`);
-  const preset = o.preset ?? DEFAULT_PRESET;
+  const tokenizer = vocab ? { kind: 'bpe', vocabSize: vocab } : 'char';
+  let preset = o.preset ?? DEFAULT_PRESET;
+  // --time without a preset or shape (or --preset auto): the preset expected to reach the lowest
+  // held-out loss in that time on this machine (src/js/auto.js, docs/CLI.md)
+  const shaped = o.config !== undefined || Object.keys(modelFields).length > 0;
+  if (!o.resume && f.seconds && (o.preset === 'auto' || (o.preset === undefined && !shaped))) {
+    const speeds = await wf.measurePresetSpeeds(wf, text, { tokenizer });
+    const pick = wf.choosePreset({ seconds: f.seconds, stepsPerSecond: speeds });
+    preset = pick.preset;
+    console.error(`auto picked ${preset}: ${pick.why}`);
+  } else if (o.preset === 'auto') throw new UsageError('--preset auto goes with --time (a time budget)');
   const model = o.resume
     ? (await readModel(path)).model
     // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
     : await wf.createModel({ preset, ...config, ...modelFields, ...(f.seed === undefined ? {} : { seed: f.seed }) },
-      { text, tokenizer: vocab ? { kind: 'bpe', vocabSize: vocab } : 'char' });
+      { text, tokenizer });
   try {
     return await trainRun(model, { argv, o, f, file, path, text, preset, optimFields, every });
   } finally {

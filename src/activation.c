@@ -37,9 +37,23 @@ void wf_gelu_backward_scalar(wf_real *dinp, const wf_real *dout, const wf_real *
 #define GELU_CHUNK 16384
 
 #if !defined(WF_REFERENCE_KERNELS) && !defined(WF_SIMD_SCALAR)
+/* Vectors per iteration: an exponential is a chain of about 20 dependent operations, and V8
+ * runs the chains of one vector after another as written; eight side by side keep the
+ * core's units busy (bench/README.md: 1.7x forward, 1.2x backward in Node 22). Each element
+ * still goes through the same operations. */
+#define GELU_UNROLL 8
+
 static void gelu_forward_range(wf_real *out, const wf_real *inp, int N) {
     const wf_v k2 = wf_vset1((wf_real)(-2 * GELU_K)), a = wf_vset1((wf_real)GELU_A), one = wf_vset1(1);
     int i = 0;
+    for (; i + GELU_UNROLL * WF_VL <= N; i += GELU_UNROLL * WF_VL) {
+        wf_v x[GELU_UNROLL], e[GELU_UNROLL];
+        for (int q = 0; q < GELU_UNROLL; q++) {
+            x[q] = wf_vload(inp + i + q * WF_VL);
+            e[q] = wf_vexp(wf_vmul(k2, wf_vmadd(wf_vmul(a, x[q]), wf_vmul(x[q], x[q]), x[q]))); /* e^(-2u) */
+        }
+        for (int q = 0; q < GELU_UNROLL; q++) wf_vstore(out + i + q * WF_VL, wf_vdiv(x[q], wf_vadd(one, e[q])));
+    }
     for (; i + WF_VL <= N; i += WF_VL) {
         wf_v x = wf_vload(inp + i);
         wf_v u2 = wf_vmul(k2, wf_vmadd(wf_vmul(a, x), wf_vmul(x, x), x)); /* -2u */
@@ -52,6 +66,22 @@ static void gelu_backward_range(wf_real *dinp, const wf_real *dout, const wf_rea
     const wf_v k = wf_vset1((wf_real)GELU_K), a = wf_vset1((wf_real)GELU_A), a3 = wf_vset1((wf_real)(3 * GELU_A));
     const wf_v one = wf_vset1(1), two = wf_vset1(2), mtwo = wf_vset1(-2);
     int i = 0;
+    for (; i + GELU_UNROLL * WF_VL <= N; i += GELU_UNROLL * WF_VL) {
+        wf_v e[GELU_UNROLL];
+        for (int q = 0; q < GELU_UNROLL; q++) {
+            const wf_v x = wf_vload(inp + i + q * WF_VL);
+            e[q] = wf_vexp(wf_vmul(mtwo, wf_vmul(k, wf_vmadd(wf_vmul(a, x), wf_vmul(x, x), x))));
+        }
+        for (int q = 0; q < GELU_UNROLL; q++) {
+            /* out = x s */
+            const size_t at = (size_t)i + (size_t)q * WF_VL;
+            const wf_v x = wf_vload(inp + at), x2 = wf_vmul(x, x);
+            const wf_v s = wf_vdiv(one, wf_vadd(one, e[q]));
+            const wf_v du = wf_vmul(k, wf_vmadd(a3, x2, one));
+            const wf_v g = wf_vmadd(wf_vmul(wf_vmul(two, x), wf_vmul(s, wf_vsub(one, s))), du, s);
+            wf_vstore(dinp + at, wf_vmadd(wf_vload(dout + at), g, wf_vload(dinp + at)));
+        }
+    }
     for (; i + WF_VL <= N; i += WF_VL) {
         /* out = x s */
         wf_v x = wf_vload(inp + i), x2 = wf_vmul(x, x);

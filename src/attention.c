@@ -127,13 +127,8 @@ static void softmax_row(wf_real *a, int lim, int n, wf_real scale) {
         wf_real maxs = wf_vhmax(mv);
         for (; j < lim; j++) maxs = a[j] > maxs ? a[j] : maxs;
         /* exp(scale * (s - max)) <= 1: never overflows */
-        const wf_v vs = wf_vset1(scale), vm = wf_vset1(maxs);
         wf_v sv = wf_vzero();
-        for (j = 0; j + WF_VL <= lim; j += WF_VL) {
-            wf_v e = wf_vexp(wf_vmul(wf_vsub(wf_vload(a + j), vm), vs));
-            wf_vstore(a + j, e);
-            sv = wf_vadd(sv, e);
-        }
+        j = wf_vexp_sum(a, a, lim, maxs, scale, &sv);
         wf_real sum = wf_vsum(sv);
         for (; j < lim; j++) {
             a[j] = WF_EXP((a[j] - maxs) * scale);

@@ -145,8 +145,8 @@ void wf_block_forward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_lay
         wf_headnorm_forward(a->qkv + C, a->qk_rstd + (size_t)N * NH, N, KV, HS, QKV, eps);
     }
     if (d->rope) {
-        wf_rope_forward(a->qkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, io->pos);
-        wf_rope_forward(a->qkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, io->pos);
+        wf_rope_forward(a->qkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, io->pos, ctx->pool);
+        wf_rope_forward(a->qkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, io->pos, ctx->pool);
     }
     wf_attn_dims ad = self_dims(ctx, io);
     const wf_real *q = a->qkv, *k = a->qkv + C, *v = a->qkv + C + KC;
@@ -331,8 +331,8 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
     }
     if (d->rope) {
         /* the saved q and k are rotated; their gradients turn back to the projection's frame */
-        wf_rope_backward(a->dqkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, 0);
-        wf_rope_backward(a->dqkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, 0);
+        wf_rope_backward(a->dqkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, 0, ctx->pool);
+        wf_rope_backward(a->dqkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, 0, ctx->pool);
     }
     zero(a->dln, (size_t)N * C);
     const wf_real *attin = post ? x : la->ln1;

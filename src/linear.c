@@ -24,10 +24,11 @@ void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const
         wf_linear_rows(out, (size_t)OC, inp, w, b, N, C, OC, pool);
         return;
     }
-    if (b)
-        for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, b, (size_t)OC * sizeof(wf_real));
-    /* A(n,i) = inp[n,i];  B(i,j) = w[j,i]: w read transposed */
-    wf_matmul(out, (size_t)OC, inp, (size_t)C, 1, w, 1, (size_t)C, N, OC, C, b != NULL, pool);
+    /* A(n,i) = inp[n,i];  B(i,j) = w[j,i]: w read transposed; the bias added as each tile is
+     * stored (as out = b, then out += inp w^T: the same sums) */
+    const wf_mm p = {.c = out, .ldc = (size_t)OC, .a = inp, .ars = (size_t)C, .acs = 1, .b = w, .brs = 1, .bcs = (size_t)C,
+                     .M = N, .N = OC, .K = C, .bias = b};
+    wf_matmul_many(&p, 1, pool);
 #endif
 }
 

@@ -31,13 +31,8 @@ static wf_real softmax_row_simd(wf_real *p, const wf_real *z, int V) {
     for (; i + WF_VL <= V; i += WF_VL) mv = wf_vmax(mv, wf_vload(z + i));
     wf_real maxz = wf_vhmax(mv);
     for (; i < V; i++) maxz = z[i] > maxz ? z[i] : maxz;
-    const wf_v m = wf_vset1(maxz);
     wf_v sv = wf_vzero();
-    for (i = 0; i + WF_VL <= V; i += WF_VL) {
-        wf_v e = wf_vexp(wf_vsub(wf_vload(z + i), m));
-        wf_vstore(p + i, e);
-        sv = wf_vadd(sv, e);
-    }
+    i = wf_vexp_sum(p, z, V, maxz, 1, &sv); /* (z - max) 1 is z - max exactly */
     wf_real sum = wf_vsum(sv);
     for (; i < V; i++) {
         p[i] = WF_EXP(z[i] - maxz);

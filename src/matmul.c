@@ -87,8 +87,9 @@ static void pack_b(wf_real *bp, const wf_real *b, size_t brs, size_t bcs, int n,
     }
 }
 
-/* c[MR x NR] (+)= ap . bp over kc: MR * NV accumulators stay in registers. */
-static void micro(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size_t ldc, int acc) {
+/* c[MR x NR] (+)= ap . bp over kc: MR * NV accumulators stay in registers. add (when not
+ * acc): a row of NR added to each row of the tile as it is stored (a linear layer's bias). */
+static void micro(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size_t ldc, int acc, const wf_real *add) {
     wf_v t[WF_MR][WF_NV];
     for (int r = 0; r < WF_MR; r++)
         for (int v = 0; v < WF_NV; v++) t[r][v] = wf_vzero();
@@ -103,16 +104,19 @@ static void micro(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size
     for (int r = 0; r < WF_MR; r++)
         for (int v = 0; v < WF_NV; v++) {
             wf_real *cp = c + r * ldc + v * WF_VL;
-            wf_vstore(cp, acc ? wf_vadd(wf_vload(cp), t[r][v]) : t[r][v]);
+            const wf_real *base = acc ? cp : add ? add + v * WF_VL : NULL;
+            wf_vstore(cp, base ? wf_vadd(wf_vload(base), t[r][v]) : t[r][v]);
         }
 }
 
 /* The same for a partial tile (m < MR or n < NR), through a tile on the stack. */
-static void micro_edge(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size_t ldc, int acc, int m, int n) {
+static void micro_edge(int kc, const wf_real *ap, const wf_real *bp, wf_real *c, size_t ldc, int acc,
+                       const wf_real *add, int m, int n) {
     wf_real tile[WF_MR * WF_NR];
-    micro(kc, ap, bp, tile, WF_NR, 0);
+    micro(kc, ap, bp, tile, WF_NR, 0, NULL);
     for (int r = 0; r < m; r++)
-        for (int j = 0; j < n; j++) c[r * ldc + j] = (acc ? c[r * ldc + j] : 0) + tile[r * WF_NR + j];
+        for (int j = 0; j < n; j++)
+            c[r * ldc + j] = (acc ? c[r * ldc + j] : add ? add[j] : 0) + tile[r * WF_NR + j];
 }
 
 typedef struct {
@@ -120,7 +124,8 @@ typedef struct {
     size_t ldc;
     const wf_real *a, *b;
     size_t ars, acs, brs, bcs;
-    int M, N, K, accumulate;
+    int M, N, K, accumulate, upper;
+    const wf_real *bias;
     /* the chunk of B: columns [n0, n0 + nc), sums [k0, k0 + kn), in bp slice after slice
      * (slice k at bp + (k - k0) * ncp, ncp = nc rounded up to NR), each of NR-wide panels */
     wf_real *bp;
@@ -175,6 +180,7 @@ static void product_task(const mm_job *j, int task) {
     for (int k = j->k0; k < j->k0 + j->kn; k += KC) {
         const int kc = MIN(KC, j->k0 + j->kn - k);
         const int acc = j->accumulate || k > 0;
+        const wf_real *bias = !acc && j->bias ? j->bias + j->n0 : NULL; /* the first sums only */
         const wf_real *slice = j->bp + (size_t)(k - j->k0) * j->ncp;
         for (int i0 = i_begin; i0 < i_end; i0 += MC) {
             const int m = MIN(MC, i_end - i0);
@@ -183,12 +189,15 @@ static void product_task(const mm_job *j, int task) {
                 const int nr = MIN(WF_NR, c_end - j0);
                 const wf_real *bpanel = slice + (size_t)j0 * kc;
                 for (int r0 = 0; r0 < m; r0 += WF_MR) {
+                    /* a symmetric C: tiles wholly below the diagonal are the mirror's */
+                    if (j->upper && j->n0 + j0 + WF_NR <= i0 + r0) continue;
                     wf_real *c = j->c + (size_t)(i0 + r0) * j->ldc + j->n0 + j0;
                     const int mr = MIN(WF_MR, m - r0);
+                    const wf_real *add = bias ? bias + j0 : NULL;
                     if (mr == WF_MR && nr == WF_NR)
-                        micro(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc);
+                        micro(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc, add);
                     else
-                        micro_edge(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc, mr, nr);
+                        micro_edge(kc, ap + (size_t)r0 * kc, bpanel, c, j->ldc, acc, add, mr, nr);
                 }
             }
         }
@@ -336,17 +345,20 @@ static void mm_rows(const mm_job *j) {
     }
 }
 
-/* What stays on the caller: no product, or no sum (C = 0 or unchanged); a few rows. */
+/* What stays on the caller: no product, or no sum (C = 0, the bias, or unchanged); a few
+ * rows (the bias first, then added to). */
 static int mm_trivial(const wf_mm *p) {
     if (p->M <= 0 || p->N <= 0) return 1;
-    if (p->K <= 0) {
+    if (p->K <= 0 || p->M < 4) {
         if (!p->accumulate)
-            for (int i = 0; i < p->M; i++) memset(p->c + (size_t)i * p->ldc, 0, (size_t)p->N * sizeof(wf_real));
-        return 1;
-    }
-    if (p->M < 4) {
-        const mm_job j = {.c = p->c, .ldc = p->ldc, .a = p->a, .b = p->b, .ars = p->ars, .acs = p->acs, .brs = p->brs,
-                          .bcs = p->bcs, .M = p->M, .N = p->N, .K = p->K, .accumulate = p->accumulate};
+            for (int i = 0; i < p->M; i++) {
+                wf_real *c = p->c + (size_t)i * p->ldc;
+                if (p->bias) memcpy(c, p->bias, (size_t)p->N * sizeof(wf_real));
+                else if (p->K <= 0) memset(c, 0, (size_t)p->N * sizeof(wf_real));
+            }
+        if (p->K <= 0) return 1;
+        const mm_job j = {.c = p->c, .ldc = p->ldc, .a = p->a, .ars = p->ars, .acs = p->acs, .b = p->b, .brs = p->brs,
+                          .bcs = p->bcs, .M = p->M, .N = p->N, .K = p->K, .accumulate = p->accumulate || p->bias};
         mm_rows(&j);
         return 1;
     }
@@ -361,7 +373,8 @@ void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool) {
         if (mm_trivial(&p[i])) continue;
         jobs[count++] = (mm_job){.c = p[i].c, .ldc = p[i].ldc, .a = p[i].a, .b = p[i].b, .ars = p[i].ars,
                                  .acs = p[i].acs, .brs = p[i].brs, .bcs = p[i].bcs, .M = p[i].M, .N = p[i].N,
-                                 .K = p[i].K, .accumulate = p[i].accumulate};
+                                 .K = p[i].K, .accumulate = p[i].accumulate, .upper = p[i].upper,
+                                 .bias = p[i].accumulate ? NULL : p[i].bias};
         flops += (double)p[i].M * p[i].N * p[i].K;
     }
     if (count == 0) return;

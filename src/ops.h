@@ -100,7 +100,10 @@ void wf_matmul(wf_real *c, size_t ldc, const wf_real *a, size_t ars, size_t acs,
                size_t bcs, int M, int N, int K, int accumulate, wf_pool *pool);
 /* Several independent products (different outputs) as one job: with a pool, their operands
  * are packed in one run and their tasks share one more, instead of two runs each (linear
- * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each. */
+ * backward's dinp and dw). Up to WF_MM_MAX; the same results as one wf_matmul each.
+ * upper: C is symmetric (X X^T, or A A with A symmetric), so only the register tiles that
+ * reach the diagonal or above it are computed: every element with j >= i is, and those
+ * below may be left as they were (the caller mirrors them). bias: a linear layer's. */
 typedef struct {
     wf_real *c;
     size_t ldc;
@@ -108,7 +111,9 @@ typedef struct {
     size_t ars, acs;
     const wf_real *b;
     size_t brs, bcs;
-    int M, N, K, accumulate;
+    int M, N, K, accumulate, upper;
+    const wf_real *bias; /* without accumulate: C = bias + A B, bias [N] added to every row as
+                            the product is stored (the same sums as C = bias, then C += A B) */
 } wf_mm;
 #define WF_MM_MAX 4
 void wf_matmul_many(const wf_mm *p, int n, wf_pool *pool);
@@ -182,9 +187,9 @@ void wf_dropout_backward(wf_real *dinp, const wf_real *dout, const wf_real *mask
 /* ---- rope.c (in place, forward and backward) ---- */
 void wf_rope_table(wf_real *cos_t, wf_real *sin_t, int T, int HS, double theta);
 void wf_rope_forward(wf_real *x, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
-                     int stride, int pos0);
+                     int stride, int pos0, wf_pool *pool);
 void wf_rope_backward(wf_real *dx, const wf_real *cos_t, const wf_real *sin_t, int B, int T, int NH, int HS,
-                      int stride, int pos0);
+                      int stride, int pos0, wf_pool *pool);
 
 /* ---- loss.c ---- */
 double wf_crossentropy_forward(wf_real *losses, int *count, wf_real *probs, const wf_real *logits,

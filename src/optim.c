@@ -200,6 +200,31 @@ size_t wf_muon_scratch(int R, int C) {
     return 2 * r * c + 2 * r * r;
 }
 
+/* The symmetric products of an iteration (A = X X^T; A A, A symmetric), [r, r]: the upper
+ * triangle's register tiles, then its mirror. C(j, i) multiplies the same pairs as C(i, j)
+ * (X(j,k) X(i,k), or A(j,k) A(k,i) = A(k,j) A(i,k)) and adds them in the same order, so the
+ * mirror holds what the full product would compute, for about half of its work. */
+static void ns_symmetric(wf_real *c, const wf_real *a, size_t ars, size_t acs, const wf_real *b, size_t brs,
+                         size_t bcs, int r, int k, wf_pool *pool) {
+    const wf_mm p = {.c = c, .ldc = (size_t)r, .a = a, .ars = ars, .acs = acs, .b = b, .brs = brs, .bcs = bcs,
+                     .M = r, .N = r, .K = k, .upper = 1};
+    wf_matmul_many(&p, 1, pool);
+    for (int i = 1; i < r; i++)
+        for (int j = 0; j < i; j++) c[(size_t)i * r + j] = c[(size_t)j * r + i];
+}
+
+/* y = s x + t y over n elements; with s = 0 and t = 1 untouched: y += t x is axpy(1, ...).
+ * Separate multiplies and an add, never wf_vmadd: the same roundings as the scalar tail in
+ * every build, relaxed included. */
+static void scale_add(wf_real *y, wf_real sy, const wf_real *x, wf_real sx, size_t n) {
+    size_t i = 0;
+#if !defined(WF_REFERENCE_KERNELS)
+    const wf_v vy = wf_vset1(sy), vx = wf_vset1(sx);
+    for (; i + WF_VL <= n; i += WF_VL) wf_vstore(y + i, wf_vadd(wf_vmul(vy, wf_vload(y + i)), wf_vmul(vx, wf_vload(x + i))));
+#endif
+    for (; i < n; i++) y[i] = sy * y[i] + sx * x[i];
+}
+
 void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool) {
     const size_t n = (size_t)r * c;
     const double norm = sqrt(wf_sum_squares(x, n, pool));
@@ -208,12 +233,12 @@ void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool)
     wf_real *X = x, *Xn = scratch, *A = scratch + n, *AA = A + (size_t)r * r;
     for (int it = 0; it < NS_STEPS; it++) {
         /* A = X X^T [r, r], then AA = b A + c A A */
-        wf_matmul(A, (size_t)r, X, (size_t)c, 1, X, 1, (size_t)c, r, r, c, 0, pool);
-        wf_matmul(AA, (size_t)r, A, (size_t)r, 1, A, (size_t)r, 1, r, r, r, 0, pool);
-        for (size_t i = 0; i < (size_t)r * r; i++) AA[i] = NS_B * A[i] + NS_C * AA[i];
+        ns_symmetric(A, X, (size_t)c, 1, X, 1, (size_t)c, r, c, pool);
+        ns_symmetric(AA, A, (size_t)r, 1, A, (size_t)r, 1, r, r, pool);
+        scale_add(AA, NS_C, A, NS_B, (size_t)r * r);
         /* Xn = a X + AA X */
         wf_matmul(Xn, (size_t)c, AA, (size_t)r, 1, X, (size_t)c, 1, r, c, r, 0, pool);
-        for (size_t i = 0; i < n; i++) Xn[i] += NS_A * X[i];
+        scale_add(Xn, 1, X, NS_A, n);
         wf_real *t = X;
         X = Xn;
         Xn = t;
@@ -221,27 +246,71 @@ void wf_newton_schulz(wf_real *x, int r, int c, wf_real *scratch, wf_pool *pool)
     if (X != x) memcpy(x, X, n * sizeof(wf_real));
 }
 
+/* t [cols, rows] = s [rows, cols]: 4 x 4 blocks, then the edges one by one */
+static void transpose(wf_real *t, const wf_real *s, int rows, int cols) {
+    int i = 0;
+    for (; i + 4 <= rows; i += 4) {
+        int j = 0;
+        for (; j + 4 <= cols; j += 4) wf_transpose4(t + (size_t)j * rows + i, (size_t)rows, s + (size_t)i * cols + j, (size_t)cols);
+        for (; j < cols; j++)
+            for (int q = i; q < i + 4; q++) t[(size_t)j * rows + q] = s[(size_t)q * cols + j];
+    }
+    for (; i < rows; i++)
+        for (int j = 0; j < cols; j++) t[(size_t)j * rows + i] = s[(size_t)i * cols + j];
+}
+
 void wf_muon_update(wf_real *p, wf_real *buf, const wf_real *g, int R, int C, wf_real grad_scale,
                     const wf_optim *o, float lr, int decay, wf_real *scratch, wf_pool *pool) {
     const int tr = R > C; /* work on the wide form: A = X X^T is then the smaller square */
     const int r = tr ? C : R, c = tr ? R : C;
-    const wf_real mu = o->muon_momentum;
-    wf_real *X = scratch;
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < C; j++) {
-            const size_t at = (size_t)i * C + j;
-            const wf_real gi = g[at] * grad_scale;
-            buf[at] = mu * buf[at] + (1 - mu) * gi;
-            X[tr ? (size_t)j * R + i : at] = (1 - mu) * gi + mu * buf[at];
-        }
+    const size_t n = (size_t)R * C;
+    const wf_real mu = o->muon_momentum, nu = 1 - mu;
+    /* X in W's layout first (into the half of scratch Newton-Schulz leaves to X when W is
+     * already wide), then turned to the wide form */
+    wf_real *X = scratch, *rows = tr ? scratch + n : X;
+    size_t i = 0;
+#if !defined(WF_REFERENCE_KERNELS)
+    const wf_v vmu = wf_vset1(mu), vnu = wf_vset1(nu), gs = wf_vset1(grad_scale);
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v gi = wf_vmul(wf_vload(g + i), gs);
+        const wf_v bi = wf_vadd(wf_vmul(vmu, wf_vload(buf + i)), wf_vmul(vnu, gi));
+        wf_vstore(buf + i, bi);
+        wf_vstore(rows + i, wf_vadd(wf_vmul(vnu, gi), wf_vmul(vmu, bi)));
+    }
+#endif
+    for (; i < n; i++) {
+        const wf_real gi = g[i] * grad_scale;
+        buf[i] = mu * buf[i] + nu * gi;
+        rows[i] = nu * gi + mu * buf[i];
+    }
+    if (tr) transpose(X, rows, R, C);
     wf_newton_schulz(X, r, c, scratch + (size_t)r * c, pool);
+    if (tr) transpose(rows, X, C, R); /* back to W's layout, where Newton-Schulz's scratch was */
     const wf_real step = (wf_real)(lr * MUON_RMS * sqrt((double)c));
     const wf_real shrink = decay ? 1 - lr * o->weight_decay : 1;
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < C; j++) {
-            const size_t at = (size_t)i * C + j;
-            p[at] = p[at] * shrink - step * X[tr ? (size_t)j * R + i : at];
-        }
+    /* p = p shrink - step u */
+    scale_add(p, shrink, rows, -step, n);
+}
+
+/* The largest |x[i]|, or infinity when any x[i] is not finite. */
+static double max_magnitude(const wf_real *x, size_t n) {
+    wf_real mx = 0, odd = 0;
+    size_t i = 0;
+#if !defined(WF_REFERENCE_KERNELS)
+    const wf_v zero = wf_vzero();
+    wf_v mv = zero, ov = zero;
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v xi = wf_vload(x + i);
+        mv = wf_vmax(mv, wf_vmax(xi, wf_vsub(zero, xi)));
+        ov = wf_vadd(ov, wf_vmul(xi, zero)); /* 0, or NaN for a NaN or an infinity */
+    }
+    mx = wf_vhmax(mv), odd = wf_vsum(ov);
+#endif
+    for (; i < n; i++) {
+        mx = WF_FABS(x[i]) > mx ? WF_FABS(x[i]) : mx;
+        odd += x[i] * 0;
+    }
+    return odd == 0 && mx <= FLT_MAX ? (double)mx : INFINITY;
 }
 
 /* As wf_adamw_check, for wf_muon_update: the momentum in double, and the weight's update
@@ -254,6 +323,11 @@ size_t wf_muon_check(const wf_real *p, const wf_real *buf, const wf_real *g, int
     const double shrink = decay ? 1 - (double)lr * o->weight_decay : 1;
     if (!(step <= limit) || !(fabs(shrink) <= limit)) return 0;
     const size_t n = (size_t)R * C;
+    /* from the largest magnitudes first (each element's terms are at most theirs), so that
+     * only a matrix that may fail is checked element by element */
+    const double gm = max_magnitude(g, n) * fabs((double)grad_scale), bm = max_magnitude(buf, n);
+    if (gm <= limit && mu * bm + (1 - mu) * gm <= limit && max_magnitude(p, n) * fabs(shrink) + 2 * step <= limit)
+        return n;
     for (size_t i = 0; i < n; i++) {
         double gi = (double)g[i] * grad_scale;
         double bi = mu * buf[i] + (1 - mu) * gi;

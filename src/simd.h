@@ -354,4 +354,30 @@ WF_INLINE wf_v wf_vexp(wf_v x) {
 }
 #endif
 
+/* A softmax's exponentials over the whole vectors of x[0, n): p = e^((x - m) s), and their
+ * lane sums added in order into *sum; returns the elements done. Four vectors' exponentials
+ * side by side: V8 runs one chain of dependent operations at a time as written, and an
+ * exponential is some twenty (attention's and the loss's softmax). The same arithmetic for
+ * each element, and the same order of the sums, as one vector at a time. */
+WF_INLINE int wf_vexp_sum(wf_real *p, const wf_real *x, int n, wf_real m, wf_real s, wf_v *sum) {
+    const wf_v vm = wf_vset1(m), vs = wf_vset1(s);
+    wf_v sv = *sum;
+    int i = 0;
+    for (; i + 4 * WF_VL <= n; i += 4 * WF_VL) {
+        wf_v e[4];
+        for (int q = 0; q < 4; q++) e[q] = wf_vexp(wf_vmul(wf_vsub(wf_vload(x + i + q * WF_VL), vm), vs));
+        for (int q = 0; q < 4; q++) {
+            wf_vstore(p + i + q * WF_VL, e[q]);
+            sv = wf_vadd(sv, e[q]);
+        }
+    }
+    for (; i + WF_VL <= n; i += WF_VL) {
+        const wf_v e = wf_vexp(wf_vmul(wf_vsub(wf_vload(x + i), vm), vs));
+        wf_vstore(p + i, e);
+        sv = wf_vadd(sv, e);
+    }
+    *sum = sv;
+    return i;
+}
+
 #endif /* WF_SIMD_H */

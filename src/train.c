@@ -271,38 +271,100 @@ static wf_status adamw_step(wf_model *m, wf_real scale, float lr, int32_t t) {
     return WF_OK;
 }
 
-/* Muon over each of its matrices in the trainable layers: check = 1 only checks
- * (WF_ERR_NUMERIC for the first that could overflow, nothing written), check = 0 updates. */
-static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
-    wf_real *const *B = m->block;
+/* Muon's matrices: one part of one trainable layer of a tensor Muon updates. */
+typedef struct {
+    int tensor, layer, R, C;
+    size_t at, go; /* the part's offset in the tensor's layer, and its layer's gradient offset */
+} muon_mat;
+
+/* The k-th of Muon's matrices (tensors in table order, layers, parts) into *mat: 0 past the
+ * last. Walks the table from the start: Muon's pass asks for each matrix once. */
+static int muon_matrix(const wf_model *m, int k, muon_mat *mat) {
     for (int i = 0; i < WF_N_PARAMS; i++) {
         const wf_tensor_info *ti = &m->tensors[i];
         int rows[3];
         const int parts = muon_parts(m, i, rows);
         if (!parts || !ti->size) continue;
-        const int C = ti->shape[2];
-        const size_t slice = (size_t)ti->size / (size_t)ti->layers;
         for (int l = 0; l < ti->layers; l++) {
             const size_t g0 = m->goff[m->slice0[i] + l];
             if (g0 == SIZE_MAX) continue;
-            size_t at = 0;
-            for (int k = 0; k < parts; at += (size_t)rows[k] * C, k++) {
-                const int R = rows[k];
-                const size_t o = (size_t)ti->offset + (size_t)l * slice + at, go = g0 + at;
-                wf_real *p = B[WF_WEIGHTS] + o, *buf = B[WF_ADAM_M] + go, *g = B[WF_GRADS] + go;
-                if (!check) {
-                    wf_muon_update(p, buf, g, R, C, scale, &m->opt, lr, ti->decay, m->muon_mem, m->pool);
-                    continue;
-                }
-                size_t bad = wf_muon_check(p, buf, g, R, C, scale, &m->opt, lr, ti->decay);
-                if (bad < (size_t)R * C)
-                    return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
-                                  "(weight or momentum); the step was rejected and weights and optimizer state are "
-                                  "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name,
-                                  (size_t)l * slice + at + bad);
+            if (k >= parts) {
+                k -= parts;
+                continue;
             }
+            size_t at = 0;
+            for (int q = 0; q < k; q++) at += (size_t)rows[q] * ti->shape[2];
+            *mat = (muon_mat){.tensor = i, .layer = l, .R = rows[k], .C = ti->shape[2], .at = at, .go = g0};
+            return 1;
         }
     }
+    return 0;
+}
+
+static void muon_update_matrix(wf_model *m, const muon_mat *x, wf_real scale, float lr, wf_real *scratch,
+                               wf_pool *pool) {
+    const wf_tensor_info *ti = &m->tensors[x->tensor];
+    const size_t o = (size_t)ti->offset + (size_t)x->layer * ((size_t)ti->size / (size_t)ti->layers) + x->at;
+    wf_real *const *B = m->block;
+    wf_muon_update(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + x->go + x->at, B[WF_GRADS] + x->go + x->at, x->R, x->C, scale,
+                   &m->opt, lr, ti->decay, scratch, pool);
+}
+
+/* A threaded model's Muon, when each thread's Newton-Schulz scratch fits in the pool's: each
+ * thread takes whole matrices (the largest, last in the table, first) rather than every
+ * thread sharing each matrix's products, which are too small to share well at the widths
+ * people train in a page (width 64: each product stays on one thread, matmul.c; width 128:
+ * 30 pool runs a matrix). A matrix's arithmetic is the same whoever runs it, so results do
+ * not depend on the threads. */
+typedef struct {
+    wf_model *m;
+    wf_real scale, *scratch;
+    float lr;
+    int n;
+    size_t slot;
+    _Atomic int next;
+} muon_job;
+
+static void muon_task(void *ctx, int task) {
+    muon_job *j = ctx;
+    muon_mat x;
+    for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n;)
+        if (muon_matrix(j->m, j->n - 1 - k, &x)) muon_update_matrix(j->m, &x, j->scale, j->lr, j->scratch + (size_t)task * j->slot, NULL);
+}
+
+#define MUON_SPLIT_MAX 256 /* matrices at most for the split by matrix (muon_matrix walks the table for each) */
+
+/* Muon over each of its matrices in the trainable layers: check = 1 only checks
+ * (WF_ERR_NUMERIC for the first that could overflow, nothing written), check = 0 updates. */
+static wf_status muon_pass(wf_model *m, int check, wf_real scale, float lr) {
+    muon_mat x;
+    int n = 0;
+    for (; muon_matrix(m, n, &x); n++) {
+        if (!check) continue;
+        const wf_tensor_info *ti = &m->tensors[x.tensor];
+        const size_t o = (size_t)ti->offset + (size_t)x.layer * ((size_t)ti->size / (size_t)ti->layers) + x.at;
+        wf_real *const *B = m->block;
+        size_t bad = wf_muon_check(B[WF_WEIGHTS] + o, B[WF_ADAM_M] + x.go + x.at, B[WF_GRADS] + x.go + x.at, x.R, x.C,
+                                   scale, &m->opt, lr, ti->decay);
+        if (bad < (size_t)x.R * x.C)
+            return WF_ERR(m, WF_ERR_NUMERIC, "the Muon update at learning rate %g would overflow \"%s\"[%zu] "
+                          "(weight or momentum); the step was rejected and weights and optimizer state are "
+                          "unchanged (try a lower learning rate or gradient clipping)", (double)lr, ti->name,
+                          (size_t)x.layer * ((size_t)ti->size / (size_t)ti->layers) + x.at + bad);
+    }
+    if (check || n == 0) return WF_OK;
+    const int threads = wf_pool_threads(m->pool);
+    size_t bytes = 0;
+    wf_real *shared = m->pool ? wf_pool_scratch(m->pool, &bytes) : NULL;
+    const size_t slot = (size_t)wf_plan_muon(&m->d);
+    if (shared && n >= 2 * threads && n <= MUON_SPLIT_MAX && (size_t)threads * slot <= bytes / sizeof(wf_real)) {
+        muon_job j = {.m = m, .scale = scale, .scratch = shared, .lr = lr, .n = n, .slot = slot};
+        atomic_init(&j.next, 0);
+        wf_pool_run(m->pool, threads, muon_task, &j);
+        return WF_OK;
+    }
+    for (int k = 0; k < n; k++)
+        if (muon_matrix(m, k, &x)) muon_update_matrix(m, &x, scale, lr, m->muon_mem, m->pool);
     return WF_OK;
 }
 

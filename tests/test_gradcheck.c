@@ -456,7 +456,7 @@ static double rope_loss(void *p) {
     rope_ctx *c = p;
     size_t n = (size_t)c->B * c->T * c->stride;
     memcpy(c->work, c->x, n * sizeof(double));
-    wf_rope_forward(c->work, c->cos, c->sin, c->B, c->T, c->NH, c->HS, c->stride, c->pos0);
+    wf_rope_forward(c->work, c->cos, c->sin, c->B, c->T, c->NH, c->HS, c->stride, c->pos0, NULL);
     return dot(c->work, c->R, n);
 }
 
@@ -474,7 +474,7 @@ static void test_rope(wf_rng *r) {
     /* only the channels rope touches (the first of each row's C) carry R; the rest pass */
     double *dx = alloc_d(n);
     memcpy(dx, c.R, n * sizeof(double));
-    wf_rope_backward(dx, c.cos, c.sin, c.B, c.T, c.NH, c.HS, c.stride, c.pos0);
+    wf_rope_backward(dx, c.cos, c.sin, c.B, c.T, c.NH, c.HS, c.stride, c.pos0, NULL);
     check_tensor("rope", "x", rope_loss, &c, c.x, dx, n);
     /* a rotation keeps each pair's length */
     rope_loss(&c);

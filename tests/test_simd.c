@@ -141,6 +141,31 @@ static void test_matmul(wf_pool *pool) {
     for (int i = 0; i < 3; i++) wf_free(o[i]), wf_free(o_one[i]);
 }
 
+/* ---- a symmetric product (.upper, Newton-Schulz's X X^T): the tiles that reach the
+ * diagonal or above give those elements bit for bit as the full product, and the mirror of
+ * them is the full product's lower triangle (the same pairs multiplied in the same order) */
+static void test_matmul_upper(wf_pool *pool) {
+    const int shapes[][2] = {{64, 64}, {64, 256}, {40, 72}, {13, 5}, {37, 300}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int r = shapes[s][0], k = shapes[s][1];
+        float *x = randv((size_t)r * k, 1), *full = randv((size_t)r * r, 1), *up = copyv(full, (size_t)r * r);
+        wf_matmul(full, (size_t)r, x, (size_t)k, 1, x, 1, (size_t)k, r, r, k, 0, pool);
+        const wf_mm p = {.c = up, .ldc = (size_t)r, .a = x, .ars = (size_t)k, .acs = 1, .b = x, .brs = 1, .bcs = (size_t)k,
+                         .M = r, .N = r, .K = k, .upper = 1};
+        wf_matmul_many(&p, 1, pool);
+        int upper_same = 1, mirror_same = 1;
+        for (int i = 0; i < r; i++)
+            for (int j = 0; j < r; j++) {
+                if (j >= i) upper_same &= memcmp(&up[i * r + j], &full[i * r + j], sizeof(float)) == 0;
+                else mirror_same &= memcmp(&up[j * r + i], &full[i * r + j], sizeof(float)) == 0;
+            }
+        CHECK(upper_same, "matmul upper %dx%d (K %d, %s): an element on or above the diagonal differs from the full "
+              "product", r, r, k, pool ? "pool" : "one thread");
+        CHECK(mirror_same, "matmul upper %dx%d (K %d): the full product is not symmetric bit for bit", r, r, k);
+        wf_free(x); wf_free(full); wf_free(up);
+    }
+}
+
 /* ---- how threads share out a product (matmul.c's plan): every element in exactly one
  * task; row shares that differ by at most one block, so no thread waits on a long last task
  * (1024 rows in 32-row blocks over 6 tasks: 6 6 5 5 5 5, not 6 6 6 6 6 2); column ranges
@@ -176,6 +201,30 @@ static void test_matmul_plan(void) {
             CHECK(most - least <= 1, "plan %dx%d, %d threads: row shares of %d to %d blocks of %d rows", M, N, threads,
                   least, most, block);
         }
+}
+
+/* ---- RoPE over N rows of 4 heads (C wide) at positions 0..N-1, forward then backward, in
+ * place: the vector pairs and the scalar tail against the plain rotation, and threads ---- */
+static void test_rope(int N, int C, wf_pool *pool) {
+    const int HS = C / 4, h = HS / 2;
+    const size_t n = (size_t)N * C;
+    float *cs = randv((size_t)N * h, 1), *sn = randv((size_t)N * h, 1), *x = randv(n, 1);
+    float *r1 = copyv(x, n), *r2 = copyv(x, n), *ref = copyv(x, n);
+    for (int r = 0; r < N; r++)
+        for (int hd = 0; hd < 4; hd++)
+            for (int i = 0; i < h; i++) {
+                float *lo = ref + (size_t)r * C + hd * HS, a = lo[i], e = lo[i + h];
+                lo[i] = a * cs[r * h + i] - e * sn[r * h + i];
+                lo[i + h] = e * cs[r * h + i] + a * sn[r * h + i];
+            }
+    wf_rope_forward(r1, cs, sn, 1, N, 4, HS, C, 0, NULL);
+    CHECK(!memcmp(r1, ref, n * sizeof(float)), "rope N=%d C=%d: differs from the plain rotation", N, C);
+    wf_rope_forward(r2, cs, sn, 1, N, 4, HS, C, 0, pool);
+    same("rope threads", r2, r1, n);
+    wf_rope_backward(r1, cs, sn, 1, N, 4, HS, C, 0, NULL);
+    wf_rope_backward(r2, cs, sn, 1, N, 4, HS, C, 0, pool);
+    same("rope backward threads", r2, r1, n);
+    wf_free(cs), wf_free(sn), wf_free(x), wf_free(r1), wf_free(r2), wf_free(ref);
 }
 
 /* ---- attention ---- */
@@ -509,6 +558,7 @@ int main(void) {
         test_linear(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2 == 0), pool);
 
     test_matmul(pool);
+    test_matmul_upper(pool);
     test_matmul_plan();
 
     static const int32_t lens[3] = {70, 13, 0};
@@ -535,6 +585,7 @@ int main(void) {
     test_rowwise(5, 97, pool);
     test_rowwise(3, 3, pool);
     test_rowwise(600, 130, pool); /* big enough for the pool: rows and channels shared out */
+    test_rope(600, 128, pool);
 
 #if defined(WF_THREADS)
     test_worker_stack(pool);

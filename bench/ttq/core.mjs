@@ -10,15 +10,19 @@
 // line; see OPTIONS):
 //   seed threads steps seconds evalEvery ('250' steps or '30s') batch lr warmup minLrRatio
 //   beta1 beta2 weightDecay clip muon config (JSON over the preset) preset tokenizer
-//   ('char' or 'bpe:N') otherAt ('all' evaluations, or only at the 'end': the second text
+//   ('char' or 'bpe:N') simd ('relaxed' or 'simd128': the kernels; '' the engine's pick) otherAt ('all' evaluations, or only at the 'end': the second text
 //   costs as much again) sample (a prompt: the summary then holds 400 characters sampled
 //   after it, temperature 0.8, seed 1) nanogpt (nanoGPT's whole recipe: beta2 0.99, no biases, exact GELU,
-//   its warmup (i+1)/(W+1), as matched in GAP.md)
+//   its warmup (i+1)/(W+1), as matched in GAP.md) budgetSteps (N: a time budget's schedule as N
+//   steps of equal time see it, train()'s budgetFactor at (k - 1) / N for step k, then stop: the
+//   loss at equal seconds from a measured step time, whatever the machine's load; bench/ttq/equal.mjs)
+
+import { budgetFactor } from '../../src/js/training.js';
 
 export const OPTIONS = {
   seed: '1', threads: '1', steps: '2000', seconds: '0', evalEvery: '250', batch: '12', lr: '1e-3', warmup: '100',
   minLrRatio: '0.1', beta1: '0.9', beta2: '0.95', weightDecay: '0.1', clip: '1', muon: '0', config: '{}', preset: 'tiny',
-  tokenizer: 'char', nanogpt: 'false', maxSteps: '0', otherAt: 'all', sample: '',
+  tokenizer: 'char', nanogpt: 'false', maxSteps: '0', otherAt: 'all', sample: '', budgetSteps: '0', simd: '',
 };
 
 /** The first crossing of `target` by a curve's val_loss, interpolated linearly in `key`
@@ -68,7 +72,8 @@ export async function runTtq(wf, texts, opts, emit, now = () => performance.now(
     warmupStyle = NANOGPT.warmupStyle;
   }
   const seed = Number(o.seed), steps = Number(o.steps), B = Number(o.batch), W = Number(o.warmup);
-  const seconds = Number(o.seconds), maxSteps = Number(o.maxSteps) || Infinity;
+  const seconds = Number(o.seconds), budgetSteps = Number(o.budgetSteps);
+  const maxSteps = Number(o.maxSteps) || budgetSteps || Infinity;
   const [everySteps, everySecs] = o.evalEvery.endsWith('s') ? [0, Number(o.evalEvery.slice(0, -1))] : [Number(o.evalEvery), 0];
   const t0 = now();
   const config = { preset: o.preset, seed, ...parseConfig(o.config) };
@@ -79,7 +84,7 @@ export async function runTtq(wf, texts, opts, emit, now = () => performance.now(
     tokenizer = await wf.createTokenizer(texts.text.slice(0, cut), { kind: 'bpe', vocabSize: Number(o.tokenizer.slice(4)) });
     config.vocabSize = tokenizer.vocabSize;
   }
-  const model = await wf.createModel(config, { text: texts.text, tokenizer, threads: Number(o.threads) });
+  const model = await wf.createModel(config, { text: texts.text, tokenizer, threads: Number(o.threads), ...(o.simd ? { simd: o.simd } : {}) });
   const ids = model.tokenizer.encode(texts.text);
   const nVal = Math.floor(ids.length * 0.1);
   const valIds = ids.subarray(ids.length - nVal), otherIds = model.tokenizer.encode(texts.other);
@@ -88,7 +93,10 @@ export async function runTtq(wf, texts, opts, emit, now = () => performance.now(
     lr: Number(o.lr), beta1: Number(o.beta1), beta2: Number(o.beta2), eps: 1e-8, weightDecay: Number(o.weightDecay),
     gradClip: Number(o.clip), minLrRatio: Number(o.minLrRatio), muon: Number(o.muon),
   };
-  if (!seconds) {
+  if (budgetSteps) {
+    // a constant lr that the loop below sets before each step
+    Object.assign(optim, { warmup: 0, decaySteps: 0, start: 0 });
+  } else if (!seconds) {
     // nanoGPT's warmup lr (i+1)/(W+1) for i < W, then lr at i = W, is wasmformer's (i+1)/W' with
     // W' = W + 1; its cosine then runs one step later (lr(i) = nanoGPT's lr(i - 1) past the
     // warmup: at most 0.08 % of the peak apart over 2,000 steps)
@@ -98,7 +106,7 @@ export async function runTtq(wf, texts, opts, emit, now = () => performance.now(
   model.setOptimizer(optim);
   emit({
     kind: 'settings', ...o, warmupStyle, seed, steps, vocab: model.config.vocabSize, train_tokens: ids.length - nVal,
-    val_tokens: nVal, other_tokens: otherIds.length, params: model.paramCount, threads: model.info().threads,
+    val_tokens: nVal, other_tokens: otherIds.length, params: model.paramCount, threads: model.info().threads, kernels: model.info().simd,
     optimizer: model.optimizer, setup_seconds: round((now() - t0) / 1000, 3),
   });
 
@@ -119,18 +127,29 @@ export async function runTtq(wf, texts, opts, emit, now = () => performance.now(
   const budgetWarmup = 0.05;
   for (;;) {
     // train up to the next evaluation: a whole chunk when evaluating by steps, else a few steps
-    const left = Math.min(seconds ? Infinity : steps - step, maxSteps - step);
+    const left = Math.min(seconds || budgetSteps ? Infinity : steps - step, maxSteps - step);
     if (left <= 0) break;
     const chunk = Math.min(left, everySteps ? everySteps - (step % everySteps) : 5);
     const t = now();
     let sum = 0, n = 0, lr = 0;
     const common = { batchSize: B, evalInterval: 0, valFraction: 0.1, yieldMs: 0, onProgress: (p) => { sum += p.loss; n++; lr = p.lr; } };
-    const r = seconds
-      ? await model.train(ids, { ...common, steps: chunk, seconds, secondsDone: Math.min(elapsed, seconds * 0.999999), warmupFraction: budgetWarmup })
-      : await model.train(ids, { ...common, steps: chunk, keepSchedule: true });
+    let r = { steps: 0, loss: null };
+    if (budgetSteps) {
+      // one step a call, its lr where a time budget would have it after step - 1 of budgetSteps
+      // equal steps
+      for (let k = 0; k < chunk; k++) {
+        model.setOptimizer({ lr: optim.lr * budgetFactor((step + k) / budgetSteps, budgetWarmup, optim.minLrRatio) });
+        const one = await model.train(ids, { ...common, steps: 1, keepSchedule: true, onDivergence: 'stop' });
+        r = { steps: r.steps + one.steps, loss: one.loss };
+      }
+    } else if (seconds) {
+      r = await model.train(ids, { ...common, steps: chunk, seconds, secondsDone: Math.min(elapsed, seconds * 0.999999), warmupFraction: budgetWarmup });
+    } else {
+      r = await model.train(ids, { ...common, steps: chunk, keepSchedule: true });
+    }
     elapsed += (now() - t) / 1000;
     step += r.steps;
-    const done = seconds ? elapsed >= seconds : step >= steps;
+    const done = budgetSteps ? step >= budgetSteps : seconds ? elapsed >= seconds : step >= steps;
     if (done || step >= maxSteps || (everySteps && step % everySteps === 0) || (everySecs && elapsed - lastEval >= everySecs)) {
       await report(step, elapsed, lr, n ? sum / n : r.loss, done || step >= maxSteps);
       lastEval = elapsed;

@@ -6,15 +6,26 @@
 // the first variant (the baseline), the others' order rotated every round. Prints each
 // variant's median ms per step and the median over rounds of its time / the mean of the two
 // baseline turns around it (the figure to read: a slowdown of the machine falls on both sides).
+// --cpu times every turn by its process's CPU time instead of the wall clock (Node's
+// process.cpuUsage, Python's process_time): on a machine other jobs load, a one-thread turn's
+// CPU time leaves out the time it waited for a core. Only for one-thread variants (a
+// threaded turn's CPU time adds up its threads).
 //
 //   node bench/ttq/paired.mjs --rounds 12 --steps 4 \
 //     --variant 'base --batch 8' --variant 'relu2 --batch 8 --config activation=relu2' \
 //     --variant 'torch --torch --batch 12' [--threads 1] [--json out.json]
 //
 // A variant is a name, then wasmformer_run.mjs's flags that shape a step (--batch, --config,
-// --preset, --muon, --threads, --tokenizer is not supported: char only); `--torch` makes it
+// --preset, --muon, --threads, --tokenizer is not supported: char only) and --simd (simd128 or
+// relaxed: the kernels, as createModel's option; default the engine's pick); `--torch` makes it
 // reference.py's model instead (its flags: --batch --layers --heads --width --context --bias
-// --gelu, and --threads for torch.set_num_threads).
+// --gelu --positions --muon, --micro for wasmformer's own recipe, and --threads for
+// torch.set_num_threads and OpenBLAS's threads).
+// wasmformer's recipe against PyTorch running it (issue 28), both kernel sets, 1 and 2 threads:
+//   /opt/node22/node_modules/node/bin/node bench/ttq/paired.mjs --rounds 16 \
+//     --variant 'torch1 --torch --micro' --variant 'relaxed1 --preset micro --muon 1 --batch 16 --simd relaxed' \
+//     --variant 'simd1 --preset micro --muon 1 --batch 16 --simd simd128' --variant 'torch2 --torch --micro --threads 2' \
+//     --variant 'relaxed2 --preset micro --muon 1 --batch 16 --simd relaxed --threads 2'
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -32,6 +43,7 @@ const { values: o } = parseArgs({
     steps: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '1' },
     threads: { type: 'string', default: '1' },
+    cpu: { type: 'boolean', default: false },
     json: { type: 'string' },
     text: { type: 'string', default: new URL('data/austen/pride_and_prejudice.txt', root).pathname },
   },
@@ -45,7 +57,7 @@ function parseVariant(spec) {
   const flags = {};
   for (let i = 0; i < words.length; i++) {
     const k = words[i].replace(/^--/, '');
-    if (k === 'torch' || k === 'bias') flags[k] = true;
+    if (k === 'torch' || k === 'bias' || k === 'micro') flags[k] = true;
     else flags[k] = words[++i];
   }
   return { name, flags };
@@ -58,16 +70,16 @@ const rnd = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return s
 async function wasmVariant({ name, flags }) {
   const config = { preset: flags.preset ?? 'tiny', seed: 1, ...parseConfig(flags.config ?? '{}') };
   const threads = Number(flags.threads ?? o.threads);
-  const model = await wf.createModel(config, { text, tokenizer: 'char', threads });
+  const model = await wf.createModel(config, { text, tokenizer: 'char', threads, ...(flags.simd ? { simd: flags.simd } : {}) });
   model.setOptimizer({ lr: 1e-3, muon: Number(flags.muon ?? 0), beta2: 0.99 });
   const B = Number(flags.batch ?? 12), T = model.config.context;
   const ids = model.tokenizer.encode(text);
   const span = Math.floor(ids.length * 0.9) - T - 1;
   const x = new Int32Array(B * T), y = new Int32Array(B * T);
   return {
-    name, B, T, threads,
+    name, B, T, threads, kernels: model.info().simd,
     async run(k) {
-      const t0 = performance.now();
+      const t0 = performance.now(), c0 = process.cpuUsage();
       for (let s = 0; s < k; s++) {
         for (let b = 0; b < B; b++) {
           const at = rnd() % span;
@@ -76,6 +88,7 @@ async function wasmVariant({ name, flags }) {
         }
         model.trainStep(x, y, B, T);
       }
+      if (o.cpu) { const c = process.cpuUsage(c0); return (c.user + c.system) / 1e6; }
       return (performance.now() - t0) / 1000;
     },
     close() { model.dispose(); },
@@ -95,7 +108,8 @@ async function torchVariant({ name, flags }) {
     name, B: hello.batch, T: hello.context, threads: hello.threads,
     async run(k) {
       child.stdin.write(`${k}\n`);
-      return (await next()).seconds; // timed inside the child: the pipe's latency is left out
+      const r = await next(); // timed inside the child: the pipe's latency is left out
+      return o.cpu ? r.cpu_seconds : r.seconds;
     },
     close() { child.stdin.end(); },
   };
@@ -107,6 +121,7 @@ for (const spec of o.variant ?? []) {
   variants.push(v.flags.torch ? await torchVariant(v) : await wasmVariant(v));
 }
 if (variants.length < 2) throw new Error('give at least two --variant');
+if (o.cpu && variants.some((v) => v.threads > 1)) throw new Error('--cpu times one-thread variants only');
 const times = variants.map(() => []), ratios = variants.map(() => []);
 const rounds = Number(o.rounds), warm = Number(o.warmup);
 const load0 = loadavg()[0];
@@ -131,9 +146,9 @@ for (let r = 0; r < warm + rounds; r++) {
 }
 for (const v of variants) v.close();
 const out = {
-  rounds, steps: K, loadavg: [load0, loadavg()[0]],
+  rounds, steps: K, clock: o.cpu ? 'cpu' : 'wall', loadavg: [load0, loadavg()[0]], node: process.version, date: new Date().toISOString(),
   variants: variants.map((v, i) => ({
-    name: v.name, batch: v.B, context: v.T, threads: v.threads, ms_per_step: 1000 * median(times[i]),
+    name: v.name, batch: v.B, context: v.T, threads: v.threads, kernels: v.kernels ?? 'torch', ms_per_step: 1000 * median(times[i]),
     ratio: median(ratios[i]), ratio_min: Math.min(...ratios[i]), ratio_max: Math.max(...ratios[i]),
   })),
 };

@@ -1270,6 +1270,24 @@ export const OPTIM_FIELDS: readonly ConfigField<keyof OptimizerSettings>[];
 /** The defaults of train()'s own options (the optimizer's are in OPTIM_FIELDS). */
 export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; evalInterval: number; evalBatches: number; evalMode: 'sample' | 'windows'; yieldMs: number }>;
 
+/** The presets preset: 'auto' chooses among, smallest first: ['micro', 'tiny', 'baby']. */
+export const AUTO_PRESETS: readonly string[];
+/** A preset's expected held-out loss after a whole run of `steps` steps, from the bench's
+ * loss-against-steps curves (src/js/auto-curves.js; bench/ttq/jobs-auto.txt): the points
+ * joined in log(steps), flat past the last one. Throws WfError WF_ERR_ARG for an unknown preset.
+ * @example expectedLoss('micro', 2000); // 1.34 */
+export function expectedLoss(preset: string, steps: number): number;
+/** The model size for a time budget (preset: 'auto'): the preset with the lowest expected
+ * held-out loss after `seconds` at this machine's `stepsPerSecond` (measured at each preset's
+ * batch size, e.g. by measurePresetSpeeds); `why` lists every candidate's steps and loss.
+ * Presets without a positive speed are left out; a tie goes to the smaller.
+ * @example const { preset, why } = choosePreset({ seconds: 300, stepsPerSecond: { micro: 45, tiny: 10, baby: 0.6 } }); */
+export function choosePreset(opts: { seconds: number; stepsPerSecond: Partial<Record<'micro' | 'tiny' | 'baby', number>> }): { preset: string; steps: number; loss: number; why: string };
+/** Measures each preset's training steps per second here (a model of each built from `text`,
+ * trained for about probeSeconds, then disposed), for choosePreset. `api` is the package.
+ * @example const speeds = await measurePresetSpeeds(wf, text); // wf: import * as wf from 'wasmformer' */
+export function measurePresetSpeeds(api: { createModel: Function; PRESETS: Record<string, { batchSize: number }> }, text: string, opts?: { probeSeconds?: number; presets?: string[]; tokenizer?: unknown; threads?: number }): Promise<Record<string, number>>;
+
 /** The defaults of generate()'s options. */
 export const GENERATE_DEFAULTS: Readonly<{ maxTokens: number; temperature: number; topK: number; topP: number; allowUnknown: boolean; yieldMs: number }>;
 

@@ -1,0 +1,65 @@
+// preset: 'auto' (issue 28, a model size chosen for the time): the preset expected to reach the
+// lowest held-out loss in a time budget, from this machine's steps per second of each preset and
+// the bench's loss after a whole run of N steps (src/js/auto-curves.js, generated).
+import { WfError } from './errors.js';
+import { AUTO_CURVES } from './auto-curves.js';
+
+/** The presets 'auto' chooses among, smallest first (the smaller wins a tie). */
+export const AUTO_PRESETS = ['micro', 'tiny', 'baby'];
+
+/** The held-out loss a preset is expected to reach after `steps` steps: the curve's points
+ * joined linearly in log(steps); before its first point the first segment's slope carries on
+ * (fewer steps, higher loss); past its last point its last loss (no credit for steps the
+ * bench did not measure). */
+export function expectedLoss(preset, steps) {
+  const c = AUTO_CURVES[preset];
+  if (!c) throw new WfError('WF_ERR_ARG', `no loss curve for preset ${preset}`);
+  if (!(steps > 0)) return Infinity;
+  const x = Math.log(steps);
+  if (steps >= c[c.length - 1][0]) return c[c.length - 1][1];
+  let i = 0;
+  while (i < c.length - 2 && steps > c[i + 1][0]) i++;
+  const [s0, l0] = c[i], [s1, l1] = c[i + 1];
+  return l0 + (l1 - l0) * (x - Math.log(s0)) / (Math.log(s1) - Math.log(s0));
+}
+
+/** Chooses the preset for a time budget: `seconds`, and `stepsPerSecond` as { micro, tiny,
+ * baby } measured on this machine (each at its preset's batch size). Returns { preset, steps,
+ * loss, why } for the preset with the lowest expected held-out loss; presets without a speed
+ * are left out. */
+export function choosePreset({ seconds, stepsPerSecond } = {}) {
+  if (!(typeof seconds === 'number' && seconds > 0 && Number.isFinite(seconds))) throw new WfError('WF_ERR_ARG', `choosePreset: seconds must be a positive number, not ${seconds}`);
+  if (!stepsPerSecond || typeof stepsPerSecond !== 'object') throw new WfError('WF_ERR_ARG', 'choosePreset: stepsPerSecond must be an object such as { micro: 40, tiny: 8, baby: 0.5 }');
+  const options = AUTO_PRESETS.filter((p) => stepsPerSecond[p] > 0).map((preset) => {
+    const steps = Math.floor(seconds * stepsPerSecond[preset]);
+    return { preset, steps, loss: expectedLoss(preset, steps) };
+  });
+  if (!options.length) throw new WfError('WF_ERR_ARG', 'choosePreset: no preset has a positive steps per second');
+  const best = options.reduce((a, b) => (b.loss < a.loss ? b : a));
+  const why = options.map((o) => `${o.preset} ${o.steps} steps -> ${o.loss.toFixed(3)}`).join(', ');
+  return { ...best, why: `${seconds} s: ${why} (expected held-out loss)` };
+}
+
+/** Measures each preset's steps per second on this machine for choosePreset: a model of each
+ * (built from `text` with `opts`, e.g. { tokenizer, threads }) trains a warm-up step, then steps
+ * at its preset's batch size for about `probeSeconds`; the models are disposed. `api` is the
+ * package (its createModel). Returns { micro, tiny, baby } in steps per second. */
+export async function measurePresetSpeeds(api, text, { probeSeconds = 1, presets = AUTO_PRESETS, ...opts } = {}) {
+  const out = {};
+  for (const preset of presets) {
+    const model = await api.createModel({ preset }, { text, ...opts });
+    try {
+      const ids = model.tokenizer.encode(text.slice(0, 200000));
+      const run = { batchSize: api.PRESETS[preset].batchSize, evalInterval: 0, valFraction: 0.1, yieldMs: Infinity };
+      await model.train(ids, { steps: 1, ...run });
+      let steps = 0;
+      const t0 = performance.now();
+      do steps += (await model.train(ids, { steps: 1, ...run })).steps;
+      while (performance.now() - t0 < 1000 * probeSeconds);
+      out[preset] = steps / ((performance.now() - t0) / 1000);
+    } finally {
+      model.dispose();
+    }
+  }
+  return out;
+}
