@@ -14,10 +14,19 @@
 //   costs as much again) sample (a prompt: the summary then holds 400 characters sampled
 //   after it, temperature 0.8, seed 1) nanogpt (nanoGPT's whole recipe: beta2 0.99, no biases, exact GELU,
 //   its warmup (i+1)/(W+1), as matched in GAP.md) budgetSteps (N: a time budget's schedule as N
-//   steps of equal time see it, train()'s budgetFactor at (k - 1) / N for step k, then stop: the
+//   steps of equal time see it, the core's time schedule (budgetFactor below) at (k - 1) / N for step k, then stop: the
 //   loss at equal seconds from a measured step time, whatever the machine's load; bench/ttq/equal.mjs)
 
-import { budgetFactor } from '../../src/js/training.js';
+/**
+ * A time budget's learning-rate factor at p = seconds so far / the budget, as the core's run
+ * schedules it (src/run.c run_lr): a linear warm-up over the first `warmup` of the budget from
+ * 1 % of the peak, then a cosine down to minLrRatio as the budget ends.
+ */
+function budgetFactor(p, warmup, minLrRatio) {
+  if (p < warmup) return Math.max(p / warmup, 0.01);
+  const q = Math.min(1, (p - warmup) / Math.max(1e-12, 1 - warmup));
+  return minLrRatio + (1 - minLrRatio) * 0.5 * (1 + Math.cos(Math.PI * q));
+}
 
 export const OPTIONS = {
   seed: '1', threads: '1', steps: '2000', seconds: '0', evalEvery: '250', batch: '12', lr: '1e-3', warmup: '100',
