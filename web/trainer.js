@@ -13,6 +13,7 @@ import { OPTIM_FIELDS, createWorkerModel, loadWorkerModel } from './pkg/src/js/i
 import { LossChart } from './chart.js';
 import { NOVELS } from './corpus.js';
 import * as fmt from './format.js';
+import { overfitting, validationNoise } from './judge.js';
 
 const $ = (id) => document.getElementById(id);
 const AUTOSAVE_MS = 60_000;
@@ -474,19 +475,18 @@ export class TrainingController {
     this.addSampleCost(performance.now() - t0);
   }
 
-  /** Validation loss rising over the last three validations while the training loss (its
-   * running average over the same steps) falls: the model learns this text by heart. */
+  /** Whether the validation loss has risen past its noise while the training loss falls
+   * (judge.js: the noise one validation of this run's settings has, measured); the note says
+   * it with the figures, right above the chart. */
   overfitting() {
-    const val = this.chart.val, train = this.chart.train;
-    if (val.length < 4) return false;
-    const [a, b, c] = val.slice(-3).map(([, v]) => v);
-    if (!(c > b && b > a)) return false;
-    const mean = (from, to) => {
-      const xs = train.filter(([s]) => s > from && s <= to).map(([, v]) => v);
-      return xs.length ? xs.reduce((x, y) => x + y, 0) / xs.length : NaN;
-    };
-    const s = val.slice(-4).map(([step]) => step);
-    return mean(s[2], s[3]) < mean(s[0], s[1]);
+    const t = this.train?.train ?? {}, c = this.train?.config ?? this.wm?.config ?? {};
+    const noise = validationNoise({ evalBatches: t.evalBatches, batchSize: t.batchSize, context: c.context });
+    const found = overfitting(this.chart.val, this.chart.train, noise);
+    if (found) {
+      $('overfit-figures').textContent = `The validation loss is ${fmt.loss(found.now)} over the last three validations, `
+        + `${fmt.loss(found.rise)} above its best (${fmt.loss(found.best)}); one validation varies by about ${found.noise.toFixed(3)} by chance.`;
+    }
+    return !!found;
   }
 
   /** The model file's bytes, with the loss history in its metadata (a reopened model shows
