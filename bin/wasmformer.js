@@ -320,14 +320,13 @@ function checkpointEvery(o) {
  * that stop it (saving its steps), checkpoints every `seconds` (progress notes them) and
  * stdout going away (piped into head, a closed terminal), which stops the run as a
  * signal does instead of exiting before the save. Returns {signal, outputLost, clock,
- * abort: the AbortSignal for train(), exitCode(), dispose()}.
+ * exitCode(), dispose(), drive(more)}.
  */
 async function keepRun(model, path, seconds, progress, before) {
   await preflightOut(path, fileBytes(model));
   const ac = new AbortController();
   const stops = stopSignals(() => ac.abort());
   const run = {
-    abort: ac.signal,
     outputLost: null,
     get signal() { return stops.signal; },
     clock: checkpointClock({
@@ -340,6 +339,20 @@ async function keepRun(model, path, seconds, progress, before) {
     // the run's last lines may fail after it (stdout's errors come late): quietly, leaving
     // the command's exit code alone
     dispose() { stops.dispose(); onOutputLost = () => {}; },
+    /** Trains the run on (continueRun's `more`) with progress and checkpoints until it ends or
+     * is stopped; returns {summary, failure} (a stop is neither), its last checkpoint settled. */
+    async drive(more = {}) {
+      let summary = null, failure = null;
+      try {
+        summary = await model.continueRun({ ...more, signal: ac.signal, onProgress: (p) => { progress.update(p); run.clock.tick(); } });
+      } catch (e) {
+        if (e.name !== 'AbortError') failure = e;
+      } finally {
+        progress.end();
+      }
+      await run.clock.settle(); // a checkpoint still being written must not land after the final save
+      return { summary, failure };
+    },
   };
   onOutputLost = (e) => {
     run.outputLost ??= e;
@@ -494,14 +507,7 @@ async function trainRun(model, { argv, o, f, file, path, text, preset, optimFiel
     + `${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}\n`);
   let summary = null, failure = null;
   try {
-    try {
-      summary = await model.continueRun({ ...(saved ? more : {}), signal: keep.abort, onProgress: (p) => { progress.update(p); keep.clock.tick(); } });
-    } catch (e) {
-      if (e.name !== 'AbortError') failure = e;
-    } finally {
-      progress.end();
-    }
-    await keep.clock.settle(); // a checkpoint still being written must not land after the final save
+    ({ summary, failure } = await keep.drive(saved ? more : {}));
     // every step taken is saved, with the run, whether it ended, was interrupted or failed; a
     // run that took none writes nothing (a failed start leaves no untrained model to trip
     // over), unless a checkpoint wrote steps that a divergence then rolled back: the file says so
@@ -624,14 +630,7 @@ async function finetune(argv, o) {
       `training state ${megabytes(state.params + state.grads + state.optimizer)} (every weight: ${megabytes(fullState)}); ${steps} steps of ${B} x ${model.config.context} tokens; saving to ${path}` +
       `${every > 0 ? ` (a checkpoint every ${duration(every)})` : ''}
 `);
-    try {
-      summary = await model.continueRun({ signal: run.abort, onProgress: (p) => { progress.update(p); run.clock.tick(); } });
-    } catch (e) {
-      if (e.name !== 'AbortError') failure = e;
-    } finally {
-      progress.end();
-    }
-    await run.clock.settle(); // a checkpoint still being written must not land after the final save
+    ({ summary, failure } = await run.drive());
     // every step taken is saved, whatever happens to the adapter files (written first: --merge
     // folds the adapters away); so is a run rolled back after a checkpoint (the file must not
     // keep undone steps)

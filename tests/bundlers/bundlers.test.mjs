@@ -13,7 +13,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CHROMIUM, browserMissing, installInto, pack, serve } from '../js/pack.js';
+import { CHROMIUM, haveChromium, installInto, pack, serve } from '../js/pack.js';
 
 const APP = fileURLToPath(new URL('./app/', import.meta.url));
 const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
@@ -99,17 +99,10 @@ function check(name, { result, problems, requests }, origin, isolated) {
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:')), [], `${name}: requests beyond the local server`);
 }
 
-const skipBrowser = (t) => {
-  const missing = browserMissing();
-  if (missing && process.env.CI) assert.fail(missing);
-  if (missing) t.skip(missing);
-  return missing;
-};
-
 const builds = { vite: viteBuild, webpack: webpackBuild, esbuild: esbuildBrowser, 'plain <script type=module>': async () => project };
 for (const [name, make] of Object.entries(builds)) {
   test(`${name}: a worker model trains on 2 threads with relaxed SIMD when isolated, on 1 when not`, async (t) => {
-    if (skipBrowser(t)) return;
+    if (!haveChromium(t)) return;
     const folder = await make();
     const page = name.startsWith('plain') ? 'plain.html' : '';
     const { context, close } = await browser();
@@ -129,7 +122,7 @@ for (const [name, make] of Object.entries(builds)) {
 }
 
 test('Vite\'s dev server: a worker model trains on 2 threads with relaxed SIMD when isolated, on 1 when not; without the recipe, the error names it', async (t) => {
-  if (skipBrowser(t)) return;
+  if (!haveChromium(t)) return;
   const { createServer } = await import('vite');
   for (const isolated of [true, false]) {
     // the recipe's config; the bare run takes the isolation headers away. A browser each: the

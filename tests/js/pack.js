@@ -1,5 +1,6 @@
 // Helpers for the package-level tests: pack the package as npm would publish it, install
 // the tarball offline into a scratch project, serve a folder on localhost.
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -19,6 +20,17 @@ export function browserMissing() {
   if (major < 20) return `playwright-core needs Node.js 20 or later, this is ${process.version} (run the tests with Node.js 20)`;
   return null;
 }
+
+/** Whether a browser test can run: when it cannot, it fails in CI (which installs Chromium)
+ * and skips elsewhere, saying why. */
+export function haveChromium(t) {
+  const missing = browserMissing();
+  if (!missing) return true;
+  if (process.env.CI) assert.fail(missing);
+  t.skip(missing);
+  return false;
+}
+
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** npm pack into a fresh folder: {dir, tarball, files: [{path, size}]} */

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { buildWeb } from '../../scripts/build-web.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 import { english } from './english.mjs';
-import { CHROMIUM, browserMissing } from '../js/pack.js';
+import { CHROMIUM, haveChromium } from '../js/pack.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = join(root, 'test-artifacts');
@@ -36,14 +36,6 @@ before(() => {
   mkdirSync(SHOTS, { recursive: true });
 });
 after(() => rmSync(site, { recursive: true, force: true }));
-
-function haveChromium(t) {
-  const missing = browserMissing();
-  if (!missing) return true;
-  if (process.env.CI) assert.fail(missing);
-  t.skip(missing);
-  return false;
-}
 
 /** A browser on a fresh profile, watching every request, console message and CSP report. */
 async function browse(origin, viewport = { width: 1100, height: 900 }) {

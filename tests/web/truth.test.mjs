@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWeb } from '../../scripts/build-web.mjs';
 import { startServer } from '../../scripts/serve.mjs';
-import { CHROMIUM, browserMissing } from '../js/pack.js';
+import { CHROMIUM, haveChromium } from '../js/pack.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = join(root, 'test-artifacts');
@@ -30,14 +30,6 @@ after(async () => {
   await server?.close?.();
   rmSync(site, { recursive: true, force: true });
 });
-
-function haveChromium(t) {
-  const missing = browserMissing();
-  if (!missing) return true;
-  if (process.env.CI) assert.fail(missing);
-  t.skip(missing);
-  return false;
-}
 
 /** A fresh browser profile on the page, its errors collected; dialogs answered `answer`. */
 async function open(viewport = { width: 1280, height: 800 }, answer = true) {
