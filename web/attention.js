@@ -43,6 +43,7 @@ export class AttentionPanel {
   setModel(cfg) {
     this.maps = null;
     this.heatmap.clear('nothing shown yet');
+    this.at(null);
     $('att-status').textContent = 'Drawn as soon as training starts.';
     fillLayerHeads($('att-layer'), $('att-head'), cfg);
     $('att-head').value = '0'; // one head: what a head does is clearer than the mean of all
@@ -57,13 +58,14 @@ export class AttentionPanel {
       throw new Error('type a text to look at');
     }
     if (!whenReady) $('att-status').textContent = 'Computing…';
-    let all = 0;
+    let all = 0, step = 0;
     const wm = this.model();
     this.busy = true;
     try {
       const maps = await this.checkpoint(async () => {
         if (wm !== this.model() || (whenReady && !wm.snapshot.tokenizer)) return null;
         all = (await wm.encode(text)).length;
+        step = wm.step; // the weights the map is of: the model is idle here
         return wm.selfAttention(text);
       });
       if (!maps) return;
@@ -71,10 +73,18 @@ export class AttentionPanel {
     } finally {
       this.busy = false;
     }
+    this.at(step);
     const cut = this.maps.T < all ? ` (the last ${this.maps.T} of its ${all}: the model’s context)` : '';
     const said = `${this.maps.T} tokens${cut}.`;
     if ($('att-status').textContent !== said) $('att-status').textContent = said; // a live region: live redraws say nothing new
     this.draw();
+  }
+
+  /** Names the step of the weights the map shows (null: no map), in words and in data-step. */
+  at(step) {
+    $('att-at').textContent = step === null ? '' : `The model at step ${step.toLocaleString('en-US')}:`;
+    if (step === null) delete $('att-map').dataset.step;
+    else $('att-map').dataset.step = String(step);
   }
 
   draw() {

@@ -104,3 +104,33 @@ test('1: the overfitting note is judged with the validation noise, and sits by t
     await b.close();
   }
 });
+
+/** Trains a new model of the form's settings for `steps` steps, validating every `every`, and
+ * waits until it is done. */
+async function trainSteps(page, steps, every, { more = false } = {}) {
+  await page.selectOption('#tr-for', 'steps');
+  await page.fill('#tr-steps', String(steps));
+  if (!(await page.isVisible('#tr-evalInterval'))) await page.click('#advanced summary');
+  await page.fill('#tr-evalInterval', String(every));
+  await page.click(more ? '#train-more' : '#train-start');
+  await waitText(page, '#train-status', /^(Done|Training stopped|Stopped)/, 120_000);
+}
+
+// 2. The attention map follows the model: redrawn at each validation by default, and it says
+// which step's weights it shows (the last validation's at the end of a run).
+test('2: the attention map is redrawn live by default and names its step', async (t) => {
+  if (!haveChromium(t)) return;
+  const b = await open();
+  try {
+    assert.equal(await b.page.isChecked('#att-live'), true, 'live by default');
+    await trainSteps(b.page, 120, 40);
+    const step = () => b.page.$eval('#att-map', (el) => el.dataset.step);
+    await b.page.waitForFunction(() => document.querySelector('#att-map').dataset.step === '120', null, { timeout: 20_000 }).catch(() => {});
+    assert.equal(await step(), '120', 'at the end of the run the map is of the last validation\'s weights');
+    assert.match(await text(b.page, '#att-at'), /^The model at step 120:$/);
+    await axeClean(b.page, 'after a run, the map labelled');
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await b.close();
+  }
+});
