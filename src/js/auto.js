@@ -41,8 +41,11 @@ export function choosePreset({ seconds, stepsPerSecond } = {}) {
 }
 
 /** Measures each preset's steps per second on this machine for choosePreset: a model of each
- * (built from `text` with `opts`, e.g. { tokenizer, threads }) trains a warm-up step, then steps
- * at its preset's batch size for about `probeSeconds`; the models are disposed. `api` is the
+ * (built from `text` with `opts`, e.g. { tokenizer, threads }) begins one run at its preset's
+ * batch size, takes a warm-up step (it allocates the training state), then trains for about `probeSeconds` of the run's own
+ * clock (the one a time budget spends; validation is off it); the models are disposed. One
+ * run, not a train() call per step: each call would begin a run (the text's ids crossing
+ * into the module, the split), which costs a fast preset as much as its steps. `api` is the
  * package (its createModel). Returns { micro, tiny, baby } in steps per second. */
 export async function measurePresetSpeeds(api, text, { probeSeconds = 1, presets = AUTO_PRESETS, ...opts } = {}) {
   const out = {};
@@ -50,13 +53,10 @@ export async function measurePresetSpeeds(api, text, { probeSeconds = 1, presets
     const model = await api.createModel({ preset }, { text, ...opts });
     try {
       const ids = model.tokenizer.encode(text.slice(0, 200000));
-      const run = { batchSize: api.PRESETS[preset].batchSize, evalInterval: 0, valFraction: 0.1, yieldMs: Infinity };
-      await model.train(ids, { steps: 1, ...run });
-      let steps = 0;
-      const t0 = performance.now();
-      do steps += (await model.train(ids, { steps: 1, ...run })).steps;
-      while (performance.now() - t0 < 1000 * probeSeconds);
-      out[preset] = steps / ((performance.now() - t0) / 1000);
+      model.startRun(ids, { seconds: 3600, batchSize: api.PRESETS[preset].batchSize, evalInterval: 0, valFraction: 0.1 });
+      await model.continueRun({ steps: 1, yieldMs: Infinity });
+      const r = await model.continueRun({ seconds: probeSeconds, yieldMs: Infinity });
+      out[preset] = r.steps / r.trainSeconds;
     } finally {
       model.dispose();
     }
