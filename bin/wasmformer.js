@@ -448,17 +448,17 @@ async function train(argv, o) {
   // --time without a preset or shape (or --preset auto): the preset expected to reach the lowest
   // held-out loss in that time on this machine (src/js/auto.js, docs/CLI.md)
   const shaped = o.config !== undefined || Object.keys(modelFields).length > 0;
-  if (!o.resume && f.seconds && (o.preset === 'auto' || (o.preset === undefined && !shaped))) {
-    const speeds = await wf.measurePresetSpeeds(wf, text, { tokenizer });
-    const pick = wf.choosePreset({ seconds: f.seconds, stepsPerSecond: speeds });
-    preset = pick.preset;
-    console.error(`auto picked ${preset}: ${pick.why}`);
-  } else if (o.preset === 'auto') throw new UsageError('--preset auto goes with --time (a time budget)');
+  const auto = !o.resume && f.seconds && (o.preset === 'auto' || (o.preset === undefined && !shaped));
+  if (o.preset === 'auto' && !auto) throw new UsageError('--preset auto goes with --time (a time budget)');
   const model = o.resume
     ? (await readModel(path)).model
     // the tokenizer is learned from the text first, and sizes the vocabulary unless --config does
-    : await wf.createModel({ preset, ...config, ...modelFields, ...(f.seed === undefined ? {} : { seed: f.seed }) },
-      { text, tokenizer });
+    : await wf.createModel({ preset: auto ? 'auto' : preset, ...config, ...modelFields, ...(f.seed === undefined ? {} : { seed: f.seed }) },
+      { text, tokenizer, ...(auto ? { seconds: f.seconds } : {}) });
+  if (model.autoChoice) {
+    preset = model.autoChoice.preset;
+    console.error(`auto picked ${preset}: ${model.autoChoice.why}`);
+  }
   try {
     return await trainRun(model, { argv, o, f, file, path, text, preset, optimFields, every });
   } finally {

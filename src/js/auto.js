@@ -79,3 +79,22 @@ export async function measurePresetSpeeds(api, text, { probeSeconds = 1, presets
   }
   return out;
 }
+
+/** createModel's config when it asks for 'auto' ('auto' or {preset: 'auto', ...}): the config
+ * with the preset chosen for opts.seconds on this machine (measured with opts' text, tokenizer
+ * and load options), and the choice ({preset, steps, loss, why, stepsPerSecond}); any other
+ * config as given, with choice null. `seconds` goes with 'auto' only. */
+export async function resolveAuto(api, config, { seconds, ...opts } = {}) {
+  const auto = config === 'auto' || (config !== null && typeof config === 'object' && config.preset === 'auto');
+  if (!auto) {
+    if (seconds !== undefined) throw new WfError('WF_ERR_ARG', 'the seconds option goes with the preset \'auto\' (the time the model is chosen for); train() takes the run\'s own seconds');
+    return { config, choice: null };
+  }
+  if (typeof opts.text !== 'string' || !opts.text) throw new WfError('WF_ERR_ARG', 'preset \'auto\' measures each preset on the text it will train on: give it as the text option');
+  if (!(typeof seconds === 'number' && seconds > 0 && Number.isFinite(seconds))) {
+    throw new WfError('WF_ERR_ARG', `preset 'auto' chooses for a time budget: give seconds (a positive number), not ${seconds}`);
+  }
+  const stepsPerSecond = await measurePresetSpeeds(api, opts.text, opts);
+  const choice = { ...choosePreset({ seconds, stepsPerSecond }), stepsPerSecond };
+  return { config: config === 'auto' ? choice.preset : { ...config, preset: choice.preset }, choice };
+}

@@ -108,6 +108,7 @@ export class ModelHandle {
     this.busy = null; // what runs: 'training', 'evaluation', 'generation', 'decoding', or null
     this.betweenSteps = false; // inside a training call's onProgress: save() and setMetadata() may run
     this.weightsOnly = weightsOnly; // loaded without optimizer state (see info())
+    this.autoChoice = null; // createModel('auto', ...)'s choice (auto.js resolveAuto)
     // the batch size of its preset (createModel), else its run's (a file keeps its run), else the default
     this.batchSize = batchSize ?? rt.runFacts(h)?.run.batchSize ?? RUN_DEFAULTS.batchSize;
   }
@@ -197,7 +198,7 @@ export class ModelHandle {
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,
       trainable: this.trainable().trainable, lora: this.lora, defaultBatchSize: this.batchSize, run: this.run,
-      quantization: this.quantization,
+      quantization: this.quantization, autoChoice: this.autoChoice,
     };
   }
 

@@ -73,7 +73,9 @@ export interface ModelConfig {
 /** What createModel accepts: a preset name, or any part of a config (the rest comes from
  * `preset`, default `tiny`). `batchSize` and `lr` are training defaults kept with the model. */
 export interface ConfigInput extends Partial<Omit<ModelConfig, 'arch' | 'norm' | 'block' | 'activation' | 'positions'>> {
-  preset?: Preset;
+  /** The preset the rest comes from; 'auto' (createModel with `text` and `seconds`): the one
+   * expected to reach the lowest held-out loss in that time on this machine. */
+  preset?: Preset | 'auto';
   arch?: ModelConfig['arch'] | number;
   norm?: ModelConfig['norm'] | number;
   block?: ModelConfig['block'] | number;
@@ -126,6 +128,12 @@ export interface CreateModelOptions extends LoadOptions {
   /** A text to learn the tokenizer from, as `tokenizer` says.
    * @example const model = await createModel('tiny', { text: novel }); // vocabSize: the novel's characters + 1 */
   text?: string;
+  /** With the preset 'auto' (and `text`): the time budget the model is chosen for. Each of
+   * micro, tiny and baby trains on `text` for about a second here, and the one expected to
+   * reach the lowest held-out loss in `seconds` is built (Model.autoChoice says why). Train it
+   * for the same time: `model.train(text, { seconds })`.
+   * @example const model = await createModel('auto', { text: novel, seconds: 300 }); */
+  seconds?: number;
 }
 
 export interface TokenizerOptions {
@@ -580,6 +588,8 @@ export interface ModelInfo {
   quantization: Quantization | 'mixed';
   /** The model's training run, or null (Model.run). */
   run: RunInfo | null;
+  /** How createModel('auto', ...) chose the preset, or null (Model.autoChoice). */
+  autoChoice: AutoChoice | null;
 }
 
 export interface SaveOptions {
@@ -698,6 +708,8 @@ export class Model {
   /** The batch size train() and evaluate() use unless told otherwise: the config's
    * batchSize or its preset's (micro 16, tiny 8, baby 4), a loaded model's run's, else 8. */
   readonly defaultBatchSize: number;
+  /** How createModel('auto', { text, seconds }) chose the preset: AutoChoice, or null. */
+  readonly autoChoice: AutoChoice | null;
   /** The model's training run, or null: what it has done, its length and settings, why it diverged. */
   readonly run: RunInfo | null;
 
@@ -1079,6 +1091,8 @@ export class WorkerModel {
   readonly busy: string | null;
   /** The batch size train() and evaluate() use unless told otherwise. */
   readonly defaultBatchSize: number;
+  /** How createModel('auto', { text, seconds }) chose the preset: AutoChoice, or null. */
+  readonly autoChoice: AutoChoice | null;
   /** The metadata saved with the model, as of the last call that returned. */
   readonly metadata: unknown;
 
@@ -1296,6 +1310,19 @@ export function expectedLoss(preset: string, steps: number): number;
  * Presets without a positive speed are left out; a tie goes to the smaller.
  * @example const { preset, why } = choosePreset({ seconds: 300, stepsPerSecond: { micro: 45, tiny: 10, baby: 0.6 } }); */
 export function choosePreset(opts: { seconds: number; stepsPerSecond: Partial<Record<'micro' | 'tiny' | 'baby', number>> }): { preset: string; steps: number; loss: number; why: string };
+/** How createModel('auto', { text, seconds }) chose a model's preset (Model.autoChoice). */
+export interface AutoChoice {
+  /** The preset chosen: the lowest expected held-out loss after `seconds` here. */
+  preset: Preset;
+  /** The steps it is expected to make in that time, at the speed measured here. */
+  steps: number;
+  /** Its expected held-out loss (the bench's curve at `steps`). */
+  loss: number;
+  /** Every candidate's steps and expected loss, in words. */
+  why: string;
+  /** The steps per second measured here for each candidate (measurePresetSpeeds). */
+  stepsPerSecond: Partial<Record<Preset, number>>;
+}
 /** Measures each preset's training steps per second here (a model of each built from `text`,
  * trained for about probeSeconds, then disposed), for choosePreset. `api` is the package.
  * @example const speeds = await measurePresetSpeeds(wf, text); // wf: import * as wf from 'wasmformer' */
@@ -1340,7 +1367,7 @@ export function load(options?: LoadOptions): Promise<Runtime>;
  * const model = await createModel('tiny');
  * const custom = await createModel({ preset: 'tiny', nLayer: 2, activation: 'relu', positions: 'sinusoidal' });
  */
-export function createModel(config?: Preset | ConfigInput, options?: CreateModelOptions): Promise<Model>;
+export function createModel(config?: Preset | 'auto' | ConfigInput, options?: CreateModelOptions): Promise<Model>;
 
 /**
  * A tokenizer learned from text: char-level (default) or byte-level BPE.
@@ -1371,7 +1398,7 @@ export function estimateMemory(config: Preset | ConfigInput, B?: number, T?: num
  * const wm = await createWorkerModel('tiny');
  * await wm.train(text, { steps: 200, onProgress: (p) => console.log(p.step) });
  */
-export function createWorkerModel(config?: Preset | ConfigInput, options?: WorkerOptions): Promise<WorkerModel>;
+export function createWorkerModel(config?: Preset | 'auto' | ConfigInput, options?: WorkerOptions & Pick<CreateModelOptions, 'tokenizer' | 'text' | 'seconds'>): Promise<WorkerModel>;
 
 /**
  * loadModel with the model in a Web Worker (browsers) or a worker thread (Node). The bytes

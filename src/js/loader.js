@@ -17,7 +17,8 @@ import { WfError } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
 import { MEMORY_LIMIT, QUANT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
-import { resolveConfig, toNative } from './config.js';
+import { PRESETS, resolveConfig, toNative } from './config.js';
+import { resolveAuto } from './auto.js';
 import { Model, modelHandle } from './model.js';
 import { TOKENIZER_KEYS, Tokenizer } from './tokenizer.js';
 import { Encoder } from './encoder.js';
@@ -256,7 +257,7 @@ export function makeApi(platform) {
   const inWorker = (kind, op, args, opts, transfer = []) => kind.start(platform.workerPort(opts), op,
     [...args.slice(0, 1), platform.workerLoadOpts(opts), ...args.slice(1)], transfer);
 
-  return {
+  const api = {
     load,
     useThreads,
     /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
@@ -293,7 +294,7 @@ export function makeApi(platform) {
     },
     /** createModel in a worker: same API, every method async. */
     async createWorkerModel(config = 'tiny', opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'worker']], 'createWorkerModel() options');
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'seconds', 'worker']], 'createWorkerModel() options');
       return inWorker(WorkerModel, 'create', [config], opts);
     },
     /** loadModel in a worker. The bytes are copied once, then transferred. */
@@ -328,9 +329,13 @@ export function makeApi(platform) {
     /** A model with fresh weights from a preset name ('tiny', 'baby') or a partial config.
      * opts.threads picks the build and the model's thread count (see load, useThreads). */
     async createModel(config = 'tiny', opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text']], 'createModel() options');
-      const rt = await load(opts);
-      return useThreads(rt, Model.create(rt, config, opts));
+      checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'seconds']], 'createModel() options');
+      const { seconds, ...rest } = opts;
+      const { config: chosen, choice } = await resolveAuto({ createModel: api.createModel, PRESETS }, config, opts);
+      const rt = await load(rest);
+      const model = useThreads(rt, Model.create(rt, chosen, rest));
+      modelHandle(model).autoChoice = choice;
+      return model;
     },
     /**
      * An encoder-only model (bidirectional, padding masks, cross-entropy or MSE objectives)
@@ -385,4 +390,5 @@ export function makeApi(platform) {
       return rt.memoryEstimate(toNative(resolveConfig(config)), B, T);
     },
   };
+  return api;
 }

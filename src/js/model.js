@@ -129,6 +129,9 @@ export class Model {
   /** The batch size train() and evaluate() use unless told otherwise: the preset's (16 for
    * micro, 8 for tiny, 4 for baby) or the config's batchSize; a loaded model's run's. */
   get defaultBatchSize() { return this.#core.batchSize; }
+  /** How createModel('auto', {text, seconds}) chose this model's preset: {preset, steps,
+   * loss (expected held-out loss), why, stepsPerSecond (measured here)}; null otherwise. */
+  get autoChoice() { return this.#core.autoChoice; }
   /** The model's training run, or null: {steps, seconds (done), lastSteps or lastSeconds
    * (its length), finished, loss, lr, valStep, valLoss, diverged ('loss', 'gradNorm',
    * 'update', 'bound', 'spike' or null), refused, at, backup (the step its roll-back copy

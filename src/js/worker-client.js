@@ -211,6 +211,8 @@ class WorkerHandle {
   get lora() { return this.#live().lora; }
   /** The batch size train() and evaluate() use unless told otherwise. */
   get defaultBatchSize() { return this.#live().defaultBatchSize; }
+  /** How createWorkerModel('auto', {text, seconds}) chose the preset (Model.autoChoice), or null. */
+  get autoChoice() { return this.#live().autoChoice; }
   /** The model's training run (Model.run), as of the last call that returned. */
   get run() { return this.#live().run; }
   /** How the linears' and embeddings' weights are stored (Model.quantization), as of the last call that returned. */

@@ -46,3 +46,44 @@ test('choosePreset refuses what it cannot use', () => {
     assert.throws(() => choosePreset(bad), (e) => e.code === 'WF_ERR_ARG', JSON.stringify(bad));
   }
 });
+
+// createModel('auto', {text, seconds}): the choice made from speeds measured here (so which
+// preset wins is the machine's business; that the model IS the chosen preset, and that the
+// choice is the lowest expected loss for the measured speeds, are the library's).
+test('createModel(\'auto\', {text, seconds}) builds the preset chosen for the time, and says why', async () => {
+  const { createModel, PRESETS } = await import('../../src/js/node.js');
+  const text = 'It is a truth universally acknowledged, that a single man in possession of a good fortune. '.repeat(40);
+  const model = await createModel('auto', { text, seconds: 20, threads: 1 });
+  try {
+    const c = model.autoChoice;
+    assert.ok(AUTO_PRESETS.includes(c.preset), c.preset);
+    for (const p of AUTO_PRESETS) assert.ok(c.stepsPerSecond[p] > 0, `${p} was measured: ${c.stepsPerSecond[p]}`);
+    assert.deepEqual(c, { ...choosePreset({ seconds: 20, stepsPerSecond: c.stepsPerSecond }), stepsPerSecond: c.stepsPerSecond });
+    for (const k of ['nLayer', 'nHead', 'dModel', 'dFF', 'context']) assert.equal(model.config[k], PRESETS[c.preset][k], k);
+    assert.equal(model.defaultBatchSize, PRESETS[c.preset].batchSize);
+    assert.deepEqual(model.info().autoChoice, c);
+  } finally {
+    model.dispose();
+  }
+  // the other fields of a config object stay over the chosen preset
+  const seeded = await createModel({ preset: 'auto', seed: 7 }, { text, seconds: 5, threads: 1 });
+  assert.equal(seeded.config.seed, 7);
+  assert.ok(AUTO_PRESETS.includes(seeded.autoChoice.preset));
+  seeded.dispose();
+  const plain = await createModel('micro', { text });
+  assert.equal(plain.autoChoice, null, 'a named preset was not chosen');
+  plain.dispose();
+});
+
+test('createModel(\'auto\') needs the text and the seconds; seconds goes with auto only', async () => {
+  const { createModel } = await import('../../src/js/node.js');
+  const text = 'abc abd abe '.repeat(50);
+  for (const [config, opts, re] of [
+    ['auto', { text }, /give seconds/],
+    ['auto', { seconds: 10 }, /text option/],
+    ['auto', { text, seconds: -1 }, /give seconds/],
+    ['micro', { text, seconds: 10 }, /goes with the preset 'auto'/],
+  ]) {
+    await assert.rejects(createModel(config, opts), (e) => e.code === 'WF_ERR_ARG' && re.test(e.message), `${config} ${JSON.stringify(Object.keys(opts))}`);
+  }
+});

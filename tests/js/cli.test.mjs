@@ -357,6 +357,18 @@ test('--time trains for a time budget and saves what it spent; a resume of a spe
   assert.match(cli(['train', TEXT, '--out', 'x.wf', '--time', '5s', '--steps', '3']).err, /--steps and --time: give one/);
 });
 
+test('--time without a preset or shape picks the preset for the time (createModel \'auto\'), says why, and trains it; --preset auto needs --time (issue 28)', async () => {
+  const r = cli(['train', TEXT, '--time', '2s', '--eval-interval', '0', '--out', 'auto.wf']);
+  assert.equal(r.code, 0, r.err);
+  const said = r.err.match(/^auto picked (micro|tiny|baby): 2 s: micro \d+ steps -> [\d.]+, tiny \d+ steps -> [\d.]+, baby \d+ steps -> [\d.]+ \(expected held-out loss\)$/m);
+  assert.ok(said, r.err);
+  const m = await loadModelFile(join(dir, 'auto.wf'));
+  const { PRESETS } = await import('../../src/js/node.js');
+  for (const k of ['nLayer', 'dModel', 'dFF', 'context']) assert.equal(m.config[k], PRESETS[said[1]][k], `${k} of ${said[1]}`);
+  m.dispose();
+  assert.match(cli(['train', TEXT, '--preset', 'auto', '--steps', '3', '--out', 'x.wf']).err, /--preset auto goes with --time/);
+});
+
 test('Ctrl-C in the middle of a --time budget saves the seconds spent; --resume trains the rest of the budget and ends when it is spent', async () => {
   const child = spawn(process.execPath, [BIN, 'train', TEXT, '--config', MICRO, '--time', '4s', '--eval-interval', '0', '--out', 'tcut.wf'], { cwd: dir });
   let out = '';
