@@ -34,6 +34,7 @@ const TRAIN_ROWS = {
 };
 const TRAIN_KEYS = ['batchSize', 'lr', 'warmup', 'minLrRatio', 'weightDecay', 'gradClip', 'beta1', 'beta2', 'eps', 'muon',
   'evalInterval', 'evalBatches'];
+const RECIPE = ['batchSize', 'lr', 'beta2', 'muon']; // the training settings a preset owns besides the architecture
 const CONTROL = { dropout: { max: 0.9, step: 0.05 } }; // where the page's spinner is finer than the table's range
 
 const modelKeys = [...MODEL_KEYS, ...CONFIG_FIELDS.map((f) => f.name).filter((k) => !PAGE_DECIDES.has(k) && !MODEL_KEYS.includes(k))];
@@ -89,7 +90,11 @@ export class SettingsForm {
     const t0 = performance.now();
     const choice = await this.auto.choose(this.corpus.text, this.budget(), $('tokenizer-kind').value);
     if ($('preset').value !== 'auto') return; // the user chose meanwhile
-    this.applyPreset(choice.preset, 'auto');
+    // what the preset owns (its architecture and recipe); the run's length, validation and the
+    // rest stay as the user set them
+    const p = { ...DEFAULTS, ...PAGE_PRESETS[choice.preset] };
+    for (const k of modelKeys) setField($(`cfg-${k}`), p[k]);
+    for (const k of RECIPE) setField($(`tr-${k}`), p[k]);
     $('preset-why').dataset.preset = choice.preset;
     if (click) $('preset-why').dataset.clickWaitedMs = (performance.now() - t0).toFixed(0);
     $('preset-why').textContent = choice.why;
@@ -125,7 +130,7 @@ export class SettingsForm {
     for (const id of [...modelKeys.map((k) => `cfg-${k}`), ...TRAIN_KEYS.map((k) => `tr-${k}`), 'tr-steps']) {
       // what a preset sets (the architecture, batch size and learning rate) makes it custom
       $(id).addEventListener('input', () => {
-        if (id.startsWith('cfg-') || ['tr-batchSize', 'tr-lr', 'tr-beta2', 'tr-muon'].includes(id)) $('preset').value = 'custom';
+        if (id.startsWith('cfg-') || RECIPE.some((k) => id === `tr-${k}`)) $('preset').value = 'custom';
         this.settingsChanged();
       });
     }

@@ -631,7 +631,13 @@ export class TrainingController {
     this.trainedMs = null;
     // the new-model form takes a checkpoint's shape (a new one like it); a pretrained model's is not one to train from scratch
     if (!this.pretrained) this.settings.showModel(wm.config, wm.snapshot.tokenizer);
-    this.train = { ...this.settings.read(), config: wm.config };
+    // the run's settings of the form (a bad new-model setting does not stop a model opening);
+    // Train more reads them again
+    let run = null;
+    try {
+      run = this.settings.readRun();
+    } catch { /* the form says what is wrong */ }
+    this.train = { train: run?.train ?? {}, tokenizer: run?.tokenizer ?? 'char', config: wm.config };
     this.run = null;
     this.phase = 'stopped';
     this.chart.clear();

@@ -132,6 +132,17 @@ test('layout: on a phone (390x844) Train is in the first screen', async (t) => {
     });
     assert.equal(onTop, true, 'nothing covers it');
     await axeClean(page, 'a phone\'s first screen');
+    // auto fills only what a preset owns: the run's length and validation stay as the user set them
+    await page.selectOption('#preset', 'tiny');
+    await page.selectOption('#tr-for', 'steps');
+    await page.fill('#tr-steps', '77');
+    await page.click('#advanced summary');
+    await page.fill('#tr-evalInterval', '33');
+    await page.selectOption('#preset', 'auto');
+    await waitText(page, '#preset-why', /^auto: micro, the quickest to write words \(auto chooses for a time/);
+    assert.equal(await page.inputValue('#tr-steps'), '77');
+    assert.equal(await page.inputValue('#tr-evalInterval'), '33');
+    assert.equal(await page.inputValue('#cfg-nLayer'), '2', 'micro\'s shape back');
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();

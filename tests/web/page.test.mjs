@@ -127,7 +127,9 @@ async function fitsNarrow(page, state) {
   const wide = await page.$$eval('body *', (els) => els.filter((el) => el.checkVisibility() && el.getBoundingClientRect().right > innerWidth + 1)
     .map((el) => el.id || el.className || el.tagName));
   assert.deepEqual(wide, [], `${state}: elements sticking out`);
-  const [settings, view] = await page.$$eval('.settings-col, .view-col', (els) => els.map((el) => {
+  // (on a phone the view column lays its parts out in the page's column, its training bar
+  // sticking to the screen's foot: its first section stands for it)
+  const [settings, view] = await page.$$eval('.settings-col, .view-col > section', (els) => els.map((el) => {
     const r = el.getBoundingClientRect();
     return { left: r.left, top: r.top, bottom: r.bottom };
   }));
