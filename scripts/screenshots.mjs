@@ -3,7 +3,8 @@
 // issue names: wide 1280x800, laptop 1024x768, phone 390x844. Each: the page built and served
 // as the tests serve it (cross-origin isolated), a fresh profile, Train pressed with every
 // default ('auto' size, 1 minute), stopped after `--seconds` (default 12), then a picture of
-// the first screen. Writes docs/screenshots/page-open-{wide,laptop,phone}.png (--out dir).
+// the first screen, and one of the model section. Writes docs/screenshots/page-open-{wide,
+// laptop,phone}.png and page-open-*-model.png (--out dir).
 //   node scripts/screenshots.mjs [--out docs/screenshots] [--seconds 12]
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -31,7 +32,10 @@ try {
       await b.page.evaluate(() => window.scrollTo(0, 0));
       const file = join(out, `page-open-${name}.png`);
       await b.page.screenshot({ path: file });
-      console.log(`${file}: ${viewport.width}x${viewport.height}, ${await b.page.$eval('#train-status', (el) => el.textContent)}`);
+      // and the model section: the model loaded, opening one, a new model's form with auto's line
+      const section = await b.page.$('section:has(#model-title)');
+      await section.screenshot({ path: join(out, `page-open-${name}-model.png`) });
+      console.log(`${file} (and -model): ${viewport.width}x${viewport.height}, ${await b.page.$eval('#train-status', (el) => el.textContent)}`);
       if (b.problems.length) console.error(b.problems.join('\n'));
     } finally {
       await b.close();

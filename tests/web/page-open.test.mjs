@@ -84,7 +84,7 @@ test('7, layout, auto: fine-tuning near the top, forgetting apart; the 1024x768 
     // 7: nothing saved, no forget button; it is styled apart from the others; opening a model sits above the new-model form
     assert.equal(await page.isHidden('#autosave-forget'), true, 'nothing is saved on a fresh profile');
     const colour = (sel) => page.$eval(sel, (el) => getComputedStyle(el).backgroundColor);
-    assert.notEqual(await colour('#autosave-forget'), await colour('#model-download'), 'the destructive button is not one of the blue ones');
+    assert.notEqual(await colour('#autosave-forget'), await colour('#model-open-button'), 'the destructive button is not one of the blue ones');
     const [open, preset] = [await box(page, '#folder-open-button'), await box(page, '#preset')];
     assert.ok(open.bottom < preset.top, 'opening a model comes before the new model\'s size');
     assert.equal(await page.$eval('#folder-open-button', (el) => !!el.closest('section')?.querySelector('#model-title')), true, 'in the model section');
