@@ -8,11 +8,12 @@
 // clean in each state reached.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { haveChromium } from '../js/pack.js';
 import { axeClean, open as openAt, root, serveSite, text, waitText } from './harness.mjs';
 
-let site, wf;
+let site, wf, gguf;
 before(async () => {
   site = await serveSite();
   // a model trained 3 steps on a text of 35 characters (a vocabulary of 36), saved as the page saves
@@ -23,13 +24,20 @@ before(async () => {
   await m.train(m.tokenizer.encode(corpus), { steps: 3, batchSize: 4, evalInterval: 0, valFraction: 0 });
   wf = { bytes: Buffer.from(m.save()), vocab: m.config.vocabSize, params: m.info().paramCount };
   m.dispose();
+  // a pretrained model as llama.cpp's file: a small Llama-shaped model over the GPT-2 tokenizer fixture
+  const { loadTokenizer } = await import('../../src/js/node.js');
+  const tok = await loadTokenizer(readFileSync(join(root, 'tests/fixtures/tokenizers/gpt2.json')));
+  const llama = await createModel({ arch: 'decoder', vocabSize: tok.vocabSize, context: 32, nLayer: 1, nHead: 2, dModel: 16, dFF: 32,
+    norm: 'rmsnorm', activation: 'swiglu', positions: 'rope', bias: false }, { tokenizer: tok, threads: 1 });
+  gguf = Buffer.from(llama.save({ format: 'gguf', optimizer: false }));
+  llama.dispose();
 });
 after(async () => { await site?.close(); });
 
 const open = (viewport, answer) => openAt(site.origin, viewport, answer);
 const box = (page, sel) => page.$eval(sel, (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, height: r.height }; });
 
-test('6, 8: a .wf continues as trained, a pretrained folder fine-tunes with LoRA; the left figures are the loaded model\'s', async (t) => {
+test('6, 8: a .wf continues as trained, a pretrained folder or GGUF fine-tunes with LoRA; the left figures are the loaded model\'s', async (t) => {
   if (!haveChromium(t)) return;
   const b = await open();
   const { page } = b;
@@ -70,6 +78,12 @@ test('6, 8: a .wf continues as trained, a pretrained folder fine-tunes with LoRA
     assert.equal(await page.isVisible('#finetune-row'), true);
     assert.equal(await page.isChecked('#finetune-lora'), true);
     await axeClean(page, 'a pretrained folder opened');
+    // and a GGUF file: pretrained too
+    await page.setInputFiles('#model-open', { name: 'small.gguf', mimeType: 'application/octet-stream', buffer: gguf });
+    await waitText(page, '#train-status', /^Opened small\.gguf/);
+    assert.match(await text(page, '#train-status'), /^Opened small\.gguf: [\d,]+ parameters, pretrained\.$/);
+    assert.match(await text(page, '#loaded-what'), /^small\.gguf: a pretrained model\. Training it more fine-tunes it with LoRA/);
+    assert.equal(await page.isVisible('#finetune-row'), true);
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();
