@@ -41,6 +41,7 @@ const app = {
         return;
       }
       await saveRecord('lm', record);
+      showForget(true);
       $('keep-status').textContent = `Autosaved in this browser at step ${fmt.count(record.step)} (${new Date(record.savedAt).toLocaleTimeString()}).`;
       $('restore').hidden = true; // the offer was for the record just replaced
     } catch (e) {
@@ -66,6 +67,13 @@ const app = {
 };
 
 let lm = null, s2s = null;
+
+/** The destructive "Forget the autosaved model", apart from the other buttons, shown only while
+ * this browser keeps one (saved: known, or null: asked of IndexedDB). */
+async function showForget(saved = null) {
+  const has = saved ?? !!(await loadRecord('lm').catch(() => null))?.bytes;
+  $('forget-zone').hidden = !has;
+}
 
 function mode() { return $('mode-s2s').checked ? 's2s' : 'lm'; }
 
@@ -195,6 +203,7 @@ async function offerRestore() {
     $('restore').hidden = true;
     await deleteRecord('lm').catch((e) => app.error(fmt.explain(e, 'Could not delete the autosaved model')));
     $('keep-status').textContent = 'Discarded the autosaved model.';
+    await showForget();
   };
 }
 
@@ -268,12 +277,15 @@ async function main() {
       await deleteRecord('lm');
       $('restore').hidden = true;
       $('keep-status').textContent = 'This browser keeps no autosaved model now.';
+      await showForget();
     } catch (e) {
       app.error(fmt.explain(e, 'Could not delete the autosaved model'));
     }
   });
   await lm.chooseSource();
+  lm.settings.prepareAuto().catch((e) => app.error(fmt.explain(e, 'Could not choose a size'))); // in the background
   await offerRestore();
+  await showForget();
   document.body.dataset.ready = 'true';
 }
 

@@ -96,7 +96,8 @@ export class LanguageModelUI {
     $('train-pause').disabled = !(p === 'training' || p === 'paused') || gen;
     $('train-pause').textContent = p === 'paused' ? 'Resume' : 'Pause';
     $('train-stop').disabled = !(p === 'training' || p === 'paused');
-    $('train-more').disabled = !has || t.running || p === 'paused' || gen || problem;
+    // the loaded model trains more whatever the new-model form says: only the text and the run's settings count
+    $('train-more').disabled = !has || t.running || p === 'paused' || gen || !!this.settings.runProblem;
     const ready = has && !t.running && t.wm.snapshot?.tokenizer;
     $('gen-start').disabled = !ready || gen;
     $('gen-stop').disabled = !gen;

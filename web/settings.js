@@ -5,6 +5,7 @@
 // they cannot be trained, if they cannot.
 import { CONFIG_FIELDS, DEFAULT_PRESET, OPTIM_FIELDS, PRESETS, PRESET_STEPS, TRAIN_DEFAULTS, checkConfig, estimateMemory } from './pkg/src/js/index.js';
 import { Corpus } from './corpus.js';
+import { AutoPreset } from './auto.js';
 import { FIELDS, fieldControl, labelOf, numberIn, readField, setField } from './fields.js';
 import * as fmt from './format.js';
 
@@ -33,6 +34,7 @@ const TRAIN_ROWS = {
 };
 const TRAIN_KEYS = ['batchSize', 'lr', 'warmup', 'minLrRatio', 'weightDecay', 'gradClip', 'beta1', 'beta2', 'eps', 'muon',
   'evalInterval', 'evalBatches'];
+const RECIPE = ['batchSize', 'lr', 'beta2', 'muon']; // the training settings a preset owns besides the architecture
 const CONTROL = { dropout: { max: 0.9, step: 0.05 } }; // where the page's spinner is finer than the table's range
 
 const modelKeys = [...MODEL_KEYS, ...CONFIG_FIELDS.map((f) => f.name).filter((k) => !PAGE_DECIDES.has(k) && !MODEL_KEYS.includes(k))];
@@ -63,6 +65,40 @@ export class SettingsForm {
     this.build();
     this.wire();
     this.applyPreset(DEFAULT_PRESET); // micro: the preset that writes words soonest (about a minute on 2 cores)
+    this.auto = new AutoPreset(); // the default, 'auto': micro's settings shown until it has chosen
+    $('preset').value = 'auto';
+  }
+
+  /** The run's time budget in seconds, or null (a number of steps, or until stopped). */
+  budget() {
+    return /^\d+$/.test($('tr-for').value) ? Number($('tr-for').value) : null;
+  }
+
+  /** Measures this computer for 'auto' in the background (the page's first moments, before a
+   * click), then shows what it would choose. */
+  async prepareAuto() {
+    const seconds = this.budget();
+    if (seconds) await this.auto.measure(this.corpus.text, seconds);
+    if ($('preset').value === 'auto') await this.resolveAuto();
+  }
+
+  /** With 'auto' chosen: the preset for the run as the form sets it, in the fields (the select
+   * stays 'auto'), and why in one line. For a click (`click`), data-click-waited-ms says how
+   * long it waited for the measurement. */
+  async resolveAuto({ click = false } = {}) {
+    if ($('preset').value !== 'auto') return;
+    const t0 = performance.now();
+    const choice = await this.auto.choose(this.corpus.text, this.budget(), $('tokenizer-kind').value);
+    if ($('preset').value !== 'auto') return; // the user chose meanwhile
+    // what the preset owns (its architecture and recipe); the run's length, validation and the
+    // rest stay as the user set them
+    const p = { ...DEFAULTS, ...PAGE_PRESETS[choice.preset] };
+    for (const k of modelKeys) setField($(`cfg-${k}`), p[k]);
+    for (const k of RECIPE) setField($(`tr-${k}`), p[k]);
+    $('preset-why').dataset.preset = choice.preset;
+    if (click) $('preset-why').dataset.clickWaitedMs = (performance.now() - t0).toFixed(0);
+    $('preset-why').textContent = choice.why;
+    this.settingsChanged();
   }
 
   /** The advanced settings' controls, from the package's tables, and the validation
@@ -80,16 +116,21 @@ export class SettingsForm {
       this.corpusChanged();
     });
     $('corpus-file').addEventListener('change', () => this.readFile());
-    $('tr-for').addEventListener('change', () => { $('tr-steps-row').hidden = $('tr-for').value !== 'steps'; });
+    $('tr-for').addEventListener('change', () => {
+      $('tr-steps-row').hidden = $('tr-for').value !== 'steps';
+      fmt.guard(this.app, 'Could not choose a size', () => this.prepareAuto());
+    });
     for (const id of ['tokenizer-kind', 'bpe-vocab', 'val-fraction']) $(id).addEventListener('input', () => this.corpusChanged());
     $('preset').addEventListener('change', () => {
-      if ($('preset').value !== 'custom') this.applyPreset($('preset').value);
+      if ($('preset').value === 'auto') fmt.guard(this.app, 'Could not choose a size', () => this.prepareAuto());
+      else if ($('preset').value !== 'custom') this.applyPreset($('preset').value);
+      $('preset-why').hidden = $('preset').value !== 'auto';
       this.settingsChanged();
     });
     for (const id of [...modelKeys.map((k) => `cfg-${k}`), ...TRAIN_KEYS.map((k) => `tr-${k}`), 'tr-steps']) {
       // what a preset sets (the architecture, batch size and learning rate) makes it custom
       $(id).addEventListener('input', () => {
-        if (id.startsWith('cfg-') || ['tr-batchSize', 'tr-lr', 'tr-beta2', 'tr-muon'].includes(id)) $('preset').value = 'custom';
+        if (id.startsWith('cfg-') || RECIPE.some((k) => id === `tr-${k}`)) $('preset').value = 'custom';
         this.settingsChanged();
       });
     }
@@ -133,17 +174,23 @@ export class SettingsForm {
     const kind = $('tokenizer-kind').value, valFraction = numberIn($('val-fraction'));
     const s = this.corpus.stats({ kind, bpeVocab: numberIn($('bpe-vocab')), valFraction, bpeTokens: this.bpeTokens });
     $('stat-chars').textContent = fmt.count(s.chars);
-    $('stat-vocab').textContent = kind === 'bpe' ? `${fmt.count(s.vocab)} BPE tokens` : `${fmt.count(s.vocab)} (${fmt.count(s.distinct)} characters + unknown)`;
+    // with a model loaded, its vocabulary (the text's tokens are its tokenizer's); else a new one's
+    const tok = this.loaded?.tokenizer;
+    $('stat-vocab-label').textContent = tok ? 'Vocabulary of the loaded model' : 'Vocabulary';
+    $('stat-vocab').textContent = tok ? `${fmt.count(tok.vocabSize)} ${tok.kind === 'char' ? 'tokens (characters + unknown)' : 'tokens'}`
+      : kind === 'bpe' ? `${fmt.count(s.vocab)} BPE tokens` : `${fmt.count(s.vocab)} (${fmt.count(s.distinct)} characters + unknown)`;
     $('stat-tokens').textContent = s.tokens === null ? 'counted when training starts' : fmt.count(s.tokens);
     $('stat-split').textContent = s.tokens === null ? `${fmt.count(100 * (1 - valFraction))}% / ${fmt.count(100 * valFraction)}%`
       : `${fmt.count(s.train)} / ${fmt.count(s.val)} tokens`;
   }
 
-  applyPreset(name) {
+  /** Fills the advanced settings with preset `name`'s; the select shows `shown` ('auto' keeps
+   * itself while it fills them with its choice). */
+  applyPreset(name, shown = name) {
     const p = { ...DEFAULTS, ...PAGE_PRESETS[name] };
     for (const k of modelKeys) setField($(`cfg-${k}`), p[k]);
     for (const k of [...TRAIN_KEYS, 'steps']) setField($(`tr-${k}`), p[k]);
-    $('preset').value = name;
+    $('preset').value = shown;
   }
 
   /** Shows a loaded model's config and tokenizer in the form. */
@@ -158,6 +205,12 @@ export class SettingsForm {
     this.corpusChanged();
   }
 
+  /** The model loaded (its info, or null): the figures of the text describe its vocabulary. */
+  setLoaded(info) {
+    this.loaded = info;
+    this.showCorpusStats();
+  }
+
   /** The settings as {config, train, tokenizer}, or throws an Error naming the first bad field. */
   read() {
     const config = {};
@@ -165,6 +218,18 @@ export class SettingsForm {
     for (const k of SHAPE) {
       if (config[k] === undefined) throw new Error(`“${labelOf($(`cfg-${k}`))}” must be a whole number of at least 1`);
     }
+    const { train, tokenizer, bpeVocab, valFraction } = this.readRun();
+    config.vocabSize = tokenizer === 'char' ? this.corpus.chars().distinct + 1 : bpeVocab;
+    // a short text: the context shrinks to what both parts of the text can fill
+    const fit = this.textFit(config.context, valFraction);
+    if (fit.context !== null && fit.context < config.context) config.context = fit.context;
+    return { config, train, tokenizer };
+  }
+
+  /** What a run needs of the form whatever the model (a new one, or the loaded one trained
+   * more): {train, tokenizer, bpeVocab, valFraction}; the architecture is not read, so a bad
+   * setting for a new model does not stop the loaded one. Throws an Error naming a bad field. */
+  readRun() {
     const train = {};
     for (const k of [...TRAIN_KEYS, 'steps']) train[k] = readField($(`tr-${k}`), rowOf(k));
     if (!train.steps) throw new Error('“Steps” must be at least 1');
@@ -177,13 +242,17 @@ export class SettingsForm {
     const kind = $('tokenizer-kind').value;
     const bpeVocab = numberIn($('bpe-vocab'));
     if (kind === 'bpe' && !(Number.isInteger(bpeVocab) && bpeVocab >= 257)) throw new Error('the BPE vocabulary needs at least 257 tokens (256 bytes and one merge)');
-    config.vocabSize = kind === 'bpe' ? bpeVocab : this.corpus.chars().distinct + 1;
     const valFraction = numberIn($('val-fraction')) ?? 0;
     if (!(valFraction >= 0 && valFraction < 1)) throw new Error('the validation fraction must be in [0, 1)');
-    // a short text: the context shrinks to what both parts of the text can fill
-    const fit = this.textFit(config.context, valFraction);
-    if (fit.context !== null && fit.context < config.context) config.context = fit.context;
-    return { config, train: { ...train, valFraction }, tokenizer: kind === 'bpe' ? { kind: 'bpe', vocabSize: bpeVocab } : 'char' };
+    return { train: { ...train, valFraction }, tokenizer: kind === 'bpe' ? { kind: 'bpe', vocabSize: bpeVocab } : 'char', bpeVocab, valFraction };
+  }
+
+  /** A message of the core's about the settings in the form's words: each field's name (nHead)
+   * becomes its control's label (Attention heads), the labels of the form built from the table. */
+  inFormWords(message) {
+    const named = [...modelKeys.map((k) => [k, `cfg-${k}`]), ...TRAIN_KEYS.map((k) => [k, `tr-${k}`])]
+      .filter(([, id]) => $(id)).sort(([a], [b]) => b.length - a.length);
+    return named.reduce((m, [k, id]) => m.replace(new RegExp(`\\b${k}\\b`, 'g'), labelOf($(id))), message);
   }
 
   /** What the text allows: training reads windows of context + 1 characters from the text
@@ -224,7 +293,7 @@ export class SettingsForm {
       const { config, train } = this.read();
       const bad = await checkConfig(config, { threads: 1 });
       // too large for the memory is said below, with the page's own limit and the numbers
-      if (bad && bad.code !== 'WF_ERR_NOMEM') problem = `These settings do not make a model: ${bad.message}.`;
+      if (bad && bad.code !== 'WF_ERR_NOMEM') problem = `These settings do not make a model: ${this.inFormWords(bad.message)}.`;
       else {
         estimate = await estimateMemory(config, train.batchSize, config.context, { threads: 1 });
         const limit = memoryLimit();
@@ -252,6 +321,16 @@ export class SettingsForm {
     $('corpus-note').textContent = shrunk ? `The text is short, so the model reads ${fmt.count(fit.context)} ${unit} at a time instead of ${fmt.count(wanted)}.` : '';
     $('corpus-note').hidden = !shrunk;
     this.problem = fit.problem ?? problem;
+    // what stops the loaded model training more: the text, or the run's own settings (not a
+    // new model's architecture)
+    let runProblem = null;
+    try {
+      this.readRun();
+    } catch (e) {
+      runProblem = fmt.explain(e);
+    }
+    this.runProblem = fit.problem ?? runProblem;
+    $('preset-why').hidden = $('preset').value !== 'auto';
     $('model-problem').textContent = problem ?? '';
     $('model-problem').hidden = !problem;
     this.changed();

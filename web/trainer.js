@@ -32,6 +32,8 @@ const newModelId = () => Array.from(crypto.getRandomValues(new Uint32Array(4)), 
 const BREAK = { ended: null, jobsMs: 0, sampled: false, restarting: false };
 const UNTIL_STOPPED = 10_000_000; // the step schedule of an open run: warmup, then a decay too slow to see
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The models made elsewhere (info().origin, the core's wf_origin): fine-tuned, not continued. */
+const PRETRAINED = new Set(['safetensors', 'gguf', 'llama2c']);
 
 export class TrainingController {
   /**
@@ -85,6 +87,7 @@ export class TrainingController {
     // a trained or opened model is replaced only when the user says so (its autosave stays
     // until the new one is saved over it)
     if (!this.app.mayReplace(this.held(), 'a new one')) return;
+    await this.settings.resolveAuto({ click: true }); // preset 'auto': the size for this run's time, said in one line
     const s = this.settings.read();
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
     await this.settings.check(); // the settings of this moment, not of the last debounced check
@@ -105,6 +108,7 @@ export class TrainingController {
       this.modelId = newModelId();
       this.trainedMs = 0;
       this.opened = false;
+      this.pretrained = false;
       this.from = null;
       this.showFinetune();
     } catch (e) {
@@ -119,7 +123,7 @@ export class TrainingController {
   }
 
   async trainMore() {
-    const s = this.settings.read();
+    const s = this.settings.readRun(); // the run's settings: the new-model form's architecture is not this model's
     if (!this.settings.corpus.text.length) throw new Error('the text is empty: pick a novel, paste some text or open a file first');
     // an opened model fine-tuned with LoRA: adapters first, the model's own weights frozen
     if (!$('finetune-row').hidden && $('finetune-lora').checked && !this.wm.snapshot.lora) {
@@ -127,13 +131,38 @@ export class TrainingController {
       await this.wm.info();
     }
     this.showFinetune();
-    this.train = { ...s, config: this.wm.config };
+    this.train = { train: s.train, tokenizer: s.tokenizer, config: this.wm.config };
     await this.runFor(s.train);
+  }
+
+  /** The model loaded, on the left: what it is and how "Train this model … more" trains it,
+   * in one line, and its own figures (not the new-model form's). */
+  showLoaded() {
+    const wm = this.wm, info = wm?.snapshot;
+    $('loaded').hidden = !wm;
+    this.settings.setLoaded(wm ? info : null);
+    if (!wm) return;
+    $('loaded-params').textContent = fmt.count(info.paramCount);
+    $('loaded-vocab').textContent = fmt.count(wm.config.vocabSize);
+    $('loaded-memory').textContent = fmt.bytes(info.memory.total);
+    $('loaded-what').textContent = this.what();
+  }
+
+  /** What the model loaded is, and what training it more does. */
+  what() {
+    const info = this.wm.snapshot, steps = `${fmt.count(info.step)} step${info.step === 1 ? '' : 's'}`;
+    if (!this.from) return `Made here: ${this.wm.config.nLayer} layers, width ${this.wm.config.dModel}.`;
+    if (this.pretrained && !info.lora) {
+      return `${this.from}: a pretrained model. Training it more fine-tunes it with LoRA, the default here: small adapters learn your text, its own weights stay as they are.`;
+    }
+    return info.lora ? `${this.from}: fine-tuned with LoRA for ${steps}; training it more goes on with its adapters.`
+      : `${this.from}: trained for ${steps}; training it more continues its training as it was (all its weights).`;
   }
 
   /** What fine-tuning trains, in words: the adapters and their share of the model. */
   showFinetune() {
     const info = this.wm?.snapshot, lora = info?.lora;
+    this.showLoaded();
     $('finetune-row').hidden = !this.opened || !!lora;
     $('finetune-status').textContent = lora
       ? `LoRA adapters (rank ${lora.rank}) on ${lora.targets.join(', ')}: ${fmt.count(info.trainable)} of ${fmt.count(info.paramCount)} `
@@ -293,6 +322,7 @@ export class TrainingController {
     }
     this.phase = this.finished() ? 'done' : 'stopped';
     await flush();
+    this.showLoaded(); // its steps and memory now
     this.setStatus(this.phase === 'done'
       ? `Done: ${fmt.count(wm.step)} steps in ${fmt.duration(run.activeMs / 1000)}.`
       : `Stopped at step ${fmt.count(wm.step)}.`);
@@ -538,6 +568,7 @@ export class TrainingController {
     this.wm?.dispose();
     this.wm = wm;
     this.opened = !!wm.snapshot.lora;
+    this.pretrained = false; // an autosave continues as it was trained (with its adapters, if any)
     this.from = 'this browser’s autosave';
     this.showFinetune();
     this.modelId = record.modelId ?? newModelId();
@@ -590,13 +621,23 @@ export class TrainingController {
     await this.stopAndWait();
     this.wm?.dispose();
     this.wm = wm;
-    this.opened = true;
+    // what made it, from the core: pretrained elsewhere (fine-tuned with LoRA by default), or
+    // a checkpoint (continued as it was trained, LoRA only if it already has adapters)
+    this.pretrained = PRETRAINED.has(wm.snapshot.origin);
+    this.opened = this.pretrained;
     this.from = fileName;
     this.showFinetune();
     this.modelId = newModelId();
     this.trainedMs = null;
-    this.settings.showModel(wm.config, wm.snapshot.tokenizer);
-    this.train = { ...this.settings.read(), config: wm.config };
+    // the new-model form takes a checkpoint's shape (a new one like it); a pretrained model's is not one to train from scratch
+    if (!this.pretrained) this.settings.showModel(wm.config, wm.snapshot.tokenizer);
+    // the run's settings of the form (a bad new-model setting does not stop a model opening);
+    // Train more reads them again
+    let run = null;
+    try {
+      run = this.settings.readRun();
+    } catch { /* the form says what is wrong */ }
+    this.train = { train: run?.train ?? {}, tokenizer: run?.tokenizer ?? 'char', config: wm.config };
     this.run = null;
     this.phase = 'stopped';
     this.chart.clear();
@@ -609,7 +650,7 @@ export class TrainingController {
     for (const id of ['stat-speed', 'stat-elapsed', 'stat-eta']) $(id).textContent = '–';
     $('stat-loss').textContent = fmt.loss(this.chart.train.at(-1)?.[1]);
     $('stat-val').textContent = fmt.loss(this.chart.val.at(-1)?.[1]);
-    this.setStatus(`Opened ${fileName}: ${fmt.count(wm.paramCount)} parameters, trained for ${fmt.count(wm.step)} steps.`);
+    this.setStatus(`Opened ${fileName}: ${fmt.count(wm.paramCount)} parameters, ${this.pretrained ? 'pretrained' : `trained for ${fmt.count(wm.step)} steps`}.`);
     this.hooks.changed();
   }
 }

@@ -3,7 +3,7 @@
 export { WfError } from './errors.js';
 export { CONFIG_FIELDS, DEFAULT_PRESET, OPTIM_FIELDS, PRESETS, PRESET_STEPS, resolveConfig } from './config.js';
 export { TRAIN_DEFAULTS } from './training.js';
-export { AUTO_PRESETS, choosePreset, expectedLoss, measurePresetSpeeds } from './auto.js';
+export { AUTO_PRESETS, choosePreset, expectedLoss, lossFloor, mayWin, measurePresetSpeeds } from './auto.js';
 export { GENERATE_DEFAULTS } from './generation.js';
 export { Model, saveModel } from './model.js';
 export { Tokenizer } from './tokenizer.js';

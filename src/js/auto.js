@@ -23,6 +23,22 @@ export function expectedLoss(preset, steps) {
   return l0 + (l1 - l0) * (x - Math.log(s0)) / (Math.log(s1) - Math.log(s0));
 }
 
+/** The lowest held-out loss a preset is expected to reach however many steps it makes (its
+ * curve's last point: expectedLoss gives no credit past it). */
+export function lossFloor(preset) {
+  const c = AUTO_CURVES[preset];
+  if (!c) throw new WfError('WF_ERR_ARG', `no loss curve for preset ${preset}`);
+  return Math.min(...c.map(([, l]) => l));
+}
+
+/** Whether `preset` could be chosen for `seconds` against the speeds measured so far: not when
+ * one of them already expects a loss at or below its floor (it cannot win at any speed), so
+ * its probe (baby's steps take seconds) can be left out. */
+export function mayWin(preset, { seconds, stepsPerSecond }) {
+  const floor = lossFloor(preset);
+  return !Object.entries(stepsPerSecond).some(([p, sps]) => sps > 0 && p !== preset && expectedLoss(p, Math.floor(seconds * sps)) <= floor);
+}
+
 /** Chooses the preset for a time budget: `seconds`, and `stepsPerSecond` as { micro, tiny,
  * baby } measured on this machine (each at its preset's batch size). Returns { preset, steps,
  * loss, why } for the preset with the lowest expected held-out loss; presets without a speed

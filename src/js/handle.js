@@ -12,6 +12,10 @@ import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
 import { selectSlices, targetBits, targetNames, trainableCount } from './finetune.js';
 
+/** wf_origin's values by number, in the package's words: WF_ORIGIN_SAFETENSORS -> 'safetensors'. */
+const ORIGINS = Object.fromEntries(Object.entries(CONSTANTS).filter(([k]) => k.startsWith('WF_ORIGIN_'))
+  .map(([k, v]) => [v, k.slice('WF_ORIGIN_'.length).toLowerCase()]));
+
 const OPTIM_KEYS = new Set(OPTIM_FIELDS.map((f) => f.name));
 const SAVE_KEYS = ['optimizer', 'format'];
 
@@ -187,9 +191,9 @@ export class ModelHandle {
 
   /** Everything about the model in one plain object (Model.info). */
   info() {
-    const tok = this.tokenizer, { memory, step, lr, threads } = this.rt.modelInfo(this.live());
+    const tok = this.tokenizer, { memory, step, lr, threads, origin } = this.rt.modelInfo(this.live());
     return {
-      config: this.config, paramCount: memory.count, step, lr: float32Plain(lr),
+      config: this.config, paramCount: memory.count, step, lr: float32Plain(lr), origin: ORIGINS[origin],
       optimizer: this.optimizer, optimizerState: !this.weightsOnly || step > 0, memory,
       tokenizer: tok ? { kind: tok.kind, vocabSize: tok.vocabSize } : null, busy: this.busy,
       threads, simd: this.rt.simd ?? 'simd128', metadata: this.metadata,

@@ -559,6 +559,10 @@ export interface ModelInfo {
   step: number;
   /** Learning rate of the next step. */
   lr: number;
+  /** What made the model (the core's wf_origin): 'init' (created here), 'weights' or
+   * 'optimizer' (a .wf checkpoint, without or with optimizer state), 'safetensors', 'gguf',
+   * 'llama2c' (imported, pretrained elsewhere), 'none' (empty). Training does not change it. */
+  origin: 'none' | 'init' | 'weights' | 'optimizer' | 'llama2c' | 'safetensors' | 'gguf';
   optimizer: OptimizerSettings;
   /** Whether the model holds AdamW state training can resume from: false after loading a
    * file saved without it (or safetensors), until the model's first step. */
@@ -1284,6 +1288,15 @@ export const OPTIM_FIELDS: readonly ConfigField<keyof OptimizerSettings>[];
 /** The defaults of train()'s own options (the optimizer's are in OPTIM_FIELDS). */
 export const TRAIN_DEFAULTS: Readonly<{ steps: number; valFraction: number; evalInterval: number; evalBatches: number; evalMode: 'sample' | 'windows'; yieldMs: number }>;
 
+/** The lowest held-out loss a preset is expected to reach at any number of steps (its curve's
+ * last point). Throws WfError WF_ERR_ARG for an unknown preset.
+ * @example lossFloor('baby'); // 2.37 */
+export function lossFloor(preset: string): number;
+/** Whether `preset` could still be chosen for `seconds`: false when a preset of
+ * `stepsPerSecond` (measured so far) already expects a loss at or below its floor, so it need
+ * not be measured (a tie goes to the smaller, measured first).
+ * @example if (mayWin('baby', { seconds: 60, stepsPerSecond: { micro: 40 } })) measure('baby'); // false: skipped */
+export function mayWin(preset: string, opts: { seconds: number; stepsPerSecond: Partial<Record<'micro' | 'tiny' | 'baby', number>> }): boolean;
 /** The presets preset: 'auto' chooses among, smallest first: ['micro', 'tiny', 'baby']. */
 export const AUTO_PRESETS: readonly string[];
 /** A preset's expected held-out loss after a whole run of `steps` steps, from the bench's

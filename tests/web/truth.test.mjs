@@ -6,67 +6,15 @@
 // those that need a model train one for a few seconds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { buildWeb } from '../../scripts/build-web.mjs';
-import { startServer } from '../../scripts/serve.mjs';
-import { CHROMIUM, haveChromium } from '../js/pack.js';
+import { haveChromium } from '../js/pack.js';
+import { axeClean, open as openAt, serveSite, text, trainSteps, waitText } from './harness.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const ARTIFACTS = join(root, 'test-artifacts');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+let site;
+before(async () => { site = await serveSite(); });
+after(async () => { await site?.close(); });
 
-let site, server;
-before(async () => {
-  site = mkdtempSync(join(tmpdir(), 'wf-truth-'));
-  buildWeb(site);
-  mkdirSync(ARTIFACTS, { recursive: true });
-  server = await startServer({ folder: site, port: 0, isolation: true });
-});
-after(async () => {
-  await server?.close?.();
-  rmSync(site, { recursive: true, force: true });
-});
-
-/** A fresh browser profile on the page, its errors collected; dialogs answered `answer`. */
-async function open(viewport = { width: 1280, height: 800 }, answer = true) {
-  const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'wf-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, viewport, acceptDownloads: true });
-  const problems = [];
-  const page = context.pages()[0] ?? await context.newPage();
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('dialog', (d) => (answer ? d.accept() : d.dismiss()));
-  await page.goto(`${server.origin}/`);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 60_000 });
-  await waitText(page, '#stat-params', /\d/);
-  return {
-    page, problems, context,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
-}
-
-const text = (page, sel) => page.$eval(sel, (el) => el.textContent);
-function waitText(page, sel, re, timeout = 60_000) {
-  return page.waitForFunction(([s, src, flags]) => new RegExp(src, flags).test(document.querySelector(s)?.textContent ?? ''),
-    [sel, re.source, re.flags], { timeout });
-}
-
-/** axe-core's serious and critical violations in the page as it is. */
-async function axeClean(page, state) {
-  await page.evaluate(readFileSync(join(root, 'node_modules/axe-core/axe.min.js'), 'utf8'));
-  const found = await page.evaluate(async () => (await globalThis.axe.run(document)).violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`));
-  assert.deepEqual(found, [], `axe-core ${state}`);
-}
+/** A fresh browser profile on the page (harness.mjs). */
+const open = (viewport, answer) => openAt(site.origin, viewport, answer);
 
 /** A run's chart points: training loss every step falling from 2.6 to `end`, validations every
  * 100 steps as given. */
@@ -104,17 +52,6 @@ test('1: the overfitting note is judged with the validation noise, and sits by t
     await b.close();
   }
 });
-
-/** Trains a new model of the form's settings for `steps` steps, validating every `every`, and
- * waits until it is done. */
-async function trainSteps(page, steps, every, { more = false } = {}) {
-  await page.selectOption('#tr-for', 'steps');
-  await page.fill('#tr-steps', String(steps));
-  if (!(await page.isVisible('#tr-evalInterval'))) await page.click('#advanced summary');
-  await page.fill('#tr-evalInterval', String(every));
-  await page.click(more ? '#train-more' : '#train-start');
-  await waitText(page, '#train-status', /^(Done|Training stopped|Stopped)/, 120_000);
-}
 
 // 2. The attention map follows the model: redrawn at each validation by default, and it says
 // which step's weights it shows (the last validation's at the end of a run).
