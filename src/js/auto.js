@@ -82,7 +82,8 @@ export async function measurePresetSpeeds(api, text, { probeSeconds = 1, presets
 
 /** createModel's config when it asks for 'auto' ('auto' or {preset: 'auto', ...}): the config
  * with the preset chosen for opts.seconds on this machine (measured with opts' text, tokenizer
- * and load options), and the choice ({preset, steps, loss, why, stepsPerSecond}); any other
+ * and load options; a preset that cannot win against those already measured is not), and the
+ * choice ({preset, steps, loss, why, stepsPerSecond}); any other
  * config as given, with choice null. `seconds` goes with 'auto' only. */
 export async function resolveAuto(api, config, { seconds, ...opts } = {}) {
   const auto = config === 'auto' || (config !== null && typeof config === 'object' && config.preset === 'auto');
@@ -94,7 +95,12 @@ export async function resolveAuto(api, config, { seconds, ...opts } = {}) {
   if (!(typeof seconds === 'number' && seconds > 0 && Number.isFinite(seconds))) {
     throw new WfError('WF_ERR_ARG', `preset 'auto' chooses for a time budget: give seconds (a positive number), not ${seconds}`);
   }
-  const stepsPerSecond = await measurePresetSpeeds(api, opts.text, opts);
+  // smallest first; a preset that cannot win at any speed against those measured is left out
+  // (at 5 minutes, baby: its probe alone would take seconds)
+  const stepsPerSecond = {};
+  for (const preset of AUTO_PRESETS) {
+    if (mayWin(preset, { seconds, stepsPerSecond })) Object.assign(stepsPerSecond, await measurePresetSpeeds(api, opts.text, { ...opts, presets: [preset] }));
+  }
   const choice = { ...choosePreset({ seconds, stepsPerSecond }), stepsPerSecond };
   return { config: config === 'auto' ? choice.preset : { ...config, preset: choice.preset }, choice };
 }

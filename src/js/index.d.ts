@@ -129,7 +129,8 @@ export interface CreateModelOptions extends LoadOptions {
    * @example const model = await createModel('tiny', { text: novel }); // vocabSize: the novel's characters + 1 */
   text?: string;
   /** With the preset 'auto' (and `text`): the time budget the model is chosen for. Each of
-   * micro, tiny and baby trains on `text` for about a second here, and the one expected to
+   * micro, tiny and baby trains on `text` for about a second here (smallest first; one that
+   * cannot win against those measured, e.g. baby at 5 minutes, is skipped), and the one expected to
    * reach the lowest held-out loss in `seconds` is built (Model.autoChoice says why). Train it
    * for the same time: `model.train(text, { seconds })`.
    * @example const model = await createModel('auto', { text: novel, seconds: 300 }); */
