@@ -307,7 +307,8 @@ async function main() {
         return;
       }
       if (!window.confirm(`Delete ${kept.length === 2 ? 'both autosaved language models' : 'the autosaved language model'} (${kept.map(named).join('; ')})? `
-        + 'Nothing brings them back; restore one and download it first to keep it.')) return;
+        + (kept.length === 2 ? 'Nothing brings them back; restore one and download it first to keep it.'
+          : 'Nothing brings it back; restore it and download it first to keep it.'))) return;
       await changeRecords([], [NEWEST, EARLIER]);
       slots = { newest: null, earlier: null };
       $('restore').hidden = true;

@@ -59,7 +59,7 @@ export function explain(e, doing) {
       // a run's divergence, in words from its facts: where it happened, where the model is now,
       // the advice once; without facts (a step outside a run), the library's message
       if (!e.facts) return `${what}the numbers blew up: ${msg}.`;
-      return `${what}${wentWrong(e.facts)}`;
+      return wentWrong(e.facts); // it says what stopped: no "Training: " before it
     }
     case 'WF_ERR_LOAD':
       return `${what}the WebAssembly module could not be loaded: ${msg}.`;

@@ -101,7 +101,7 @@ test('4: autosave keeps the newest model and the earlier one, each named', async
     await waitText(b.page, '#keep-status', /step 80/);
     await pasteText(b.page, OTHER);
     await trainSteps(b.page, 30, 15); // a newer model with fewer steps
-    await waitText(b.page, '#keep-status', /Autosaved/);
+    await waitText(b.page, '#keep-status', /^Autosaved in this browser at step 30 .* The earlier model is kept too: Pride and Prejudice/);
     const kept = await slots(b.page);
     assert.equal(kept.lm?.step, 30, `the newest model is the autosave: ${JSON.stringify(kept)}`);
     assert.equal(kept['lm-earlier']?.step, 80, `the earlier one is kept beside it: ${JSON.stringify(kept)}`);
