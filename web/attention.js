@@ -105,7 +105,7 @@ export class AttentionPanel {
   async readable(wm, text) {
     const fits = async (t) => (await wm.decode(await wm.encode(t))) === t;
     if (await fits(text)) return text;
-    const piece = heldOutPiece(this.text());
+    const piece = heldOutPiece(this.text(), wm.snapshot.run?.valFraction || 0.1);
     if (!piece || !(await fits(piece))) return text;
     $('att-text').value = piece;
     this.swapped = text;

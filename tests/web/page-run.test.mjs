@@ -48,6 +48,8 @@ test('3: a run that goes wrong is said once, in words, and leaves no trace on th
     await trainSteps(b.page, 60, 30);
     await pasteText(b.page, OTHER);
     await trainSteps(b.page, 40, 20, { more: true });
+    // the status may still say the first run's "Done" when trainSteps returns: wait for this run's end
+    await waitText(b.page, '#train-status', /^(Done: 100 steps|Training stopped|Stopped)/, 120_000);
     let s = await said(b.page);
     assert.match(s.status, /^Done: 100 steps/, 'continuing on another text is not refused');
     assert.deepEqual(s.errors, []);
