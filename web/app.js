@@ -4,7 +4,7 @@
 import { importWorkerSafetensors, load, loadWorkerModel, loadWorkerSeq2Seq } from './pkg/src/js/index.js';
 import { LanguageModelUI } from './lm.js';
 import { Seq2SeqUI } from './s2s.js';
-import { deleteRecord, loadRecord, saveRecord } from './store.js';
+import { changeRecords, loadRecord } from './store.js';
 import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -33,17 +33,17 @@ const app = {
   autosaveOn: () => $('autosave-on').checked,
   async autosave(record) {
     try {
-      // another model's autosave stays until this one has trained longer
-      const old = await loadRecord('lm').catch(() => null);
-      if (old?.modelId && record.modelId && old.modelId !== record.modelId && old.step > record.step) {
-        $('keep-status').textContent = `The autosave still keeps the earlier model (${fmt.count(old.step)} steps) until this one ` +
-          `passes it (now ${fmt.count(record.step)}); download this one to keep it as it is.`;
-        return;
-      }
-      await saveRecord('lm', record);
+      // the newest model is the autosave; another model's record moves to the second slot
+      // (the earlier one, in place of the one there), both in one transaction
+      const old = await loadRecord(NEWEST).catch(() => null);
+      const moves = old?.bytes && old.modelId !== record.modelId ? [[EARLIER, old]] : [];
+      await changeRecords([...moves, [NEWEST, record]]);
+      const earlier = moves.length ? old : await loadRecord(EARLIER).catch(() => null);
+      slots = { newest: record, earlier: earlier?.bytes ? earlier : null };
       showForget(true);
-      $('keep-status').textContent = `Autosaved in this browser at step ${fmt.count(record.step)} (${new Date(record.savedAt).toLocaleTimeString()}).`;
-      $('restore').hidden = true; // the offer was for the record just replaced
+      $('keep-status').textContent = `Autosaved in this browser at step ${fmt.count(record.step)} (${new Date(record.savedAt).toLocaleTimeString()}).`
+        + (slots.earlier ? ` The earlier model is kept too: ${named(slots.earlier)}.` : '');
+      $('restore').hidden = true; // the offer was for the records just moved
     } catch (e) {
       this.error(fmt.explain(e, 'Autosave failed (the model is still here; download it to keep it)'));
     }
@@ -52,9 +52,13 @@ const app = {
   /** Whether the model `held` (what replacing it loses, in words; null: nothing) may be
    * replaced by `what`: a question when there is something to lose. */
   mayReplace(held, what) {
-    return held === null || window.confirm(`Replace ${held} with ${what}? Download it first to keep it `
-      + '(a language model’s autosave stays until another model has trained longer).');
+    const lost = slots.earlier ? ` (in place of the earlier one there: ${named(slots.earlier)})` : '';
+    return held === null || window.confirm(`Replace ${held} with ${what}? This browser’s autosave keeps it as the earlier model${lost}; `
+      + 'download it to keep it for good.');
   },
+  /** A new model's run begins: the offer to restore an autosaved one leaves the screen (the
+   * Keep section names what is kept, and a reload offers it again). */
+  newRun() { $('restore').hidden = true; },
   /** A model's worker reported its thread count and kernels: said in plain words, with the
    * technical facts in data-threads, data-kernels (and the tooltip) for those who want them. */
   threads(n, simd = 'simd128') {
@@ -68,10 +72,23 @@ const app = {
 
 let lm = null, s2s = null;
 
+// Autosave's two slots: the newest language model, and the model before it (another model,
+// kept until the user discards it or a third one comes). What they hold is known here as
+// {newest, earlier} (records or null) once read.
+const NEWEST = 'lm', EARLIER = 'lm-earlier';
+let slots = { newest: null, earlier: null };
+
+/** A record named by its text, the time it trained and its validation loss. */
+function named(r) {
+  const trained = Number.isFinite(r.trainedMs) ? `${fmt.duration(r.trainedMs / 1000)} (${fmt.count(r.step)} steps)` : `${fmt.count(r.step)} steps`;
+  const val = r.chart?.val?.at(-1)?.[1];
+  return `${r.corpus?.name ?? 'a text'}, trained for ${trained}, ${Number.isFinite(val) ? `validation loss ${fmt.loss(val)}` : 'not validated yet'}`;
+}
+
 /** The destructive "Forget the autosaved model", apart from the other buttons, shown only while
  * this browser keeps one (saved: known, or null: asked of IndexedDB). */
 async function showForget(saved = null) {
-  const has = saved ?? !!(await loadRecord('lm').catch(() => null))?.bytes;
+  const has = saved ?? !!((await loadRecord(NEWEST).catch(() => null))?.bytes || (await loadRecord(EARLIER).catch(() => null))?.bytes);
   $('forget-zone').hidden = !has;
 }
 
@@ -169,41 +186,65 @@ async function openFolder(files) {
 /** Whether the autosaved model of `record` may be deleted: always a question, since nothing
  * brings it back. */
 function mayForget(record) {
-  return window.confirm(`Delete the autosaved language model (${fmt.count(record.step)} steps, trained on ${record.corpus?.name ?? 'a text'})? `
+  return window.confirm(`Delete the autosaved language model (${named(record)})? `
     + 'Nothing brings it back; restore it and download it first to keep it.');
 }
 
-async function offerRestore() {
-  let record;
+/** Reads both slots into `slots`; says what they hold in the Keep section. */
+async function readSlots() {
+  const [newest, earlier] = await Promise.all([loadRecord(NEWEST), loadRecord(EARLIER)]);
+  slots = { newest: newest?.bytes ? newest : null, earlier: earlier?.bytes ? earlier : null };
+  const { newest: n, earlier: e } = slots;
+  $('keep-status').textContent = !n && !e ? 'Nothing saved yet.'
+    : `This browser keeps ${n && e ? 'two autosaved models' : 'an autosaved model'}: ${[n, e].filter(Boolean).map(named).join('; and the earlier one, ')}.`;
+}
+
+/** Restores the record in `key` (asked first when a model would be lost). */
+async function restoreSlot(key) {
+  if (!app.mayReplace(lm.held(), 'the autosaved one')) return; // the offer stays
+  $('restore').hidden = true;
   try {
-    record = await loadRecord('lm');
+    const record = await loadRecord(key); // as it is now, should a save have happened meanwhile
+    if (!record?.bytes) throw new Error('it is no longer in this browser');
+    setMode('lm');
+    await lm.restore(record);
+    $('keep-status').textContent = `Restored the autosaved model (${named(record)}).`;
+  } catch (e) {
+    app.error(fmt.explain(e, 'Could not restore the autosaved model'));
+  }
+}
+
+/** The offer to go on with the newest autosaved model, or to pick the earlier one. */
+async function offerRestore() {
+  try {
+    await readSlots();
   } catch (e) {
     $('keep-status').textContent = `Autosave is not available: ${fmt.explain(e)}`;
     return;
   }
-  if (!record?.bytes) return;
-  const where = record.target ? `step ${fmt.count(record.step)} of ${fmt.count(record.target)}, paused` : `${fmt.count(record.step)} steps`;
-  $('restore-text').textContent = `A language model of ${fmt.count(record.paramCount)} parameters (${where}), trained on ` +
-    `${record.corpus?.name ?? 'a text'}, was autosaved in this browser ${fmt.ago(record.savedAt)}.`;
+  const { newest, earlier } = slots;
+  if (!newest && !earlier) return;
+  const r = newest ?? earlier;
+  const where = r.target ? `, paused at step ${fmt.count(r.step)} of ${fmt.count(r.target)}` : '';
+  $('restore-text').textContent = `A language model of ${fmt.count(r.paramCount)} parameters (${named(r)}${where}) was autosaved in this browser ${fmt.ago(r.savedAt)}.`;
+  $('restore-earlier').hidden = !(newest && earlier);
+  if (newest && earlier) $('restore-earlier').textContent = `Restore the earlier one instead (${named(earlier)})`;
   $('restore').hidden = false;
-  $('restore-yes').onclick = async () => {
-    if (!app.mayReplace(lm.held(), 'the autosaved one')) return; // the offer stays
+  $('restore-yes').onclick = () => restoreSlot(newest ? NEWEST : EARLIER);
+  $('restore-earlier').onclick = () => restoreSlot(EARLIER);
+  $('restore-no').onclick = async () => {
+    if (!mayForget(r)) return; // the offer stays
     $('restore').hidden = true;
     try {
-      const fresh = await loadRecord('lm'); // the newest, should a save have happened meanwhile
-      setMode('lm');
-      await lm.restore(fresh ?? record);
-      $('keep-status').textContent = `Restored the autosaved model (step ${fmt.count(lm.wm.step)}).`;
+      // the earlier one, if any, becomes the newest: it is offered next
+      await changeRecords(newest && earlier ? [[NEWEST, earlier]] : [], newest && earlier ? [EARLIER] : [newest ? NEWEST : EARLIER]);
+      await offerRestore();
+      const left = slots.newest ? ` ${$('keep-status').textContent}` : '';
+      $('keep-status').textContent = `Discarded the autosaved model.${left}`;
+      await showForget();
     } catch (e) {
-      app.error(fmt.explain(e, 'Could not restore the autosaved model'));
+      app.error(fmt.explain(e, 'Could not delete the autosaved model'));
     }
-  };
-  $('restore-no').onclick = async () => {
-    if (!mayForget(record)) return; // the offer stays
-    $('restore').hidden = true;
-    await deleteRecord('lm').catch((e) => app.error(fmt.explain(e, 'Could not delete the autosaved model')));
-    $('keep-status').textContent = 'Discarded the autosaved model.';
-    await showForget();
   };
 }
 
@@ -268,13 +309,17 @@ async function main() {
   });
   $('autosave-forget').addEventListener('click', async () => {
     try {
-      const record = await loadRecord('lm');
-      if (!record?.bytes) {
+      await readSlots();
+      const kept = [slots.newest, slots.earlier].filter(Boolean);
+      if (!kept.length) {
         $('keep-status').textContent = 'This browser keeps no autosaved model.';
         return;
       }
-      if (!mayForget(record)) return;
-      await deleteRecord('lm');
+      if (!window.confirm(`Delete ${kept.length === 2 ? 'both autosaved language models' : 'the autosaved language model'} (${kept.map(named).join('; ')})? `
+        + (kept.length === 2 ? 'Nothing brings them back; restore one and download it first to keep it.'
+          : 'Nothing brings it back; restore it and download it first to keep it.'))) return;
+      await changeRecords([], [NEWEST, EARLIER]);
+      slots = { newest: null, earlier: null };
       $('restore').hidden = true;
       $('keep-status').textContent = 'This browser keeps no autosaved model now.';
       await showForget();

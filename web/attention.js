@@ -28,11 +28,28 @@ export function chosenMap(maps, layerSelect, headSelect, n) {
   return { values, caption: `layer ${l + 1}, ${hv === 'mean' ? 'mean of all heads' : `head ${Number(hv) + 1}`}` };
 }
 
+/** A short piece of the model's own held-out text (the last `share` of `text`, what its run
+ * validates on): some 24 to 40 characters from a word's start, on one line. */
+export function heldOutPiece(text, share = 0.1) {
+  const tail = text.slice(Math.floor(text.length * (1 - share)));
+  const lines = tail.split('\n').map((l) => l.trim()).filter((l) => l.length >= 12);
+  const line = lines.find((l) => l.length >= 24) ?? lines[0] ?? tail.trim();
+  const words = line.split(/\s+/);
+  let piece = '';
+  for (const w of words) {
+    if (piece.length >= 24 || (piece.length + w.length + 1 > 40 && piece)) break;
+    piece = piece ? `${piece} ${w}` : w;
+  }
+  return piece.slice(0, 40);
+}
+
 export class AttentionPanel {
-  /** model(): the WorkerModel; checkpoint(fn): runs fn with the model idle */
-  constructor(model, checkpoint) {
+  /** model(): the WorkerModel; checkpoint(fn): runs fn with the model idle; text(): the text
+   * the model trains on (the attention text comes from it when the model cannot read the one given) */
+  constructor(model, checkpoint, text = () => '') {
     this.model = model;
     this.checkpoint = checkpoint;
+    this.text = text;
     this.heatmap = new Heatmap($('att-map'), $('att-readout'), { tip: $('att-tip'), legend: $('att-legend'), legendMax: $('att-legend-max') });
     this.maps = null; // the last selfAttention result
     $('att-layer').addEventListener('change', () => this.draw());
@@ -52,7 +69,7 @@ export class AttentionPanel {
   /** Computes and draws the map of the panel's text. whenReady: while training, quietly
    * nothing if the model has no tokenizer yet (it learns one with its first step). */
   async show({ whenReady = false } = {}) {
-    const text = $('att-text').value;
+    let text = $('att-text').value;
     if (!text.length) {
       if (whenReady) return;
       throw new Error('type a text to look at');
@@ -64,6 +81,7 @@ export class AttentionPanel {
     try {
       const maps = await this.checkpoint(async () => {
         if (wm !== this.model() || (whenReady && !wm.snapshot.tokenizer)) return null;
+        text = await this.readable(wm, text);
         all = (await wm.encode(text)).length;
         step = wm.step; // the weights the map is of: the model is idle here
         return wm.selfAttention(text);
@@ -75,9 +93,23 @@ export class AttentionPanel {
     }
     this.at(step);
     const cut = this.maps.T < all ? ` (the last ${this.maps.T} of its ${all}: the model’s context)` : '';
-    const said = `${this.maps.T} tokens${cut}.`;
+    const from = this.swapped ? ` The text is from the model’s own validation text: it cannot read “${this.swapped}”.` : '';
+    this.swapped = null;
+    const said = `${this.maps.T} tokens${cut}.${from}`;
     if ($('att-status').textContent !== said) $('att-status').textContent = said; // a live region: live redraws say nothing new
     this.draw();
+  }
+
+  /** The text if the model reads it back as it is; else (characters its tokenizer lacks, which
+   * the map would show as "\uFFFD") a piece of its own held-out text, put in the field and said. */
+  async readable(wm, text) {
+    const fits = async (t) => (await wm.decode(await wm.encode(t))) === t;
+    if (await fits(text)) return text;
+    const piece = heldOutPiece(this.text(), wm.snapshot.run?.valFraction || 0.1);
+    if (!piece || !(await fits(piece))) return text;
+    $('att-text').value = piece;
+    this.swapped = text;
+    return piece;
   }
 
   /** Names the step of the weights the map shows (null: no map), in words and in data-step. */

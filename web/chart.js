@@ -72,6 +72,13 @@ export class LossChart {
     this.redraw();
   }
 
+  /** Forgets the points after `step`: the steps a diverged run went back over. */
+  undo(step) {
+    this.train = this.train.filter(([s]) => s <= step);
+    this.val = this.val.filter(([s]) => s <= step);
+    this.redraw();
+  }
+
   addTrain(step, loss) {
     if (!Number.isFinite(loss)) return;
     this.train.push([step, loss]);

@@ -58,14 +58,8 @@ export function explain(e, doing) {
     case 'WF_ERR_DIVERGED': {
       // a run's divergence, in words from its facts: where it happened, where the model is now,
       // the advice once; without facts (a step outside a run), the library's message
-      const f = e.facts;
-      if (!f) return `${what}the numbers blew up: ${msg}.`;
-      const why = f.refused ? 'a step the numbers could not hold (a value overflowed)'
-        : f.diverged === 4 ? `a loss of ${Number(f.measured).toPrecision(3)}, far worse than where the run started`
-          : 'the loss climbing back up by more than its noise';
-      const where = f.backup >= 0 ? `The model went back to step ${count(f.backup)}, where it last stood sound.`
-        : `The model stays at step ${count(f.step)}.`;
-      return `${what}training diverged at step ${count(f.at)}: ${why}. ${where} Lower the learning rate, then train again.`;
+      if (!e.facts) return `${what}the numbers blew up: ${msg}.`;
+      return wentWrong(e.facts); // it says what stopped: no "Training: " before it
     }
     case 'WF_ERR_LOAD':
       return `${what}the WebAssembly module could not be loaded: ${msg}.`;
@@ -79,6 +73,17 @@ export function explain(e, doing) {
       if (e instanceof RangeError && /memory/i.test(msg)) return `${what}out of memory: ${msg}. Try a smaller model.`;
       return `${what}${msg}.`;
   }
+}
+
+/** A run that went wrong (a divergence: the run's facts f, wf_run_facts), in plain words,
+ * once: the step it reached, what happened, where the model is now, and the one advice. */
+export function wentWrong(f) {
+  const why = f.refused ? 'a step produced numbers too large to hold'
+    : f.diverged === 4 ? `the loss shot up to ${Number(f.measured).toPrecision(3)}, far above where this run started`
+      : 'the loss climbed back up, well beyond its usual ups and downs';
+  const where = f.backup >= 0 ? `The model went back to step ${count(f.backup)}, as it was before the trouble.`
+    : `The model stays as it is, at step ${count(f.step)}.`;
+  return `Training stopped at step ${count(f.at)}: ${why}. ${where} Lower the learning rate and train again.`;
 }
 
 /** Sizes a canvas's pixels to its CSS box at the screen's density and clears it: the 2D

@@ -47,19 +47,37 @@ export class GenerationPanel {
     this.abort = new AbortController();
     this.changed();
     $('gen-status').textContent = `Generating with seed ${opts.seed}…`;
-    let tokens = 0;
+    let tokens = 0, note = '';
+    // a prompt character the model does not know is said with the result, not in the console
+    const onWarning = (message) => { note = ` Note: ${message}`; };
     try {
-      for await (const piece of wm.generate(prompt, { ...opts, signal: this.abort.signal, onToken: (_, n) => { tokens = n; } })) {
+      for await (const piece of wm.generate(prompt, { ...opts, signal: this.abort.signal, onWarning, onToken: (_, n) => { tokens = n; } })) {
         text.data += piece;
       }
-      $('gen-status').textContent = `Generated ${fmt.count(tokens)} tokens with seed ${opts.seed}.`;
+      $('gen-status').textContent = `Generated ${fmt.count(tokens)} tokens with seed ${opts.seed}.${note}`;
     } catch (e) {
       if (e.name !== 'AbortError') throw e;
-      $('gen-status').textContent = `Stopped after ${fmt.count(tokens)} tokens (seed ${opts.seed}).`;
+      $('gen-status').textContent = `Stopped after ${fmt.count(tokens)} tokens (seed ${opts.seed}).${note}`;
     } finally {
       this.abort = null;
       this.changed();
     }
+  }
+
+  /** A new model: the text and seed of the one before are not its. */
+  forget() {
+    $('gen-output').textContent = '';
+    $('gen-status').textContent = '';
+  }
+
+  /** The status when nothing is being generated: what Generate can do now (ready: it can run;
+   * has: there is a model, busy training), unless it tells the last generation's result. */
+  idle(ready, has) {
+    const line = $('gen-status');
+    if (ready && /^(Generated|Stopped after)/.test(line.textContent)) return;
+    const now = ready ? 'Ready to generate.' : has ? 'Generate is available once training pauses or ends.'
+      : 'Train a model (or open one) to generate text.';
+    if (line.textContent !== now) line.textContent = now;
   }
 
   /** Stops a generation, if one runs, and waits until it has. */

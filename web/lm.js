@@ -10,7 +10,7 @@ import * as fmt from './format.js';
 const $ = (id) => document.getElementById(id);
 
 export class LanguageModelUI {
-  /** app: {error(text), autosave(record) -> Promise, autosaveOn(), keepChanged(), threads(n)} */
+  /** app: {error(text), autosave(record) -> Promise, autosaveOn(), keepChanged(), threads(n), newRun()} */
   constructor(app) {
     this.app = app;
     const changed = () => this.refresh();
@@ -21,6 +21,7 @@ export class LanguageModelUI {
         app.threads(wm.snapshot.threads ?? 1, wm.snapshot.simd);
         this.attention.setModel(wm.config);
         this.attentionTried = false;
+        this.generation.forget();
       },
       quiet: () => this.generation.stop(),
       // the map is drawn at the first report of a new model's training (its tokenizer exists
@@ -33,7 +34,7 @@ export class LanguageModelUI {
       validated: () => { if ($('att-live').checked || !this.attention.maps) this.drawAttention(); },
     });
     this.generation = new GenerationPanel(() => this.training.wm, changed);
-    this.attention = new AttentionPanel(() => this.training.wm, (fn) => this.training.checkpoint(fn));
+    this.attention = new AttentionPanel(() => this.training.wm, (fn) => this.training.checkpoint(fn), () => this.settings.corpus.text);
     this.wire();
     this.refresh();
   }
@@ -102,7 +103,7 @@ export class LanguageModelUI {
     $('gen-start').disabled = !ready || gen;
     $('gen-stop').disabled = !gen;
     $('att-show').disabled = !ready || gen;
-    if (ready && $('gen-status').textContent.startsWith('Train a model')) $('gen-status').textContent = 'Ready to generate.';
+    if (!gen) this.generation.idle(!!ready, has);
     // Train more: what it does in the form's terms ("Train this model 1 minute more")
     const length = $('tr-for').value, n = Number($('tr-steps').value);
     $('train-more').textContent = length === 'until' ? 'Train this model more, until I stop it'

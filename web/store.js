@@ -42,6 +42,17 @@ export function saveRecord(key, value) {
   return transact('readwrite', (s) => s.put(value, key));
 }
 
+/** Writes every [key, value] of `puts` and deletes every key of `deletes`, in ONE transaction:
+ * all of it happens or none (autosave's two slots move together). */
+export function changeRecords(puts, deletes = []) {
+  return transact('readwrite', (s) => {
+    let req = null;
+    for (const [key, value] of puts) req = s.put(value, key);
+    for (const key of deletes) req = s.delete(key);
+    return req ?? s.count();
+  });
+}
+
 /** The record under key, or undefined. */
 export function loadRecord(key) {
   return transact('readonly', (s) => s.get(key));

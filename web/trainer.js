@@ -37,7 +37,7 @@ const PRETRAINED = new Set(['safetensors', 'gguf', 'llama2c']);
 
 export class TrainingController {
   /**
-   * app: {error(text), autosave(record) -> Promise, autosaveOn(), threads(n)};
+   * app: {error(text), autosave(record) -> Promise, autosaveOn(), threads(n), newRun()};
    * settings: the SettingsForm; hooks: changed() (the buttons may change), progressed() (a
    * progress report came in), validated() (a validation came in), model(wm) (a
    * new model is in place), quiet() -> Promise (everything else the model runs has ended)
@@ -93,11 +93,12 @@ export class TrainingController {
     await this.settings.check(); // the settings of this moment, not of the last debounced check
     if (this.settings.problem) throw new Error(this.settings.problem);
     await this.stopAndWait();
+    this.app.newRun?.();
     this.phase = 'creating';
     this.hooks.changed();
     this.setStatus('Starting the model’s worker…');
     // the run before stays on the chart, faded, named by its settings and what it trained
-    if (this.train && this.chart.train.length) this.chart.keep(this.describe(this.train));
+    if (this.train && this.wm?.step > 0 && this.chart.train.length) this.chart.keep(this.describe(this.train));
     else this.chart.clear();
     this.wm?.dispose();
     this.wm = null;
@@ -306,13 +307,23 @@ export class TrainingController {
       run.abort = null;
       if (failure) {
         // where the model is, from the run's facts (a diverged run went back to its copy)
-        const at = failure.facts?.step ?? wm.step;
-        this.phase = at > run.startStep ? 'paused' : 'stopped';
+        const f = failure.facts, at = f?.step ?? wm.step;
+        // a diverged run cannot go on (Train more begins a new one from where the model is)
+        this.phase = !f && at > run.startStep ? 'paused' : 'stopped';
         run.reason = 'pause';
         await flush().catch(() => {});
+        if (f) this.chart.undo(at); // the steps the model went back over are not its history
         $('stat-step').textContent = fmt.count(at);
-        this.setStatus(`Training stopped at step ${fmt.count(at)}: ${failure.facts ? 'it diverged' : 'an error'} (below).`);
+        $('stat-loss').textContent = fmt.loss(this.chart.train.at(-1)?.[1]);
+        $('stat-val').textContent = fmt.loss(this.chart.val.at(-1)?.[1]);
+        $('stat-eta').textContent = '–';
         this.hooks.changed();
+        // a divergence is said once, here by the buttons, in words; another failure goes to the errors
+        if (f) {
+          this.setStatus(fmt.wentWrong(f));
+          return;
+        }
+        this.setStatus(`Training stopped at step ${fmt.count(at)}: an error (below).`);
         throw failure;
       }
       if (this.settings.bpeTokens === null && $('tokenizer-kind').value === 'bpe' && wm.snapshot.tokenizer?.kind === 'bpe') {
@@ -545,6 +556,7 @@ export class TrainingController {
     const corpus = this.settings.corpus;
     return {
       version: 1, kind: 'lm', savedAt: Date.now(), bytes, step: info.step, paramCount: info.paramCount, modelId: this.modelId,
+      trainedMs: this.trainedMs, // its time in training, over all its runs (null: not known)
       // where a step run ends, for the offer to restore it; the run itself is in the model's
       // bytes (its settings, what it has spent), and a reload goes on with it
       target: this.run?.target && !this.run.open && this.wm.step < this.run.target ? this.run.target : null,
@@ -555,7 +567,8 @@ export class TrainingController {
   }
 
   async autosave() {
-    if (!this.wm || !this.app.autosaveOn()) return;
+    // a model that has not taken a step (or went back to none) is nothing to keep
+    if (!this.wm || this.wm.step === 0 || !this.app.autosaveOn()) return;
     this.lastSave = performance.now();
     const record = await this.record();
     await this.app.autosave(record);
@@ -572,7 +585,7 @@ export class TrainingController {
     this.from = 'this browser’s autosave';
     this.showFinetune();
     this.modelId = record.modelId ?? newModelId();
-    this.trainedMs = null;
+    this.trainedMs = Number.isFinite(record.trainedMs) ? record.trainedMs : null;
     this.clearView();
     const settings = this.settings, corpus = settings.corpus;
     settings.restoreValues(record.settings);
