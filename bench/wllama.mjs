@@ -17,6 +17,7 @@
 // their wasm memories). Medians over the rounds with their range (min-max), the ratios issue
 // 29 asks for, and each file's greedy continuations compared between the engines.
 //   node bench/wllama.mjs [--rounds 3] [--types f32,q8_0,q4_0] [--threads 1,2] [--decode 64] [--json FILE]
+//   node bench/wllama.mjs --from FILE   (the tables again, from an earlier run's --json)
 // Needs the bench's own dependencies (`npm ci` in bench/); without @wllama/wllama it says so
 // and exits 0. `npm run bench -- --wllama` runs it after the suite.
 import { spawnSync } from 'node:child_process';
@@ -34,28 +35,30 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const ROUNDS = Number(arg('rounds', 3));
-const TYPES = arg('types', 'f32,q8_0,q4_0').split(',');
-const THREADS = arg('threads', '1,2').split(',').map(Number);
-const DECODE = Number(arg('decode', 64));
+// --from FILE: the tables of an earlier run's --json, nothing run
+const saved = arg('from', null) && JSON.parse(readFileSync(arg('from', null), 'utf8'));
+const ROUNDS = saved ? saved.rounds : Number(arg('rounds', 3));
+const TYPES = saved ? [...new Set(saved.results.map((r) => r.type))] : arg('types', 'f32,q8_0,q4_0').split(',');
+const THREADS = saved ? [...new Set(saved.results.map((r) => r.threads))] : arg('threads', '1,2').split(',').map(Number);
+const DECODE = saved ? saved.decode : Number(arg('decode', 64));
 const JSON_OUT = arg('json', null);
 const MiB = (x) => (x / 2 ** 20).toFixed(0);
 
-if (!existsSync(join(here, 'node_modules', '@wllama', 'wllama', 'esm', 'index.js')) ||
+if (!saved && !existsSync(join(here, 'node_modules', '@wllama', 'wllama', 'esm', 'index.js')) ||
     !existsSync(join(here, 'node_modules', 'playwright-core'))) {
   console.log('bench/wllama.mjs: skipped: @wllama/wllama (or playwright-core) is not installed; run `npm ci` in bench/ first');
   process.exit(0);
 }
-if (!existsSync('/usr/bin/chromium')) {
+if (!saved && !existsSync('/usr/bin/chromium')) {
   console.log('bench/wllama.mjs: skipped: no /usr/bin/chromium');
   process.exit(0);
 }
-const { chromium } = createRequire(join(here, 'package.json'))('playwright-core');
-const WLLAMA_VERSION = JSON.parse(readFileSync(join(here, 'node_modules', '@wllama', 'wllama', 'package.json'), 'utf8')).version;
+const WLLAMA_VERSION = saved ? saved.wllama :
+  JSON.parse(readFileSync(join(here, 'node_modules', '@wllama', 'wllama', 'package.json'), 'utf8')).version;
 
 // the files, made by wasmformer once
 const DIR = join(here, 'models', 'smollm-135m');
-const missing = TYPES.filter((t) => !existsSync(join(DIR, `${t}.gguf`)));
+const missing = saved ? [] : TYPES.filter((t) => !existsSync(join(DIR, `${t}.gguf`)));
 if (missing.length) {
   const r = spawnSync(process.execPath, [join(here, 'infer-memory.mjs'), '--role', 'make', '--rows',
     missing.map((t) => `gguf-${t}`).join(',')], { stdio: 'inherit' });
@@ -102,6 +105,7 @@ function findBrowserPid(profile) {
 }
 
 async function row(server, engine, type, threads) {
+  const { chromium } = createRequire(join(here, 'package.json'))('playwright-core');
   const profile = mkdtempSync(join(tmpdir(), 'wf-wllama-'));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
@@ -126,32 +130,37 @@ async function row(server, engine, type, threads) {
   }
 }
 
-// 1 thread: no isolation (as a plain static host); 2+: COOP/COEP without a CSP
-const servers = {
-  plain: await startServer({ folder: root, port: 0, isolation: false, plain: true }),
-  isolated: await startServer({ folder: root, port: 0, isolation: true, csp: false }),
-};
-const results = [];
-const started = { at: new Date().toISOString(), load: loadavg() };
-try {
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const threads of THREADS) {
-      for (const type of TYPES) {
-        const order = round % 2 ? ['wllama', 'wasmformer'] : ['wasmformer', 'wllama'];
-        for (const engine of order) {
-          const r = await row(threads > 1 ? servers.isolated : servers.plain, engine, type, threads);
-          results.push(r);
-          console.error(`round ${round + 1} ${type} ${threads}T ${engine}: ${r.tokensPerSecond.toFixed(1)} tokens/s decoding (${r.decoded}), prompt ` +
-            `${r.promptMs.toFixed(0)} ms (${r.promptTokens} tokens), load ${r.loadMs.toFixed(0)} ms, renderer peak ${MiB(r.rendererPeak)} MiB` +
-            `${r.simd ? `, ${r.simd}` : ''}, load average ${r.load.toFixed(2)}${r.pageErrors ? ` (page errors: ${r.pageErrors.join('; ')})` : ''}`);
+/** Every row, rounds taking turns. 1 thread: no isolation (as a plain static host); 2+:
+ * COOP/COEP without a CSP. */
+async function measure() {
+  const servers = {
+    plain: await startServer({ folder: root, port: 0, isolation: false, plain: true }),
+    isolated: await startServer({ folder: root, port: 0, isolation: true, csp: false }),
+  };
+  const results = [];
+  const started = { at: new Date().toISOString(), load: loadavg() };
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const threads of THREADS) {
+        for (const type of TYPES) {
+          const order = round % 2 ? ['wllama', 'wasmformer'] : ['wasmformer', 'wllama'];
+          for (const engine of order) {
+            const r = await row(threads > 1 ? servers.isolated : servers.plain, engine, type, threads);
+            results.push({ ...r, round });
+            console.error(`round ${round + 1} ${type} ${threads}T ${engine}: ${r.tokensPerSecond.toFixed(1)} tokens/s decoding (${r.decoded}), prompt ` +
+              `${r.promptMs.toFixed(0)} ms (${r.promptTokens} tokens), load ${r.loadMs.toFixed(0)} ms, renderer peak ${MiB(r.rendererPeak)} MiB` +
+              `${r.simd ? `, ${r.simd}` : ''}, load average ${r.load.toFixed(2)}${r.pageErrors ? ` (page errors: ${r.pageErrors.join('; ')})` : ''}`);
+          }
         }
       }
     }
+  } finally {
+    await servers.plain.close();
+    await servers.isolated.close();
   }
-} finally {
-  await servers.plain.close();
-  await servers.isolated.close();
+  return { started, ended: { at: new Date().toISOString(), load: loadavg() }, results };
 }
+const { started, ended, results } = saved ?? await measure();
 
 const of = (engine, type, threads) => results.filter((r) => r.engine === engine && r.type === type && r.threads === threads);
 const stat = (rs, f) => { const v = rs.map(f); return { median: median(v), min: Math.min(...v), max: Math.max(...v) }; };
@@ -171,7 +180,7 @@ const range = (s, f, d = 0) => `${f(s.median).toFixed(d)} (${f(s.min).toFixed(d)
 
 console.log(`SmolLM-135M shape (random weights, seed 7), ${DECODE} tokens decoded greedily after a 16-letter prompt, headless Chromium, ` +
   `wllama ${WLLAMA_VERSION}; ${ROUNDS} rounds, medians (min-max); load average ${started.load.map((x) => x.toFixed(2)).join(' ')} at the start, ` +
-  `${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`);
+  `${ended.load.map((x) => x.toFixed(2)).join(' ')} at the end (${started.at.slice(0, 16)}-${ended.at.slice(11, 16)} UTC)`);
 console.log('');
 console.log('| file | threads | engine | decode tok/s | prompt ms (tokens) | load ms | renderer peak MiB |');
 console.log('|---|---:|---|---:|---:|---:|---:|');
@@ -182,28 +191,40 @@ for (const s of summary) {
 
 // issue 29's goals, each as a ratio of medians from this run
 console.log('');
-console.log('| goal (issue 29) | threads | this run | goal | met |');
-console.log('|---|---:|---:|---:|---|');
+// The ratio of the medians, and beside it the median (and range) of the ratios within each
+// round: a round's rows ran minutes apart at most, so a load that moves between rounds
+// cancels in them.
+console.log('| goal (issue 29) | threads | ratio of medians | per-round ratios: median (min-max) | goal | met |');
+console.log('|---|---:|---:|---:|---:|---|');
 const goals = [];
-const goal = (name, threads, x, target, higher = true) => {
-  if (x === null) return;
+const goal = (name, threads, x, target, perRound, higher = true) => {
   const met = higher ? x >= target : x <= target;
-  goals.push({ name, threads, ratio: x, target, met });
-  console.log(`| ${name} | ${threads} | ${x.toFixed(2)}x | ${higher ? '≥' : '≤'} ${target}x | ${met ? 'yes' : 'no'} |`);
+  const pr = stat(perRound, (v) => v);
+  goals.push({ name, threads, ratio: x, perRound: pr, target, met });
+  console.log(`| ${name} | ${threads} | ${x.toFixed(2)}x | ${pr.median.toFixed(2)}x (${pr.min.toFixed(2)}-${pr.max.toFixed(2)}) | ` +
+    `${higher ? '≥' : '≤'} ${target}x | ${met ? 'yes' : 'no'} |`);
 };
+/** f(row of engine a on type ta) / f(row of engine b on type tb), round by round. */
+const rounds = (ta, tb, threads, f, a = 'wasmformer', b = 'wllama') => Array.from({ length: ROUNDS }, (_, round) => {
+  const [x, y] = [of(a, ta, threads).find((r) => r.round === round), of(b, tb, threads).find((r) => r.round === round)];
+  return f(x) / f(y);
+});
 const has = (t) => TYPES.includes(t);
 for (const threads of THREADS) {
   const wl32 = has('f32') ? cell('wllama', 'f32', threads) : null;
   const decodeVs = (type) => cell('wasmformer', type, threads).decode.median / wl32.decode.median;
   if (wl32) {
-    goal('decode: wasmformer f32 / wllama f32', threads, decodeVs('f32'), 1.0);
-    if (has('q8_0')) goal('decode: wasmformer Q8_0 / wllama f32', threads, decodeVs('q8_0'), 2.0);
-    if (has('q4_0')) goal('decode: wasmformer Q4_0 / wllama f32', threads, decodeVs('q4_0'), 2.5);
+    const tps = (r) => r.tokensPerSecond;
+    goal('decode: wasmformer f32 / wllama f32', threads, decodeVs('f32'), 1.0, rounds('f32', 'f32', threads, tps));
+    if (has('q8_0')) goal('decode: wasmformer Q8_0 / wllama f32', threads, decodeVs('q8_0'), 2.0, rounds('q8_0', 'f32', threads, tps));
+    if (has('q4_0')) goal('decode: wasmformer Q4_0 / wllama f32', threads, decodeVs('q4_0'), 2.5, rounds('q4_0', 'f32', threads, tps));
   }
   for (const type of TYPES) {
     const [a, b] = [cell('wasmformer', type, threads), cell('wllama', type, threads)];
-    goal(`prompt ms: wasmformer / wllama, ${type}`, threads, a.prompt.median / b.prompt.median, 1.0, false);
-    goal(`renderer peak: wasmformer / wllama, ${type}`, threads, a.peak.median / b.peak.median, type === 'f32' ? 1.2 : 1.0, false);
+    goal(`prompt ms: wasmformer / wllama, ${type}`, threads, a.prompt.median / b.prompt.median, 1.0,
+      rounds(type, type, threads, (r) => r.promptMs), false);
+    goal(`renderer peak: wasmformer / wllama, ${type}`, threads, a.peak.median / b.peak.median, type === 'f32' ? 1.2 : 1.0,
+      rounds(type, type, threads, (r) => r.rendererPeak), false);
   }
 }
 
@@ -220,4 +241,4 @@ for (const threads of THREADS) {
       `${(rate('wasmformer') / rate('wllama')).toFixed(2)}x; greedy continuations agree on their first ${same} of ${a.length} and ${b.length} characters`);
   }
 }
-if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ started, wllama: WLLAMA_VERSION, decode: DECODE, rounds: ROUNDS, summary, goals, results }, null, 1));
+if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ started, ended, wllama: WLLAMA_VERSION, decode: DECODE, rounds: ROUNDS, summary, goals, results }, null, 1));
