@@ -2,7 +2,8 @@
 // float32 base and over the same base quantized to Q4_0, each in a fresh Node process (the
 // wasm heap is the process's), processes alternating: the wasm heap in use after the first
 // training step (the target: under 600 MB with the Q4_0 base), the wasm memory's size, and
-// the median step time and CPU time at batch 1 x 128 tokens.
+// the median step time and CPU time at batch 1 x 128 tokens, and the Q4_0 / float32 ratio of
+// each round's pair (median and range: issue 29's goal is steps at least as fast).
 //   node bench/qlora.mjs [--rounds 2] [--steps 4] [--threads 1]
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
@@ -58,3 +59,8 @@ for (const base of ['f32', 'q4_0']) {
   const rs = runs[base], m = (k) => median(rs.map((x) => x[k]));
   console.log(`| ${base} | ${MiB(m('params'))} | ${MiB(m('training'))} | ${MiB(m('heap'))} | ${MiB(m('heapSize'))} | ${m('stepMs').toFixed(0)} | ${m('stepCpu').toFixed(0)} |`);
 }
+// the pair of each round ran back to back: its ratio cancels a load that moves between rounds
+const pairs = (k) => runs.q4_0.map((q, r) => q[k] / runs.f32[r][k]);
+const spread = (v) => `${median(v).toFixed(2)}x (${Math.min(...v).toFixed(2)}-${Math.max(...v).toFixed(2)})`;
+console.log(`Q4_0 base / float32 base, per-round ratios, median (min-max): step time ${spread(pairs('stepMs'))}, ` +
+  `step CPU time ${spread(pairs('stepCpu'))} (issue 29's goal: steps at least as fast, <= 1.00x)`);

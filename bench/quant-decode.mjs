@@ -2,7 +2,7 @@
 // Q8_0 and Q4_0 weights in one Node process (issue 29): a 16-token prompt, then 32 greedy
 // tokens, rounds interleaved across the three, medians. The CPU time of the process per
 // token is printed beside the wall time: on a shared machine the first moves less. The
-// anchor against llama.cpp's wasm (wllama) in Chromium is bench/wllama-anchor.mjs.
+// anchor against llama.cpp's wasm (wllama) in Chromium is bench/wllama.mjs.
 //   node [--experimental-wasm-relaxed-simd] bench/quant-decode.mjs [--simd relaxed|simd128] [--rounds 3] [--threads 1]
 import os from 'node:os';
 import { createModel } from '../src/js/node.js';

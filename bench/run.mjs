@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --browser] [-- --cpu] [-- --baseline DIR]: configs A and B for native
+// npm run bench [-- --quick] [-- --browser] [-- --cpu] [-- --wllama] [-- --baseline DIR]: configs A and B for native
 // scalar, native SIMD, wasm scalar, wasm SIMD and relaxed SIMD with 1 and 2 threads (Node),
 // TF.js's wasm backend and PyTorch, in one run, each in a process of its own (so peak memory
 // is its own); the wasm engine's peaks (bench/peak.mjs) and the native backend's
@@ -14,6 +14,9 @@
 //   --cpu      the 1-thread rows (native, wasm in Node, PyTorch) timed by the process's CPU
 //              time instead of the wall clock: on a machine shared with other jobs it counts
 //              only the time the row ran (threaded rows keep the wall clock)
+//   --wllama   also issue 29's anchor (bench/wllama.mjs): wasmformer against wllama (llama.cpp
+//              in wasm) in headless Chromium on the SmolLM-135M shape's GGUF files (float32,
+//              Q8_0, Q4_0), 1 and 2 threads: decode, prompt, renderer peak, and the issue's ratios
 //   --baseline DIR  generation A against an earlier build, both in one process taking turns,
 //              CPU time (bench/gen-ab.mjs): DIR is a copy of an earlier dist/ or a built
 //              checkout (its own bench/wasm.mjs drives it: e.g. issue 13's baseline,
@@ -21,7 +24,7 @@
 // Builds what is missing first: the native library (cmake), the wasm builds (./build.sh,
 // ./build.sh ref) and the bench's own npm dependencies (TF.js, playwright-core).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +37,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const browser = args.includes('--browser');
 const cpu = args.includes('--cpu');
+const wllama = args.includes('--wllama');
 const baseline = args.includes('--baseline') ? args[args.indexOf('--baseline') + 1] : null;
 
 function sh(cmd, argv, opts = {}) {
@@ -218,8 +222,22 @@ if (browser) {
   results.browser = JSON.parse(out.trim().split('\n').pop());
 }
 
+// ---- issue 29's anchor: wllama on the same GGUF files (opt-in; its own tables) ----
+let wllamaTables = '';
+if (wllama) {
+  console.log('bench: wasmformer against wllama on GGUF files (bench/wllama.mjs) ...');
+  const json = 'build/bench-wllama.json';
+  rmSync(json, { force: true }); // a skipped run (no @wllama/wllama) writes none
+  wllamaTables = sh(process.execPath, ['bench/wllama.mjs', '--rounds', quick ? '1' : '3', '--json', json],
+    { stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  if (existsSync(json)) {
+    const { wllama: version, started, summary, goals } = JSON.parse(readFileSync(json, 'utf8'));
+    results.wllama = { version, started, summary, goals };
+  }
+}
+
 // ---- the table ----
-const md = table(results);
+const md = table(results) + (wllamaTables ? `\n\n${wllamaTables}` : '');
 console.log('\n' + md);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2) + '\n');

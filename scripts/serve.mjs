@@ -57,11 +57,13 @@ export const CSP = [
 /**
  * Starts the server. options: folder (serve one folder at /) or mounts (prefix -> folder,
  * default REPO_MOUNTS), port (0: any free one), host, isolation (default true), plain (no
- * policy headers at all, like a bare static host; tests use it), log
+ * policy headers at all, like a bare static host; tests use it), csp (default true; false
+ * leaves the Content-Security-Policy out, for a page running a third party's workers from
+ * blob: URLs, as bench/wllama.html does), log
  * (called with each request's method, path and status). Resolves to {origin, port,
  * requests (paths served), close()}.
  */
-export async function startServer({ folder, mounts, port = 8080, host = '127.0.0.1', isolation = true, plain = false, log } = {}) {
+export async function startServer({ folder, mounts, port = 8080, host = '127.0.0.1', isolation = true, plain = false, csp = true, log } = {}) {
   const table = Object.entries(folder ? { '/': resolve(folder) } : (mounts ?? REPO_MOUNTS))
     .sort((a, b) => b[0].length - a[0].length); // longest prefix first
   const requests = [];
@@ -86,7 +88,7 @@ export async function startServer({ folder, mounts, port = 8080, host = '127.0.0
   const server = createServer(async (req, res) => {
     // plain: what a bare static host sends (the page's <meta> policy still applies)
     const headers = plain ? {} : {
-      'Content-Security-Policy': CSP,
+      ...(csp ? { 'Content-Security-Policy': CSP } : {}),
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
       'Cache-Control': 'no-cache',

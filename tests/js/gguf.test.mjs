@@ -1,7 +1,7 @@
 // GGUF through the package and the CLI (issue 29): model.save({ format: 'gguf' }) and
 // loadModel on float32, Q8_0 and Q4_0 models with their tokenizer; the CLI's export --format
 // gguf, import and generate of a .gguf; refusals. The format itself: tests/test_gguf.c and
-// tests/fuzz/fuzz_gguf.c; against llama.cpp: bench/wllama-anchor.mjs.
+// tests/fuzz/fuzz_gguf.c; against llama.cpp: bench/wllama.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

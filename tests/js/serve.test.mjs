@@ -48,6 +48,7 @@ test('the server: the repository layout equals the static build, with the page\'
   const repo = await startServer({ port: 0 });
   const built = await startServer({ folder: out, port: 0, isolation: false });
   const plain = await startServer({ folder: out, port: 0, plain: true });
+  const noCsp = await startServer({ folder: out, port: 0, csp: false });
   try {
     for (const f of files(out)) {
       const a = await get(repo.origin, `/${f}`), b = await get(built.origin, `/${f}`);
@@ -74,6 +75,11 @@ test('the server: the repository layout equals the static build, with the page\'
     const bare = await get(plain.origin, '/');
     assert.equal(bare.status, 200);
     assert.equal(bare.headers['content-security-policy'], undefined);
+    // csp: false (bench/wllama.html, whose third-party workers start from blob: URLs): isolated, no policy
+    const isoOnly = await get(noCsp.origin, '/index.html');
+    assert.equal(isoOnly.headers['content-security-policy'], undefined);
+    assert.equal(isoOnly.headers['cross-origin-embedder-policy'], 'require-corp');
+    assert.equal(isoOnly.headers['x-content-type-options'], 'nosniff');
 
     // nothing outside the mounts, whatever the spelling; only GET and HEAD
     for (const path of ['/../package.json', '/pkg/src/js/../../../package.json', '/%2e%2e/package.json',
@@ -90,7 +96,7 @@ test('the server: the repository layout equals the static build, with the page\'
     assert.equal(head.body.length, 0);
     assert.ok(repo.requests.includes('/data/emma.txt'));
   } finally {
-    await Promise.all([repo.close(), built.close(), plain.close()]);
+    await Promise.all([repo.close(), built.close(), plain.close(), noCsp.close()]);
   }
 });
 
