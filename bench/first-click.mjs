@@ -44,7 +44,7 @@ function watch(seed) {
 /** What the page shows once the minute is done (the attention map's redraw of the last
  * validation may come a moment after "Done": waited for up to 20 s). */
 async function read(page) {
-  const lastVal = () => page.$eval('#loss-chart', (el) => Number(el.getAttribute('aria-label').match(/validation [\d.]+ at step (\d+)/)?.[1]));
+  const lastVal = () => page.$eval('#loss-chart', (el) => Number(el.getAttribute('aria-label').match(/validation loss [\d.]+ at step (\d+)/)?.[1]));
   const mapStep = () => page.$eval('#att-map', (el) => Number(el.dataset.step));
   const t0 = Date.now();
   while (Date.now() - t0 < 20_000 && (await mapStep()) !== (await lastVal())) await page.waitForTimeout(250);
@@ -56,7 +56,7 @@ async function read(page) {
     const side = (id) => ({ step: Number($(id).dataset.step), text: $(id).querySelector('pre').textContent });
     return {
       status: $('#train-status').textContent, val: Number($('#stat-val').textContent),
-      lastValStep: Number($('#loss-chart').getAttribute('aria-label').match(/validation [\d.]+ at step (\d+)/)?.[1]),
+      lastValStep: Number($('#loss-chart').getAttribute('aria-label').match(/validation loss [\d.]+ at step (\d+)/)?.[1]),
       mapStep: Number($('#att-map').dataset.step), overfitShown: window.__overfitShown, overfitNow: !$('#overfit-note').hidden,
       samples, then: side('#sample-then'), now: side('#sample-now'), config: window.__created,
       threads: $('#env-status').dataset.threads, kernels: $('#env-status').dataset.kernels, cost: $('#samples-cost').textContent,
