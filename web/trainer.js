@@ -14,6 +14,8 @@ import { LossChart } from './chart.js';
 import { NOVELS } from './corpus.js';
 import * as fmt from './format.js';
 import { overfitting, validationNoise } from './judge.js';
+import { runInfo, tokensPerChar } from './compare.js';
+import { clearSamples, showSample } from './thennow.js';
 
 const $ = (id) => document.getElementById(id);
 const AUTOSAVE_MS = 60_000;
@@ -46,7 +48,7 @@ export class TrainingController {
     this.app = app;
     this.settings = settings;
     this.hooks = hooks;
-    this.chart = new LossChart($('loss-chart'), { legend: $('chart-past') });
+    this.chart = new LossChart($('loss-chart'), { legend: $('chart-past'), why: $('chart-why'), caption: $('loss-help') });
     this.wm = null;
     this.phase = 'none'; // none | creating | training | pausing | paused | stopped | done
     this.run = null;     // {target, seconds, secondsDone, open, startStep, abort, reason, saves, activeMs, chunkStart, text}
@@ -189,9 +191,13 @@ export class TrainingController {
       target: seconds ? null : start + steps, seconds: seconds ?? null, secondsDone: 0, open, text: true,
       startStep: start, activeMs: 0, reason: null, saves: [], abort: null, chunkStart: null, ...BREAK,
     };
-    this.chart.setTarget(seconds || open ? 0 : this.run.target);
+    // the chart's clock: this model's training time, over its runs
+    this.run.t0 = this.chart.lastTime();
+    this.chart.setTarget(seconds || open ? 0 : this.run.target, seconds ? this.run.t0 + seconds : 0);
+    this.runText = this.settings.corpus.name;
     try {
       await this.wm.startRun(this.settings.corpus.text, this.runOptions({ steps, seconds }));
+      await this.measureText();
     } catch (e) {
       this.run = null;
       this.phase = this.wm.step > 0 ? 'stopped' : 'none';
@@ -201,12 +207,23 @@ export class TrainingController {
     }
     await this.loop();
   }
-  /** A model's settings and what it actually trained, for the chart's legend: "2 x 64, 1,234
-   * steps in 42 s, lr 0.003" (a run stopped early says its time, not the one asked for). */
+  /** A model's run, for the chart's legend (compare.js runInfo): its text, tokenizer, size; its
+   * steps, time and last validation come from the chart's points (a run stopped early says
+   * its time, not the one asked for). */
   describe(s) {
-    const c = s.config, t = s.train, steps = this.wm?.step ?? 0;
-    const time = this.trainedMs === null ? '' : ` in ${fmt.duration(this.trainedMs / 1000)}`;
-    return `${c.nLayer} x ${c.dModel}, ${fmt.count(steps)} steps${time}, lr ${t.lr}`;
+    return runInfo({
+      config: s.config, tokenizer: this.wm?.snapshot?.tokenizer, train: s.train, text: this.runText ?? this.settings.corpus.name,
+      params: this.wm?.paramCount ?? 0, perChar: this.chart.perChar,
+    });
+  }
+
+  /** The tokens a character of the run's text (for the chart's bits per character), once the
+   * model has its tokenizer; a learned BPE's token count goes to the text's figures too. */
+  async measureText() {
+    const per = await tokensPerChar(this.wm, this.settings.corpus.text, this.train.train.valFraction ?? 0);
+    this.chart.setUnits(per);
+    if ($('tokenizer-kind').value === 'bpe' && this.wm.snapshot.tokenizer?.kind === 'bpe') this.settings.setBpeTokens(per.tokens);
+    this.chart.setRun(this.describe(this.train));
   }
 
   /** Where the run stands, in words: "step 120 of 400", "step 120, 0:42 of 1:00", "step 120". */
@@ -338,6 +355,7 @@ export class TrainingController {
       ? `Done: ${fmt.count(wm.step)} steps in ${fmt.duration(run.activeMs / 1000)}.`
       : `Stopped at step ${fmt.count(wm.step)}.`);
     $('stat-eta').textContent = '–';
+    this.chart.listRuns(); // the run's name with its last steps and time
     this.hooks.changed();
     await this.autosave();
   }
@@ -351,10 +369,11 @@ export class TrainingController {
       run.restarting = false;
       this.addSampleCost(performance.now() - run.chunkStart - 1000 * p.elapsed);
     }
-    this.chart.addTrain(p.step, p.loss);
+    const elapsed = (run.activeMs + (performance.now() - run.chunkStart)) / 1000;
+    this.chart.addTrain(p.step, p.loss, run.t0 + elapsed);
     this.hooks.progressed?.();
     if (p.validated && p.valLoss !== null) {
-      this.chart.addVal(p.step, p.valLoss);
+      this.chart.addVal(p.step, p.valLoss, run.t0 + elapsed);
       // a sample from these weights, written between two train calls (checkpoint), unless
       // the samples would pass their share of the training time
       if (!run.reason && this.sampleFits()) {
@@ -363,7 +382,6 @@ export class TrainingController {
         this.skipSample(p.step);
       }
     }
-    const elapsed = (run.activeMs + (performance.now() - run.chunkStart)) / 1000;
     if (run.seconds && p.secondsDone !== undefined) run.secondsDone = p.secondsDone;
     $('stat-step').textContent = run.target && !run.open ? `${fmt.count(p.step)} / ${fmt.count(run.target)}` : fmt.count(p.step);
     $('stat-loss').textContent = fmt.loss(p.loss);
@@ -482,12 +500,12 @@ export class TrainingController {
   skipSample(step) {
     const c = this.samples;
     c.skipped++;
-    let li = $('samples').firstElementChild;
+    let li = $('samples').lastElementChild;
     if (!li?.classList.contains('skipped')) {
       li = document.createElement('li');
       li.className = 'skipped';
       li.dataset.from = String(step);
-      $('samples').prepend(li);
+      $('samples').append(li);
     }
     const from = Number(li.dataset.from), n = Number(li.dataset.count ?? 0) + 1;
     li.dataset.count = String(n);
@@ -497,7 +515,8 @@ export class TrainingController {
     this.showCost();
   }
 
-  /** Writes a sample from the model as it is and adds it to the timeline, newest first. */
+  /** Writes a sample from the model as it is: "then and now" shows it (thennow.js), and the
+   * timeline keeps it, oldest first. */
   async sample(step, valLoss) {
     const t0 = performance.now();
     const text = await this.wm.generateText(SAMPLE_PROMPT, SAMPLE);
@@ -512,7 +531,10 @@ export class TrainingController {
     const pre = document.createElement('pre');
     pre.textContent = text.trim() || '(nothing yet)';
     li.append(at, pre);
-    $('samples').prepend(li);
+    const list = $('samples'), bottom = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+    list.append(li);
+    if (bottom) list.scrollTop = list.scrollHeight; // the newest in view, unless the reader scrolled up
+    showSample(step, valLoss, pre.textContent);
     this.addSampleCost(performance.now() - t0);
   }
 
@@ -544,6 +566,7 @@ export class TrainingController {
    * overfitting note (a new, opened or restored model has not overfitted yet). */
   clearView() {
     $('samples').replaceChildren();
+    clearSamples();
     $('samples-cost').textContent = '';
     $('overfit-note').hidden = true;
     this.newSampleBudget();
@@ -606,7 +629,9 @@ export class TrainingController {
     this.chart.setGuess(Math.log(wm.config.vocabSize));
     this.hooks.model(wm);
     const step = wm.step, r = wm.snapshot.run;
-    const paused = { activeMs: 0, reason: 'pause', saves: [], abort: null, chunkStart: null, text: false, ...BREAK };
+    const paused = { activeMs: 0, reason: 'pause', saves: [], abort: null, chunkStart: null, text: false, t0: this.chart.lastTime(), ...BREAK };
+    this.runText = null; // the text restored with it
+    this.chart.setRun(this.describe(this.train));
     if (r && !r.finished && !r.diverged) {
       // the model's run, in its file: resume sends the text once and goes on with it exactly
       this.run = { ...paused, target: r.lastSteps ? step - r.steps + r.lastSteps : null, seconds: r.lastSeconds, secondsDone: r.seconds,
@@ -656,6 +681,8 @@ export class TrainingController {
     this.chart.clear();
     const history = wm.metadata?.lossHistory;
     if (history && Array.isArray(history.train) && Array.isArray(history.val)) this.chart.restore(history);
+    this.runText = `the text ${fileName} was trained on`;
+    this.chart.setRun(this.describe(this.train));
     this.chart.setGuess(Math.log(wm.config.vocabSize));
     this.clearView();
     this.hooks.model(wm);
