@@ -87,7 +87,7 @@ try {
       samples: r.samples.length, firstSampleStep: first?.step ?? null, lastSampleStep: last?.step ?? null,
       thenStep: r.then.step, nowStep: r.now.step,
       thenNowShowsFirstAndLast: !!first && r.then.step === first.step && r.then.text === first.text && r.now.step === last.step && r.now.text === last.text,
-      lastSample: last?.text.slice(0, 100) ?? null, lastSampleWords: words && `${words.known} of ${words.words} common`,
+      lastSample: last?.text.slice(0, 100) ?? null, lastSampleWords: words && `${words.known} of ${words.words} words of the novel`,
       threads: Number(r.threads), kernels: r.kernels, samplesCost: r.cost, pageErrors: errors,
     };
     rows.push(row);
