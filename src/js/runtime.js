@@ -546,6 +546,55 @@ export class Runtime {
     return this.modelInfo(h).origin;
   }
 
+  /** A streamed GGUF load into h and tokenizer t (wf_model_load_begin): {feed(bytes), end(),
+   * abandon()}. Pieces pass through one staging buffer of `staging` bytes in the heap, fed
+   * to the core each time it fills; end() feeds the rest and swaps the model in (its origin
+   * returned as modelLoad's); a failed feed or end leaves h as it was, and abandon() (safe
+   * after either) ends a load the caller gives up. */
+  modelLoadStream(h, t, staging) {
+    this.checkModel(h, this.M._wf_model_load_begin(h, t));
+    let p = 0, used = 0;
+    try {
+      p = this.alloc(staging);
+    } catch (e) {
+      this.M._wf_model_load_end(h, 0);
+      throw e;
+    }
+    const flush = () => {
+      const n = used;
+      used = 0;
+      if (n) this.checkModel(h, this.M._wf_model_load_feed(h, p, n));
+    };
+    const release = () => {
+      if (p) this.free(p);
+      p = 0;
+    };
+    return {
+      feed: (bytes) => {
+        for (let at = 0; at < bytes.length;) {
+          const k = Math.min(staging - used, bytes.length - at);
+          this.u8.set(bytes.subarray(at, at + k), p + used); // (the heap view re-read: a feed can grow memory)
+          used += k;
+          at += k;
+          if (used === staging) flush();
+        }
+      },
+      end: () => {
+        try {
+          flush();
+        } finally {
+          release();
+        }
+        this.checkModel(h, this.M._wf_model_load_end(h, 1));
+        return this.modelInfo(h).origin;
+      },
+      abandon: () => {
+        release();
+        this.M._wf_model_load_end(h, 0); // WF_ERR_STATE when the core ended it already
+      },
+    };
+  }
+
   /** Sets h's note (bytes saved with the model; empty: none). */
   modelSetNote(h, bytes) {
     this.withBytes(bytes, 'the note', true, (p, n) => this.checkModel(h, this.M._wf_model_set_note(h, p, n)));
