@@ -31,7 +31,7 @@ struct wf_gguf_stream {
 };
 typedef struct wf_gguf_stream stream;
 
-void wf_gguf_stream_free(stream *s) {
+static void stream_free(stream *s) {
     if (!s) return;
     if (s->parsed) wf_model_release(&s->next);
     wf_tokenizer_clear(&s->tok);
@@ -160,7 +160,7 @@ wf_status wf_gguf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, 
     if (!s) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
     wf_status st = feed(m, s, data, n);
     if (st == WF_OK) st = finish(m, s);
-    wf_gguf_stream_free(s);
+    stream_free(s);
     return st;
 }
 
@@ -170,6 +170,7 @@ wf_status wf_model_load_begin(wf_model *m, wf_tokenizer *t) {
     if (!m) return WF_ERR_ARG;
     if (m->loading) return WF_ERR(m, WF_ERR_STATE, "a streamed load is under way on this model: end it first");
     if (!(m->loading = begin(t))) return WF_ERR(m, WF_ERR_NOMEM, "out of memory");
+    m->loading_free = stream_free;
     m->err[0] = 0;
     return WF_OK;
 }
@@ -180,7 +181,7 @@ wf_status wf_model_load_feed(wf_model *m, const uint8_t *data, int32_t n) {
     if ((!data && n > 0) || n < 0) return WF_ERR(m, WF_ERR_ARG, "data is NULL or its length is negative");
     const wf_status st = feed(m, m->loading, data, (size_t)n);
     if (st != WF_OK) {
-        wf_gguf_stream_free(m->loading);
+        stream_free(m->loading);
         m->loading = NULL;
     }
     return st;
@@ -193,6 +194,6 @@ wf_status wf_model_load_end(wf_model *m, int32_t done) {
     m->loading = NULL;
     const wf_status st = done ? finish(m, s) : WF_OK;
     if (st == WF_OK && !done) m->err[0] = 0;
-    wf_gguf_stream_free(s);
+    stream_free(s);
     return st;
 }

@@ -72,7 +72,8 @@ struct wf_model {
     const wf_run_ops *run_ops;   /* its calls, set with it */
     double (*clock)(void *ctx);  /* the run's clock in milliseconds; NULL: the system's (a test sets its own) */
     void *clock_ctx;
-    struct wf_gguf_stream *loading; /* a streamed load under way (gguf_stream.c), or NULL */
+    struct wf_gguf_stream *loading; /* a streamed load under way (gguf_stream.c), or NULL, */
+    void (*loading_free)(struct wf_gguf_stream *s); /* and how to free it (set with it: no call into gguf_stream.c) */
     char err[256];
 };
 
@@ -136,7 +137,6 @@ wf_status wf_model_make(wf_model *m, wf_model *next, const wf_config *cfg, const
 wf_status wf_model_alloc_train(wf_model *m, char *err, size_t cap);
 void wf_model_release(wf_model *m);
 void wf_model_adopt(wf_model *m, wf_model *next);
-void wf_gguf_stream_free(struct wf_gguf_stream *s); /* gguf_stream.c: a load abandoned (NULL is fine) */
 void wf_model_init_lora(wf_model *m);
 void wf_model_point(wf_model *m);
 /* Layer l of a stack: weights (grads = 0) or their gradients (grads = 1: NULL for frozen slices). */
