@@ -195,7 +195,8 @@ static wf_status parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_t
                  wf_gguf_shown(t->name, name, sizeof name), (unsigned long long)t->offset, f->alignment);
         t->row = row;
         t->bytes = (size_t)rows * row;
-        if ((uint64_t)t->bytes > UINT64_MAX - f->data || t->offset > UINT64_MAX - f->data - t->bytes)
+        const uint64_t data = f->data, bytes = t->bytes; /* (64 bits whatever size_t is) */
+        if (bytes > UINT64_MAX - data || t->offset > UINT64_MAX - data - bytes)
             FAIL(WF_ERR_FORMAT, "GGUF: tensor \"%s\" starts at byte %llu, past any file", wf_gguf_shown(t->name, name, sizeof name),
                  (unsigned long long)t->offset);
     }
