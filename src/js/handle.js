@@ -7,7 +7,7 @@ import { PIECE, concat, openSource } from './source.js';
 import { OPTIM_FIELDS, RUN_DEFAULTS, fromNative } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_LIMIT, QUANT, int32Ids } from './runtime.js';
+import { MEMORY_LIMIT, QUANT, asBytes, int32Ids } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
@@ -468,6 +468,17 @@ export class ModelHandle {
    */
   static async fromSource(rt, source, { onProgress, signal } = {}) {
     throwIfAborted(signal);
+    const bytes = source instanceof ArrayBuffer || ArrayBuffer.isView(source) ? asBytes(source) : null;
+    if (bytes && !(bytes.length >= 4 && String.fromCharCode(...bytes.subarray(0, 4)) === 'GGUF')) {
+      const made = ModelHandle.fromCheckpoint(rt, bytes); // in memory already: loaded as it is
+      try {
+        onProgress?.({ loaded: bytes.length, total: bytes.length });
+      } catch (e) {
+        made.free();
+        throw e;
+      }
+      return made;
+    }
     const src = openSource(source, 'the model file');
     const pieces = [];
     let loaded = 0, h = 0, th = 0, stream = null;

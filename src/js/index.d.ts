@@ -1429,11 +1429,12 @@ export function createWorkerModel(config?: Preset | 'auto' | ConfigInput, option
  * loadModel with the model in a Web Worker (browsers) or a worker thread (Node), from the
  * same sources, streamed inside the worker: a Blob or File is posted (no copy), a Response's
  * body or a ReadableStream transferred where streams transfer (else read into a Blob first),
- * bytes copied once, then transferred.
+ * bytes copied once, then transferred. onProgress is called here as the worker reads; an
+ * abort (signal) stops the load in the worker.
  * @example
  * const wm = await loadWorkerModel(document.querySelector('input[type=file]').files[0]);
  */
-export function loadWorkerModel(source: ModelSource, options?: WorkerOptions & { quantize?: Quantization }): Promise<WorkerModel>;
+export function loadWorkerModel(source: ModelSource, options?: WorkerOptions & Pick<ModelStreamOptions, 'quantize' | 'onProgress' | 'signal'>): Promise<WorkerModel>;
 
 /**
  * importSafetensors with the model in a Web Worker (browsers) or a worker thread (Node): a

@@ -13,7 +13,7 @@
 // --experimental-wasm-relaxed-simd), else simd128, which is also the fallback. Bundlers copy
 // every build's files (BUILDS); distUrl names a folder holding them instead (docs/BUNDLERS.md).
 import createWasmformerModule from '../../dist/wasmformer.mjs';
-import { WfError } from './errors.js';
+import { WfError, throwIfAborted } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
 import { MEMORY_LIMIT, QUANT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
@@ -305,8 +305,8 @@ export function makeApi(platform) {
   }
 
   // a worker-backed model: kind WorkerModel or WorkerSeq2Seq, started with op(args)
-  const inWorker = (kind, op, args, opts, transfer = []) => kind.start(platform.workerPort(opts), op,
-    [...args.slice(0, 1), platform.workerLoadOpts(opts), ...args.slice(1)], transfer);
+  const inWorker = (kind, op, args, opts, transfer = [], events = {}) => kind.start(platform.workerPort(opts), op,
+    [...args.slice(0, 1), platform.workerLoadOpts(opts), ...args.slice(1)], transfer, events);
 
   const api = {
     load,
@@ -363,9 +363,15 @@ export function makeApi(platform) {
      * the platform transfers streams (else read into a Blob first), bytes copied once, then
      * transferred. */
     async loadWorkerModel(source, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['worker', 'quantize']], 'loadWorkerModel() options');
-      const q = quantizeOption(opts), [what, transfer] = await forWorker(source);
-      return quantizedWorker(await inWorker(WorkerModel, 'load', [what], opts, transfer), q);
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker', 'quantize', 'onProgress', 'signal']], 'loadWorkerModel() options');
+      const q = quantizeOption(opts), { onProgress, signal, ...rest } = opts;
+      if (onProgress !== undefined && typeof onProgress !== 'function') {
+        throw new WfError('WF_ERR_ARG', `onProgress must be a function, not ${show(onProgress)}`);
+      }
+      throwIfAborted(signal);
+      const [what, transfer] = await forWorker(source);
+      // the worker reads the source: its progress comes back as events, an abort goes to it
+      return quantizedWorker(await inWorker(WorkerModel, 'load', [what, 'model', Boolean(onProgress)], rest, transfer, { onProgress, signal }), q);
     },
     /** importSafetensors in a worker: Hugging Face files {'config.json', 'model.safetensors',
      * ['tokenizer.wft']}, copied once, then transferred. */

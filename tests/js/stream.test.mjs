@@ -141,4 +141,14 @@ test('the worker loads stream inside the worker: a Blob, a Response, a ReadableS
     wm.dispose();
   }
   await assert.rejects(loadWorkerModel(new Response('', { status: 500 }), OPTS), (e) => e.code === 'WF_ERR_ARG' && /status 500/.test(e.message));
+  // progress comes back from the worker; an abort and a throwing callback stop the load there
+  const seen = [];
+  const wm = await loadWorkerModel(new Blob([bytes]), { ...OPTS, onProgress: (p) => seen.push(p) });
+  assert.ok(seen.length >= 1 && seen.at(-1).loaded === bytes.length && seen.at(-1).total === bytes.length, JSON.stringify(seen.at(-1)));
+  wm.dispose();
+  const stop = new AbortController();
+  await assert.rejects(loadWorkerModel(piecesOf(bytes, 4096), { ...OPTS, signal: stop.signal, onProgress: (p) => p.loaded > 20000 && stop.abort() }),
+    (e) => e.name === 'AbortError');
+  await assert.rejects(loadWorkerModel(new Blob([bytes]), { ...OPTS, signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
+  await assert.rejects(loadWorkerModel(piecesOf(bytes, 4096), { ...OPTS, onProgress: () => { throw new Error('mine'); } }), /mine/);
 });
