@@ -4,9 +4,11 @@
 // user would load it and 16 + 64 tokens generated (greedy). Reported: the weights' bytes
 // (memory().params), the wasm heap in use after loading and after generating
 // (wf_heap_in_use: what the model holds), the heap in use over the weights (the issue's
-// target: ~1.2x), and the wasm memory's size (its peak: the file's bytes crossed the heap
-// while it loaded, and wasm memory never shrinks).
-// Rows: the float32 safetensors (imported), and GGUF files in float32, Q8_0 and Q4_0 (loadModel).
+// target: ~1.2x), and the wasm memory's size (its peak, since wasm memory never shrinks: for
+// safetensors the file's bytes crossed the heap while it loaded; a GGUF file streams through
+// a 4 MB staging buffer since 2026-11-28, the file never whole in the heap).
+// Rows: the float32 safetensors (imported), and GGUF files in float32, Q8_0 and Q4_0
+// (loadModelFile, which streams; before 2026-11-28: loadModel of the file's bytes).
 //   node bench/infer-memory.mjs [--rows safetensors,gguf-f32,gguf-q8_0,gguf-q4_0]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,7 +36,7 @@ const ggufRow = (type) => ({
     await api.saveModelFile(m, join(DIR, `${type}.gguf`), { format: 'gguf' });
     m.dispose();
   },
-  load: async (api, opts) => api.loadModel(readFileSync(join(DIR, `${type}.gguf`)), opts),
+  load: async (api, opts) => api.loadModelFile(join(DIR, `${type}.gguf`), opts),
 });
 const ROWS = {
   safetensors: {

@@ -8,8 +8,9 @@
 // without cross-origin isolation (each engine's single-thread path); 2 threads: a
 // crossOriginIsolated page (COOP/COEP; no CSP, since wllama starts its workers from blob: URLs),
 // wasmformer's threaded build and wllama's pthreads.
-// Each engine loads the file as its docs say to load a hosted file: wasmformer fetch() +
-// loadModel(bytes); wllama loadModelFromUrl (into the origin's private file system, then its
+// Each engine loads the file as its docs say to load a hosted file: wasmformer
+// loadModel(await fetch(url)), which streams the response into the weights (before
+// 2026-11-28's streamed load: fetch() + loadModel(bytes)); wllama loadModelFromUrl (into the origin's private file system, then its
 // heap). Reported per row: decode tokens/s (wasmformer: between its first and last token's
 // onToken; wllama: llama.cpp's own timings.predicted_ms, which leave out its worker's
 // messages), the prompt's time (llama.cpp's prompt_ms), load time, and the renderer's peak

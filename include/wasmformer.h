@@ -235,6 +235,12 @@ WF_API wf_status wf_model_save(wf_model *m, const wf_tokenizer *t, int32_t flags
 /* A checkpoint or a GGUF v3 file (llama-family) into m (may be empty), and into t when non-NULL the file's tokenizer;
  * or a llama2.c model file (export.py's legacy .bin, the tinyllamas'; its tokenizer.bin is a file of its own). */
 WF_API wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32_t n);
+/* A GGUF file's load in pieces, never whole in memory (FORMATS.md): begin (t, or NULL, must live until the end), feed
+ * its bytes in order in pieces of any size, end (done 1: the file ended, its model and tokenizer replace m's and t's;
+ * 0: abandoned). m is unchanged until end succeeds; a failed feed or end abandons the load. */
+WF_API wf_status wf_model_load_begin(wf_model *m, wf_tokenizer *t);
+WF_API wf_status wf_model_load_feed(wf_model *m, const uint8_t *data, int32_t n);
+WF_API wf_status wf_model_load_end(wf_model *m, int32_t done);
 /* The application's note (any bytes, at most WF_NOTE_MAX; n = 0: none), kept by the handle and saved with it;
  * loading a checkpoint gives the file's. get: borrowed (NULL: none), its length to *n. */
 #define WF_NOTE_MAX (1 << 20)

@@ -1,7 +1,8 @@
-/* GGUF files (gguf.h): the container, read hardened like every loader (the llama-family
- * model in it: gguf_model.c), and the writer's primitives. Every count and length is
- * checked against the bytes left before it is used, in 64-bit arithmetic compared with the
- * buffer's size_t length (32 bits in wasm). */
+/* GGUF files (gguf.h): the container's header, read hardened like every loader (the
+ * llama-family model in it: gguf_model.c; its tensors' data, streamed: gguf_stream.c), and the
+ * writer's primitives. Every count and length is checked against the bytes left before it is
+ * used, in 64-bit arithmetic compared with the buffer's size_t length (32 bits in wasm). The
+ * header may be read from a prefix of the file: a failure for want of bytes says so (more). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,9 +67,11 @@ static wf_status parse_kv(wf_reader *r, gg_kv *kv, char *msg, size_t cap) {
         /* each element takes at least a byte (a string: its 8-byte length): a count beyond
          * the bytes left cannot be, whatever the element type */
         const size_t least = kv->etype == GG_STR ? 8 : SCALAR_BYTES[kv->etype];
-        if (kv->count > wf_left(r) / least)
+        if (kv->count > wf_left(r) / least) {
+            r->failed = 1; /* for want of bytes: a longer prefix may hold them */
             FAIL(WF_ERR_FORMAT, "GGUF: \"%s\" says it has %llu elements but only %zu bytes follow",
-                 wf_gguf_shown(kv->key, name, sizeof name), (unsigned long long)kv->count, wf_left(r));
+                 wf_gguf_shown(kv->key, name, sizeof name), (unsigned long long)kv->count, r->n - r->off);
+        }
         kv->at = r->p + r->off;
         for (uint64_t i = 0; i < kv->count && !r->failed; i++) skip_value(r, kv->etype);
     } else {
@@ -126,26 +129,32 @@ static wf_status parse_tensor(wf_reader *r, gg_tensor *t, char *msg, size_t cap)
     return WF_OK;
 }
 
-wf_status wf_gguf_parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_t cap) {
-    memset(f, 0, sizeof *f);
+/* The header of the file whose first n bytes are at b: wf_gguf_parse, which says when a failure
+ * was for want of bytes (f->more). */
+static wf_status parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_t cap) {
     wf_reader r = wf_reader_of(b, n);
+    if (n < 4) {
+        f->more = 1;
+        FAIL(WF_ERR_FORMAT, "GGUF: %zu bytes, shorter than the 24-byte header", n);
+    }
     if (!wf_gguf_is(b, n)) FAIL(WF_ERR_FORMAT, "not a GGUF file (its first bytes are not \"GGUF\")");
     wf_take(&r, 4);
     f->version = wf_get_u32(&r);
     const uint64_t n_t = wf_get_u64(&r), n_kv = wf_get_u64(&r);
-    if (r.failed) FAIL(WF_ERR_FORMAT, "GGUF: %zu bytes, shorter than the 24-byte header", n);
+    if ((f->more = r.failed)) FAIL(WF_ERR_FORMAT, "GGUF: %zu bytes, shorter than the 24-byte header", n);
     if (f->version != 3 && f->version != 2)
         FAIL(WF_ERR_UNSUPPORTED, "GGUF version %u; this build reads versions 2 and 3 (little-endian)", f->version);
     /* each pair takes at least 13 bytes (key length, type, a byte), each tensor 32 */
-    if (n_kv > MAX_ENTRIES || n_kv > wf_left(&r) / 13 || n_t > MAX_ENTRIES || n_t > wf_left(&r) / 32)
+    if (n_kv > MAX_ENTRIES || n_t > MAX_ENTRIES) FAIL(WF_ERR_FORMAT, "GGUF: the header counts %llu key-value pairs and %llu tensors, "
+                                                      "more than any model has", (unsigned long long)n_kv, (unsigned long long)n_t);
+    if (n_kv > wf_left(&r) / 13 || n_t > wf_left(&r) / 32) {
+        f->more = 1;
         FAIL(WF_ERR_FORMAT, "GGUF: the header counts %llu key-value pairs and %llu tensors, more than %zu bytes hold",
              (unsigned long long)n_kv, (unsigned long long)n_t, n);
+    }
     f->kv = calloc((size_t)n_kv + 1, sizeof *f->kv);
     f->t = calloc((size_t)n_t + 1, sizeof *f->t);
-    if (!f->kv || !f->t) {
-        wf_gguf_release(f);
-        FAIL(WF_ERR_NOMEM, "out of memory reading a GGUF file's %llu entries", (unsigned long long)(n_kv + n_t));
-    }
+    if (!f->kv || !f->t) FAIL(WF_ERR_NOMEM, "out of memory reading a GGUF file's %llu entries", (unsigned long long)(n_kv + n_t));
     wf_status s = WF_OK;
     for (uint64_t i = 0; i < n_kv && s == WF_OK; i++, f->n_kv++) s = parse_kv(&r, &f->kv[i], msg, cap);
     for (int32_t i = 0; i < f->n_kv && s == WF_OK; i++)
@@ -163,41 +172,45 @@ wf_status wf_gguf_parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_
         else f->alignment = wf_le32(al->at);
     }
     for (uint64_t i = 0; i < n_t && s == WF_OK; i++, f->n_t++) s = parse_tensor(&r, &f->t[i], msg, cap);
-    if (s != WF_OK) {
-        wf_gguf_release(f);
-        return s;
+    if ((f->more = r.failed) || s != WF_OK) return s;
+    /* the data: from the next multiple of the alignment */
+    f->data = (r.off + f->alignment - 1) / f->alignment * f->alignment;
+    if (f->data > n) {
+        f->more = 1;
+        FAIL(WF_ERR_FORMAT, "GGUF: the file ends before its tensor data (at byte %zu of %zu)", f->data, n);
     }
-    /* the data: from the next multiple of the alignment; each tensor inside the file */
-    const size_t data = (r.off + f->alignment - 1) / f->alignment * f->alignment;
-    if (data > n) {
-        wf_gguf_release(f);
-        FAIL(WF_ERR_FORMAT, "GGUF: the file ends before its tensor data (at byte %zu of %zu)", data, n);
-    }
+    /* each tensor of a type this build reads: whole blocks a row, aligned, addressable */
     for (int32_t i = 0; i < f->n_t; i++) {
         gg_tensor *t = &f->t[i];
         char name[GG_MAX_NAME + 8];
         const size_t row = wf_gguf_row_bytes(t->type, t->ne[0]);
         uint64_t rows = 1;
         for (uint32_t d = 1; d < GG_MAX_DIMS; d++) rows *= t->ne[d];
-        if (t->type == GGML_F32 || t->type == GGML_F16 || t->type == GGML_Q8_0 || t->type == GGML_Q4_0) {
-            if (!row) s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: tensor \"%s\" (%s) has rows of %llu values: not whole blocks "
-                                  "of 32, or more bytes than this build addresses",
-                                  wf_gguf_shown(t->name, name, sizeof name), wf_gguf_type_name(t->type), (unsigned long long)t->ne[0]);
-            else if (t->offset % f->alignment)
-                s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: tensor \"%s\" starts at %llu, not a multiple of the alignment %u",
-                            wf_gguf_shown(t->name, name, sizeof name), (unsigned long long)t->offset, f->alignment);
-            else if (t->offset > n - data || rows > (n - data - t->offset) / row)
-                s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: tensor \"%s\" (%llu rows of %zu bytes from byte %llu) runs past the "
-                            "end of the file", wf_gguf_shown(t->name, name, sizeof name), (unsigned long long)rows, row,
-                            (unsigned long long)t->offset);
-            else {
-                t->data = b + data + t->offset;
-                t->bytes = (size_t)rows * row;
-            }
-        }
-        if (s != WF_OK) break;
+        if (t->type != GGML_F32 && t->type != GGML_F16 && t->type != GGML_Q8_0 && t->type != GGML_Q4_0) continue;
+        if (!row || rows > SIZE_MAX / row)
+            FAIL(WF_ERR_FORMAT, "GGUF: tensor \"%s\" (%s) has rows of %llu values: not whole blocks of 32, or more bytes than "
+                 "this build addresses", wf_gguf_shown(t->name, name, sizeof name), wf_gguf_type_name(t->type), (unsigned long long)t->ne[0]);
+        if (t->offset % f->alignment)
+            FAIL(WF_ERR_FORMAT, "GGUF: tensor \"%s\" starts at %llu, not a multiple of the alignment %u",
+                 wf_gguf_shown(t->name, name, sizeof name), (unsigned long long)t->offset, f->alignment);
+        t->row = row;
+        t->bytes = (size_t)rows * row;
+        const uint64_t data = f->data, bytes = t->bytes; /* (64 bits whatever size_t is) */
+        if (bytes > UINT64_MAX - data || t->offset > UINT64_MAX - data - bytes)
+            FAIL(WF_ERR_FORMAT, "GGUF: tensor \"%s\" starts at byte %llu, past any file", wf_gguf_shown(t->name, name, sizeof name),
+                 (unsigned long long)t->offset);
     }
-    if (s != WF_OK) wf_gguf_release(f);
+    return WF_OK;
+}
+
+wf_status wf_gguf_parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_t cap) {
+    memset(f, 0, sizeof *f);
+    const wf_status s = parse(b, n, f, msg, cap);
+    if (s != WF_OK) {
+        const int more = f->more;
+        wf_gguf_release(f);
+        f->more = more;
+    }
     return s;
 }
 

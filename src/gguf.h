@@ -35,22 +35,24 @@ typedef struct {
     gg_str name;
     uint32_t ndim, type;
     uint64_t ne[GG_MAX_DIMS]; /* ne[0] the innermost: a row's length */
-    uint64_t offset;
-    const uint8_t *data; /* in the file, bytes long (checked) */
-    size_t bytes;
+    uint64_t offset;    /* from the file's data (gg_file.data) */
+    size_t row, bytes;  /* a row of ne[0] values, the whole tensor (0: a type this build does not read) */
     int used;
 } gg_tensor;
 
 typedef struct {
     uint32_t version, alignment;
+    size_t data; /* where the tensors' data starts: the header's length */
+    int more;    /* a failed parse ran out of bytes: a longer prefix of the file may parse */
     gg_kv *kv; /* in file order; the caller frees kv and t (wf_gguf_release) */
     int32_t n_kv;
     gg_tensor *t;
     int32_t n_t;
 } gg_file;
 
-/* The whole container checked: header, every key-value pair and tensor info bounded by the
- * bytes present, types known or refused by name, each tensor's data inside the file. */
+/* The header checked, from the file's first n bytes: every key-value pair and tensor info
+ * bounded by the bytes present, each tensor of a type this build reads with rows of whole
+ * blocks, aligned and addressable (where its data ends is the streamed load's to check). */
 wf_status wf_gguf_parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_t cap);
 void wf_gguf_release(gg_file *f);
 int wf_gguf_is(const uint8_t *b, size_t n); /* the magic */
@@ -87,7 +89,23 @@ int wf_gguf_write_tokenizer(wf_writer *w, const wf_tokenizer *t, int32_t V, char
 void wf_gguf_put_str(wf_writer *w, const char *s, size_t n);
 void wf_gguf_put_key(wf_writer *w, const char *key, uint32_t type);
 
-/* gguf_model.c: a GGUF file into m (and its tokenizer into t when non-NULL), for wf_model_load. */
+/* gguf_model.c: a file tensor and the part of one of our tensors it fills, a row (unit bytes,
+ * cols values; a vector's: one value) at a time, rows of them; at: its first byte in the file. */
+typedef struct {
+    wf_hf_entry e;
+    const gg_tensor *t;
+    uint64_t at;
+    size_t rows, cols, unit;
+} gg_entry;
+/* What a parsed header describes, checked: the config, the entries in file order (*out, the
+ * caller's to free; none sharing a byte), the type each tensor keeps, and into tok when
+ * non-NULL the tokenizer (*have_tok 0: the file has none). */
+wf_status wf_gguf_plan(gg_file *f, wf_config *cfg, uint8_t qtype[WF_N_PARAMS], gg_entry **out, int *n_out, wf_tokenizer *tok,
+                       int *have_tok, char *msg, size_t cap);
+/* Row k of entry x (src: its bytes) checked (finite) and put in place in m, made from the plan. */
+wf_status wf_gguf_take_row(wf_model *m, const gg_entry *x, size_t k, const uint8_t *src, char *msg, size_t cap);
+/* gguf_stream.c: a GGUF file into m (and its tokenizer into t when non-NULL), for wf_model_load:
+ * the streamed load (wf_model_load_begin) of one piece. */
 wf_status wf_gguf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, size_t n);
 /* gguf_write.c: m (a Llama-shaped decoder without adapters) and t as a GGUF file. */
 wf_status wf_gguf_save(wf_model *m, const wf_tokenizer *t, uint8_t **out, int32_t *n);

@@ -1,7 +1,7 @@
 /* The llama-family model in a GGUF file (gguf.h; llama, SmolLM, TinyLlama:
- * general.architecture "llama") into a model, with its weights as the file holds them (F32
- * and F16 as float32, Q8_0 and Q4_0 as blocks) and its tokenizer (gguf_tok.c). The model is
- * built only when nothing else can fail, so a bad file leaves the handle as it was. */
+ * general.architecture "llama"): what its header describes, checked (the config, where each
+ * tensor goes, the type each keeps, the tokenizer: gguf_tok.c), and each row of its weights as
+ * it arrives (F32 and F16 as float32, Q8_0 and Q4_0 as blocks). gguf_stream.c drives it. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -72,59 +72,20 @@ static wf_status read_config(const gg_file *f, wf_config *c, char *msg, size_t c
     return WF_OK;
 }
 
-/* Row r of a part of rows (a head of HS rows at a time) in llama.cpp's pair order: the file
- * holds our row i < HS/2 of a head at 2i, row HS/2 + i at 2i + 1. */
-static size_t file_row(size_t r, size_t HS, int permute) {
-    if (!permute) return r;
-    const size_t i = r % HS, h = r - i;
-    return h + (i < HS / 2 ? 2 * i : 2 * (i - HS / 2) + 1);
+/* A row of entry x (x->unit bytes at src) holds what is not finite: a float, or a block's scale. */
+static int bad_row(const gg_entry *x, const uint8_t *src) {
+    const uint32_t type = x->t->type;
+    const size_t n = x->cols;
+    if (type == GGML_Q8_0 || type == GGML_Q4_0) return wf_quant_check_row(src, n, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0) >= 0;
+    for (size_t k = 0; k < n; k++)
+        if (type == GGML_F32 ? (wf_le32(src + 4 * k) & 0x7f800000u) == 0x7f800000u : ((src[2 * k + 1] << 8) & 0x7c00) == 0x7c00) return 1;
+    return 0;
 }
 
-/* Row `row` of t as floats (F32, F16, or dequantized blocks) into out [ne0]. */
-static void read_row(wf_real *out, const gg_tensor *t, size_t row) {
-    const size_t n = (size_t)t->ne[0], rb = wf_gguf_row_bytes(t->type, t->ne[0]);
-    const uint8_t *p = t->data + row * rb;
-    if (t->type == GGML_F32) {
-        for (size_t k = 0; k < n; k++) {
-            float v;
-            wf_read_f32s(&v, p + 4 * k, 1);
-            out[k] = v;
-        }
-    } else if (t->type == GGML_F16) {
-        for (size_t k = 0; k < n; k++) out[k] = wf_f16_to_f32((uint16_t)(p[2 * k] | p[2 * k + 1] << 8));
-    } else {
-        wf_dequantize_row(out, p, n, t->type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0);
-    }
-}
-
-/* The first value of t that is not finite (a float's) or a block whose scale is not: its
- * row, or -1. */
-static int64_t first_bad_row(const gg_tensor *t) {
-    const size_t n = (size_t)t->ne[0], rb = wf_gguf_row_bytes(t->type, t->ne[0]), rows = t->bytes / rb;
-    for (size_t r = 0; r < rows; r++) {
-        const uint8_t *p = t->data + r * rb;
-        if (t->type == GGML_Q8_0 || t->type == GGML_Q4_0) {
-            if (wf_quant_check_row(p, n, t->type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0) >= 0) return (int64_t)r;
-        } else {
-            for (size_t k = 0; k < n; k++) {
-                const int inf = t->type == GGML_F32 ? (wf_le32(p + 4 * k) & 0x7f800000u) == 0x7f800000u
-                                                    : ((p[2 * k + 1] << 8) & 0x7c00) == 0x7c00;
-                if (inf) return (int64_t)r;
-            }
-        }
-    }
-    return -1;
-}
-
-typedef struct {
-    wf_hf_entry e;
-    const gg_tensor *t;
-} found_entry;
-
-/* Finds every tensor the config's layout has (shape, type, values) and the type each of our
+/* Finds every tensor the config's layout has (shape, type) and the type each of our
  * tensors keeps: float32 where any part is F32 or F16 (or the tensor is not a linear's or an
  * embedding), else Q8_0 where any part is, else Q4_0 (Q4_0 parts become Q8_0 exactly). */
-static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *table, found_entry *fe, int *n_fe,
+static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *table, gg_entry *fe, int *n_fe,
                       uint8_t qtype[WF_N_PARAMS], char *msg, size_t cap) {
     const wf_hf_layout *lay = &wf_hf_layouts[WF_LAYOUT_GGUF];
     wf_hf_entry *entries = wf_malloc_n((size_t)lay->n_rows * (size_t)c->n_layer, sizeof *entries); /* n_layer <= 1024 */
@@ -144,7 +105,7 @@ static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *tabl
             s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: tensor \"%s\" is missing (a llama model of this metadata has it)", name);
             break;
         }
-        if (!t->data) {
+        if (!t->bytes) {
             s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "GGUF: tensor \"%s\" is %s; this build reads F32, F16, Q8_0 and Q4_0", name,
                         wf_gguf_type_name(t->type));
             break;
@@ -162,17 +123,13 @@ static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *tabl
                         name, wf_gguf_type_name(t->type));
             break;
         }
-        const int64_t bad = first_bad_row(t);
-        if (bad >= 0) {
-            s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: tensor \"%s\": row %lld has a value or a block scale that is not finite", name,
-                        (long long)bad);
-            break;
-        }
         t->used = 1;
         const int p = entries[k].row->param;
         any_f32[p] |= t->type == GGML_F32 || t->type == GGML_F16;
         any_q8[p] |= t->type == GGML_Q8_0;
-        fe[k] = (found_entry){.e = entries[k], .t = t};
+        const wf_hf_slice sl = wf_hf_slice_of(entries[k].row, &table[entries[k].row->param], c->n_layer, entries[k].layer);
+        fe[k] = (gg_entry){.e = entries[k], .t = t, .at = f->data + t->offset, .rows = sl.rows, .cols = sl.cols,
+                           .unit = wf_gguf_row_bytes(t->type, sl.cols)};
     }
     free(entries);
     *n_fe = n;
@@ -189,61 +146,83 @@ static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *tabl
     return s;
 }
 
-/* One file tensor into its rows of our tensor (wf_hf_slice_of: a vector is rows of one
- * value), converted to the type the model keeps: floats, the same blocks, or Q4_0 blocks as
- * Q8_0 (the same values); q and k rows back from llama.cpp's pair order. */
-static void copy_entry(wf_model *m, const found_entry *x) {
+/* Entries in file order, none overlapping another (a streamed load takes each file byte once). */
+static int by_offset(const void *a, const void *b) {
+    const uint64_t x = ((const gg_entry *)a)->at, y = ((const gg_entry *)b)->at;
+    return (x > y) - (x < y);
+}
+
+wf_status wf_gguf_plan(gg_file *f, wf_config *cfg, uint8_t qtype[WF_N_PARAMS], gg_entry **out, int *n_out, wf_tokenizer *tok,
+                       int *have_tok, char *msg, size_t cap) {
+    wf_tensor_info table[WF_N_PARAMS];
+    *out = NULL;
+    *n_out = 0;
+    *have_tok = 0;
+    wf_status s = read_config(f, cfg, msg, cap);
+    if (s == WF_OK && wf_tensor_table(cfg, table) != WF_OK)
+        s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: the metadata describes more than 2^31 - 1 parameters");
+    gg_entry *fe = NULL;
+    if (s == WF_OK && !(fe = wf_calloc_n((size_t)cfg->n_layer * 12 + 4, sizeof *fe))) s = wf_fail(msg, cap, WF_ERR_NOMEM, "out of memory");
+    int n = 0;
+    if (s == WF_OK) s = plan(f, cfg, table, fe, &n, qtype, msg, cap);
+    for (int k = 0; k < n && s == WF_OK; k++) /* (the shapes were checked: a row is whole blocks) */
+        if (!fe[k].unit || fe[k].t->bytes % fe[k].unit || fe[k].t->bytes / fe[k].unit != fe[k].rows)
+            s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: a tensor's bytes do not divide into its rows");
+    if (s == WF_OK) qsort(fe, (size_t)n, sizeof *fe, by_offset);
+    for (int k = 1; k < n && s == WF_OK; k++)
+        if (fe[k].at < fe[k - 1].at + fe[k - 1].t->bytes) {
+            char a[GG_MAX_NAME + 8], b[GG_MAX_NAME + 8];
+            s = wf_fail(msg, cap, WF_ERR_FORMAT, "GGUF: tensors \"%s\" and \"%s\" share bytes of the file",
+                        wf_gguf_shown(fe[k - 1].t->name, a, sizeof a), wf_gguf_shown(fe[k].t->name, b, sizeof b));
+        }
+    if (s == WF_OK && tok) s = wf_gguf_read_tokenizer(f, cfg->vocab_size, tok, have_tok, msg, cap);
+    if (s != WF_OK) {
+        free(fe);
+        return s;
+    }
+    *out = fe;
+    *n_out = n;
+    return WF_OK;
+}
+
+/* Row r of a part of rows (a head of HS rows at a time) in llama.cpp's pair order: the file
+ * holds our row i < HS/2 of a head at 2i, row HS/2 + i at 2i + 1; so its row p is our
+ * p/2 (p even) or HS/2 + p/2 (p odd). */
+static size_t our_row(size_t p, size_t HS, int permute) {
+    if (!permute) return p;
+    const size_t i = p % HS, h = p - i;
+    return h + (i % 2 ? HS / 2 + i / 2 : i / 2);
+}
+
+wf_status wf_gguf_take_row(wf_model *m, const gg_entry *x, size_t k, const uint8_t *src, char *msg, size_t cap) {
+    if (bad_row(x, src)) {
+        char name[GG_MAX_NAME + 8];
+        FAIL(WF_ERR_FORMAT, "GGUF: tensor \"%s\": row %llu has a value or a block scale that is not finite",
+             wf_gguf_shown(x->t->name, name, sizeof name), (unsigned long long)(k * x->unit / x->t->row));
+    }
     const wf_hf_row *r = x->e.row;
     const wf_tensor_info *ti = &m->tensors[r->param];
     const wf_hf_slice sl = wf_hf_slice_of(r, ti, m->d.L, x->e.layer);
-    const size_t row0 = (sl.offset - (size_t)ti->offset) / sl.cols, HS = (size_t)m->d.HS;
-    const int permute = r->qkv && r->part < 2; /* q and k */
-    const size_t frb = wf_gguf_row_bytes(x->t->type, sl.cols), rb = wf_quant_row_bytes(ti->dtype, sl.cols);
-    for (size_t k = 0; k < sl.rows; k++) {
-        const uint8_t *src = x->t->data + file_row(k, HS, permute) * frb;
-        if (ti->dtype == WF_QUANT_F32) {
-            const gg_tensor one = {.type = x->t->type, .ne = {sl.cols, 1, 1, 1}, .data = src};
-            read_row(m->block[WF_WEIGHTS] + ti->offset + (row0 + k) * sl.cols, &one, 0);
-        } else if ((x->t->type == GGML_Q8_0) == (ti->dtype == WF_QUANT_Q8_0)) {
-            memcpy(m->qmem + m->qoff[r->param] + (row0 + k) * rb, src, rb);
+    const size_t row = (sl.offset - (size_t)ti->offset) / sl.cols + our_row(k, (size_t)m->d.HS, r->qkv && r->part < 2);
+    const uint32_t type = x->t->type;
+    const size_t n = x->cols, rb = wf_quant_row_bytes(ti->dtype, n);
+    if (ti->dtype == WF_QUANT_F32) {
+        wf_real *out = m->block[WF_WEIGHTS] + ti->offset + row * n;
+        if (type == GGML_F32) {
+            for (size_t j = 0; j < n; j++) {
+                float v;
+                wf_read_f32s(&v, src + 4 * j, 1);
+                out[j] = v;
+            }
+        } else if (type == GGML_F16) {
+            for (size_t j = 0; j < n; j++) out[j] = wf_f16_to_f32((uint16_t)(src[2 * j] | src[2 * j + 1] << 8));
         } else {
-            wf_q4_to_q8_row(m->qmem + m->qoff[r->param] + (row0 + k) * rb, src, sl.cols);
+            wf_dequantize_row(out, src, n, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0);
         }
+    } else if ((type == GGML_Q8_0) == (ti->dtype == WF_QUANT_Q8_0)) {
+        memcpy(m->qmem + m->qoff[r->param] + row * rb, src, rb);
+    } else {
+        wf_q4_to_q8_row(m->qmem + m->qoff[r->param] + row * rb, src, n);
     }
-}
-
-wf_status wf_gguf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, size_t n) {
-    gg_file f;
-    wf_status s = wf_gguf_parse(data, n, &f, m->err, sizeof m->err);
-    if (s != WF_OK) return s;
-    wf_config cfg;
-    wf_tensor_info table[WF_N_PARAMS];
-    uint8_t qtype[WF_N_PARAMS];
-    found_entry *fe = NULL;
-    int n_fe = 0, have_tok = 0;
-    wf_tokenizer tok;
-    memset(&tok, 0, sizeof tok);
-    s = read_config(&f, &cfg, m->err, sizeof m->err);
-    if (s == WF_OK && wf_tensor_table(&cfg, table) != WF_OK)
-        s = WF_ERR(m, WF_ERR_FORMAT, "GGUF: the metadata describes more than 2^31 - 1 parameters");
-    if (s == WF_OK && !(fe = wf_calloc_n((size_t)cfg.n_layer * 12 + 4, sizeof *fe))) s = WF_ERR(m, WF_ERR_NOMEM, "out of memory");
-    if (s == WF_OK) s = plan(&f, &cfg, table, fe, &n_fe, qtype, m->err, sizeof m->err);
-    if (s == WF_OK && t) s = wf_gguf_read_tokenizer(&f, cfg.vocab_size, &tok, &have_tok, m->err, sizeof m->err);
-    /* every tensor is present with its shape: the weights take no more than the file (a Q4_0
-     * part kept as Q8_0 at most twice its bytes); the KV cache the context asks for is
-     * refused by the model's own size check when it cannot fit */
-    if (s == WF_OK) s = wf_model_init_as(m, &cfg, NULL, qtype, 0);
-    if (s == WF_OK) {
-        for (int k = 0; k < n_fe; k++) copy_entry(m, &fe[k]);
-        if (t && have_tok) {
-            wf_tokenizer_move(t, &tok);
-            t->err[0] = 0;
-        }
-        m->origin = WF_ORIGIN_GGUF;
-        m->err[0] = 0;
-    }
-    wf_tokenizer_clear(&tok);
-    free(fe);
-    wf_gguf_release(&f);
-    return s;
+    return WF_OK;
 }

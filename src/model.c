@@ -32,6 +32,8 @@ void wf_model_adopt(wf_model *m, wf_model *next) {
     next->clock_ctx = m->clock_ctx;
     next->note = m->note;
     next->note_n = m->note_n;
+    next->loading = m->loading;
+    next->loading_free = m->loading_free;
     wf_model_release(m);
     *m = *next;
     m->err[0] = 0;
@@ -40,6 +42,7 @@ void wf_model_adopt(wf_model *m, wf_model *next) {
 void wf_model_free(wf_model *m) {
     if (!m) return;
     wf_model_release(m);
+    if (m->loading) m->loading_free(m->loading);
     wf_pool_free(m->pool);
     free(m->note);
     free(m);

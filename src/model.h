@@ -72,6 +72,8 @@ struct wf_model {
     const wf_run_ops *run_ops;   /* its calls, set with it */
     double (*clock)(void *ctx);  /* the run's clock in milliseconds; NULL: the system's (a test sets its own) */
     void *clock_ctx;
+    struct wf_gguf_stream *loading; /* a streamed load under way (gguf_stream.c), or NULL, */
+    void (*loading_free)(struct wf_gguf_stream *s); /* and how to free it (set with it: no call into gguf_stream.c) */
     char err[256];
 };
 

@@ -225,9 +225,117 @@ static void test_hostile(void) {
     wf_model_free(g);
 }
 
+/* The streamed load (wf_model_load_begin/feed/end), the file in pieces of `piece` bytes. */
+static wf_status load_in_pieces(wf_model *m, wf_tokenizer *t, const uint8_t *buf, int32_t n, int32_t piece) {
+    wf_status s = wf_model_load_begin(m, t);
+    for (int32_t at = 0; s == WF_OK && at < n; at += piece) s = wf_model_load_feed(m, buf + at, n - at < piece ? n - at : piece);
+    return s == WF_OK ? wf_model_load_end(m, 1) : s;
+}
+
+/* Loaded in pieces of 1, 7, 4096 bytes and of a third of the file (pieces that straddle
+ * tensors): the same weights, bit for bit, as the whole file in one piece, and the same
+ * tokenizer; a stream cut short, a bad block scale mid-stream and an abandoned load leave
+ * the model as it was, with the message the whole file would give. */
+static void test_stream(void) {
+    wf_config c = llama();
+    int32_t n = 0;
+    uint8_t *js = read_all("tests/fixtures/tokenizers/smollm.json", &n);
+    CHECK(js != NULL, "the smollm tokenizer fixture (run from the repository root)");
+    wf_tokenizer *src_tok = wf_tokenizer_create();
+    CHECK(js && wf_tokenizer_load(src_tok, js, n) == WF_OK, "smollm.json");
+    free(js);
+    for (int type = 0; type < 3; type++) {
+        c.vocab_size = type == 1 ? tok_info(src_tok).vocab_size : 300; /* Q8_0: with a header of a large vocabulary */
+        wf_model *src = wf_model_create(), *whole = wf_model_create();
+        CHECK_OK(wf_model_init(src, &c), src);
+        CHECK_OK(wf_model_quantize(src, type), src);
+        uint8_t *buf = gguf_of(src, type == 1 ? src_tok : NULL, &n);
+        wf_tokenizer *tw = wf_tokenizer_create();
+        CHECK_OK(wf_model_load(whole, tw, buf, n), whole);
+        int32_t nw;
+        uint8_t *again = gguf_of(whole, tw, &nw);
+        const size_t floats = block(whole);
+        const int32_t pieces[4] = {1, 7, 4096, n / 3 + 5};
+        for (int k = 0; k < 4; k++) {
+            if (type == 1 && pieces[k] == 1) continue; /* a byte at a time through megabytes: the small files do it */
+            wf_model *m = wf_model_create();
+            wf_tokenizer *t = wf_tokenizer_create();
+            CHECK_OK(load_in_pieces(m, t, buf, n, pieces[k]), m);
+            CHECK(block(m) == floats && !memcmp(wf_model_params(m), wf_model_params(whole), floats * sizeof(float)),
+                  "type %d, pieces of %d: the float weights differ from the whole file's", type, pieces[k]);
+            int32_t nb;
+            uint8_t *back = gguf_of(m, t, &nb); /* the blocks and the tokenizer, as bytes */
+            CHECK(nb == nw && !memcmp(back, again, (size_t)nw), "type %d, pieces of %d: written again, not the whole load's file",
+                  type, pieces[k]);
+            CHECK(model_info(m).origin == WF_ORIGIN_GGUF, "origin GGUF");
+            wf_buffer_free(back);
+            wf_tokenizer_free(t);
+            wf_model_free(m);
+        }
+        wf_buffer_free(again);
+        wf_tokenizer_free(tw);
+        /* cut short: refused at the end as the whole file cut there is, the model unchanged */
+        wf_model *m = wf_model_create();
+        wf_config small_c = small();
+        CHECK_OK(wf_model_init(m, &small_c), m);
+        state before = capture(m);
+        char want[256];
+        for (int32_t cut = 4; cut < n; cut += cut < 64 ? 1 : n / 29 + 1) { /* (4: the magic; else not a GGUF) */
+            CHECK(wf_model_load(whole, NULL, buf, cut) != WF_OK, "cut at %d loaded", cut);
+            snprintf(want, sizeof want, "%s", wf_model_error(whole));
+            CHECK(load_in_pieces(m, NULL, buf, cut, 7) != WF_OK && !strcmp(wf_model_error(m), want),
+                  "type %d cut at %d of %d: streamed \"%s\", whole \"%s\"", type, cut, n, wf_model_error(m), want);
+        }
+        /* abandoned half way; the model generates meanwhile */
+        CHECK_OK(wf_model_load_begin(m, NULL), m);
+        CHECK(wf_model_load_begin(m, NULL) == WF_ERR_STATE, "a second load begun");
+        CHECK_OK(wf_model_load_feed(m, buf, n / 2), m);
+        const int32_t prompt[3] = {1, 2, 3};
+        CHECK_OK(wf_model_gen_start(m, prompt, 3, 1), m);
+        CHECK_OK(wf_model_load_end(m, 0), m);
+        CHECK(wf_model_load_feed(m, buf, 1) == WF_ERR_STATE && wf_model_load_end(m, 1) == WF_ERR_STATE, "fed after the end");
+        CHECK(unchanged(m, &before), "type %d: a refused or abandoned stream changed the model", type);
+        /* the last value that is a float or a block scale (found from the end), made inf: its
+         * row is refused by the feed that completes it */
+        uint8_t *bad = malloc((size_t)n);
+        int32_t at = -1;
+        for (int32_t j = n - 4; j > n - 4096 && at < 0; j--)
+            for (int f32 = 0; f32 < 2 && at < 0; f32++) {
+                memcpy(bad, buf, (size_t)n);
+                if (f32) bad[j] = bad[j + 1] = 0, bad[j + 2] = 0x80, bad[j + 3] = 0x7f;
+                else bad[j] = 0, bad[j + 1] = 0x7c;
+                if (wf_model_load(whole, NULL, bad, n) == WF_ERR_FORMAT && strstr(wf_model_error(whole), "not finite")) at = j;
+            }
+        CHECK(at > 0, "type %d: no value found to make inf", type);
+        snprintf(want, sizeof want, "%s", wf_model_error(whole));
+        /* (a file under the first try's 64 KB is gathered whole: its end refuses it) */
+        wf_status st = wf_model_load_begin(m, NULL);
+        if (st == WF_OK) st = wf_model_load_feed(m, bad, at);
+        CHECK(st == WF_OK, "type %d: the rows before the bad one: %s", type, wf_model_error(m));
+        st = wf_model_load_feed(m, bad + at, n - at);
+        CHECK((n < 65536 || st != WF_OK) && (st != WF_OK || (st = wf_model_load_end(m, 1)) != WF_OK), "type %d: the bad row taken", type);
+        CHECK(st == WF_ERR_FORMAT && !strcmp(wf_model_error(m), want), "type %d: a bad last row: \"%s\" (whole: \"%s\")", type,
+              wf_model_error(m), want);
+        CHECK(wf_model_load_end(m, 1) == WF_ERR_STATE, "the refused load is over");
+        CHECK(unchanged(m, &before), "type %d: a bad row changed the model", type);
+        /* a handle freed with a load under way frees it (ASan: no leak) */
+        CHECK_OK(wf_model_load_begin(m, NULL), m);
+        CHECK_OK(wf_model_load_feed(m, buf, n / 2), m);
+        release(&before);
+        free(bad);
+        wf_model_free(m);
+        wf_buffer_free(buf);
+        wf_model_free(src);
+        wf_model_free(whole);
+    }
+    wf_tokenizer_free(src_tok);
+    printf("streamed GGUF: pieces of 1, 7, 4096 and a third of the file load the same bits\n");
+}
+
 int main(void) {
     test_round_trip();
     test_tokenizers();
     test_hostile();
+    test_stream();
     return check_summary("test_gguf");
 }

@@ -128,11 +128,12 @@ async function download() {
 }
 
 async function openModel(file) {
-  const bytes = new Uint8Array(await file.arrayBuffer());
   $('keep-status').textContent = `Opening ${file.name}…`;
   // a decoder opens in the language-model half, an encoder-decoder in the seq2seq half; a
-  // trained model there is replaced only after a yes (asked once the file proved a model)
-  const wm = await loadWorkerModel(bytes);
+  // trained model there is replaced only after a yes (asked once the file proved a model).
+  // The File itself goes to the worker, which streams it into the model (a GGUF file is
+  // never whole in memory)
+  const wm = await loadWorkerModel(file);
   const arch = wm.config.arch;
   if ((arch === 'decoder' || arch === 'encoder-decoder') && !app.mayReplace(arch === 'decoder' ? lm.held() : s2s.held(), file.name)) {
     wm.dispose();
@@ -144,13 +145,13 @@ async function openModel(file) {
     setMode('lm');
   } else if (arch === 'encoder-decoder') {
     wm.dispose();
-    s2s.adopt(await loadWorkerSeq2Seq(bytes), file.name);
+    s2s.adopt(await loadWorkerSeq2Seq(new Uint8Array(await file.arrayBuffer())), file.name);
     setMode('s2s');
   } else {
     wm.dispose();
     throw new Error(`${file.name} holds an encoder-only model; this page trains and runs decoders and encoder-decoders`);
   }
-  $('keep-status').textContent = `Opened ${file.name} (${fmt.bytes(bytes.length)}).`;
+  $('keep-status').textContent = `Opened ${file.name} (${fmt.bytes(file.size)}).`;
 }
 
 /** A model folder in a worker, to generate from and fine-tune: config.json, model.safetensors

@@ -2,11 +2,12 @@
 // busy with, whether it holds optimizer state. Model, Encoder and Seq2Seq are views of one;
 // the training loop and generation work on one. Not exported by the package: its fields
 // are the package's own.
-import { WfError } from './errors.js';
+import { WfError, throwIfAborted } from './errors.js';
+import { PIECE, concat, openSource } from './source.js';
 import { OPTIM_FIELDS, RUN_DEFAULTS, fromNative } from './config.js';
 import { checkKeys, float32Plain, show } from './options.js';
 import { HeapBatch } from './batch.js';
-import { MEMORY_LIMIT, QUANT, int32Ids } from './runtime.js';
+import { MEMORY_LIMIT, QUANT, asBytes, int32Ids } from './runtime.js';
 import { STRUCTS, roundTrip } from './structs.js';
 import { CONSTANTS } from './config-table.js';
 import { Tokenizer, tokenizerHandle } from './tokenizer.js';
@@ -456,6 +457,81 @@ export class ModelHandle {
       throw e;
     }
     return ModelHandle.adopt(rt, h, ModelHandle.#tokenizerOf(rt, th), { weightsOnly: origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER });
+  }
+
+  /**
+   * A new handle from a model source (source.js: bytes, a Response, a ReadableStream, a Blob,
+   * an async iterable of bytes). A GGUF file goes into the core piece by piece, never whole in
+   * memory (wf_model_load_feed); other files are gathered, then loaded as bytes.
+   * onProgress({loaded, total}) after each piece (total: null when unknown); signal aborts,
+   * rejecting with its reason. A failure or an abort frees everything it made.
+   */
+  static async fromSource(rt, source, { onProgress, signal } = {}) {
+    throwIfAborted(signal);
+    const bytes = source instanceof ArrayBuffer || ArrayBuffer.isView(source) ? asBytes(source) : null;
+    if (bytes && !(bytes.length >= 4 && String.fromCharCode(...bytes.subarray(0, 4)) === 'GGUF')) {
+      const made = ModelHandle.fromCheckpoint(rt, bytes); // in memory already: loaded as it is
+      try {
+        onProgress?.({ loaded: bytes.length, total: bytes.length });
+      } catch (e) {
+        made.free();
+        throw e;
+      }
+      return made;
+    }
+    const src = openSource(source, 'the model file');
+    const pieces = [];
+    let loaded = 0, h = 0, th = 0, stream = null;
+    const progress = (n) => {
+      loaded += n;
+      onProgress?.({ loaded, total: src.total });
+    };
+    const stop = () => src.cancel(); // a read waiting for the network ends at once
+    const keep = (piece) => (src.reused ? piece.slice() : piece);
+    signal?.addEventListener('abort', stop, { once: true });
+    try {
+      // enough of the start to tell a GGUF file (its magic) from the others
+      while (loaded < 4) {
+        const { value, done } = await src.next();
+        if (done) break;
+        pieces.push(keep(value));
+        progress(value.length);
+        throwIfAborted(signal);
+      }
+      const start = concat(pieces, null);
+      if (start.length < 4 || String.fromCharCode(...start.subarray(0, 4)) !== 'GGUF') {
+        for (let r = await src.next(); !r.done; r = await src.next()) {
+          pieces.push(keep(r.value));
+          progress(r.value.length);
+          throwIfAborted(signal);
+        }
+        throwIfAborted(signal);
+        return ModelHandle.fromCheckpoint(rt, concat(pieces, src.total));
+      }
+      h = rt.modelCreate();
+      th = rt.tokenizerCreate();
+      stream = rt.modelLoadStream(h, th, PIECE);
+      stream.feed(start);
+      for (let r = await src.next(); !r.done; r = await src.next()) {
+        throwIfAborted(signal);
+        stream.feed(r.value);
+        progress(r.value.length);
+      }
+      throwIfAborted(signal);
+      const origin = stream.end();
+      stream = null;
+      const tok = ModelHandle.#tokenizerOf(rt, th), model = h;
+      th = h = 0;
+      return ModelHandle.adopt(rt, model, tok, { weightsOnly: origin !== CONSTANTS.WF_ORIGIN_OPTIMIZER }); // frees both if it fails
+    } catch (e) {
+      src.cancel();
+      stream?.abandon();
+      if (h) rt.modelFree(h);
+      if (th) rt.tokenizerFree(th);
+      throw e;
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
   }
 
   /** A new handle from Hugging Face files (bytes), with a tokenizer file if given. */

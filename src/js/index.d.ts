@@ -157,6 +157,30 @@ export interface ModelLoadOptions extends LoadOptions {
   quantize?: Quantization;
 }
 
+/**
+ * A model file as loadModel reads it: bytes, a fetch Response (ok and unread), a
+ * ReadableStream of bytes, a Blob or File (a file picker's), or an async iterable of bytes
+ * (a Node stream). A GGUF file streams into the model's weights, never whole in memory; other
+ * files are read whole, then loaded.
+ */
+export type ModelSource = Uint8Array | ArrayBuffer | Response | ReadableStream<Uint8Array> | Blob | AsyncIterable<Uint8Array>;
+
+/** How far a load has read: bytes so far, and of how many (null: unknown, or a compressed response). */
+export interface LoadProgress {
+  loaded: number;
+  total: number | null;
+}
+
+/** loadModel's options: ModelLoadOptions, progress and abort. */
+export interface ModelStreamOptions extends ModelLoadOptions {
+  /** Called after each piece read. A callback that throws rejects the load.
+   * @example await loadModel(await fetch(url), { onProgress: ({ loaded, total }) => console.log(loaded, total) }); */
+  onProgress?: (progress: LoadProgress) => void;
+  /** Aborts the load: it rejects with the signal's reason (an AbortError), everything it made freed.
+   * @example await loadModel(await fetch(url), { signal: AbortSignal.timeout(60_000) }); */
+  signal?: AbortSignal;
+}
+
 export interface WorkerOptions extends LoadOptions {
   /** A worker you started yourself on `'wasmformer/worker'`, for bundlers that do not follow
    * `new Worker(new URL(...))` (esbuild): a module Worker in browsers, a worker_threads
@@ -1402,12 +1426,15 @@ export function estimateMemory(config: Preset | ConfigInput, B?: number, T?: num
 export function createWorkerModel(config?: Preset | 'auto' | ConfigInput, options?: WorkerOptions & Pick<CreateModelOptions, 'tokenizer' | 'text' | 'seconds'>): Promise<WorkerModel>;
 
 /**
- * loadModel with the model in a Web Worker (browsers) or a worker thread (Node). The bytes
- * are copied once, then transferred.
+ * loadModel with the model in a Web Worker (browsers) or a worker thread (Node), from the
+ * same sources, streamed inside the worker: a Blob or File is posted (no copy), a Response's
+ * body or a ReadableStream transferred where streams transfer (else read into a Blob first),
+ * bytes copied once, then transferred. onProgress is called here as the worker reads; an
+ * abort (signal) stops the load in the worker.
  * @example
- * const wm = await loadWorkerModel(await (await fetch('/models/austen.wf')).arrayBuffer());
+ * const wm = await loadWorkerModel(document.querySelector('input[type=file]').files[0]);
  */
-export function loadWorkerModel(bytes: Uint8Array | ArrayBuffer, options?: WorkerOptions & { quantize?: Quantization }): Promise<WorkerModel>;
+export function loadWorkerModel(source: ModelSource, options?: WorkerOptions & Pick<ModelStreamOptions, 'quantize' | 'onProgress' | 'signal'>): Promise<WorkerModel>;
 
 /**
  * importSafetensors with the model in a Web Worker (browsers) or a worker thread (Node): a
@@ -1428,13 +1455,15 @@ export function importWorkerSafetensors(
 export function saveModel(model: Model, options?: SaveOptions): Uint8Array;
 
 /**
- * A model from checkpoint bytes, with the tokenizer saved in them. A damaged or foreign
- * file throws a WfError (WF_ERR_FORMAT, or WF_ERR_UNSUPPORTED for a newer version) saying
- * what is wrong.
+ * A model from a model file (a checkpoint, a GGUF or a llama2.c file), with the tokenizer
+ * saved in it: bytes, or a source read as it arrives (a Response, a ReadableStream, a Blob or
+ * File, an async iterable), a GGUF file streaming into the weights, never whole in memory. A
+ * damaged or foreign file throws a WfError (WF_ERR_FORMAT, or WF_ERR_UNSUPPORTED for a newer
+ * version) saying what is wrong, and leaves nothing behind.
  * @example
- * const model = await loadModel(new Uint8Array(await (await fetch('/models/austen.wf')).arrayBuffer()));
+ * const model = await loadModel(await fetch('/models/smollm-135m-q8_0.gguf'), { onProgress: (p) => console.log(p.loaded) });
  */
-export function loadModel(bytes: Uint8Array | ArrayBuffer, options?: ModelLoadOptions): Promise<Model>;
+export function loadModel(source: ModelSource, options?: ModelStreamOptions): Promise<Model>;
 
 /**
  * A tokenizer from the bytes of a tokenizer file: wasmformer's own (tokenizer.save()), a
@@ -1911,12 +1940,13 @@ export function loadWorkerSeq2Seq(bytes: Uint8Array | ArrayBuffer, options?: Wor
 export function saveModelFile(model: Model | WorkerModel, path: string, options?: SaveOptions): Promise<number>;
 
 /**
- * Node: a model from a checkpoint file (or a GGUF or llama2.c model file).
+ * Node: a model from a checkpoint file (or a GGUF or llama2.c model file), read in 4 MB
+ * pieces (a GGUF file is never whole in memory).
  * @example
  * const model = await loadModelFile('austen.wf');
  * console.log(await model.generateText('Elizabeth', { maxTokens: 80 }));
  */
-export function loadModelFile(path: string, options?: ModelLoadOptions): Promise<Model>;
+export function loadModelFile(path: string, options?: ModelStreamOptions): Promise<Model>;
 
 /**
  * Node: writes the model as Hugging Face files into dir (created if missing): model.safetensors,

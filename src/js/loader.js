@@ -13,7 +13,7 @@
 // --experimental-wasm-relaxed-simd), else simd128, which is also the fallback. Bundlers copy
 // every build's files (BUILDS); distUrl names a folder holding them instead (docs/BUNDLERS.md).
 import createWasmformerModule from '../../dist/wasmformer.mjs';
-import { WfError } from './errors.js';
+import { WfError, throwIfAborted } from './errors.js';
 import { LOAD_OPTIONS, checkKeys, show } from './options.js';
 import { MEMORY_LIMIT, QUANT, Runtime, asBytes } from './runtime.js';
 import { ModelHandle } from './handle.js';
@@ -25,6 +25,7 @@ import { Encoder } from './encoder.js';
 import { Seq2Seq } from './seq2seq.js';
 import { importSafetensors as importSafetensorsWith } from './safetensors.js';
 import { WorkerModel, WorkerSeq2Seq } from './worker-client.js';
+import { checkResponse, isStreamSource } from './source.js';
 
 const MAX_DEFAULT_THREADS = 4; // the kernels' tasks are sized for a few threads
 // Every file of the four builds, each named as bundlers follow: new URL('literal',
@@ -141,6 +142,56 @@ async function quantizedWorker(wm, q) {
   return wm;
 }
 
+/** Whether bytes (ArrayBuffer or a view) start with GGUF's magic. */
+function isGguf(x) {
+  const b = x instanceof ArrayBuffer ? new Uint8Array(x, 0, Math.min(4, x.byteLength)) : new Uint8Array(x.buffer, x.byteOffset, Math.min(4, x.byteLength));
+  return b.length === 4 && b[0] === 0x47 && b[1] === 0x47 && b[2] === 0x55 && b[3] === 0x46;
+}
+
+/** Whether this platform transfers a ReadableStream to a worker (Chromium, Node; not every
+ * browser): checked once. */
+function streamsTransfer() {
+  if (streamsTransfer.known === undefined) {
+    const rs = new ReadableStream();
+    streamsTransfer.known = posts(rs, [rs]);
+  }
+  return streamsTransfer.known;
+}
+
+/** Whether x posts to another thread (transferring `transfer`): tried on a channel. */
+function posts(x, transfer = []) {
+  const { port1, port2 } = new MessageChannel();
+  try {
+    port1.postMessage(x, transfer);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    port1.close();
+    port2.close();
+  }
+}
+
+/** A model source as it crosses to a worker, and what it transfers: [what, transfer]. */
+async function forWorker(source) {
+  if (!isStreamSource(source)) {
+    const copy = transferableCopy(asBytes(source, 'the model file'));
+    return [copy, [copy.buffer]];
+  }
+  if (typeof Blob !== 'undefined' && source instanceof Blob) { // a handle on its bytes, not a copy
+    if (posts(source)) return [source, []];
+    source = source.stream(); // Node's file-backed Blobs (fs.openAsBlob) do not post: their stream does
+  }
+  const response = typeof Response !== 'undefined' && source instanceof Response;
+  if (response) checkResponse(source, 'the model file');
+  const stream = response ? source.body ?? new Blob([]).stream() : source;
+  if (typeof ReadableStream !== 'undefined' && stream instanceof ReadableStream && streamsTransfer()) return [stream, [stream]];
+  if (stream instanceof ReadableStream) return [await new Response(stream).blob(), []];
+  const pieces = []; // an async iterable: its pieces, gathered into a Blob
+  for await (const piece of source) pieces.push(piece);
+  return [new Blob(pieces), []];
+}
+
 /** A copy of checkpoint bytes that can be transferred to a worker (the caller's stay). */
 function transferableCopy(bytes) {
   return bytes instanceof ArrayBuffer ? new Uint8Array(bytes.slice(0)) : new Uint8Array(bytes);
@@ -254,18 +305,28 @@ export function makeApi(platform) {
   }
 
   // a worker-backed model: kind WorkerModel or WorkerSeq2Seq, started with op(args)
-  const inWorker = (kind, op, args, opts, transfer = []) => kind.start(platform.workerPort(opts), op,
-    [...args.slice(0, 1), platform.workerLoadOpts(opts), ...args.slice(1)], transfer);
+  const inWorker = (kind, op, args, opts, transfer = [], events = {}) => kind.start(platform.workerPort(opts), op,
+    [...args.slice(0, 1), platform.workerLoadOpts(opts), ...args.slice(1)], transfer, events);
 
   const api = {
     load,
     useThreads,
-    /** A model from checkpoint bytes (Uint8Array, ArrayBuffer or Buffer), with its tokenizer.
-     * Options are load()'s. @example const model = await loadModel(bytes); */
-    async loadModel(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['quantize']], 'loadModel() options');
-      const q = quantizeOption(opts), rt = await load(opts);
-      return useThreads(rt, quantized(Model.fromCheckpoint(rt, bytes), q));
+    /** A model from a model file (a checkpoint, GGUF or llama2.c file) with its tokenizer:
+     * bytes, a fetch Response, a ReadableStream, a Blob or File, or an async iterable of bytes.
+     * A GGUF file streams into the core, never whole in memory. Options are load()'s,
+     * quantize, onProgress({loaded, total}) and signal.
+     * @example const model = await loadModel(await fetch('/models/smollm-135m-q8_0.gguf')); */
+    async loadModel(source, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['quantize', 'onProgress', 'signal']], 'loadModel() options');
+      const q = quantizeOption(opts);
+      if (opts.onProgress !== undefined && typeof opts.onProgress !== 'function') {
+        throw new WfError('WF_ERR_ARG', `onProgress must be a function, not ${show(opts.onProgress)}`);
+      }
+      const rt = await load(opts);
+      const gguf = !isStreamSource(source) && (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) && isGguf(source);
+      const model = isStreamSource(source) || gguf || opts.onProgress || opts.signal
+        ? await Model.fromSource(rt, source, opts) : Model.fromCheckpoint(rt, source);
+      return useThreads(rt, quantized(model, q));
     },
     /** A model from Hugging Face files {'config.json', 'model.safetensors', ['tokenizer.wft' or
      * 'tokenizer.json']}.
@@ -297,11 +358,20 @@ export function makeApi(platform) {
       checkKeys(opts, [...LOAD_OPTIONS, ...['tokenizer', 'text', 'seconds', 'worker']], 'createWorkerModel() options');
       return inWorker(WorkerModel, 'create', [config], opts);
     },
-    /** loadModel in a worker. The bytes are copied once, then transferred. */
-    async loadWorkerModel(bytes, opts = {}) {
-      checkKeys(opts, [...LOAD_OPTIONS, ...['worker', 'quantize']], 'loadWorkerModel() options');
-      const q = quantizeOption(opts), copy = transferableCopy(bytes);
-      return quantizedWorker(await inWorker(WorkerModel, 'load', [copy], opts, [copy.buffer]), q);
+    /** loadModel in a worker, from the same sources, each streamed inside the worker: a Blob
+     * or File is posted (no copy), a Response's body or a ReadableStream transferred where
+     * the platform transfers streams (else read into a Blob first), bytes copied once, then
+     * transferred. */
+    async loadWorkerModel(source, opts = {}) {
+      checkKeys(opts, [...LOAD_OPTIONS, ...['worker', 'quantize', 'onProgress', 'signal']], 'loadWorkerModel() options');
+      const q = quantizeOption(opts), { onProgress, signal, ...rest } = opts;
+      if (onProgress !== undefined && typeof onProgress !== 'function') {
+        throw new WfError('WF_ERR_ARG', `onProgress must be a function, not ${show(onProgress)}`);
+      }
+      throwIfAborted(signal);
+      const [what, transfer] = await forWorker(source);
+      // the worker reads the source: its progress comes back as events, an abort goes to it
+      return quantizedWorker(await inWorker(WorkerModel, 'load', [what, 'model', Boolean(onProgress)], rest, transfer, { onProgress, signal }), q);
     },
     /** importSafetensors in a worker: Hugging Face files {'config.json', 'model.safetensors',
      * ['tokenizer.wft']}, copied once, then transferred. */

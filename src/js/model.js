@@ -110,6 +110,11 @@ export class Model {
     return new Model(ModelHandle.fromCheckpoint(rt, bytes));
   }
 
+  /** @internal use loadModel. A Model from a model source (source.js), streamed. */
+  static async fromSource(rt, source, opts) {
+    return new Model(await ModelHandle.fromSource(rt, source, opts));
+  }
+
   // ---- state ----
 
   /** The model's config (strings and booleans). */

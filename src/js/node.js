@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { WfError } from './errors.js';
 import { makeApi } from './loader.js';
 import { exportSafetensors } from './safetensors.js';
+import { PIECE } from './source.js';
 
 export * from './api.js';
 
@@ -311,7 +312,31 @@ async function readFolderFile(dir, name, why) {
   }
 }
 
-/** A model from a checkpoint file. @example const model = await loadModelFile('model.wf'); */
+/** The file at path read in pieces of PIECE bytes, each a new Buffer (a piece may be kept
+ * while the next is read): an async iterable with the file's size, for loadModel. */
+function filePieces(handle, size) {
+  return {
+    size,
+    async* [Symbol.asyncIterator]() {
+      for (let at = 0; at < size;) {
+        const piece = Buffer.allocUnsafe(Math.min(PIECE, size - at));
+        const { bytesRead } = await handle.read(piece, 0, piece.length, at);
+        if (bytesRead === 0) return; // the file shrank while it was read: the loader says what is missing
+        at += bytesRead;
+        yield piece.subarray(0, bytesRead);
+      }
+    },
+  };
+}
+
+/** A model from a file (a checkpoint, GGUF or llama2.c file), read in pieces: a GGUF file is
+ * never whole in memory. Options are loadModel's (quantize, onProgress, signal...).
+ * @example const model = await loadModelFile('smollm-135m-q8_0.gguf'); */
 export async function loadModelFile(path, opts = {}) {
-  return loadModel(await readFile(path), opts);
+  const handle = await open(path, 'r');
+  try {
+    return await loadModel(filePieces(handle, (await handle.stat()).size), opts);
+  } finally {
+    await handle.close();
+  }
 }

@@ -8,6 +8,7 @@ import { WfError } from './errors.js';
 import { show } from './options.js';
 import { STRUCTS, readStruct, writeStruct } from './structs.js';
 import { CONFIG_TABLE, CONSTANTS, OPTIM_TABLE, STATUS_TABLE } from './config-table.js';
+import { PIECE } from './source.js';
 
 // The core's messages about a config, optimizer settings or sampling options name their C
 // fields (n_head, weight_decay, top_k); a JavaScript caller knows them as the package's keys
@@ -537,13 +538,75 @@ export class Runtime {
     return bytes;
   }
 
-  /** Loads a checkpoint's bytes (or a GGUF or llama2.c model file's) into h and tokenizer t;
+  /** Loads a checkpoint's bytes (or a GGUF or llama2.c model file's; a GGUF file streamed in
+   * PIECE-byte pieces, never copied whole into the heap) into h and tokenizer t;
    * returns what the core says the file was (modelInfo's origin: WF_ORIGIN_OPTIMIZER, a
    * checkpoint with the optimizer state; WF_ORIGIN_WEIGHTS, one without; WF_ORIGIN_LLAMA2C,
    * WF_ORIGIN_GGUF). */
   modelLoad(h, t, bytes) {
+    const b = bytes instanceof ArrayBuffer || ArrayBuffer.isView(bytes) ? asBytes(bytes) : null;
+    if (b && b.length >= 4 && b[0] === 0x47 && b[1] === 0x47 && b[2] === 0x55 && b[3] === 0x46) {
+      // a GGUF file: streamed from the caller's bytes, never copied whole into the heap
+      const stream = this.modelLoadStream(h, t, PIECE);
+      try {
+        for (let at = 0; at < b.length; at += PIECE) stream.feed(b.subarray(at, at + PIECE));
+        return stream.end();
+      } catch (e) {
+        stream.abandon();
+        throw e;
+      }
+    }
     this.withBytes(bytes, 'the checkpoint', false, (p, n) => this.checkModel(h, this.M._wf_model_load(h, t, p, n)));
     return this.modelInfo(h).origin;
+  }
+
+  /** A streamed GGUF load into h and tokenizer t (wf_model_load_begin): {feed(bytes), end(),
+   * abandon()}. Pieces pass through one staging buffer of `staging` bytes in the heap, fed
+   * to the core each time it fills; end() feeds the rest and swaps the model in (its origin
+   * returned as modelLoad's); a failed feed or end leaves h as it was, and abandon() (safe
+   * after either) ends a load the caller gives up. */
+  modelLoadStream(h, t, staging) {
+    this.checkModel(h, this.M._wf_model_load_begin(h, t));
+    let p = 0, used = 0;
+    try {
+      p = this.alloc(staging);
+    } catch (e) {
+      this.M._wf_model_load_end(h, 0);
+      throw e;
+    }
+    const flush = () => {
+      const n = used;
+      used = 0;
+      if (n) this.checkModel(h, this.M._wf_model_load_feed(h, p, n));
+    };
+    const release = () => {
+      if (p) this.free(p);
+      p = 0;
+    };
+    return {
+      feed: (bytes) => {
+        for (let at = 0; at < bytes.length;) {
+          const k = Math.min(staging - used, bytes.length - at);
+          this.u8.set(bytes.subarray(at, at + k), p + used); // (the heap view re-read: a feed can grow memory)
+          used += k;
+          at += k;
+          if (used === staging) flush();
+        }
+      },
+      end: () => {
+        try {
+          flush();
+        } finally {
+          release();
+        }
+        this.checkModel(h, this.M._wf_model_load_end(h, 1));
+        return this.modelInfo(h).origin;
+      },
+      abandon: () => {
+        release();
+        this.M._wf_model_load_end(h, 0); // WF_ERR_STATE when the core ended it already
+      },
+    };
   }
 
   /** Sets h's note (bytes saved with the model; empty: none). */

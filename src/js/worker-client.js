@@ -69,10 +69,11 @@ class WorkerHandle {
 
   /** @internal starts a worker-side model: how is 'create', 'createSeq2Seq', 'load' or 'safetensors' (see
    * worker-host.js) */
-  static async start(port, how, args, transfer = []) {
+  static async start(port, how, args, transfer = [], { onProgress, signal } = {}) {
     const wm = new this(port);
     try {
-      await wm.#request('start', [how, ...args], { transfer });
+      const onEvent = onProgress && ((name, a) => name === 'onProgress' && onProgress(...a)); // a load's progress
+      await wm.#request('start', [how, ...args], { transfer, onEvent, signal });
     } catch (e) {
       wm.dispose();
       throw e;

@@ -62,7 +62,8 @@ export function serveModel(api, port) {
     main = kind === 'seq2seq' ? api.Seq2Seq.from(model) : model;
   }
 
-  /** A loaded model of the kind asked for, or a WF_ERR_STATE that says which it is. */
+  /** A loaded model of the kind asked for, or a WF_ERR_STATE that says which it is; source:
+   * bytes, a Blob or a ReadableStream (loadWorkerModel), read here. */
   async function loadChecked(bytes, opts, asKind) {
     const next = await api.loadModel(bytes, opts);
     try {
@@ -75,15 +76,19 @@ export function serveModel(api, port) {
   }
 
   const lifecycle = {
-    /** A new model: ['create', config, opts], ['createSeq2Seq', config, opts], ['load', bytes, opts, kind] or
-     * ['safetensors', files, opts]. */
-    async start([how, what, opts, asKind = 'model']) {
+    /** A new model: ['create', config, opts], ['createSeq2Seq', config, opts], ['load', source, opts, kind,
+     * progress] (progress: send the load's onProgress events) or ['safetensors', files, opts]. A load
+     * stops when the call is aborted. */
+    async start([how, what, opts, asKind = 'model', progress = false], id) {
       model?.dispose();
       model = null;
       if (how === 'create') use(await api.createModel(what, opts), 'model');
       else if (how === 'safetensors') use(await api.importSafetensors(what, opts), 'model');
       else if (how === 'createSeq2Seq') use((await api.createSeq2Seq(what, opts)).model, 'seq2seq');
-      else use(await loadChecked(what, opts, asKind), asKind);
+      else {
+        const onProgress = progress ? (p) => port.post({ id, kind: 'event', name: 'onProgress', args: [p] }) : undefined;
+        use(await loadChecked(what, { ...opts, signal: running.get(id).signal, ...(onProgress && { onProgress }) }, asKind), asKind);
+      }
       return null;
     },
     /** The model replaced by a checkpoint's of the same kind: in place for a Model, loaded
@@ -155,7 +160,7 @@ export function serveModel(api, port) {
     }
     running.set(id, new AbortController());
     try {
-      const value = Object.hasOwn(lifecycle, op) ? await lifecycle[op](args ?? []) : await call(id, op, [...(args ?? [])]);
+      const value = Object.hasOwn(lifecycle, op) ? await lifecycle[op](args ?? [], id) : await call(id, op, [...(args ?? [])]);
       port.post({ id, kind: 'done', value, info: model?.info() ?? null }, transferables(value));
     } catch (e) {
       let info = null;

@@ -4,8 +4,19 @@ import {
   createModel, createTokenizer, createWorkerModel, checkConfig, estimateMemory, load, resolveConfig,
   PRESETS, WfError, Model, WorkerModel, Tokenizer, createSeq2Seq, createEncoder, exportSafetensors, importSafetensors,
   loadModel, loadTokenizer, importLlama2c, Seq2Seq, type Pair, CONFIG_FIELDS, OPTIM_FIELDS, TRAIN_DEFAULTS,
-  type TrainProgress, type ModelConfig, type GenerateOptions, type ErrorCode,
+  type TrainProgress, type ModelConfig, type GenerateOptions, type ErrorCode, type LoadProgress, loadWorkerModel,
 } from 'wasmformer';
+
+/** A hosted GGUF file streamed, with progress and a time limit; a picked file in a worker. */
+export async function hosted(url: string, file: File): Promise<number> {
+  let seen: LoadProgress = { loaded: 0, total: null };
+  const model = await loadModel(await fetch(url), { onProgress: (p) => { seen = p; }, signal: AbortSignal.timeout(60_000), quantize: 'q8_0' });
+  const fromBlob = await loadModel(file, { threads: 1 });
+  const wm = await loadWorkerModel(file);
+  const n = seen.loaded + (seen.total ?? 0) + model.paramCount + fromBlob.paramCount;
+  wm.dispose();
+  return n;
+}
 
 export async function main(text: string): Promise<string> {
   await load({ wasmUrl: new URL('https://example.invalid/wasmformer.wasm') });

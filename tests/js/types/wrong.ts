@@ -1,5 +1,5 @@
 // Each line must fail to compile: types.test.mjs checks that the .d.ts really constrains.
-import { createModel, loadTokenizer, type Model } from 'wasmformer';
+import { createModel, loadModel, loadTokenizer, type Model } from 'wasmformer';
 
 export async function wrong(model: Model) {
   await createModel('huge');                                   // not a preset
@@ -9,4 +9,6 @@ export async function wrong(model: Model) {
   for await (const piece of model.generate(42)) void piece;    // prompt is a string
   model.generate('x', { onToken: (piece: number) => piece });  // pieces are strings
   await loadTokenizer('{}', { format: 'json' });               // no such option
+  await loadModel('model.gguf');                               // a path is not a source (loadModelFile)
+  await loadModel(new Uint8Array(4), { onProgress: (p: string) => p }); // progress is {loaded, total}
 }
