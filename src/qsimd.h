@@ -45,6 +45,41 @@ static inline uint16_t wf_q_scale_bits(const uint8_t *block) { return (uint16_t)
 
 /* ---------------------------------------------------------------- wasm simd128 */
 #if defined(WF_SIMD_WASM)
+/* quant.c's quantize_acts, bit for bit, a block's 32 values in eight vectors (the scalar one
+ * costs a libc roundf a value: a tenth of Q4_0's decoding). amax through pmax, which keeps
+ * its first operand against a NaN as fmaxf does; roundf's halves away from zero as the
+ * truncation plus one where the dropped fraction (exact) is >= 1/2; NaN lanes give 0. */
+#define WF_QACTS_SIMD 1
+static inline void wf_quantize_acts(int8_t *q, float *d, int32_t *s, const float *x, int K) {
+    for (int b = 0; b < K / WF_QK; b++, x += WF_QK, q += WF_QK) {
+        v128_t m = wasm_f32x4_splat(0), v[8];
+        for (int j = 0; j < 8; j++) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(v[j] = wasm_v128_load(x + 4 * j)));
+        const float m01 = fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1));
+        const float amax = fmaxf(m01, fmaxf(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
+        const float scale = amax / 127, inv = scale != 0 ? 1 / scale : 0;
+        v128_t sum = wasm_i32x4_splat(0);
+        for (int j = 0; j < 8; j++) {
+            const v128_t c = wasm_f32x4_pmax(wasm_f32x4_pmin(wasm_f32x4_mul(v[j], wasm_f32x4_splat(inv)), wasm_f32x4_splat(127)),
+                                             wasm_f32x4_splat(-127));
+            const v128_t a = wasm_f32x4_abs(c), t = wasm_f32x4_trunc(a);
+            const v128_t r = wasm_f32x4_add(t, wasm_v128_and(wasm_f32x4_ge(wasm_f32x4_sub(a, t), wasm_f32x4_splat(0.5f)),
+                                                             wasm_f32x4_splat(1)));
+            /* r in [0, 127]: r + 2^23 holds it in its low mantissa bits */
+            const v128_t n = wasm_i32x4_sub(wasm_f32x4_add(r, wasm_f32x4_splat(0x1p23f)), wasm_f32x4_splat(0x1p23f));
+            const v128_t sign = wasm_i32x4_shr(c, 31);
+            v[j] = wasm_v128_and(wasm_i32x4_sub(wasm_v128_xor(n, sign), sign), wasm_f32x4_eq(c, c));
+            sum = wasm_i32x4_add(sum, v[j]);
+        }
+        const v128_t lo = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(v[0], v[1]), wasm_i16x8_narrow_i32x4(v[2], v[3]));
+        const v128_t hi = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(v[4], v[5]), wasm_i16x8_narrow_i32x4(v[6], v[7]));
+        wasm_v128_store(q, lo);
+        wasm_v128_store(q + 16, hi);
+        d[b] = scale;
+        s[b] = (wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1)) +
+               (wasm_i32x4_extract_lane(sum, 2) + wasm_i32x4_extract_lane(sum, 3));
+    }
+}
+
 /* Q8_0: one row at a time, four blocks at once (four rows' blocks interleaved decode at less
  * than half the speed in V8: bench/studies/decode-ab.mjs); the four blocks' integer sums come
  * out of one transpose and their scales out of one conversion, then the products are added to

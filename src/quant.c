@@ -217,8 +217,14 @@ static void fast_forward(wf_real *out, const wf_real *inp, const uint8_t *w, int
                          int C, int OC, void *scratch, wf_pool *pool) {
     const qacts a = acts_in(scratch, N, C);
     for (int n = 0; n < N; n++) {
-        quantize_acts(a.q + (size_t)n * C, a.d + (size_t)n * (C / WF_QK), a.s + (size_t)n * (C / WF_QK),
-                      inp + (size_t)n * C, C);
+        int8_t *q = a.q + (size_t)n * C;
+        float *d = a.d + (size_t)n * (C / WF_QK);
+        int32_t *s = a.s + (size_t)n * (C / WF_QK);
+#if defined(WF_QACTS_SIMD) /* qsimd.h's, the same bits */
+        wf_quantize_acts(q, d, s, inp + (size_t)n * C, C);
+#else
+        quantize_acts(q, d, s, inp + (size_t)n * C, C);
+#endif
         if (WF_Q8_SPLIT && type == WF_QUANT_Q8_0) wf_q8_split(a.pm + (size_t)n * 2 * C, a.q + (size_t)n * C, C);
     }
     const int tiles = (OC + 3) / 4;

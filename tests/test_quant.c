@@ -184,7 +184,8 @@ static void test_qembed(int type) {
 /* The integer dots' extremes: Q8_0 weights of -128 and 127 (ggml's quantizer never writes
  * -128; a file may hold it) against activations at +-127, so every pair of products sits at
  * the int16 limits of the SIMD dots (x86's pmaddubsw saturates beyond them): the fast path
- * must still give the scalar reference's bits, on blocks four at a time and one by one. */
+ * must still give the scalar reference's bits, on blocks four at a time and one by one; and
+ * activations on rounding's ties, which the SIMD quantizers must round as roundf does. */
 static void test_q8_extremes(void) {
     const int N = 2, C = 7 * WF_QK, OC = 6;
     const size_t rb = wf_quant_row_bytes(WF_QUANT_Q8_0, C);
@@ -196,8 +197,13 @@ static void test_q8_extremes(void) {
             blk[0] = 0x00, blk[1] = (uint8_t)(0x3c ^ (o & 1) << 7); /* scale +-1 */
             for (int j = 0; j < WF_QK; j++) blk[2 + j] = (uint8_t)((o + b + j / 2) % 3 ? -128 : 127);
         }
-    for (int n = 0; n < N; n++) /* one value of magnitude 1 per block, the rest +-1 too: all quantize to +-127 */
-        for (int i = 0; i < C; i++) x[n * C + i] = (i / 2 + n) % 2 ? 1.0f : -1.0f;
+    /* row 0: +-1, which quantize to +-127; row 1: blocks of scale 1 (127 first) whose values
+     * are halves, roundf's ties (away from zero), and 0.5 less an ulp on either side */
+    for (int i = 0; i < C; i++) {
+        const int j = i % WF_QK;
+        x[i] = (i / 2) % 2 ? 1.0f : -1.0f;
+        x[C + i] = j == 0 ? 127.0f : j == 1 ? 0.49999997f : j == 2 ? -0.49999997f : (float)(j - 16) + 0.5f;
+    }
     void *scratch = wf_alloc(wf_qlinear_scratch(C), 1);
     wf_qlinear_forward(fast, x, w, WF_QUANT_Q8_0, NULL, N, C, OC, 1, scratch, NULL);
     wf_qlinear_forward_scalar(ref, x, w, WF_QUANT_Q8_0, NULL, N, C, OC, scratch);
