@@ -225,7 +225,7 @@ static void fast_forward(wf_real *out, const wf_real *inp, const uint8_t *w, int
 #else
         quantize_acts(q, d, s, inp + (size_t)n * C, C);
 #endif
-        if (WF_Q8_SPLIT && type == WF_QUANT_Q8_0) wf_q8_split(a.pm + (size_t)n * 2 * C, a.q + (size_t)n * C, C);
+        if (WF_Q8_SPLIT && type == WF_QUANT_Q8_0) wf_q8_split(a.pm + (size_t)n * 2 * C, q, C);
     }
     const int tiles = (OC + 3) / 4;
     /* as the float kernel (linear.c): below ~1 MFLOP one task on the caller, else three a thread */
