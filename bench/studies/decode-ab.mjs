@@ -2,11 +2,12 @@
 // the SmolLM-135M shape's GGUF files of bench/wllama.mjs (random weights; float32, Q8_0, Q4_0),
 // each loaded by both builds in one Node process, then a 16-token prompt and greedy tokens,
 // the builds taking turns round after round (order swapped each round). Reported per file:
-// decode tokens/s from the process's CPU time (steadier than the wall clock on a shared
-// machine; one thread), medians of the rounds, the ratio, and whether both builds drew the
-// same tokens. Node 22 and later pick the relaxed-SIMD build, Node 20 simd128 (--simd chooses).
+// decode tokens/s from the process's CPU time on one thread (steadier than the wall clock on
+// a shared machine), from the wall clock with --threads 2 or more (the CPU time would add the
+// threads' up), medians of the rounds, the ratio, and whether both builds drew the same tokens.
+// Node 22 and later pick the relaxed-SIMD build, Node 20 simd128 (--simd chooses).
 //   node bench/studies/decode-ab.mjs --baseline DIR [--types f32,q8_0,q4_0] [--rounds 4] [--tokens 24]
-//                                    [--simd relaxed|simd128]
+//                                    [--simd relaxed|simd128] [--threads 1]
 // DIR is a checkout with its dist/ built (./build.sh). The files are made on first use.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -24,13 +25,13 @@ if (!baseline) {
   process.exit(2);
 }
 const types = value('types', 'f32,q8_0,q4_0').split(','), rounds = Number(value('rounds', 4));
-const tokens = Number(value('tokens', 24)), simd = value('simd', 'auto');
+const tokens = Number(value('tokens', 24)), simd = value('simd', 'auto'), threads = Number(value('threads', 1));
 const DIR = join(here, 'bench', 'models', 'smollm-135m');
 const missing = types.filter((t) => !existsSync(join(DIR, `${t}.gguf`)));
 if (missing.length && spawnSync(process.execPath, [join(here, 'bench', 'infer-memory.mjs'), '--role', 'make', '--rows',
   missing.map((t) => `gguf-${t}`).join(',')], { stdio: 'inherit' }).status !== 0) process.exit(1);
 
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const clockMs = threads > 1 ? () => performance.now() : () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 const median = (a) => { const s = [...a].sort((x, y) => x - y), h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const builds = {};
 for (const [name, dir] of [['baseline', resolve(baseline)], ['this', here]]) {
@@ -41,22 +42,22 @@ for (const [name, dir] of [['baseline', resolve(baseline)], ['this', here]]) {
 }
 let seed = 7;
 const prompt = Array.from({ length: 16 }, () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed >>> 8) % 49152; });
-console.log(`decode tokens/s (CPU time), 1 thread, ${tokens} tokens after a 16-token prompt, medians of ${rounds} rounds; ` +
+console.log(`decode tokens/s (${threads > 1 ? 'wall clock' : 'CPU time'}), ${threads} thread(s), ${tokens} tokens after a 16-token prompt, medians of ${rounds} rounds; ` +
   `Node ${process.version}; baseline ${resolve(baseline)}`);
 console.log('| file | kernels | baseline | this | this / baseline | same tokens |');
 console.log('|---|---|---:|---:|---:|---|');
 for (const t of types) {
   const bytes = readFileSync(join(DIR, `${t}.gguf`));
   const models = {}, rates = { baseline: [], this: [] }, drawn = {};
-  for (const b of ['baseline', 'this']) models[b] = await builds[b].api.loadModel(new Uint8Array(bytes), { threads: 1, simd });
+  for (const b of ['baseline', 'this']) models[b] = await builds[b].api.loadModel(new Uint8Array(bytes), { threads, simd });
   for (let r = 0; r < rounds; r++) {
     for (const b of r % 2 ? ['this', 'baseline'] : ['baseline', 'this']) {
       const core = builds[b].modelHandle(models[b]), rt = core.rt, h = core.live();
       const ps = rt.putSampling({ temperature: 0, topK: 0, topP: 1, nVocab: 0, noUnk: 0 });
       rt.genStart(h, prompt, 1);
-      const out = [], c0 = cpuMs();
+      const out = [], c0 = clockMs();
       for (let i = 0; i < tokens; i++) out.push(rt.genNext(h, ps));
-      rates[b].push(tokens / ((cpuMs() - c0) / 1000));
+      rates[b].push(tokens / ((clockMs() - c0) / 1000));
       drawn[b] = out.join(',');
       rt.free(ps);
     }
