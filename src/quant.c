@@ -139,17 +139,20 @@ static void quantize_acts(int8_t *q, float *d, int32_t *s, const wf_real *x, int
     }
 }
 
-/* Where the quantized activations of N rows of K sit in the scratch. */
+/* Where the quantized activations of N rows of K sit in the scratch; pm: their split for the
+ * Q8_0 kernel where it takes one (qsimd.h's wf_q8_split, [N, 2 K]). */
 typedef struct {
     int8_t *q;
     float *d;
     int32_t *s;
+    int8_t *pm;
 } qacts;
 
 static qacts acts_in(void *scratch, int N, int K) {
     qacts a = {.q = scratch};
     a.d = (float *)(void *)(a.q + (size_t)N * K);
     a.s = (int32_t *)(void *)(a.d + (size_t)N * (K / WF_QK));
+    a.pm = (int8_t *)(void *)(a.s + (size_t)N * (K / WF_QK));
     return a;
 }
 
@@ -195,7 +198,7 @@ static void fast_task(void *ctx, int task) {
             const float *xd = j->a.d + (size_t)n * nb;
             const int32_t *xs = j->a.s + (size_t)n * nb;
             if (j->type == WF_QUANT_Q8_0)
-                wf_q8_dot4(s, w, j->rb, x, xd, xs, nb);
+                wf_q8_dot4(s, w, j->rb, x, j->a.pm + (size_t)n * 2 * j->K, xd, xs, nb);
             else
                 wf_q4_dot4(s, w, j->rb, x, xd, xs, nb);
             wf_real *y = j->out + (size_t)n * j->OC + o;
@@ -213,9 +216,17 @@ static void fast_task(void *ctx, int task) {
 static void fast_forward(wf_real *out, const wf_real *inp, const uint8_t *w, int type, const wf_real *b, int N,
                          int C, int OC, void *scratch, wf_pool *pool) {
     const qacts a = acts_in(scratch, N, C);
-    for (int n = 0; n < N; n++)
-        quantize_acts(a.q + (size_t)n * C, a.d + (size_t)n * (C / WF_QK), a.s + (size_t)n * (C / WF_QK),
-                      inp + (size_t)n * C, C);
+    for (int n = 0; n < N; n++) {
+        int8_t *q = a.q + (size_t)n * C;
+        float *d = a.d + (size_t)n * (C / WF_QK);
+        int32_t *s = a.s + (size_t)n * (C / WF_QK);
+#if defined(WF_QACTS_SIMD) /* qsimd.h's, the same bits */
+        wf_quantize_acts(q, d, s, inp + (size_t)n * C, C);
+#else
+        quantize_acts(q, d, s, inp + (size_t)n * C, C);
+#endif
+        if (WF_Q8_SPLIT && type == WF_QUANT_Q8_0) wf_q8_split(a.pm + (size_t)n * 2 * C, q, C);
+    }
     const int tiles = (OC + 3) / 4;
     /* as the float kernel (linear.c): below ~1 MFLOP one task on the caller, else three a thread */
     const int threads = (double)N * C * OC < (1 << 19) ? 1 : wf_pool_threads(pool);
@@ -305,7 +316,8 @@ void wf_qlinear_backward(wf_real *dinp, const wf_real *dout, const uint8_t *w, i
 
 size_t wf_qlinear_scratch(int K) {
     const size_t exact = (size_t)QCHUNK * (size_t)K * sizeof(wf_real);
-    const size_t fast = (size_t)FAST_ROWS * ((size_t)K + (size_t)K / WF_QK * (sizeof(float) + sizeof(int32_t)));
+    const size_t per_row = (size_t)K * (WF_Q8_SPLIT ? 3 : 1) + (size_t)K / WF_QK * (sizeof(float) + sizeof(int32_t));
+    const size_t fast = (size_t)FAST_ROWS * per_row;
     return exact > fast ? exact : fast;
 }
 

@@ -307,19 +307,33 @@ WF_INLINE wf_real wf_dot(const wf_real *x, const wf_real *y, int n) {
     return r;
 }
 
-/* s[r] = x . y_r for the four rows y_r = y + r ys, each of n values: four dot products
- * sharing every load of x (decoding's matrix-vector products and attention scores). */
+/* The vector lanes of x . y over n / WF_VL whole vectors. Relaxed SIMD's fused multiply-add
+ * (x86 FMA: four cycles) waits on the one before it, so there two chains, one per vector of
+ * a pair (float32 decoding 1.25x, bench/studies/decode-ab.mjs); simd128's add (three cycles)
+ * keeps one chain, as the golden records' bits were made. */
+WF_INLINE wf_v wf_vdot(const wf_real *x, const wf_real *y, int n) {
+    wf_v s = wf_vzero();
+    int i = 0;
+#if defined(__wasm_relaxed_simd__)
+    wf_v t = wf_vzero();
+    for (; i + 2 * WF_VL <= n; i += 2 * WF_VL) {
+        s = wf_vmadd(wf_vload(x + i), wf_vload(y + i), s);
+        t = wf_vmadd(wf_vload(x + i + WF_VL), wf_vload(y + i + WF_VL), t);
+    }
+    s = wf_vadd(s, t);
+#endif
+    for (; i + WF_VL <= n; i += WF_VL) s = wf_vmadd(wf_vload(x + i), wf_vload(y + i), s);
+    return s;
+}
+
+/* s[r] = x . y_r for the four rows y_r = y + r ys, each of n values (decoding's matrix-vector
+ * products and attention scores). One row after the other: one stream of loads at a time,
+ * which V8 (and the CPU's prefetchers) serve much faster than four rows interleaved (float32
+ * decoding 1.7x, bench/studies/decode-ab.mjs); the four rows' lanes summed by one transpose. */
 WF_INLINE void wf_dot4(wf_real *s, const wf_real *x, const wf_real *y, size_t ys, int n) {
     const wf_real *y0 = y, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
-    wf_v s0 = wf_vzero(), s1 = wf_vzero(), s2 = wf_vzero(), s3 = wf_vzero();
-    int i = 0;
-    for (; i + WF_VL <= n; i += WF_VL) {
-        const wf_v xv = wf_vload(x + i);
-        s0 = wf_vmadd(xv, wf_vload(y0 + i), s0);
-        s1 = wf_vmadd(xv, wf_vload(y1 + i), s1);
-        s2 = wf_vmadd(xv, wf_vload(y2 + i), s2);
-        s3 = wf_vmadd(xv, wf_vload(y3 + i), s3);
-    }
+    const wf_v s0 = wf_vdot(x, y0, n), s1 = wf_vdot(x, y1, n), s2 = wf_vdot(x, y2, n), s3 = wf_vdot(x, y3, n);
+    int i = n / WF_VL * WF_VL;
     wf_vsum4(s, s0, s1, s2, s3);
     for (; i < n; i++) {
         s[0] += x[i] * y0[i];

@@ -181,6 +181,39 @@ static void test_qembed(int type) {
     wf_free(wte), wf_free(pos), wf_free(q);
 }
 
+/* The integer dots' extremes: Q8_0 weights of -128 and 127 (ggml's quantizer never writes
+ * -128; a file may hold it) against activations at +-127, so every pair of products sits at
+ * the int16 limits of the SIMD dots (x86's pmaddubsw saturates beyond them): the fast path
+ * must still give the scalar reference's bits, on blocks four at a time and one by one; and
+ * activations on rounding's ties, which the SIMD quantizers must round as roundf does. */
+static void test_q8_extremes(void) {
+    const int N = 2, C = 7 * WF_QK, OC = 6;
+    const size_t rb = wf_quant_row_bytes(WF_QUANT_Q8_0, C);
+    uint8_t *w = wf_alloc(rb, OC);
+    float *x = randv((size_t)N * C, 1), *fast = randv((size_t)N * OC, 1), *ref = randv((size_t)N * OC, 1);
+    for (int o = 0; o < OC; o++)
+        for (int b = 0; b < C / WF_QK; b++) {
+            uint8_t *blk = w + o * rb + b * WF_Q8_BYTES;
+            blk[0] = 0x00, blk[1] = (uint8_t)(0x3c ^ (o & 1) << 7); /* scale +-1 */
+            for (int j = 0; j < WF_QK; j++) blk[2 + j] = (uint8_t)((o + b + j / 2) % 3 ? -128 : 127);
+        }
+    /* row 0: +-1, which quantize to +-127; row 1: blocks of scale 1 (127 first) whose values
+     * are halves, roundf's ties (away from zero), and 0.5 less an ulp on either side */
+    for (int i = 0; i < C; i++) {
+        const int j = i % WF_QK;
+        x[i] = (i / 2) % 2 ? 1.0f : -1.0f;
+        x[C + i] = j == 0 ? 127.0f : j == 1 ? 0.49999997f : j == 2 ? -0.49999997f : (float)(j - 16) + 0.5f;
+    }
+    void *scratch = wf_alloc(wf_qlinear_scratch(C), 1);
+    wf_qlinear_forward(fast, x, w, WF_QUANT_Q8_0, NULL, N, C, OC, 1, scratch, NULL);
+    wf_qlinear_forward_scalar(ref, x, w, WF_QUANT_Q8_0, NULL, N, C, OC, scratch);
+    CHECK(!memcmp(fast, ref, (size_t)N * OC * sizeof(float)), "Q8_0 extremes: not the scalar reference's bits");
+    float big = 0;
+    for (int i = 0; i < N * OC; i++) big = fmaxf(big, fabsf(ref[i]));
+    CHECK(big > 100, "Q8_0 extremes: the sums are large (%g)", (double)big);
+    wf_free(w), wf_free(x), wf_free(fast), wf_free(ref), wf_free(scratch);
+}
+
 int main(void) {
     wf_rng_seed(&rng, 11);
     printf("test_quant: kernels built for %s\n", wf_simd_name());
@@ -189,6 +222,7 @@ int main(void) {
     CHECK(wf_pool_start(&pool, 2, WF_POOL_WAIT) == WF_OK, "could not start a pool of 2 threads");
 #endif
     test_f16();
+    test_q8_extremes();
     /* decoding (N = 1) over a tile and its tail, a prompt pass (up to 32 rows), the SmolLM
      * shape's widths (576, 1536) and a vocabulary's worth of rows; beyond 32 rows the exact
      * path alone, over several QCHUNKs */
