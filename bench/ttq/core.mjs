@@ -152,13 +152,17 @@ export async function runTtq(wf, texts, opts, emit, now = () => performance.now(
         r = { steps: r.steps + one.steps, loss: one.loss };
       }
     } else if (seconds) {
-      r = await model.train(ids, { ...common, steps: chunk, seconds, secondsDone: Math.min(elapsed, seconds * 0.999999), warmupFraction: budgetWarmup });
+      // one run on the time budget (its schedule on the run's own clock, which the
+      // evaluations between calls do not advance), a few steps a call
+      if (step === 0) model.startRun(ids, { batchSize: B, evalInterval: 0, valFraction: 0.1, seconds, warmupFraction: budgetWarmup });
+      const c = await model.continueRun({ steps: chunk, yieldMs: 0, onProgress: common.onProgress });
+      r = { steps: c.steps, loss: c.loss, finished: c.finished };
     } else {
       r = await model.train(ids, { ...common, steps: chunk, keepSchedule: true });
     }
     elapsed += (now() - t) / 1000;
     step += r.steps;
-    const done = budgetSteps ? step >= budgetSteps : seconds ? elapsed >= seconds : step >= steps;
+    const done = budgetSteps ? step >= budgetSteps : seconds ? r.finished || elapsed >= seconds : step >= steps;
     if (done || step >= maxSteps || (everySteps && step % everySteps === 0) || (everySecs && elapsed - lastEval >= everySecs)) {
       await report(step, elapsed, lr, n ? sum / n : r.loss, done || step >= maxSteps);
       lastEval = elapsed;

@@ -57,6 +57,14 @@ test('the bench core: a run by steps scores every evaluation the same way, and c
   assert.equal(summary.steps, 4);
   assert.equal(summary.val_loss, evals[2].val_loss);
   assert.ok(summary.sample.startsWith('It') && summary.sample.length > 100);
+  // a time budget: one run, its learning rate decayed to the floor by the end of its seconds
+  const timed = [];
+  const t = await runTtq(wf, { text, other: text.slice(0, 1500) }, {
+    seconds: '0.5', evalEvery: '0.25s', batch: '4', config: 'nLayer=1,nHead=2,dModel=16,dFF=32,context=16',
+  }, (x) => timed.push(x));
+  assert.ok(t.steps > 0 && t.train_seconds >= 0.5, `steps ${t.steps} in ${t.train_seconds} s`);
+  const lastLr = timed.filter((l) => !l.kind).at(-1).lr;
+  assert.ok(lastLr < 0.5 * timed.filter((l) => !l.kind)[0].lr, `the schedule decays over the budget: lr ${lastLr}`);
   assert.deepEqual(parseConfig('nLayer=2,bias=false,activation=relu2'), { nLayer: 2, bias: false, activation: 'relu2' });
   const pts = [{ step: 0, elapsed: 0, val_loss: 3 }, { step: 100, elapsed: 10, val_loss: 2 }, { step: 200, elapsed: 30, val_loss: 1 }];
   assert.equal(crossing(pts, 1.5, 'step'), 150);
