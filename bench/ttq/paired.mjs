@@ -6,6 +6,7 @@
 // the first variant (the baseline), the others' order rotated every round. Prints each
 // variant's median ms per step and the median over rounds of its time / the mean of the two
 // baseline turns around it (the figure to read: a slowdown of the machine falls on both sides).
+// Each variant's JSON says whether it ran Muon (wasm: --muon, default 0, AdamW alone).
 // --cpu times every turn by its process's CPU time instead of the wall clock (Node's
 // process.cpuUsage, Python's process_time): on a machine other jobs load, a one-thread turn's
 // CPU time leaves out the time it waited for a core. Only for one-thread variants (a
@@ -71,13 +72,14 @@ async function wasmVariant({ name, flags }) {
   const config = { preset: flags.preset ?? 'tiny', seed: 1, ...parseConfig(flags.config ?? '{}') };
   const threads = Number(flags.threads ?? o.threads);
   const model = await wf.createModel(config, { text, tokenizer: 'char', threads, ...(flags.simd ? { simd: flags.simd } : {}) });
-  model.setOptimizer({ lr: 1e-3, muon: Number(flags.muon ?? 0), beta2: 0.99 });
+  const muon = Number(flags.muon ?? 0); // AdamW alone unless asked: the earlier studies' variants
+  model.setOptimizer({ lr: 1e-3, muon, beta2: 0.99 });
   const B = Number(flags.batch ?? 12), T = model.config.context;
   const ids = model.tokenizer.encode(text);
   const span = Math.floor(ids.length * 0.9) - T - 1;
   const x = new Int32Array(B * T), y = new Int32Array(B * T);
   return {
-    name, B, T, threads, kernels: model.info().simd,
+    name, B, T, threads, muon, kernels: model.info().simd,
     async run(k) {
       const t0 = performance.now(), c0 = process.cpuUsage();
       for (let s = 0; s < k; s++) {
@@ -105,7 +107,7 @@ async function torchVariant({ name, flags }) {
   const next = async () => JSON.parse((await lines.next()).value);
   const hello = await next(); // the settings line, once the model is built
   return {
-    name, B: hello.batch, T: hello.context, threads: hello.threads,
+    name, B: hello.batch, T: hello.context, threads: hello.threads, muon: hello.muon,
     async run(k) {
       child.stdin.write(`${k}\n`);
       const r = await next(); // timed inside the child: the pipe's latency is left out
@@ -148,7 +150,7 @@ for (const v of variants) v.close();
 const out = {
   rounds, steps: K, clock: o.cpu ? 'cpu' : 'wall', loadavg: [load0, loadavg()[0]], node: process.version, date: new Date().toISOString(),
   variants: variants.map((v, i) => ({
-    name: v.name, batch: v.B, context: v.T, threads: v.threads, kernels: v.kernels ?? 'torch', ms_per_step: 1000 * median(times[i]),
+    name: v.name, batch: v.B, context: v.T, threads: v.threads, muon: v.muon, kernels: v.kernels ?? 'torch', ms_per_step: 1000 * median(times[i]),
     ratio: median(ratios[i]), ratio_min: Math.min(...ratios[i]), ratio_max: Math.max(...ratios[i]),
   })),
 };
