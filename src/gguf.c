@@ -90,7 +90,8 @@ size_t wf_gguf_row_bytes(uint32_t type, uint64_t ne0) {
     if (ne0 > SIZE_MAX) return 0;
     switch (type) {
     case GGML_F32: return wf_mul_ok((size_t)ne0, 4, &n) ? n : 0;
-    case GGML_F16: return wf_mul_ok((size_t)ne0, 2, &n) ? n : 0;
+    case GGML_F16:
+    case GGML_BF16: return wf_mul_ok((size_t)ne0, 2, &n) ? n : 0;
     case GGML_Q8_0: return ne0 % 32 || !wf_mul_ok((size_t)(ne0 / 32), 34, &n) ? 0 : n;
     case GGML_Q4_0: return ne0 % 32 || !wf_mul_ok((size_t)(ne0 / 32), 18, &n) ? 0 : n;
     default: return 0;
@@ -186,7 +187,8 @@ static wf_status parse(const uint8_t *b, size_t n, gg_file *f, char *msg, size_t
         const size_t row = wf_gguf_row_bytes(t->type, t->ne[0]);
         uint64_t rows = 1;
         for (uint32_t d = 1; d < GG_MAX_DIMS; d++) rows *= t->ne[d];
-        if (t->type != GGML_F32 && t->type != GGML_F16 && t->type != GGML_Q8_0 && t->type != GGML_Q4_0) continue;
+        if (t->type != GGML_F32 && t->type != GGML_F16 && t->type != GGML_BF16 && t->type != GGML_Q8_0 && t->type != GGML_Q4_0)
+            continue;
         if (!row || rows > SIZE_MAX / row)
             FAIL(WF_ERR_FORMAT, "GGUF: tensor \"%s\" (%s) has rows of %llu values: not whole blocks of 32, or more bytes than "
                  "this build addresses", wf_gguf_shown(t->name, name, sizeof name), wf_gguf_type_name(t->type), (unsigned long long)t->ne[0]);

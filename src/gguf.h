@@ -12,7 +12,7 @@
 
 #define WF_GGUF_MAGIC "GGUF"
 enum { GG_U8, GG_I8, GG_U16, GG_I16, GG_U32, GG_I32, GG_F32, GG_BOOL, GG_STR, GG_ARR, GG_U64, GG_I64, GG_F64, GG_TYPES };
-enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q4_0 = 2, GGML_Q8_0 = 8 }; /* the tensor types this build reads */
+enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q4_0 = 2, GGML_Q8_0 = 8, GGML_BF16 = 30 }; /* the tensor types this build reads */
 #define GG_MAX_DIMS 4
 #define GG_MAX_NAME 64 /* ggml's GGML_MAX_NAME, the terminating NUL included */
 

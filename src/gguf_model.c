@@ -1,7 +1,7 @@
 /* The llama-family model in a GGUF file (gguf.h; llama, SmolLM, TinyLlama:
  * general.architecture "llama"): what its header describes, checked (the config, where each
  * tensor goes, the type each keeps, the tokenizer: gguf_tok.c), and each row of its weights as
- * it arrives (F32 and F16 as float32, Q8_0 and Q4_0 as blocks). gguf_stream.c drives it. */
+ * it arrives (F32, F16 and BF16 as float32, Q8_0 and Q4_0 as blocks). gguf_stream.c drives it. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -78,12 +78,15 @@ static int bad_row(const gg_entry *x, const uint8_t *src) {
     const size_t n = x->cols;
     if (type == GGML_Q8_0 || type == GGML_Q4_0) return wf_quant_check_row(src, n, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0) >= 0;
     for (size_t k = 0; k < n; k++)
-        if (type == GGML_F32 ? (wf_le32(src + 4 * k) & 0x7f800000u) == 0x7f800000u : ((src[2 * k + 1] << 8) & 0x7c00) == 0x7c00) return 1;
+        if (type == GGML_F32    ? (wf_le32(src + 4 * k) & 0x7f800000u) == 0x7f800000u
+            : type == GGML_BF16 ? ((src[2 * k + 1] << 8 | src[2 * k]) & 0x7f80) == 0x7f80 /* float32's exponent, 8 bits */
+                                : ((src[2 * k + 1] << 8) & 0x7c00) == 0x7c00)
+            return 1;
     return 0;
 }
 
 /* Finds every tensor the config's layout has (shape, type) and the type each of our
- * tensors keeps: float32 where any part is F32 or F16 (or the tensor is not a linear's or an
+ * tensors keeps: float32 where any part is F32, F16 or BF16 (or the tensor is not a linear's or an
  * embedding), else Q8_0 where any part is, else Q4_0 (Q4_0 parts become Q8_0 exactly). */
 static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *table, gg_entry *fe, int *n_fe,
                       uint8_t qtype[WF_N_PARAMS], char *msg, size_t cap) {
@@ -106,7 +109,7 @@ static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *tabl
             break;
         }
         if (!t->bytes) {
-            s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "GGUF: tensor \"%s\" is %s; this build reads F32, F16, Q8_0 and Q4_0", name,
+            s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "GGUF: tensor \"%s\" is %s; this build reads F32, F16, BF16, Q8_0 and Q4_0", name,
                         wf_gguf_type_name(t->type));
             break;
         }
@@ -118,14 +121,15 @@ static wf_status plan(gg_file *f, const wf_config *c, const wf_tensor_info *tabl
                         (long long)(nd > 1 ? shape[0] : 1));
             break;
         }
-        if (nd == 1 && t->type != GGML_F32 && t->type != GGML_F16) {
-            s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "GGUF: the vector \"%s\" is %s; this build reads vectors as F32 or F16",
+        const int is_float = t->type == GGML_F32 || t->type == GGML_F16 || t->type == GGML_BF16;
+        if (nd == 1 && !is_float) {
+            s = wf_fail(msg, cap, WF_ERR_UNSUPPORTED, "GGUF: the vector \"%s\" is %s; this build reads vectors as F32, F16 or BF16",
                         name, wf_gguf_type_name(t->type));
             break;
         }
         t->used = 1;
         const int p = entries[k].row->param;
-        any_f32[p] |= t->type == GGML_F32 || t->type == GGML_F16;
+        any_f32[p] |= is_float;
         any_q8[p] |= t->type == GGML_Q8_0;
         const wf_hf_slice sl = wf_hf_slice_of(entries[k].row, &table[entries[k].row->param], c->n_layer, entries[k].layer);
         fe[k] = (gg_entry){.e = entries[k], .t = t, .at = f->data + t->offset, .rows = sl.rows, .cols = sl.cols,
@@ -216,6 +220,13 @@ wf_status wf_gguf_take_row(wf_model *m, const gg_entry *x, size_t k, const uint8
             }
         } else if (type == GGML_F16) {
             for (size_t j = 0; j < n; j++) out[j] = wf_f16_to_f32((uint16_t)(src[2 * j] | src[2 * j + 1] << 8));
+        } else if (type == GGML_BF16) { /* bfloat16: float32's upper half, exactly */
+            for (size_t j = 0; j < n; j++) {
+                const uint32_t u = (uint32_t)(src[2 * j] | src[2 * j + 1] << 8) << 16;
+                float v;
+                memcpy(&v, &u, 4);
+                out[j] = v;
+            }
         } else {
             wf_dequantize_row(out, src, n, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0);
         }

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "gguf.h"
 #include "model_state.h"
+#include "ops.h"
+#include "qsimd.h"
 
 static wf_config llama(void) {
     wf_config c;
@@ -161,6 +164,86 @@ static void test_tokenizers(void) {
               strstr(wf_model_error(m), "char tokenizer has no GGUF form"),
           "char tokenizer: %s", wf_model_error(m));
     wf_tokenizer_free(t);
+    wf_model_free(m);
+}
+
+/* f32 file (data from `data` on) with every tensor rewritten as `type` (F16 or BF16): the
+ * tensor infos patched in place (type, offset), the data converted, each tensor aligned. */
+static uint8_t *as_half(const uint8_t *f32, int32_t n, uint32_t type, int32_t *n_out) {
+    gg_file f;
+    char msg[160];
+    CHECK(wf_gguf_parse(f32, (size_t)n, &f, msg, sizeof msg) == WF_OK, "%s", msg);
+    size_t at = f.data, size = f.data;
+    for (int32_t i = 0; i < f.n_t; i++) size += f.t[i].bytes / 2 + f.alignment;
+    uint8_t *out = calloc(size, 1);
+    memcpy(out, f32, f.data);
+    for (int32_t i = 0; i < f.n_t; i++) {
+        const gg_tensor *t = &f.t[i];
+        uint8_t *info = out + (t->name.p - f32) + t->name.n + 4 + 8 * t->ndim; /* past the name, ndim and dims */
+        const uint64_t offset = at - f.data;
+        memcpy(info, &type, 4);
+        memcpy(info + 4, &offset, 8);
+        for (size_t k = 0; k < t->bytes / 4; k++) {
+            float v;
+            uint32_t u;
+            memcpy(&v, f32 + f.data + t->offset + 4 * k, 4);
+            memcpy(&u, &v, 4);
+            const uint16_t h = type == GGML_F16 ? wf_f32_to_f16(v) : (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
+            memcpy(out + at + 2 * k, &h, 2);
+        }
+        at += t->bytes / 2;
+        at += (f.alignment - at % f.alignment) % f.alignment;
+    }
+    wf_gguf_release(&f);
+    *n_out = (int32_t)at;
+    return out;
+}
+
+/* F16 and BF16 tensors (llama.cpp's converter writes its --outtype f16 and bf16 so): every
+ * weight the file's value exactly, widened to float32; a non-finite value is refused. */
+static void test_half_types(void) {
+    wf_config c = llama();
+    wf_model *m = wf_model_create();
+    CHECK_OK(wf_model_init(m, &c), m);
+    int32_t n;
+    uint8_t *f32 = gguf_of(m, NULL, &n);
+    const float *w = wf_model_params(m);
+    const int32_t count = param_count(m);
+    for (int half = 0; half < 2; half++) {
+        const uint32_t type = half ? GGML_BF16 : GGML_F16;
+        const char *name = half ? "BF16" : "F16";
+        int32_t nh;
+        uint8_t *h = as_half(f32, n, type, &nh);
+        wf_model *b = wf_model_create();
+        CHECK_OK(wf_model_load(b, NULL, h, nh), b);
+        const float *got = wf_model_params(b);
+        int32_t same = 0, moved = 0;
+        for (int32_t i = 0; got && i < count; i++) {
+            uint32_t u;
+            memcpy(&u, &w[i], 4);
+            const uint32_t r = (u + 0x7fff + (u >> 16 & 1)) & 0xffff0000u;
+            float want;
+            memcpy(&want, &r, 4);
+            if (!half) want = wf_f16_to_f32(wf_f32_to_f16(w[i]));
+            same += got[i] == want, moved += got[i] != w[i];
+        }
+        CHECK(got && same == count && moved > count / 2, "%s: %d of %d weights are the file's (%d rounded)", name, same, count, moved);
+        /* a NaN in the first tensor's data: refused, the model as it was */
+        gg_file f;
+        char msg[160];
+        CHECK(wf_gguf_parse(h, (size_t)nh, &f, msg, sizeof msg) == WF_OK, "%s", msg);
+        state before = capture(b);
+        const uint16_t nan = half ? 0x7fc0 : 0x7e00;
+        memcpy(h + f.data + f.t[0].offset + 6, &nan, 2);
+        wf_gguf_release(&f);
+        CHECK(wf_model_load(b, NULL, h, nh) == WF_ERR_FORMAT && strstr(wf_model_error(b), "not finite"), "%s NaN: %s", name,
+              wf_model_error(b));
+        CHECK(unchanged(b, &before), "%s: a refused file changed the model", name);
+        release(&before);
+        free(h);
+        wf_model_free(b);
+    }
+    wf_buffer_free(f32);
     wf_model_free(m);
 }
 
@@ -335,6 +418,7 @@ static void test_stream(void) {
 int main(void) {
     test_round_trip();
     test_tokenizers();
+    test_half_types();
     test_hostile();
     test_stream();
     return check_summary("test_gguf");
