@@ -8,11 +8,13 @@
  * the bytes per row are the same):
  *   quants   nb QB bytes first (QB = 32 for Q8_0, 16 for Q4_0): blocks in groups of four,
  *            each group's four blocks interleaved four bytes at a time (byte j of block k of
- *            the group at (4 (j / 4) + k) 4 + j % 4); the last nb % 4 blocks as they are
+ *            the group at (4 (j / 4) + k) 4 + j % 4); of the nb % 4 blocks left, two as a
+ *            pair interleaved the same way ((2 (j / 4) + k) 4 + j % 4), a last one as it is
  *   scales   then the nb fp16 scales, in block order
  * so that a vector of 16 bytes holds four bytes of each of a group's blocks, and a dot's
  * int32 lane k (a sum of four adjacent products) belongs to block k: a group's four block
- * sums come out in the lanes, with no transpose, and its four scales in one load. The
+ * sums come out in the lanes, with no transpose, and its four scales in one load (a pair's
+ * in lanes 0, 1 and again 2, 3, folded once). The
  * activation row comes as int8 values x, packed the same way (a Q4_0 byte j pairs with x's
  * bytes j and j + 16 of its block), with a float scale xd[b] and the block's sum xs[b] in
  * block order (quant.c's quantize_acts).
@@ -57,7 +59,9 @@ static inline uint16_t wf_q_scale_bits(const uint8_t *block) { return (uint16_t)
 /* Where byte j (< qb, the quant bytes of a block) of block b of a packed row of nb blocks lies;
  * the row's scales start at nb qb. */
 static inline size_t wf_qpos(size_t nb, size_t b, size_t j, size_t qb) {
-    if (b < (nb & ~(size_t)3)) return (b & ~(size_t)3) * qb + (4 * (j / 4) + (b & 3)) * 4 + j % 4;
+    const size_t g = nb & ~(size_t)3;
+    if (b < g) return (b & ~(size_t)3) * qb + (4 * (j / 4) + (b & 3)) * 4 + j % 4;
+    if (b < g + 2 && nb - g >= 2) return g * qb + (2 * (j / 4) + (b - g)) * 4 + j % 4;
     return b * qb + j;
 }
 
@@ -109,17 +113,28 @@ static inline void wf_quantize_acts(int8_t *q, float *d, int32_t *s, const float
  * bench/studies/decode-ab.mjs), a group of four blocks a step: their integer sums in the
  * lanes of one vector, their four fp16 scales in one load. */
 
-/* The fp16 scales of four blocks (s: 8 bytes) as float lanes, exactly (wf_f16_to_f32's bits):
+/* fp16 bits (the low half of each int32 lane) as float lanes, exactly (wf_f16_to_f32's bits):
  * shifted up 16 then arithmetically down 3, the sign stays on top and the magnitude lands in
- * a float's bits 27..13; the three copies of the sign between are masked off. */
-WF_INLINE v128_t q_f16x4(const uint8_t *s) {
-    const v128_t h = wasm_i32x4_shr(wasm_i32x4_shl(wasm_u32x4_load16x4(s), 16), 3);
-    return wasm_f32x4_mul(wasm_v128_and(h, wasm_i32x4_splat((int32_t)0x8fffe000)), wasm_f32x4_splat(0x1p112f));
+ * a float's bits 27..13; the three copies of the sign between are masked off. Four blocks'
+ * scales (s: 8 bytes) in one load. */
+WF_INLINE v128_t q_f16_lanes(v128_t h) {
+    return wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(h, 16), 3), wasm_i32x4_splat((int32_t)0x8fffe000)),
+                          wasm_f32x4_splat(0x1p112f));
 }
+WF_INLINE v128_t q_f16x4(const uint8_t *s) { return q_f16_lanes(wasm_u32x4_load16x4(s)); }
 
 /* acc + float(a group's sums) (d xd), lane k for block k */
 WF_INLINE v128_t q_acc(v128_t acc, v128_t sums, const uint8_t *scales, const float *xd) {
     return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), wasm_f32x4_mul(q_f16x4(scales), wasm_v128_load(xd))));
+}
+
+/* The same for a pair, whose sums (in lanes 0, 1 and again 2, 3) fold once; lanes 2, 3 add
+ * float(sum) (0 * 0), a zero, which leaves them as they were (a lane that starts at +0 never
+ * holds -0, so adding either zero changes no bits) */
+WF_INLINE v128_t q_acc2(v128_t acc, v128_t sums, const uint8_t *scales, const float *xd) {
+    const v128_t d = q_f16_lanes(wasm_u32x4_extend_low_u16x8(wasm_v128_load32_zero(scales)));
+    sums = wasm_i32x4_add(sums, wasm_i32x4_shuffle(sums, sums, 2, 3, 0, 1));
+    return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), wasm_f32x4_mul(d, wasm_v128_load64_zero(xd))));
 }
 
 WF_INLINE int32_t q_hsum(v128_t v) {
@@ -166,6 +181,9 @@ WF_INLINE v128_t q8_group(const uint8_t *p, const int8_t *xpm) {
     for (int c = 2; c < 8; c += 2) s0 = wasm_i32x4_add(s0, q8_part(p + 16 * c, xpm + 32 * c)), s1 = wasm_i32x4_add(s1, q8_part(p + 16 * c + 16, xpm + 32 * c + 32));
     return wasm_i32x4_add(s0, s1);
 }
+WF_INLINE v128_t q8_pair(const uint8_t *p, const int8_t *xpm) { /* lanes: blocks 0, 1, 0, 1 */
+    return wasm_i32x4_add(wasm_i32x4_add(q8_part(p, xpm), q8_part(p + 16, xpm + 32)), wasm_i32x4_add(q8_part(p + 32, xpm + 64), q8_part(p + 48, xpm + 96)));
+}
 WF_INLINE int32_t q8_block(const uint8_t *p, const int8_t *xpm) { return q_hsum(wasm_i32x4_add(q8_part(p, xpm), q8_part(p + 16, xpm + 32))); }
 #else
 /* v128.load8x8_s (pmovsxbw) of weights and activations, then i32x4.dot_i16x8_s, whose lanes
@@ -178,6 +196,11 @@ WF_INLINE v128_t q8_group(const uint8_t *p, const int8_t *x) {
     for (int c = 16; c < 4 * WF_QK; c += 16) lo = wasm_i32x4_add(lo, q8_dot8(p + c, x + c)), hi = wasm_i32x4_add(hi, q8_dot8(p + c + 8, x + c + 8));
     return wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
 }
+WF_INLINE v128_t q8_pair(const uint8_t *p, const int8_t *x) { /* lanes: blocks 0, 0, 1, 1 as pairs, reordered 0, 1, 0, 1 */
+    v128_t v = wasm_i32x4_add(q8_dot8(p, x), q8_dot8(p + 8, x + 8));
+    for (int c = 16; c < 2 * WF_QK; c += 16) v = wasm_i32x4_add(v, wasm_i32x4_add(q8_dot8(p + c, x + c), q8_dot8(p + c + 8, x + c + 8)));
+    return wasm_i32x4_shuffle(v, v, 0, 2, 1, 3);
+}
 WF_INLINE int32_t q8_block(const uint8_t *p, const int8_t *x) {
     return q_hsum(wasm_i32x4_add(wasm_i32x4_add(q8_dot8(p, x), q8_dot8(p + 8, x + 8)), wasm_i32x4_add(q8_dot8(p + 16, x + 16), q8_dot8(p + 24, x + 24))));
 }
@@ -189,10 +212,17 @@ static inline float wf_q8_row(const uint8_t *w, const int8_t *x, const float *xd
     const uint8_t *scales = w + (size_t)nb * WF_QK;
     v128_t acc = wasm_f32x4_splat(0);
     int b = 0;
-    for (; b + 4 <= nb; b += 4, w += 4 * WF_QK, x += 4 * Q8_XB) acc = q_acc(acc, q8_group(w, x), scales + 2 * b, xd + b);
-    int32_t tail[3];
-    for (int t = 0; b + t < nb; t++, w += WF_QK, x += Q8_XB) tail[t] = q8_block(w, x);
-    return q_row_end(acc, tail, scales, xd, b, nb);
+    /* the groups' integer sums first, eight at a time, then their float part: V8 keeps the
+     * float accumulator in a register only when the integer work is out of its loop */
+    for (; b + 4 <= nb;) {
+        v128_t sums[8];
+        int g = 0;
+        for (; g < 8 && b + 4 * g + 4 <= nb; g++, w += 4 * WF_QK, x += 4 * Q8_XB) sums[g] = q8_group(w, x);
+        for (int k = 0; k < g; k++, b += 4) acc = q_acc(acc, sums[k], scales + 2 * b, xd + b);
+    }
+    if (nb - b >= 2) acc = q_acc2(acc, q8_pair(w, x), scales + 2 * b, xd + b), b += 2, w += 2 * WF_QK, x += 2 * Q8_XB;
+    const int32_t last = b < nb ? q8_block(w, x) : 0;
+    return q_row_end(acc, &last, scales, xd, b, nb);
 }
 #undef Q8_XB
 
@@ -210,6 +240,9 @@ WF_INLINE v128_t q4_group(const uint8_t *p, const int8_t *x) { /* x: 128 bytes, 
                                     wasm_i16x8_add(q4_part(p + 32, x + 32, x + 96), q4_part(p + 48, x + 48, x + 112)));
     return wasm_i32x4_extadd_pairwise_i16x8(s);
 }
+WF_INLINE v128_t q4_pair(const uint8_t *p, const int8_t *x) { /* x: 64 bytes, the low nibbles' then the high ones' */
+    return wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(q4_part(p, x, x + 32), q4_part(p + 16, x + 16, x + 48)));
+}
 WF_INLINE int32_t q4_block(const uint8_t *p, const int8_t *x) { return q_hsum(wasm_i32x4_extadd_pairwise_i16x8(q4_part(p, x, x + 16))); }
 #else
 /* the same in simd128: nibbles widened to int16 (0..15), i32x4.dot_i16x8_s against x, lanes of
@@ -224,6 +257,15 @@ WF_INLINE v128_t q4_group(const uint8_t *p, const int8_t *x) {
                                                q4_dot8(wasm_u16x8_extend_high_u8x16(h), x + 72)));
     }
     return wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
+}
+WF_INLINE v128_t q4_pair(const uint8_t *p, const int8_t *x) {
+    v128_t v = wasm_i32x4_splat(0);
+    for (int c = 0; c < 2; c++, p += 16, x += 16) {
+        const v128_t q = wasm_v128_load(p), l = wasm_v128_and(q, wasm_i8x16_splat(15)), h = wasm_u8x16_shr(q, 4);
+        v = wasm_i32x4_add(v, wasm_i32x4_add(wasm_i32x4_add(q4_dot8(wasm_u16x8_extend_low_u8x16(l), x), q4_dot8(wasm_u16x8_extend_high_u8x16(l), x + 8)),
+                                             wasm_i32x4_add(q4_dot8(wasm_u16x8_extend_low_u8x16(h), x + 32), q4_dot8(wasm_u16x8_extend_high_u8x16(h), x + 40))));
+    }
+    return wasm_i32x4_shuffle(v, v, 0, 2, 1, 3);
 }
 WF_INLINE int32_t q4_block(const uint8_t *p, const int8_t *x) {
     const v128_t q = wasm_v128_load(p), l = wasm_v128_and(q, wasm_i8x16_splat(15)), h = wasm_u8x16_shr(q, 4);
@@ -240,9 +282,12 @@ static inline float wf_q4_row(const uint8_t *w, const int8_t *x, const float *xd
     int b = 0;
     for (; b + 4 <= nb; b += 4, w += 2 * WF_QK, x += 4 * WF_QK)
         acc = q_acc(acc, wasm_i32x4_sub(q4_group(w, x), wasm_i32x4_shl(wasm_v128_load(xs + b), 3)), scales + 2 * b, xd + b);
-    int32_t tail[3];
-    for (int t = 0; b + t < nb; t++, w += WF_QK / 2, x += WF_QK) tail[t] = q4_block(w, x) - 8 * xs[b + t];
-    return q_row_end(acc, tail, scales, xd, b, nb);
+    if (nb - b >= 2) { /* the pair's 8 xs in lanes 0, 1 only: its sums fold lanes 2, 3 onto them */
+        const v128_t s8 = wasm_i32x4_shl(wasm_v128_load64_zero(xs + b), 3);
+        acc = q_acc2(acc, wasm_i32x4_sub(q4_pair(w, x), s8), scales + 2 * b, xd + b), b += 2, w += WF_QK, x += 2 * WF_QK;
+    }
+    const int32_t last = b < nb ? q4_block(w, x) - 8 * xs[b] : 0;
+    return q_row_end(acc, &last, scales, xd, b, nb);
 }
 
 /* ---------------------------------------------------------------- AVX2 and AVX-512 */
@@ -281,11 +326,11 @@ WF_INLINE __m256i q4_dot(const uint8_t *p, const int8_t *x) {
     const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)p), m = _mm_set1_epi8(15);
     return q_dpbusd(_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m)), q_load(x));
 }
-/* n . x of a group's 64 bytes of nibbles: 32 at a time, the low nibbles against x's first 64
- * bytes, the high ones against its last 64 */
-WF_INLINE __m256i q4_dot32(const uint8_t *p, const int8_t *x) {
+/* n . x of 32 bytes of nibbles: the low nibbles against x, the high ones against x + hi (a
+ * group's: 32 of its 64 bytes, hi = 64; a pair's: all of its 32, hi = 32) */
+WF_INLINE __m256i q4_dot32(const uint8_t *p, const int8_t *x, int hi) {
     const __m256i q = q_load(p), m = _mm256_set1_epi8(15);
-    return _mm256_add_epi32(q_dpbusd(_mm256_and_si256(q, m), q_load(x)), q_dpbusd(_mm256_and_si256(_mm256_srli_epi16(q, 4), m), q_load(x + 64)));
+    return _mm256_add_epi32(q_dpbusd(_mm256_and_si256(q, m), q_load(x)), q_dpbusd(_mm256_and_si256(_mm256_srli_epi16(q, 4), m), q_load(x + hi)));
 }
 
 WF_INLINE __m128i q_fold(__m256i v) { return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
@@ -295,6 +340,13 @@ WF_INLINE int32_t q_hsum(__m256i v) {
 }
 WF_INLINE __m128 q_acc(__m128 acc, __m128i sums, const uint8_t *scales, const float *xd) {
     return _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(q_f16x4(scales), _mm_loadu_ps(xd))));
+}
+/* a pair's: its sums in lanes 0, 1 and 2, 3 folded, lanes 2, 3 adding a zero (the wasm q_acc2) */
+WF_INLINE __m128 q_acc2(__m128 acc, __m128i sums, const uint8_t *scales, const float *xd) {
+    const __m128 d = _mm_setr_ps(wf_f16_to_f32(wf_q_scale_bits(scales)), wf_f16_to_f32(wf_q_scale_bits(scales + 2)), 0, 0);
+    const __m128 x = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)xd));
+    sums = _mm_add_epi32(sums, _mm_shuffle_epi32(sums, 0x4e));
+    return _mm_add_ps(acc, _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(d, x)));
 }
 WF_INLINE float q_row_end(__m128 acc, const int32_t *tail, const uint8_t *scales, const float *xd, int b, int nb) {
     float a[4];
@@ -312,9 +364,9 @@ static inline float wf_q8_row(const uint8_t *w, const int8_t *x, const float *xd
                                            _mm256_add_epi32(q8_dot(w + 64, x + 64), q8_dot(w + 96, x + 96)));
         acc = q_acc(acc, q_fold(s), scales + 2 * b, xd + b);
     }
-    int32_t tail[3];
-    for (int t = 0; b + t < nb; t++, w += WF_QK, x += WF_QK) tail[t] = q_hsum(q8_dot(w, x));
-    return q_row_end(acc, tail, scales, xd, b, nb);
+    if (nb - b >= 2) acc = q_acc2(acc, q_fold(_mm256_add_epi32(q8_dot(w, x), q8_dot(w + 32, x + 32))), scales + 2 * b, xd + b), b += 2, w += 2 * WF_QK, x += 2 * WF_QK;
+    const int32_t last = b < nb ? q_hsum(q8_dot(w, x)) : 0;
+    return q_row_end(acc, &last, scales, xd, b, nb);
 }
 
 static inline float wf_q4_row(const uint8_t *w, const int8_t *x, const float *xd, const int32_t *xs, int nb) {
@@ -322,12 +374,15 @@ static inline float wf_q4_row(const uint8_t *w, const int8_t *x, const float *xd
     __m128 acc = _mm_setzero_ps();
     int b = 0;
     for (; b + 4 <= nb; b += 4, w += 2 * WF_QK, x += 4 * WF_QK) {
-        const __m128i s = q_fold(_mm256_add_epi32(q4_dot32(w, x), q4_dot32(w + 32, x + 32)));
+        const __m128i s = q_fold(_mm256_add_epi32(q4_dot32(w, x, 64), q4_dot32(w + 32, x + 32, 64)));
         acc = q_acc(acc, _mm_sub_epi32(s, _mm_slli_epi32(_mm_loadu_si128((const __m128i *)(const void *)(xs + b)), 3)), scales + 2 * b, xd + b);
     }
-    int32_t tail[3];
-    for (int t = 0; b + t < nb; t++, w += WF_QK / 2, x += WF_QK) tail[t] = q_hsum(q4_dot(w, x)) - 8 * xs[b + t];
-    return q_row_end(acc, tail, scales, xd, b, nb);
+    if (nb - b >= 2) { /* the pair's 8 xs in lanes 0, 1 only: its sums fold lanes 2, 3 onto them */
+        const __m128i s8 = _mm_slli_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(xs + b)), 3);
+        acc = q_acc2(acc, _mm_sub_epi32(q_fold(q4_dot32(w, x, 32)), s8), scales + 2 * b, xd + b), b += 2, w += WF_QK, x += 2 * WF_QK;
+    }
+    const int32_t last = b < nb ? q_hsum(q4_dot(w, x)) - 8 * xs[b] : 0;
+    return q_row_end(acc, &last, scales, xd, b, nb);
 }
 
 /* ---------------------------------------------------------------- scalar */

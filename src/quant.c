@@ -53,10 +53,12 @@ size_t wf_quant_row_bytes(int type, size_t n) {
 }
 
 /* Block b of a packed row of nb blocks (qsimd.h's wf_qpos): its quant bytes come four at a
- * time, step bytes apart (16 inside a group of four blocks, 4 after the last group). */
+ * time, step bytes apart (16 inside a group of four blocks, 8 in the pair after them, 4 in a
+ * last block). */
 static size_t block_at(size_t nb, size_t b, size_t qb, size_t *step) {
-    *step = b < (nb & ~(size_t)3) ? 16 : 4;
-    return *step == 16 ? (b & ~(size_t)3) * qb + (b & 3) * 4 : b * qb;
+    const size_t g = nb & ~(size_t)3;
+    *step = b < g ? 16 : b < g + 2 && nb - g >= 2 ? 8 : 4;
+    return *step == 16 ? (b & ~(size_t)3) * qb + (b & 3) * 4 : *step == 8 ? g * qb + (b - g) * 4 : b * qb;
 }
 
 /* Block b of a packed row as ggml's block, and back */
