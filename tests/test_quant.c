@@ -1,5 +1,6 @@
 /* Quantized weights (src/quant.c, src/qsimd.h): fp16 conversion, ggml's Q8_0 and Q4_0
- * quantizers, and the linear layer on blocks: the fast (generation) path's SIMD kernels
+ * quantizers, the rows packed for the kernels (qsimd.h's layout, byte for byte, and back to
+ * ggml's blocks), and the linear layer on blocks: the fast (generation) path's SIMD kernels
  * against their scalar reference, bit for bit, and across thread counts; the exact path against
  * the float linear layer on the dequantized weights (bit for bit); and the fast path's activation
  * quantization against the exact product. Built for every backend: natively (AVX-512 with
