@@ -109,6 +109,30 @@ static inline void wf_quantize_acts(int8_t *q, float *d, int32_t *s, const float
     }
 }
 
+/* A packed group's four blocks dequantized (x [128], d: their four scales): each 16 bytes
+ * hold four of every block's values, widened and scaled a block at a time (QLoRA and
+ * evaluation dequantize every row per product: the scalar loop's strided pieces cost it 5 %
+ * of a step) */
+#define WF_Q_DEQUANT_SIMD 1
+WF_INLINE void q_dequant4(float *x, v128_t v, const float *d) { /* v: int8 values, four of each block */
+    const v128_t lo = wasm_i16x8_extend_low_i8x16(v), hi = wasm_i16x8_extend_high_i8x16(v);
+    wasm_v128_store(x, wasm_f32x4_mul(wasm_v128_load32_splat(d), wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo))));
+    wasm_v128_store(x + 32, wasm_f32x4_mul(wasm_v128_load32_splat(d + 1), wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo))));
+    wasm_v128_store(x + 64, wasm_f32x4_mul(wasm_v128_load32_splat(d + 2), wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi))));
+    wasm_v128_store(x + 96, wasm_f32x4_mul(wasm_v128_load32_splat(d + 3), wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi))));
+}
+static inline void wf_q_dequant_group(float *x, const uint8_t *p, const float *d, int q8) {
+    if (q8) {
+        for (int c = 0; c < 8; c++) q_dequant4(x + 4 * c, wasm_v128_load(p + 16 * c), d);
+        return;
+    }
+    for (int c = 0; c < 4; c++) { /* the nibbles less 8: the low ones values 4c.., the high ones 16 + 4c.. */
+        const v128_t q = wasm_v128_load(p + 16 * c), eight = wasm_i8x16_splat(8);
+        q_dequant4(x + 4 * c, wasm_i8x16_sub(wasm_v128_and(q, wasm_i8x16_splat(15)), eight), d);
+        q_dequant4(x + 16 + 4 * c, wasm_i8x16_sub(wasm_u8x16_shr(q, 4), eight), d);
+    }
+}
+
 /* A row at a time (V8 decodes about half as fast with four rows' blocks interleaved:
  * bench/studies/decode-ab.mjs), a group of four blocks a step: their integer sums in the
  * lanes of one vector, their four fp16 scales in one load. */

@@ -145,18 +145,24 @@ static void dequantize_block(wf_real *x, const uint8_t *q, int type) {
 /* read in place (QLoRA and evaluation dequantize every row of a chunk per product) */
 void wf_dequantize_row(wf_real *x, const uint8_t *row, size_t n, int type) {
     const size_t nb = n / WF_QK, qb = wf_quant_block_bytes(type) - 2;
-    for (size_t b = 0, step; b < nb; b++, x += WF_QK) {
+    size_t b = 0;
+#if defined(WF_Q_DEQUANT_SIMD) /* qsimd.h's, the same values */
+    for (; b + 4 <= nb; b += 4, x += 4 * WF_QK) {
+        float d[4];
+        for (int k = 0; k < 4; k++) d[k] = wf_f16_to_f32(wf_q_scale_bits(row + nb * qb + 2 * (b + k)));
+        wf_q_dequant_group(x, row + b * qb, d, type == WF_QUANT_Q8_0);
+    }
+#endif
+    for (size_t step; b < nb; b++, x += WF_QK) {
         const uint8_t *p = row + block_at(nb, b, qb, &step);
         const float d = wf_f16_to_f32(wf_q_scale_bits(row + nb * qb + 2 * b));
-        for (int c = 0; c < (int)qb / 4; c++, p += step)
-            for (int i = 0; i < 4; i++) {
-                if (type == WF_QUANT_Q8_0) {
-                    x[4 * c + i] = d * (float)(int8_t)p[i];
-                } else {
-                    x[4 * c + i] = d * (float)((p[i] & 15) - 8);
-                    x[4 * c + i + 16] = d * (float)((p[i] >> 4) - 8);
-                }
-            }
+        if (type == WF_QUANT_Q8_0) {
+            for (int c = 0; c < 8; c++, p += step)
+                for (int i = 0; i < 4; i++) x[4 * c + i] = d * (float)(int8_t)p[i];
+        } else {
+            for (int c = 0; c < 4; c++, p += step)
+                for (int i = 0; i < 4; i++) x[4 * c + i] = d * (float)((p[i] & 15) - 8), x[4 * c + i + 16] = d * (float)((p[i] >> 4) - 8);
+        }
     }
 }
 

@@ -70,9 +70,9 @@ static void test_f16(void) {
 }
 
 /* ---- the quantizers: ggml's rules, checked on their own terms ---- */
-static void test_quantize(int type) {
+static void test_quantize(int type, size_t blocks) {
     const char *name = type == WF_QUANT_Q8_0 ? "Q8_0" : "Q4_0";
-    const size_t n = 32 * 37;
+    const size_t n = 32 * blocks; /* groups of four, then a last block or a pair (qsimd.h) */
     float *x = randv(n, 1), *y = wf_alloc(n, sizeof(float)), *z = wf_alloc(n, sizeof(float));
     for (int j = 0; j < 32; j++) x[32 + j] = 0;       /* an all-zero block: d = 0 */
     x[64 + 5] = 1e4f;                                 /* one block ruled by a single value */
@@ -255,7 +255,7 @@ int main(void) {
                                     {17, 64, 35}, {32, 576, 192}, {1, 1536, 576}, {5, 576, 3000}, {1, 576, 49},
                                     {40, 96, 300}, {300, 64, 130}, {2, 224, 6}};
     for (int type = WF_QUANT_Q8_0; type <= WF_QUANT_Q4_0; type++) {
-        test_quantize(type);
+        test_quantize(type, 37), test_quantize(type, 38);
         test_qembed(type);
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             test_qlinear(type, shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2), pool);
