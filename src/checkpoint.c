@@ -70,6 +70,17 @@ static void put_reals_or_zeros(wf_writer *w, const wf_real *x, size_t n) {
     for (size_t i = 0; i < n; i++) wf_put_f32s(w, &zero, 1);
 }
 
+/* A quantized tensor's rows (the model's packed layout, qsimd.h) as ggml's blocks, in order */
+static void put_blocks(wf_writer *w, const uint8_t *q, const wf_tensor_info *ti) {
+    const size_t cols = (size_t)ti->shape[ti->ndim - 1], rb = wf_quant_row_bytes(ti->dtype, cols);
+    uint8_t blk[34]; /* the largest block, Q8_0's */
+    for (size_t row = 0; row < (size_t)ti->size / cols; row++)
+        for (size_t b = 0; b < cols / 32; b++) {
+            wf_quant_block_ggml(blk, q + row * rb, cols, b, ti->dtype);
+            wf_put(w, blk, wf_quant_block_bytes(ti->dtype));
+        }
+}
+
 /* A section: 4-byte tag, u32 reserved 0, u64 payload length (patched by end_section). */
 static size_t begin_section(wf_writer *w, const char *tag) {
     wf_put(w, tag, 4);
@@ -151,8 +162,8 @@ static void write_model(wf_writer *w, wf_model *m, const wf_tokenizer *t, int32_
         for (int k = 0; k < ti->ndim; k++) wf_put_u32(w, (uint32_t)ti->shape[k]);
         if (ti->dtype == WF_QUANT_F32)
             put_reals(w, weights + ti->offset, (size_t)ti->size);
-        else /* its blocks, as they lie in the model */
-            wf_put(w, wf_model_qslice(m, i, 0), wf_plan_qslice(ti) * (size_t)ti->layers);
+        else /* its blocks, in ggml's form (the model holds them packed: qsimd.h) */
+            put_blocks(w, wf_model_qslice(m, i, 0), ti);
         const size_t trained = trained_elems(ti, m->train + m->slice0[i]);
         if (opt && trained) { /* the trainable slices' moments, as they lie in the blocks (zero before training) */
             put_reals_or_zeros(w, adam_m ? adam_m + ti->grad_offset : NULL, trained);
@@ -533,8 +544,10 @@ wf_status wf_model_load(wf_model *m, wf_tokenizer *t, const uint8_t *data, int32
         const wf_tensor_info *ti = &pc->table[i];
         if (!ti->size) continue;
         const size_t elems = (size_t)ti->size;
-        if (ti->dtype != WF_QUANT_F32) {
-            memcpy(wf_model_qslice(m, i, 0), pc->data[i], wf_plan_qslice(ti) * (size_t)ti->layers);
+        if (ti->dtype != WF_QUANT_F32) { /* ggml's blocks, packed for the kernels */
+            const size_t cols = (size_t)ti->shape[ti->ndim - 1], rb = wf_quant_row_bytes(ti->dtype, cols);
+            uint8_t *q = wf_model_qslice(m, i, 0);
+            for (size_t row = 0; row < elems / cols; row++) wf_quant_pack_row(q + row * rb, ti->dtype, pc->data[i] + row * rb, ti->dtype, cols);
             continue;
         }
         read_reals(weights + ti->offset, pc->data[i], elems);

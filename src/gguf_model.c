@@ -228,12 +228,10 @@ wf_status wf_gguf_take_row(wf_model *m, const gg_entry *x, size_t k, const uint8
                 out[j] = v;
             }
         } else {
-            wf_dequantize_row(out, src, n, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0);
+            wf_dequantize_blocks(out, src, n, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0);
         }
-    } else if ((type == GGML_Q8_0) == (ti->dtype == WF_QUANT_Q8_0)) {
-        memcpy(m->qmem + m->qoff[r->param] + row * rb, src, rb);
-    } else {
-        wf_q4_to_q8_row(m->qmem + m->qoff[r->param] + row * rb, src, n);
+    } else { /* ggml's blocks packed for the kernels (Q4_0 parts of a Q8_0 tensor as Q8_0) */
+        wf_quant_pack_row(m->qmem + m->qoff[r->param] + row * rb, ti->dtype, src, type == GGML_Q8_0 ? WF_QUANT_Q8_0 : WF_QUANT_Q4_0, n);
     }
     return WF_OK;
 }

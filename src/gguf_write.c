@@ -98,8 +98,12 @@ static int write_file(wf_writer *w, wf_model *m, const wf_tokenizer *t, const wf
                     const float v = (float)x[j];
                     wf_put_f32s(w, &v, 1);
                 }
-            } else {
-                wf_put(w, m->qmem + m->qoff[r->param] + row * rb, rb);
+            } else { /* the model's packed row as ggml's blocks */
+                uint8_t blk[34]; /* the largest block, Q8_0's */
+                for (size_t b = 0; b < sl.cols / 32; b++) {
+                    wf_quant_block_ggml(blk, m->qmem + m->qoff[r->param] + row * rb, sl.cols, b, ti->dtype);
+                    wf_put(w, blk, wf_quant_block_bytes(ti->dtype));
+                }
             }
         }
         pad(w);

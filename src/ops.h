@@ -63,13 +63,20 @@ void wf_linear_rows(wf_real *out, size_t ldo, const wf_real *inp, const wf_real 
 uint16_t wf_f32_to_f16(float f); /* round to nearest even; qsimd.h's wf_f16_to_f32 is exact */
 size_t wf_quant_block_bytes(int type);       /* 34 (Q8_0) or 18 (Q4_0) bytes per 32 weights */
 size_t wf_quant_row_bytes(int type, size_t n); /* n (a multiple of 32) weights: n / 32 blocks, or 4n for F32 */
-/* A row of n weights (a multiple of 32) into blocks, as ggml's reference quantizers do; back to
- * floats (exactly: every block value is a float); Q4_0 to Q8_0 exactly (the same scale). */
+/* Rows of n weights (a multiple of 32) as the model holds them, packed for the kernels
+ * (qsimd.h): into blocks, as ggml's reference quantizers do; back to floats (exactly: every
+ * block value is a float); Q4_0 to Q8_0 exactly (the same scale). */
 void wf_quantize_row(uint8_t *q, const wf_real *x, size_t n, int type);
 void wf_dequantize_row(wf_real *x, const uint8_t *q, size_t n, int type);
 void wf_q4_to_q8_row(uint8_t *q8, const uint8_t *q4, size_t n);
-/* The first block of a row whose scale is inf or NaN (a hostile file's), or -1. */
-int64_t wf_quant_check_row(const uint8_t *q, size_t n, int type);
+/* The file boundary (ggml's blocks, in order): a row of blocks of type `from` packed as the
+ * model's `type` (the same, or Q4_0 into Q8_0); block b of a packed row as ggml's block; a
+ * row of ggml's blocks as floats; the first block whose scale is inf or NaN (a hostile
+ * file's), or -1. */
+void wf_quant_pack_row(uint8_t *dst, int type, const uint8_t *ggml, int from, size_t n);
+void wf_quant_block_ggml(uint8_t *blk, const uint8_t *row, size_t n, size_t b, int type);
+void wf_dequantize_blocks(wf_real *x, const uint8_t *ggml, size_t n, int type);
+int64_t wf_quant_check_row(const uint8_t *ggml, size_t n, int type);
 /* The linear layer on quantized w [OC, C] (C a multiple of 32): forward out = inp w^T + b,
  * exact (rows dequantized into scratch, then wf_matmul) or with fast = 1 and N <= 32 rows the
  * generation path (activations quantized per block, integer dots: quant.c); backward dinp +=

@@ -1,5 +1,6 @@
 /* Quantized weights (src/quant.c, src/qsimd.h): fp16 conversion, ggml's Q8_0 and Q4_0
- * quantizers, and the linear layer on blocks: the fast (generation) path's SIMD kernels
+ * quantizers, the rows packed for the kernels (qsimd.h's layout, byte for byte, and back to
+ * ggml's blocks), and the linear layer on blocks: the fast (generation) path's SIMD kernels
  * against their scalar reference, bit for bit, and across thread counts; the exact path against
  * the float linear layer on the dequantized weights (bit for bit); and the fast path's activation
  * quantization against the exact product. Built for every backend: natively (AVX-512 with
@@ -69,9 +70,9 @@ static void test_f16(void) {
 }
 
 /* ---- the quantizers: ggml's rules, checked on their own terms ---- */
-static void test_quantize(int type) {
+static void test_quantize(int type, size_t blocks) {
     const char *name = type == WF_QUANT_Q8_0 ? "Q8_0" : "Q4_0";
-    const size_t n = 32 * 37;
+    const size_t n = 32 * blocks; /* groups of four, then a last block or a pair (qsimd.h) */
     float *x = randv(n, 1), *y = wf_alloc(n, sizeof(float)), *z = wf_alloc(n, sizeof(float));
     for (int j = 0; j < 32; j++) x[32 + j] = 0;       /* an all-zero block: d = 0 */
     x[64 + 5] = 1e4f;                                 /* one block ruled by a single value */
@@ -80,6 +81,8 @@ static void test_quantize(int type) {
     wf_quantize_row(q, x, n, type);
     wf_dequantize_row(y, q, n, type);
     const size_t bytes = wf_quant_block_bytes(type);
+    uint8_t *g = wf_alloc(wf_quant_row_bytes(type, n), 1); /* the row as ggml's blocks, in order */
+    for (size_t b = 0; b < n / 32; b++) wf_quant_block_ggml(g + b * bytes, q, n, b, type);
     int bad = 0;
     for (size_t b = 0; b < n / 32; b++) {
         const float *xb = x + 32 * b;
@@ -87,7 +90,7 @@ static void test_quantize(int type) {
         for (int j = 0; j < 32; j++)
             if (fabsf(xb[j]) > amax) amax = fabsf(xb[j]), m = xb[j];
         const float d = type == WF_QUANT_Q8_0 ? amax / 127 : m / -8;
-        const uint16_t h = wf_q_scale_bits(q + b * bytes);
+        const uint16_t h = wf_q_scale_bits(g + b * bytes);
         bad += h != wf_f32_to_f16(d); /* the scale, rounded to fp16 */
         const float dq = wf_f16_to_f32(h);
         for (int j = 0; j < 32; j++) {
@@ -103,15 +106,36 @@ static void test_quantize(int type) {
     }
     CHECK(bad == 0, "%s: %d blocks or values off", name, bad);
     CHECK(y[32] == 0 && y[63] == 0, "%s: a zero block stays zero", name);
+    /* the packed row is qsimd.h's layout, byte for byte, and packs back from ggml's blocks */
+    const size_t qb = bytes - 2, nb = n / 32;
+    for (size_t b = 0; b < nb; b++) {
+        bad += q[nb * qb + 2 * b] != g[b * bytes] || q[nb * qb + 2 * b + 1] != g[b * bytes + 1];
+        for (size_t j = 0; j < qb; j++) bad += q[wf_qpos(nb, b, j, qb)] != g[b * bytes + 2 + j];
+    }
+    CHECK(bad == 0, "%s: %d bytes not where qsimd.h's wf_qpos puts them", name, bad);
+    uint8_t *back = wf_alloc(wf_quant_row_bytes(type, n), 1);
+    wf_quant_pack_row(back, type, g, type, n);
+    CHECK(!memcmp(back, q, wf_quant_row_bytes(type, n)), "%s: ggml's blocks pack to the same row", name);
+    wf_dequantize_blocks(z, g, n, type);
+    CHECK(!memcmp(y, z, n * sizeof(float)), "%s: ggml's blocks hold the same values", name);
+    wf_free(back);
     if (type == WF_QUANT_Q4_0) { /* Q4_0 to Q8_0 is exact */
         wf_q4_to_q8_row(q8, q, n);
         wf_dequantize_row(z, q8, n, WF_QUANT_Q8_0);
         CHECK(!memcmp(y, z, n * sizeof(float)), "Q4_0 as Q8_0: the same values");
     }
-    CHECK(wf_quant_check_row(q, n, type) == -1, "%s: finite scales pass", name);
-    q[bytes * 3 + 1] = 0x7c; /* block 3's scale: inf */
-    CHECK(wf_quant_check_row(q, n, type) == 3, "%s: an inf scale is found", name);
-    wf_free(x), wf_free(y), wf_free(z), wf_free(q), wf_free(q8);
+    CHECK(wf_quant_check_row(g, n, type) == -1, "%s: finite scales pass", name);
+    const uint8_t kept = g[bytes * 3 + 1];
+    g[bytes * 3 + 1] = 0x7c; /* block 3's scale: inf */
+    CHECK(wf_quant_check_row(g, n, type) == 3, "%s: an inf scale is found", name);
+    if (type == WF_QUANT_Q4_0) { /* a file's Q4_0 blocks packed as Q8_0: the same values */
+        g[bytes * 3 + 1] = kept;
+        wf_quant_pack_row(q8, WF_QUANT_Q8_0, g, WF_QUANT_Q4_0, n);
+        wf_dequantize_row(z, q8, n, WF_QUANT_Q8_0);
+        wf_dequantize_row(y, q, n, type);
+        CHECK(!memcmp(y, z, n * sizeof(float)), "Q4_0 blocks packed as Q8_0: the same values");
+    }
+    wf_free(x), wf_free(y), wf_free(z), wf_free(q), wf_free(q8), wf_free(g);
 }
 
 /* ---- the linear layer on blocks ---- */
@@ -189,13 +213,14 @@ static void test_qembed(int type) {
 static void test_q8_extremes(void) {
     const int N = 2, C = 7 * WF_QK, OC = 6;
     const size_t rb = wf_quant_row_bytes(WF_QUANT_Q8_0, C);
-    uint8_t *w = wf_alloc(rb, OC);
+    uint8_t *w = wf_alloc(rb, OC), *g = wf_alloc(rb, 1);
     float *x = randv((size_t)N * C, 1), *fast = randv((size_t)N * OC, 1), *ref = randv((size_t)N * OC, 1);
     for (int o = 0; o < OC; o++)
         for (int b = 0; b < C / WF_QK; b++) {
-            uint8_t *blk = w + o * rb + b * WF_Q8_BYTES;
+            uint8_t *blk = g + b * WF_Q8_BYTES; /* ggml's blocks, packed below */
             blk[0] = 0x00, blk[1] = (uint8_t)(0x3c ^ (o & 1) << 7); /* scale +-1 */
             for (int j = 0; j < WF_QK; j++) blk[2 + j] = (uint8_t)((o + b + j / 2) % 3 ? -128 : 127);
+            if (b == C / WF_QK - 1) wf_quant_pack_row(w + o * rb, WF_QUANT_Q8_0, g, WF_QUANT_Q8_0, C);
         }
     /* row 0: +-1, which quantize to +-127; row 1: blocks of scale 1 (127 first) whose values
      * are halves, roundf's ties (away from zero), and 0.5 less an ulp on either side */
@@ -211,7 +236,7 @@ static void test_q8_extremes(void) {
     float big = 0;
     for (int i = 0; i < N * OC; i++) big = fmaxf(big, fabsf(ref[i]));
     CHECK(big > 100, "Q8_0 extremes: the sums are large (%g)", (double)big);
-    wf_free(w), wf_free(x), wf_free(fast), wf_free(ref), wf_free(scratch);
+    wf_free(w), wf_free(g), wf_free(x), wf_free(fast), wf_free(ref), wf_free(scratch);
 }
 
 int main(void) {
@@ -228,9 +253,9 @@ int main(void) {
      * path alone, over several QCHUNKs */
     static const int shapes[][3] = {{1, 32, 4},   {1, 64, 7},     {1, 576, 9},   {2, 96, 5},   {3, 160, 13},
                                     {17, 64, 35}, {32, 576, 192}, {1, 1536, 576}, {5, 576, 3000}, {1, 576, 49},
-                                    {40, 96, 300}, {300, 64, 130}};
+                                    {40, 96, 300}, {300, 64, 130}, {2, 224, 6}};
     for (int type = WF_QUANT_Q8_0; type <= WF_QUANT_Q4_0; type++) {
-        test_quantize(type);
+        test_quantize(type, 37), test_quantize(type, 38);
         test_qembed(type);
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             test_qlinear(type, shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2), pool);
