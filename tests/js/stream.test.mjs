@@ -33,6 +33,22 @@ const piecesOf = (bytes, size) => new ReadableStream({
   },
 });
 
+/** The file's first `upTo` bytes in pieces, then the rest only 20 s later: a load that the
+ * abort at 20,000 bytes ends however slowly the progress reaches the page (and that ends
+ * without it, so that a load deaf to its signal fails the test rather than hangs it). */
+const stalledAfter = (bytes, size, upTo) => new ReadableStream({
+  start(c) {
+    for (let at = 0; at < upTo; at += size) c.enqueue(bytes.slice(at, Math.min(at + size, upTo)));
+  },
+  async pull(c) {
+    await new Promise((resolve) => setTimeout(resolve, 20000).unref());
+    try {
+      c.enqueue(bytes.slice(upTo));
+      c.close();
+    } catch { /* the load was cancelled meanwhile */ }
+  },
+});
+
 /** The model's file written again, the tokenizer's ids and a loss: what must not differ. */
 function facts(model) {
   const ids = model.tokenizer.encode(TEXT);
@@ -147,7 +163,7 @@ test('the worker loads stream inside the worker: a Blob, a Response, a ReadableS
   assert.ok(seen.length >= 1 && seen.at(-1).loaded === bytes.length && seen.at(-1).total === bytes.length, JSON.stringify(seen.at(-1)));
   wm.dispose();
   const stop = new AbortController();
-  await assert.rejects(loadWorkerModel(piecesOf(bytes, 4096), { ...OPTS, signal: stop.signal, onProgress: (p) => p.loaded > 20000 && stop.abort() }),
+  await assert.rejects(loadWorkerModel(stalledAfter(bytes, 4096, 24576), { ...OPTS, signal: stop.signal, onProgress: (p) => p.loaded > 20000 && stop.abort() }),
     (e) => e.name === 'AbortError');
   await assert.rejects(loadWorkerModel(new Blob([bytes]), { ...OPTS, signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
   await assert.rejects(loadWorkerModel(piecesOf(bytes, 4096), { ...OPTS, onProgress: () => { throw new Error('mine'); } }), /mine/);
