@@ -1,14 +1,21 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
-/* The thread pool (see pool.h). Workers spin briefly on an epoch counter between jobs,
- * since ops come back to back within a training step, then sleep on a condition variable
- * so an idle model costs no CPU. A job touches the mutex only when someone sleeps: the
- * caller bumps the epoch and broadcasts only if a worker went to sleep, the last worker
- * signals only if the caller did (each side publishes "I sleep" and then re-checks, with
- * sequentially consistent atomics, so one of them always sees the other). The counters the
- * threads write (the task counter, the epoch, the busy count) sit on cache lines of their
- * own, so a spinning worker's reads do not bounce the line every task hand-out writes. In
- * the browser's main thread Emscripten turns the caller's waits into busy-waits, which is
- * why the caller only ever waits for work that is already running. */
+/* The thread pool (see pool.h). Workers spin briefly between jobs, since ops come back to
+ * back within a training step, then sleep on a condition variable so an idle model costs no
+ * CPU. A job's tasks are handed out from one word, (tasks << 32) | next task, and a task is
+ * claimed by a compare-and-swap on the whole word: a word with next < tasks describes the
+ * current job and nothing else (a finished job's reads tasks | tasks), so a claim that
+ * succeeds is a task of the current job, however late the thread that read the word. The
+ * caller then waits only for the tasks claimed and not yet done, never for a worker that has
+ * not joined: a worker that wakes late (asleep, or its core taken by another process) finds
+ * no task left and costs the job nothing. (Waiting for every worker to check in made two
+ * threads slower than one whenever a worker was slow to be scheduled: micro 0.82x of one
+ * thread beside one busy process, docs/SPEED.md.) A job touches the mutex only when someone
+ * sleeps: the caller publishes the job and broadcasts only if a worker went to sleep, the
+ * worker that finishes the last task signals only if the caller did (each side publishes
+ * "I sleep" and then re-checks, with sequentially consistent atomics, so one of them always
+ * sees the other). In the browser's main thread Emscripten
+ * turns the caller's waits into busy-waits, which is why the caller only ever waits for work
+ * that is already running. */
 #include <stdlib.h>
 
 #include "pool.h"
@@ -17,6 +24,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,15 +41,14 @@ struct wf_pool {
     int n;               /* threads including the caller */
     pthread_t *workers;  /* n - 1 */
     pthread_mutex_t mu;
-    pthread_cond_t wake; /* a new epoch (job) or stop */
-    pthread_cond_t done; /* the last worker finished the job */
-    wf_task_fn fn;
+    pthread_cond_t wake; /* a new job or stop */
+    pthread_cond_t done; /* a worker finished the job's last task */
+    wf_task_fn fn;       /* the current job's, written before its word is published */
     void *ctx;
-    int n_tasks;
     void *scratch;       /* WF_POOL_SCRATCH bytes for the ops' shared buffers (wf_pool_scratch) */
-    _Alignas(LINE) atomic_int next; /* next task to hand out */
+    _Alignas(LINE) _Atomic uint64_t work; /* (tasks << 32) | next task to hand out */
     _Alignas(LINE) atomic_uint epoch; /* bumped once per job; read by every spinning worker */
-    _Alignas(LINE) atomic_int busy;   /* workers still inside the current job */
+    _Alignas(LINE) atomic_int left;   /* the current job's tasks not yet done */
     _Alignas(LINE) atomic_int sleepers;     /* workers asleep on wake (or about to be) */
     atomic_int caller_sleeps; /* the caller is asleep on done (or about to be) */
     atomic_int stop;
@@ -70,11 +77,16 @@ static void stop_all(wf_pool *p) {
     pthread_mutex_unlock(&p->mu);
 }
 
-static void run_tasks(wf_pool *p) {
+/* Claims and runs tasks of the current job until none is left; returns how many it ran. */
+static int run_tasks(wf_pool *p) {
+    int ran = 0;
+    uint64_t w = atomic_load(&p->work);
     for (;;) {
-        int t = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-        if (t >= p->n_tasks) break;
-        p->fn(p->ctx, t);
+        if ((uint32_t)w >= (uint32_t)(w >> 32)) return ran;
+        if (!atomic_compare_exchange_weak(&p->work, &w, w + 1)) continue; /* w now holds the word */
+        p->fn(p->ctx, (int)(uint32_t)w);
+        ran++;
+        w++;
     }
 }
 
@@ -90,7 +102,7 @@ static void *worker(void *arg) {
         }
         if (e == seen && !atomic_load(&p->stop)) {
             pthread_mutex_lock(&p->mu);
-            atomic_fetch_add(&p->sleepers, 1); /* then re-check: the caller reads sleepers after bumping the epoch */
+            atomic_fetch_add(&p->sleepers, 1); /* then re-check: the caller reads sleepers after publishing */
             while ((e = atomic_load(&p->epoch)) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->wake, &p->mu);
             atomic_fetch_sub(&p->sleepers, 1);
             pthread_mutex_unlock(&p->mu);
@@ -100,8 +112,8 @@ static void *worker(void *arg) {
             return NULL;
         }
         seen = e;
-        run_tasks(p);
-        if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_sleeps)) {
+        const int ran = run_tasks(p);
+        if (ran && atomic_fetch_sub(&p->left, ran) == ran && atomic_load(&p->caller_sleeps)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
@@ -194,22 +206,22 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     }
     p->fn = fn;
     p->ctx = ctx;
-    p->n_tasks = n_tasks;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->busy, p->n - 1, memory_order_relaxed);
-    atomic_fetch_add(&p->epoch, 1); /* publishes the job; then: does anyone sleep? */
+    atomic_store(&p->left, n_tasks);
+    atomic_store(&p->work, (uint64_t)n_tasks << 32); /* the job's tasks, from task 0 */
+    atomic_fetch_add(&p->epoch, 1); /* wakes the spinners; then: does anyone sleep? */
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
     }
-    run_tasks(p);
-    /* the workers may still be finishing their last task */
-    for (int i = 0; i < SPINS && atomic_load_explicit(&p->busy, memory_order_acquire) > 0; i++) relax(i);
-    if (atomic_load_explicit(&p->busy, memory_order_acquire) > 0) {
+    const int ran = run_tasks(p);
+    /* the workers may still be finishing the tasks they claimed */
+    if (atomic_fetch_sub(&p->left, ran) == ran) return;
+    for (int i = 0; i < SPINS && atomic_load_explicit(&p->left, memory_order_acquire) > 0; i++) relax(i);
+    if (atomic_load_explicit(&p->left, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->caller_sleeps, 1); /* then re-check: the last worker reads it after its decrement */
-        while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->mu);
+        while (atomic_load(&p->left) > 0) pthread_cond_wait(&p->done, &p->mu);
         atomic_store(&p->caller_sleeps, 0);
         pthread_mutex_unlock(&p->mu);
     }

@@ -10,6 +10,7 @@
  * FMA) and use a polynomial exp, so float rounding differs by a few ulps times the number
  * of terms; 2e-5 is ~150 ulps of the tensor's scale, far below any real indexing error,
  * which shows up as O(1). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -450,6 +451,44 @@ static void test_decode_stays_on_caller(void) {
 #endif
 
 #if defined(WF_THREADS)
+/* Every task of every job runs exactly once, on a pool of 4 whose workers join each job when
+ * they happen to wake: jobs of 2 to 7 tasks back to back, so a worker late from one job
+ * meets the next (a claim against a finished job must fail, not take a task of the next),
+ * and the caller returns only when the tasks claimed are done (each task's count is read
+ * as soon as its job returns). */
+typedef struct {
+    _Atomic int runs[8];
+} claim_job;
+
+/* a microsecond or so of work, for the workers to join in */
+static void claim_task(void *ctx, int task) {
+    claim_job *j = ctx;
+    volatile unsigned x = (unsigned)task;
+    for (int i = 0; i < 500; i++) x = x * 1664525u + 1013904223u;
+    atomic_fetch_add(&j->runs[task], 1);
+}
+
+static void test_pool_claims(void) {
+    wf_pool *p;
+    CHECK(wf_pool_start(&p, 4, WF_POOL_WAIT) == WF_OK, "could not start a pool of 4 threads");
+    if (!p) return;
+    const unsigned jobs0 = wf_pool_jobs(p);
+    int bad = 0, jobs = 0;
+    for (int i = 0; i < 10000; i++) {
+        claim_job j;
+        for (int t = 0; t < 8; t++) atomic_init(&j.runs[t], 0);
+        const int n = 2 + i % 6;
+        wf_pool_run(p, n, claim_task, &j);
+        jobs++;
+        for (int t = 0; t < 8; t++) bad += atomic_load(&j.runs[t]) != (t < n);
+    }
+    CHECK(bad == 0, "%d tasks ran other than once over %d jobs", bad, jobs);
+    CHECK(wf_pool_jobs(p) - jobs0 == (unsigned)jobs, "the pool counted %u jobs, not %d", wf_pool_jobs(p) - jobs0, jobs);
+    wf_pool_free(p);
+}
+#endif
+
+#if defined(WF_THREADS)
 /* A pool whose workers do not check in within its wait gives up (review #14): the workers
  * are detached and told to stop, and the last of them to let go frees the pool. The
  * sanitizer build (WF_SANITIZE, leak check on) fails if a pool is lost or freed under a
@@ -591,6 +630,7 @@ int main(void) {
     test_worker_stack(pool);
     test_model_threads();
     test_decode_stays_on_caller();
+    test_pool_claims();
     test_pool_gives_up();
 #endif
     wf_pool_free(pool);
