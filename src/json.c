@@ -265,7 +265,10 @@ int32_t wf_json_str(const wf_json *j, int32_t x, char *buf, size_t cap) {
             else if (cp < 0x10000) { tmp[0] = (char)(0xE0 | cp >> 12); tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); tmp[2] = (char)(0x80 | (cp & 0x3F)); k = 3; }
             else { tmp[0] = (char)(0xF0 | cp >> 18); tmp[1] = (char)(0x80 | ((cp >> 12) & 0x3F)); tmp[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); tmp[3] = (char)(0x80 | (cp & 0x3F)); k = 4; }
         }
-        if (o + k + 1 > cap) return -1;
+        if (o + k + 1 > cap) {
+            if (cap) buf[o] = 0; /* what fits, terminated: a message may still show it */
+            return -1;
+        }
         memcpy(buf + o, tmp, k);
         o += k;
     }

@@ -35,7 +35,8 @@ typedef struct {
 /* Parses s[0, n) as one JSON value into j (nodes[0] is the root; free j->nodes); on
  * failure the message, naming `what` and the byte, is in msg. */
 wf_status wf_json_parse(wf_json *j, const char *s, size_t n, const char *what, char *msg, size_t cap);
-/* String node x decoded into buf (NUL-terminated); its length, or -1 if cap is too small. */
+/* String node x decoded into buf (NUL-terminated); its length, or -1 if cap is too small (buf then holds
+ * the characters that fit, NUL-terminated, when cap > 0). */
 int32_t wf_json_str(const wf_json *j, int32_t x, char *buf, size_t cap);
 /* Node x is the string lit. */
 int wf_json_is(const wf_json *j, int32_t x, const char *lit);
