@@ -167,6 +167,13 @@ static void test_tokenizers(void) {
     wf_model_free(m);
 }
 
+/* v rounded to bfloat16 (to nearest, ties to even): its upper 16 bits. */
+static uint16_t to_bf16(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
+}
+
 /* f32 file (data from `data` on) with every tensor rewritten as `type` (F16 or BF16): the
  * tensor infos patched in place (type, offset), the data converted, each tensor aligned. */
 static uint8_t *as_half(const uint8_t *f32, int32_t n, uint32_t type, int32_t *n_out) {
@@ -185,10 +192,8 @@ static uint8_t *as_half(const uint8_t *f32, int32_t n, uint32_t type, int32_t *n
         memcpy(info + 4, &offset, 8);
         for (size_t k = 0; k < t->bytes / 4; k++) {
             float v;
-            uint32_t u;
             memcpy(&v, f32 + f.data + t->offset + 4 * k, 4);
-            memcpy(&u, &v, 4);
-            const uint16_t h = type == GGML_F16 ? wf_f32_to_f16(v) : (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
+            const uint16_t h = type == GGML_F16 ? wf_f32_to_f16(v) : to_bf16(v);
             memcpy(out + at + 2 * k, &h, 2);
         }
         at += t->bytes / 2;
@@ -219,9 +224,7 @@ static void test_half_types(void) {
         const float *got = wf_model_params(b);
         int32_t same = 0, moved = 0;
         for (int32_t i = 0; got && i < count; i++) {
-            uint32_t u;
-            memcpy(&u, &w[i], 4);
-            const uint32_t r = (u + 0x7fff + (u >> 16 & 1)) & 0xffff0000u;
+            const uint32_t r = (uint32_t)to_bf16(w[i]) << 16;
             float want;
             memcpy(&want, &r, 4);
             if (!half) want = wf_f16_to_f32(wf_f32_to_f16(w[i]));
