@@ -7,6 +7,8 @@
  * --muon trains as the presets do: Muon on the blocks' matrices, AdamW on the rest (the
  * profile then times Newton-Schulz and the update of each matrix of a step, and AdamW
  * over the rest only).
+ * With --threads N > 1 the JSON also gives pool_jobs_per_step: how many jobs a timed step hands
+ * the thread pool (wf_pool_jobs), each one wake-up of its workers.
  * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
  * alternating steps with the first, and reports the ratio of their summed step times: on a
  * shared machine the two see the same interference, so the ratio is steadier than two runs.
@@ -25,6 +27,7 @@
 #include <time.h>
 
 #include "model.h"
+#include "pool.h"
 
 /* --cpu: the process's CPU time instead of the wall clock (one thread on a busy machine) */
 static clockid_t clock_id = CLOCK_MONOTONIC;
@@ -318,7 +321,9 @@ int main(int argc, char **argv) {
     double pair_time[2] = {0, 0};
     const wf_batch batch = {.inputs = in, .targets = tg, .B = bc.B, .T = bc.T};
     wf_step_info info;
+    unsigned jobs0 = 0;
     for (int s = 0; s < warmup + steps; s++) {
+        if (s == warmup) jobs0 = wf_pool_jobs(m->pool);
         double t0 = now();
         if (wf_model_step(m, &batch, &info) != WF_OK) {
             fprintf(stderr, "bench: %s\n", wf_model_error(m));
@@ -331,6 +336,7 @@ int main(int argc, char **argv) {
             if (s >= warmup) pair_time[0] += t1 - t0, pair_time[1] += now() - t1;
         }
     }
+    const unsigned jobs = wf_pool_jobs(m->pool) - jobs0;
     wf_model_free(single);
     double step = steps > 0 ? median(times, steps) : 0;
     double gen_tps = 0, decode_tps = 0;
@@ -369,6 +375,7 @@ int main(int argc, char **argv) {
            threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, (int32_t)mem.count,
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
+    if (threads > 1 && steps > 0) printf(",\"pool_jobs_per_step\":%.1f", (double)jobs / steps);
     if (want_profile) {
         double t[P_N], t1[P_N];
         profile(&cfg, &bc, muon, m->pool, (size_t)mem.count, t, t1);
