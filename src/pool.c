@@ -28,13 +28,29 @@
 #include <string.h>
 #include <time.h>
 
-#define SPINS 20000 /* polls before a worker sleeps: tens of microseconds */
-#define LINE 64     /* a cache line on every machine we run on */
+#define LINE 64 /* a cache line on every machine we run on */
 
-/* Every so often a spinning thread offers its core: on a machine busier than the pool, the
- * thread it waits for may need that very core. (A no-op in wasm.) */
-static void relax(int i) {
-    if ((i & 255) == 255) sched_yield();
+/* How long a thread polls before it sleeps. A training step's jobs come back to back or a
+ * few hundred microseconds apart (the loss, the optimizer's serial checks), while a worker
+ * asleep takes 30-130 us to wake, natively and in Node (docs/SPEED.md, "Waking the pool"):
+ * a worker that slept through every gap longer than its old 20,000 polls (20-50 us) missed
+ * the start of the next job each time. A millisecond covers a step's gaps and still lets an
+ * idle model's workers sleep. */
+#define SPIN_SECONDS 1e-3
+
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Called on each poll i of a spin that began at `start`: every so often offers the core (on a
+ * machine busier than the pool, the thread it waits for may need that very core; a no-op in
+ * wasm) and reads the clock. Returns 1 when the spin has lasted SPIN_SECONDS. */
+static int spun_out(int i, double start) {
+    if ((i & 255) != 255) return 0;
+    sched_yield();
+    return seconds() - start > SPIN_SECONDS;
 }
 
 struct wf_pool {
@@ -96,8 +112,8 @@ static void *worker(void *arg) {
     atomic_fetch_add(&p->started, 1);
     for (;;) {
         unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
-        for (int i = 0; e == seen && i < SPINS && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
-            relax(i);
+        const double start = seconds();
+        for (int i = 0; e == seen && !spun_out(i, start) && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
             e = atomic_load_explicit(&p->epoch, memory_order_acquire);
         }
         if (e == seen && !atomic_load(&p->stop)) {
@@ -217,7 +233,8 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     const int ran = run_tasks(p);
     /* the workers may still be finishing the tasks they claimed */
     if (atomic_fetch_sub(&p->left, ran) == ran) return;
-    for (int i = 0; i < SPINS && atomic_load_explicit(&p->left, memory_order_acquire) > 0; i++) relax(i);
+    const double start = seconds();
+    for (int i = 0; atomic_load_explicit(&p->left, memory_order_acquire) > 0 && !spun_out(i, start); i++) continue;
     if (atomic_load_explicit(&p->left, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->caller_sleeps, 1); /* then re-check: the last worker reads it after its decrement */
