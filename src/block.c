@@ -14,13 +14,14 @@ void wf_lin_forward(const wf_layer_ctx *ctx, wf_real *out, const wf_real *inp, c
         wf_linear_forward(out, inp, w, b, N, C, OC, ctx->pool);
 }
 
-void wf_lin_backward(const wf_layer_ctx *ctx, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+void wf_lin_backward(const wf_layer_ctx *ctx, wf_real *dinp, int set, wf_real *dw, wf_real *db, const wf_real *dout,
                      const wf_real *inp, const wf_real *w, wf_qw q, int N, int C, int OC) {
     if (!q.p) {
-        wf_linear_backward(dinp, dw, db, dout, inp, w, N, C, OC, ctx->pool);
+        (set ? wf_linear_backward_set : wf_linear_backward)(dinp, dw, db, dout, inp, w, N, C, OC, ctx->pool);
         return;
     }
     WF_INVARIANT(dw == NULL); /* quantized weights are frozen */
+    if (dinp && set) memset(dinp, 0, (size_t)N * C * sizeof(wf_real));
     if (dinp) wf_qlinear_backward(dinp, dout, q.p, q.type, N, C, OC, ctx->qscratch, ctx->pool);
     if (db) wf_linear_backward(NULL, NULL, db, dout, inp, NULL, N, C, OC, ctx->pool);
 }
@@ -277,15 +278,13 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
     /* feed-forward: out = hc + FF(ln2(hc))  or  ln2(hc + FF(hc)) */
     if (post) post_norm_backward(ctx, la->res2, la->ln2_mean, la->ln2_rstd, w->ln2w, dw->ln2w, dw->ln2b, N);
     const wf_real *dbranch = wf_drop_backward(ctx, la->mask2, a->dres, N * C);
-    zero(a->dfch_act, (size_t)N * F);
-    wf_lin_backward(ctx, a->dfch_act, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, w->q.fcprojw, N, F, C);
+    wf_lin_backward(ctx, a->dfch_act, 1, dw->fcprojw, dw->fcprojb, dbranch, la->fch_act, w->fcprojw, w->q.fcprojw, N, F, C);
     lora_backward(ctx, WF_LORA_DOWN, w->lora_da, w->lora_db, dw->lora_da, dw->lora_db, a->dfch_act, dbranch, C, C,
                   la->fch_act, F, la, N);
     zero(a->dfch, (size_t)N * fc * F);
     act_backward(ctx, a->dfch, a->dfch_act, la->fch, N);
-    zero(a->dln, (size_t)N * C);
     const wf_real *ffin = post ? hc : la->ln2;
-    wf_lin_backward(ctx, a->dln, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, w->q.fcw, N, C, fc * F);
+    wf_lin_backward(ctx, a->dln, 1, dw->fcw, dw->fcb, a->dfch, ffin, w->fcw, w->q.fcw, N, C, fc * F);
     lora_backward(ctx, WF_LORA_FC, w->lora_fa, w->lora_fb, dw->lora_fa, dw->lora_fb, a->dln, a->dfch, fc * F, F, ffin, C,
                   la, N);
     lora_backward(ctx, WF_LORA_UP, w->lora_ua, w->lora_ub, dw->lora_ua, dw->lora_ub, a->dln, a->dfch + F, fc * F, F,
@@ -296,8 +295,7 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
     if (io->ckv) {
         if (post) post_norm_backward(ctx, la->resc, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
         dbranch = wf_drop_backward(ctx, la->maskc, a->dres, N * C);
-        zero(a->datty, (size_t)N * C);
-        wf_lin_backward(ctx, a->datty, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, w->q.cprojw, N, C, C);
+        wf_lin_backward(ctx, a->datty, 1, dw->cprojw, dw->cprojb, dbranch, la->catty, w->cprojw, w->q.cprojw, N, C, C);
         const size_t BS = (size_t)io->B * io->S;
         wf_real *dcq = a->dqkv; /* [N, C] */
         zero(dcq, (size_t)N * C);
@@ -306,17 +304,15 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
         wf_attention_backward(dcq, a->dckv, a->dckv + C, a->datty, la->catty, la->catt, la->cq, io->ckv,
                               io->ckv + C, &cd, ctx->pool);
         /* ckv = enc ckvw^T + ckvb: the encoder's gradient collects over the decoder layers */
-        wf_lin_backward(ctx, a->denc, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, w->q.ckvw, (int)BS, C, 2 * C);
-        zero(a->dln, (size_t)N * C);
-        wf_lin_backward(ctx, a->dln, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, w->q.cqw, N, C, C);
+        wf_lin_backward(ctx, a->denc, 0, dw->ckvw, dw->ckvb, a->dckv, enc, w->ckvw, w->q.ckvw, (int)BS, C, 2 * C);
+        wf_lin_backward(ctx, a->dln, 1, dw->cqw, dw->cqb, dcq, post ? h1 : la->lnc, w->cqw, w->q.cqw, N, C, C);
         sublayer_input_backward(ctx, a->dln, h1, la->lnc_mean, la->lnc_rstd, w->lncw, dw->lncw, dw->lncb, N);
     }
 
     /* self-attention: h1 = x + A(ln1(x))  or  ln1(x + A(x)) */
     if (post) post_norm_backward(ctx, la->res1, la->ln1_mean, la->ln1_rstd, w->ln1w, dw->ln1w, dw->ln1b, N);
     dbranch = wf_drop_backward(ctx, la->mask1, a->dres, N * C);
-    zero(a->datty, (size_t)N * C);
-    wf_lin_backward(ctx, a->datty, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, w->q.attprojw, N, C, C);
+    wf_lin_backward(ctx, a->datty, 1, dw->attprojw, dw->attprojb, dbranch, la->atty, w->attprojw, w->q.attprojw, N, C, C);
     lora_backward(ctx, WF_LORA_O, w->lora_oa, w->lora_ob, dw->lora_oa, dw->lora_ob, a->datty, dbranch, C, C, la->atty, C,
                   la, N);
     zero(a->dqkv, (size_t)N * QKV);
@@ -334,9 +330,8 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
         wf_rope_backward(a->dqkv, ctx->rope_cos, ctx->rope_sin, io->B, io->T, NH, HS, QKV, 0, ctx->pool);
         wf_rope_backward(a->dqkv + C, ctx->rope_cos, ctx->rope_sin, io->B, io->T, KV, HS, QKV, 0, ctx->pool);
     }
-    zero(a->dln, (size_t)N * C);
     const wf_real *attin = post ? x : la->ln1;
-    wf_lin_backward(ctx, a->dln, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, w->q.qkvw, N, C, QKV);
+    wf_lin_backward(ctx, a->dln, 1, dw->qkvw, dw->qkvb, a->dqkv, attin, w->qkvw, w->q.qkvw, N, C, QKV);
     lora_backward(ctx, WF_LORA_Q, w->lora_qa, w->lora_qb, dw->lora_qa, dw->lora_qb, a->dln, a->dqkv, QKV, C, attin, C,
                   la, N);
     lora_backward(ctx, WF_LORA_K, w->lora_ka, w->lora_kb, dw->lora_ka, dw->lora_kb, a->dln, a->dqkv + C, QKV, KC, attin,

@@ -52,7 +52,9 @@ void wf_block_backward(const wf_layer_ctx *ctx, const wf_layer_w *w, const wf_la
  * gradient: dw must be NULL), with ops.h's linear forward and backward. */
 void wf_lin_forward(const wf_layer_ctx *ctx, wf_real *out, const wf_real *inp, const wf_real *w, wf_qw q,
                     const wf_real *b, int N, int C, int OC);
-void wf_lin_backward(const wf_layer_ctx *ctx, wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+/* backward: dinp's gradient written over it (set) or added to it (a gradient collected from
+ * several layers) */
+void wf_lin_backward(const wf_layer_ctx *ctx, wf_real *dinp, int set, wf_real *dw, wf_real *db, const wf_real *dout,
                      const wf_real *inp, const wf_real *w, wf_qw q, int N, int C, int OC);
 
 /* The pieces the stacks share with the layer, dispatched on the config: the norm, and

@@ -2,7 +2,8 @@
  * Shapes: inp [N,C], w [OC,C], b [OC] (may be NULL), out [N,OC]. Saves nothing extra:
  * backward needs inp, which the caller keeps.
  *   out = inp w^T + b
- *   dinp += dout w;  dw += dout^T inp;  db += sum over rows of dout  (seed 000, eq. 12-13) */
+ *   dinp += dout w;  dw += dout^T inp;  db += sum over rows of dout  (seed 000, eq. 12-13)
+ * (wf_linear_backward_set: dinp = dout w, for a buffer the layer would otherwise zero first) */
 #include "ops.h"
 #include "simd.h"
 
@@ -52,19 +53,21 @@ static void bias_grad_cols(void *ctx, size_t j0, size_t j1) {
 }
 #endif
 
-void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
-                        const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
+/* dinp's product added to it (acc) or written over it */
+static void linear_backward(wf_real *dinp, int acc, wf_real *dw, wf_real *db, const wf_real *dout, const wf_real *inp,
+                            const wf_real *w, int N, int C, int OC, wf_pool *pool) {
 #if defined(WF_REFERENCE_KERNELS)
     (void)pool;
+    if (dinp && !acc) memset(dinp, 0, (size_t)N * C * sizeof(wf_real));
     wf_linear_backward_scalar(dinp, dw, db, dout, inp, w, N, C, OC);
 #else
-    /* out = inp w^T + b: dinp += dout w and dw += dout^T inp (A(j,n) = dout[n,j]: dout read
+    /* out = inp w^T + b: dinp (+)= dout w and dw += dout^T inp (A(j,n) = dout[n,j]: dout read
      * transposed), one job for the pool */
     wf_mm p[2];
     int n = 0;
     if (dinp)
         p[n++] = (wf_mm){.c = dinp, .ldc = (size_t)C, .a = dout, .ars = (size_t)OC, .acs = 1, .b = w, .brs = (size_t)C,
-                         .bcs = 1, .M = N, .N = C, .K = OC, .accumulate = 1};
+                         .bcs = 1, .M = N, .N = C, .K = OC, .accumulate = acc};
     if (dw)
         p[n++] = (wf_mm){.c = dw, .ldc = (size_t)C, .a = dout, .ars = 1, .acs = (size_t)OC, .b = inp, .brs = (size_t)C,
                          .bcs = 1, .M = OC, .N = C, .K = N, .accumulate = 1};
@@ -74,6 +77,16 @@ void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *
         wf_pool_for(pool, (size_t)OC, WF_VL, (size_t)(1 << 15) / (size_t)(N > 0 ? N : 1) + WF_VL, bias_grad_cols, &j);
     }
 #endif
+}
+
+void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                        const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
+    linear_backward(dinp, 1, dw, db, dout, inp, w, N, C, OC, pool);
+}
+
+void wf_linear_backward_set(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                            const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool) {
+    linear_backward(dinp, 0, dw, db, dout, inp, w, N, C, OC, pool);
 }
 
 /* ---- the reference: plain loops the fast path is tested against ---- */

@@ -49,6 +49,10 @@ void wf_linear_forward(wf_real *out, const wf_real *inp, const wf_real *w, const
                        int N, int C, int OC, wf_pool *pool);
 void wf_linear_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
                         const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool);
+/* The same with dinp written over (dinp = dout w) instead of added to: a layer's backward
+ * fills a fresh gradient buffer without zeroing it first (a serial pass over memory). */
+void wf_linear_backward_set(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,
+                            const wf_real *inp, const wf_real *w, int N, int C, int OC, wf_pool *pool);
 void wf_linear_forward_scalar(wf_real *out, const wf_real *inp, const wf_real *w, const wf_real *b,
                               int N, int C, int OC);
 void wf_linear_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const wf_real *dout,

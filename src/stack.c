@@ -214,7 +214,7 @@ void wf_model_backward_batch(wf_model *m, const wf_batch *b) {
         /* logits = cap tanh(lnf head^T / cap), or without a cap lnf head^T */
         if (m->cfg.logit_cap > 0) wf_softcap_backward(a->probs, a->logits, N * m->d.V, (wf_real)m->cfg.logit_cap);
         wf_real *dhead = m->d.head ? m->g.lm_head : m->g.wte;
-        wf_lin_backward(&ctx, a->dln, dhead, NULL, a->probs, a->lnf, head_weights(m), head_blocks(m), N, C, m->d.V);
+        wf_lin_backward(&ctx, a->dln, 0, dhead, NULL, a->probs, a->lnf, head_weights(m), head_blocks(m), N, C, m->d.V);
     }
     zero(a->dres, (size_t)N * C);
     wf_norm_backward(&ctx, a->dres, m->g.lnfw, m->g.lnfb, a->dln, stack_out(m, WF_STACK_MAIN), a->lnf_mean, a->lnf_rstd,
