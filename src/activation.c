@@ -216,7 +216,7 @@ static void residual_backward_range(void *ctx, size_t i0, size_t i1) {
     }
 }
 
-#define RESIDUAL_MIN (1 << 16) /* elements per range at least: a pool's run costs a few us */
+#define RESIDUAL_MIN (1 << 14) /* elements per range at least: a pool's run costs a few us */
 
 void wf_residual_forward(wf_real *out, const wf_real *a, const wf_real *b, int N, wf_pool *pool) {
     residual_job j = {.out = out, .a = a, .b = b};

@@ -65,7 +65,7 @@ void wf_layernorm_backward_scalar(wf_real *dinp, wf_real *dw, wf_real *db, const
  * channel instead (each channel still sums its rows in order, in the same vector or tail
  * arithmetic: ranges are whole vectors), so results do not depend on the thread count. */
 
-#define PAR_MIN (1 << 15) /* elements below which the caller does it alone: a run costs a few us */
+#define PAR_MIN (1 << 13) /* elements below which the caller does it alone: a run costs a few us */
 
 typedef struct {
     wf_real *out, *mean, *rstd, *dinp, *dw, *db;
@@ -73,6 +73,10 @@ typedef struct {
     int N, C;
     wf_real eps;
 } norm_job;
+
+/* The weight gradients' passes split the channels into ranges of whole cache lines, so that no
+ * line of the rows they read is fetched by two threads. */
+#define LINE_REALS (64 / (int)sizeof(wf_real))
 
 /* rows per range: at least PAR_MIN elements */
 static size_t rows_min(int C) { return (size_t)(PAR_MIN / (C > 0 ? C : 1) + 1); }
@@ -213,7 +217,7 @@ void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_rea
         return;
     }
     wf_pool_for(pool, (size_t)N, 1, rows_min(C), ln_backward_rows_task, &j);
-    if (dw || db) wf_pool_for(pool, (size_t)C, WF_VL, WF_VL, ln_backward_cols, &j);
+    if (dw || db) wf_pool_for(pool, (size_t)C, LINE_REALS, LINE_REALS, ln_backward_cols, &j);
 #endif
 }
 
@@ -281,7 +285,7 @@ void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const 
         return;
     }
     wf_pool_for(pool, (size_t)N, 1, rows_min(C), rms_backward_rows_task, &j);
-    if (dw) wf_pool_for(pool, (size_t)C, 1, 1, rms_backward_cols, &j);
+    if (dw) wf_pool_for(pool, (size_t)C, LINE_REALS, LINE_REALS, rms_backward_cols, &j);
 }
 
 /* QK-norm (Dehghani et al. 2023; OLMo 2, modded-nanogpt): each head's query and key RMS-
