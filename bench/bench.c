@@ -8,7 +8,9 @@
  * profile then times Newton-Schulz and the update of each matrix of a step, and AdamW
  * over the rest only).
  * With --threads N > 1 the JSON also gives pool_jobs_per_step: how many jobs a timed step hands
- * the thread pool (wf_pool_jobs), each one wake-up of its workers.
+ * the thread pool (wf_pool_jobs), each one wake-up of its workers; and step_split_ms, where
+ * the calling thread's time in a timed step went (mean ms, wf_pool_times): running tasks of the
+ * pool's jobs, waiting for the workers' last tasks, and the rest (work left on one thread).
  * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
  * alternating steps with the first, and reports the ratio of their summed step times: on a
  * shared machine the two see the same interference, so the ratio is steadier than two runs.
@@ -322,15 +324,23 @@ int main(int argc, char **argv) {
     const wf_batch batch = {.inputs = in, .targets = tg, .B = bc.B, .T = bc.T};
     wf_step_info info;
     unsigned jobs0 = 0;
+    double split[3] = {0, 0, 0}; /* the timed steps' caller: tasks, waiting, the rest */
     for (int s = 0; s < warmup + steps; s++) {
         if (s == warmup) jobs0 = wf_pool_jobs(m->pool);
+        double p0[2], p1[2];
+        wf_pool_times(m->pool, &p0[0], &p0[1]);
         double t0 = now();
         if (wf_model_step(m, &batch, &info) != WF_OK) {
             fprintf(stderr, "bench: %s\n", wf_model_error(m));
             return 1;
         }
         double t1 = now();
-        if (s >= warmup) times[s - warmup] = t1 - t0;
+        wf_pool_times(m->pool, &p1[0], &p1[1]);
+        if (s >= warmup) {
+            times[s - warmup] = t1 - t0;
+            split[0] += p1[0] - p0[0], split[1] += p1[1] - p0[1];
+            split[2] += (t1 - t0) - (p1[0] - p0[0]) - (p1[1] - p0[1]);
+        }
         if (single) {
             wf_model_step(single, &batch, NULL);
             if (s >= warmup) pair_time[0] += t1 - t0, pair_time[1] += now() - t1;
@@ -375,7 +385,10 @@ int main(int argc, char **argv) {
            threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, (int32_t)mem.count,
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
-    if (threads > 1 && steps > 0) printf(",\"pool_jobs_per_step\":%.1f", (double)jobs / steps);
+    if (threads > 1 && steps > 0)
+        printf(",\"pool_jobs_per_step\":%.1f,\"step_split_ms\":{\"caller_tasks\":%.3f,\"caller_waits\":%.3f,"
+               "\"one_thread\":%.3f}", (double)jobs / steps, split[0] * 1e3 / steps, split[1] * 1e3 / steps,
+               split[2] * 1e3 / steps);
     if (want_profile) {
         double t[P_N], t1[P_N];
         profile(&cfg, &bc, muon, m->pool, (size_t)mem.count, t, t1);

@@ -70,6 +70,8 @@ struct wf_pool {
     atomic_int stop;
     atomic_int started;  /* workers that are running */
     atomic_int refs;     /* the owner and every created worker; the last to let go frees */
+    /* the caller's time in wf_pool_run (wf_pool_times), on a line no worker reads */
+    _Alignas(LINE) double tasks_s, wait_s;
 };
 
 static void destroy(wf_pool *p) {
@@ -210,6 +212,11 @@ int wf_pool_threads(const wf_pool *p) { return p ? p->n : 1; }
 
 unsigned wf_pool_jobs(const wf_pool *p) { return p ? atomic_load(&p->epoch) : 0; }
 
+void wf_pool_times(const wf_pool *p, double *tasks, double *wait) {
+    *tasks = p ? p->tasks_s : 0;
+    *wait = p ? p->wait_s : 0;
+}
+
 void *wf_pool_scratch(wf_pool *p, size_t *bytes) {
     *bytes = p ? WF_POOL_SCRATCH : 0;
     return p ? p->scratch : NULL;
@@ -220,6 +227,7 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
         for (int t = 0; t < n_tasks; t++) fn(ctx, t);
         return;
     }
+    const double t0 = seconds();
     p->fn = fn;
     p->ctx = ctx;
     atomic_store(&p->left, n_tasks);
@@ -231,9 +239,10 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
         pthread_mutex_unlock(&p->mu);
     }
     const int ran = run_tasks(p);
+    const double start = seconds();
+    p->tasks_s += start - t0;
     /* the workers may still be finishing the tasks they claimed */
     if (atomic_fetch_sub(&p->left, ran) == ran) return;
-    const double start = seconds();
     for (int i = 0; atomic_load_explicit(&p->left, memory_order_acquire) > 0 && !spun_out(i, start); i++) continue;
     if (atomic_load_explicit(&p->left, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
@@ -242,6 +251,7 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
         atomic_store(&p->caller_sleeps, 0);
         pthread_mutex_unlock(&p->mu);
     }
+    p->wait_s += seconds() - start;
 }
 
 #else /* no threads in this build */
@@ -263,6 +273,11 @@ int wf_pool_threads(const wf_pool *p) {
 unsigned wf_pool_jobs(const wf_pool *p) {
     (void)p;
     return 0;
+}
+
+void wf_pool_times(const wf_pool *p, double *tasks, double *wait) {
+    (void)p;
+    *tasks = *wait = 0;
 }
 
 void *wf_pool_scratch(wf_pool *p, size_t *bytes) {

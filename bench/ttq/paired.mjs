@@ -18,7 +18,8 @@
 //
 // A variant is a name, then wasmformer_run.mjs's flags that shape a step (--batch, --config,
 // --preset, --muon, --threads, --tokenizer is not supported: char only) and --simd (simd128 or
-// relaxed: the kernels, as createModel's option; default the engine's pick); `--torch` makes it
+// relaxed: the kernels, as createModel's option; default the engine's pick) and --root DIR
+// (another checkout's build, for an A/B of two builds in one process); `--torch` makes it
 // reference.py's model instead (its flags: --batch --layers --heads --width --context --bias
 // --gelu --positions --muon, --micro for wasmformer's own recipe, and --threads for
 // torch.set_num_threads and OpenBLAS's threads).
@@ -28,6 +29,7 @@
 //     --variant 'simd1 --preset micro --muon 1 --batch 16 --simd simd128' --variant 'torch2 --torch --micro --threads 2' \
 //     --variant 'relaxed2 --preset micro --muon 1 --batch 16 --simd relaxed --threads 2'
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
@@ -71,7 +73,9 @@ const rnd = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return s
 async function wasmVariant({ name, flags }) {
   const config = { preset: flags.preset ?? 'tiny', seed: 1, ...parseConfig(flags.config ?? '{}') };
   const threads = Number(flags.threads ?? o.threads);
-  const model = await wf.createModel(config, { text, tokenizer: 'char', threads, ...(flags.simd ? { simd: flags.simd } : {}) });
+  // --root DIR: the variant runs another checkout's build (its src/js/node.js and dist/)
+  const lib = flags.root ? await import(pathToFileURL(`${flags.root}/src/js/node.js`).href) : wf;
+  const model = await lib.createModel(config, { text, tokenizer: 'char', threads, ...(flags.simd ? { simd: flags.simd } : {}) });
   const muon = Number(flags.muon ?? 0); // AdamW alone unless asked: the earlier studies' variants
   model.setOptimizer({ lr: 1e-3, muon, beta2: 0.99 });
   const B = Number(flags.batch ?? 12), T = model.config.context;
