@@ -9,8 +9,10 @@
  * over the rest only).
  * With --threads N > 1 the JSON also gives pool_jobs_per_step: how many jobs a timed step hands
  * the thread pool (wf_pool_jobs), each one wake-up of its workers; and step_split_ms, where
- * the calling thread's time in a timed step went (mean ms, wf_pool_times): running tasks of the
- * pool's jobs, waiting for the workers' last tasks, and the rest (work left on one thread).
+ * the calling thread's time in a timed step went (means in ms, wall clock, so not with --cpu):
+ * the step, its part inside the pool's jobs up to the caller's last task (publishing the job and
+ * running tasks: wf_pool_times), waiting for the workers' last tasks, and the rest (work left on
+ * one thread).
  * --pair (with --threads N > 1) also trains a second, single-thread model on the same batch,
  * alternating steps with the first, and reports the ratio of their summed step times: on a
  * shared machine the two see the same interference, so the ratio is steadier than two runs.
@@ -385,9 +387,11 @@ int main(int argc, char **argv) {
            threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, (int32_t)mem.count,
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
-    if (threads > 1 && steps > 0)
-        printf(",\"pool_jobs_per_step\":%.1f,\"step_split_ms\":{\"caller_tasks\":%.3f,\"caller_waits\":%.3f,"
-               "\"one_thread\":%.3f}", (double)jobs / steps, split[0] * 1e3 / steps, split[1] * 1e3 / steps,
+    if (threads > 1 && steps > 0) printf(",\"pool_jobs_per_step\":%.1f", (double)jobs / steps);
+    /* the pool's times are wall clock: no split of a --cpu run */
+    if (threads > 1 && steps > 0 && clock_id == CLOCK_MONOTONIC)
+        printf(",\"step_split_ms\":{\"step\":%.3f,\"caller_tasks\":%.3f,\"caller_waits\":%.3f,\"one_thread\":%.3f}",
+               (split[0] + split[1] + split[2]) * 1e3 / steps, split[0] * 1e3 / steps, split[1] * 1e3 / steps,
                split[2] * 1e3 / steps);
     if (want_profile) {
         double t[P_N], t1[P_N];

@@ -74,8 +74,9 @@ typedef struct {
     wf_real eps;
 } norm_job;
 
-/* The weight gradients' passes split the channels into ranges of whole cache lines, so that no
- * line of the rows they read is fetched by two threads. */
+/* The weight gradients' passes split the channels into ranges of whole cache lines' worth, so
+ * that (when C is a multiple of 16 floats and rows start on a line) no line of the rows they
+ * read is fetched by two threads. */
 #define LINE_REALS (64 / (int)sizeof(wf_real))
 
 /* rows per range: at least PAR_MIN elements */

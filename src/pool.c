@@ -35,8 +35,17 @@
  * asleep takes 30-130 us to wake, natively and in Node (docs/SPEED.md, "Waking the pool"):
  * a worker that slept through every gap longer than its old 20,000 polls (20-50 us) missed
  * the start of the next job each time. A millisecond covers a step's gaps and still lets an
- * idle model's workers sleep. */
+ * idle model's workers sleep.
+ * On a machine with more runnable threads than cores, though, a poller takes a core from the
+ * thread it waits for (and wasm has no yield): beside one busy process, polling for 1 ms made
+ * micro's two-thread step 0.67x of one thread, against 0.91x with short polls. A poller that
+ * finds the clock jumped between two of its reads was descheduled, and takes that for a busy
+ * machine: for the next BUSY_JOBS jobs every poll lasts at most SPIN_BUSY. (On a virtual
+ * machine the host taking a CPU away looks the same, and costs long polls for a while.) */
 #define SPIN_SECONDS 1e-3
+#define SPIN_BUSY 30e-6
+#define PREEMPTED 50e-6  /* a gap between two clock reads (256 polls, under 2 us) this long */
+#define BUSY_JOBS 4096   /* some 50 micro steps */
 
 static double seconds(void) {
     struct timespec t;
@@ -44,14 +53,10 @@ static double seconds(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Called on each poll i of a spin that began at `start`: every so often offers the core (on a
- * machine busier than the pool, the thread it waits for may need that very core; a no-op in
- * wasm) and reads the clock. Returns 1 when the spin has lasted SPIN_SECONDS. */
-static int spun_out(int i, double start) {
-    if ((i & 255) != 255) return 0;
-    sched_yield();
-    return seconds() - start > SPIN_SECONDS;
-}
+/* A poll's clock: when it began, its last reading, and its limit. */
+typedef struct {
+    double start, last, limit;
+} spin;
 
 struct wf_pool {
     int n;               /* threads including the caller */
@@ -70,9 +75,31 @@ struct wf_pool {
     atomic_int stop;
     atomic_int started;  /* workers that are running */
     atomic_int refs;     /* the owner and every created worker; the last to let go frees */
+    atomic_int busy;     /* jobs left whose polls are short (SPIN_BUSY): a poller was descheduled */
     /* the caller's time in wf_pool_run (wf_pool_times), on a line no worker reads */
     _Alignas(LINE) double tasks_s, wait_s;
 };
+
+static spin spin_begin(wf_pool *p) {
+    const double t = seconds();
+    return (spin){.start = t, .last = t, .limit = atomic_load_explicit(&p->busy, memory_order_relaxed) > 0 ? SPIN_BUSY : SPIN_SECONDS};
+}
+
+/* Called on each poll i: every so often offers the core (on a machine busier than the pool,
+ * the thread it waits for may need that very core; a no-op in wasm) and reads the clock.
+ * Returns 1 when the poll has lasted its limit, or the clock says this thread was descheduled
+ * (and marks the machine busy). */
+static int spun_out(wf_pool *p, spin *s, int i) {
+    if ((i & 255) != 255) return 0;
+    sched_yield();
+    const double t = seconds();
+    if (t - s->last > PREEMPTED) {
+        atomic_store_explicit(&p->busy, BUSY_JOBS, memory_order_relaxed);
+        return 1;
+    }
+    s->last = t;
+    return t - s->start > s->limit;
+}
 
 static void destroy(wf_pool *p) {
     pthread_mutex_destroy(&p->mu);
@@ -114,8 +141,8 @@ static void *worker(void *arg) {
     atomic_fetch_add(&p->started, 1);
     for (;;) {
         unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
-        const double start = seconds();
-        for (int i = 0; e == seen && !spun_out(i, start) && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
+        spin sp = spin_begin(p);
+        for (int i = 0; e == seen && !spun_out(p, &sp, i) && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
             e = atomic_load_explicit(&p->epoch, memory_order_acquire);
         }
         if (e == seen && !atomic_load(&p->stop)) {
@@ -228,6 +255,7 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
         return;
     }
     const double t0 = seconds();
+    if (atomic_load_explicit(&p->busy, memory_order_relaxed) > 0) atomic_fetch_sub(&p->busy, 1);
     p->fn = fn;
     p->ctx = ctx;
     atomic_store(&p->left, n_tasks);
@@ -243,7 +271,8 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     p->tasks_s += start - t0;
     /* the workers may still be finishing the tasks they claimed */
     if (atomic_fetch_sub(&p->left, ran) == ran) return;
-    for (int i = 0; atomic_load_explicit(&p->left, memory_order_acquire) > 0 && !spun_out(i, start); i++) continue;
+    spin sp = spin_begin(p);
+    for (int i = 0; atomic_load_explicit(&p->left, memory_order_acquire) > 0 && !spun_out(p, &sp, i); i++) continue;
     if (atomic_load_explicit(&p->left, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->caller_sleeps, 1); /* then re-check: the last worker reads it after its decrement */

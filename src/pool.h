@@ -42,9 +42,9 @@ int wf_pool_threads(const wf_pool *p); /* 1 for NULL */
  * check that work too small to share (decoding a token) stays on the caller. */
 unsigned wf_pool_jobs(const wf_pool *p);
 /* Where the caller's time inside wf_pool_run went since the pool started, in seconds: *tasks
- * running tasks itself, *wait waiting for the tasks the workers had claimed (0 and 0 for
- * NULL). The rest of a training step's time is the work left on one thread: bench/bench.c
- * splits a step this way. */
+ * publishing jobs and running tasks itself, *wait waiting for the tasks the workers had
+ * claimed (0 and 0 for NULL). The rest of a training step's time is the work left on one
+ * thread: bench/bench.c splits a step this way. */
 void wf_pool_times(const wf_pool *p, double *tasks, double *wait);
 
 /* Runs fn(ctx, t) for every t in [0, n_tasks) and returns when all have finished. Not

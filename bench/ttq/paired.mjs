@@ -83,7 +83,7 @@ async function wasmVariant({ name, flags }) {
   const span = Math.floor(ids.length * 0.9) - T - 1;
   const x = new Int32Array(B * T), y = new Int32Array(B * T);
   return {
-    name, B, T, threads, muon, kernels: model.info().simd,
+    name, B, T, threads, muon, kernels: model.info().simd, root: flags.root ?? null,
     async run(k) {
       const t0 = performance.now(), c0 = process.cpuUsage();
       for (let s = 0; s < k; s++) {
@@ -102,6 +102,7 @@ async function wasmVariant({ name, flags }) {
 }
 
 async function torchVariant({ name, flags }) {
+  if (flags.root) throw new Error(`variant ${name}: --root is for wasm variants (a checkout's build)`);
   const args = [new URL('bench/ttq/reference.py', root).pathname, '--serve'];
   for (const [k, v] of Object.entries(flags)) if (k !== 'torch') args.push(`--${k}`, ...(v === true ? [] : [v]));
   if (!flags.threads) args.push('--threads', o.threads);
@@ -154,7 +155,7 @@ for (const v of variants) v.close();
 const out = {
   rounds, steps: K, clock: o.cpu ? 'cpu' : 'wall', loadavg: [load0, loadavg()[0]], node: process.version, date: new Date().toISOString(),
   variants: variants.map((v, i) => ({
-    name: v.name, batch: v.B, context: v.T, threads: v.threads, muon: v.muon, kernels: v.kernels ?? 'torch', ms_per_step: 1000 * median(times[i]),
+    name: v.name, batch: v.B, context: v.T, threads: v.threads, muon: v.muon, kernels: v.kernels ?? 'torch', ...(v.root ? { root: v.root } : {}), ms_per_step: 1000 * median(times[i]),
     ratio: median(ratios[i]), ratio_min: Math.min(...ratios[i]), ratio_max: Math.max(...ratios[i]),
   })),
 };
