@@ -30,6 +30,10 @@ typedef float wf_real;
 #define WF_FABS fabsf
 #endif
 
+/* wf_reals in a 64-byte cache line: the unit of the ranges that split rows among threads, so
+ * that two threads do not share a line (matmul.c's column ranges, norm.c's channel ranges). */
+#define WF_LINE_REALS (64 / (int)sizeof(wf_real))
+
 /* The public API speaks float (include/wasmformer.h). The gradient-check build (WF_DOUBLE)
  * computes in double: there every float array the API takes or returns holds wf_real
  * values, and the core and its tests convert the pointers with these. */

@@ -139,8 +139,7 @@ typedef struct {
 /* Column ranges that split a product among tasks are whole multiples of this many columns,
  * 64 bytes (a cache line) or more and whole panels: two threads then never write one line of
  * C at the same time, where NR = 8 floats (32 bytes, wasm and SSE) would let them. */
-#define LINE_REALS (64 / (int)sizeof(wf_real))
-#define COL_UNIT (WF_NR >= LINE_REALS ? WF_NR : (LINE_REALS + WF_NR - 1) / WF_NR * WF_NR)
+#define COL_UNIT (WF_NR >= WF_LINE_REALS ? WF_NR : (WF_LINE_REALS + WF_NR - 1) / WF_NR * WF_NR)
 
 /* The task-th of `tasks` shares of n units, [*begin, *end): the shares differ by at most one
  * unit, the larger first (with tasks handed out in order, the last are the small ones). */

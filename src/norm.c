@@ -74,10 +74,9 @@ typedef struct {
     wf_real eps;
 } norm_job;
 
-/* The weight gradients' passes split the channels into ranges of whole cache lines' worth, so
- * that (when C is a multiple of 16 floats and rows start on a line) no line of the rows they
- * read is fetched by two threads. */
-#define LINE_REALS (64 / (int)sizeof(wf_real))
+/* The weight gradients' passes split the channels by whole cache lines (WF_LINE_REALS): when
+ * C is a multiple of a line and rows start on one, no line of the rows they read is fetched
+ * by two threads. */
 
 /* rows per range: at least PAR_MIN elements */
 static size_t rows_min(int C) { return (size_t)(PAR_MIN / (C > 0 ? C : 1) + 1); }
@@ -218,7 +217,7 @@ void wf_layernorm_backward(wf_real *dinp, wf_real *dw, wf_real *db, const wf_rea
         return;
     }
     wf_pool_for(pool, (size_t)N, 1, rows_min(C), ln_backward_rows_task, &j);
-    if (dw || db) wf_pool_for(pool, (size_t)C, LINE_REALS, LINE_REALS, ln_backward_cols, &j);
+    if (dw || db) wf_pool_for(pool, (size_t)C, WF_LINE_REALS, WF_LINE_REALS, ln_backward_cols, &j);
 #endif
 }
 
@@ -286,7 +285,7 @@ void wf_rmsnorm_backward(wf_real *dinp, wf_real *dw, const wf_real *dout, const 
         return;
     }
     wf_pool_for(pool, (size_t)N, 1, rows_min(C), rms_backward_rows_task, &j);
-    if (dw) wf_pool_for(pool, (size_t)C, LINE_REALS, LINE_REALS, rms_backward_cols, &j);
+    if (dw) wf_pool_for(pool, (size_t)C, WF_LINE_REALS, WF_LINE_REALS, rms_backward_cols, &j);
 }
 
 /* QK-norm (Dehghani et al. 2023; OLMo 2, modded-nanogpt): each head's query and key RMS-

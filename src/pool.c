@@ -38,13 +38,13 @@
  * idle model's workers sleep.
  * On a machine with more runnable threads than cores, though, a poller takes a core from the
  * thread it waits for (and wasm has no yield): beside one busy process, polling for 1 ms made
- * micro's two-thread step 0.67x of one thread, against 0.91x with short polls. A poller that
+ * micro's two-thread step 0.66x of one thread, against 0.91x with short polls. A poller that
  * finds the clock jumped between two of its reads was descheduled, and takes that for a busy
  * machine: for the next BUSY_JOBS jobs every poll lasts at most SPIN_BUSY. (On a virtual
  * machine the host taking a CPU away looks the same, and costs long polls for a while.) */
 #define SPIN_SECONDS 1e-3
 #define SPIN_BUSY 30e-6
-#define PREEMPTED 50e-6  /* a gap between two clock reads (256 polls, under 2 us) this long */
+#define PREEMPTED 50e-6  /* a gap this long between two clock reads 256 polls apart */
 #define BUSY_JOBS 4096   /* some 50 micro steps */
 
 static double seconds(void) {
@@ -80,8 +80,8 @@ struct wf_pool {
     _Alignas(LINE) double tasks_s, wait_s;
 };
 
-static spin spin_begin(wf_pool *p) {
-    const double t = seconds();
+/* A poll starting at time t. */
+static spin spin_begin(const wf_pool *p, double t) {
     return (spin){.start = t, .last = t, .limit = atomic_load_explicit(&p->busy, memory_order_relaxed) > 0 ? SPIN_BUSY : SPIN_SECONDS};
 }
 
@@ -141,7 +141,7 @@ static void *worker(void *arg) {
     atomic_fetch_add(&p->started, 1);
     for (;;) {
         unsigned e = atomic_load_explicit(&p->epoch, memory_order_acquire);
-        spin sp = spin_begin(p);
+        spin sp = spin_begin(p, seconds());
         for (int i = 0; e == seen && !spun_out(p, &sp, i) && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
             e = atomic_load_explicit(&p->epoch, memory_order_acquire);
         }
@@ -211,12 +211,9 @@ wf_status wf_pool_start(wf_pool **out, int n, double wait) {
      * useThreads checks are idle), so they check in within milliseconds; give them `wait`
      * seconds and give up otherwise. On giving up the workers are detached and told to
      * stop; whoever lets go of the pool last, the caller here or a late worker, frees it. */
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = seconds();
     while (wait < 0 || atomic_load(&p->started) < n - 1) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (wait < 0 || (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > wait) {
+        if (wait < 0 || seconds() - t0 > wait) {
             stop_all(p);
             for (int i = 0; i < p->n - 1; i++) pthread_detach(p->workers[i]);
             let_go(p);
@@ -271,7 +268,7 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     p->tasks_s += start - t0;
     /* the workers may still be finishing the tasks they claimed */
     if (atomic_fetch_sub(&p->left, ran) == ran) return;
-    spin sp = spin_begin(p);
+    spin sp = spin_begin(p, start);
     for (int i = 0; atomic_load_explicit(&p->left, memory_order_acquire) > 0 && !spun_out(p, &sp, i); i++) continue;
     if (atomic_load_explicit(&p->left, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->mu);
