@@ -8,7 +8,10 @@
  * profile then times Newton-Schulz and the update of each matrix of a step, and AdamW
  * over the rest only).
  * With --threads N > 1 the JSON also gives pool_jobs_per_step: how many jobs a timed step hands
- * the thread pool (wf_pool_jobs), each one wake-up of its workers; and step_split_ms, where
+ * the thread pool (wf_pool_jobs), each one wake-up of its workers; pool_busy_share, the share
+ * of those jobs the pool ran with short polls, having taken the machine for busy (pool.c);
+ * caller_task_share, the share of the jobs' tasks the calling thread ran itself (0.5 of two
+ * threads is an even split); and step_split_ms, where
  * the calling thread's time in a timed step went (means in ms, wall clock, so not with --cpu):
  * the step, its part inside the pool's jobs up to the caller's last task (publishing the job and
  * running tasks: wf_pool_times), waiting for the workers' last tasks, and the rest (work left on
@@ -325,10 +328,13 @@ int main(int argc, char **argv) {
     double pair_time[2] = {0, 0};
     const wf_batch batch = {.inputs = in, .targets = tg, .B = bc.B, .T = bc.T};
     wf_step_info info;
-    unsigned jobs0 = 0;
+    unsigned jobs0 = 0, counts0[3] = {0, 0, 0};
     double split[3] = {0, 0, 0}; /* the timed steps' caller: tasks, waiting, the rest */
     for (int s = 0; s < warmup + steps; s++) {
-        if (s == warmup) jobs0 = wf_pool_jobs(m->pool);
+        if (s == warmup) {
+            jobs0 = wf_pool_jobs(m->pool);
+            wf_pool_counts(m->pool, &counts0[0], &counts0[1], &counts0[2]);
+        }
         double p0[2], p1[2];
         wf_pool_times(m->pool, &p0[0], &p0[1]);
         double t0 = now();
@@ -349,6 +355,9 @@ int main(int argc, char **argv) {
         }
     }
     const unsigned jobs = wf_pool_jobs(m->pool) - jobs0;
+    unsigned counts[3];
+    wf_pool_counts(m->pool, &counts[0], &counts[1], &counts[2]);
+    for (int i = 0; i < 3; i++) counts[i] -= counts0[i];
     wf_model_free(single);
     double step = steps > 0 ? median(times, steps) : 0;
     double gen_tps = 0, decode_tps = 0;
@@ -387,7 +396,9 @@ int main(int argc, char **argv) {
            threads, step, step > 0 ? N / step : 0, gen_tps, decode_tps, ru.ru_maxrss * 1024.0, (int32_t)mem.count,
            mem.params + mem.grads + mem.optimizer, mem.activations, (double)info.loss);
     if (pair_time[0] > 0) printf(",\"pair_speedup\":%.3f", pair_time[1] / pair_time[0]);
-    if (threads > 1 && steps > 0) printf(",\"pool_jobs_per_step\":%.1f", (double)jobs / steps);
+    if (threads > 1 && steps > 0 && jobs > 0)
+        printf(",\"pool_jobs_per_step\":%.1f,\"pool_busy_share\":%.3f,\"caller_task_share\":%.3f", (double)jobs / steps,
+               (double)counts[0] / jobs, counts[1] ? (double)counts[2] / counts[1] : 0);
     /* the pool's times are wall clock: no split of a --cpu run */
     if (threads > 1 && steps > 0 && clock_id == CLOCK_MONOTONIC)
         printf(",\"step_split_ms\":{\"step\":%.3f,\"caller_tasks\":%.3f,\"caller_waits\":%.3f,\"one_thread\":%.3f}",

@@ -41,10 +41,18 @@
  * micro's two-thread step 0.66x of one thread, against 0.91x with short polls. A poller that
  * finds the clock jumped between two of its reads was descheduled, and takes that for a busy
  * machine: for the next BUSY_JOBS jobs every poll lasts at most SPIN_BUSY. (On a virtual
- * machine the host taking a CPU away looks the same, and costs long polls for a while.) */
+ * machine the host taking a CPU away looks the same, and costs long polls for a while: on an
+ * idle 2-vCPU VM the pool kept its polls short for every job, bench_wasmformer's
+ * pool_busy_share 1.000; docs/SPEED.md, "The busy rule on a virtual machine".) */
 #define SPIN_SECONDS 1e-3
 #define SPIN_BUSY 30e-6
-#define PREEMPTED 50e-6  /* a gap this long between two clock reads 256 polls apart */
+/* a gap this long between two clock reads 256 polls apart; -DWF_POOL_PREEMPTED=1e30 builds a
+ * pool without the rule, for the A/B in docs/SPEED.md */
+#if defined(WF_POOL_PREEMPTED)
+#define PREEMPTED WF_POOL_PREEMPTED
+#else
+#define PREEMPTED 50e-6
+#endif
 #define BUSY_JOBS 4096   /* some 50 micro steps */
 
 static double seconds(void) {
@@ -76,8 +84,10 @@ struct wf_pool {
     atomic_int started;  /* workers that are running */
     atomic_int refs;     /* the owner and every created worker; the last to let go frees */
     atomic_int busy;     /* jobs left whose polls are short (SPIN_BUSY): a poller was descheduled */
-    /* the caller's time in wf_pool_run (wf_pool_times), on a line no worker reads */
+    /* the caller's time and counts in wf_pool_run (wf_pool_times, wf_pool_counts), on a line
+     * no worker reads */
     _Alignas(LINE) double tasks_s, wait_s;
+    unsigned busy_jobs, tasks, caller_tasks;
 };
 
 /* A poll starting at time t. */
@@ -241,6 +251,12 @@ void wf_pool_times(const wf_pool *p, double *tasks, double *wait) {
     *wait = p ? p->wait_s : 0;
 }
 
+void wf_pool_counts(const wf_pool *p, unsigned *busy_jobs, unsigned *tasks, unsigned *caller_tasks) {
+    *busy_jobs = p ? p->busy_jobs : 0;
+    *tasks = p ? p->tasks : 0;
+    *caller_tasks = p ? p->caller_tasks : 0;
+}
+
 void *wf_pool_scratch(wf_pool *p, size_t *bytes) {
     *bytes = p ? WF_POOL_SCRATCH : 0;
     return p ? p->scratch : NULL;
@@ -252,7 +268,10 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
         return;
     }
     const double t0 = seconds();
-    if (atomic_load_explicit(&p->busy, memory_order_relaxed) > 0) atomic_fetch_sub(&p->busy, 1);
+    if (atomic_load_explicit(&p->busy, memory_order_relaxed) > 0) {
+        atomic_fetch_sub(&p->busy, 1);
+        p->busy_jobs++;
+    }
     p->fn = fn;
     p->ctx = ctx;
     atomic_store(&p->left, n_tasks);
@@ -266,6 +285,8 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     const int ran = run_tasks(p);
     const double start = seconds();
     p->tasks_s += start - t0;
+    p->tasks += (unsigned)n_tasks;
+    p->caller_tasks += (unsigned)ran;
     /* the workers may still be finishing the tasks they claimed */
     if (atomic_fetch_sub(&p->left, ran) == ran) return;
     spin sp = spin_begin(p, start);
@@ -304,6 +325,11 @@ unsigned wf_pool_jobs(const wf_pool *p) {
 void wf_pool_times(const wf_pool *p, double *tasks, double *wait) {
     (void)p;
     *tasks = *wait = 0;
+}
+
+void wf_pool_counts(const wf_pool *p, unsigned *busy_jobs, unsigned *tasks, unsigned *caller_tasks) {
+    (void)p;
+    *busy_jobs = *tasks = *caller_tasks = 0;
 }
 
 void *wf_pool_scratch(wf_pool *p, size_t *bytes) {

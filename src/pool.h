@@ -46,6 +46,9 @@ unsigned wf_pool_jobs(const wf_pool *p);
  * claimed (0 and 0 for NULL). The rest of a training step's time is the work left on one
  * thread: bench/bench.c splits a step this way. */
 void wf_pool_times(const wf_pool *p, double *tasks, double *wait);
+/* Counts since the pool started (0 for NULL): jobs run while the pool took the machine for
+ * busy and kept its polls short, tasks handed out, and those the caller ran itself. */
+void wf_pool_counts(const wf_pool *p, unsigned *busy_jobs, unsigned *tasks, unsigned *caller_tasks);
 
 /* Runs fn(ctx, t) for every t in [0, n_tasks) and returns when all have finished. Not
  * reentrant: a task must not call wf_pool_run on the same pool. */

@@ -473,17 +473,29 @@ static void test_pool_claims(void) {
     CHECK(wf_pool_start(&p, 4, WF_POOL_WAIT) == WF_OK, "could not start a pool of 4 threads");
     if (!p) return;
     const unsigned jobs0 = wf_pool_jobs(p);
-    int bad = 0, jobs = 0;
+    unsigned busy0, tasks0, caller0, busy1, tasks1, caller1;
+    wf_pool_counts(p, &busy0, &tasks0, &caller0);
+    int bad = 0, jobs = 0, tasks = 0, caller_max = 0;
     for (int i = 0; i < 10000; i++) {
         claim_job j;
         for (int t = 0; t < 8; t++) atomic_init(&j.runs[t], 0);
         const int n = 2 + i % 6;
+        unsigned before, after, x, y;
+        wf_pool_counts(p, &x, &y, &before);
         wf_pool_run(p, n, claim_task, &j);
+        wf_pool_counts(p, &x, &y, &after);
+        if ((int)(after - before) > caller_max) caller_max = (int)(after - before);
         jobs++;
+        tasks += n;
         for (int t = 0; t < 8; t++) bad += atomic_load(&j.runs[t]) != (t < n);
     }
     CHECK(bad == 0, "%d tasks ran other than once over %d jobs", bad, jobs);
     CHECK(wf_pool_jobs(p) - jobs0 == (unsigned)jobs, "the pool counted %u jobs, not %d", wf_pool_jobs(p) - jobs0, jobs);
+    wf_pool_counts(p, &busy1, &tasks1, &caller1);
+    CHECK(tasks1 - tasks0 == (unsigned)tasks, "the pool counted %u tasks, not %d", tasks1 - tasks0, tasks);
+    CHECK(caller1 - caller0 <= (unsigned)tasks && caller_max <= 7, "the caller ran %u of %d tasks, %d in one job of at most 7",
+          caller1 - caller0, tasks, caller_max);
+    CHECK(busy1 - busy0 <= (unsigned)jobs, "%u busy jobs of %d", busy1 - busy0, jobs);
     wf_pool_free(p);
 }
 #endif
