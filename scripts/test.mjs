@@ -170,8 +170,8 @@ const has32 = tool('32-bit build (-m32) with ASan + UBSan: C tests and fuzz repl
     || (spawnSync('bash', ['scripts/binfmt-i386.sh', ...(mayInstall ? [] : ['--check'])], { stdio: 'inherit' }).status === 0 && runs32()),
 });
 // i386 programs run through qemu-user (scripts/binfmt-i386.sh registered it): qemu emulates
-// no AVX-512 and runs AddressSanitizer's checks some 50 times slower (test_model alone over 3
-// minutes), so the 32-bit C tests there are built for plain SSE2 with UndefinedBehaviorSanitizer
+// no AVX-512, and AddressSanitizer under it is slow (test_model took over 3 minutes with it, 25 s
+// without), so the 32-bit C tests there are built for plain SSE2 with UndefinedBehaviorSanitizer
 // alone, and the 32-bit fuzzing is left out (listed at the end)
 const emulated32 = has32 && /^enabled/.test((() => { try { return readFileSync('/proc/sys/fs/binfmt_misc/qemu-i386', 'utf8'); } catch { return ''; } })());
 if (emulated32) {
