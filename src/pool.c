@@ -43,7 +43,8 @@
  * machine: for the next BUSY_JOBS jobs every poll lasts at most SPIN_BUSY. (On a virtual
  * machine the host taking a CPU away looks the same, and costs long polls for a while: on an
  * idle 2-vCPU VM the pool kept its polls short for every job, bench_wasmformer's
- * pool_busy_share 1.000; docs/SPEED.md, "The busy rule on a virtual machine".) */
+ * pool_busy_share 1.000; docs/SPEED.md, "The caller's share of the tasks, and the busy rule on
+ * a virtual machine".) */
 #define SPIN_SECONDS 1e-3
 #define SPIN_BUSY 30e-6
 /* a gap this long between two clock reads 256 polls apart; -DWF_POOL_PREEMPTED=1e30 builds a
