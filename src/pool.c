@@ -1,10 +1,15 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
 /* The thread pool (see pool.h). Workers spin briefly between jobs, since ops come back to
  * back within a training step, then sleep on a condition variable so an idle model costs no
- * CPU. A job's tasks are handed out from one word, (tasks << 32) | next task, and a task is
- * claimed by a compare-and-swap on the whole word: a word with next < tasks describes the
- * current job and nothing else (a finished job's reads tasks | tasks), so a claim that
- * succeeds is a task of the current job, however late the thread that read the word. The
+ * CPU. A job's tasks are handed out from one word, (end << 32) | next, and a task is claimed
+ * by a compare-and-swap on the whole word: the caller takes task next from the front, the
+ * workers task end - 1 from the back. A word with next < end describes the current job and
+ * nothing else (a finished job's has next == end), so a claim that succeeds is a task of
+ * the current job, however late the thread that read the word. From the two ends, the
+ * caller keeps the first rows of every op and a worker the last ones, so an op reads the
+ * rows the same core wrote in the op before (from one shared counter, a row's producer and
+ * its reader were on different cores about half the time, and micro's two-thread step was
+ * longer: docs/SPEED.md, "Each thread keeps its rows"). The
  * caller then waits only for the tasks claimed and not yet done, never for a worker that has
  * not joined: a worker that wakes late (asleep, or its core taken by another process) finds
  * no task left and costs the job nothing. (Waiting for every worker to check in made two
@@ -76,7 +81,7 @@ struct wf_pool {
     wf_task_fn fn;       /* the current job's, written before its word is published */
     void *ctx;
     void *scratch;       /* WF_POOL_SCRATCH bytes for the ops' shared buffers (wf_pool_scratch) */
-    _Alignas(LINE) _Atomic uint64_t work; /* (tasks << 32) | next task to hand out */
+    _Alignas(LINE) _Atomic uint64_t work; /* (end << 32) | next: the tasks [next, end) not handed out */
     _Alignas(LINE) atomic_uint epoch; /* bumped once per job; read by every spinning worker */
     _Alignas(LINE) atomic_int left;   /* the current job's tasks not yet done */
     _Alignas(LINE) atomic_int sleepers;     /* workers asleep on wake (or about to be) */
@@ -133,16 +138,20 @@ static void stop_all(wf_pool *p) {
     pthread_mutex_unlock(&p->mu);
 }
 
-/* Claims and runs tasks of the current job until none is left; returns how many it ran. */
-static int run_tasks(wf_pool *p) {
+/* Claims and runs tasks of the current job until none is left, the next from the front (the
+ * caller) or the last from the back (a worker); returns how many it ran. */
+static int run_tasks(wf_pool *p, int from_back) {
+    const uint64_t one = from_back ? (uint64_t)1 << 32 : 1; /* a claim moves end down or next up */
     int ran = 0;
     uint64_t w = atomic_load(&p->work);
     for (;;) {
-        if ((uint32_t)w >= (uint32_t)(w >> 32)) return ran;
-        if (!atomic_compare_exchange_weak(&p->work, &w, w + 1)) continue; /* w now holds the word */
-        p->fn(p->ctx, (int)(uint32_t)w);
+        const uint32_t next = (uint32_t)w, end = (uint32_t)(w >> 32);
+        if (next >= end) return ran;
+        const uint64_t claimed = from_back ? w - one : w + one;
+        if (!atomic_compare_exchange_weak(&p->work, &w, claimed)) continue; /* w now holds the word */
+        p->fn(p->ctx, (int)(from_back ? end - 1 : next));
         ran++;
-        w++;
+        w = claimed;
     }
 }
 
@@ -168,7 +177,7 @@ static void *worker(void *arg) {
             return NULL;
         }
         seen = e;
-        const int ran = run_tasks(p);
+        const int ran = run_tasks(p, 1);
         if (ran && atomic_fetch_sub(&p->left, ran) == ran && atomic_load(&p->caller_sleeps)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
@@ -276,14 +285,14 @@ void wf_pool_run(wf_pool *p, int n_tasks, wf_task_fn fn, void *ctx) {
     p->fn = fn;
     p->ctx = ctx;
     atomic_store(&p->left, n_tasks);
-    atomic_store(&p->work, (uint64_t)n_tasks << 32); /* the job's tasks, from task 0 */
+    atomic_store(&p->work, (uint64_t)n_tasks << 32); /* the job's tasks [0, n_tasks) */
     atomic_fetch_add(&p->epoch, 1); /* wakes the spinners; then: does anyone sleep? */
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
     }
-    const int ran = run_tasks(p);
+    const int ran = run_tasks(p, 0);
     const double start = seconds();
     p->tasks_s += start - t0;
     p->tasks += (unsigned)n_tasks;

@@ -1,7 +1,8 @@
 /* A fixed pool of worker threads that runs numbered tasks. The calling thread works too,
- * so a pool of n threads starts n - 1 workers. Tasks are handed out in order from a shared
- * counter; an op that splits its output into tasks computes every element the same way
- * whichever thread runs it, so results do not depend on the thread count.
+ * so a pool of n threads starts n - 1 workers. The caller takes a job's tasks in order from
+ * the front and the workers from the back, each as it becomes free; an op that splits its
+ * output into tasks computes every element the same way whichever thread runs it, so
+ * results do not depend on the thread count.
  * Without WF_THREADS (the single-thread wasm build) there are no threads: wf_pool_start
  * refuses n > 1, and a NULL pool runs every task on the caller. */
 #ifndef WF_POOL_H

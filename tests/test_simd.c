@@ -451,13 +451,18 @@ static void test_decode_stays_on_caller(void) {
 #endif
 
 #if defined(WF_THREADS)
+#include <pthread.h>
+
 /* Every task of every job runs exactly once, on a pool of 4 whose workers join each job when
  * they happen to wake: jobs of 2 to 7 tasks back to back, so a worker late from one job
  * meets the next (a claim against a finished job must fail, not take a task of the next),
  * and the caller returns only when the tasks claimed are done (each task's count is read
- * as soon as its job returns). */
+ * as soon as its job returns). The caller's tasks are the job's first ones, as many as the
+ * pool counted for it (it claims from the front, the workers from the back: pool.c). */
 typedef struct {
     _Atomic int runs[8];
+    _Atomic int by_caller[8];
+    pthread_t caller;
 } claim_job;
 
 /* a microsecond or so of work, for the workers to join in */
@@ -465,6 +470,7 @@ static void claim_task(void *ctx, int task) {
     claim_job *j = ctx;
     volatile unsigned x = (unsigned)task;
     for (int i = 0; i < 500; i++) x = x * 1664525u + 1013904223u;
+    if (pthread_equal(pthread_self(), j->caller)) atomic_store(&j->by_caller[task], 1);
     atomic_fetch_add(&j->runs[task], 1);
 }
 
@@ -475,10 +481,13 @@ static void test_pool_claims(void) {
     const unsigned jobs0 = wf_pool_jobs(p);
     unsigned busy0, tasks0, caller0, busy1, tasks1, caller1;
     wf_pool_counts(p, &busy0, &tasks0, &caller0);
-    int bad = 0, jobs = 0, tasks = 0, caller_max = 0;
+    int bad = 0, jobs = 0, tasks = 0, caller_max = 0, not_first = 0, shared = 0;
     for (int i = 0; i < 10000; i++) {
-        claim_job j;
-        for (int t = 0; t < 8; t++) atomic_init(&j.runs[t], 0);
+        claim_job j = {.caller = pthread_self()};
+        for (int t = 0; t < 8; t++) {
+            atomic_init(&j.runs[t], 0);
+            atomic_init(&j.by_caller[t], 0);
+        }
         const int n = 2 + i % 6;
         unsigned before, after, x, y;
         wf_pool_counts(p, &x, &y, &before);
@@ -488,8 +497,13 @@ static void test_pool_claims(void) {
         jobs++;
         tasks += n;
         for (int t = 0; t < 8; t++) bad += atomic_load(&j.runs[t]) != (t < n);
+        const int mine = (int)(after - before);
+        for (int t = 0; t < n; t++) not_first += atomic_load(&j.by_caller[t]) != (t < mine);
+        shared += mine < n;
     }
     CHECK(bad == 0, "%d tasks ran other than once over %d jobs", bad, jobs);
+    CHECK(not_first == 0, "%d tasks over %d jobs were not where the caller's front claims put them", not_first, jobs);
+    printf("pool claims: the workers took part in %d of %d jobs\n", shared, jobs);
     CHECK(wf_pool_jobs(p) - jobs0 == (unsigned)jobs, "the pool counted %u jobs, not %d", wf_pool_jobs(p) - jobs0, jobs);
     wf_pool_counts(p, &busy1, &tasks1, &caller1);
     CHECK(tasks1 - tasks0 == (unsigned)tasks, "the pool counted %u tasks, not %d", tasks1 - tasks0, tasks);
