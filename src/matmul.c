@@ -142,7 +142,7 @@ typedef struct {
 #define COL_UNIT (WF_NR >= WF_LINE_REALS ? WF_NR : (WF_LINE_REALS + WF_NR - 1) / WF_NR * WF_NR)
 
 /* The task-th of `tasks` shares of n units, [*begin, *end): the shares differ by at most one
- * unit, the larger first (with tasks handed out in order, the last are the small ones). */
+ * unit, the larger first, so whichever task a thread claims last is never a long one. */
 static void share(int n, int tasks, int task, int *begin, int *end) {
     const int q = n / tasks, r = n % tasks;
     *begin = task * q + MIN(task, r);
