@@ -541,9 +541,6 @@ static void test_pool_gives_up(void) {
 #endif
 
 #if defined(WF_THREADS)
-#include <pthread.h>
-#include <stdatomic.h>
-
 /* Each worker has the stack WF_POOL_STACK sets, and the deepest task (a matrix product's
  * ~560 KB) fits below where a task starts with room: the pool's tasks that run on a worker
  * read their stack's size and how much of it lies below them, and use KERNEL_STACK of it.
